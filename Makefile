@@ -1,0 +1,31 @@
+# Two commands on a fresh machine:  `make run` (the product)  and  `make test` (the suite).
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+
+.PHONY: run test venv bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@
+
+venv: $(VENV)/.installed
+
+run: venv
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py embedded_redis start
+	$(VENV)/bin/gunicorn horizon.wsgi --bind $(HOST):$(PORT) --workers 2 --access-logfile -
+
+test: venv
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: venv
+	$(PY) bench/dispatch.py
+
+clean:
+	-$(PY) manage.py embedded_redis stop
+	rm -rf $(VENV) var

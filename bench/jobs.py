@@ -1,0 +1,17 @@
+"""Jobs the benchmarks run (registered only when the bench settings are used)."""
+import time
+
+from queueing import job
+from queueing.connections import redis_driver
+
+
+@job
+def noop(n=0):
+    return None
+
+
+@job
+def stamp(sent_at):
+    """Record dispatch-to-start latency in ms (the harness reads bench:latency)."""
+    started = time.time()
+    redis_driver().client.rpush("bench:latency", (started - sent_at) * 1000.0)

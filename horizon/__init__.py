@@ -1,0 +1,1 @@
+"""The operator side: supervisor, dashboard, and the standalone site's wiring."""

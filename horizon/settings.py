@@ -1,0 +1,131 @@
+"""Settings of the standalone site: embedded defaults, overridable from the environment.
+
+- ``QUEUE_REDIS_URL``: use this Redis; without it a redis-server is started on a unix
+  socket under ``var/redis`` (append-only, so jobs survive a restart).
+- ``DJANGO_SECRET_KEY``: without it a random key is generated once into ``var/secret_key``.
+- ``HORIZON_DEBUG=1``, ``HORIZON_ALLOWED_HOSTS=a,b``, ``HORIZON_VAR_DIR``.
+"""
+import os
+import secrets
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("HORIZON_VAR_DIR", BASE_DIR / "var")).resolve()
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def _secret_key() -> str:
+    from_env = os.environ.get("DJANGO_SECRET_KEY")
+    if from_env:
+        return from_env
+    path = VAR_DIR / "secret_key"
+    if not path.exists():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_urlsafe(50))
+    return path.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+DEBUG = os.environ.get("HORIZON_DEBUG") == "1"
+ALLOWED_HOSTS = [h for h in os.environ.get(
+    "HORIZON_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",") if h]
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "queueing",
+    "horizon",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+X_FRAME_OPTIONS = "DENY"
+
+ROOT_URLCONF = "horizon.urls"
+WSGI_APPLICATION = "horizon.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": VAR_DIR / "db.sqlite3",
+        "OPTIONS": {"timeout": 20},
+    }
+}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "static"
+# gunicorn serves the dashboard's few static files itself in the standalone site.
+HORIZON_SERVE_STATIC = True
+
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "/"
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+QUEUE = {
+    "default": "redis",
+    "after_commit": True,
+    "connections": {
+        "redis": {
+            "driver": "redis",
+            "url": os.environ.get("QUEUE_REDIS_URL") or None,
+            "embedded_dir": str(VAR_DIR / "redis"),
+            "queue": "default",
+            "queues": ["high", "default", "low"],
+            "retry_after": 90,
+            "block_for": 5,
+        },
+        "sync": {"driver": "sync", "queues": "*"},
+        "null": {"driver": "null", "queues": "*"},
+    },
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "loggers": {
+        "queueing": {"handlers": ["console"], "level": "INFO", "propagate": False},
+        "horizon": {"handlers": ["console"], "level": "INFO", "propagate": False},
+    },
+}

@@ -1,0 +1,13 @@
+from django.apps import AppConfig
+
+
+class QueueingConfig(AppConfig):
+    name = "queueing"
+    verbose_name = "Queueing"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from . import checks  # noqa: F401  (registers system checks)
+        from .registry import autodiscover
+
+        autodiscover()

@@ -1,0 +1,144 @@
+"""Turn a Signature into a payload on its connection's queue.
+
+Everything that can refuse a dispatch (connection, queue, options, arguments) is
+checked before the payload is built, and the payload is encoded before anything is
+sent, so a refused dispatch writes nothing. Inside ``transaction.atomic()`` the push
+waits for the commit (``after_commit``), so a worker never looks for rows that are not
+committed yet; a rollback drops the job.
+"""
+from __future__ import annotations
+
+import time
+from functools import partial
+from typing import Any
+
+from django.db import DEFAULT_DB_ALIAS, connections as db_connections, transaction
+
+from . import connections, payload as payload_lib
+from .conf import ConnectionConfig, queue_settings
+from .jobs import Signature
+
+
+def target_of(signature: Signature) -> tuple[ConnectionConfig, str]:
+    """The connection config and queue name a signature goes to (validated)."""
+    conn = queue_settings().connection(signature.options.connection)
+    queue = conn.check_queue(signature.options.queue or conn.queue)
+    return conn, queue
+
+
+def validate_signature(signature: Signature) -> tuple[ConnectionConfig, str]:
+    conn, queue = target_of(signature)
+    payload_lib.check_arguments(signature.definition.name, signature.args, signature.kwargs)
+    return conn, queue
+
+
+def link_spec(signature: Signature) -> dict[str, Any]:
+    """How a chain link travels inside the previous job's payload."""
+    return {
+        "job": signature.definition.name,
+        "args": list(signature.args),
+        "kwargs": dict(signature.kwargs),
+        "options": signature.options.to_json(),
+    }
+
+
+def _should_defer(signature: Signature, using: str = DEFAULT_DB_ALIAS) -> bool:
+    after_commit = signature.options.after_commit
+    if after_commit is None:
+        after_commit = queue_settings().after_commit
+    return bool(after_commit) and db_connections[using].in_atomic_block
+
+
+def dispatch(signature: Signature, *, chain: list[dict] | None = None) -> str:
+    """Validate, encode and push (or schedule on commit); return the job's uuid."""
+    conn, queue = validate_signature(signature)
+    now = time.time()
+    data = payload_lib.build(
+        job_name=signature.definition.name,
+        display_name=signature.definition.target.__qualname__,
+        args=signature.args,
+        kwargs=signature.kwargs,
+        options=signature.options,
+        connection=conn.name,
+        queue=queue,
+        chain=chain,
+        now=now,
+    )
+    text = payload_lib.encode(data)
+    delay = signature.options.delay
+    available_at = delay.resolve(now) if delay is not None else None
+    send = partial(_send, conn.name, queue, text, available_at)
+    if _should_defer(signature):
+        transaction.on_commit(send)
+    else:
+        send()
+    return data["uuid"]
+
+
+def _send(connection: str, queue: str, text: str, available_at: float | None) -> None:
+    driver = connections.driver(connection)
+    if available_at is not None and available_at > time.time():
+        driver.later(queue, text, available_at)
+    else:
+        driver.push(queue, text)
+
+
+def dispatch_next_link(chain: list[dict]) -> str | None:
+    """Dispatch the first of the remaining chain links, carrying the rest along."""
+    from .job_options import JobOptions
+    from .registry import resolve
+
+    if not chain:
+        return None
+    head, rest = chain[0], chain[1:]
+    signature = Signature(
+        resolve(head["job"]),
+        tuple(head.get("args") or ()),
+        dict(head.get("kwargs") or {}),
+        JobOptions.from_json({**(head.get("options") or {}), "after_commit": False}),
+    )
+    return dispatch(signature, chain=rest)
+
+
+def dispatch_many(signatures: list[Signature]) -> list[str]:
+    """Dispatch many jobs with one script call per queue (and per 1,000 jobs).
+
+    All are validated and encoded before the first one is sent. Delayed signatures go
+    one by one to the delayed set; ``after_commit`` applies to the whole batch.
+    """
+    now = time.time()
+    batches: dict[tuple[str, str], list[str]] = {}
+    delayed: list[tuple[str, str, str, float]] = []
+    uuids = []
+    for signature in signatures:
+        conn, queue = validate_signature(signature)
+        data = payload_lib.build(
+            job_name=signature.definition.name,
+            display_name=signature.definition.target.__qualname__,
+            args=signature.args, kwargs=signature.kwargs, options=signature.options,
+            connection=conn.name, queue=queue, now=now,
+        )
+        uuids.append(data["uuid"])
+        text = payload_lib.encode(data)
+        if signature.options.delay is not None and signature.options.delay.resolve(now) > now:
+            delayed.append((conn.name, queue, text, signature.options.delay.resolve(now)))
+        else:
+            batches.setdefault((conn.name, queue), []).append(text)
+
+    def send() -> None:
+        for (connection, queue), texts in batches.items():
+            target = connections.driver(connection)
+            push_many = getattr(target, "push_many", None)
+            if push_many is None:
+                for text in texts:
+                    target.push(queue, text)
+            else:
+                push_many(queue, texts)
+        for connection, queue, text, at in delayed:
+            connections.driver(connection).later(queue, text, at)
+
+    if signatures and _should_defer(signatures[0]):
+        transaction.on_commit(send)
+    else:
+        send()
+    return uuids

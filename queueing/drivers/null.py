@@ -1,0 +1,21 @@
+"""The ``null`` driver: accepts every dispatch and keeps nothing (for disabling a queue)."""
+from __future__ import annotations
+
+from . import QueueSizes
+
+
+class NullDriver:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def push(self, queue: str, payload: str) -> None:
+        return None
+
+    def push_many(self, queue: str, payloads: list[str]) -> None:
+        return None
+
+    def later(self, queue: str, payload: str, available_at: float) -> None:
+        return None
+
+    def sizes(self, queue: str) -> QueueSizes:
+        return QueueSizes()

@@ -1,0 +1,41 @@
+"""Every error the queue raises on purpose, so callers can catch one family.
+
+Dispatch errors are raised before anything is written to Redis: a refused dispatch
+leaves nothing half-written behind.
+"""
+
+
+class QueueError(Exception):
+    """Base class of the queue's own errors."""
+
+
+class ConfigurationError(QueueError):
+    """The QUEUE setting (or a connection in it) is unusable."""
+
+
+class DispatchError(QueueError, ValueError):
+    """A dispatch was refused before anything reached the queue."""
+
+
+class UnknownConnection(DispatchError):
+    """The named connection is not in settings.QUEUE['connections']."""
+
+
+class UnknownQueue(DispatchError):
+    """The queue is not one the connection declares in its `queues` list."""
+
+
+class InvalidOption(DispatchError):
+    """An option value (delay, tries, backoff, ...) is out of range or of the wrong type."""
+
+
+class NotSerializable(DispatchError, TypeError):
+    """An argument cannot be carried in a JSON payload."""
+
+
+class UnknownJob(QueueError, LookupError):
+    """A payload names a job that is not in the registry of dispatchable jobs."""
+
+
+class MalformedPayload(QueueError, ValueError):
+    """A queue entry is not a payload this version can run (not JSON, missing fields...)."""

@@ -1,0 +1,43 @@
+"""Start, stop or show the embedded redis-server of a connection without a Redis URL."""
+from django.core.management.base import BaseCommand, CommandError
+
+from queueing.conf import queue_settings
+from queueing.connections import redacted_url
+from queueing.embedded_redis import EmbeddedRedis
+from queueing.errors import QueueError
+
+
+class Command(BaseCommand):
+    help = "Start (idempotent), stop or show the embedded Redis server used when no URL is set."
+
+    def add_arguments(self, parser):
+        parser.add_argument("action", choices=["start", "stop", "status"])
+        parser.add_argument("--connection", default=None,
+                            help="Queue connection (default: QUEUE['default']).")
+
+    def handle(self, *args, action, connection, **options):
+        try:
+            config = queue_settings().connection(connection)
+        except QueueError as exc:
+            raise CommandError(str(exc)) from exc
+        if config.driver != "redis":
+            raise CommandError(f"connection {config.name!r} is not a redis connection")
+        if config.url:
+            self.stdout.write(f"connection {config.name!r} uses {redacted_url(config.url)}; "
+                              "nothing to do")
+            return
+        server = EmbeddedRedis(config.embedded_dir)
+        if action == "start":
+            try:
+                url = server.ensure_running()
+            except QueueError as exc:
+                raise CommandError(str(exc)) from exc
+            self.stdout.write(f"redis-server running at {url} (pid {server.pid()})")
+        elif action == "stop":
+            server.stop()
+            self.stdout.write("redis-server stopped")
+        else:
+            running = server.is_running()
+            self.stdout.write(f"redis-server at {server.url}: {'running' if running else 'stopped'}")
+            if not running:
+                raise SystemExit(1)

@@ -1,0 +1,66 @@
+"""The allowlist of dispatchable jobs.
+
+A worker resolves a payload's ``job`` name here and nowhere else: it never imports a
+dotted path taken from Redis, so write access to Redis cannot call arbitrary code.
+Entries come from ``@job`` functions and ``Job`` subclasses, which register themselves
+when their module is imported; ``QueueingConfig.ready`` imports every installed app's
+``jobs`` module.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .errors import ConfigurationError, UnknownJob
+from .job_options import JobOptions
+
+
+@dataclass(frozen=True, slots=True)
+class JobDefinition:
+    name: str
+    target: Any  # the function, or the Job subclass
+    options: JobOptions
+    is_class: bool
+
+    @property
+    def origin(self) -> str:
+        return f"{self.target.__module__}.{self.target.__qualname__}"
+
+    def instantiate(self) -> Callable[..., Any]:
+        """The callable that runs the job: the function, or a fresh instance's handle."""
+        return self.target().handle if self.is_class else self.target
+
+
+_registry: dict[str, JobDefinition] = {}
+
+
+def register(definition: JobDefinition) -> JobDefinition:
+    existing = _registry.get(definition.name)
+    if existing is not None and existing.origin != definition.origin:
+        raise ConfigurationError(
+            f"two jobs are registered as {definition.name!r}: {existing.origin} and "
+            f"{definition.origin}; give one of them another name=..."
+        )
+    _registry[definition.name] = definition
+    return definition
+
+
+def resolve(name: str) -> JobDefinition:
+    """The registered job called `name`; UnknownJob for anything else."""
+    try:
+        return _registry[name]
+    except (KeyError, TypeError):
+        raise UnknownJob(
+            f"job {name!r} is not registered: only @job functions and Job subclasses in "
+            "installed apps' jobs modules can run"
+        ) from None
+
+
+def names() -> list[str]:
+    return sorted(_registry)
+
+
+def autodiscover() -> None:
+    from django.utils.module_loading import autodiscover_modules
+
+    autodiscover_modules("jobs")

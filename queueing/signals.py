@@ -1,0 +1,12 @@
+"""Django signals sent around each job, for logging, metrics and integrations.
+
+Every signal is sent with ``sender`` = the worker (or None inline) and ``payload`` = the
+decoded Payload (``job_failed`` may carry ``payload=None`` for undecodable entries).
+"""
+from django.dispatch import Signal
+
+job_processing = Signal()  # payload, connection, queue
+job_processed = Signal()  # payload, connection, queue, runtime (seconds)
+job_exception_occurred = Signal()  # payload, connection, queue, exception, released (bool)
+job_failed = Signal()  # payload, connection, queue, exception, reason
+worker_stopping = Signal()  # reason, exit_code

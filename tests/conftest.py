@@ -1,0 +1,40 @@
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from queueing import connections
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def clean_redis():
+    """Each test starts with an empty Redis database."""
+    client = connections.redis_driver("redis").client
+    client.flushdb()
+    yield
+    client.flushdb()
+
+
+@pytest.fixture
+def driver():
+    return connections.redis_driver("redis")
+
+
+@pytest.fixture
+def rclient(driver):
+    return driver.client
+
+
+def manage_command(*args: str) -> list[str]:
+    return [sys.executable, str(ROOT / "manage.py"), *args]
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["DJANGO_SETTINGS_MODULE"] = "tests.settings"
+    env["PYTHONUNBUFFERED"] = "1"
+    env.update(extra)
+    return env

@@ -1,0 +1,40 @@
+"""Test settings: the standalone site's, pointed at a throwaway Redis and SQLite file.
+
+The first process to import this (pytest) starts a redis-server on a unix socket in a
+temp folder, with the same code the product uses, unless TEST_REDIS_URL names one. It
+exports the URL and the database path in the environment, so worker processes that the
+tests spawn (with DJANGO_SETTINGS_MODULE=tests.settings) use the same server and file.
+"""
+import atexit
+import os
+import tempfile
+
+os.environ.setdefault("HORIZON_VAR_DIR", tempfile.mkdtemp(prefix="hz-var-"))
+
+from horizon.settings import *  # noqa: E402,F401,F403
+from horizon.settings import INSTALLED_APPS, QUEUE, VAR_DIR  # noqa: E402
+
+if not os.environ.get("TEST_REDIS_URL"):
+    from queueing.embedded_redis import EmbeddedRedis
+
+    _server = EmbeddedRedis(tempfile.mkdtemp(prefix="hz-redis-"), persistent=False)
+    os.environ["TEST_REDIS_URL"] = _server.ensure_running()
+    atexit.register(_server.stop)
+
+TEST_REDIS_URL = os.environ["TEST_REDIS_URL"]
+QUEUE["connections"]["redis"]["url"] = TEST_REDIS_URL
+QUEUE["connections"]["redis"]["queues"] = "*"
+QUEUE["connections"]["redis"]["block_for"] = 1
+
+_db = os.environ.setdefault("HORIZON_TEST_DB", str(VAR_DIR / "test.sqlite3"))
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": _db,
+        "TEST": {"NAME": _db},
+        "OPTIONS": {"timeout": 30},
+    }
+}
+
+INSTALLED_APPS = [*INSTALLED_APPS, "tests.testapp"]
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

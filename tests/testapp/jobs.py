@@ -1,0 +1,88 @@
+"""Jobs the tests dispatch. Each records what happened in Redis, so tests assert outcomes."""
+import json
+import os
+import time
+
+from queueing import Job, current_job, job
+from queueing.connections import redis_driver
+
+RAN = "test:ran"
+FAILED_HOOKS = "test:failed-hooks"
+
+
+def note(key: str, **fields) -> None:
+    running = current_job()
+    fields.setdefault("pid", os.getpid())
+    if running is not None:
+        fields.setdefault("attempts", running.attempts)
+        fields.setdefault("uuid", running.uuid)
+    fields["at"] = time.time()
+    redis_driver("redis").client.rpush(key, json.dumps(fields))
+
+
+def notes(key: str = RAN) -> list[dict]:
+    return [json.loads(x) for x in redis_driver("redis").client.lrange(key, 0, -1)]
+
+
+@job
+def record(label, **extra):
+    note(RAN, label=label, **extra)
+
+
+@job(queue="high")
+def record_high(label):
+    note(RAN, label=label, queue="high")
+
+
+@job
+def noop(*args, **kwargs):
+    return None
+
+
+@job(tries=1)
+def explode(label):
+    note(RAN, label=label)
+    raise RuntimeError(f"boom {label}")
+
+
+@job(tries=3, backoff=[5, 30])
+def explode_with_backoff(label):
+    note(RAN, label=label)
+    raise RuntimeError(f"boom {label}")
+
+
+@job
+def sleep_then_record(seconds, label):
+    note(RAN, label=label, phase="start")
+    time.sleep(seconds)
+    note(RAN, label=label, phase="end")
+
+
+@job
+def allocate(megabytes, label):
+    global _hoard
+    _hoard = bytearray(megabytes * 1024 * 1024)
+    _hoard[::4096] = b"x" * len(_hoard[::4096])
+    note(RAN, label=label)
+
+
+_hoard = None
+
+
+class RecordJob(Job):
+    queue = "default"
+
+    def handle(self, label):
+        note(RAN, label=label, kind="class", attempts=self.payload.attempts)
+
+
+class FailingJob(Job):
+    tries = 2
+    backoff = 0
+
+    def handle(self, label):
+        note(RAN, label=label)
+        raise ValueError(f"class boom {label}")
+
+    def failed(self, exc):
+        note(FAILED_HOOKS, label=self.payload.args[0], error=str(exc))
