@@ -31,3 +31,11 @@ class QueueKeys:
 
     def as_list(self) -> list[str]:
         return [self.ready, self.delayed, self.reserved, self.notify]
+
+
+def exceptions_key(job_uuid: str) -> str:
+    """Counter of exceptions a job has raised, for max_exceptions (expires after a day)."""
+    return f"queueing:exceptions:{job_uuid}"
+
+
+EXCEPTIONS_TTL = 86400  # seconds an exception counter outlives its last exception

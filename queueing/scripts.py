@@ -38,3 +38,23 @@ class Scripts:
     def __init__(self, client: redis.Redis) -> None:
         for name in SCRIPT_NAMES:
             setattr(self, name, client.register_script(source(name)))
+
+
+def run_pipelined(client: redis.Redis, calls: list[tuple[Script, list, list]]) -> list:
+    """Run several scripts in one round trip, in order.
+
+    redis-py's own pipeline sends SCRIPT EXISTS before every execute (a second round
+    trip per job); this sends bare EVALSHAs and, only when Redis answers NOSCRIPT (after
+    a restart), loads that script and runs that one call again.
+    """
+    pipe = client.pipeline(transaction=False)
+    for script, keys, args in calls:
+        pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+    results = pipe.execute(raise_on_error=False)
+    for index, result in enumerate(results):
+        if isinstance(result, redis.exceptions.NoScriptError):
+            script, keys, args = calls[index]
+            results[index] = script(keys=keys, args=args)
+        elif isinstance(result, Exception):
+            raise result
+    return results

@@ -38,3 +38,20 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     env["PYTHONUNBUFFERED"] = "1"
     env.update(extra)
     return env
+
+
+@pytest.fixture
+def spawn_worker():
+    """Start runworker processes; every one still running is killed at teardown."""
+    from tests.workers import WorkerProcess
+
+    started = []
+
+    def spawn(*args, env=None, command="runworker"):
+        worker = WorkerProcess(*args, env=env, command=command)
+        started.append(worker)
+        return worker
+
+    yield spawn
+    for worker in started:
+        worker.stop()

@@ -25,6 +25,8 @@ TEST_REDIS_URL = os.environ["TEST_REDIS_URL"]
 QUEUE["connections"]["redis"]["url"] = TEST_REDIS_URL
 QUEUE["connections"]["redis"]["queues"] = "*"
 QUEUE["connections"]["redis"]["block_for"] = 1
+# Worker processes started by tests may shorten the lease to test expiry.
+QUEUE["connections"]["redis"]["retry_after"] = float(os.environ.get("TEST_RETRY_AFTER", 90))
 
 _db = os.environ.setdefault("HORIZON_TEST_DB", str(VAR_DIR / "test.sqlite3"))
 DATABASES = {

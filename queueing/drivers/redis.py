@@ -14,7 +14,7 @@ import redis
 
 from ..conf import ConnectionConfig
 from ..keys import QueueKeys
-from ..scripts import Scripts
+from ..scripts import Scripts, run_pipelined
 from . import QueueSizes
 
 
@@ -75,11 +75,11 @@ class RedisDriver:
                                    args=self._pop_args(now))
         else:
             done = self.keys(finished.queue)
-            pipe = self.client.pipeline(transaction=False)
-            self.scripts.delete(keys=[done.reserved], args=[finished.raw], client=pipe)
-            self.scripts.pop(keys=[k.ready, k.delayed, k.reserved, k.notify],
-                             args=self._pop_args(now), client=pipe)
-            raw = pipe.execute()[1]
+            raw = run_pipelined(self.client, [
+                (self.scripts.delete, [done.reserved], [finished.raw]),
+                (self.scripts.pop, [k.ready, k.delayed, k.reserved, k.notify],
+                 self._pop_args(now)),
+            ])[1]
         return Reservation(queue, raw) if raw else None
 
     def delete(self, reservation: Reservation) -> bool:
@@ -127,11 +127,11 @@ class RedisDriver:
 
     def sizes_many(self, queues: Iterable[str]) -> dict[str, QueueSizes]:
         queues = list(queues)
-        pipe = self.client.pipeline(transaction=False)
-        for queue in queues:
-            k = self.keys(queue)
-            self.scripts.size(keys=[k.ready, k.delayed, k.reserved], client=pipe)
-        return {q: QueueSizes(*counts) for q, counts in zip(queues, pipe.execute())}
+        results = run_pipelined(self.client, [
+            (self.scripts.size, [k.ready, k.delayed, k.reserved], [])
+            for k in map(self.keys, queues)
+        ])
+        return {q: QueueSizes(*counts) for q, counts in zip(queues, results)}
 
     def pending(self, queue: str, start: int = 0, stop: int = 49) -> list[bytes]:
         """Ready jobs in queue order, by index range (inclusive, like LRANGE)."""

@@ -86,3 +86,34 @@ class FailingJob(Job):
 
     def failed(self, exc):
         note(FAILED_HOOKS, label=self.payload.args[0], error=str(exc))
+
+
+@job
+def append_line(path, label):
+    """Records outside Redis, for tests that take Redis away."""
+    with open(path, "a") as handle:
+        handle.write(f"{label} {current_job().attempts}\n")
+
+
+@job(tries=3, backoff=[7])
+def sleep_forever():
+    note(RAN, label="forever", phase="start")
+    time.sleep(3600)
+
+
+@job(tries=3, fail_on_timeout=True)
+def sleep_forever_fail_on_timeout():
+    note(RAN, label="forever-fot", phase="start")
+    time.sleep(3600)
+
+
+@job(tries=0, max_exceptions=2)
+def explode_max_exceptions():
+    note(RAN, label="maxexc")
+    raise RuntimeError("again")
+
+
+@job(tries=0, backoff=0)
+def explode_forever(label):
+    note(RAN, label=label)
+    raise RuntimeError("forever")

@@ -1,0 +1,28 @@
+"""Drop the pending (ready and delayed) jobs of a queue."""
+from django.core.management.base import BaseCommand, CommandError
+
+from queueing import connections
+from queueing.errors import QueueError
+
+
+class Command(BaseCommand):
+    help = "Delete all pending and delayed jobs of a queue (running jobs are left alone)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("connection", nargs="?", default=None)
+        parser.add_argument("--queue", default=None)
+        parser.add_argument("--force", action="store_true", help="Do not ask for confirmation.")
+
+    def handle(self, *args, connection, queue, force, **options):
+        try:
+            driver = connections.redis_driver(connection)
+            queue = driver.config.check_queue(queue or driver.config.queue)
+        except QueueError as exc:
+            raise CommandError(str(exc)) from exc
+        if not force:
+            answer = input(f"Delete every pending job of {driver.name}:{queue}? [y/N] ")
+            if answer.strip().lower() not in ("y", "yes"):
+                self.stdout.write("Nothing deleted.")
+                return
+        count = driver.clear(queue)
+        self.stdout.write(self.style.SUCCESS(f"Cleared {count} job(s) from {driver.name}:{queue}."))

@@ -1,0 +1,16 @@
+"""Delete one failed job from the store."""
+from django.core.management.base import BaseCommand, CommandError
+
+from queueing import failed
+
+
+class Command(BaseCommand):
+    help = "Delete a failed job."
+
+    def add_arguments(self, parser):
+        parser.add_argument("uuid")
+
+    def handle(self, *args, uuid, **options):
+        if not failed.forget(uuid):
+            raise CommandError(f"no failed job with uuid {uuid}")
+        self.stdout.write(self.style.SUCCESS(f"Failed job {uuid} deleted."))

@@ -1,0 +1,92 @@
+"""manage.py runworker [connection] --queue=high,default ... (thin: parse, validate, run)."""
+import argparse
+import os
+import sys
+
+from django.core.management.base import BaseCommand, CommandError
+
+from queueing import connections
+from queueing.errors import QueueError
+from queueing.job_options import parse_backoff
+from queueing.options import WorkerOptions
+from queueing.worker import EXIT_ERROR, Worker
+
+
+def non_negative(kind):
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a {kind.__name__}") from None
+        if value < 0:
+            raise argparse.ArgumentTypeError(f"{text!r} must be >= 0")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def backoff_list(text):
+    try:
+        return parse_backoff(text)
+    except QueueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+class Command(BaseCommand):
+    help = "Run a worker that processes jobs from the given queues, in priority order."
+
+    def add_arguments(self, parser):
+        parser.add_argument("connection", nargs="?", default=None,
+                            help="Queue connection (default: QUEUE['default']).")
+        parser.add_argument("--queue", default=None,
+                            help="Comma-separated queues in priority order (default: the "
+                                 "connection's queue).")
+        parser.add_argument("--name", default="default", help="Worker name, for logs.")
+        parser.add_argument("--sleep", type=non_negative(float), default=3.0,
+                            help="Seconds to wait when idle and not blocking (default 3).")
+        parser.add_argument("--block-for", type=non_negative(float), default=None,
+                            help="Block on Redis for new jobs (seconds); overrides the "
+                                 "connection's block_for.")
+        parser.add_argument("--tries", type=non_negative(int), default=1,
+                            help="Attempts for jobs that do not set tries; 0 = forever.")
+        parser.add_argument("--backoff", type=backoff_list, default=(0.0,),
+                            help="Seconds before a retry, or a list like 10,60,300.")
+        parser.add_argument("--timeout", type=non_negative(float), default=60.0,
+                            help="Seconds a job may run, unless it sets its own (0 = none).")
+        parser.add_argument("--memory", type=non_negative(int), default=128,
+                            help="Stop (exit 12) after a job once resident memory passes "
+                                 "this many MB (0 = no limit).")
+        parser.add_argument("--max-jobs", type=non_negative(int), default=0)
+        parser.add_argument("--max-time", type=non_negative(float), default=0.0)
+        parser.add_argument("--rest", type=non_negative(float), default=0.0,
+                            help="Seconds to rest after each job.")
+        parser.add_argument("--once", action="store_true", help="Process one job, then stop.")
+        parser.add_argument("--stop-when-empty", action="store_true")
+        parser.add_argument("--quiet", action="store_true", help="No per-job log lines.")
+
+    def handle(self, *args, **opts):
+        try:
+            driver = connections.redis_driver(opts["connection"])
+            names = [q.strip() for q in (opts["queue"] or driver.config.queue).split(",")]
+            queues = tuple(dict.fromkeys(driver.config.check_queue(q) for q in names if q))
+        except QueueError as exc:
+            raise CommandError(str(exc)) from exc
+        if not queues:
+            raise CommandError("--queue names no queue")
+        options = WorkerOptions(
+            connection=driver.name, queues=queues, name=opts["name"], sleep=opts["sleep"],
+            block_for=opts["block_for"], tries=opts["tries"], backoff=opts["backoff"],
+            timeout=opts["timeout"], memory=opts["memory"], max_jobs=opts["max_jobs"],
+            max_time=opts["max_time"], rest=opts["rest"], once=opts["once"],
+            stop_when_empty=opts["stop_when_empty"], quiet=opts["quiet"],
+        )
+        worker = Worker(driver, options, stdout=self.stdout, stderr=self.stderr)
+        code = worker.run()
+        if code == EXIT_ERROR:
+            # A timed-out job may have left threads behind; leave without waiting for them.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+        if code:
+            sys.exit(code)

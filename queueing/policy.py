@@ -1,0 +1,51 @@
+"""Pure retry policy: what happens to a job after an attempt, from numbers alone.
+
+Kept free of Redis and clocks (``now`` is passed in) so every rule is easy to test.
+Semantics follow Laravel's worker:
+- ``tries`` counts attempts; 0 means retry forever (only when set explicitly).
+- when ``retry_until`` is set it replaces ``tries``: retry until that time.
+- the backoff list is indexed by attempt; past its end the last value repeats.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+ALREADY_EXCEEDED = "max attempts exceeded: it may have timed out or its worker died"
+
+
+def effective_tries(job_tries: int | None, worker_tries: int) -> int:
+    return worker_tries if job_tries is None else job_tries
+
+
+def backoff_delay(backoff: Sequence[float] | None, attempts: int) -> float:
+    """Seconds to wait before attempt `attempts + 1`."""
+    if not backoff:
+        return 0.0
+    index = min(max(attempts, 1) - 1, len(backoff) - 1)
+    return float(backoff[index])
+
+
+def already_exceeded(*, attempts: int, tries: int, retry_until: float | None,
+                     now: float) -> str | None:
+    """Checked before running: a reason to fail the job without running it, or None.
+
+    A job comes back with attempts past its tries when an earlier attempt never
+    reported back (its worker was killed, or it hit its timeout).
+    """
+    if retry_until is not None:
+        return None if now < retry_until else "retry_until passed before the job could run"
+    if tries > 0 and attempts > tries:
+        return ALREADY_EXCEEDED
+    return None
+
+
+def will_exceed(*, attempts: int, tries: int, retry_until: float | None, now: float,
+                exceptions: int | None = None, max_exceptions: int | None = None) -> str | None:
+    """Checked after a failed attempt: a reason not to retry, or None to release it."""
+    if max_exceptions is not None and exceptions is not None and exceptions >= max_exceptions:
+        return f"max exceptions reached ({exceptions} of {max_exceptions})"
+    if retry_until is not None:
+        return None if now < retry_until else "retry_until has passed"
+    if tries > 0 and attempts >= tries:
+        return f"attempts exhausted ({attempts} of {tries})"
+    return None

@@ -1,0 +1,110 @@
+"""The worker's OS boundary: signal flags, a hard-kill watchdog, and memory readings.
+
+Signal handlers only set flags (the loop acts on them between jobs), except SIGALRM,
+whose handler raises JobTimedOut inside the running job to stop it.
+"""
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import threading
+import time
+from typing import Callable
+
+
+class JobTimedOut(BaseException):
+    """Raised inside a job that ran past its timeout.
+
+    A BaseException, so a job's ``except Exception`` cannot swallow it.
+    """
+
+
+class SignalFlags:
+    """SIGTERM/SIGINT/SIGQUIT: quit after the current job. SIGUSR2: pause. SIGCONT: resume."""
+
+    def __init__(self) -> None:
+        self.quit = False
+        self.paused = False
+        self.quit_signal: int | None = None
+        self._previous: dict[int, object] = {}
+
+    def install(self, on_alarm: Callable[[int, object], None]) -> None:
+        handlers = {
+            signal.SIGTERM: self._on_quit,
+            signal.SIGINT: self._on_quit,
+            signal.SIGQUIT: self._on_quit,
+            signal.SIGUSR2: self._on_pause,
+            signal.SIGCONT: self._on_continue,
+            signal.SIGALRM: on_alarm,
+        }
+        for signum, handler in handlers.items():
+            self._previous[signum] = signal.signal(signum, handler)
+
+    def uninstall(self) -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)  # type: ignore[arg-type]
+        self._previous.clear()
+
+    def _on_quit(self, signum: int, frame: object) -> None:
+        self.quit = True
+        self.quit_signal = signum
+
+    def _on_pause(self, signum: int, frame: object) -> None:
+        self.paused = True
+
+    def _on_continue(self, signum: int, frame: object) -> None:
+        self.paused = False
+
+
+class Watchdog:
+    """SIGKILLs this process if a job is still running `grace` seconds after its timeout.
+
+    The alarm's exception cannot stop code stuck in C or code that swallows it; this
+    thread can. The job's reservation then expires and it comes back with its attempts
+    counted, so it ends in the failed store instead of looping forever.
+    """
+
+    def __init__(self, poll: float = 0.25) -> None:
+        self.poll = poll
+        self.deadline: float | None = None
+        self._thread: threading.Thread | None = None
+
+    def arm(self, seconds: float) -> None:
+        self.deadline = time.monotonic() + seconds
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._watch, name="job-watchdog", daemon=True)
+            self._thread.start()
+
+    def disarm(self) -> None:
+        self.deadline = None
+
+    def _watch(self) -> None:
+        while True:
+            time.sleep(self.poll)
+            deadline = self.deadline
+            if deadline is not None and time.monotonic() > deadline:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+
+_PAGE_MB = os.sysconf("SC_PAGE_SIZE") / (1024 * 1024)
+
+
+def memory_mb() -> float:
+    """Resident memory now (Linux /proc), else the peak from getrusage."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * _PAGE_MB
+    except (OSError, IndexError, ValueError):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def interruptible_sleep(seconds: float, wake: Callable[[], bool], step: float = 0.1) -> None:
+    """Sleep up to `seconds`, returning early once `wake()` is true."""
+    deadline = time.monotonic() + seconds
+    while not wake():
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return
+        time.sleep(min(step, remaining))

@@ -1,0 +1,33 @@
+"""`queue_restart`: a timestamp in Redis that workers compare with the one seen at start."""
+from __future__ import annotations
+
+import time
+
+import redis
+
+from .keys import PAUSED_QUEUES_KEY, RESTART_KEY
+
+
+def broadcast(client: redis.Redis, now: float | None = None) -> float:
+    stamp = time.time() if now is None else now
+    client.set(RESTART_KEY, repr(stamp))
+    return stamp
+
+
+def last_restart(client: redis.Redis) -> float | None:
+    value = client.get(RESTART_KEY)
+    return float(value) if value is not None else None
+
+
+def pause_queue(client: redis.Redis, connection: str, queue: str) -> None:
+    client.sadd(PAUSED_QUEUES_KEY, f"{connection}:{queue}")
+
+
+def continue_queue(client: redis.Redis, connection: str, queue: str) -> None:
+    client.srem(PAUSED_QUEUES_KEY, f"{connection}:{queue}")
+
+
+def paused_queues(client: redis.Redis, connection: str) -> set[str]:
+    prefix = f"{connection}:"
+    return {m.decode()[len(prefix):] for m in client.smembers(PAUSED_QUEUES_KEY)
+            if m.decode().startswith(prefix)}

@@ -1,0 +1,205 @@
+"""The worker loop (``manage.py runworker`` is a thin shell around ``Worker.run``).
+
+Each turn: paused? (wait) -> reserve the next job from the queues in priority order,
+acknowledging the previous one in the same round trip -> run it -> check whether to
+stop. Waits are cut into slices of at most a second so signals are acted on quickly.
+
+Exit codes: 0 normal stop, 12 memory limit, 1 job timeout or Redis unreachable.
+"""
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from typing import TextIO
+
+import redis
+
+from . import restart
+from .drivers.redis import RedisDriver, Reservation
+from .job_runner import JobLog, JobRunner
+from .options import WorkerOptions
+from .process_control import SignalFlags, interruptible_sleep, memory_mb
+from .signals import worker_stopping
+
+logger = logging.getLogger("queueing.worker")
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_MEMORY = 12
+MAX_BLOCK_SLICE = 1.0  # seconds a blocking wait lasts before flags are looked at again
+RECONNECT_GIVE_UP = 60.0  # seconds without Redis before the worker exits 1
+CONNECTION_ERRORS = (redis.ConnectionError, redis.TimeoutError)
+
+
+class Worker:
+    def __init__(self, driver: RedisDriver, options: WorkerOptions, *,
+                 stdout: TextIO | None = None, stderr: TextIO | None = None) -> None:
+        self.driver = driver
+        self.options = options
+        self.queues = options.queues or (driver.config.queue,)
+        self.stderr = stderr or sys.stderr
+        self.flags = SignalFlags()
+        self.runner = JobRunner(driver, options, JobLog(None if options.quiet else
+                                                        (stdout or sys.stdout)), worker=self)
+        block = options.block_for if options.block_for is not None else driver.config.block_for
+        self.block_for = block
+        self.jobs_processed = 0
+        self.finished: Reservation | None = None  # done, acknowledged with the next pop
+        self.paused_queues: set[str] = set()
+        self.restart_seen: float | None = None
+        self._control_read_at = 0.0
+        self._lost_since: float | None = None
+        self._started = 0.0
+
+    # -- lifecycle ----------------------------------------------------------------------
+    def run(self) -> int:
+        self.flags.install(on_alarm=self.runner.on_alarm)
+        self._started = time.monotonic()
+        try:
+            self._warn_about_timeout()
+            self._read_control(initial=True)
+            return self._loop()
+        finally:
+            self.flags.uninstall()
+
+    def _warn_about_timeout(self) -> None:
+        retry_after = self.driver.config.retry_after
+        if retry_after is not None and self.options.timeout and \
+                self.options.timeout >= retry_after:
+            self.stderr.write(
+                f"warning: --timeout {self.options.timeout:g}s is not shorter than connection "
+                f"{self.driver.name!r} retry_after {retry_after:g}s: a running job's lease can "
+                "expire and the job run twice\n")
+
+    def _loop(self) -> int:
+        while True:
+            popped = None
+            if self.flags.paused:
+                self._flush_ack()
+                interruptible_sleep(self.options.sleep or 1, self._should_wake)
+            else:
+                popped = self._next_job()
+                if popped is not None:
+                    outcome = self.runner.process(popped)
+                    self.jobs_processed += 1
+                    if outcome.kind == "done":
+                        self.finished = popped
+                    elif outcome.kind == "timed_out":
+                        return self._stop("job timed out", EXIT_ERROR)
+                    if self.options.rest:
+                        interruptible_sleep(self.options.rest, self._should_wake)
+                elif self._lost_since is None and not (
+                        self.options.once or self.options.stop_when_empty):
+                    self._wait_for_work()
+            stop = self._stop_reason(popped)
+            if stop is not None:
+                return self._stop(*stop)
+
+    def _stop(self, reason: str, code: int) -> int:
+        self._flush_ack()
+        worker_stopping.send(sender=self, reason=reason, exit_code=code)
+        if not self.options.quiet:
+            self.runner.log.line(None, "STOPPING", f"{reason} (exit {code})")
+        return code
+
+    # -- reserving ----------------------------------------------------------------------
+    def _next_job(self) -> Reservation | None:
+        try:
+            self._read_control()
+            found = None
+            for queue in self.queues:
+                if queue in self.paused_queues:
+                    continue
+                found = self.driver.pop(queue, finished=self.finished)
+                self.finished = None
+                if found is not None:
+                    break
+            self._flush_ack()
+            self._lost_since = None
+            return found
+        except CONNECTION_ERRORS as exc:
+            self._connection_lost(exc)
+            return None
+
+    def _flush_ack(self) -> None:
+        if self.finished is None:
+            return
+        try:
+            self.driver.delete(self.finished)
+            self.finished = None
+        except CONNECTION_ERRORS as exc:
+            self._connection_lost(exc)
+
+    def _wait_for_work(self) -> None:
+        active = [q for q in self.queues if q not in self.paused_queues]
+        if self.block_for is not None and active:
+            slice_ = min(self.block_for or MAX_BLOCK_SLICE, MAX_BLOCK_SLICE)
+            try:
+                self.driver.wait_for_jobs(active, slice_)
+            except CONNECTION_ERRORS as exc:
+                self._connection_lost(exc)
+        else:
+            interruptible_sleep(self.options.sleep, self._should_wake)
+
+    def _should_wake(self) -> bool:
+        return self.flags.quit
+
+    # -- control state read from Redis ---------------------------------------------------
+    def _read_control(self, initial: bool = False) -> None:
+        """Re-read the restart stamp and paused queues, at most once per interval."""
+        now = time.monotonic()
+        if not initial and now - self._control_read_at < self.options.control_interval:
+            return
+        pipe = self.driver.client.pipeline(transaction=False)
+        pipe.get(restart.RESTART_KEY)
+        pipe.smembers(restart.PAUSED_QUEUES_KEY)
+        stamp, paused = pipe.execute()
+        prefix = f"{self.driver.name}:"
+        self.paused_queues = {m.decode()[len(prefix):] for m in paused
+                              if m.decode().startswith(prefix)}
+        stamp = float(stamp) if stamp is not None else None
+        if initial:
+            self.restart_seen = stamp
+        self._latest_restart = stamp
+        self._control_read_at = now
+
+    def _restart_requested(self) -> bool:
+        try:
+            self._read_control()
+        except CONNECTION_ERRORS:
+            return False
+        latest = getattr(self, "_latest_restart", None)
+        return latest is not None and latest != self.restart_seen
+
+    def _connection_lost(self, exc: Exception) -> None:
+        now = time.monotonic()
+        if self._lost_since is None:
+            self._lost_since = now
+            self.stderr.write(f"lost connection to Redis ({exc}); reconnecting\n")
+            self.stderr.flush()
+        interruptible_sleep(min(0.5 * 2 ** min(int(now - self._lost_since), 3), 5.0),
+                            self._should_wake)
+
+    # -- stopping -----------------------------------------------------------------------
+    def _stop_reason(self, popped: Reservation | None) -> tuple[str, int] | None:
+        options = self.options
+        if self.flags.quit:
+            return "stop signal received", EXIT_OK
+        if self._lost_since is not None and \
+                time.monotonic() - self._lost_since > RECONNECT_GIVE_UP:
+            return "Redis unreachable", EXIT_ERROR
+        if options.memory and memory_mb() > options.memory:
+            return f"memory limit of {options.memory} MB exceeded", EXIT_MEMORY
+        if self._restart_requested():
+            return "queue_restart requested", EXIT_OK
+        if options.once:
+            return "--once", EXIT_OK
+        if options.stop_when_empty and popped is None and self._lost_since is None \
+                and not self.flags.paused:
+            return "queues empty", EXIT_OK
+        if options.max_time and time.monotonic() - self._started >= options.max_time:
+            return "--max-time reached", EXIT_OK
+        if options.max_jobs and self.jobs_processed >= options.max_jobs:
+            return "--max-jobs reached", EXIT_OK
+        return None

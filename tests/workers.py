@@ -1,0 +1,61 @@
+"""Helpers to run real `manage.py runworker` processes and wait on outcomes."""
+import os
+import signal
+import subprocess
+import tempfile
+import time
+
+from tests.conftest import ROOT, manage_command, subprocess_env
+
+
+def wait_until(predicate, timeout=10.0, interval=0.02, message="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {message}")
+
+
+class WorkerProcess:
+    """One runworker subprocess with its output in a temp file."""
+
+    def __init__(self, *args: str, env: dict | None = None, command: str = "runworker"):
+        self.log = tempfile.NamedTemporaryFile(prefix="worker-", suffix=".log", delete=False)
+        self.proc = subprocess.Popen(
+            manage_command(command, *args), cwd=ROOT, env=subprocess_env(**(env or {})),
+            stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def send(self, signum: int) -> None:
+        os.kill(self.proc.pid, signum)
+
+    def wait(self, timeout: float = 15.0) -> int:
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"worker still running after {timeout}s:\n{self.output()}")
+
+    def output(self) -> str:
+        with open(self.log.name) as handle:
+            return handle.read()
+
+    def running(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self) -> None:
+        if self.running():
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait(5)
+        os.unlink(self.log.name)
+
+
+__all__ = ["WorkerProcess", "wait_until", "ROOT"]
