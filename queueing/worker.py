@@ -9,6 +9,8 @@ Exit codes: 0 normal stop, 12 memory limit, 1 job timeout or Redis unreachable.
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import sys
 import time
 from typing import TextIO
@@ -17,6 +19,7 @@ import redis
 
 from . import restart
 from .drivers.redis import RedisDriver, Reservation
+from .hooks import completion_calls
 from .job_runner import JobLog, JobRunner
 from .options import WorkerOptions
 from .process_control import SignalFlags, interruptible_sleep, memory_mb
@@ -42,10 +45,12 @@ class Worker:
         self.flags = SignalFlags()
         self.runner = JobRunner(driver, options, JobLog(None if options.quiet else
                                                         (stdout or sys.stdout)), worker=self)
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{options.name}"
         block = options.block_for if options.block_for is not None else driver.config.block_for
         self.block_for = block
         self.jobs_processed = 0
         self.finished: Reservation | None = None  # done, acknowledged with the next pop
+        self.finished_calls: list = []  # completion recorders' writes, sent with that ack
         self.paused_queues: set[str] = set()
         self.restart_seen: float | None = None
         self._control_read_at = 0.0
@@ -85,6 +90,8 @@ class Worker:
                     self.jobs_processed += 1
                     if outcome.kind == "done":
                         self.finished = popped
+                        self.finished_calls = completion_calls(
+                            self.driver, outcome.job, popped.queue, outcome.runtime)
                     elif outcome.kind == "timed_out":
                         return self._stop("job timed out", EXIT_ERROR)
                     if self.options.rest:
@@ -111,8 +118,9 @@ class Worker:
             for queue in self.queues:
                 if queue in self.paused_queues:
                     continue
-                found = self.driver.pop(queue, finished=self.finished)
-                self.finished = None
+                found = self.driver.pop(queue, finished=self.finished,
+                                        extra=self.finished_calls, owner=self.owner)
+                self.finished, self.finished_calls = None, []
                 if found is not None:
                     break
             self._flush_ack()
@@ -126,8 +134,8 @@ class Worker:
         if self.finished is None:
             return
         try:
-            self.driver.delete(self.finished)
-            self.finished = None
+            self.driver.acknowledge(self.finished, self.finished_calls)
+            self.finished, self.finished_calls = None, []
         except CONNECTION_ERRORS as exc:
             self._connection_lost(exc)
 

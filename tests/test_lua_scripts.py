@@ -225,3 +225,23 @@ def test_wait_for_jobs_wakes_on_a_token(driver, queue):
     driver.push(queue, job_text(1))
     assert driver.wait_for_jobs(["other", queue], 1) is True
     assert isinstance(driver.pop(queue), Reservation)
+
+
+def test_pop_records_the_reserving_worker_once(driver, rclient):
+    driver.push("default", job_text(1))
+    first = driver.pop("default", owner="host:1:w1")
+    assert first.raw.startswith(b'{"attempts":1,"reservedBy":"host:1:w1","uuid":"u1"')
+    driver.release(first, 0)
+    second = driver.pop("default", owner="host:2:w2")
+    assert json.loads(second.raw)["reservedBy"] == "host:2:w2"
+    assert second.raw.count(b"reservedBy") == 1
+    assert json.loads(second.raw)["attempts"] == 2
+
+
+def test_pipelined_pop_survives_a_flushed_script_cache(driver, rclient):
+    driver.push_many("default", [job_text(1), job_text(2)])
+    first = driver.pop("default")
+    rclient.script_flush()
+    second = driver.pop("default", finished=first)
+    assert json.loads(second.raw)["uuid"] == "u2"
+    assert rclient.zrange(K.reserved, 0, -1) == [second.raw]

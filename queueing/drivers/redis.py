@@ -6,6 +6,7 @@ reserved set, so later ``delete``/``release`` calls must pass it back unchanged.
 """
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from typing import Iterable
@@ -56,31 +57,41 @@ class RedisDriver:
     def later(self, queue: str, payload: str, available_at: float) -> int:
         return self.scripts.later(keys=[self.keys(queue).delayed], args=[available_at, payload])
 
-    def _pop_args(self, now: float) -> list:
+    def _pop_args(self, now: float, owner: str) -> list:
         retry_after = self.config.retry_after
         lease = "+inf" if retry_after is None else now + retry_after
         reclaim = "0" if retry_after is None else "1"
-        return [now, lease, self.config.migration_batch_size, reclaim]
+        return [now, lease, self.config.migration_batch_size, reclaim,
+                json.dumps(owner) if owner else ""]
 
-    def pop(self, queue: str, *, finished: Reservation | None = None) -> Reservation | None:
+    def pop(self, queue: str, *, finished: Reservation | None = None,
+            extra: list | None = None, owner: str = "") -> Reservation | None:
         """Reserve the next job of `queue`.
 
-        `finished` is a job this worker just completed: its acknowledgement travels in
-        the same round trip (a pipeline) as this pop.
+        `finished` is a job this worker just completed: its acknowledgement, and `extra`
+        script calls (completion recorders), travel in the same round trip (a pipeline)
+        as this pop. `owner` names the worker in the reserved payload ("reservedBy"), so
+        operators can see who holds a job.
         """
         k = self.keys(queue)
-        now = time.time()
-        if finished is None:
-            raw = self.scripts.pop(keys=[k.ready, k.delayed, k.reserved, k.notify],
-                                   args=self._pop_args(now))
+        pop = (self.scripts.pop, [k.ready, k.delayed, k.reserved, k.notify],
+               self._pop_args(time.time(), owner))
+        if finished is None and not extra:
+            raw = pop[0](keys=pop[1], args=pop[2])
         else:
-            done = self.keys(finished.queue)
-            raw = run_pipelined(self.client, [
-                (self.scripts.delete, [done.reserved], [finished.raw]),
-                (self.scripts.pop, [k.ready, k.delayed, k.reserved, k.notify],
-                 self._pop_args(now)),
-            ])[1]
+            raw = run_pipelined(self.client, [*self._ack_calls(finished, extra), pop])[-1]
         return Reservation(queue, raw) if raw else None
+
+    def _ack_calls(self, finished: Reservation | None, extra: list | None) -> list:
+        calls = list(extra or [])
+        if finished is not None:
+            calls.insert(0, (self.scripts.delete, [self.keys(finished.queue).reserved],
+                             [finished.raw]))
+        return calls
+
+    def acknowledge(self, finished: Reservation, extra: list | None = None) -> None:
+        """Delete a finished job's reservation (plus `extra` calls) in one round trip."""
+        run_pipelined(self.client, self._ack_calls(finished, extra))
 
     def delete(self, reservation: Reservation) -> bool:
         k = self.keys(reservation.queue)

@@ -15,6 +15,8 @@
 -- ARGV[2]  lease expiry (now + retry_after), or '+inf'
 -- ARGV[3]  how many due jobs to move per source at most
 -- ARGV[4]  '1' to reclaim expired reservations, '0' when retry_after is unset
+-- ARGV[5]  the reserving worker's id as a JSON string (e.g. "host:1234"), or ''; it is
+--          written as "reservedBy" right after attempts, replacing an earlier one
 -- Returns the reserved payload, or false when the queue is empty.
 local function migrate(source)
   local due = redis.call('ZRANGEBYSCORE', source, '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
@@ -37,9 +39,14 @@ local job = redis.call('LPOP', KEYS[1])
 if not job then return false end
 
 local reserved = job
-local digits = string.match(job, '^{"attempts":(%d+)')
+local digits = string.match(job, '^{"attempts":(%d+),')
 if digits then
-  reserved = '{"attempts":' .. (tonumber(digits) + 1) .. string.sub(job, 13 + #digits)
+  local rest = string.sub(job, 14 + #digits)
+  local _, owner_end = string.find(rest, '^"reservedBy":"[^"]*",')
+  if owner_end then rest = string.sub(rest, owner_end + 1) end
+  local owner = ''
+  if ARGV[5] and #ARGV[5] > 0 then owner = '"reservedBy":' .. ARGV[5] .. ',' end
+  reserved = '{"attempts":' .. (tonumber(digits) + 1) .. ',' .. owner .. rest
 end
 redis.call('ZADD', KEYS[3], ARGV[2], reserved)
 redis.call('LPOP', KEYS[4])
