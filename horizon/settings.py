@@ -119,6 +119,29 @@ QUEUE = {
     },
 }
 
+# The supervisors `manage.py horizon` runs (see horizon/config.py for every option).
+HORIZON = {
+    "connection": "redis",
+    "defaults": {
+        "balance": "auto",
+        "min_processes": 1,
+        "max_processes": 4,
+        "balance_max_shift": 1,
+        "balance_cooldown": 3,
+        "tries": 3,
+        "backoff": [5, 30, 120],
+        "timeout": 60,
+        "memory": 128,
+    },
+    "supervisors": {
+        "supervisor-1": {"queue": ["high", "default", "low"]},
+    },
+    "environments": {
+        "local": {"supervisor-1": {"max_processes": 2}},
+    },
+    "trim": {"completed": 60, "metrics": 1440},  # minutes
+}
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -1,0 +1,19 @@
+"""System checks horizon.E001... for the HORIZON setting."""
+from django.core.checks import Error, register
+
+from .config import HorizonConfigError, parse
+
+
+@register()
+def check_horizon_setting(app_configs, **kwargs):
+    from django.conf import settings
+
+    from queueing.errors import QueueError
+
+    try:
+        parse(getattr(settings, "HORIZON", None))
+    except HorizonConfigError as exc:
+        return [Error(str(exc), id=exc.check_id, hint="Fix settings.HORIZON.")]
+    except QueueError:
+        return []  # reported by queueing.E001
+    return []

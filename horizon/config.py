@@ -1,0 +1,220 @@
+"""settings.HORIZON -> typed supervisor configs, validated (errors feed system checks).
+
+    HORIZON = {
+        "connection": "redis",          # where Horizon keeps its state (a redis connection)
+        "environment": "production",   # or $HORIZON_ENV; picks the overrides below
+        "defaults": {"balance": "auto", "max_processes": 3},
+        "supervisors": {
+            "supervisor-1": {"queue": ["high", "default"], "min_processes": 1,
+                             "max_processes": 4, "tries": 3, "timeout": 60},
+        },
+        "environments": {"local": {"supervisor-1": {"max_processes": 2}}},
+        "trim": {"completed": 60, "metrics": 1440},   # minutes
+    }
+"""
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+
+BALANCE_MODES = ("auto", "simple", "off")
+
+SUPERVISOR_DEFAULTS: dict[str, Any] = {
+    "connection": None,
+    "queue": None,
+    "balance": "auto",
+    "min_processes": 1,
+    "max_processes": 1,
+    "balance_max_shift": 1,
+    "balance_cooldown": 3,
+    "tries": 1,
+    "backoff": 0,
+    "timeout": 60,
+    "memory": 128,
+    "sleep": 3,
+    "block_for": None,
+    "max_jobs": 0,
+    "max_time": 0,
+    "rest": 0,
+    "nice": 0,
+}
+
+
+class HorizonConfigError(ValueError):
+    def __init__(self, message: str, check_id: str) -> None:
+        super().__init__(message)
+        self.check_id = check_id
+
+
+@dataclass(frozen=True, slots=True)
+class SupervisorConfig:
+    name: str
+    connection: str
+    queues: tuple[str, ...]
+    balance: str = "auto"
+    min_processes: int = 1
+    max_processes: int = 1
+    balance_max_shift: int = 1
+    balance_cooldown: float = 3
+    tries: int = 1
+    backoff: tuple[float, ...] = (0.0,)
+    timeout: float = 60
+    memory: int = 128
+    sleep: float = 3
+    block_for: float | None = None
+    max_jobs: int = 0
+    max_time: float = 0
+    rest: float = 0
+    nice: int = 0
+
+    def worker_arguments(self, queues: tuple[str, ...] | None = None) -> list[str]:
+        """The runworker command-line arguments for one process of this supervisor."""
+        args = [
+            self.connection,
+            f"--queue={','.join(queues or self.queues)}",
+            f"--name={self.name}",
+            f"--tries={self.tries}",
+            f"--backoff={','.join(f'{b:g}' for b in self.backoff)}",
+            f"--timeout={self.timeout:g}",
+            f"--memory={self.memory}",
+            f"--sleep={self.sleep:g}",
+            f"--max-jobs={self.max_jobs}",
+            f"--max-time={self.max_time:g}",
+            f"--rest={self.rest:g}",
+        ]
+        if self.block_for is not None:
+            args.append(f"--block-for={self.block_for:g}")
+        return args
+
+    def to_json(self) -> dict[str, Any]:
+        return {f: getattr(self, f) for f in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True, slots=True)
+class HorizonConfig:
+    name: str
+    connection: str
+    environment: str
+    supervisors: tuple[SupervisorConfig, ...]
+    trim_completed_minutes: float = 60
+    trim_metrics_minutes: float = 1440
+    snapshot_interval: float = 60
+    options: dict = field(default_factory=dict)
+
+
+def _int(block: str, key: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise HorizonConfigError(
+            f"HORIZON supervisor {block!r}: {key} must be an integer >= {minimum}, got {value!r}",
+            "horizon.E003")
+    return value
+
+
+def _number(block: str, key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise HorizonConfigError(
+            f"HORIZON supervisor {block!r}: {key} must be a number >= 0, got {value!r}",
+            "horizon.E003")
+    return float(value)
+
+
+def parse_supervisor(name: str, raw: dict[str, Any], default_connection: str) -> SupervisorConfig:
+    from queueing.conf import queue_settings
+    from queueing.errors import QueueError
+    from queueing.job_options import parse_backoff
+
+    unknown = set(raw) - set(SUPERVISOR_DEFAULTS)
+    if unknown:
+        raise HorizonConfigError(
+            f"HORIZON supervisor {name!r} has unknown options: {', '.join(sorted(unknown))}",
+            "horizon.E002")
+    values = {**SUPERVISOR_DEFAULTS, **raw}
+    try:
+        conn = queue_settings().connection(values["connection"] or default_connection)
+        if conn.driver != "redis":
+            raise HorizonConfigError(
+                f"HORIZON supervisor {name!r}: connection {conn.name!r} is not a redis connection",
+                "horizon.E004")
+        queue_value = values["queue"] or [conn.queue]
+        if isinstance(queue_value, str):
+            queue_value = [q.strip() for q in queue_value.split(",")]
+        queues = tuple(dict.fromkeys(conn.check_queue(q) for q in queue_value))
+        backoff = parse_backoff(values["backoff"])
+    except QueueError as exc:
+        raise HorizonConfigError(f"HORIZON supervisor {name!r}: {exc}", "horizon.E004") from None
+    if values["balance"] in (False, None):
+        values["balance"] = "off"
+    if values["balance"] not in BALANCE_MODES:
+        raise HorizonConfigError(
+            f"HORIZON supervisor {name!r}: balance must be one of {BALANCE_MODES}, "
+            f"got {values['balance']!r}", "horizon.E005")
+    low = _int(name, "min_processes", values["min_processes"], 0)
+    high = _int(name, "max_processes", values["max_processes"], 1)
+    if low > high:
+        raise HorizonConfigError(
+            f"HORIZON supervisor {name!r}: min_processes ({low}) is above max_processes ({high})",
+            "horizon.E006")
+    block_for = values["block_for"]
+    return SupervisorConfig(
+        name=name, connection=conn.name, queues=queues, balance=values["balance"],
+        min_processes=low, max_processes=high,
+        balance_max_shift=_int(name, "balance_max_shift", values["balance_max_shift"], 1),
+        balance_cooldown=_number(name, "balance_cooldown", values["balance_cooldown"]),
+        tries=_int(name, "tries", values["tries"], 0),
+        backoff=backoff or (0.0,),
+        timeout=_number(name, "timeout", values["timeout"]),
+        memory=_int(name, "memory", values["memory"], 0),
+        sleep=_number(name, "sleep", values["sleep"]),
+        block_for=None if block_for is None else _number(name, "block_for", block_for),
+        max_jobs=_int(name, "max_jobs", values["max_jobs"], 0),
+        max_time=_number(name, "max_time", values["max_time"]),
+        rest=_number(name, "rest", values["rest"]),
+        nice=_int(name, "nice", values["nice"], 0),
+    )
+
+
+def parse(raw: dict[str, Any] | None) -> HorizonConfig:
+    from queueing.conf import queue_settings
+
+    raw = dict(raw or {})
+    known = {"name", "connection", "environment", "defaults", "supervisors", "environments",
+             "trim", "snapshot_interval"}
+    unknown = set(raw) - known
+    if unknown:
+        raise HorizonConfigError(f"HORIZON has unknown keys: {', '.join(sorted(unknown))}",
+                                 "horizon.E001")
+    connection = raw.get("connection") or queue_settings().default
+    environment = raw.get("environment") or os.environ.get("HORIZON_ENV", "production")
+    defaults = dict(raw.get("defaults") or {})
+    blocks = {name: {**defaults, **(block or {})}
+              for name, block in (raw.get("supervisors") or {}).items()}
+    for name, override in ((raw.get("environments") or {}).get(environment) or {}).items():
+        blocks[name] = {**blocks.get(name, defaults), **(override or {})}
+    trim = raw.get("trim") or {}
+    return HorizonConfig(
+        name=raw.get("name") or socket.gethostname(),
+        connection=connection,
+        environment=environment,
+        supervisors=tuple(parse_supervisor(n, b, connection) for n, b in blocks.items()),
+        trim_completed_minutes=float(trim.get("completed", 60)),
+        trim_metrics_minutes=float(trim.get("metrics", 1440)),
+        snapshot_interval=float(raw.get("snapshot_interval", 60)),
+    )
+
+
+@lru_cache(maxsize=1)
+def horizon_config() -> HorizonConfig:
+    return parse(getattr(settings, "HORIZON", None))
+
+
+@receiver(setting_changed)
+def _reset(*, setting: str, **_: Any) -> None:
+    if setting in ("HORIZON", "QUEUE"):
+        horizon_config.cache_clear()

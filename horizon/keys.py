@@ -1,0 +1,44 @@
+"""Every Redis key of Horizon's own state, built in one place.
+
+All share the hash tag ``{horizon}`` so Horizon's scripts stay in one cluster slot.
+"""
+PREFIX = "{horizon}:"
+
+MASTERS = PREFIX + "masters"  # zset: master name -> last heartbeat (unix time)
+SUPERVISORS = PREFIX + "supervisors"  # zset: supervisor name -> last heartbeat
+MEASURED_JOBS = PREFIX + "measured_jobs"  # set of job names with metrics
+MEASURED_QUEUES = PREFIX + "measured_queues"  # set of "connection:queue" with metrics
+COMPLETED = PREFIX + "completed"  # zset: job uuid -> completed at (unix time)
+LAST_SNAPSHOT = PREFIX + "last_snapshot"  # unix time of the last metrics snapshot
+
+
+def master(name: str) -> str:
+    return f"{PREFIX}master:{name}"  # JSON MasterState, expires
+
+
+def supervisor(name: str) -> str:
+    return f"{PREFIX}supervisor:{name}"  # JSON SupervisorState, expires
+
+
+def commands(master_name: str) -> str:
+    return f"{PREFIX}commands:{master_name}"  # list of JSON commands for one master
+
+
+def job_metrics(name: str) -> str:
+    return f"{PREFIX}metrics:job:{name}"  # hash: count, runtime_ms (since last snapshot)
+
+
+def queue_metrics(label: str) -> str:
+    return f"{PREFIX}metrics:queue:{label}"
+
+
+def job_snapshots(name: str) -> str:
+    return f"{PREFIX}snapshots:job:{name}"  # zset: JSON snapshot -> taken at
+
+
+def queue_snapshots(label: str) -> str:
+    return f"{PREFIX}snapshots:queue:{label}"
+
+
+def completed_job(uuid: str) -> str:
+    return f"{PREFIX}completed:{uuid}"  # hash describing one recent success, expires

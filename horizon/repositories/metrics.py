@@ -1,0 +1,149 @@
+"""Throughput and runtime per job and per queue: running aggregates plus minute snapshots.
+
+Workers fold each finished job into hashes with one script that rides in their ack
+pipeline (see queueing.hooks). The master turns those hashes into snapshots every
+`snapshot_interval` seconds and trims snapshots older than `trim.metrics` minutes.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+import redis
+
+from .. import keys
+from . import horizon_client, script_source
+
+_scripts: dict[int, dict[str, object]] = {}
+
+
+def _script(client: redis.Redis, name: str):
+    per_client = _scripts.setdefault(id(client), {})
+    if name not in per_client:
+        per_client[name] = client.register_script(script_source(name))
+    return per_client[name]
+
+
+def completion_call(client: redis.Redis, *, job_name: str, uuid: str, label: str,
+                    runtime: float, payload: dict, keep_seconds: int, now: float):
+    return (_script(client, "record_completion"), [
+        keys.job_metrics(job_name), keys.queue_metrics(label), keys.MEASURED_JOBS,
+        keys.MEASURED_QUEUES, keys.COMPLETED, keys.completed_job(uuid),
+    ], [round(runtime * 1000, 3), now, uuid, job_name, label,
+        json.dumps(payload, separators=(",", ":")), keep_seconds])
+
+
+def record_completion(driver, job, queue: str, runtime: float) -> list:
+    """The completion recorder Horizon registers with queueing.hooks."""
+    from ..config import horizon_config
+
+    config = horizon_config()
+    client = horizon_client()
+    call = completion_call(
+        client, job_name=job.job, uuid=job.uuid, label=f"{driver.name}:{queue}",
+        runtime=runtime, payload=job.data, keep_seconds=int(config.trim_completed_minutes * 60),
+        now=time.time())
+    if client is driver.client:
+        return [call]
+    script, keys_, args = call
+    script(keys=keys_, args=args)
+    return []
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    time: float
+    count: int
+    throughput: float  # jobs per minute
+    runtime: float  # average ms
+
+
+def take_snapshots(client: redis.Redis, *, now: float | None = None,
+                   keep_minutes: float = 1440) -> int:
+    """Snapshot every measured job and queue; returns how many series were snapshotted."""
+    now = time.time() if now is None else now
+    last = client.get(keys.LAST_SNAPSHOT)
+    minutes = max((now - float(last)) / 60 if last else 1.0, 1 / 60)
+    cutoff = now - keep_minutes * 60
+    script = _script(client, "take_snapshot")
+    jobs = [m.decode() for m in client.smembers(keys.MEASURED_JOBS)]
+    queues = [m.decode() for m in client.smembers(keys.MEASURED_QUEUES)]
+    pipe = client.pipeline(transaction=False)
+    for name in jobs:
+        script(keys=[keys.job_metrics(name), keys.job_snapshots(name)],
+               args=[now, cutoff, minutes], client=pipe)
+    for label in queues:
+        script(keys=[keys.queue_metrics(label), keys.queue_snapshots(label)],
+               args=[now, cutoff, minutes], client=pipe)
+    pipe.set(keys.LAST_SNAPSHOT, repr(now))
+    pipe.execute()
+    return len(jobs) + len(queues)
+
+
+def snapshots(client: redis.Redis, kind: str, name: str, since: float = 0) -> list[Snapshot]:
+    key = keys.job_snapshots(name) if kind == "job" else keys.queue_snapshots(name)
+    return [Snapshot(**json.loads(raw)) for raw in client.zrangebyscore(key, since, "+inf")]
+
+
+def measured(client: redis.Redis, kind: str) -> list[str]:
+    key = keys.MEASURED_JOBS if kind == "job" else keys.MEASURED_QUEUES
+    return sorted(m.decode() for m in client.smembers(key))
+
+
+def current(client: redis.Redis, kind: str, names: list[str]) -> dict[str, tuple[int, float]]:
+    """Per name: (jobs since the last snapshot, their total runtime in ms)."""
+    pipe = client.pipeline(transaction=False)
+    for name in names:
+        pipe.hmget(keys.job_metrics(name) if kind == "job" else keys.queue_metrics(name),
+                   "count", "runtime_ms")
+    out = {}
+    for name, (count, runtime) in zip(names, pipe.execute()):
+        out[name] = (int(count or 0), float(runtime or 0.0))
+    return out
+
+
+def average_runtime_ms(client: redis.Redis, kind: str, name: str) -> float:
+    """Runtime of recent jobs: current aggregate, else the latest snapshot with jobs."""
+    count, total = current(client, kind, [name])[name]
+    if count:
+        return total / count
+    key = keys.job_snapshots(name) if kind == "job" else keys.queue_snapshots(name)
+    for raw in client.zrevrange(key, 0, 59):
+        snap = json.loads(raw)
+        if snap["count"]:
+            return float(snap["runtime"])
+    return 0.0
+
+
+def wait_seconds(pending: int, runtime_ms: float, processes: int) -> float:
+    """Time to clear a queue: pending x average runtime / processes (pure)."""
+    if pending <= 0:
+        return 0.0
+    return pending * (runtime_ms / 1000.0) / max(processes, 1)
+
+
+def jobs_since(client: redis.Redis, since: float) -> int:
+    """Jobs finished since `since` (snapshots plus what has not been snapshotted yet)."""
+    labels = measured(client, "queue")
+    total = sum(count for count, _ in current(client, "queue", labels).values())
+    for label in labels:
+        total += sum(s.count for s in snapshots(client, "queue", label, since))
+    return total
+
+
+def jobs_per_minute(client: redis.Redis, now: float | None = None) -> float:
+    """Throughput over the last snapshot interval, or since it if it is over a minute old."""
+    now = time.time() if now is None else now
+    labels = measured(client, "queue")
+    last = client.get(keys.LAST_SNAPSHOT)
+    pending = sum(count for count, _ in current(client, "queue", labels).values())
+    if last and now - float(last) < 60:
+        latest = 0.0
+        for label in labels:
+            raw = client.zrevrange(keys.queue_snapshots(label), 0, 0)
+            if raw:
+                latest += json.loads(raw[0])["throughput"]
+        return latest
+    minutes = (now - float(last)) / 60 if last else 1.0
+    return pending / max(minutes, 1.0)

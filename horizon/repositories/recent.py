@@ -1,0 +1,53 @@
+"""Recent successes ("completed" jobs), kept for `trim.completed` minutes."""
+from __future__ import annotations
+
+import json
+import time
+
+import redis
+
+from .. import keys
+
+
+def completed(client: redis.Redis, start: int = 0, stop: int = 49) -> list[dict]:
+    """Newest first, by rank range; each with its payload decoded."""
+    uuids = [u.decode() for u in client.zrevrange(keys.COMPLETED, start, stop)]
+    if not uuids:
+        return []
+    pipe = client.pipeline(transaction=False)
+    for uuid in uuids:
+        pipe.hgetall(keys.completed_job(uuid))
+    out = []
+    for uuid, record in zip(uuids, pipe.execute()):
+        if not record:
+            continue
+        item = {k.decode(): v.decode("utf-8", "replace") for k, v in record.items()}
+        item["runtime_ms"] = float(item.get("runtime_ms", 0))
+        item["completed_at"] = float(item.get("completed_at", 0))
+        try:
+            item["payload"] = json.loads(item.get("payload", "{}"))
+        except ValueError:
+            item["payload"] = {}
+        out.append(item)
+    return out
+
+
+def count(client: redis.Redis) -> int:
+    return client.zcard(keys.COMPLETED)
+
+
+def find(client: redis.Redis, uuid: str) -> dict | None:
+    record = client.hgetall(keys.completed_job(uuid))
+    if not record:
+        return None
+    item = {k.decode(): v.decode("utf-8", "replace") for k, v in record.items()}
+    item["payload"] = json.loads(item.get("payload") or "{}")
+    item["runtime_ms"] = float(item.get("runtime_ms", 0))
+    item["completed_at"] = float(item.get("completed_at", 0))
+    return item
+
+
+def trim(client: redis.Redis, keep_minutes: float, now: float | None = None) -> int:
+    """Drop index entries older than the retention (their hashes expire by themselves)."""
+    now = time.time() if now is None else now
+    return client.zremrangebyscore(keys.COMPLETED, "-inf", now - keep_minutes * 60)

@@ -1,0 +1,109 @@
+"""Masters and supervisors as published by `manage.py horizon`, with expiry.
+
+Each is a JSON blob under its own key with a TTL, plus a heartbeat in a sorted set so
+readers can list them; a master that stops publishing vanishes within STATE_TTL.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import redis
+
+from .. import keys
+
+STATE_TTL = 15  # seconds a master/supervisor stays visible without a heartbeat
+
+
+@dataclass
+class MasterState:
+    name: str
+    pid: int
+    host: str
+    status: str  # "running" | "paused"
+    started_at: float
+    heartbeat: float = 0.0
+    environment: str = "production"
+    supervisors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SupervisorState:
+    name: str
+    master: str
+    status: str  # "running" | "paused"
+    connection: str
+    queues: list[str]
+    balance: str
+    processes: dict[str, int]  # queue (or "a,b" for balance=off) -> process count
+    pids: list[int]
+    options: dict[str, Any]
+    heartbeat: float = 0.0
+
+    @property
+    def total_processes(self) -> int:
+        return sum(self.processes.values())
+
+
+def _publish(client: redis.Redis, index: str, key: str, name: str, state: Any) -> None:
+    state.heartbeat = time.time()
+    pipe = client.pipeline(transaction=False)
+    pipe.set(key, json.dumps(asdict(state)), ex=STATE_TTL)
+    pipe.zadd(index, {name: state.heartbeat})
+    pipe.execute()
+
+
+def publish_master(client: redis.Redis, state: MasterState) -> None:
+    _publish(client, keys.MASTERS, keys.master(state.name), state.name, state)
+
+
+def publish_supervisor(client: redis.Redis, state: SupervisorState) -> None:
+    _publish(client, keys.SUPERVISORS, keys.supervisor(state.name), state.name, state)
+
+
+def _read(client: redis.Redis, index: str, key_of, kind: type) -> list:
+    names = [n.decode() for n in client.zrange(index, 0, -1)]
+    if not names:
+        return []
+    blobs = client.mget([key_of(n) for n in names])
+    found, stale = [], []
+    for name, blob in zip(names, blobs):
+        if blob is None:
+            stale.append(name)
+        else:
+            found.append(kind(**json.loads(blob)))
+    if stale:
+        client.zrem(index, *stale)
+    return found
+
+
+def masters(client: redis.Redis) -> list[MasterState]:
+    return _read(client, keys.MASTERS, keys.master, MasterState)
+
+
+def supervisors(client: redis.Redis) -> list[SupervisorState]:
+    return _read(client, keys.SUPERVISORS, keys.supervisor, SupervisorState)
+
+
+def master_alive(client: redis.Redis, name: str) -> bool:
+    return bool(client.exists(keys.master(name)))
+
+
+def forget_master(client: redis.Redis, name: str, supervisor_names: list[str]) -> None:
+    pipe = client.pipeline(transaction=False)
+    pipe.delete(keys.master(name), keys.commands(name))
+    pipe.zrem(keys.MASTERS, name)
+    for sup in supervisor_names:
+        pipe.delete(keys.supervisor(sup))
+        pipe.zrem(keys.SUPERVISORS, sup)
+    pipe.execute()
+
+
+def overall_status(client: redis.Redis) -> str:
+    """"running" if any master runs, "paused" if all are paused, else "inactive"."""
+    found = masters(client)
+    if not found:
+        return "inactive"
+    return "running" if any(m.status == "running" for m in found) else "paused"
