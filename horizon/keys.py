@@ -10,6 +10,7 @@ MEASURED_JOBS = PREFIX + "measured_jobs"  # set of job names with metrics
 MEASURED_QUEUES = PREFIX + "measured_queues"  # set of "connection:queue" with metrics
 COMPLETED = PREFIX + "completed"  # zset: job uuid -> completed at (unix time)
 LAST_SNAPSHOT = PREFIX + "last_snapshot"  # unix time of the last metrics snapshot
+SNAPSHOT_LOCK = PREFIX + "snapshot_lock"  # held by the master taking this interval's snapshot
 
 
 def master(name: str) -> str:

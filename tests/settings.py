@@ -40,3 +40,18 @@ DATABASES = {
 
 INSTALLED_APPS = [*INSTALLED_APPS, "tests.testapp"]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# Supervisor tests pick one of these with HORIZON_ENV in the master's environment.
+HORIZON = {
+    "connection": "redis",
+    "name": os.environ.get("HORIZON_TEST_MASTER", "test-master"),
+    "defaults": {"balance": "auto", "min_processes": 1, "max_processes": 3,
+                 "balance_cooldown": 1, "balance_max_shift": 1, "tries": 1,
+                 "timeout": 20, "sleep": 0.5},
+    "supervisors": {"supervisor-1": {"queue": ["default"]}},
+    "environments": {
+        "two-queues": {"supervisor-1": {"queue": ["high", "default"], "max_processes": 2}},
+        "off": {"supervisor-1": {"queue": ["high", "default"], "balance": "off",
+                                 "max_processes": 2}},
+    },
+}

@@ -1,0 +1,100 @@
+"""Which queues the dashboard shows, and how a queue is named in URLs and forms.
+
+A queue is addressed by name, never by its index in the settings, as ``connection:queue``
+(or just ``queue`` for the Horizon connection). A connection that accepts any queue
+name (``"queues": "*"``) has no list to show, so its queues are gathered from what is
+known about it: its default queue, the supervisors configured and running on it, queues
+with metrics, and paused queues.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from queueing import connections, restart
+from queueing.conf import queue_settings
+from queueing.errors import QueueError
+
+from ..config import horizon_config
+from ..repositories import horizon_client
+from ..repositories.metrics import measured
+from ..repositories.state import SupervisorState
+
+
+@dataclass(frozen=True, slots=True)
+class QueueRef:
+    connection: str
+    name: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.connection}:{self.name}"
+
+    def __str__(self) -> str:
+        return self.label
+
+
+def redis_connections() -> list[str]:
+    return [c.name for c in queue_settings().connections.values() if c.driver == "redis"]
+
+
+def known_queues(supervisors: list[SupervisorState] | None = None) -> list[QueueRef]:
+    """Every queue worth a row, in configuration order, each once."""
+    names: dict[str, dict[str, None]] = {c: {} for c in redis_connections()}
+    settings = queue_settings()
+    for conn in names:
+        config = settings.connection(conn)
+        names[conn].update(dict.fromkeys(config.queues or (config.queue,)))
+    for sup in horizon_config().supervisors:
+        if sup.connection in names:
+            names[sup.connection].update(dict.fromkeys(sup.queues))
+    for state in supervisors or []:
+        if state.connection in names:
+            names[state.connection].update(dict.fromkeys(state.queues))
+    for label in measured(horizon_client(), "queue"):
+        conn, _, queue = label.partition(":")
+        if conn in names and queue:
+            names[conn][queue] = None
+    for conn in names:
+        names[conn].update(dict.fromkeys(sorted(paused(conn))))
+    refs = []
+    for conn, queues in names.items():
+        config = settings.connection(conn)
+        for queue in queues:
+            try:
+                config.check_queue(queue)
+            except QueueError:
+                continue  # e.g. a stale metric for a queue the settings no longer accept
+            refs.append(QueueRef(conn, queue))
+    return refs
+
+
+def paused(connection: str) -> set[str]:
+    return restart.paused_queues(connections.redis_driver(connection).client, connection)
+
+
+def parse(value: str | None) -> QueueRef | None:
+    """A queue from a URL or form value; None when empty or not a queue this site accepts."""
+    if not value:
+        return None
+    conn, sep, name = value.partition(":")
+    if not sep:
+        conn, name = horizon_config().connection, value
+    if conn not in redis_connections():
+        return None
+    try:
+        queue_settings().connection(conn).check_queue(name)
+    except QueueError:
+        return None
+    return QueueRef(conn, name)
+
+
+def processes_for(ref: QueueRef, supervisors: list[SupervisorState]) -> int:
+    """Worker processes serving `ref`; a "high,low" pool (balance off) serves both."""
+    total = 0
+    for state in supervisors:
+        if state.connection != ref.connection:
+            continue
+        for key, count in state.processes.items():
+            if ref.name in key.split(","):
+                total += count
+    return total

@@ -1,0 +1,186 @@
+"""Read models for the overview, workers and metrics pages.
+
+Each function gathers what one page shows in a handful of pipelined Redis calls and
+indexed queries, so pages stay fast however long the queues are: queue lengths come
+from LLEN/ZCARD, never from reading a queue.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+from dataclasses import dataclass, field
+
+from django.utils import timezone
+
+from queueing import connections
+from queueing.models import FailedJob
+
+from .. import keys
+from ..repositories import horizon_client
+from ..repositories import metrics as metrics_repo
+from ..repositories import state as state_repo
+from ..repositories.state import MasterState, SupervisorState
+from . import charts
+from .queues import QueueRef, known_queues, paused, processes_for
+
+SPARK_POINTS = 60  # snapshots drawn per series (an hour at the default interval)
+
+
+@dataclass
+class QueueRow:
+    ref: QueueRef
+    pending: int
+    delayed: int
+    reserved: int
+    processes: int
+    runtime_ms: float
+    wait: float
+    paused: bool
+
+
+@dataclass
+class MasterView:
+    state: MasterState
+    supervisors: list[SupervisorState] = field(default_factory=list)
+
+
+@dataclass
+class Overview:
+    status: str  # running | paused | inactive
+    paused_supervisors: int
+    jobs_per_minute: float
+    jobs_past_hour: int
+    failed_past_week: int
+    total_processes: int
+    max_wait: float
+    max_wait_queue: QueueRef | None
+    queues: list[QueueRow]
+    masters: list[MasterView]
+
+
+def runtimes(labels: list[str]) -> dict[str, float]:
+    """Average runtime (ms) per queue label: running aggregate, else the latest snapshot."""
+    client = horizon_client()
+    current = metrics_repo.current(client, "queue", labels)
+    out = {}
+    for label in labels:
+        count, total = current[label]
+        out[label] = total / count if count else None
+    missing = [label for label, value in out.items() if value is None]
+    if missing:
+        pipe = client.pipeline(transaction=False)
+        for label in missing:
+            pipe.zrevrange(keys.queue_snapshots(label), 0, 0)
+        for label, latest in zip(missing, pipe.execute()):
+            out[label] = float(json.loads(latest[0])["runtime"]) if latest else 0.0
+    return out
+
+
+def group_masters(masters: list[MasterState], sups: list[SupervisorState]) -> list[MasterView]:
+    views = {m.name: MasterView(m) for m in masters}
+    for sup in sups:
+        if sup.master in views:
+            views[sup.master].supervisors.append(sup)
+    return list(views.values())
+
+
+def queue_rows(sups: list[SupervisorState]) -> list[QueueRow]:
+    refs = known_queues(sups)
+    by_conn: dict[str, list[QueueRef]] = {}
+    for ref in refs:
+        by_conn.setdefault(ref.connection, []).append(ref)
+    sizes = {}
+    paused_refs = set()
+    for conn, conn_refs in by_conn.items():
+        found = connections.redis_driver(conn).sizes_many([r.name for r in conn_refs])
+        sizes.update({QueueRef(conn, q): s for q, s in found.items()})
+        paused_refs.update(QueueRef(conn, q) for q in paused(conn))
+    runtime = runtimes([r.label for r in refs])
+    rows = []
+    for ref in refs:
+        size = sizes[ref]
+        procs = processes_for(ref, sups)
+        rows.append(QueueRow(
+            ref, size.pending, size.delayed, size.reserved, procs, runtime[ref.label],
+            metrics_repo.wait_seconds(size.pending, runtime[ref.label], procs),
+            ref in paused_refs))
+    return rows
+
+
+def failed_since(days: float = 7) -> int:
+    """Failed jobs in the past `days` (an indexed range count on failed_at)."""
+    return FailedJob.objects.filter(failed_at__gte=timezone.now() - dt.timedelta(days=days)).count()
+
+
+def overview(now: float | None = None) -> Overview:
+    now = time.time() if now is None else now
+    client = horizon_client()
+    masters = state_repo.masters(client)
+    sups = state_repo.supervisors(client)
+    rows = queue_rows(sups)
+    slowest = max(rows, key=lambda r: r.wait, default=None)
+    if masters:
+        status = "running" if any(m.status == "running" for m in masters) else "paused"
+    else:
+        status = "inactive"
+    return Overview(
+        status=status,
+        paused_supervisors=sum(1 for s in sups if s.status == "paused"),
+        jobs_per_minute=metrics_repo.jobs_per_minute(client, now),
+        jobs_past_hour=metrics_repo.jobs_since(client, now - 3600),
+        failed_past_week=failed_since(7),
+        total_processes=sum(s.total_processes for s in sups),
+        max_wait=slowest.wait if slowest else 0.0,
+        max_wait_queue=slowest.ref if slowest and slowest.wait > 0 else None,
+        queues=rows,
+        masters=group_masters(masters, sups),
+    )
+
+
+def workers() -> list[MasterView]:
+    client = horizon_client()
+    return group_masters(state_repo.masters(client), state_repo.supervisors(client))
+
+
+# -- metrics ----------------------------------------------------------------------------
+@dataclass
+class Series:
+    kind: str  # "job" | "queue"
+    name: str
+    throughput: charts.Chart
+    runtime: charts.Chart
+    jobs: int  # jobs counted in the drawn snapshots
+    average_ms: float
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}:{self.name}"
+
+
+def recent_snapshots(kind: str, names: list[str], limit: int) -> dict[str, list[dict]]:
+    """The newest `limit` snapshots of each series, oldest first (one pipelined call)."""
+    client = horizon_client()
+    pipe = client.pipeline(transaction=False)
+    for name in names:
+        key = keys.job_snapshots(name) if kind == "job" else keys.queue_snapshots(name)
+        pipe.zrevrange(key, 0, limit - 1)
+    out = {}
+    for name, raws in zip(names, pipe.execute()):
+        out[name] = [json.loads(raw) for raw in reversed(raws)]
+    return out
+
+
+def series(kind: str, limit: int = SPARK_POINTS, width: int = 600,
+           height: int = 160) -> list[Series]:
+    names = metrics_repo.measured(horizon_client(), kind)
+    out = []
+    for name, snaps in recent_snapshots(kind, names, limit).items():
+        jobs = sum(s["count"] for s in snaps)
+        weighted = sum(s["runtime"] * s["count"] for s in snaps)
+        out.append(Series(
+            kind, name,
+            charts.line_chart([(s["time"], s["throughput"]) for s in snaps], width, height),
+            charts.line_chart([(s["time"], s["runtime"]) for s in snaps], width, height),
+            jobs, weighted / jobs if jobs else 0.0))
+    return out

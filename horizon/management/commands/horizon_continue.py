@@ -1,0 +1,7 @@
+from ._control import ControlCommand
+
+
+class Command(ControlCommand):
+    help = "Continue every paused Horizon worker."
+    command = "continue"
+    done = "Sent continue to Horizon"

@@ -1,0 +1,7 @@
+from ._control import ControlCommand
+
+
+class Command(ControlCommand):
+    help = "Pause every Horizon worker (no new jobs are taken; running ones finish)."
+    command = "pause"
+    done = "Sent pause to Horizon"

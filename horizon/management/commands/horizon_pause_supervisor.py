@@ -1,0 +1,13 @@
+from ._control import ControlCommand
+
+
+class Command(ControlCommand):
+    help = "Pause the workers of one supervisor."
+    command = "pause_supervisor"
+    done = "Sent pause to the supervisor"
+
+    def add_arguments(self, parser):
+        parser.add_argument("name")
+
+    def handle(self, *args, name, **options):
+        self.send(name=name)

@@ -1,0 +1,1 @@
+"""Horizon's process tree: master (one per host) -> supervisors -> pools -> worker processes."""

@@ -1,0 +1,189 @@
+"""The master supervisor: one per host, runs every configured supervisor.
+
+Its loop is a short list of named steps (after Horizon's): handle signals -> handle
+commands from Redis -> scale and watch pools -> publish state -> metrics upkeep.
+SIGTERM/SIGINT/SIGQUIT terminate gracefully, SIGUSR2 pauses, SIGCONT continues.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sys
+import time
+from typing import TextIO
+
+import redis
+
+from queueing.process_control import SignalFlags
+
+from .. import keys
+from ..config import HorizonConfig
+from ..repositories import commands, metrics, recent, state
+from .supervisor import Supervisor
+
+LOOP_INTERVAL = 0.5  # seconds between loop turns
+KILL_GRACE = 10.0  # seconds past the longest job timeout before terminate SIGKILLs
+
+
+class AlreadyRunning(Exception):
+    pass
+
+
+class Master:
+    def __init__(self, config: HorizonConfig, client: redis.Redis, *,
+                 stdout: TextIO | None = None, worker_output=None) -> None:
+        self.config = config
+        self.client = client
+        self.stdout = stdout or sys.stdout
+        self.name = config.name
+        self.flags = SignalFlags()
+        self.paused = False
+        self.terminating_since: float | None = None
+        self.started_at = time.time()
+        self.supervisors = [Supervisor(c, self.name, output=worker_output, log=self.log)
+                            for c in config.supervisors]
+        self._snapshot_checked = 0.0
+
+    def log(self, message: str) -> None:
+        self.stdout.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {message}\n")
+        self.stdout.flush()
+
+    # -- lifecycle ----------------------------------------------------------------------
+    def ensure_unique(self) -> None:
+        """Refuse to start while another live master uses this name."""
+        for other in state.masters(self.client):
+            if other.name != self.name:
+                continue
+            same_host_dead = other.host == socket.gethostname() and not _pid_alive(other.pid)
+            if not same_host_dead:
+                raise AlreadyRunning(
+                    f"a master named {self.name!r} is already running (pid {other.pid} on "
+                    f"{other.host}); set HORIZON['name'] to run a second one")
+
+    def run(self) -> int:
+        self.ensure_unique()
+        self.flags.install(on_alarm=lambda *_: None)
+        try:
+            self.log(f"Horizon master {self.name!r} started (pid {os.getpid()}, "
+                     f"environment {self.config.environment})")
+            for supervisor in self.supervisors:
+                supervisor.start()
+            self.publish()
+            while True:
+                self.handle_signals()
+                self.handle_commands()
+                if self.terminating_since is not None:
+                    if self.finish_terminating():
+                        return 0
+                else:
+                    for supervisor in self.supervisors:
+                        supervisor.auto_scale()
+                        supervisor.monitor()
+                self.publish()
+                self.metrics_upkeep()
+                time.sleep(LOOP_INTERVAL)
+        finally:
+            self.flags.uninstall()
+
+    # -- steps --------------------------------------------------------------------------
+    def handle_signals(self) -> None:
+        if self.flags.quit and self.terminating_since is None:
+            self.terminate()
+        if self.flags.paused != self.paused:
+            self.pause() if self.flags.paused else self.resume()
+
+    def handle_commands(self) -> None:
+        try:
+            pending = commands.drain(self.client, self.name)
+        except redis.RedisError as exc:
+            self.log(f"could not read commands: {exc}")
+            return
+        for command in pending:
+            name, args = command["command"], command.get("args") or {}
+            if name == "pause":
+                self.flags.paused = True
+                self.pause()
+            elif name == "continue":
+                self.flags.paused = False
+                self.resume()
+            elif name == "terminate":
+                self.terminate()
+            elif name in ("pause_supervisor", "continue_supervisor"):
+                for supervisor in self.supervisors:
+                    if supervisor.name == args.get("name"):
+                        supervisor.pause() if name == "pause_supervisor" else supervisor.resume()
+
+    def pause(self) -> None:
+        self.paused = True
+        for supervisor in self.supervisors:
+            supervisor.pause()
+
+    def resume(self) -> None:
+        self.paused = False
+        for supervisor in self.supervisors:
+            supervisor.resume()
+
+    def terminate(self) -> None:
+        self.log("terminating: workers finish their current job, then exit")
+        self.terminating_since = time.monotonic()
+        for supervisor in self.supervisors:
+            if supervisor.paused:
+                supervisor.resume()  # a paused worker must wake up to see SIGTERM
+            supervisor.terminate()
+
+    def finish_terminating(self) -> bool:
+        grace = max((s.config.timeout for s in self.supervisors), default=0) + KILL_GRACE
+        for supervisor in self.supervisors:
+            killed = supervisor.kill_overdue(grace)
+            if killed:
+                self.log(f"[{supervisor.name}] killed {killed} worker(s) still running "
+                         f"{grace:g}s after terminate")
+        if all(s.all_stopped() for s in self.supervisors):
+            state.forget_master(self.client, self.name, [s.name for s in self.supervisors])
+            self.log("all workers stopped; master exiting")
+            return True
+        return False
+
+    def publish(self) -> None:
+        if self.terminating_since is not None and all(s.all_stopped() for s in self.supervisors):
+            return
+        try:
+            for supervisor in self.supervisors:
+                state.publish_supervisor(self.client, supervisor.state())
+            state.publish_master(self.client, state.MasterState(
+                name=self.name, pid=os.getpid(), host=socket.gethostname(),
+                status="paused" if self.paused else "running", started_at=self.started_at,
+                environment=self.config.environment,
+                supervisors=[s.name for s in self.supervisors]))
+        except redis.RedisError as exc:
+            self.log(f"could not publish state: {exc}")
+
+    def metrics_upkeep(self) -> None:
+        """Minute snapshots and trimming, with no cron: one master takes them at a time."""
+        now = time.time()
+        if now - self._snapshot_checked < 1.0:
+            return
+        self._snapshot_checked = now
+        try:
+            interval = self.config.snapshot_interval
+            if self.client.set(keys.SNAPSHOT_LOCK, self.name, nx=True,
+                               ex=max(int(interval), 1)):
+                metrics.take_snapshots(self.client, now=now,
+                                       keep_minutes=self.config.trim_metrics_minutes)
+                recent.trim(self.client, self.config.trim_completed_minutes, now=now)
+        except redis.RedisError as exc:
+            self.log(f"metrics upkeep failed: {exc}")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+__all__ = ["Master", "AlreadyRunning", "signal"]

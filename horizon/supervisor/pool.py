@@ -1,0 +1,95 @@
+"""The worker processes serving one queue (or, with balance off, the supervisor's queue list)."""
+from __future__ import annotations
+
+import signal
+import time
+from typing import Callable
+
+from .process import WorkerProcess
+
+
+class ProcessPool:
+    def __init__(self, queues: tuple[str, ...], arguments: Callable[[], list[str]], *,
+                 nice: int = 0, output=None, log: Callable[[str], None] = print) -> None:
+        self.queues = queues
+        self.arguments = arguments
+        self.nice = nice
+        self.output = output
+        self.log = log
+        self.processes: list[WorkerProcess] = []
+        self.terminating: list[WorkerProcess] = []
+        self.paused = False
+
+    @property
+    def name(self) -> str:
+        return ",".join(self.queues)
+
+    def __len__(self) -> int:
+        return len(self.processes)
+
+    def pids(self) -> list[int]:
+        return [p.pid for p in self.processes + self.terminating if p.running() and p.pid]
+
+    def scale(self, count: int) -> None:
+        while len(self.processes) < count:
+            process = WorkerProcess(self.arguments(), nice=self.nice, output=self.output)
+            process.start()
+            if self.paused:
+                process.signal(signal.SIGUSR2)
+            self.processes.append(process)
+            self.log(f"started worker {process.pid} for {self.name}")
+        while len(self.processes) > count:
+            process = self.processes.pop()  # newest first
+            process.terminate()
+            self.terminating.append(process)
+            self.log(f"stopping worker {process.pid} of {self.name} (scaling down)")
+
+    def monitor(self, now: float | None = None) -> None:
+        """Restart dead workers (unless paused), forget terminated ones that exited."""
+        now = time.monotonic() if now is None else now
+        self.terminating = [p for p in self.terminating if p.running()]
+        if self.paused:
+            return
+        for process in self.processes:
+            if process.running():
+                continue
+            if process.restart_at == 0.0 or process.restart_at < process.started_at:
+                process.note_exit(now)
+                self.log(f"worker {process.pid} of {self.name} exited with "
+                         f"{process.exit_code()}; restarting"
+                         + (f" in {process.restart_at - now:.0f}s" if process.failures else ""))
+            if now >= process.restart_at:
+                process.arguments = self.arguments()
+                process.start()
+                if self.paused:
+                    process.signal(signal.SIGUSR2)
+
+    def pause(self) -> None:
+        self.paused = True
+        for process in self.processes:
+            process.signal(signal.SIGUSR2)
+
+    def resume(self) -> None:
+        self.paused = False
+        for process in self.processes:
+            process.signal(signal.SIGCONT)
+
+    def terminate(self) -> None:
+        for process in self.processes:
+            process.terminate()
+        self.terminating.extend(self.processes)
+        self.processes = []
+
+    def kill_overdue(self, grace: float, now: float | None = None) -> int:
+        """SIGKILL workers still running `grace` seconds after they were asked to stop."""
+        now = time.monotonic() if now is None else now
+        killed = 0
+        for process in self.terminating:
+            if process.running() and process.terminating_since is not None and \
+                    now - process.terminating_since > grace:
+                process.kill()
+                killed += 1
+        return killed
+
+    def all_stopped(self) -> bool:
+        return not any(p.running() for p in self.processes + self.terminating)

@@ -1,0 +1,105 @@
+"""A supervisor: the pools for one HORIZON block, scaled by queue load."""
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from queueing.connections import redis_driver
+
+from ..config import SupervisorConfig
+from ..repositories import metrics
+from ..repositories.state import SupervisorState
+from . import balancer
+from .pool import ProcessPool
+
+
+class Supervisor:
+    def __init__(self, config: SupervisorConfig, master: str, *, output=None,
+                 log: Callable[[str], None] = print) -> None:
+        self.config = config
+        self.master = master
+        self.log = log
+        self.paused = False
+        self.last_scaled = 0.0
+        self.pools: dict[str, ProcessPool] = {}
+        for name in balancer.pool_names(config.balance, config.queues):
+            queues = tuple(name.split(balancer.POOL_ALL))
+            self.pools[name] = ProcessPool(
+                queues, lambda queues=queues: self.config.worker_arguments(queues),
+                nice=config.nice, output=output,
+                log=lambda message: self.log(f"[{config.name}] {message}"))
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def start(self) -> None:
+        for pool in self.pools.values():
+            pool.scale(self.config.min_processes if len(self.pools) > 1 or
+                       self.config.balance != "off" else max(self.config.min_processes, 1))
+
+    def load(self) -> tuple[dict[str, int], dict[str, float]]:
+        """Pending jobs and average runtime (ms) per queue, read from Redis."""
+        driver = redis_driver(self.config.connection)
+        sizes = driver.sizes_many(self.config.queues)
+        client = driver.client
+        runtime = {q: metrics.average_runtime_ms(client, "queue", f"{driver.name}:{q}")
+                   for q in self.config.queues}
+        return {q: s.pending + s.reserved for q, s in sizes.items()}, runtime
+
+    def auto_scale(self, now: float | None = None) -> None:
+        """Every `balance_cooldown` seconds, move each pool one step toward its target."""
+        now = time.monotonic() if now is None else now
+        if self.paused or now - self.last_scaled < self.config.balance_cooldown:
+            return
+        self.last_scaled = now
+        pending, runtime = self.load()
+        desired = balancer.desired_processes(
+            mode=self.config.balance, queues=self.config.queues, pending=pending,
+            runtime_ms=runtime, min_processes=self.config.min_processes,
+            max_processes=self.config.max_processes)
+        current = {name: len(pool) for name, pool in self.pools.items()}
+        targets = balancer.step_toward(current, desired, self.config.balance_max_shift)
+        for name, target in targets.items():
+            if target != current[name]:
+                self.log(f"[{self.name}] scaling {name}: {current[name]} -> {target}")
+                self.pools[name].scale(target)
+
+    def monitor(self) -> None:
+        for pool in self.pools.values():
+            pool.monitor()
+
+    def pause(self) -> None:
+        if not self.paused:
+            self.paused = True
+            for pool in self.pools.values():
+                pool.pause()
+            self.log(f"[{self.name}] paused")
+
+    def resume(self) -> None:
+        if self.paused:
+            self.paused = False
+            for pool in self.pools.values():
+                pool.resume()
+            self.log(f"[{self.name}] continued")
+
+    def terminate(self) -> None:
+        for pool in self.pools.values():
+            pool.terminate()
+
+    def kill_overdue(self, grace: float) -> int:
+        return sum(pool.kill_overdue(grace) for pool in self.pools.values())
+
+    def all_stopped(self) -> bool:
+        return all(pool.all_stopped() for pool in self.pools.values())
+
+    def state(self) -> SupervisorState:
+        return SupervisorState(
+            name=self.name, master=self.master,
+            status="paused" if self.paused else "running",
+            connection=self.config.connection, queues=list(self.config.queues),
+            balance=self.config.balance,
+            processes={name: len(pool) for name, pool in self.pools.items()},
+            pids=[pid for pool in self.pools.values() for pid in pool.pids()],
+            options=self.config.to_json(),
+        )

@@ -1,0 +1,7 @@
+"""Continue a paused queue."""
+from .queue_pause import Command as PauseCommand
+
+
+class Command(PauseCommand):
+    help = "Continue a paused queue."
+    pausing = False

@@ -1,0 +1,27 @@
+"""Pause one queue: every worker skips it (within a second) while others keep running."""
+from django.core.management.base import BaseCommand, CommandError
+
+from queueing import connections, restart
+from queueing.errors import QueueError
+
+
+class Command(BaseCommand):
+    help = "Pause a queue: workers stop taking its jobs until queue_continue."
+    pausing = True
+
+    def add_arguments(self, parser):
+        parser.add_argument("queue")
+        parser.add_argument("--connection", default=None)
+
+    def handle(self, *args, queue, connection, **options):
+        try:
+            driver = connections.redis_driver(connection)
+            queue = driver.config.check_queue(queue)
+        except QueueError as exc:
+            raise CommandError(str(exc)) from exc
+        if self.pausing:
+            restart.pause_queue(driver.client, driver.name, queue)
+            self.stdout.write(self.style.SUCCESS(f"Paused {driver.name}:{queue}."))
+        else:
+            restart.continue_queue(driver.client, driver.name, queue)
+            self.stdout.write(self.style.SUCCESS(f"Continued {driver.name}:{queue}."))
