@@ -18,7 +18,7 @@ venv: $(VENV)/.installed
 run: venv
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py embedded_redis start
-	$(VENV)/bin/gunicorn horizon.wsgi --bind $(HOST):$(PORT) --workers 2 --access-logfile -
+	$(PY) manage.py serve --bind $(HOST):$(PORT)
 
 test: venv
 	$(PY) -m pytest $(PYTEST_ARGS)

@@ -51,6 +51,7 @@ class WorkerProcess:
         self.proc = subprocess.Popen(
             [*worker_command(), "runworker", *self.arguments], env=env,
             stdout=self.output, stderr=self.output, preexec_fn=_child_setup(self.nice),
+            start_new_session=True,  # a terminal Ctrl-C reaches the master only; it relays
         )
         self.started_at = time.monotonic()
         self.terminating_since = None

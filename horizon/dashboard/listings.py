@@ -1,0 +1,195 @@
+"""Job lists read from Redis one range at a time: pending, delayed, reserved, completed.
+
+Unfiltered, a page is one LRANGE/ZRANGE per queue it touches. Filtered by job name, tag
+or uuid, Redis cannot search for us, so a request scans a bounded window of entries
+(`SCAN_WINDOW`) from a starting position and reports how far it got; the page offers
+to scan the next window. A million pending jobs therefore never cost more than a few
+thousand entries per request.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Iterator
+
+from queueing import connections
+from queueing.payload import peek
+
+from ..repositories import horizon_client
+from ..repositories import recent
+from . import formatting, paging
+from .queues import QueueRef
+
+STATES = ("pending", "delayed", "reserved", "completed")
+SCAN_WINDOW = 2000  # entries examined per filtered request
+CHUNK = 500  # entries per Redis call while scanning
+
+
+@dataclass
+class JobRow:
+    state: str
+    uuid: str
+    name: str
+    job: str
+    queue: str  # "connection:queue"
+    attempts: int | None
+    max_tries: int | None
+    tags: list
+    pushed_at: formatting.Moment | None
+    when: formatting.Moment | None  # due (delayed), lease expiry (reserved), completed
+    reserved_by: str
+    runtime: str
+    position: int  # index in its queue (pending) or rank (others)
+    score: float | None
+    retry_of: str
+    readable: bool  # False when the entry is not a JSON object
+
+
+@dataclass
+class Scan:
+    """How much of the listing a filtered request looked at."""
+
+    start: int
+    stop: int  # exclusive
+    total: int
+    next: int | None
+
+
+@dataclass
+class Listing:
+    state: str
+    rows: list[JobRow]
+    total: int
+    page: paging.Page | None  # unfiltered listings
+    scan: Scan | None  # filtered listings
+
+
+def row_from(state: str, queue: str, data: dict, *, position: int, score: float | None,
+             now: float, completed: dict | None = None) -> JobRow:
+    tags = data.get("tags") if isinstance(data.get("tags"), list) else []
+    when = score if state in ("delayed", "reserved") else None
+    runtime = ""
+    if completed is not None:
+        when = completed.get("completed_at")
+        runtime = formatting.runtime(completed.get("runtime_ms", 0.0))
+    pushed = data.get("pushedAt")
+    return JobRow(
+        state=state, uuid=str(data.get("uuid") or completed and completed.get("uuid") or "?"),
+        name=str(data.get("displayName") or data.get("job") or "(unreadable entry)"),
+        job=str(data.get("job") or ""), queue=queue,
+        attempts=data.get("attempts") if isinstance(data.get("attempts"), int) else None,
+        max_tries=data.get("maxTries") if isinstance(data.get("maxTries"), int) else None,
+        tags=[str(t) for t in tags],
+        pushed_at=formatting.moment(pushed, now) if isinstance(pushed, (int, float)) else None,
+        when=formatting.moment(when, now), reserved_by=str(data.get("reservedBy") or ""),
+        runtime=runtime, position=position, score=score,
+        retry_of=str(data.get("retryOf") or ""), readable=bool(data),
+    )
+
+
+def matches(needle: str, data: dict) -> bool:
+    """Does a job's name, class, uuid or one of its tags contain `needle` (lower case)?"""
+    fields = [data.get("displayName"), data.get("job"), data.get("uuid")]
+    tags = data.get("tags") if isinstance(data.get("tags"), list) else []
+    return any(needle in str(f).lower() for f in [*fields, *tags] if f)
+
+
+# -- sources: where a state's entries live ---------------------------------------------
+def _segments(state: str, refs: list[QueueRef]) -> list[tuple[str, int]]:
+    if state == "completed":
+        return [("completed", recent.count(horizon_client()))]
+    out = []
+    by_conn: dict[str, list[str]] = {}
+    for ref in refs:
+        by_conn.setdefault(ref.connection, []).append(ref.name)
+    sizes = {}
+    for conn, names in by_conn.items():
+        for name, size in connections.redis_driver(conn).sizes_many(names).items():
+            sizes[f"{conn}:{name}"] = getattr(size, state)
+    for ref in refs:
+        out.append((ref.label, sizes[ref.label]))
+    return out
+
+
+Entry = tuple[str, dict, float | None, int, dict | None]  # queue, data, score, pos, completed
+
+
+def _read(state: str, piece: paging.Slice) -> Iterator[tuple[bytes | dict, float | None, int]]:
+    """Raw entries of one slice: (raw bytes or completed record, score, index)."""
+    if state == "completed":
+        for offset, item in enumerate(recent.completed(horizon_client(), piece.start,
+                                                       piece.stop)):
+            yield item, item.get("completed_at"), piece.start + offset
+        return
+    conn, _, queue = piece.key.partition(":")
+    driver = connections.redis_driver(conn)
+    if state == "pending":
+        for offset, raw in enumerate(driver.pending(queue, piece.start, piece.stop)):
+            yield raw, None, piece.start + offset
+    else:
+        for offset, (raw, score) in enumerate(getattr(driver, state)(queue, piece.start,
+                                                                     piece.stop)):
+            yield raw, score, piece.start + offset
+
+
+def _entry(state: str, key: str, raw, score, index) -> Entry:
+    if state == "completed":
+        return raw.get("queue", ""), raw.get("payload") or {}, score, index, raw
+    return key, peek(raw), score, index, None
+
+
+def _row(state: str, entry: Entry, now: float) -> JobRow:
+    queue, data, score, index, completed = entry
+    return row_from(state, queue, data, position=index, score=score, now=now,
+                    completed=completed)
+
+
+def listing(state: str, refs: list[QueueRef], *, start: int = 0, needle: str = "",
+            queue_filter: QueueRef | None = None, size: int = paging.PAGE_SIZE,
+            now: float | None = None) -> Listing:
+    """One page of a state; `refs` are the queues shown (laid end to end, in order)."""
+    now = time.time() if now is None else now
+    segments = _segments(state, refs)
+    total = sum(n for _, n in segments)
+    needle = needle.strip().lower()
+    if not needle and not (state == "completed" and queue_filter):
+        start = paging.clamp_start(str(start), total, size)
+        rows = []
+        for piece in paging.slices(segments, start, size):
+            for raw, score, index in _read(state, piece):
+                rows.append(_row(state, _entry(state, piece.key, raw, score, index), now))
+        return Listing(state, rows, total, paging.Page(start, size, total), None)
+    return _scan(state, segments, total, start, needle, queue_filter, size, now)
+
+
+def _keep(state: str, entry: Entry, needle: str, queue_filter: QueueRef | None) -> bool:
+    if queue_filter and entry[0] != queue_filter.label:
+        return False
+    return not needle or matches(needle, entry[1])
+
+
+def _scan(state, segments, total, start, needle, queue_filter, size, now) -> Listing:
+    """Up to `size` matches among at most SCAN_WINDOW entries from position `start`."""
+    prefilter = needle.encode() if needle and needle.isascii() else None
+    rows: list[JobRow] = []
+    first = position = min(max(start, 0), total)
+    limit = min(position + SCAN_WINDOW, total)
+    while position < limit and len(rows) < size:
+        chunk_end = min(position + CHUNK, limit)
+        for piece in paging.slices(segments, position, chunk_end - position):
+            for raw, score, index in _read(state, piece):
+                if (prefilter is not None and isinstance(raw, bytes)
+                        and prefilter not in raw.lower()):
+                    continue  # cheap reject before decoding JSON
+                entry = _entry(state, piece.key, raw, score, index)
+                if not _keep(state, entry, needle, queue_filter):
+                    continue
+                rows.append(_row(state, entry, now))
+                if len(rows) >= size:
+                    chunk_end = piece.offset + (index - piece.start) + 1
+                    break
+            if len(rows) >= size:
+                break
+        position = chunk_end
+    scan = Scan(first, position, total, position if position < total else None)
+    return Listing(state, rows, total, None, scan)

@@ -1,0 +1,38 @@
+"""The run command's launcher: dashboard + master up together, both down on Ctrl-C."""
+import signal
+import socket
+import urllib.request
+
+import pytest
+
+from horizon.repositories import state
+from tests.workers import wait_until
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def http_status(url):
+    try:
+        return urllib.request.urlopen(url, timeout=2).status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+    except OSError:
+        return None
+
+
+def test_serve_runs_dashboard_and_master_and_stops_both_on_sigint(spawn_worker, rclient):
+    port = free_port()
+    launcher = spawn_worker(f"--bind=127.0.0.1:{port}", "--web-workers=1", command="serve")
+    wait_until(lambda: http_status(f"http://127.0.0.1:{port}/") in (200, 302), timeout=20,
+               message="dashboard answering")
+    wait_until(lambda: state.overall_status(rclient) == "running", timeout=20)
+    launcher.send(signal.SIGINT)
+    assert launcher.wait(30) == 0
+    assert http_status(f"http://127.0.0.1:{port}/") is None
+    wait_until(lambda: state.overall_status(rclient) == "inactive", timeout=5)
