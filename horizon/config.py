@@ -9,7 +9,8 @@
                              "max_processes": 4, "tries": 3, "timeout": 60},
         },
         "environments": {"local": {"supervisor-1": {"max_processes": 2}}},
-        "trim": {"completed": 60, "metrics": 1440},   # minutes
+        "trim": {"completed": 60, "metrics": 1440,   # minutes
+                 "completed_max": 10000},            # recent successes kept at most
     }
 """
 from __future__ import annotations
@@ -105,6 +106,7 @@ class HorizonConfig:
     supervisors: tuple[SupervisorConfig, ...]
     trim_completed_minutes: float = 60
     trim_metrics_minutes: float = 1440
+    completed_max: int = 10000  # recent successes kept at most, whatever their age
     snapshot_interval: float = 60
     options: dict = field(default_factory=dict)
 
@@ -205,6 +207,7 @@ def parse(raw: dict[str, Any] | None) -> HorizonConfig:
         supervisors=tuple(parse_supervisor(n, b, connection) for n, b in blocks.items()),
         trim_completed_minutes=float(trim.get("completed", 60)),
         trim_metrics_minutes=float(trim.get("metrics", 1440)),
+        completed_max=int(trim.get("completed_max", 10000)),
         snapshot_interval=float(raw.get("snapshot_interval", 60)),
     )
 

@@ -26,12 +26,14 @@ def _script(client: redis.Redis, name: str):
 
 
 def completion_call(client: redis.Redis, *, job_name: str, uuid: str, label: str,
-                    runtime: float, payload: dict, keep_seconds: int, now: float):
+                    runtime: float, payload: dict, keep_seconds: int, now: float,
+                    keep_count: int = 10000):
     return (_script(client, "record_completion"), [
         keys.job_metrics(job_name), keys.queue_metrics(label), keys.MEASURED_JOBS,
         keys.MEASURED_QUEUES, keys.COMPLETED, keys.completed_job(uuid),
     ], [round(runtime * 1000, 3), now, uuid, job_name, label,
-        json.dumps(payload, separators=(",", ":")), keep_seconds])
+        json.dumps(payload, separators=(",", ":")), keep_seconds, keep_count,
+        keys.completed_job("")])
 
 
 def record_completion(driver, job, queue: str, runtime: float) -> list:
@@ -43,7 +45,7 @@ def record_completion(driver, job, queue: str, runtime: float) -> list:
     call = completion_call(
         client, job_name=job.job, uuid=job.uuid, label=f"{driver.name}:{queue}",
         runtime=runtime, payload=job.data, keep_seconds=int(config.trim_completed_minutes * 60),
-        now=time.time())
+        now=time.time(), keep_count=config.completed_max)
     if client is driver.client:
         return [call]
     script, keys_, args = call
