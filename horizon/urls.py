@@ -1,11 +1,17 @@
+"""The standalone site: the dashboard at "/", plus login and logout (and Django's admin,
+where staff accounts get the ``horizon.view_dashboard`` permission)."""
 from django.conf import settings
-from django.urls import path, re_path
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path, re_path
 from django.views.static import serve
 
-from . import views
-
 urlpatterns = [
-    path("", views.home, name="home"),
+    path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True),
+         name="login"),
+    path("logout/", auth_views.LogoutView.as_view(next_page="login"), name="logout"),
+    path("admin/", admin.site.urls),
+    path("", include("horizon.dashboard.urls")),
 ]
 
 if getattr(settings, "HORIZON_SERVE_STATIC", False) and not settings.DEBUG:

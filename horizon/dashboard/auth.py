@@ -12,9 +12,8 @@ from typing import Callable
 
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import resolve_url
+from django.shortcuts import render, resolve_url
 from django.views.decorators.cache import never_cache
 from django.views.decorators.clickjacking import xframe_options_deny
 from django.views.decorators.csrf import csrf_protect
@@ -46,8 +45,9 @@ def _guarded(view: Callable) -> Callable:
         if not request.user.is_authenticated:
             return _to_login(request)
         if not can_use_dashboard(request.user):
-            raise PermissionDenied("The Horizon dashboard needs the horizon.view_dashboard "
-                                   "permission.")
+            # A page of its own (not a bare 403) so the user can log out and switch.
+            return render(request, "horizon/forbidden.html", {"permission": PERMISSION},
+                          status=403)
         return view(request, *args, **kwargs)
 
     return xframe_options_deny(never_cache(wrapped))

@@ -21,7 +21,7 @@ from ..repositories import horizon_client
 from ..repositories import metrics as metrics_repo
 from ..repositories import state as state_repo
 from ..repositories.state import MasterState, SupervisorState
-from . import charts
+from . import charts, formatting
 from .queues import QueueRef, known_queues, paused, processes_for
 
 SPARK_POINTS = 60  # snapshots drawn per series (an hour at the default interval)
@@ -38,11 +38,18 @@ class QueueRow:
     wait: float
     paused: bool
 
+    @property
+    def wait_text(self) -> str:
+        return formatting.duration(self.wait) if self.wait else "—"
+
 
 @dataclass
 class MasterView:
     state: MasterState
     supervisors: list[SupervisorState] = field(default_factory=list)
+
+    def started(self) -> formatting.Moment | None:
+        return formatting.moment(self.state.started_at, time.time())
 
 
 @dataclass
@@ -57,6 +64,10 @@ class Overview:
     max_wait_queue: QueueRef | None
     queues: list[QueueRow]
     masters: list[MasterView]
+
+    @property
+    def max_wait_text(self) -> str:
+        return formatting.duration(self.max_wait) if self.max_wait else "—"
 
 
 def runtimes(labels: list[str]) -> dict[str, float]:
@@ -157,6 +168,10 @@ class Series:
     def key(self) -> str:
         return f"{self.kind}:{self.name}"
 
+    @property
+    def average_text(self) -> str:
+        return formatting.runtime(self.average_ms) if self.jobs else "—"
+
 
 def recent_snapshots(kind: str, names: list[str], limit: int) -> dict[str, list[dict]]:
     """The newest `limit` snapshots of each series, oldest first (one pipelined call)."""
@@ -171,16 +186,23 @@ def recent_snapshots(kind: str, names: list[str], limit: int) -> dict[str, list[
     return out
 
 
+def _series(kind: str, name: str, snaps: list[dict], width: int, height: int) -> Series:
+    jobs = sum(s["count"] for s in snaps)
+    weighted = sum(s["runtime"] * s["count"] for s in snaps)
+    return Series(
+        kind, name,
+        charts.line_chart([(s["time"], s["throughput"]) for s in snaps], width, height),
+        charts.line_chart([(s["time"], s["runtime"]) for s in snaps], width, height),
+        jobs, weighted / jobs if jobs else 0.0)
+
+
 def series(kind: str, limit: int = SPARK_POINTS, width: int = 600,
            height: int = 160) -> list[Series]:
+    """Every measured job (or queue), each with charts of its latest `limit` snapshots."""
     names = metrics_repo.measured(horizon_client(), kind)
-    out = []
-    for name, snaps in recent_snapshots(kind, names, limit).items():
-        jobs = sum(s["count"] for s in snaps)
-        weighted = sum(s["runtime"] * s["count"] for s in snaps)
-        out.append(Series(
-            kind, name,
-            charts.line_chart([(s["time"], s["throughput"]) for s in snaps], width, height),
-            charts.line_chart([(s["time"], s["runtime"]) for s in snaps], width, height),
-            jobs, weighted / jobs if jobs else 0.0))
-    return out
+    return [_series(kind, name, snaps, width, height)
+            for name, snaps in recent_snapshots(kind, names, limit).items()]
+
+
+def one_series(kind: str, name: str, limit: int, width: int, height: int) -> Series:
+    return _series(kind, name, recent_snapshots(kind, [name], limit)[name], width, height)

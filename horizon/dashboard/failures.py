@@ -1,0 +1,167 @@
+"""The failed-jobs list and its bulk actions, as bounded database queries.
+
+The list is newest first and paged with LIMIT/OFFSET on the ``failed_at`` index. A text
+search (job name, queue, exception) cannot use an index, so it runs over a window of
+the newest `SEARCH_WINDOW` rows at a time, bounded by ``failed_at`` values the index
+gives cheaply; the page says which window it searched and links to the next.
+Bulk retry and delete act on every row that matches, in id-ordered chunks.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from django.db.models import Q, QuerySet
+
+from queueing import connections
+from queueing import payload as payload_lib
+from queueing.errors import QueueError
+from queueing.models import FailedJob
+
+from . import formatting, paging
+from .masking import mask_text
+from .queues import QueueRef
+
+SEARCH_WINDOW = 20_000
+CHUNK = 1000
+
+
+@dataclass
+class FailedRow:
+    uuid: str
+    name: str
+    queue: str
+    attempts: int | None
+    tags: list
+    retry_of: str
+    summary: str  # first line of the exception
+    failed_at: formatting.Moment | None
+
+
+@dataclass
+class Window:
+    index: int
+    total: int  # rows in the store (for the filter's queue)
+
+    @property
+    def first(self) -> int:
+        return self.index * SEARCH_WINDOW + 1
+
+    @property
+    def last(self) -> int:
+        return min((self.index + 1) * SEARCH_WINDOW, self.total)
+
+    @property
+    def next(self) -> int | None:
+        return self.index + 1 if self.last < self.total else None
+
+
+@dataclass
+class FailedListing:
+    rows: list[FailedRow]
+    page: paging.Page | None  # with a total when there is no text search
+    has_next: bool
+    window: Window | None  # set when a text search ran
+
+
+def filtered(queue: QueueRef | None = None, q: str = "") -> QuerySet[FailedJob]:
+    """Every row matching the filter (used by the bulk actions; unbounded on purpose)."""
+    rows = FailedJob.objects.all()
+    if queue is not None:
+        rows = rows.filter(connection=queue.connection, queue=queue.name)
+    if q:
+        rows = rows.filter(Q(job__icontains=q) | Q(queue__icontains=q) |
+                           Q(exception__icontains=q))
+    return rows
+
+
+def _window_bounds(rows: QuerySet[FailedJob], index: int) -> Q:
+    """Rows of window `index`: failed_at in (bound(index+1), bound(index)]."""
+    ordered = rows.order_by("-failed_at").values_list("failed_at", flat=True)
+    condition = Q()
+    if index > 0:
+        upper = ordered[index * SEARCH_WINDOW: index * SEARCH_WINDOW + 1]
+        condition &= Q(failed_at__lte=upper.first()) if upper else Q(pk__in=[])
+    lower = ordered[(index + 1) * SEARCH_WINDOW: (index + 1) * SEARCH_WINDOW + 1]
+    lower_bound = lower.first() if lower else None
+    if lower_bound is not None:
+        condition &= Q(failed_at__gt=lower_bound)
+    return condition
+
+
+def row_of(job: FailedJob, now: float) -> FailedRow:
+    data = payload_lib.peek(job.payload)
+    tags = data.get("tags") if isinstance(data.get("tags"), list) else []
+    summary = mask_text(job.exception.split("\n", 1)[0])[:300]
+    return FailedRow(
+        uuid=job.uuid, name=str(data.get("displayName") or job.job or "(unreadable entry)"),
+        queue=f"{job.connection}:{job.queue}",
+        attempts=data.get("attempts") if isinstance(data.get("attempts"), int) else None,
+        tags=[str(t) for t in tags], retry_of=str(data.get("retryOf") or ""),
+        summary=summary, failed_at=formatting.moment_of(job.failed_at, now),
+    )
+
+
+def listing(queue: QueueRef | None, q: str, start: int = 0, window: int = 0,
+            size: int = paging.PAGE_SIZE, now: float | None = None) -> FailedListing:
+    now = time.time() if now is None else now
+    base = filtered(queue)
+    start = max(start, 0)
+    searched = None
+    if q:
+        total = base.count()
+        window = max(window, 0)
+        searched = Window(window, total)
+        rows = filtered(queue, q).filter(_window_bounds(base, window))
+    else:
+        total = base.count()
+        start = paging.clamp_start(str(start), total, size)
+        rows = base
+    fields = ("uuid", "connection", "queue", "job", "payload", "exception", "failed_at")
+    found = list(rows.order_by("-failed_at", "-id").only(*fields)[start:start + size + 1])
+    page = paging.Page(start, size, total) if not q else paging.Page(start, size,
+                                                                      start + len(found))
+    return FailedListing([row_of(j, now) for j in found[:size]], page,
+                         len(found) > size, searched)
+
+
+def retry_rows(rows: QuerySet[FailedJob]) -> tuple[list[str], int]:
+    """Push every row's job again (attempts reset) and delete the rows.
+
+    Returns (retried uuids, rows skipped because their connection is gone). A row is
+    deleted only after its job was pushed, so a crash in between repeats a job rather
+    than losing it.
+    """
+    retried: list[str] = []
+    skipped = 0
+    last_id = 0
+    while True:
+        chunk = list(rows.filter(id__gt=last_id).order_by("id")
+                     .values_list("id", "uuid", "connection", "queue", "payload")[:CHUNK])
+        if not chunk:
+            return retried, skipped
+        last_id = chunk[-1][0]
+        batches: dict[tuple[str, str], list[str]] = {}
+        done_ids = []
+        for pk, uuid, conn, queue, text in chunk:
+            data = payload_lib.peek(text)
+            encoded = payload_lib.encode(payload_lib.reset_for_retry(data)) if data else text
+            batches.setdefault((conn, queue), []).append(encoded)
+            done_ids.append((pk, uuid, conn))
+        pushed_conns = set()
+        for (conn, queue), texts in batches.items():
+            try:
+                driver = connections.driver(conn)
+            except QueueError:
+                continue
+            push_many = getattr(driver, "push_many", None)
+            if push_many is not None:
+                push_many(queue, texts)
+            else:
+                for text in texts:
+                    driver.push(queue, text)
+            pushed_conns.add(conn)
+        ok = [(pk, uuid) for pk, uuid, conn in done_ids if conn in pushed_conns]
+        skipped += len(done_ids) - len(ok)
+        FailedJob.objects.filter(id__in=[pk for pk, _ in ok]).delete()
+        retried.extend(uuid for _, uuid in ok)

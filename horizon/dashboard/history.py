@@ -1,0 +1,43 @@
+"""A short log of the retries made from the dashboard, per job uuid.
+
+A retry re-pushes the job under the same uuid (``retryOf`` names the original), and the
+failed row is deleted, so without a log the detail page could not say when a job was
+retried or by whom. Each job keeps its latest `KEEP` entries for `TTL` seconds.
+"""
+from __future__ import annotations
+
+import json
+import time
+
+import redis
+
+from .. import keys
+
+KEEP = 20
+TTL = 30 * 86400
+
+
+def key(uuid: str) -> str:
+    return f"{keys.PREFIX}dashboard:retries:{uuid}"
+
+
+def record(client: redis.Redis, uuids: list[str], user: str, now: float | None = None) -> None:
+    now = time.time() if now is None else now
+    entry = json.dumps({"at": now, "by": user})
+    pipe = client.pipeline(transaction=False)
+    for uuid in uuids:
+        pipe.lpush(key(uuid), entry)
+        pipe.ltrim(key(uuid), 0, KEEP - 1)
+        pipe.expire(key(uuid), TTL)
+    pipe.execute()
+
+
+def entries(client: redis.Redis, uuid: str) -> list[dict]:
+    """Newest first: {"at": unix time, "by": username}."""
+    out = []
+    for raw in client.lrange(key(uuid), 0, KEEP - 1):
+        try:
+            out.append(json.loads(raw))
+        except ValueError:
+            continue
+    return out

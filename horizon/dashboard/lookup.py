@@ -1,0 +1,87 @@
+"""Find one job again from a link: by uuid, near where the list saw it.
+
+List links carry a hint (the index in a pending list, the score in a delayed or reserved
+set), because Redis cannot look a job up by uuid. Pending jobs only move towards the
+head as others are taken, so the search reads from a little before the hint; scored
+jobs are found by their exact score. Actions use the same lookup, so the browser never
+sends a payload back for the server to trust.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from queueing import connections
+from queueing.models import FailedJob
+from queueing.payload import peek
+
+from ..repositories import horizon_client, recent
+from .queues import QueueRef
+
+LOOKBACK = 2000  # entries read before a pending job's last known index
+
+
+@dataclass
+class Found:
+    state: str
+    uuid: str
+    data: dict
+    ref: QueueRef | None = None
+    raw: bytes | None = None
+    score: float | None = None
+    position: int | None = None
+    completed: dict | None = None
+    failed: FailedJob | None = None
+
+
+def _is(raw: bytes, uuid: str) -> bool:
+    return uuid.encode() in raw and peek(raw).get("uuid") == uuid
+
+
+def find_pending(ref: QueueRef, uuid: str, at: int | None = None) -> Found | None:
+    driver = connections.redis_driver(ref.connection)
+    at = max(at or 0, 0)
+    low = max(at - LOOKBACK, 0)
+    for offset, raw in enumerate(driver.pending(ref.name, low, at + 50)):
+        if _is(raw, uuid):
+            return Found("pending", uuid, peek(raw), ref, raw, position=low + offset)
+    return None
+
+
+def find_scored(state: str, ref: QueueRef, uuid: str, score: float | None = None) -> Found | None:
+    driver = connections.redis_driver(ref.connection)
+    key = getattr(driver.keys(ref.name), state)
+    if score is not None:
+        candidates = driver.client.zrangebyscore(key, repr(score), repr(score), withscores=True)
+    else:
+        candidates = driver.client.zrange(key, 0, LOOKBACK - 1, withscores=True)
+    for raw, found_score in candidates:
+        if _is(raw, uuid):
+            return Found(state, uuid, peek(raw), ref, raw, score=found_score)
+    return None
+
+
+def find_completed(uuid: str) -> Found | None:
+    item = recent.find(horizon_client(), uuid)
+    if item is None:
+        return None
+    return Found("completed", uuid, item.get("payload") or {}, completed=item)
+
+
+def find_failed(uuid: str) -> Found | None:
+    row = FailedJob.objects.filter(uuid=uuid).first()
+    if row is None:
+        return None
+    return Found("failed", uuid, peek(row.payload), failed=row)
+
+
+def find(state: str, uuid: str, ref: QueueRef | None, *, at: int | None = None,
+         score: float | None = None) -> Found | None:
+    if state == "failed":
+        return find_failed(uuid)
+    if state == "completed":
+        return find_completed(uuid)
+    if ref is None:
+        return None
+    if state == "pending":
+        return find_pending(ref, uuid, at)
+    return find_scored(state, ref, uuid, score)

@@ -1,0 +1,79 @@
+"""What every dashboard view shares: the typed request, partial rendering, confirmations."""
+from __future__ import annotations
+
+from typing import Callable
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.utils.cache import patch_vary_headers
+from django.utils.http import url_has_allowed_host_and_scheme
+from django_htmx.middleware import HtmxDetails
+
+
+class HtmxHttpRequest(HttpRequest):
+    htmx: HtmxDetails
+
+
+def render_page(request: HtmxHttpRequest, template: str, partial: str,
+                context: dict) -> HttpResponse:
+    """The whole page for a normal request; only `partial` for an HTMX swap or poll."""
+    htmx = request.htmx
+    only_partial = bool(htmx) and not htmx.boosted and not htmx.history_restore_request
+    context.setdefault("partial", partial)
+    response = render(request, partial if only_partial else template, context)
+    patch_vary_headers(response, ("HX-Request",))  # caches must not mix page and partial
+    return response
+
+
+def int_param(params: QueryDict, name: str, default: int = 0) -> int:
+    try:
+        return int(params.get(name) or default)
+    except ValueError:
+        return default
+
+
+def float_param(params: QueryDict, name: str) -> float | None:
+    try:
+        value = float(params[name])
+    except (KeyError, ValueError):
+        return None
+    return value if value == value and abs(value) != float("inf") else None
+
+
+Fragment = Callable[[HtmxHttpRequest, QueryDict], HttpResponse]
+FRAGMENTS: dict[str, Fragment] = {}
+
+
+def fragment(name: str) -> Callable[[Fragment], Fragment]:
+    """Register the function that re-renders a page's partial after an action."""
+    def register(func: Fragment) -> Fragment:
+        FRAGMENTS[name] = func
+        return func
+    return register
+
+
+def confirm(request: HtmxHttpRequest, message: str, *, fallback: str,
+            level: str = "success") -> HttpResponse:
+    """Answer an action: with HTMX, the updated fragment plus the message (swapped
+    out-of-band into #flash); without, a redirect back with the message stored."""
+    if request.htmx and not request.htmx.boosted:
+        render_fragment = FRAGMENTS.get(request.POST.get("fragment", ""))
+        response = (render_fragment(request, request.POST) if render_fragment
+                    else HttpResponse(""))
+        flash = render_to_string("horizon/partials/flash.html",
+                                 {"flash": [(level, message)], "oob": True}, request)
+        response.content += flash.encode()
+        return response
+    messages.add_message(request, messages.ERROR if level == "error" else messages.SUCCESS,
+                         message, fail_silently=True)
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(target, {request.get_host()},
+                                           request.is_secure()):
+        target = fallback
+    return redirect(target)
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count:,} {word}{'' if count == 1 else 's'}"

@@ -1,0 +1,59 @@
+"""Pause and continue: the whole installation, one supervisor, or one queue.
+
+Installation and supervisor commands go to the masters through their Redis command
+lists (a master on any host picks them up on its next loop). A queue is paused with the
+queue core's paused set, which every worker of that connection reads, so it works with
+or without `manage.py horizon`.
+"""
+from __future__ import annotations
+
+from django.http import Http404, HttpResponse
+from django.urls import reverse
+
+from queueing import connections, restart
+
+from ...repositories import commands, horizon_client, state
+from .. import queues
+from ..auth import action
+from .common import HtmxHttpRequest, confirm, plural
+
+PAST = {"pause": "paused", "continue": "continued"}
+
+
+@action
+def control(request: HtmxHttpRequest, verb: str) -> HttpResponse:
+    back = reverse("horizon:overview")
+    names = commands.broadcast(horizon_client(), verb)
+    if not names:
+        return confirm(request, f"No master is running, so there is nothing to {verb}. "
+                                "Start one with manage.py horizon.", fallback=back,
+                       level="error")
+    return confirm(request, f"Asked {plural(len(names), 'master')} ({', '.join(names)}) to "
+                            f"{verb} all their supervisors.", fallback=back)
+
+
+@action
+def supervisor_control(request: HtmxHttpRequest, name: str, verb: str) -> HttpResponse:
+    back = reverse("horizon:workers")
+    client = horizon_client()
+    found = next((s for s in state.supervisors(client) if s.name == name), None)
+    if found is None:
+        return confirm(request, f"Supervisor {name} is not running.", fallback=back,
+                       level="error")
+    commands.push(client, found.master, f"{verb}_supervisor", name=name)
+    return confirm(request, f"Asked master {found.master} to {verb} supervisor {name}.",
+                   fallback=back)
+
+
+@action
+def queue_control(request: HtmxHttpRequest, queue: str, verb: str) -> HttpResponse:
+    ref = queues.parse(queue)
+    if ref is None:
+        raise Http404("No such queue.")
+    client = connections.redis_driver(ref.connection).client
+    (restart.pause_queue if verb == "pause" else restart.continue_queue)(
+        client, ref.connection, ref.name)
+    detail = ("workers take no new jobs from it until it is continued" if verb == "pause"
+              else "workers take jobs from it again")
+    return confirm(request, f"Queue {ref.label} {PAST[verb]}: {detail}.",
+                   fallback=reverse("horizon:overview"))

@@ -1,0 +1,106 @@
+"""One job: its masked payload, attempts, tags, timings, exception and retry history."""
+from __future__ import annotations
+
+import json
+import time
+
+from django.http import HttpResponse
+
+from ...repositories import horizon_client
+from .. import formatting, history, lookup, queues
+from ..auth import page
+from ..masking import mask, mask_text
+from .common import HtmxHttpRequest, float_param, int_param, render_page
+
+RAW_LIMIT = 64 * 1024  # characters of an unreadable entry shown as text
+
+
+def pretty_payload(found: lookup.Found) -> str:
+    if found.data:
+        return json.dumps(mask(found.data), indent=2, ensure_ascii=False, default=str)
+    if found.failed is not None:
+        return mask_text(found.failed.payload[:RAW_LIMIT])
+    if found.raw is not None:
+        return mask_text(found.raw[:RAW_LIMIT].decode("utf-8", "replace"))
+    return ""
+
+
+def queue_label(found: lookup.Found) -> str:
+    if found.ref is not None:
+        return found.ref.label
+    if found.failed is not None:
+        return f"{found.failed.connection}:{found.failed.queue}"
+    if found.completed is not None:
+        return found.completed.get("queue", "")
+    return ""
+
+
+def timings(found: lookup.Found, now: float) -> list[tuple[str, formatting.Moment | None, str]]:
+    data = found.data
+    rows = [("Pushed", _moment(data.get("pushedAt"), now), "")]
+    if found.state == "delayed":
+        rows.append(("Due", formatting.moment(found.score, now), ""))
+    if found.state == "reserved":
+        rows.append(("Lease expires", formatting.moment(found.score, now), ""))
+    if data.get("retryUntil"):
+        rows.append(("Retry until", _moment(data.get("retryUntil"), now), ""))
+    if found.completed is not None:
+        rows.append(("Completed", formatting.moment(found.completed.get("completed_at"), now),
+                     formatting.runtime(found.completed.get("runtime_ms", 0.0))))
+    if found.failed is not None:
+        rows.append(("Failed", formatting.moment_of(found.failed.failed_at, now), ""))
+    return [row for row in rows if row[1] is not None]
+
+
+def _moment(value, now: float) -> formatting.Moment | None:
+    return formatting.moment(value, now) if isinstance(value, (int, float)) else None
+
+
+def context(found: lookup.Found, now: float) -> dict:
+    data = found.data
+    tags = data.get("tags") if isinstance(data.get("tags"), list) else []
+    retries = [(formatting.moment(e.get("at"), now), str(e.get("by", "")))
+               for e in history.entries(horizon_client(), found.uuid)]
+    return {
+        "found": found,
+        "state": found.state,
+        "name": str(data.get("displayName") or data.get("job") or
+                    (found.failed.job if found.failed else "") or "(unreadable entry)"),
+        "queue_label": queue_label(found),
+        "payload": pretty_payload(found),
+        "tags": [str(t) for t in tags],
+        "timings": timings(found, now),
+        "exception": mask_text(found.failed.exception) if found.failed is not None else "",
+        "retries": retries,
+        "retry_of": str(data.get("retryOf") or ""),
+        "reserved_by": str(data.get("reservedBy") or ""),
+        "facts": [(label, data.get(key)) for label, key in (
+            ("Job", "job"), ("Attempts", "attempts"), ("Max tries", "maxTries"),
+            ("Max exceptions", "maxExceptions"), ("Timeout", "timeout"),
+            ("Backoff", "backoff"), ("Fail on timeout", "failOnTimeout"),
+        ) if data.get(key) is not None],
+    }
+
+
+@page
+def job(request: HtmxHttpRequest, state: str, uuid: str) -> HttpResponse:
+    ref = queues.parse(request.GET.get("queue"))
+    at = int_param(request.GET, "at") if "at" in request.GET else None
+    found = lookup.find(state, uuid, ref, at=at, score=float_param(request.GET, "score"))
+    moved_from = None
+    if found is None:
+        # It may have run on since the list was drawn: look where jobs end up.
+        found = lookup.find_failed(uuid) or lookup.find_completed(uuid)
+        moved_from = state if found is not None else None
+    now = time.time()
+    extra = context(found, now) if found is not None else {"state": state}
+    response = render_page(request, "horizon/job.html", "horizon/partials/job.html", {
+        "section": (found.state if found else state),
+        "uuid": uuid,
+        "moved_from": moved_from,
+        "missing": found is None,
+        **extra,
+    })
+    if found is None:
+        response.status_code = 404
+    return response

@@ -1,0 +1,46 @@
+"""Failed jobs from the store: newest first, filtered by queue and searched by text."""
+from __future__ import annotations
+
+from django.http import HttpResponse, QueryDict
+from django.shortcuts import render
+from django.utils.http import urlencode
+
+from .. import failures, queues
+from ..auth import page
+from .common import HtmxHttpRequest, fragment, int_param, render_page
+
+PARTIAL = "horizon/partials/failed.html"
+
+
+def filters_of(params: QueryDict) -> tuple[queues.QueueRef | None, str]:
+    return queues.parse(params.get("queue")), params.get("q", "").strip()[:200]
+
+
+def context(params: QueryDict) -> dict:
+    chosen, needle = filters_of(params)
+    window = int_param(params, "window")
+    listing = failures.listing(chosen, needle, start=int_param(params, "start"),
+                               window=window)
+    filters = {k: v for k, v in (("queue", chosen.label if chosen else ""), ("q", needle),
+                                 ("window", str(window) if needle and window else "")) if v}
+    return {
+        "section": "failed",
+        "listing": listing,
+        "queues": queues.known_queues(),
+        "chosen": chosen,
+        "needle": needle,
+        "filters": filters,
+        "query": urlencode(filters),
+        "start": listing.page.start if listing.page else 0,
+        "search_window": failures.SEARCH_WINDOW,
+    }
+
+
+@page
+def failed(request: HtmxHttpRequest) -> HttpResponse:
+    return render_page(request, "horizon/failed.html", PARTIAL, context(request.GET))
+
+
+@fragment("failed")
+def failed_fragment(request: HtmxHttpRequest, params: QueryDict) -> HttpResponse:
+    return render(request, PARTIAL, context(params))

@@ -1,0 +1,64 @@
+"""One view for the four Redis-backed job lists: pending, delayed, reserved, completed.
+
+They differ only in where their entries live and one time column, so a single
+parametrised view and template serve them all (not four copies).
+"""
+from __future__ import annotations
+
+from django.http import HttpResponse, QueryDict
+from django.shortcuts import render
+from django.utils.http import urlencode
+
+from ...config import horizon_config
+from ...repositories import horizon_client, recent
+from .. import listings, queues
+from ..auth import page
+from .common import HtmxHttpRequest, fragment, int_param, render_page
+
+PARTIAL = "horizon/partials/jobs.html"
+TITLES = {"pending": "Pending jobs", "delayed": "Delayed jobs", "reserved": "Reserved jobs",
+          "completed": "Completed jobs"}
+WHEN = {"delayed": "Due", "reserved": "Lease expires", "completed": "Completed"}
+
+
+def context(state: str, params: QueryDict) -> dict:
+    known = queues.known_queues()
+    chosen = queues.parse(params.get("queue"))
+    needle = params.get("q", "").strip()[:200]
+    if state == "completed":
+        # Successes are kept for a while, then trimmed; drop expired index entries first.
+        recent.trim(horizon_client(), horizon_config().trim_completed_minutes)
+    refs = [chosen] if chosen and state != "completed" else known
+    listing = listings.listing(state, refs, start=int_param(params, "start"), needle=needle,
+                               queue_filter=chosen if state == "completed" else None)
+    filters = {k: v for k, v in (("queue", chosen.label if chosen else ""), ("q", needle)) if v}
+    return {
+        "section": state,
+        "state": state,
+        "title": TITLES[state],
+        "when_label": WHEN.get(state, ""),
+        "listing": listing,
+        "queues": known,
+        "chosen": chosen,
+        "needle": needle,
+        "filters": filters,
+        "query": urlencode(filters),
+        "start": listing.page.start if listing.page else (listing.scan.start if listing.scan
+                                                          else 0),
+        "can_delete": state in ("pending", "delayed"),
+        "keep_minutes": horizon_config().trim_completed_minutes,
+        "scan_window": listings.SCAN_WINDOW,
+    }
+
+
+@page
+def jobs(request: HtmxHttpRequest, state: str) -> HttpResponse:
+    return render_page(request, "horizon/jobs.html", PARTIAL, context(state, request.GET))
+
+
+@fragment("jobs")
+def jobs_fragment(request: HtmxHttpRequest, params: QueryDict) -> HttpResponse:
+    state = params.get("state", "pending")
+    if state not in listings.STATES:
+        state = "pending"
+    return render(request, PARTIAL, context(state, params))

@@ -1,0 +1,30 @@
+"""The overview: status, throughput, failures, processes and the per-queue workload."""
+from __future__ import annotations
+
+from django.http import HttpResponse, QueryDict
+from django.shortcuts import render
+
+from .. import reads
+from ..auth import page
+from .common import HtmxHttpRequest, fragment, render_page
+
+PARTIAL = "horizon/partials/overview.html"
+
+
+def context() -> dict:
+    data = reads.overview()
+    return {
+        "section": "overview",
+        "o": data,
+        "single_connection": len({row.ref.connection for row in data.queues}) <= 1,
+    }
+
+
+@page
+def overview(request: HtmxHttpRequest) -> HttpResponse:
+    return render_page(request, "horizon/overview.html", PARTIAL, context())
+
+
+@fragment("overview")
+def overview_fragment(request: HtmxHttpRequest, params: QueryDict) -> HttpResponse:
+    return render(request, PARTIAL, context())
