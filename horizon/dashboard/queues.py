@@ -42,11 +42,12 @@ def known_queues(supervisors: list[SupervisorState] | None = None) -> list[Queue
     names: dict[str, dict[str, None]] = {c: {} for c in redis_connections()}
     settings = queue_settings()
     for conn in names:
-        config = settings.connection(conn)
-        names[conn].update(dict.fromkeys(config.queues or (config.queue,)))
-    for sup in horizon_config().supervisors:
+        names[conn].update(dict.fromkeys(settings.connection(conn).queues or ()))
+    for sup in horizon_config().supervisors:  # in priority order
         if sup.connection in names:
             names[sup.connection].update(dict.fromkeys(sup.queues))
+    for conn in names:
+        names[conn][settings.connection(conn).queue] = None
     for state in supervisors or []:
         if state.connection in names:
             names[state.connection].update(dict.fromkeys(state.queues))
