@@ -58,6 +58,12 @@ class JobLog:
         self.stream.write(f"{stamp} {status:<8} {name} {uuid} {detail}".rstrip() + "\n")
         self.stream.flush()
 
+    def event(self, message: str) -> None:
+        """A worker-level line (stopping...), not about one job."""
+        if self.stream is not None:
+            self.stream.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {message}\n")
+            self.stream.flush()
+
 
 def with_retries(action: Callable[[], Any], what: str, attempts: int = 20) -> Any:
     """Run a Redis write that must not be dropped, riding out a short outage.

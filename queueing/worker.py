@@ -106,8 +106,7 @@ class Worker:
     def _stop(self, reason: str, code: int) -> int:
         self._flush_ack()
         worker_stopping.send(sender=self, reason=reason, exit_code=code)
-        if not self.options.quiet:
-            self.runner.log.line(None, "STOPPING", f"{reason} (exit {code})")
+        self.runner.log.event(f"worker {self.owner} stopping: {reason} (exit {code})")
         return code
 
     # -- reserving ----------------------------------------------------------------------
