@@ -63,10 +63,24 @@ class Worker:
         self._started = time.monotonic()
         try:
             self._warn_about_timeout()
+            self._warn_about_eviction()
             self._read_control(initial=True)
+            self.runner.log.event(f"worker {self.owner} started on {self.driver.name}: "
+                                  f"{', '.join(self.queues)}")
             return self._loop()
         finally:
             self.flags.uninstall()
+
+    def _warn_about_eviction(self) -> None:
+        """Redis evicting keys under memory pressure would silently drop queued jobs."""
+        try:
+            policy = self.driver.client.config_get("maxmemory-policy").get("maxmemory-policy")
+        except redis.RedisError:
+            return  # CONFIG may be refused by ACLs or managed services; nothing to say
+        if policy and policy != "noeviction":
+            self.stderr.write(
+                f"warning: Redis maxmemory-policy is {policy!r}; set it to 'noeviction' or "
+                "queued jobs can be evicted when Redis runs out of memory\n")
 
     def _warn_about_timeout(self) -> None:
         retry_after = self.driver.config.retry_after

@@ -234,3 +234,15 @@ def test_queue_clear_and_size(rclient, monkeypatch):
 def test_runworker_refuses_bad_options(argv, message):
     with pytest.raises(CommandError, match=message):
         call_command("runworker", *argv)
+
+
+def test_eviction_policy_other_than_noeviction_warns(rclient):
+    previous = rclient.config_get("maxmemory-policy")["maxmemory-policy"]
+    rclient.config_set("maxmemory-policy", "allkeys-lru")
+    try:
+        err = io.StringIO()
+        Worker(redis_driver("redis"), WorkerOptions(once=True, sleep=0, timeout=5),
+               stderr=err, stdout=io.StringIO()).run()
+    finally:
+        rclient.config_set("maxmemory-policy", previous)
+    assert "maxmemory-policy is 'allkeys-lru'" in err.getvalue()
