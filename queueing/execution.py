@@ -4,6 +4,7 @@ Shared by the worker and the sync driver, so a job behaves the same inline and q
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 from contextvars import ContextVar
 from typing import Any
@@ -56,7 +57,7 @@ def run_inline(text: str) -> Any:
     from .signals import job_failed, job_processed, job_processing
 
     job = payload_lib.decode(text)
-    job = Payload(**{**_fields(job), "attempts": job.attempts + 1})
+    job = dataclasses.replace(job, attempts=job.attempts + 1)
     definition = resolve(job.job)
     meta = {"payload": job, "connection": job.data.get("connection"),
             "queue": job.data.get("queue")}
@@ -70,7 +71,3 @@ def run_inline(text: str) -> Any:
     job_processed.send(sender=None, runtime=0.0, **meta)
     dispatch_next_link(job.chain)
     return result
-
-
-def _fields(job: Payload) -> dict[str, Any]:
-    return {name: getattr(job, name) for name in Payload.__slots__}

@@ -153,8 +153,7 @@ def validate(**raw: Any) -> dict[str, Any]:
         elif key == "max_exceptions":
             out[key] = _int(value, "max_exceptions", minimum=1)
         elif key == "backoff":
-            out[key] = value if isinstance(value, tuple) and all(
-                isinstance(v, float) for v in value) else parse_backoff(value)
+            out[key] = parse_backoff(value)
         elif key == "timeout":
             out[key] = None if value is None else _seconds(value, "timeout")
         elif key == "retry_until":

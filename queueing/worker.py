@@ -52,7 +52,8 @@ class Worker:
         self.finished: Reservation | None = None  # done, acknowledged with the next pop
         self.finished_calls: list = []  # completion recorders' writes, sent with that ack
         self.paused_queues: set[str] = set()
-        self.restart_seen: float | None = None
+        self.restart_seen: float | None = None  # the restart stamp when this worker started
+        self._latest_restart: float | None = None
         self._control_read_at = 0.0
         self._lost_since: float | None = None
         self._started = 0.0
@@ -190,8 +191,7 @@ class Worker:
             self._read_control()
         except CONNECTION_ERRORS:
             return False
-        latest = getattr(self, "_latest_restart", None)
-        return latest is not None and latest != self.restart_seen
+        return self._latest_restart is not None and self._latest_restart != self.restart_seen
 
     def _connection_lost(self, exc: Exception) -> None:
         now = time.monotonic()
