@@ -115,7 +115,7 @@ def test_overview_counts_status_processes_waits_and_failures(client, driver, rcl
     assert response["Vary"] and "HX-Request" in response["Vary"]
     assert "pill-running" in page and "1 supervisor paused" in page
     assert re.search(r"Total processes</h2><p class=\"stat\">4<", page)
-    assert re.search(r"Failed past 7 days</h2><p class=\"stat\"><a [^>]+>1<", page)
+    assert re.search(r"Failed, 7 days</h2><p class=\"stat\"><a [^>]+>1<", page)
     assert re.search(r"Jobs past hour</h2><p class=\"stat\">4<", page)
     # default: 3 pending x 2 s each / 2 processes = 3 s
     assert re.search(r"Max wait time</h2><p class=\"stat\">3 s</p><p class=\"muted\">redis:default",

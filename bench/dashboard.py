@@ -1,0 +1,209 @@
+"""Dashboard page timings with 1,000,000 pending jobs and 100,000 failed jobs.
+
+    .venv/bin/python bench/dashboard.py [--pending 1000000] [--failed 100000] [--runs 50]
+
+Fills the bench Redis (BENCH_REDIS_URL, default redis://127.0.0.1:6379/10: FLUSHed) and a
+SQLite file under var/bench-dashboard/ (migrated first), logs a staff user in with
+Django's test Client, requests every page `--runs` times after a short warm-up, and
+prints p50/p95/max in ms per page. Everything it filled is removed at the end.
+The target: every page under 100 ms at the 95th percentile.
+"""
+import argparse
+import datetime as dt
+import json
+import os
+import random
+import sys
+import time
+import uuid as uuid_lib
+
+from common import ROOT, percentile, setup_django
+
+os.environ.setdefault("HORIZON_VAR_DIR", str(ROOT / "var" / "bench-dashboard"))
+setup_django()
+
+from django.contrib.auth.models import Permission, User  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.test import Client  # noqa: E402
+from django.utils import timezone  # noqa: E402
+
+from horizon.repositories import metrics, state  # noqa: E402
+from queueing.connections import redacted_url, redis_driver  # noqa: E402
+from queueing.models import FailedJob  # noqa: E402
+from queueing.payload import encode  # noqa: E402
+
+JOBS = ["billing.jobs.send_invoice", "mail.jobs.send_welcome", "search.jobs.reindex",
+        "media.jobs.resize_image", "reports.jobs.nightly_export"]
+NEEDLE_UUID = "ffffffff-0000-4000-8000-00000000beef"
+TRACEBACK = "".join(f'  File "/srv/app/{m}.py", line {n}, in handle\n    step_{n}()\n'
+                    for n, m in enumerate(["billing/jobs", "billing/invoices", "core/http"] * 4))
+
+
+def payload(i: int, now: float, queue: str) -> dict:
+    name = JOBS[i % len(JOBS)]
+    return {"attempts": 0, "uuid": str(uuid_lib.UUID(int=random.getrandbits(128), version=4)),
+            "displayName": name.rsplit(".", 1)[-1], "job": name, "args": [i],
+            "kwargs": {"customer_id": i % 5000, "api_token": "tok_live_x"}, "maxTries": 3,
+            "maxExceptions": None, "backoff": [10, 60], "timeout": 60, "retryUntil": None,
+            "failOnTimeout": False, "pushedAt": now - 3600 + i / 1000,
+            "tags": [f"customer:{i % 5000}"], "chain": [], "connection": "redis", "queue": queue}
+
+
+def fill_redis(driver, pending: int) -> None:
+    client = driver.client
+    now = time.time()
+    started = time.perf_counter()
+    batch = []
+    for i in range(pending):
+        data = payload(i, now, "default")
+        if i == pending // 2:
+            data["uuid"] = NEEDLE_UUID
+        batch.append(encode(data))
+        if len(batch) == 10_000:
+            driver.push_many("default", batch)
+            batch = []
+    if batch:
+        driver.push_many("default", batch)
+    for i in range(10_000):
+        driver.later("low", encode(payload(i, now, "low")), now + 60 + i)
+    driver.push_many("high", [encode(payload(i, now, "high")) for i in range(500)])
+    for _ in range(200):
+        driver.pop("high", owner="bench-host:4242:supervisor-1")
+    # Recent successes and an hour of one-minute snapshots, for completed and metrics.
+    pipe = client.pipeline(transaction=False)
+    start = now - 3600
+    for minute in range(60):
+        for n in range(100):
+            data = payload(minute * 100 + n, start + minute * 60, "default")
+            script, keys_, args = metrics.completion_call(
+                client, job_name=data["job"], uuid=data["uuid"], label="redis:default",
+                runtime=0.05 + (n % 7) / 100, payload=data, keep_seconds=7200,
+                now=start + minute * 60 + n / 2)
+            script(keys=keys_, args=args, client=pipe)
+        pipe.execute()
+        metrics.take_snapshots(client, now=start + minute * 60 + 59)
+    print(f"filled Redis in {time.perf_counter() - started:.1f} s: "
+          f"{driver.sizes('default').pending:,} pending, 10,000 delayed, 200 reserved, "
+          "6,000 completed, 60 snapshots per series")
+
+
+MASTER = state.MasterState(name="bench-host", pid=4242, host="bench-host", status="running",
+                           started_at=time.time() - 600, supervisors=["supervisor-1"])
+SUPERVISOR = state.SupervisorState(
+    name="supervisor-1", master="bench-host", status="running", connection="redis",
+    queues=["high", "default", "low"], balance="auto",
+    processes={"high": 2, "default": 6, "low": 1}, pids=list(range(5000, 5009)), options={})
+
+
+def keep_alive(client) -> None:
+    """Publish the master's state again, as a running master would (it expires in 15 s)."""
+    state.publish_master(client, MASTER)
+    state.publish_supervisor(client, SUPERVISOR)
+
+
+def fill_failed(count: int) -> None:
+    started = time.perf_counter()
+    now = timezone.now()
+    rows = []
+    for i in range(count):
+        data = payload(i, time.time(), "default")
+        kind = ["TimeoutError: SMTP server did not answer", "ValueError: invoice has no lines",
+                "ConnectionError: upstream refused"][i % 3]
+        rows.append(FailedJob(
+            uuid=data["uuid"], connection="redis", queue="default" if i % 4 else "high",
+            job=data["job"], payload=encode(data),
+            exception=f"{kind}\n\nTraceback (most recent call last):\n{TRACEBACK}",
+            failed_at=now - dt.timedelta(seconds=i * 25)))
+        if len(rows) == 5000:
+            FailedJob.objects.bulk_create(rows)
+            rows = []
+    FailedJob.objects.bulk_create(rows)
+    print(f"filled {FailedJob.objects.count():,} failed rows in "
+          f"{time.perf_counter() - started:.1f} s")
+
+
+def pages(driver, pending: int) -> dict[str, tuple[str, dict]]:
+    middle = FailedJob.objects.order_by("-failed_at")[FailedJob.objects.count() // 2]
+    delayed_raw, delayed_score = driver.delayed("low", 5000, 5000)[0]
+    delayed_uuid = json.loads(delayed_raw)["uuid"]
+    hx = {"HX-Request": "true"}
+    half = pending // 2
+    return {
+        "overview": ("/", {}),
+        "overview (htmx poll)": ("/", hx),
+        "pending": ("/jobs/pending/", {}),
+        "pending, middle page": (f"/jobs/pending/?queue=redis:default&start={half}", hx),
+        "pending, search by tag": ("/jobs/pending/?q=customer:42", hx),
+        "pending, search (no match)": ("/jobs/pending/?q=nothing-like-this", hx),
+        "delayed": ("/jobs/delayed/", {}),
+        "reserved": ("/jobs/reserved/", {}),
+        "completed": ("/jobs/completed/", {}),
+        "completed, search": ("/jobs/completed/?q=reindex", hx),
+        "failed": ("/failed/", {}),
+        "failed, page 1,000": ("/failed/?start=50000", hx),
+        "failed, queue filter": ("/failed/?queue=redis:high", hx),
+        "failed, search": ("/failed/?q=SMTP", hx),
+        "failed, search (no match)": ("/failed/?q=nothing-like-this", hx),
+        "job detail (pending, middle)":
+            (f"/jobs/pending/{NEEDLE_UUID}/?queue=redis:default&at={half}", {}),
+        "job detail (delayed)":
+            (f"/jobs/delayed/{delayed_uuid}/?queue=redis:low&score={delayed_score!r}", {}),
+        "job detail (failed)": (f"/jobs/failed/{middle.uuid}/", {}),
+        "workers": ("/workers/", {}),
+        "metrics": ("/metrics/", {}),
+    }
+
+
+def measure(client: Client, url: str, headers: dict, runs: int) -> list[float]:
+    for _ in range(3):
+        response = client.get(url, headers=headers)
+        assert response.status_code == 200, (url, response.status_code)
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        response = client.get(url, headers=headers)
+        times.append((time.perf_counter() - started) * 1000)
+        assert response.status_code == 200, (url, response.status_code)
+    return times
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pending", type=int, default=1_000_000)
+    parser.add_argument("--failed", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("--keep", action="store_true", help="leave the data in place")
+    options = parser.parse_args()
+    driver = redis_driver()
+    print(f"redis: {redacted_url(driver.config.url or 'embedded')}; "
+          f"sqlite: {os.environ['HORIZON_VAR_DIR']}")
+    call_command("migrate", verbosity=0)
+    driver.client.flushdb()
+    FailedJob.objects.all().delete()
+    User.objects.filter(username="bench-operator").delete()
+    try:
+        fill_redis(driver, options.pending)
+        fill_failed(options.failed)
+        user = User.objects.create_user("bench-operator", password="x", is_staff=True)
+        user.user_permissions.add(Permission.objects.get(codename="view_dashboard"))
+        client = Client(HTTP_HOST="localhost")  # a host the site's ALLOWED_HOSTS accepts
+        client.force_login(user)
+        print(f"\n{'page':34} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}   ({options.runs} runs)")
+        worst = 0.0
+        for name, (url, headers) in pages(driver, options.pending).items():
+            keep_alive(driver.client)
+            times = measure(client, url, headers, options.runs)
+            p95 = percentile(times, 95)
+            worst = max(worst, p95)
+            print(f"{name:34} {percentile(times, 50):8.1f} {p95:8.1f} {max(times):8.1f}")
+        print(f"\nslowest p95: {worst:.1f} ms ({'under' if worst < 100 else 'OVER'} 100 ms)")
+        return 0 if worst < 100 else 1
+    finally:
+        if not options.keep:
+            driver.client.flushdb()
+            FailedJob.objects.all().delete()
+            User.objects.filter(username="bench-operator").delete()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
