@@ -3,6 +3,8 @@
 The patterns are enumerated from the URLconf, so a new page or action without sample
 arguments here fails `test_every_pattern_has_a_sample` until it is covered.
 """
+import re
+
 import pytest
 from django.contrib.auth.models import Permission, User
 from django.middleware.csrf import get_token
@@ -208,3 +210,19 @@ def test_forbidden_page_offers_to_switch_user():
     assert response.status_code == 403
     assert b"horizon.view_dashboard" in response.content
     assert b'action="/logout/"' in response.content
+
+
+def test_pages_answer_head_requests():
+    client = client_for(make_user("ops", staff=True, perm=True))
+    assert client.head("/").status_code == 200
+    assert client.head("/failed/").status_code == 200
+
+
+def test_htmx_and_css_are_served_from_the_site_not_a_cdn():
+    page = client_for(make_user("ops", staff=True, perm=True)).get("/").content.decode()
+    sources = re.findall(r'<(?:script|link)[^>]+(?:src|href)="([^"]+)"', page)
+    assert "/static/horizon/htmx.min.js" in sources and "/static/horizon/horizon.css" in sources
+    assert not [s for s in sources if "//" in s], "nothing is loaded from another host"
+    script = Client().get("/static/horizon/htmx.min.js")
+    assert script.status_code == 200
+    assert b"htmx" in b"".join(script.streaming_content)

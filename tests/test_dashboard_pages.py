@@ -1,6 +1,5 @@
 """Dashboard pages rendered against a real Redis and the failed-job store."""
 import datetime as dt
-import json
 import re
 import time
 import uuid as uuid_lib

@@ -17,7 +17,7 @@ from django.shortcuts import render, resolve_url
 from django.views.decorators.cache import never_cache
 from django.views.decorators.clickjacking import xframe_options_deny
 from django.views.decorators.csrf import csrf_protect
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 from django_htmx.http import HttpResponseClientRedirect
 
 PERMISSION = "horizon.view_dashboard"
@@ -55,7 +55,7 @@ def _guarded(view: Callable) -> Callable:
 
 def page(view: Callable) -> Callable:
     """A read-only page or fragment: GET (and HEAD) only."""
-    guarded = _guarded(require_GET(view))
+    guarded = _guarded(require_safe(view))
     guarded.horizon_action = False
     return guarded
 

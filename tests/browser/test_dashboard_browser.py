@@ -88,6 +88,19 @@ def test_filtering_and_deleting_a_pending_job(page, operator, driver):
     assert driver.sizes("default").pending == 2
 
 
+def test_deleting_a_failed_job_from_its_detail_page(page, operator):
+    row = failed_store.record(connection="redis", queue="default", raw='{"attempts":1}',
+                              exception="RuntimeError: x", job_uuid="detail-delete-1",
+                              job_name="app.jobs.gone")
+    log_in(page, next_path="/failed/")
+    page.get_by_role("link", name="app.jobs.gone").click()
+    expect(page.locator("h1")).to_contain_text("app.jobs.gone")
+    page.get_by_role("button", name="Delete").click()  # hx-confirm, accepted by the fixture
+    expect(page).to_have_url(re.compile(r"/failed/$"))
+    expect(page.locator("#flash")).to_contain_text(f"Deleted failed job {row.uuid}.")
+    expect(page.locator("#failed-list")).to_contain_text("No failed jobs")
+
+
 def populate(rclient, driver):
     """A plausible installation: a master, queues with work, metrics, failures."""
     state.publish_master(rclient, state.MasterState(
