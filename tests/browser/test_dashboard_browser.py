@@ -74,6 +74,30 @@ def test_pause_and_continue_a_queue_from_the_overview(page, operator, rclient):
     assert not rclient.sismember("queueing:paused", "redis:default")
 
 
+def test_pause_and_continue_a_real_master_and_its_supervisor(page, operator, spawn_worker,
+                                                            rclient):
+    """Against `manage.py horizon` itself: the dashboard's commands reach the master."""
+    master = spawn_worker(command="horizon")
+    wait_until(lambda: state.supervisors(rclient) and state.supervisors(rclient)[0].pids,
+               timeout=15, message="the master's first worker")
+    log_in(page)
+    status = page.locator(".cards .pill")
+    expect(status).to_have_text("Running")
+    page.get_by_role("button", name="Pause all").click()
+    expect(page.locator("#flash")).to_contain_text("to pause all their supervisors")
+    expect(status).to_have_text("Paused", timeout=10_000)
+    page.get_by_role("button", name="Continue all").click()
+    expect(status).to_have_text("Running", timeout=10_000)
+    page.goto("/workers/")
+    row = page.locator("#workers tbody tr", has_text="supervisor-1")
+    row.get_by_role("button", name="Pause").click()
+    expect(page.locator("#flash")).to_contain_text("to pause supervisor supervisor-1")
+    expect(row.locator(".pill")).to_have_text("Paused", timeout=10_000)
+    row.get_by_role("button", name="Continue").click()
+    expect(row.locator(".pill")).to_have_text("Running", timeout=10_000)
+    assert master.running(), master.output()
+
+
 def test_filtering_and_deleting_a_pending_job(page, operator, driver):
     for i in range(3):
         test_jobs.record.using(tags=["batch"] if i == 1 else []).delay(f"job-{i}")
