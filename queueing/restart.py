@@ -27,7 +27,12 @@ def continue_queue(client: redis.Redis, connection: str, queue: str) -> None:
     client.srem(PAUSED_QUEUES_KEY, f"{connection}:{queue}")
 
 
-def paused_queues(client: redis.Redis, connection: str) -> set[str]:
+def queues_of(members: set[bytes], connection: str) -> set[str]:
+    """The queue names of one connection among the paused set's members."""
     prefix = f"{connection}:"
-    return {m.decode()[len(prefix):] for m in client.smembers(PAUSED_QUEUES_KEY)
-            if m.decode().startswith(prefix)}
+    names = (m.decode() for m in members)
+    return {name[len(prefix):] for name in names if name.startswith(prefix)}
+
+
+def paused_queues(client: redis.Redis, connection: str) -> set[str]:
+    return queues_of(client.smembers(PAUSED_QUEUES_KEY), connection)

@@ -177,9 +177,7 @@ class Worker:
         pipe.get(restart.RESTART_KEY)
         pipe.smembers(restart.PAUSED_QUEUES_KEY)
         stamp, paused = pipe.execute()
-        prefix = f"{self.driver.name}:"
-        self.paused_queues = {m.decode()[len(prefix):] for m in paused
-                              if m.decode().startswith(prefix)}
+        self.paused_queues = restart.queues_of(paused, self.driver.name)
         stamp = float(stamp) if stamp is not None else None
         if initial:
             self.restart_seen = stamp

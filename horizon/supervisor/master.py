@@ -7,7 +7,6 @@ SIGTERM/SIGINT/SIGQUIT terminate gracefully, SIGUSR2 pauses, SIGCONT continues.
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import sys
 import time
@@ -185,5 +184,3 @@ def _pid_alive(pid: int) -> bool:
         return True
     return True
 
-
-__all__ = ["Master", "AlreadyRunning", "signal"]

@@ -34,9 +34,9 @@ class Supervisor:
         return self.config.name
 
     def start(self) -> None:
+        """Start at the minimum; auto_scale grows the pools from there under load."""
         for pool in self.pools.values():
-            pool.scale(self.config.min_processes if len(self.pools) > 1 or
-                       self.config.balance != "off" else max(self.config.min_processes, 1))
+            pool.scale(self.config.min_processes)
 
     def load(self) -> tuple[dict[str, int], dict[str, float]]:
         """Pending jobs and average runtime (ms) per queue, read from Redis."""
