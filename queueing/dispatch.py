@@ -53,6 +53,20 @@ def dispatch(signature: Signature, *, chain: list[dict] | None = None) -> str:
     """Validate, encode and push (or schedule on commit); return the job's uuid."""
     conn, queue = validate_signature(signature)
     now = time.time()
+    job_uuid, text = _encode(signature, conn, queue, now, chain)
+    delay = signature.options.delay
+    available_at = delay.resolve(now) if delay is not None else None
+    send = partial(_send, conn.name, queue, text, available_at)
+    if _should_defer(signature):
+        transaction.on_commit(send)
+    else:
+        send()
+    return job_uuid
+
+
+def _encode(signature: Signature, conn: ConnectionConfig, queue: str, now: float,
+            chain: list[dict] | None = None) -> tuple[str, str]:
+    """The job's uuid and its encoded payload (nothing is sent)."""
     data = payload_lib.build(
         job_name=signature.definition.name,
         display_name=signature.definition.target.__qualname__,
@@ -64,15 +78,7 @@ def dispatch(signature: Signature, *, chain: list[dict] | None = None) -> str:
         chain=chain,
         now=now,
     )
-    text = payload_lib.encode(data)
-    delay = signature.options.delay
-    available_at = delay.resolve(now) if delay is not None else None
-    send = partial(_send, conn.name, queue, text, available_at)
-    if _should_defer(signature):
-        transaction.on_commit(send)
-    else:
-        send()
-    return data["uuid"]
+    return data["uuid"], payload_lib.encode(data)
 
 
 def _send(connection: str, queue: str, text: str, available_at: float | None) -> None:
@@ -112,16 +118,11 @@ def dispatch_many(signatures: list[Signature]) -> list[str]:
     uuids = []
     for signature in signatures:
         conn, queue = validate_signature(signature)
-        data = payload_lib.build(
-            job_name=signature.definition.name,
-            display_name=signature.definition.target.__qualname__,
-            args=signature.args, kwargs=signature.kwargs, options=signature.options,
-            connection=conn.name, queue=queue, now=now,
-        )
-        uuids.append(data["uuid"])
-        text = payload_lib.encode(data)
-        if signature.options.delay is not None and signature.options.delay.resolve(now) > now:
-            delayed.append((conn.name, queue, text, signature.options.delay.resolve(now)))
+        job_uuid, text = _encode(signature, conn, queue, now)
+        uuids.append(job_uuid)
+        at = signature.options.delay.resolve(now) if signature.options.delay else None
+        if at is not None and at > now:
+            delayed.append((conn.name, queue, text, at))
         else:
             batches.setdefault((conn.name, queue), []).append(text)
 

@@ -191,12 +191,17 @@ class JobRunner:
             job_exception_occurred.send(sender=self.worker, exception=exc, released=False, **meta)
             self.fail(held, job, definition, exc, detail=reason)
             return Outcome("failed", runtime, job)
-        delay = policy.backoff_delay(job.backoff or self.options.backoff, job.attempts)
-        with_retries(lambda: self.driver.release(held, time.time() + delay), "release")
+        delay = self._release_with_backoff(held, job)
         job_exception_occurred.send(sender=self.worker, exception=exc, released=True, **meta)
         self.log.line(job, "RELEASED",
                       f"{type(exc).__name__}: {exc} (retry in {delay:g}s)")
         return Outcome("released", runtime, job)
+
+    def _release_with_backoff(self, held: Reservation, job: Payload) -> float:
+        """Hand the job back for its next attempt after this attempt's backoff; the delay."""
+        delay = policy.backoff_delay(job.backoff or self.options.backoff, job.attempts)
+        with_retries(lambda: self.driver.release(held, time.time() + delay), "release")
+        return delay
 
     def _timed_out(self, held: Reservation, job: Payload, definition: JobDefinition,
                    tries: int, timeout: float, runtime: float) -> Outcome:
@@ -206,8 +211,7 @@ class JobRunner:
         if reason:
             self.fail(held, job, definition, exc, detail=reason)
         else:
-            delay = policy.backoff_delay(job.backoff or self.options.backoff, job.attempts)
-            with_retries(lambda: self.driver.release(held, time.time() + delay), "release")
+            delay = self._release_with_backoff(held, job)
             self.log.line(job, "RELEASED", f"timed out after {timeout:g}s (retry in {delay:g}s)")
         return Outcome("timed_out", runtime, job)
 

@@ -17,19 +17,7 @@ def completed(client: redis.Redis, start: int = 0, stop: int = 49) -> list[dict]
     pipe = client.pipeline(transaction=False)
     for uuid in uuids:
         pipe.hgetall(keys.completed_job(uuid))
-    out = []
-    for uuid, record in zip(uuids, pipe.execute()):
-        if not record:
-            continue
-        item = {k.decode(): v.decode("utf-8", "replace") for k, v in record.items()}
-        item["runtime_ms"] = float(item.get("runtime_ms", 0))
-        item["completed_at"] = float(item.get("completed_at", 0))
-        try:
-            item["payload"] = json.loads(item.get("payload", "{}"))
-        except ValueError:
-            item["payload"] = {}
-        out.append(item)
-    return out
+    return [_decode(record) for record in pipe.execute() if record]
 
 
 def count(client: redis.Redis) -> int:
@@ -38,12 +26,18 @@ def count(client: redis.Redis) -> int:
 
 def find(client: redis.Redis, uuid: str) -> dict | None:
     record = client.hgetall(keys.completed_job(uuid))
-    if not record:
-        return None
+    return _decode(record) if record else None
+
+
+def _decode(record: dict[bytes, bytes]) -> dict:
+    """A stored record as text and numbers, its payload parsed ({} if unreadable)."""
     item = {k.decode(): v.decode("utf-8", "replace") for k, v in record.items()}
-    item["payload"] = json.loads(item.get("payload") or "{}")
     item["runtime_ms"] = float(item.get("runtime_ms", 0))
     item["completed_at"] = float(item.get("completed_at", 0))
+    try:
+        item["payload"] = json.loads(item.get("payload") or "{}")
+    except ValueError:
+        item["payload"] = {}
     return item
 
 
