@@ -34,7 +34,8 @@ DATABASES = {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": _db,
         "TEST": {"NAME": _db},
-        "OPTIONS": {"timeout": 30},
+        "OPTIONS": {"timeout": 30, "transaction_mode": "IMMEDIATE",
+                    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"},
     }
 }
 
