@@ -237,6 +237,9 @@ def decode(raw: bytes | str) -> Payload:
         except ValueError as exc:
             raise _malformed(f"payload is not JSON: {exc}", original, attempts) from None
         if isinstance(data, dict):
+            inner = data.get("attempts", 0)
+            if type(inner) is not int or not 0 <= inner < 10 ** 9:
+                raise _malformed("field 'attempts' must be an integer >= 0", original, attempts)
             data["attempts"] = attempts
     elif not utf8:
         raise _malformed("payload is not UTF-8 text", raw, attempts)
