@@ -2,10 +2,11 @@
 import argparse
 import os
 import sys
+import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from queueing import connections
+from queueing import connections, registry
 from queueing.errors import QueueError
 from queueing.job_options import parse_backoff
 from queueing.options import WorkerOptions
@@ -82,6 +83,9 @@ class Command(BaseCommand):
             stop_when_empty=opts["stop_when_empty"], quiet=opts["quiet"],
         )
         worker = Worker(driver, options, stdout=self.stdout, stderr=self.stderr)
+        if not options.quiet:
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+            self.stdout.write(f"{stamp} {registry.describe_modules()}")
         code = worker.run()
         if code == EXIT_ERROR:
             # A timed-out job may have left threads behind; leave without waiting for them.
