@@ -186,13 +186,16 @@ def recent_snapshots(kind: str, names: list[str], limit: int) -> dict[str, list[
     return out
 
 
-def _series(kind: str, name: str, snaps: list[dict], width: int, height: int) -> Series:
+def _series(kind: str, name: str, snaps: list[dict], width: int, height: int,
+            axes: bool = False) -> Series:
     jobs = sum(s["count"] for s in snaps)
     weighted = sum(s["runtime"] * s["count"] for s in snaps)
     return Series(
         kind, name,
-        charts.line_chart([(s["time"], s["throughput"]) for s in snaps], width, height),
-        charts.line_chart([(s["time"], s["runtime"]) for s in snaps], width, height),
+        charts.line_chart([(s["time"], s["throughput"]) for s in snaps], width, height,
+                          axes=axes, unit="jobs/min"),
+        charts.line_chart([(s["time"], s["runtime"]) for s in snaps], width, height,
+                          axes=axes, unit="ms", value_text=formatting.runtime),
         jobs, weighted / jobs if jobs else 0.0)
 
 
@@ -205,4 +208,6 @@ def series(kind: str, limit: int = SPARK_POINTS, width: int = 600,
 
 
 def one_series(kind: str, name: str, limit: int, width: int, height: int) -> Series:
-    return _series(kind, name, recent_snapshots(kind, [name], limit)[name], width, height)
+    """One series for the large charts: with axes, units and a hover value per snapshot."""
+    return _series(kind, name, recent_snapshots(kind, [name], limit)[name], width, height,
+                   axes=True)
