@@ -66,3 +66,59 @@ def test_metrics_charts_say_when_there_is_nothing_or_one_snapshot(page, operator
     rclient.delete(*rclient.keys("*snapshots*"))
     page.goto("/metrics/?series=job:app.jobs.Once")
     expect(page.locator(".chart-empty-state").first).to_contain_text("No snapshots yet")
+
+
+def record_failure(name: str, exception: str) -> str:
+    job_id = str(uuid_lib.uuid4())
+    failed_store.record(connection="redis", queue="default",
+                        raw=encode({"uuid": job_id, "job": name, "attempts": 3, "args": []}),
+                        exception=exception, job_uuid=job_id, job_name=name)
+    return job_id
+
+
+def test_the_failed_list_fits_a_phone_screen(browser, live_server, operator, screenshots):
+    for i in range(3):
+        record_failure(f"shop.billing.jobs.SendQuarterlyInvoiceReminderToCustomer{i}",
+                       "RuntimeError: the payment provider answered 503 Service Unavailable "
+                       "for https://payments.example.com/v2/customers/cus_1234567890/invoices")
+    context = browser.new_context(viewport={"width": 390, "height": 844},
+                                  base_url=live_server.url, is_mobile=True, has_touch=True)
+    try:
+        tab = context.new_page()
+        log_in(tab, next_path="/failed/")
+        rows = tab.locator("#failed-list tbody tr")
+        expect(rows).to_have_count(3)
+        sizes = tab.evaluate("""() => {
+            const list = document.querySelector('#failed-list');
+            return {page: document.documentElement.scrollWidth, view: window.innerWidth,
+                    list: list.scrollWidth, listBox: list.clientWidth};
+        }""")
+        assert sizes["page"] <= sizes["view"] == 390, sizes
+        assert sizes["list"] <= sizes["listBox"], f"the failed list scrolls sideways: {sizes}"
+        for button in rows.first.get_by_role("button").all():
+            box = button.bounding_box()
+            assert box and box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+        expect(rows.first).to_contain_text("payments.example.com")
+        tab.screenshot(path=str(screenshots / "failed-390px.png"), full_page=True)
+    finally:
+        context.close()
+
+
+def test_sidebar_spans_a_long_page_and_the_favicon_is_served(page, operator):
+    for i in range(40):
+        record_failure(f"app.jobs.job{i}", "RuntimeError: boom")
+    icon_requests = []
+    page.on("response", lambda r: "favicon" in r.url and icon_requests.append(r.status))
+    log_in(page, next_path="/failed/")
+    expect(page.locator("#failed-list tbody tr")).to_have_count(40)
+    heights = page.evaluate("""() => ({
+        page: document.documentElement.scrollHeight, view: window.innerHeight,
+        sidebar: document.querySelector('.sidebar').getBoundingClientRect().height})""")
+    assert heights["page"] > 2 * heights["view"], heights
+    assert heights["sidebar"] >= heights["page"] - 1, heights
+    page.mouse.wheel(0, 10_000)
+    expect(page.locator(".sidebar nav")).to_be_in_viewport()
+    href = page.locator("link[rel=icon]").get_attribute("href")
+    assert page.request.get(href).status == 200
+    assert page.request.get("/favicon.ico").status == 200  # redirected to the icon
+    assert 404 not in icon_requests
