@@ -122,3 +122,20 @@ def test_sidebar_spans_a_long_page_and_the_favicon_is_served(page, operator):
     assert page.request.get(href).status == 200
     assert page.request.get("/favicon.ico").status == 200  # redirected to the icon
     assert 404 not in icon_requests
+
+
+def test_job_detail_follows_the_job_until_it_settles(page, operator, spawn_worker, screenshots):
+    job_id = test_jobs.sleep_then_record.delay(3.0, "watched")
+    log_in(page, next_path=f"/jobs/pending/{job_id}/?queue=redis:default&at=0")
+    state = page.locator("#job-state")
+    expect(state).to_have_text("Pending")
+    expect(page.locator("#job-detail")).to_have_attribute("data-polling", "true")
+    worker = spawn_worker("redis", "--queue=default", "--stop-when-empty", "--sleep=0")
+    expect(state).to_have_text("Reserved", timeout=8_000)
+    expect(page.locator("#job-detail")).to_contain_text("Lease expires")
+    expect(state).to_have_text("Completed", timeout=10_000)
+    assert worker.wait() == 0, worker.output()
+    detail = page.locator("#job-detail")
+    expect(detail).to_contain_text("ran")  # the completed timing with its runtime
+    expect(detail).not_to_have_attribute("hx-trigger", "every 2s")  # settled: polling stops
+    page.screenshot(path=str(screenshots / "job-detail-completed.png"), full_page=True)
