@@ -40,6 +40,8 @@ class QueueRow:
 
     @property
     def wait_text(self) -> str:
+        if self.paused:
+            return "paused"  # its jobs wait until it is continued, however few there are
         return formatting.duration(self.wait) if self.wait else "—"
 
 
@@ -64,6 +66,7 @@ class Overview:
     max_wait_queue: QueueRef | None
     queues: list[QueueRow]
     masters: list[MasterView]
+    paused_queues: list[QueueRef] = field(default_factory=list)
 
     @property
     def max_wait_text(self) -> str:
@@ -130,7 +133,8 @@ def overview(now: float | None = None) -> Overview:
     masters = state_repo.masters(client)
     sups = state_repo.supervisors(client)
     rows = queue_rows(sups)
-    slowest = max(rows, key=lambda r: r.wait, default=None)
+    # The longest wait among queues that are moving; paused ones are listed as such.
+    slowest = max((r for r in rows if not r.paused), key=lambda r: r.wait, default=None)
     if masters:
         status = "running" if any(m.status == "running" for m in masters) else "paused"
     else:
@@ -146,6 +150,7 @@ def overview(now: float | None = None) -> Overview:
         max_wait_queue=slowest.ref if slowest and slowest.wait > 0 else None,
         queues=rows,
         masters=group_masters(masters, sups),
+        paused_queues=[r.ref for r in rows if r.paused],
     )
 
 
