@@ -8,6 +8,8 @@ from django.http import HttpResponse
 from django.urls import reverse
 from django.utils.http import urlencode
 
+from queueing import connections, heartbeat
+
 from ...repositories import horizon_client
 from .. import formatting, history, lookup, queues
 from ..auth import page
@@ -58,6 +60,15 @@ def _moment(value, now: float) -> formatting.Moment | None:
     return formatting.moment(value, now) if isinstance(value, (int, float)) else None
 
 
+def holder_gone(found: lookup.Found) -> bool:
+    """A reserved job whose worker's heartbeat has lapsed (see queueing.heartbeat)."""
+    owner = str(found.data.get("reservedBy") or "")
+    if found.state != "reserved" or not owner or found.ref is None:
+        return False
+    client = connections.redis_driver(found.ref.connection).client
+    return not heartbeat.alive(client, [owner]).get(owner, True)
+
+
 def context(found: lookup.Found, now: float) -> dict:
     data = found.data
     tags = data.get("tags") if isinstance(data.get("tags"), list) else []
@@ -76,6 +87,7 @@ def context(found: lookup.Found, now: float) -> dict:
         "retries": retries,
         "retry_of": str(data.get("retryOf") or ""),
         "reserved_by": str(data.get("reservedBy") or ""),
+        "holder_gone": holder_gone(found),
         "facts": [(label, data.get(key)) for label, key in (
             ("Job", "job"), ("Attempts", "attempts"), ("Max tries", "maxTries"),
             ("Max exceptions", "maxExceptions"), ("Timeout", "timeout"),
