@@ -145,6 +145,7 @@ def test_readme_snippets_work_in_a_fresh_startproject(wheel, tmp_path):
             setup_test_environment()
             client = Client()
             assert client.get("/horizon/").status_code == 302  # anonymous: to the login page
+            assert client.get("/accounts/login/").status_code == 200
             client.force_login(User.objects.get(username="ops"))
             for path in ("/horizon/", "/horizon/jobs/completed/", "/horizon/failed/",
                          "/horizon/workers/", "/horizon/metrics/"):
