@@ -8,6 +8,7 @@ server; it is stopped when that process exits. Every bench FLUSHes its database.
 """
 import atexit
 import os
+import shutil
 import tempfile
 
 from horizon.settings import *  # noqa: F401,F403
@@ -16,8 +17,10 @@ from horizon.settings import INSTALLED_APPS, QUEUE
 if not os.environ.get("BENCH_REDIS_URL"):
     from queueing.embedded_redis import EmbeddedRedis
 
-    _server = EmbeddedRedis(tempfile.mkdtemp(prefix="hz-bench-redis-"), persistent=False)
+    _folder = tempfile.mkdtemp(prefix="hz-bench-redis-")
+    _server = EmbeddedRedis(_folder, persistent=False)
     os.environ["BENCH_REDIS_URL"] = _server.ensure_running()
+    atexit.register(shutil.rmtree, _folder, True)  # runs after the stop below (LIFO)
     atexit.register(_server.stop)
 
 BENCH_REDIS_URL = os.environ["BENCH_REDIS_URL"]

@@ -19,14 +19,14 @@ def supervisor() -> Supervisor:
     return Supervisor(config, "test-master", log=lambda message: None)
 
 
-def test_a_paused_queue_counts_as_idle_for_the_balancer(rclient):
+def test_a_paused_queue_counts_as_idle_for_the_balancer(driver):
     dispatch_many([jobs.record.s(i) for i in range(50)])
     dispatch_many([jobs.record.using(queue="high").s(i) for i in range(3)])
     sup = supervisor()
     pending, _ = sup.load()
     assert pending == {"high": 3, "default": 50}
 
-    restart.pause_queue(rclient, "redis", "default")
+    restart.pause_queue(driver, "default")
     pending, runtime = sup.load()
     assert pending == {"high": 3, "default": 0}
     desired = balancer.desired_processes(mode="auto", queues=("high", "default"),
@@ -34,11 +34,11 @@ def test_a_paused_queue_counts_as_idle_for_the_balancer(rclient):
                                          min_processes=1, max_processes=6)
     assert desired["default"] == 1, "no growth for a queue no worker may take from"
 
-    restart.continue_queue(rclient, "redis", "default")
+    restart.continue_queue(driver, "default")
     assert sup.load()[0]["default"] == 50
 
 
-def test_the_overview_shows_a_paused_queue_as_paused_not_as_waiting(rclient, settings):
+def test_the_overview_shows_a_paused_queue_as_paused_not_as_waiting(driver, rclient, settings):
     settings.HORIZON = {**settings.HORIZON,
                         "supervisors": {"supervisor-1": {"queue": ["high", "default"]}}}
     script, keys_, args = metrics.completion_call(
@@ -48,7 +48,7 @@ def test_the_overview_shows_a_paused_queue_as_paused_not_as_waiting(rclient, set
     dispatch_many([jobs.record.s(i) for i in range(10)])
     assert reads.overview().max_wait_queue.name == "default"
 
-    restart.pause_queue(rclient, "redis", "default")
+    restart.pause_queue(driver, "default")
     view = reads.overview()
     row = next(r for r in view.queues if r.ref.name == "default")
     assert row.paused and row.wait_text == "paused"
