@@ -100,6 +100,13 @@ def test_the_failed_list_fits_a_phone_screen(browser, live_server, operator, scr
             assert box and box["x"] >= 0 and box["x"] + box["width"] <= 390, box
         expect(rows.first).to_contain_text("payments.example.com")
         tab.screenshot(path=str(screenshots / "failed-390px.png"), full_page=True)
+        for path in ("/jobs/pending/", "/"):
+            tab.goto(path)
+            width = tab.evaluate("() => document.documentElement.scrollWidth")
+            overflowing = tab.evaluate("""() => [...document.querySelectorAll('.panel')]
+                .filter(p => p.scrollWidth > p.clientWidth).length""")
+            assert width <= 390 and overflowing == 0, (path, width, overflowing)
+        tab.screenshot(path=str(screenshots / "overview-390px.png"), full_page=True)
     finally:
         context.close()
 
