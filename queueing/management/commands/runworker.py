@@ -2,10 +2,11 @@
 import argparse
 import os
 import sys
+import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from queueing import connections
+from queueing import connections, heartbeat, registry
 from queueing.errors import QueueError
 from queueing.job_options import parse_backoff
 from queueing.options import WorkerOptions
@@ -86,7 +87,11 @@ class Command(BaseCommand):
             prefetch=max(opts["prefetch"], 1),
         )
         worker = Worker(driver, options, stdout=self.stdout, stderr=self.stderr)
-        code = worker.run()
+        if not options.quiet:
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+            self.stdout.write(f"{stamp} {registry.describe_modules()}")
+        with heartbeat.beating(driver, worker.owner):  # lets the dashboard see it die
+            code = worker.run()
         if code == EXIT_ERROR:
             # A timed-out job may have left threads behind; leave without waiting for them.
             sys.stdout.flush()
