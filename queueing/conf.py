@@ -31,7 +31,7 @@ from .errors import ConfigurationError, UnknownConnection, UnknownQueue
 from .keys import DEFAULT_PREFIX
 
 DRIVERS = ("redis", "sync", "null")
-QUEUE_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,100}$")
+QUEUE_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")  # fullmatch: "$" would accept a final newline
 DEFAULT_RETRY_AFTER = 90  # seconds a reservation lasts before the job is handed out again
 DEFAULT_MIGRATION_BATCH = 1000  # due jobs moved per pop, so one pop never stalls Redis
 
@@ -52,7 +52,7 @@ class ConnectionConfig:
 
     def check_queue(self, queue: str) -> str:
         """Return `queue` if this connection accepts it, else raise UnknownQueue."""
-        if not isinstance(queue, str) or not QUEUE_NAME.match(queue):
+        if not isinstance(queue, str) or not QUEUE_NAME.fullmatch(queue):
             raise UnknownQueue(
                 f"invalid queue name {queue!r}: use letters, digits, '_', '.' or '-'"
             )
@@ -111,14 +111,14 @@ def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
             f"QUEUE['connections'][{name!r}]['driver'] must be one of {DRIVERS}, got {driver!r}"
         )
     queue = raw.get("queue", "default")
-    if not isinstance(queue, str) or not QUEUE_NAME.match(queue):
+    if not isinstance(queue, str) or not QUEUE_NAME.fullmatch(queue):
         raise ConfigurationError(f"QUEUE['connections'][{name!r}]['queue'] is not a valid name")
     queues_raw = raw.get("queues", [queue])
     if queues_raw == "*":
         queues = None
     else:
         if isinstance(queues_raw, str) or not all(
-            isinstance(q, str) and QUEUE_NAME.match(q) for q in queues_raw
+            isinstance(q, str) and QUEUE_NAME.fullmatch(q) for q in queues_raw
         ):
             raise ConfigurationError(
                 f"QUEUE['connections'][{name!r}]['queues'] must be a list of queue names or '*'"

@@ -21,6 +21,7 @@ anywhere in the key with separators removed (``db_password``, ``csrftoken``).
 """
 from __future__ import annotations
 
+import logging
 import re
 from functools import lru_cache
 from typing import Any, Iterable
@@ -244,3 +245,19 @@ def for_log(value: object, limit: int = LOG_LIMIT) -> str:
 def redacted_url(url: str | None) -> str:
     """A connection URL with its password (in the userinfo or a query string) hidden."""
     return mask_text(url or "")
+
+
+class RedactingFormatter(logging.Formatter):
+    """A logging formatter applying this policy: the message masked and on one line
+    (control characters escaped), the traceback masked with its newlines kept."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        safe = logging.makeLogRecord(record.__dict__)
+        safe.msg, safe.args = for_log(record.getMessage(), limit=LOG_LIMIT * 4), None
+        return super().format(safe)
+
+    def formatException(self, ei) -> str:  # noqa: N802 (logging's name)
+        return escape_control(mask_text(super().formatException(ei)), keep_newlines=True)
+
+    def formatStack(self, stack_info: str) -> str:  # noqa: N802
+        return escape_control(mask_text(super().formatStack(stack_info)), keep_newlines=True)

@@ -29,6 +29,7 @@ SAMPLES = {
     "failed-delete": ["0f0e0d0c-0000-4000-8000-000000000000"],
     "workers": [],
     "metrics": [],
+    "audit": [],
     "control": ["pause"],
     "supervisor-control": ["supervisor-1", "pause"],
     "queue-control": ["redis:default", "pause"],
@@ -55,9 +56,11 @@ PAGES = [pytest.param(p, id=p.name) for p in patterns() if not is_action(p)]
 def make_user(name, *, staff=False, perm=False, superuser=False) -> User:
     user = User.objects.create_user(name, password="secret-pw", is_staff=staff,
                                     is_superuser=superuser)
-    if perm:
+    # perm=True: the operate role; perm="view": the read-only role.
+    codenames = {True: ["view_dashboard", "operate_dashboard"], "view": ["view_dashboard"]}
+    for codename in codenames.get(perm, []):
         user.user_permissions.add(Permission.objects.get(
-            content_type__app_label="horizon", codename="view_dashboard"))
+            content_type__app_label="horizon", codename=codename))
     return user
 
 

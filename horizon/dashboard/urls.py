@@ -8,7 +8,7 @@ from urllib.parse import quote, unquote
 
 from django.urls import path, register_converter
 
-from .views import actions, control, detail, failed, jobs, metrics, overview, workers
+from .views import actions, audit, control, detail, failed, jobs, metrics, overview, workers
 
 
 class _Choice:
@@ -74,6 +74,7 @@ urlpatterns = [
     path("failed/<hz_name:uuid>/delete/", actions.delete_failed, name="failed-delete"),
     path("workers/", workers.workers, name="workers"),
     path("metrics/", metrics.metrics, name="metrics"),
+    path("audit/", audit.audit_log, name="audit"),
     path("control/<hz_verb:verb>/", control.control, name="control"),
     path("supervisors/<hz_name:name>/<hz_verb:verb>/", control.supervisor_control,
          name="supervisor-control"),
