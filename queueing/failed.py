@@ -20,12 +20,23 @@ def describe(exc: BaseException) -> str:
     return f"{kind}: {exc}\n\n{tb}"
 
 
+def is_real_uuid(value: object) -> bool:
+    """A canonical UUID string; anything else (a '/', a newline, 10 kB) is not a row key."""
+    try:
+        return isinstance(value, str) and str(uuid_lib.UUID(value)) == value.lower()
+    except ValueError:
+        return False
+
+
 def record(*, connection: str, queue: str, raw: bytes | str, exception: str,
            job_uuid: str | None = None, job_name: str = "") -> FailedJob:
-    """Store a failed job (idempotent per uuid: a re-failure replaces the older row)."""
+    """Store a failed job (idempotent per uuid: a re-failure replaces the older row).
+
+    A missing or malformed uuid gets a fresh one; the original stays in the payload.
+    """
     text = raw.decode("utf-8", "backslashreplace") if isinstance(raw, bytes) else raw
     row, _ = FailedJob.objects.update_or_create(
-        uuid=job_uuid or str(uuid_lib.uuid4()),
+        uuid=job_uuid if is_real_uuid(job_uuid) else str(uuid_lib.uuid4()),
         defaults={
             "connection": connection,
             "queue": queue,

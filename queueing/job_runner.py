@@ -22,6 +22,7 @@ from .keys import EXCEPTIONS_TTL, exceptions_key
 from .options import WorkerOptions
 from .payload import Payload
 from .process_control import JobTimedOut, Watchdog
+from .redaction import for_log
 from .registry import JobDefinition, resolve
 from .signals import job_exception_occurred, job_failed, job_processed, job_processing
 
@@ -52,16 +53,16 @@ class JobLog:
     def line(self, job: Payload | None, status: str, detail: str = "") -> None:
         if self.stream is None:
             return
-        name = job.job if job else "(unreadable entry)"
-        uuid = job.uuid if job else "-"
+        name = for_log(job.job) if job else "(unreadable entry)"
+        uuid = for_log(job.uuid) if job else "-"
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-        self.stream.write(f"{stamp} {status:<8} {name} {uuid} {detail}".rstrip() + "\n")
+        self.stream.write(f"{stamp} {status:<8} {name} {uuid} {for_log(detail)}".rstrip() + "\n")
         self.stream.flush()
 
     def event(self, message: str) -> None:
         """A worker-level line (stopping...), not about one job."""
         if self.stream is not None:
-            self.stream.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {message}\n")
+            self.stream.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {for_log(message)}\n")
             self.stream.flush()
 
 
