@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 import traceback
 import uuid as uuid_lib
 
@@ -20,12 +21,13 @@ def describe(exc: BaseException) -> str:
     return f"{kind}: {exc}\n\n{tb}"
 
 
+_JOB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,99}")
+
+
 def is_real_uuid(value: object) -> bool:
-    """A canonical UUID string; anything else (a '/', a newline, 10 kB) is not a row key."""
-    try:
-        return isinstance(value, str) and str(uuid_lib.UUID(value)) == value.lower()
-    except ValueError:
-        return False
+    """A job id fit to key a row and a URL: a UUID or a short token of letters, digits,
+    '_', '.', ':' and '-'. A '/', a newline or 10 kB of text is not."""
+    return isinstance(value, str) and _JOB_ID.fullmatch(value) is not None
 
 
 def record(*, connection: str, queue: str, raw: bytes | str, exception: str,
