@@ -93,7 +93,8 @@ class EmbeddedRedis:
         # Owner-only: the append-only file holds every payload, unmasked.
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.chmod(self.directory, 0o700)
-        with open(self.directory / "start.lock", "w") as lock:
+        with os.fdopen(os.open(self.directory / "start.lock", os.O_WRONLY | os.O_CREAT,
+                               0o600), "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not self.is_running():
                 if self.socket.exists():

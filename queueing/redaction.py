@@ -89,13 +89,16 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]{0,31}\Z")
 _TOKEN_END = re.compile(r"[\s\"'<>`]")
 _BEARER = re.compile(r"(?P<head>\b(?:bearer|basic|token|digest)\s{1,8})"
                      r"[A-Za-z0-9._~+/=\-]{8,}", re.IGNORECASE)
-# key = value, key: value, "key": "value", ?key=value; every repetition is bounded.
+# key = value, key: value, "key": "value", \"key\": \"value\" (JSON in a JSON string),
+# ?key=value, ["key", "value"]; every repetition is bounded.
 _KEY_VALUE = re.compile(
-    r"(?<![A-Za-z0-9_.\-])(?P<key>[A-Za-z0-9_.\-]{1,64})(?P<close>[\"']?)"
-    r"(?P<sep>\s{0,8}[:=]\s{0,8})"
+    r"(?<![A-Za-z0-9_.\-])(?P<key>[A-Za-z0-9_.\-]{1,64})(?P<close>\\?[\"']?)"
+    r"(?P<sep>\s{0,8}(?:[:=]|,(?=\s{0,8}\\?[\"']))\s{0,8})"
     r"(?P<scheme>(?:bearer|basic|token|digest)\s{1,8})?"
-    r"(?:\"(?P<dq>[^\"\n]{0,1024})\"|'(?P<sq>[^'\n]{0,1024})'|(?P<bare>[^\s\"'&,;<>]{1,1024}))",
+    r"(?:\\\"(?P<edq>[^\"\\\n]{0,1024})\\\"|\"(?P<dq>[^\"\n]{0,1024})\"|'(?P<sq>[^'\n]{0,1024})'"
+    r"|(?P<bare>[^\s\"'&,;<>\\]{1,1024}))",
     re.IGNORECASE)
+_QUOTES = {"edq": '\\"', "dq": '"', "sq": "'"}
 
 
 def _mask_url_passwords(text: str) -> str:
@@ -130,17 +133,36 @@ def _mask_url_passwords(text: str) -> str:
     return "".join(out)
 
 
-def _key_value(match: re.Match) -> str:
-    key = match.group("key")
-    if not is_secret_key(key) or key.endswith(_EXCEPTION_NAME):
-        return match.group(0)  # "KeyError: 'x'" names an exception, not a key
-    head = match.group("key") + match.group("close") + match.group("sep") + (
-        match.group("scheme") or "")
-    if match.group("dq") is not None:
-        return f'{head}"{MASK}"' if match.group("dq") else match.group(0)
-    if match.group("sq") is not None:
-        return f"{head}'{MASK}'" if match.group("sq") else match.group(0)
-    return head + MASK
+def _mask_key_values(text: str) -> str:
+    """Hide the value after every secret-looking key.
+
+    A match whose key is not secret gives back its value to be searched again, so
+    ``"url": "https://h/?password=x"`` and ``"body": "{\\"token\\": …}"`` are still
+    seen. Quoted values end at the next quote, so the rescans never overlap: linear.
+    """
+    out: list[str] = []
+    done = pos = 0
+    entries = mask_keys()
+    while True:
+        match = _KEY_VALUE.search(text, pos)
+        if match is None:
+            break
+        key = match.group("key")
+        if not is_secret_key(key, entries) or key.endswith(_EXCEPTION_NAME):
+            pos = match.end("sep")  # "KeyError: 'x'" names an exception, not a key
+            continue
+        value_start = match.end("scheme") if match.group("scheme") else match.end("sep")
+        out.append(text[done:value_start])
+        for group, quote in _QUOTES.items():
+            if match.group(group) is not None:
+                out.append(f"{quote}{MASK}{quote}" if match.group(group) else
+                           match.group(0)[value_start - match.start():])
+                break
+        else:
+            out.append(MASK)
+        done = pos = match.end()
+    out.append(text[done:])
+    return "".join(out)
 
 
 def mask_text(text: str) -> str:
@@ -149,7 +171,7 @@ def mask_text(text: str) -> str:
         return text
     text = _mask_url_passwords(text)
     text = _BEARER.sub(lambda m: m.group("head") + MASK, text)
-    return _KEY_VALUE.sub(_key_value, text)
+    return _mask_key_values(text)
 
 
 def clip(text: str, limit: int | None) -> tuple[str, int]:
@@ -254,6 +276,10 @@ class RedactingFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         safe = logging.makeLogRecord(record.__dict__)
         safe.msg, safe.args = for_log(record.getMessage(), limit=LOG_LIMIT * 4), None
+        # Another handler may have cached the traceback unmasked: format it again here.
+        safe.exc_text = None if record.exc_info else (
+            escape_control(mask_text(record.exc_text), keep_newlines=True)
+            if record.exc_text else None)
         return super().format(safe)
 
     def formatException(self, ei) -> str:  # noqa: N802 (logging's name)
