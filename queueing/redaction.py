@@ -91,9 +91,11 @@ _BEARER = re.compile(r"(?P<head>\b(?:bearer|basic|token|digest)\s{1,8})"
                      r"[A-Za-z0-9._~+/=\-]{8,}", re.IGNORECASE)
 # key = value, key: value, "key": "value", \"key\": \"value\" (JSON in a JSON string),
 # ?key=value, ["key", "value"]; every repetition is bounded.
-_KEY_VALUE = re.compile(
+_KEY = re.compile(
     r"(?<![A-Za-z0-9_.\-])(?P<key>[A-Za-z0-9_.\-]{1,64})(?P<close>\\?[\"']?)"
-    r"(?P<sep>\s{0,8}(?:[:=]|,(?=\s{0,8}\\?[\"']))\s{0,8})"
+    r"(?P<sep>\s{0,8}(?:[:=]|,(?=\s{0,8}\\?[\"']))\s{0,8})")
+# Read only after a secret key, so each value is read once.
+_VALUE = re.compile(
     r"(?P<scheme>(?:bearer|basic|token|digest)\s{1,8})?"
     r"(?:\\\"(?P<edq>[^\"\\\n]{0,1024})\\\"|\"(?P<dq>[^\"\n]{0,1024})\"|'(?P<sq>[^'\n]{0,1024})'"
     r"|(?P<bare>[^\s\"'&,;<>\\]{1,1024}))",
@@ -136,31 +138,35 @@ def _mask_url_passwords(text: str) -> str:
 def _mask_key_values(text: str) -> str:
     """Hide the value after every secret-looking key.
 
-    A match whose key is not secret gives back its value to be searched again, so
-    ``"url": "https://h/?password=x"`` and ``"body": "{\\"token\\": …}"`` are still
-    seen. Quoted values end at the next quote, so the rescans never overlap: linear.
+    Keys are found first and a value is read only after a secret one, so the value of
+    an ordinary key is still searched (``"url": "https://h/?password=x"``,
+    ``"body": "{\\"token\\": …}"``) and every character is read a bounded number of
+    times: linear.
     """
     out: list[str] = []
     done = pos = 0
     entries = mask_keys()
     while True:
-        match = _KEY_VALUE.search(text, pos)
+        match = _KEY.search(text, pos)
         if match is None:
             break
+        pos = match.end()
         key = match.group("key")
         if not is_secret_key(key, entries) or key.endswith(_EXCEPTION_NAME):
-            pos = match.end("sep")  # "KeyError: 'x'" names an exception, not a key
+            continue  # "KeyError: 'x'" names an exception, not a key
+        value = _VALUE.match(text, pos)
+        if value is None:
             continue
-        value_start = match.end("scheme") if match.group("scheme") else match.end("sep")
+        value_start = value.end("scheme") if value.group("scheme") else pos
         out.append(text[done:value_start])
         for group, quote in _QUOTES.items():
-            if match.group(group) is not None:
-                out.append(f"{quote}{MASK}{quote}" if match.group(group) else
-                           match.group(0)[value_start - match.start():])
+            if value.group(group) is not None:
+                out.append(f"{quote}{MASK}{quote}" if value.group(group) else
+                           text[value_start:value.end()])
                 break
         else:
             out.append(MASK)
-        done = pos = match.end()
+        done = pos = value.end()
     out.append(text[done:])
     return "".join(out)
 

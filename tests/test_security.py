@@ -47,12 +47,13 @@ def text(response) -> str:
 
 
 def best_of(func, repeat: int = 7) -> float:
-    """The fastest of a few runs: the least noisy estimate of a cost on a busy machine."""
+    """The fastest of a few runs, in this thread's CPU time: on a machine shared with
+    other jobs, wall time mostly measures waiting for a CPU."""
     times = []
     for _ in range(repeat):
-        started = time.perf_counter()
+        started = time.thread_time()
         func()
-        times.append(time.perf_counter() - started)
+        times.append(time.thread_time() - started)
     return min(times)
 
 
@@ -366,7 +367,8 @@ def test_dispatch_refuses_a_queue_name_ending_in_a_newline():
 def site(tmp_path, *args, https=True, **env):
     environ = {**os.environ, "DJANGO_SETTINGS_MODULE": "horizon.settings",
                "HORIZON_VAR_DIR": str(tmp_path / "var"), **env}
-    environ.pop("DJANGO_SECRET_KEY", None)
+    for name in ("DJANGO_SECRET_KEY", "DJANGO_ALLOW_ASYNC_UNSAFE"):  # set by other tests
+        environ.pop(name, None)
     if https:
         environ["HORIZON_HTTPS"] = "1"
     return subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], env=environ,
