@@ -31,9 +31,10 @@ from .errors import ConfigurationError, UnknownConnection, UnknownQueue
 from .keys import DEFAULT_PREFIX
 
 DRIVERS = ("redis", "sync", "null")
-QUEUE_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")  # fullmatch: "$" would accept a final newline
+QUEUE_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")  # used with fullmatch
 DEFAULT_RETRY_AFTER = 90  # seconds a reservation lasts before the job is handed out again
 DEFAULT_MIGRATION_BATCH = 1000  # due jobs moved per pop, so one pop never stalls Redis
+DEFAULT_MAX_DELIVERIES = 5  # silent deliveries (worker died) before an entry is failed
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +49,7 @@ class ConnectionConfig:
     block_for: float | None = None  # None: never block; workers sleep when idle
     prefix: str = DEFAULT_PREFIX
     migration_batch_size: int = DEFAULT_MIGRATION_BATCH
+    max_deliveries: int = DEFAULT_MAX_DELIVERIES  # 0: no poison cap
     options: dict[str, Any] = field(default_factory=dict)  # extra redis-py client kwargs
 
     def check_queue(self, queue: str) -> str:
@@ -98,7 +100,7 @@ def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
         raise ConfigurationError(f"QUEUE['connections'][{name!r}] must be a dict")
     known = {
         "driver", "queue", "queues", "url", "embedded_dir", "retry_after",
-        "block_for", "prefix", "migration_batch_size", "options",
+        "block_for", "prefix", "migration_batch_size", "max_deliveries", "options",
     }
     unknown = set(raw) - known
     if unknown:
@@ -136,6 +138,12 @@ def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
         raise ConfigurationError(
             f"QUEUE['connections'][{name!r}]['migration_batch_size'] must be an int >= 1"
         )
+    max_deliveries = raw.get("max_deliveries", DEFAULT_MAX_DELIVERIES)
+    if isinstance(max_deliveries, bool) or not isinstance(max_deliveries, int) or \
+            max_deliveries < 0:
+        raise ConfigurationError(
+            f"QUEUE['connections'][{name!r}]['max_deliveries'] must be an int >= 0"
+        )
     prefix = raw.get("prefix", DEFAULT_PREFIX)
     if not isinstance(prefix, str) or "{" in prefix or "}" in prefix:
         raise ConfigurationError(
@@ -153,6 +161,7 @@ def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
         block_for=_number(name, "block_for", raw.get("block_for"), allow_none=True),
         prefix=prefix,
         migration_batch_size=batch,
+        max_deliveries=max_deliveries,
         options=dict(raw.get("options") or {}),
     )
 
