@@ -213,15 +213,20 @@ def test_secret_shapes_are_masked_in_the_worker_log_and_queue_failed(rclient, kw
 
 
 def test_log_lines_escape_control_characters_and_stay_one_line(rclient):
-    evil = "app.jobs.evil\n2026-01-01 00:00:00 DONE forged \x1b[31mred"
-    redis_driver("redis").push("default", encode(payload(name=evil)))
+    from tests.testapp import jobs
+
+    jobs.explode.delay("x\n2026-01-01 00:00:00 DONE forged \x1b[31mred")
     out = io.StringIO()
     Worker(redis_driver("redis"), WorkerOptions(queues=("default",), stop_when_empty=True,
                                                 sleep=0), stdout=out, stderr=out).run()
     failed_lines = [line for line in out.getvalue().splitlines() if "FAILED" in line]
     assert len(failed_lines) == 1 and "\x1b" not in out.getvalue()
-    assert "\\n2026-01-01 00:00:00 DONE forged \\x1b[31mred" in failed_lines[0]
+    assert "boom x\\n2026-01-01 00:00:00 DONE forged \\x1b[31mred" in failed_lines[0]
     assert not any(line.startswith("2026-01-01") for line in out.getvalue().splitlines())
+    listed = io.StringIO()
+    call_command("queue_failed", stdout=listed)
+    assert "boom x" in listed.getvalue() and "\x1b" not in listed.getvalue()
+    assert not any(line.startswith("2026-01-01") for line in listed.getvalue().splitlines())
 
 
 def test_the_log_formatter_masks_and_escapes():
