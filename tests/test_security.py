@@ -509,3 +509,14 @@ def test_operator_actions_are_audited_shown_and_bounded(client, settings):
     assert AuditEntry.objects.count() == 3
     assert list(AuditEntry.objects.values_list("target", flat=True)) == [
         "redis:q4", "redis:q3", "redis:q2"]
+
+
+def test_master_log_lines_are_masked_and_escaped():
+    from types import SimpleNamespace
+
+    from horizon.supervisor.master import Master
+
+    out = io.StringIO()
+    Master.log(SimpleNamespace(stdout=out), "restarting after redis://:S3cr3t@h/0 said\n\x1b[2J")
+    line = out.getvalue()
+    assert line.count("\n") == 1 and "S3cr3t" not in line and "\\n\\x1b[2J" in line
