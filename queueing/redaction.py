@@ -97,8 +97,8 @@ _KEY = re.compile(
 # Read only after a secret key, so each value is read once.
 _VALUE = re.compile(
     r"(?P<scheme>(?:bearer|basic|token|digest)\s{1,8})?"
-    r"(?:\\\"(?P<edq>[^\"\\\n]{0,1024})\\\"|\"(?P<dq>[^\"\n]{0,1024})\"|'(?P<sq>[^'\n]{0,1024})'"
-    r"|(?P<bare>[^\s\"'&,;<>\\]{1,1024}))",
+    r"(?:\\\"(?P<edq>[^\"\\\n]{0,4096})\\\"|\"(?P<dq>[^\"\n]{0,4096})\"|'(?P<sq>[^'\n]{0,4096})'"
+    r"|(?P<open>\\?[\"'])?(?P<bare>[^\s\"'&,;<>\\]+))",
     re.IGNORECASE)
 _QUOTES = {"edq": '\\"', "dq": '"', "sq": "'"}
 
@@ -165,7 +165,7 @@ def _mask_key_values(text: str) -> str:
                            text[value_start:value.end()])
                 break
         else:
-            out.append(MASK)
+            out.append((value.group("open") or "") + MASK)
         done = pos = value.end()
     out.append(text[done:])
     return "".join(out)

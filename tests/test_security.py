@@ -168,6 +168,7 @@ SHAPES = [
     ("URL password with /", {"url": "redis://user:pa/S3cr3t-sl@host/0"}, "S3cr3t-sl"),
     ("query string", {"url": "https://h/x?password=S3cr3t-qs&a=1"}, "S3cr3t-qs"),
     ("bearer header", {"note": "Authorization: Bearer S3cr3t-bearer-token"}, "S3cr3t-bearer"),
+    ("long token in text", {"note": "token=" + "L0ngS3cr3t" * 300}, "L0ngS3cr3t"),
 ]
 SHAPE_IDS = [shape[0] for shape in SHAPES]
 
