@@ -6,6 +6,7 @@ exports the URL and the database path in the environment, so worker processes th
 tests spawn (with DJANGO_SETTINGS_MODULE=tests.settings) use the same server and file.
 """
 import atexit
+import json
 import os
 import tempfile
 
@@ -55,3 +56,7 @@ HORIZON = {
                                  "max_processes": 2}},
     },
 }
+
+# Schedule tests hand masters their schedules as JSON in the environment.
+if os.environ.get("HORIZON_TEST_SCHEDULE"):
+    HORIZON["schedule"] = json.loads(os.environ["HORIZON_TEST_SCHEDULE"])

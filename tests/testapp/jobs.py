@@ -4,6 +4,7 @@ import os
 import time
 
 from queueing import Job, current_job, job
+from horizon.schedules import schedule
 from queueing.connections import redis_driver
 
 RAN = "test:ran"
@@ -117,3 +118,9 @@ def explode_max_exceptions():
 def explode_forever(label):
     note(RAN, label=label)
     raise RuntimeError("forever")
+
+
+@schedule("0 0 1 1 *", tz="Europe/Paris", name="new-year-report")
+@job(queue="low")
+def new_year_report():
+    note(RAN, label="new-year-report")
