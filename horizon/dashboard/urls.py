@@ -6,7 +6,9 @@ Queues are named in URLs (``redis:default``), never by their position in setting
 """
 from django.urls import path, register_converter
 
-from .views import actions, control, detail, failed, jobs, metrics, overview, workers
+from .views import (
+    actions, control, detail, failed, jobs, metrics, overview, prometheus, schedules, workers,
+)
 
 
 class _Choice:
@@ -54,6 +56,11 @@ urlpatterns = [
     path("failed/<str:uuid>/delete/", actions.delete_failed, name="failed-delete"),
     path("workers/", workers.workers, name="workers"),
     path("metrics/", metrics.metrics, name="metrics"),
+    path("metrics", prometheus.prometheus_metrics, name="prometheus"),  # for scrapers
+    path("schedules/", schedules.schedules, name="schedules"),
+    path("schedules/<str:name>/<hz_verb:verb>/", schedules.pause_or_resume,
+         name="schedule-control"),
+    path("schedules/<str:name>/run/", schedules.run_now, name="schedule-run"),
     path("control/<hz_verb:verb>/", control.control, name="control"),
     path("supervisors/<str:name>/<hz_verb:verb>/", control.supervisor_control,
          name="supervisor-control"),
