@@ -121,7 +121,7 @@ class WaitMonitor:
 
     @classmethod
     def from_config(cls, config, client: redis.Redis, *, owner: str,
-                    log: Callable[[str], None]) -> "WaitMonitor":
+                    log: Callable[[str], None] = lambda _: None) -> "WaitMonitor":
         n = config.notifications
         return cls(config.waits, client, Notifier(n.get("mail") or [], n.get("webhook"),
                                                    n.get("from"), log),
