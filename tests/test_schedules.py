@@ -1,5 +1,6 @@
 """Scheduled jobs: declarations, slot claiming across masters, pause, run now, restarts."""
 import json
+import math
 import signal
 import time
 
@@ -113,9 +114,8 @@ def test_two_real_masters_push_exactly_one_job_per_slot(spawn_worker, rclient):
         assert master.wait(30) == 0
     seen = [int(s) for s in slots(rclient)]
     assert len(seen) == len(set(seen)), f"a slot was pushed twice: {sorted(seen)}"
-    window = [s for s in seen if first <= s <= first + 9]
-    assert sorted(window) == list(range(min(window), min(window) + len(window)))
-    assert len(window) >= 9, sorted(seen)
+    expected = set(range(math.ceil(first), math.floor(first + 8) + 1))  # 8 s, margin kept
+    assert len(expected) >= 8 and expected <= set(seen), sorted(seen)
     claimers = {json.loads(r)["by"] for r in rclient.lrange(
         f"{SCHEDULED.ready}:schedule:tick:runs", 0, -1)}
     assert claimers <= {"master-a", "master-b"}
@@ -136,4 +136,4 @@ def test_pause_survives_a_master_restart(spawn_worker, rclient):
     assert master.running() and len(slots(rclient)) == count
     store.resume(rclient, "tick")
     wait_until(lambda: len(slots(rclient)) > count, timeout=10, message="resumed slots")
-    assert "running 1 schedule(s): " in master.output() or "tick" in master.output()
+    assert "running 1 schedule(s): tick" in master.output()
