@@ -71,8 +71,12 @@ def test_alert_fires_once_repeats_after_cooldown_then_recovers(settings, rclient
     from horizon.config import horizon_config
 
     seen = []
-    on_long = lambda sender, **kw: seen.append(("long", kw["queue"], kw["repeat"]))  # noqa: E731
-    on_ok = lambda sender, **kw: seen.append(("ok", kw["queue"], round(kw["lasted"])))  # noqa: E731
+
+    def on_long(sender, **kw):
+        seen.append(("long", kw["queue"], kw["repeat"]))
+
+    def on_ok(sender, **kw):
+        seen.append(("ok", kw["queue"], round(kw["lasted"])))
     long_wait_detected.connect(on_long)
     long_wait_recovered.connect(on_ok)
     try:

@@ -47,7 +47,7 @@ def test_run_now_pushes_the_job_and_shows_it_as_the_last_run(ops, driver):
     assert data["schedule"] == {"name": "new-year-report", "slot": data["schedule"]["slot"],
                                 "trigger": "manual"}
     body = response.content.decode()
-    assert f"Pushed tests.testapp.jobs.new_year_report for schedule new-year-report" in body
+    assert "Pushed tests.testapp.jobs.new_year_report for schedule new-year-report" in body
     assert "pill-queued" in body and f"/jobs/pending/{data['uuid']}/?queue=redis:low" in body
     [run] = store.history(report())
     assert run["by"] == "dashboard:ops" and run["uuid"] == data["uuid"]

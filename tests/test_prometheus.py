@@ -61,7 +61,8 @@ def test_counters_histograms_and_gauges_after_a_known_workload(spawn_worker):
     found = samples(response.content.decode())
     q = {"connection": "redis", "queue": "default"}
     record, explode = "tests.testapp.jobs.record", "tests.testapp.jobs.explode"
-    backoff, forever = "tests.testapp.jobs.explode_with_backoff", "tests.testapp.jobs.sleep_forever"
+    backoff = "tests.testapp.jobs.explode_with_backoff"
+    forever = "tests.testapp.jobs.sleep_forever"
     assert value(found, "horizon_jobs_processed_total", **q, job=record) == 3
     assert value(found, "horizon_jobs_failed_total", **q, job=explode) == 1
     assert value(found, "horizon_jobs_released_total", **q, job=backoff) == 1

@@ -11,7 +11,6 @@ from horizon.schedules import definitions, store
 from horizon.schedules.definitions import ScheduleError, make
 from horizon.schedules.loop import ScheduleLoop
 from queueing.keys import QueueKeys
-from tests.testapp import jobs
 from tests.workers import wait_until
 
 SCHEDULED = QueueKeys.for_queue("scheduled")
@@ -136,4 +135,4 @@ def test_pause_survives_a_master_restart(spawn_worker, rclient):
     assert master.running() and len(slots(rclient)) == count
     store.resume(rclient, "tick")
     wait_until(lambda: len(slots(rclient)) > count, timeout=10, message="resumed slots")
-    assert "running 1 schedule(s): tick" in master.output()
+    assert "schedule(s): new-year-report, tick" in master.output()
