@@ -57,6 +57,5 @@ HORIZON = {
     },
 }
 
-# Schedule tests hand masters their schedules as JSON in the environment.
-if os.environ.get("HORIZON_TEST_SCHEDULE"):
-    HORIZON["schedule"] = json.loads(os.environ["HORIZON_TEST_SCHEDULE"])
+# Tests hand masters extra HORIZON keys (schedule, waits, notifications) as JSON.
+HORIZON.update(json.loads(os.environ.get("HORIZON_TEST_EXTRA") or "{}"))

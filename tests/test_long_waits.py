@@ -13,6 +13,7 @@ from horizon.signals import long_wait_detected, long_wait_recovered
 from horizon.waits import WaitMonitor, decide
 from queueing import connections, payload as payload_lib
 from queueing.job_options import JobOptions
+from tests.workers import wait_until
 
 
 @pytest.fixture
@@ -132,3 +133,18 @@ def test_one_master_evaluates_per_interval_and_a_dead_webhook_does_not_break_it(
     assert len(a.tick(now)) == 1
     assert b.tick(now) == []  # the lock: b skips this interval
     assert any("webhook failed" in line for line in logged)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_running_master_evaluates_long_waits(spawn_worker, receiver):
+    """No cron: `manage.py horizon` itself checks latency and calls the webhook."""
+    url, bodies = receiver
+    extra = {"waits": {"redis:held": 2}, "notifications": {"webhook": url, "cooldown": 600}}
+    master = spawn_worker(command="horizon", env={"HORIZON_TEST_EXTRA": json.dumps(extra)})
+    hold_back(30, queue="held")  # a queue no worker serves
+    wait_until(lambda: len(bodies) == 1, timeout=20, message="the long-wait webhook")
+    assert bodies[0][1]["event"] == "long_wait" and bodies[0][1]["queue"] == "redis:held"
+    connections.redis_driver("redis").clear("held")
+    wait_until(lambda: len(bodies) == 2, timeout=20, message="the recovered webhook")
+    assert bodies[1][1]["event"] == "long_wait_recovered"
+    assert master.running(), master.output()

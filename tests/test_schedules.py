@@ -99,9 +99,9 @@ def test_horizon_schedule_command_lists_next_runs(settings, capsys):
 
 @pytest.mark.django_db(transaction=True)
 def test_two_real_masters_push_exactly_one_job_per_slot(spawn_worker, rclient):
-    schedule_env = json.dumps([EVERY_SECOND])
+    extra = json.dumps({"schedule": [EVERY_SECOND]})
     masters = [spawn_worker(command="horizon", env={"HORIZON_TEST_MASTER": name,
-                                                    "HORIZON_TEST_SCHEDULE": schedule_env})
+                                                    "HORIZON_TEST_EXTRA": extra})
                for name in ("master-a", "master-b")]
     wait_until(lambda: len(slots(rclient)) >= 1, timeout=20, message="a first slot")
     first = time.time()
@@ -122,7 +122,7 @@ def test_two_real_masters_push_exactly_one_job_per_slot(spawn_worker, rclient):
 
 @pytest.mark.django_db(transaction=True)
 def test_pause_survives_a_master_restart(spawn_worker, rclient):
-    env = {"HORIZON_TEST_SCHEDULE": json.dumps([EVERY_SECOND])}
+    env = {"HORIZON_TEST_EXTRA": json.dumps({"schedule": [EVERY_SECOND]})}
     master = spawn_worker(command="horizon", env=env)
     wait_until(lambda: len(slots(rclient)) >= 1, timeout=20, message="a first slot")
     store.pause(rclient, "tick")
