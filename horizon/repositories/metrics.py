@@ -52,7 +52,15 @@ def record_completion(driver, job, queue: str, runtime: float) -> list:
 
 
 def record_other_outcome(driver, job, queue: str, kind: str, runtime: float) -> list:
-    """The outcome recorder Horizon registers: released, failed and timed-out counters."""
+    """The outcome recorder Horizon registers: released, failed and timed-out counters.
+
+    A "kept" outcome (failed store unreachable, job held for later) is not counted: the
+    job comes back and its real outcome is counted then.
+    """
+    from .counters import KIND_TO_OUTCOME
+
+    if kind not in KIND_TO_OUTCOME:
+        return []
     client = horizon_client()
     return _send_or_ride(client, driver, [
         _outcome(client, driver, job, queue, kind, runtime, time.time())])
