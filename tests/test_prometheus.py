@@ -120,3 +120,20 @@ def test_who_may_scrape(settings):
                          ).status_code == 405
     settings.HORIZON_METRICS_TOKEN = ""  # no token configured: bearer never works
     assert scrape(Authorization="Bearer ").status_code == 401
+
+
+def test_a_job_the_sidecar_kills_counts_as_timed_out(spawn_worker):
+    """The worker cannot record a job stuck in C code; its sidecar does, counters too."""
+    from horizon.repositories import counters, horizon_client
+    from queueing.models import FailedJob
+    from tests.workers import wait_until
+
+    worker = spawn_worker("--queue=default", "--timeout=1")
+    uuid = jobs.hold_the_gil.delay("gil")
+    assert worker.wait(20) < 0  # SIGKILLed by its sidecar
+    wait_until(lambda: FailedJob.objects.filter(uuid=uuid).exists(), message="the outcome")
+    [series] = wait_until(lambda: [s for s in counters.read_all(horizon_client())
+                                   if s.job == "tests.testapp.jobs.hold_the_gil"],
+                          message="the counted outcome")
+    assert series.counts["timed_out"] == 1 and series.counts["processed"] == 0
+    assert sum(series.runtime_buckets) == 1 and series.runtime_sum >= 1
