@@ -45,8 +45,10 @@ def test_counters_histograms_and_gauges_after_a_known_workload(spawn_worker):
     jobs.explode_with_backoff.delay("released")  # tries=3, backoff 5 s: released once
     worker = spawn_worker("redis", "--queue=default", "--stop-when-empty", "--sleep=0")
     assert worker.wait() == 0, worker.output()
-    jobs.sleep_forever.delay()  # times out after 1 s, released for another try
-    worker = spawn_worker("redis", "--queue=default", "--stop-when-empty", "--sleep=0",
+    # times out after 1 s, released for another try; on its own queue, so no pop of
+    # "default" moves the released job above back to ready when its backoff ends
+    jobs.sleep_forever.using(queue="slow").delay()
+    worker = spawn_worker("redis", "--queue=slow", "--stop-when-empty", "--sleep=0",
                           "--timeout=1")
     assert worker.wait() == 1, worker.output()
     # a job held back on purpose: available two minutes ago, no worker takes it
@@ -66,19 +68,22 @@ def test_counters_histograms_and_gauges_after_a_known_workload(spawn_worker):
     assert value(found, "horizon_jobs_processed_total", **q, job=record) == 3
     assert value(found, "horizon_jobs_failed_total", **q, job=explode) == 1
     assert value(found, "horizon_jobs_released_total", **q, job=backoff) == 1
-    assert value(found, "horizon_jobs_timed_out_total", **q, job=forever) == 1
-    for job in (explode, backoff, forever):
+    slow = {"connection": "redis", "queue": "slow"}
+    assert value(found, "horizon_jobs_timed_out_total", **slow, job=forever) == 1
+    assert value(found, "horizon_jobs_processed_total", **slow, job=forever) == 0
+    for job in (explode, backoff):
         assert value(found, "horizon_jobs_processed_total", **q, job=job) == 0
     assert value(found, "horizon_jobs_failed_total", **q, job=record) == 0
     assert value(found, "horizon_job_runtime_seconds_count", **q, job=record) == 3
     assert value(found, "horizon_job_runtime_seconds_bucket", **q, job=record, le="+Inf") == 3
-    assert value(found, "horizon_job_runtime_seconds_count", **q, job=forever) == 1
-    assert value(found, "horizon_job_runtime_seconds_bucket", **q, job=forever, le="0.5") == 0
-    for job in (record, explode, backoff, forever):  # one first delivery each
+    assert value(found, "horizon_job_runtime_seconds_count", **slow, job=forever) == 1
+    assert value(found, "horizon_job_runtime_seconds_bucket", **slow, job=forever, le="0.5") == 0
+    for job in (record, explode, backoff):  # one first delivery each
         expected = 3 if job == record else 1
         assert value(found, "horizon_queue_wait_seconds_count", **q, job=job) == expected
+    assert value(found, "horizon_queue_wait_seconds_count", **slow, job=forever) == 1
     assert value(found, "horizon_queue_jobs", **q, state="ready") == 1
-    assert value(found, "horizon_queue_jobs", **q, state="delayed") == 2
+    assert value(found, "horizon_queue_jobs", **q, state="delayed") == 1
     assert value(found, "horizon_queue_jobs", **q, state="reserved") == 0
     assert value(found, "horizon_queue_jobs", **q, state="failed") == 1
     assert 119 <= value(found, "horizon_queue_latency_seconds", **q) < 150

@@ -43,6 +43,8 @@ def test_settings_schedules_are_validated(settings):
         make(name="x", job="tests.testapp.jobs.noop", cron="* * * * *", tz="Mars/Olympus")
     with pytest.raises(ScheduleError, match="whole number of seconds"):
         make(name="x", job="tests.testapp.jobs.noop", every=0.5)
+    with pytest.raises(ScheduleError, match="without spaces, slashes or braces"):
+        make(name="a/b", job="tests.testapp.jobs.noop", every=5)
     with pytest.raises(ScheduleError, match="not JSON-serialisable"):
         make(name="x", job="tests.testapp.jobs.noop", every=5, args=[object()])
     settings.HORIZON = {**settings.HORIZON, "schedule": [{"job": "nope.nothing", "every": 5}]}

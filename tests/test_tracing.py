@@ -37,7 +37,7 @@ def test_the_worker_span_is_a_child_of_the_dispatching_span(driver):
     assert "traceparent" in headers
     worker = Worker(connections.redis_driver("redis"),
                     WorkerOptions(queues=("default",), stop_when_empty=True, sleep=0,
-                                  quiet=True))
+                                  quiet=True, memory=0))
     assert worker.run() == 0
     [job_span] = [s for s in EXPORTER.get_finished_spans()
                   if s.name == "run tests.testapp.jobs.record"]

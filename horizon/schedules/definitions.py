@@ -98,8 +98,10 @@ def make(*, name: str | None, job: str, cron: str | None = None, every: Any = No
         check_arguments(job, tuple(args), dict(kwargs or {}))
     except NotSerializable as exc:
         raise ScheduleError(f"schedule {label!r}: {exc}") from None
-    if not label or any(c in label for c in "{}\n"):
-        raise ScheduleError(f"schedule name {label!r} must be non-empty, without braces")
+    if not isinstance(label, str) or not label or any(
+            c in label for c in "{}/") or any(c.isspace() for c in label):
+        raise ScheduleError(f"schedule name {label!r} must be non-empty, without spaces, "
+                            "slashes or braces (it is used in Redis keys and URLs)")
     return ScheduleDefinition(name=label, job=job, cron=parsed_cron, interval=interval,
                               tz=zone, args=tuple(args), kwargs=dict(kwargs or {}),
                               queue=queue, connection=connection)
