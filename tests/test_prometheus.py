@@ -96,7 +96,9 @@ def test_counters_histograms_and_gauges_after_a_known_workload(spawn_worker):
 
 def test_an_empty_queue_has_zero_latency_and_pausing_shows():
     jobs.record.delay("x")
-    connections.redis_driver("redis").client.sadd("queueing:paused", "redis:default")
+    from queueing import restart
+
+    restart.pause_queue(connections.redis_driver("redis"), "default")
     found = samples(scrape(Authorization=f"Bearer {TOKEN}").content.decode())
     q = {"connection": "redis", "queue": "default"}
     assert value(found, "horizon_queue_paused", **q) == 1
