@@ -85,3 +85,10 @@ def redacted_url(url: str) -> str:
     if parts.port:
         host = f"{host}:{parts.port}"
     return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
+def redis_location(config: ConnectionConfig) -> str:
+    """Where a connection's Redis is, safe to print (password masked, nothing started)."""
+    if config.url:
+        return redacted_url(config.url)
+    return f"embedded redis-server in {config.embedded_dir}"

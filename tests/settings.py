@@ -7,6 +7,7 @@ tests spawn (with DJANGO_SETTINGS_MODULE=tests.settings) use the same server and
 """
 import atexit
 import os
+import sys
 import tempfile
 
 os.environ.setdefault("HORIZON_VAR_DIR", tempfile.mkdtemp(prefix="hz-var-"))
@@ -53,5 +54,11 @@ HORIZON = {
         "two-queues": {"supervisor-1": {"queue": ["high", "default"], "max_processes": 2}},
         "off": {"supervisor-1": {"queue": ["high", "default"], "balance": "off",
                                  "max_processes": 2}},
+        # jobs of killed workers come back (tries 0 = forever) and run to the end
+        "kill-test": {"supervisor-1": {"min_processes": 3, "max_processes": 3, "tries": 0}},
     },
 }
+
+# A real start-up crash for supervisor tests: runworker processes fail while loading settings.
+if os.environ.get("TEST_BREAK_RUNWORKER") and "runworker" in sys.argv:
+    raise ImportError("TEST_BREAK_RUNWORKER: this worker fails at start-up on purpose")

@@ -20,6 +20,7 @@ from .. import keys
 from ..config import HorizonConfig
 from ..repositories import commands, metrics, recent, state
 from .supervisor import Supervisor
+from .wakeup import SignalWakeup
 
 LOOP_INTERVAL = 0.5  # seconds between loop turns
 KILL_GRACE = 10.0  # seconds past the longest job timeout before terminate SIGKILLs
@@ -43,6 +44,7 @@ class Master:
         self.supervisors = [Supervisor(c, self.name, output=worker_output, log=self.log)
                             for c in config.supervisors]
         self._snapshot_checked = 0.0
+        self.wakeup = SignalWakeup()  # a worker's death or a signal ends the nap early
 
     def log(self, message: str) -> None:
         self.stdout.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {message}\n")
@@ -63,6 +65,7 @@ class Master:
     def run(self) -> int:
         self.ensure_unique()
         self.flags.install(on_alarm=lambda *_: None)
+        self.wakeup.install()
         try:
             self.log(f"Horizon master {self.name!r} started (pid {os.getpid()}, "
                      f"environment {self.config.environment})")
@@ -81,8 +84,9 @@ class Master:
                         supervisor.monitor()
                 self.publish()
                 self.metrics_upkeep()
-                time.sleep(LOOP_INTERVAL)
+                self.wakeup.nap(LOOP_INTERVAL)
         finally:
+            self.wakeup.uninstall()
             self.flags.uninstall()
 
     # -- steps --------------------------------------------------------------------------
