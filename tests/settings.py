@@ -24,7 +24,9 @@ if not os.environ.get("TEST_REDIS_URL"):
 
 TEST_REDIS_URL = os.environ["TEST_REDIS_URL"]
 QUEUE["connections"]["redis"]["url"] = TEST_REDIS_URL
-QUEUE["connections"]["redis"]["queues"] = "*"
+# Any queue name, unless a test's subprocess asks for an allowlist.
+_allowlist = os.environ.get("TEST_QUEUE_ALLOWLIST")
+QUEUE["connections"]["redis"]["queues"] = _allowlist.split(",") if _allowlist else "*"
 QUEUE["connections"]["redis"]["block_for"] = 1
 # Worker processes started by tests may shorten the lease to test expiry.
 QUEUE["connections"]["redis"]["retry_after"] = float(os.environ.get("TEST_RETRY_AFTER", 90))

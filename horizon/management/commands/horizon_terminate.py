@@ -3,9 +3,9 @@ import time
 
 from django.core.management.base import CommandError
 
-from horizon.repositories import horizon_client, state
+from horizon.repositories import state
 
-from ._control import ControlCommand
+from ._control import ControlCommand, reachable_client
 
 
 class Command(ControlCommand):
@@ -18,7 +18,7 @@ class Command(ControlCommand):
         parser.add_argument("--wait-timeout", type=float, default=600.0)
 
     def handle(self, *args, wait, wait_timeout, **options):
-        client = horizon_client()
+        client = reachable_client()
         # A master is identified by name, pid and start: under `serve` (or systemd) a new
         # master with the same name may be up again before this command looks.
         before = {(m.name, m.pid, m.started_at) for m in state.masters(client)}
