@@ -65,6 +65,9 @@ class Command(BaseCommand):
         parser.add_argument("--once", action="store_true", help="Process one job, then stop.")
         parser.add_argument("--stop-when-empty", action="store_true")
         parser.add_argument("--quiet", action="store_true", help="No per-job log lines.")
+        parser.add_argument("--prefetch", type=non_negative(int), default=32,
+                            help="Most jobs reserved per round trip when jobs are fast "
+                                 "(default 32; 1 turns prefetch off).")
 
     def handle(self, *args, **opts):
         try:
@@ -91,6 +94,7 @@ class Command(BaseCommand):
             timeout=opts["timeout"], memory=opts["memory"], max_jobs=opts["max_jobs"],
             max_time=opts["max_time"], rest=opts["rest"], once=opts["once"],
             stop_when_empty=opts["stop_when_empty"], quiet=opts["quiet"],
+            prefetch=max(opts["prefetch"], 1),
         )
         worker = Worker(driver, options, stdout=self.stdout, stderr=self.stderr)
         readiness.report_ready()  # to a supervisor, if one started us (see queueing.readiness)
