@@ -55,9 +55,10 @@ def test_twenty_busy_workers_killed_one_after_another_are_replaced_at_once(spawn
     dispatched = []
 
     def top_up():
-        if rclient.llen(QueueKeys.for_queue("default").ready) < 2 * minimum:
-            batch = [f"j{len(dispatched) + i}" for i in range(4 * minimum)]
-            dispatch_many([jobs.sleep_then_record.s(0.3, label) for label in batch])
+        """Keep a backlog deep enough that every worker holds work (workers prefetch)."""
+        if rclient.llen(QueueKeys.for_queue("default").ready) < 30:
+            batch = [f"j{len(dispatched) + i}" for i in range(40)]
+            dispatch_many([jobs.sleep_then_record.s(0.2, label) for label in batch])
             dispatched.extend(batch)
 
     killed, gaps = [], []

@@ -2,7 +2,7 @@
 import redis
 from django.core.management.base import BaseCommand, CommandError
 
-from horizon.repositories import commands, horizon_client, state
+from horizon.repositories import commands, state
 
 EXIT_UNREACHABLE = 3  # Redis cannot be reached (horizon_status: 0 running, 1 paused, 2 inactive)
 
