@@ -42,6 +42,7 @@ class SupervisorCommand(ControlCommand):
     """A control command for one supervisor, named on the command line."""
 
     def add_arguments(self, parser):
+        super().add_arguments(parser)
         parser.add_argument("name", help="A supervisor of a running master (see the "
                                          "dashboard's Workers page).")
 
