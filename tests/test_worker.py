@@ -21,8 +21,7 @@ DEFAULT = QueueKeys.for_queue("default")
 
 def drain(**options) -> tuple[int, str]:
     out = io.StringIO()
-    # in-process: the limit would measure pytest itself, which grows past 128 MB over the
-    # whole suite (the memory limit is tested on real processes in test_worker_process)
+    # An in-process worker measures pytest's own memory, which grows with the suite.
     options.setdefault("memory", 0)
     opts = WorkerOptions(queues=options.pop("queues", ("default",)), stop_when_empty=True,
                          sleep=0, **options)
@@ -141,7 +140,8 @@ def test_max_jobs_stops_the_worker(rclient):
     for i in range(5):
         jobs.record.delay(i)
     out = io.StringIO()
-    code = Worker(redis_driver("redis"), WorkerOptions(queues=("default",), max_jobs=2, sleep=0, memory=0),
+    code = Worker(redis_driver("redis"), WorkerOptions(queues=("default",), max_jobs=2, sleep=0,
+                                                       memory=0),
                   stdout=out).run()
     assert code == 0 and len(jobs.notes()) == 2 and "--max-jobs" in out.getvalue()
     assert rclient.zcard(DEFAULT.reserved) == 0
@@ -150,11 +150,11 @@ def test_max_jobs_stops_the_worker(rclient):
 def test_timeout_longer_than_retry_after_is_fine_with_lease_renewal():
     """The sidecar renews leases, so only a worker without it has the old rule."""
     err = io.StringIO()
-    Worker(redis_driver("redis"), WorkerOptions(timeout=120, once=True, sleep=0, memory=0),
+    Worker(redis_driver("redis"), WorkerOptions(timeout=120, once=True, sleep=0),
            stderr=err, stdout=io.StringIO()).run()
     assert "retry_after" not in err.getvalue()
     err = io.StringIO()
-    Worker(redis_driver("redis"), WorkerOptions(timeout=120, once=True, sleep=0, sidecar=False, memory=0),
+    Worker(redis_driver("redis"), WorkerOptions(timeout=120, once=True, sleep=0, sidecar=False),
            stderr=err, stdout=io.StringIO()).run()
     assert "not shorter than connection 'redis' retry_after 90s" in err.getvalue()
 
@@ -249,7 +249,7 @@ def test_eviction_policy_other_than_noeviction_warns(rclient):
     rclient.config_set("maxmemory-policy", "allkeys-lru")
     try:
         err = io.StringIO()
-        Worker(redis_driver("redis"), WorkerOptions(once=True, sleep=0, timeout=5, memory=0),
+        Worker(redis_driver("redis"), WorkerOptions(once=True, sleep=0, timeout=5),
                stderr=err, stdout=io.StringIO()).run()
     finally:
         rclient.config_set("maxmemory-policy", previous)

@@ -2,11 +2,12 @@
 import argparse
 import os
 import sys
+import time
 
 import redis
 from django.core.management.base import BaseCommand, CommandError
 
-from queueing import connections, readiness
+from queueing import connections, heartbeat, readiness, registry
 from queueing.errors import QueueError
 from queueing.job_options import parse_backoff
 from queueing.options import WorkerOptions
@@ -97,8 +98,12 @@ class Command(BaseCommand):
             prefetch=max(opts["prefetch"], 1),
         )
         worker = Worker(driver, options, stdout=self.stdout, stderr=self.stderr)
+        if not options.quiet:
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+            self.stdout.write(f"{stamp} {registry.describe_modules()}")
         readiness.report_ready()  # to a supervisor, if one started us (see queueing.readiness)
-        code = worker.run()
+        with heartbeat.beating(driver, worker.owner):  # lets the dashboard see it die
+            code = worker.run()
         if code == EXIT_ERROR:
             # A timed-out job may have left threads behind; leave without waiting for them.
             sys.stdout.flush()
