@@ -15,6 +15,7 @@ from typing import TextIO
 import redis
 
 from queueing.process_control import SignalFlags
+from queueing.redaction import for_log
 
 from .. import keys
 from ..config import HorizonConfig
@@ -49,7 +50,7 @@ class Master:
 
     def log(self, message: str) -> None:
         try:
-            self.stdout.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {message}\n")
+            self.stdout.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {for_log(message)}\n")
             self.stdout.flush()
         except (OSError, ValueError):
             pass  # a closed terminal or pipe must not take the master down mid-shutdown
