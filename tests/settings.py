@@ -6,6 +6,7 @@ exports the URL and the database path in the environment, so worker processes th
 tests spawn (with DJANGO_SETTINGS_MODULE=tests.settings) use the same server and file.
 """
 import atexit
+import json
 import os
 import sys
 import tempfile
@@ -64,6 +65,9 @@ HORIZON = {
         "kill-test": {"supervisor-1": {"min_processes": 3, "max_processes": 3, "tries": 0}},
     },
 }
+
+# Tests hand masters extra HORIZON keys (schedule, waits, notifications) as JSON.
+HORIZON.update(json.loads(os.environ.get("HORIZON_TEST_EXTRA") or "{}"))
 
 # A real start-up crash for supervisor tests: runworker processes fail while loading settings.
 if os.environ.get("TEST_BREAK_RUNWORKER") and "runworker" in sys.argv:

@@ -21,6 +21,7 @@ from .. import keys
 from ..config import HorizonConfig
 from ..repositories import commands, metrics, recent, state
 from . import staleness
+from .duties import Duties
 from .supervisor import Supervisor
 from .wakeup import SignalWakeup
 
@@ -47,6 +48,8 @@ class Master:
                             for c in config.supervisors]
         self._snapshot_checked = 0.0
         self.wakeup = SignalWakeup()  # a worker's death or a signal ends the nap early
+        # Schedules and long-wait alerts (issue 14): one object, ticked once per turn.
+        self.duties = Duties.for_master(config, client, owner=self.name, log=self.log)
 
     def log(self, message: str) -> None:
         try:
@@ -95,6 +98,8 @@ class Master:
                         supervisor.monitor()
                 self.publish()
                 self.metrics_upkeep()
+                if self.terminating_since is None:
+                    self.duties.tick()  # schedules, long-wait alerts (supervisor/duties.py)
                 self.wakeup.nap(LOOP_INTERVAL)
         finally:
             self.wakeup.uninstall()
