@@ -132,7 +132,7 @@ def test_check_warns_about_a_job_naming_an_unknown_connection(capsys):
 def test_check_is_quiet_when_a_connection_accepts_the_queue(settings, typo_job, capsys):
     with_allowlist(settings, ["high", "default", "hgih"])
     call_command("check")
-    assert "queueing.W002" not in capsys.readouterr().err
+    assert "'tests.typo_job'" not in capsys.readouterr().err  # other test jobs may use 'low'
 
 
 def test_queue_commands_list_the_accepted_queues(spawn_worker, settings):
