@@ -78,3 +78,10 @@ def redacted_url(url: str) -> str:
     from .redaction import redacted_url as redact
 
     return redact(url)
+
+
+def redis_location(config: ConnectionConfig) -> str:
+    """Where a connection's Redis is, safe to print (password masked, nothing started)."""
+    if config.url:
+        return redacted_url(config.url)
+    return f"embedded redis-server in {config.embedded_dir}"

@@ -8,6 +8,7 @@ tests spawn (with DJANGO_SETTINGS_MODULE=tests.settings) use the same server and
 import atexit
 import json
 import os
+import sys
 import tempfile
 
 os.environ.setdefault("HORIZON_VAR_DIR", tempfile.mkdtemp(prefix="hz-var-"))
@@ -24,7 +25,9 @@ if not os.environ.get("TEST_REDIS_URL"):
 
 TEST_REDIS_URL = os.environ["TEST_REDIS_URL"]
 QUEUE["connections"]["redis"]["url"] = TEST_REDIS_URL
-QUEUE["connections"]["redis"]["queues"] = "*"
+# Any queue name, unless a test's subprocess asks for an allowlist.
+_allowlist = os.environ.get("TEST_QUEUE_ALLOWLIST")
+QUEUE["connections"]["redis"]["queues"] = _allowlist.split(",") if _allowlist else "*"
 QUEUE["connections"]["redis"]["block_for"] = 1
 # Worker processes started by tests may shorten the lease to test expiry.
 QUEUE["connections"]["redis"]["retry_after"] = float(os.environ.get("TEST_RETRY_AFTER", 90))
@@ -58,8 +61,14 @@ HORIZON = {
         "two-queues": {"supervisor-1": {"queue": ["high", "default"], "max_processes": 2}},
         "off": {"supervisor-1": {"queue": ["high", "default"], "balance": "off",
                                  "max_processes": 2}},
+        # jobs of killed workers come back (tries 0 = forever) and run to the end
+        "kill-test": {"supervisor-1": {"min_processes": 3, "max_processes": 3, "tries": 0}},
     },
 }
 
 # Tests hand masters extra HORIZON keys (schedule, waits, notifications) as JSON.
 HORIZON.update(json.loads(os.environ.get("HORIZON_TEST_EXTRA") or "{}"))
+
+# A real start-up crash for supervisor tests: runworker processes fail while loading settings.
+if os.environ.get("TEST_BREAK_RUNWORKER") and "runworker" in sys.argv:
+    raise ImportError("TEST_BREAK_RUNWORKER: this worker fails at start-up on purpose")

@@ -20,8 +20,10 @@ from queueing.redaction import for_log
 from .. import keys
 from ..config import HorizonConfig
 from ..repositories import commands, metrics, recent, state
+from . import staleness
 from .duties import Duties
 from .supervisor import Supervisor
+from .wakeup import SignalWakeup
 
 LOOP_INTERVAL = 0.5  # seconds between loop turns
 KILL_GRACE = 10.0  # seconds past the longest job timeout before terminate SIGKILLs
@@ -45,28 +47,39 @@ class Master:
         self.supervisors = [Supervisor(c, self.name, output=worker_output, log=self.log)
                             for c in config.supervisors]
         self._snapshot_checked = 0.0
+        self.wakeup = SignalWakeup()  # a worker's death or a signal ends the nap early
         # Schedules and long-wait alerts (issue 14): one object, ticked once per turn.
         self.duties = Duties.for_master(config, client, owner=self.name, log=self.log)
 
     def log(self, message: str) -> None:
-        self.stdout.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {for_log(message)}\n")
-        self.stdout.flush()
+        try:
+            self.stdout.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {for_log(message)}\n")
+            self.stdout.flush()
+        except (OSError, ValueError):
+            pass  # a closed terminal or pipe must not take the master down mid-shutdown
 
     # -- lifecycle ----------------------------------------------------------------------
     def ensure_unique(self) -> None:
-        """Refuse to start while another live master uses this name."""
+        """Refuse to start while another live master uses this name; a stale entry left by
+        a killed master is taken over (see staleness.is_stale)."""
         for other in state.masters(self.client):
             if other.name != self.name:
                 continue
-            same_host_dead = other.host == socket.gethostname() and not _pid_alive(other.pid)
-            if not same_host_dead:
-                raise AlreadyRunning(
-                    f"a master named {self.name!r} is already running (pid {other.pid} on "
-                    f"{other.host}); set HORIZON['name'] to run a second one")
+            if staleness.is_stale(other, host=socket.gethostname(), own_pid=os.getpid(),
+                                  now=time.time(),
+                                  process_started_at=staleness.process_started_at):
+                self.log(f"taking over from stale master {self.name!r} (pid {other.pid} on "
+                         f"{other.host}, last heartbeat {time.time() - other.heartbeat:.0f}s "
+                         "ago)")
+                continue
+            raise AlreadyRunning(
+                f"a master named {self.name!r} is already running (pid {other.pid} on "
+                f"{other.host}); set HORIZON['name'] to run a second one")
 
     def run(self) -> int:
         self.ensure_unique()
         self.flags.install(on_alarm=lambda *_: None)
+        self.wakeup.install()
         try:
             self.log(f"Horizon master {self.name!r} started (pid {os.getpid()}, "
                      f"environment {self.config.environment})")
@@ -87,8 +100,9 @@ class Master:
                 self.metrics_upkeep()
                 if self.terminating_since is None:
                     self.duties.tick()  # schedules, long-wait alerts (supervisor/duties.py)
-                time.sleep(LOOP_INTERVAL)
+                self.wakeup.nap(LOOP_INTERVAL)
         finally:
+            self.wakeup.uninstall()
             self.flags.uninstall()
 
     # -- steps --------------------------------------------------------------------------
@@ -179,14 +193,4 @@ class Master:
                 recent.trim(self.client, self.config.trim_completed_minutes, now=now)
         except redis.RedisError as exc:
             self.log(f"metrics upkeep failed: {exc}")
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 

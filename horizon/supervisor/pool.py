@@ -45,19 +45,35 @@ class ProcessPool:
             self.log(f"stopping worker {process.pid} of {self.name} (scaling down)")
 
     def monitor(self, now: float | None = None) -> None:
-        """Restart dead workers (unless paused), forget terminated ones that exited."""
+        """Restart dead workers (unless paused), forget terminated ones that exited.
+
+        A worker that had reported ready is replaced on this turn; one that died before
+        (a start-up crash) waits restart_delay, growing with each such crash in a row.
+        """
         now = time.monotonic() if now is None else now
-        self.terminating = [p for p in self.terminating if p.running()]
+        still = []
+        for process in self.terminating:
+            if process.running():
+                still.append(process)
+            else:
+                process.forget()
+        self.terminating = still
         if self.paused:
             return
         for process in self.processes:
+            process.check_ready()
             if process.running():
                 continue
-            if process.restart_at == 0.0 or process.restart_at < process.started_at:
+            if not process.exit_noted:
                 process.note_exit(now)
-                self.log(f"worker {process.pid} of {self.name} exited with "
-                         f"{process.exit_code()}; restarting"
-                         + (f" in {process.restart_at - now:.0f}s" if process.failures else ""))
+                code = process.exit_code()
+                how = f"was killed by signal {-code}" if code is not None and code < 0 \
+                    else f"exited with {code}"
+                if process.startup_crashes:
+                    self.log(f"worker {process.pid} of {self.name} {how} before it was "
+                             f"ready; restarting in {process.restart_at - now:.0f}s")
+                else:
+                    self.log(f"worker {process.pid} of {self.name} {how}; restarting")
             if now >= process.restart_at:
                 process.arguments = self.arguments()
                 process.start()

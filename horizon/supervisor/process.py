@@ -1,7 +1,6 @@
 """One worker process: a `runworker` subprocess the supervisor can signal and restart."""
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import subprocess
@@ -11,7 +10,27 @@ from typing import Sequence
 
 from django.conf import settings
 
-PR_SET_PDEATHSIG = 1
+from queueing.readiness import READY_FD_ENV
+
+from ..parent_death import child_setup
+
+CLEAN_EXITS = (0, 12)  # a requested stop, the memory limit
+MAX_RESTART_DELAY = 60.0
+
+
+def is_startup_crash(*, ready: bool, exit_code: int | None) -> bool:
+    """Only a worker that died before reporting ready crashed at start-up.
+
+    One that ran and was then killed (a signal, the OOM killer) or stopped itself (memory
+    limit, max jobs) is healthy code meeting the outside world: replace it at once.
+    """
+    return not ready and exit_code not in CLEAN_EXITS
+
+
+def restart_delay(startup_crashes: int) -> float:
+    """Seconds before restarting a slot after `startup_crashes` start-up crashes in a row:
+    none at first, then 2, 4, 8... up to a minute, so a broken deploy does not spin."""
+    return 0.0 if startup_crashes <= 0 else min(2.0 ** startup_crashes, MAX_RESTART_DELAY)
 
 
 def worker_command() -> list[str]:
@@ -22,19 +41,13 @@ def worker_command() -> list[str]:
     return [sys.executable, "-m", "django"]
 
 
-def _child_setup(nice: int):
-    def setup() -> None:
-        try:  # die with the master: a killed master must not leave orphan workers
-            ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-        except (OSError, AttributeError):
-            pass
-        if nice:
-            os.nice(nice)
-
-    return setup
-
-
 class WorkerProcess:
+    """One slot of a pool: the current `runworker` process and its restart state.
+
+    Readiness arrives on a private pipe (see queueing.readiness): the worker writes one
+    byte once Django is loaded, its options are valid and Redis answered.
+    """
+
     def __init__(self, arguments: Sequence[str], *, nice: int = 0, output=None) -> None:
         self.arguments = list(arguments)
         self.nice = nice
@@ -42,19 +55,52 @@ class WorkerProcess:
         self.proc: subprocess.Popen | None = None
         self.started_at = 0.0
         self.terminating_since: float | None = None
-        self.failures = 0  # quick non-zero exits in a row, for the restart cooldown
+        self.ready = False
+        self.exit_noted = False
+        self.startup_crashes = 0  # in a row, for the restart delay
         self.restart_at = 0.0
+        self._ready_fd: int | None = None
 
     def start(self) -> None:
+        self._close_ready_pipe()
+        read_fd, write_fd = os.pipe()
         env = dict(os.environ)
         env.setdefault("DJANGO_SETTINGS_MODULE", settings.SETTINGS_MODULE)
-        self.proc = subprocess.Popen(
-            [*worker_command(), "runworker", *self.arguments], env=env,
-            stdout=self.output, stderr=self.output, preexec_fn=_child_setup(self.nice),
-            start_new_session=True,  # a terminal Ctrl-C reaches the master only; it relays
-        )
+        env[READY_FD_ENV] = str(write_fd)
+        try:
+            self.proc = subprocess.Popen(
+                [*worker_command(), "runworker", *self.arguments], env=env,
+                stdout=self.output, stderr=self.output, pass_fds=(write_fd,),
+                preexec_fn=child_setup(signal.SIGTERM, nice=self.nice),
+                start_new_session=True,  # a terminal Ctrl-C reaches the master only; it relays
+            )
+        except BaseException:
+            os.close(read_fd)
+            raise
+        finally:
+            os.close(write_fd)
+        os.set_blocking(read_fd, False)
+        self._ready_fd = read_fd
+        self.ready = False
+        self.exit_noted = False
         self.started_at = time.monotonic()
         self.terminating_since = None
+
+    def check_ready(self) -> bool:
+        """Read the ready byte if it has come; close the pipe once answered either way."""
+        if self._ready_fd is not None and not self.ready:
+            try:
+                data = os.read(self._ready_fd, 1)
+            except BlockingIOError:
+                return False
+            self.ready = bool(data)
+            self._close_ready_pipe()  # the byte, or end of file: the worker exited unready
+        return self.ready
+
+    def _close_ready_pipe(self) -> None:
+        if self._ready_fd is not None:
+            os.close(self._ready_fd)
+            self._ready_fd = None
 
     @property
     def pid(self) -> int | None:
@@ -82,13 +128,17 @@ class WorkerProcess:
     def kill(self) -> None:
         self.signal(signal.SIGKILL)
 
+    def forget(self) -> None:
+        """Release what the parent holds for a process that exited and will not restart."""
+        self._close_ready_pipe()
+
     def note_exit(self, now: float) -> None:
-        """Schedule the restart: at once after a clean stop, with a growing delay after
-        quick crashes, so a worker that dies at start-up does not spin."""
-        code = self.exit_code()
-        lived = now - self.started_at
-        if code not in (0, 12) and lived < 10:
-            self.failures += 1
+        """Schedule the restart: at once unless the worker died before reporting ready."""
+        self.check_ready()  # a byte written just before dying still counts
+        self._close_ready_pipe()
+        if is_startup_crash(ready=self.ready, exit_code=self.exit_code()):
+            self.startup_crashes += 1
         else:
-            self.failures = 0
-        self.restart_at = now + (min(2 ** self.failures, 60) if self.failures else 0)
+            self.startup_crashes = 0
+        self.restart_at = now + restart_delay(self.startup_crashes)
+        self.exit_noted = True

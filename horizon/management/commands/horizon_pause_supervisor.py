@@ -1,13 +1,7 @@
-from ._control import ControlCommand
+from ._control import SupervisorCommand
 
 
-class Command(ControlCommand):
+class Command(SupervisorCommand):
     help = "Pause the workers of one supervisor."
     command = "pause_supervisor"
     done = "Sent pause to the supervisor"
-
-    def add_arguments(self, parser):
-        parser.add_argument("name")
-
-    def handle(self, *args, name, **options):
-        self.send(name=name)

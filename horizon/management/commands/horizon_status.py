@@ -1,18 +1,22 @@
-"""Exit 0 when Horizon runs, 1 when paused, 2 when inactive (for scripts and probes)."""
+"""Exit 0 when Horizon runs, 1 when paused, 2 when inactive, 3 when Redis cannot be reached
+(for scripts and probes: "cannot tell" must not read as "paused" or "inactive")."""
 import sys
 
 from django.core.management.base import BaseCommand
 
-from horizon.repositories import horizon_client, state
+from horizon.repositories import state
+
+from ._control import EXIT_UNREACHABLE, reachable_client
 
 EXIT_CODES = {"running": 0, "paused": 1, "inactive": 2}
 
 
 class Command(BaseCommand):
-    help = "Show whether Horizon is running (exit 0), paused (1) or inactive (2)."
+    help = ("Show whether Horizon is running (exit 0), paused (1) or inactive (2); "
+            f"exit {EXIT_UNREACHABLE} when Redis cannot be reached.")
 
     def handle(self, *args, **options):
-        status = state.overall_status(horizon_client())
+        status = state.overall_status(reachable_client())
         self.stdout.write(f"Horizon is {status}.")
         code = EXIT_CODES[status]
         if code:

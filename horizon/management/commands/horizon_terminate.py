@@ -3,9 +3,9 @@ import time
 
 from django.core.management.base import CommandError
 
-from horizon.repositories import horizon_client, state
+from horizon.repositories import state
 
-from ._control import ControlCommand
+from ._control import ControlCommand, reachable_client
 
 
 class Command(ControlCommand):
@@ -18,13 +18,17 @@ class Command(ControlCommand):
         parser.add_argument("--wait-timeout", type=float, default=600.0)
 
     def handle(self, *args, wait, wait_timeout, **options):
-        names = set(self.send())
+        client = reachable_client()
+        # A master is identified by name, pid and start: under `serve` (or systemd) a new
+        # master with the same name may be up again before this command looks.
+        before = {(m.name, m.pid, m.started_at) for m in state.masters(client)}
+        self.send()
         if not wait:
             return
-        client = horizon_client()
         deadline = time.monotonic() + wait_timeout
         while time.monotonic() < deadline:
-            if not names & {m.name for m in state.masters(client)}:
+            now = {(m.name, m.pid, m.started_at) for m in state.masters(client)}
+            if not before & now:
                 self.stdout.write("Horizon has terminated.")
                 return
             time.sleep(0.5)

@@ -15,7 +15,7 @@ class Command(BaseCommand):
     def handle(self, *args, connection, queue, **options):
         try:
             driver = connections.redis_driver(connection)
-            if queue:
+            if queue is not None:
                 names = [driver.config.check_queue(q.strip()) for q in queue.split(",")]
             else:
                 names = list(driver.config.queues or [driver.config.queue])

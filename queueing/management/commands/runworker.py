@@ -4,9 +4,10 @@ import os
 import sys
 import time
 
+import redis
 from django.core.management.base import BaseCommand, CommandError
 
-from queueing import connections, heartbeat, registry
+from queueing import connections, heartbeat, readiness, registry
 from queueing.errors import QueueError
 from queueing.job_options import parse_backoff
 from queueing.options import WorkerOptions
@@ -72,12 +73,22 @@ class Command(BaseCommand):
     def handle(self, *args, **opts):
         try:
             driver = connections.redis_driver(opts["connection"])
-            names = [q.strip() for q in (opts["queue"] or driver.config.queue).split(",")]
+            raw = driver.config.queue if opts["queue"] is None else opts["queue"]
+            names = [q.strip() for q in raw.split(",")]
             queues = tuple(dict.fromkeys(driver.config.check_queue(q) for q in names if q))
         except QueueError as exc:
             raise CommandError(str(exc)) from exc
         if not queues:
-            raise CommandError("--queue names no queue")
+            raise CommandError(
+                f"--queue={opts['queue']!r} names no queue: give one or more names like "
+                f"--queue=high,default, or leave --queue out to use connection "
+                f"{driver.name!r}'s queue {driver.config.queue!r}")
+        try:  # before reporting ready: a worker that cannot reach Redis did not start
+            driver.client.ping()
+        except redis.RedisError as exc:
+            raise CommandError(f"cannot reach Redis for connection {driver.name!r} "
+                               f"({connections.redis_location(driver.config)}"
+                               f"): {exc}") from exc
         options = WorkerOptions(
             connection=driver.name, queues=queues, name=opts["name"], sleep=opts["sleep"],
             block_for=opts["block_for"], tries=opts["tries"], backoff=opts["backoff"],
@@ -90,6 +101,7 @@ class Command(BaseCommand):
         if not options.quiet:
             stamp = time.strftime("%Y-%m-%d %H:%M:%S")
             self.stdout.write(f"{stamp} {registry.describe_modules()}")
+        readiness.report_ready()  # to a supervisor, if one started us (see queueing.readiness)
         with heartbeat.beating(driver, worker.owner):  # lets the dashboard see it die
             code = worker.run()
         if code == EXIT_ERROR:
