@@ -52,7 +52,8 @@ def test_fast_jobs_are_reserved_in_batches_and_all_acknowledged(rclient):
     finally:
         del driver.pop_batch
     assert sorted(n["label"] for n in jobs.notes()) == list(range(300))
-    assert max(pops) == 16 and len(pops) < 100
+    # batches grow with the measured runtime (at most 16 here; fewer on a slow machine)
+    assert 2 <= max(pops) <= 16 and sum(pops) == 300 and len(pops) < 200
     assert rclient.zcard(DEFAULT.reserved) == 0
 
 
