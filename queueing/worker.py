@@ -18,6 +18,7 @@ from typing import TextIO
 import redis
 
 from . import restart
+from .drivers.cluster import TRANSIENT_ERRORS
 from .drivers.redis import RedisDriver, Reservation
 from .hooks import completion_calls
 from .job_runner import JobLog, JobRunner
@@ -32,7 +33,7 @@ EXIT_ERROR = 1
 EXIT_MEMORY = 12
 MAX_BLOCK_SLICE = 1.0  # seconds a blocking wait lasts before flags are looked at again
 RECONNECT_GIVE_UP = 60.0  # seconds without Redis before the worker exits 1
-CONNECTION_ERRORS = (redis.ConnectionError, redis.TimeoutError)
+CONNECTION_ERRORS = TRANSIENT_ERRORS  # unreachable Redis, or a cluster failing over/resharding
 
 
 class Worker:

@@ -93,7 +93,8 @@ def master_alive(client: redis.Redis, name: str) -> bool:
 
 def forget_master(client: redis.Redis, name: str, supervisor_names: list[str]) -> None:
     pipe = client.pipeline(transaction=False)
-    pipe.delete(keys.master(name), keys.commands(name))
+    pipe.delete(keys.master(name))
+    pipe.delete(keys.commands(name))  # one key per call: a cluster pipeline wants that
     pipe.zrem(keys.MASTERS, name)
     for sup in supervisor_names:
         pipe.delete(keys.supervisor(sup))
