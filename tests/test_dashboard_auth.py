@@ -31,6 +31,7 @@ SAMPLES = {
     "metrics": [],
     "control": ["pause"],
     "supervisor-control": ["supervisor-1", "pause"],
+    "master-control": ["test-master", "pause"],
     "queue-control": ["redis:default", "pause"],
 }
 

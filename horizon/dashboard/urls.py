@@ -55,6 +55,7 @@ urlpatterns = [
     path("workers/", workers.workers, name="workers"),
     path("metrics/", metrics.metrics, name="metrics"),
     path("control/<hz_verb:verb>/", control.control, name="control"),
+    path("masters/<str:name>/<hz_verb:verb>/", control.master_control, name="master-control"),
     path("supervisors/<str:name>/<hz_verb:verb>/", control.supervisor_control,
          name="supervisor-control"),
     path("queues/<str:queue>/<hz_verb:verb>/", control.queue_control, name="queue-control"),

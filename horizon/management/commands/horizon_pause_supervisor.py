@@ -7,7 +7,8 @@ class Command(ControlCommand):
     done = "Sent pause to the supervisor"
 
     def add_arguments(self, parser):
+        super().add_arguments(parser)
         parser.add_argument("name")
 
-    def handle(self, *args, name, **options):
-        self.send(name=name)
+    def handle(self, *args, name, masters, **options):
+        self.send(masters, name=name)

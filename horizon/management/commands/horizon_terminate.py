@@ -1,4 +1,4 @@
-"""Terminate every master gracefully (for deploys): workers finish their current job."""
+"""Terminate every master (or `--master NAME` only) gracefully: workers finish their job."""
 import time
 
 from django.core.management.base import CommandError
@@ -14,11 +14,12 @@ class Command(ControlCommand):
     done = "Sent terminate to Horizon"
 
     def add_arguments(self, parser):
+        super().add_arguments(parser)
         parser.add_argument("--wait", action="store_true")
         parser.add_argument("--wait-timeout", type=float, default=600.0)
 
-    def handle(self, *args, wait, wait_timeout, **options):
-        names = set(self.send())
+    def handle(self, *args, wait, wait_timeout, masters, **options):
+        names = set(self.send(masters))
         if not wait:
             return
         client = horizon_client()
