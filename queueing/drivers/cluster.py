@@ -111,17 +111,27 @@ class SlotWaiter:
             blocker = self._blocker(slot)
             blocker.connection.send_command("BLPOP", *keys, f"{timeout:.3f}", check_health=False)
             pending.append(blocker)
-        woke = False
         first = self._first_ready(pending, time.monotonic() + timeout + REPLY_GRACE)
         if first is None:
             raise redis.TimeoutError("no reply from a cluster node to a blocking wait")
         woke = first.connection.read_response() is not None
         pending.remove(first)
+        unblocked = []
         for blocker in pending:
-            blocker.admin.execute_command("CLIENT UNBLOCK", blocker.client_id)
-        for blocker in pending:
+            try:
+                blocker.admin.execute_command("CLIENT UNBLOCK", blocker.client_id)
+                unblocked.append(blocker)
+            except redis.ResponseError:  # refused by an ACL: closing the socket ends it
+                self._drop(blocker)
+        for blocker in unblocked:
             woke = (blocker.connection.read_response(timeout=REPLY_GRACE) is not None) or woke
         return woke
+
+    def _drop(self, blocker: _Blocker) -> None:
+        blocker.close()
+        for slot, known in list(self._blockers.items()):
+            if known is blocker:
+                del self._blockers[slot]
 
     @staticmethod
     def _first_ready(pending: list[_Blocker], deadline: float) -> _Blocker | None:
