@@ -14,7 +14,8 @@ CORE_TESTS    := tests/test_backends.py tests/test_drivers.py tests/test_lua_scr
                  tests/test_dispatch.py tests/test_payload.py tests/test_worker.py \
                  tests/test_horizon_metrics.py
 CLUSTER_TESTS := $(CORE_TESTS) tests/test_reservation_contract.py tests/test_worker_process.py \
-                 tests/test_horizon_process.py
+                 tests/test_horizon_process.py tests/test_dashboard_pages.py \
+                 tests/test_dashboard_actions.py
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
