@@ -132,6 +132,45 @@ def test_a_wait_with_nothing_pushed_times_out_false(cluster, on_cluster):
     assert on_cluster.wait_for_jobs([first], 0.2) is False
 
 
+def test_a_wait_follows_a_slot_that_moved(cluster, on_cluster):
+    first, second = queues_on_different_masters(cluster)
+    assert on_cluster.wait_for_jobs([first, second], 0.1) is False  # connections now open
+    slot = key_slot(on_cluster.keys(first).notify.encode())
+    keep = {cluster.owner_of_slot(slot).port,
+            cluster.owner_of_key(on_cluster.keys(second).notify).port}
+    target = next(n for n in cluster.masters() if n.port not in keep)
+    cluster.migrate_slot(slot, target)
+    on_cluster.wait_for_jobs([first, second], 0.1)  # may end early on MOVED: fine, a hint
+    woke = []
+    started = time.monotonic()
+    waiting = threading.Thread(target=lambda: woke.append(
+        on_cluster.wait_for_jobs([first, second], 10.0)))
+    waiting.start()
+    time.sleep(0.3)
+    on_cluster.push(first, '{"attempts":0,"uuid":"x"}')
+    waiting.join(12)
+    assert woke == [True] and time.monotonic() - started < 10.0 / 4
+    assert on_cluster.waiter._blockers[slot].node.port == target.port
+
+
+def test_a_wait_works_where_an_acl_refuses_client_unblock(cluster, on_cluster):
+    for node in cluster.masters():
+        node.client().execute_command("ACL", "SETUSER", "limited", "on", "nopass", "~*",
+                                      "&*", "+@all", "-client", "+client|id")
+    try:
+        limited = cluster_driver(cluster.url.replace("://", "://limited:any@"))
+        first, second = queues_on_different_masters(cluster)
+        with pytest.raises(redis.ResponseError, match="permission"):
+            limited.client.execute_command("CLIENT UNBLOCK", 1, target_nodes="primaries")
+        for queue in (first, second, first):
+            limited.push(queue, '{"attempts":0,"uuid":"x"}')
+            assert limited.wait_for_jobs([first, second], 5.0) is True
+        assert limited.wait_for_jobs([first, second], 0.2) is False
+    finally:
+        for node in cluster.masters():
+            node.client().execute_command("ACL", "DELUSER", "limited")
+
+
 # -- dashboard reads --------------------------------------------------------------------
 def test_sizes_of_queues_in_different_slots_in_one_call(cluster, on_cluster):
     names = queues_on_different_masters(cluster, 3)
