@@ -6,8 +6,10 @@ Starts a single redis-server (the embedded one) and a 3-master Redis Cluster on 
 ports (tests/local_cluster.py), both from the same binary. On each: N (default 20,000)
 no-op jobs are queued over two queues that the cluster serves from different masters,
 then WORKERS (default 2) `runworker --quiet --stop-when-empty` processes drain them.
-"steady" = jobs / (first job reserved .. last job done). Each is run 3 times; the median
-is printed. The servers are stopped at the end.
+"steady" = jobs / (first job reserved .. last job done). Then the wake-up latency of an
+idle worker watching both queues (on the cluster: a blocking wait across two slots):
+300 jobs dispatched 10 ms apart, alternating queues, dispatch-to-start p50/p99. Each
+is run 3 times; the median is printed. The servers are stopped at the end.
 """
 import json
 import os
@@ -23,16 +25,43 @@ sys.path.insert(0, str(ROOT))
 QUEUES = ("bench", "high")  # on different masters of a 3-master cluster
 
 
-def measure(url: str, n: int, workers: int) -> float:
+def measure(url: str, n: int, workers: int) -> dict:
     """One run in a child process whose settings point at `url`."""
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "bench.settings", "BENCH_REDIS_URL": url}
     out = subprocess.run([sys.executable, __file__, "--one", str(n), str(workers)],
                          env=env, cwd=ROOT, capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])["steady"]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def worker(*extra: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, str(ROOT / "manage.py"), "runworker", f"--queue={','.join(QUEUES)}",
+         "--quiet", *extra], env={**os.environ}, cwd=ROOT)
+
+
+def latency(driver, count: int = 300) -> list[float]:
+    from bench.jobs import stamp
+
+    client = driver.client
+    proc = worker("--block-for=5")
+    time.sleep(3.0)
+    for i in range(6):  # warm-up, both queues
+        stamp.using(queue=QUEUES[i % 2]).delay(time.time())
+    time.sleep(1.0)
+    client.delete("bench:latency")
+    for i in range(count):
+        stamp.using(queue=QUEUES[i % 2]).delay(time.time())
+        time.sleep(0.01)
+    deadline = time.time() + 30
+    while client.llen("bench:latency") < count and time.time() < deadline:
+        time.sleep(0.05)
+    proc.terminate()
+    proc.wait(10)
+    return [float(x) for x in client.lrange("bench:latency", 0, -1)]
 
 
 def one_run(n: int, workers: int) -> dict:
-    from common import setup_django
+    from common import percentile, setup_django
 
     setup_django()
     from queueing import dispatch_many
@@ -45,11 +74,7 @@ def one_run(n: int, workers: int) -> dict:
     for start in range(0, n, 1000):
         dispatch_many([noop.using(queue=QUEUES[i % 2]).s(i)
                        for i in range(start, min(start + 1000, n))])
-    env = {**os.environ}
-    procs = [subprocess.Popen(
-        [sys.executable, str(ROOT / "manage.py"), "runworker", f"--queue={','.join(QUEUES)}",
-         "--quiet", "--stop-when-empty", "--block-for=0"], env=env, cwd=ROOT)
-        for _ in range(workers)]
+    procs = [worker("--stop-when-empty", "--block-for=0") for _ in range(workers)]
     first = None
     while True:
         sizes = driver.sizes_many(QUEUES).values()
@@ -64,7 +89,10 @@ def one_run(n: int, workers: int) -> dict:
     for proc in procs:
         proc.wait(60)
     driver.client.flushall()
-    return {"steady": (n - 1) / (last - first)}
+    waits = latency(driver)
+    driver.client.flushall()
+    return {"steady": (n - 1) / (last - first), "p50": percentile(waits, 50),
+            "p99": percentile(waits, 99), "got": len(waits)}
 
 
 def main() -> None:
@@ -80,10 +108,13 @@ def main() -> None:
         cluster.start()
         results = {}
         for label, url in (("single Redis", single_url), ("3-master cluster", cluster.url)):
-            runs = sorted(measure(url, n, workers) for _ in range(3))
-            results[label] = runs
-            print(f"{label:>17}: {runs[1]:,.0f} jobs/s steady with {workers} workers, "
-                  f"N={n} ({runs[0]:,.0f}-{runs[2]:,.0f})", flush=True)
+            runs = [measure(url, n, workers) for _ in range(3)]
+            steady = sorted(r["steady"] for r in runs)
+            p50, p99, got = sorted((r["p50"], r["p99"], r["got"]) for r in runs)[1]
+            results[label] = steady
+            print(f"{label:>17}: {steady[1]:,.0f} jobs/s steady with {workers} workers, "
+                  f"N={n} ({steady[0]:,.0f}-{steady[2]:,.0f}); idle wake-up over 2 queues: "
+                  f"p50 {p50:.2f} ms, p99 {p99:.2f} ms ({got} jobs)", flush=True)
         ratio = results["3-master cluster"][1] / results["single Redis"][1]
         print(f"cluster / single: {ratio:.2f}")
     finally:

@@ -8,20 +8,24 @@ slot at once, on a connection of its own per slot, and takes whichever answers f
 
 * the notify keys are grouped by slot (queues that share a slot share one BLPOP);
 * each group's BLPOP is sent on its own connection to the node serving that slot;
-* ``select`` waits for the first reply; the other BLPOPs are ended with
-  ``CLIENT UNBLOCK`` (they answer nil at once; a token they took meanwhile still wakes
-  the worker), so no BLPOP outlives the wait and takes a token meant for another worker.
+* ``select`` waits for the first reply; each other BLPOP also watches a private wake
+  key in its slot, and a token pushed there ends it at once (a job token it took
+  meanwhile still wakes the worker), so no BLPOP outlives the wait and takes a token
+  meant for another worker.
 
-Trade-offs (docs/scaling.md): one extra connection per slot group per idle worker, and a
-``CLIENT UNBLOCK`` round trip per wake-up. The alternatives were worse: BLPOPs taken
-in turn leave a queue unwatched while another is waited on (a job there waits up to
-the slice length, a second by default); a per-worker wake-up key would need ``push``
-to write outside the queue's slot, which a cluster script cannot do atomically.
+Trade-offs (docs/scaling.md): one extra connection per slot group per idle worker, and
+one round trip per other slot group per wake-up. The alternatives were worse: BLPOPs
+taken in turn leave a queue unwatched while another is waited on (a job there waits up
+to the slice length, a second by default); a shared wake-up key would need ``push`` to
+write outside the queue's slot, which a cluster script cannot do atomically; and
+``CLIENT UNBLOCK`` cannot end a BLPOP the node has not read yet, and crashes Redis 7.0
+(and Valkey until a 2025 fix) when the client is held by ``CLIENT PAUSE``.
 """
 from __future__ import annotations
 
 import selectors
 import time
+import uuid
 
 import redis
 from redis.cluster import RedisCluster
@@ -39,6 +43,7 @@ TRANSIENT_ERRORS = (redis.ConnectionError, redis.TimeoutError, ClusterDownError,
 
 REPLY_GRACE = 2.0  # seconds past the BLPOP timeout before a silent node counts as lost
 REDIRECT_PAUSE = 0.05  # seconds to wait when a slot is mid-migration, before popping
+WAKE_KEY_TTL_MS = 60_000  # a wake token left by a worker that died mid-wait expires
 
 
 def is_cluster(client: object) -> bool:
@@ -53,19 +58,22 @@ def group_by_slot(keys: list[str]) -> dict[int, list[str]]:
 
 
 class _Blocker:
-    """One dedicated connection that blocks on one slot's notify keys."""
+    """One dedicated connection that blocks on one slot's notify keys.
 
-    def __init__(self, client: RedisCluster, slot: int) -> None:
+    Its BLPOP also watches a private wake-up key in the same slot; pushing a token
+    there is how the wait ends this BLPOP when another slot answered first.
+    """
+
+    def __init__(self, client: RedisCluster, slot: int, some_key: str) -> None:
         self.node = client.nodes_manager.get_node_from_slot(slot)
         pool = client.get_redis_connection(self.node).connection_pool
         # Its own connection, never returned to a pool: it may be mid-BLPOP. No health
-        # check PING, which would reconnect it silently under a new client id.
+        # check PING, which cannot be sent while a BLPOP is pending.
         self.connection = pool.connection_class(
             **{**pool.connection_kwargs, "health_check_interval": 0})
         self.connection.connect()
-        self.connection.send_command("CLIENT", "ID")
-        self.client_id = int(self.connection.read_response())
-        self.admin = client.get_redis_connection(self.node)
+        # `some_key` is a notify key of this slot, so the wake key shares its hash tag.
+        self.wake_key = f"{some_key}:wake:{uuid.uuid4().hex}"
 
     def close(self) -> None:
         self.connection.disconnect()
@@ -95,43 +103,56 @@ class SlotWaiter:
             self.close()
             raise
 
-    def _blocker(self, slot: int) -> _Blocker:
+    def _blocker(self, slot: int, keys: list[str]) -> _Blocker:
         blocker = self._blockers.get(slot)
         node = self.client.nodes_manager.get_node_from_slot(slot)
         if blocker is not None and blocker.node.name != node.name:
             blocker.close()
             blocker = None
         if blocker is None:
-            blocker = self._blockers[slot] = _Blocker(self.client, slot)
+            blocker = self._blockers[slot] = _Blocker(self.client, slot, keys[0])
         return blocker
 
     def _wait_many(self, groups: dict[int, list[str]], timeout: float) -> bool:
         pending = []
         for slot, keys in groups.items():
-            blocker = self._blocker(slot)
-            blocker.connection.send_command("BLPOP", *keys, f"{timeout:.3f}", check_health=False)
+            blocker = self._blocker(slot, keys)
+            blocker.connection.send_command("BLPOP", *keys, blocker.wake_key,
+                                            f"{timeout:.3f}", check_health=False)
             pending.append(blocker)
         first = self._first_ready(pending, time.monotonic() + timeout + REPLY_GRACE)
         if first is None:
             raise redis.TimeoutError("no reply from a cluster node to a blocking wait")
-        woke = first.connection.read_response() is not None
+        woke = self._is_job_token(first, first.connection.read_response())
         pending.remove(first)
-        unblocked = []
         for blocker in pending:
-            try:
-                blocker.admin.execute_command("CLIENT UNBLOCK", blocker.client_id)
-                unblocked.append(blocker)
-            except redis.ResponseError:  # refused by an ACL: closing the socket ends it
-                self._drop(blocker)
-        for blocker in unblocked:
-            woke = (blocker.connection.read_response(timeout=REPLY_GRACE) is not None) or woke
+            woke = self._end_wait(blocker) or woke
         return woke
 
-    def _drop(self, blocker: _Blocker) -> None:
-        blocker.close()
-        for slot, known in list(self._blockers.items()):
-            if known is blocker:
-                del self._blockers[slot]
+    def _end_wait(self, blocker: _Blocker) -> bool:
+        """End a BLPOP still pending; True if it had taken a job's token meanwhile.
+
+        A token pushed to the BLPOP's own wake key ends it, even when the node has not
+        read the BLPOP yet (then the BLPOP finds the token at once). CLIENT UNBLOCK is
+        not used: it cannot end a BLPOP the node has not read, and Redis (<= 7.0 here)
+        and older Valkey crash when it targets a client held by CLIENT PAUSE, which a
+        manual failover does.
+        """
+        if blocker.connection.can_read(0):
+            return self._is_job_token(blocker, blocker.connection.read_response())
+        pipe = self.client.pipeline(transaction=False)
+        pipe.rpush(blocker.wake_key, "1")
+        pipe.pexpire(blocker.wake_key, WAKE_KEY_TTL_MS)  # a worker killed here leaks nothing
+        pipe.execute()
+        reply = blocker.connection.read_response(timeout=REPLY_GRACE)
+        taken = self._is_job_token(blocker, reply)
+        if reply is None or taken:  # it answered before the wake token came: drop that
+            self.client.delete(blocker.wake_key)
+        return taken
+
+    @staticmethod
+    def _is_job_token(blocker: _Blocker, reply) -> bool:
+        return reply is not None and reply[0].decode() != blocker.wake_key
 
     @staticmethod
     def _first_ready(pending: list[_Blocker], deadline: float) -> _Blocker | None:
