@@ -71,7 +71,8 @@ class LocalCluster:
         self.masters_count = masters
         self.replicas = replicas
         self.node_timeout_ms = node_timeout_ms
-        self.binary = binary or find_binary()
+        found = binary or find_binary()
+        self.binary = os.path.abspath(found) if os.sep in found else found  # nodes run in their dirs
         self.directory = Path(directory or tempfile.mkdtemp(prefix="hz-cluster-"))
         self.nodes: list[Node] = []
 
