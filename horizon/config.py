@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -27,6 +28,7 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 
 BALANCE_MODES = ("auto", "simple", "off")
+SUPERVISOR_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")  # fullmatch: no "/", no newline
 
 SUPERVISOR_DEFAULTS: dict[str, Any] = {
     "connection": None,
@@ -202,11 +204,21 @@ def parse(raw: dict[str, Any] | None) -> HorizonConfig:
 
     raw = dict(raw or {})
     known = {"name", "connection", "environment", "defaults", "supervisors", "environments",
-             "trim", "snapshot_interval"}
+             "trim", "snapshot_interval", "mask_keys", "audit_keep"}
     unknown = set(raw) - known
     if unknown:
         raise HorizonConfigError(f"HORIZON has unknown keys: {', '.join(sorted(unknown))}",
                                  "horizon.E001")
+    mask_keys = raw.get("mask_keys")
+    if mask_keys is not None and (isinstance(mask_keys, str) or not all(
+            isinstance(k, str) and k for k in mask_keys)):
+        raise HorizonConfigError("HORIZON mask_keys must be a list of non-empty strings",
+                                 "horizon.E008")
+    for name in (raw.get("supervisors") or {}):
+        if not isinstance(name, str) or not SUPERVISOR_NAME.fullmatch(name):
+            raise HorizonConfigError(
+                f"HORIZON supervisor name {name!r} is invalid: use 1-100 letters, digits, "
+                "'_', '.' or '-'", "horizon.E007")
     connection = raw.get("connection") or queue_settings().default
     environment = raw.get("environment") or os.environ.get("HORIZON_ENV", "production")
     defaults = dict(raw.get("defaults") or {})

@@ -12,12 +12,13 @@ import time
 from dataclasses import dataclass
 from typing import Iterator
 
-from queueing import connections
-from queueing.payload import peek
+from queueing import connections, heartbeat
+from queueing.safe_json import peek
 
 from ..repositories import horizon_client
 from ..repositories import recent
 from . import formatting, paging
+from .masking import NAME_LIMIT, display, shown_tags
 from .queues import QueueRef
 
 STATES = ("pending", "delayed", "reserved", "completed")
@@ -43,6 +44,7 @@ class JobRow:
     score: float | None
     retry_of: str
     readable: bool  # False when the entry is not a JSON object
+    holder_gone: bool = False  # reserved by a worker whose heartbeat has lapsed
 
 
 @dataclass
@@ -66,7 +68,6 @@ class Listing:
 
 def row_from(state: str, queue: str, data: dict, *, position: int, score: float | None,
              now: float, completed: dict | None = None) -> JobRow:
-    tags = data.get("tags") if isinstance(data.get("tags"), list) else []
     when = score if state in ("delayed", "reserved") else None
     runtime = ""
     if completed is not None:
@@ -74,16 +75,20 @@ def row_from(state: str, queue: str, data: dict, *, position: int, score: float 
         runtime = formatting.runtime(completed.get("runtime_ms", 0.0))
     pushed = data.get("pushedAt")
     return JobRow(
-        state=state, uuid=str(data.get("uuid") or completed and completed.get("uuid") or "?"),
-        name=str(data.get("displayName") or data.get("job") or "(unreadable entry)"),
-        job=str(data.get("job") or ""), queue=queue,
+        state=state,
+        uuid=display(str(data.get("uuid") or completed and completed.get("uuid") or "?"),
+                     NAME_LIMIT),
+        name=display(str(data.get("displayName") or data.get("job") or "(unreadable entry)"),
+                     NAME_LIMIT),
+        job=display(str(data.get("job") or ""), NAME_LIMIT), queue=queue,
         attempts=data.get("attempts") if isinstance(data.get("attempts"), int) else None,
         max_tries=data.get("maxTries") if isinstance(data.get("maxTries"), int) else None,
-        tags=[str(t) for t in tags],
+        tags=shown_tags(data),
         pushed_at=formatting.moment(pushed, now) if isinstance(pushed, (int, float)) else None,
-        when=formatting.moment(when, now), reserved_by=str(data.get("reservedBy") or ""),
+        when=formatting.moment(when, now),
+        reserved_by=display(str(data.get("reservedBy") or ""), NAME_LIMIT),
         runtime=runtime, position=position, score=score,
-        retry_of=str(data.get("retryOf") or ""), readable=bool(data),
+        retry_of=display(str(data.get("retryOf") or ""), NAME_LIMIT), readable=bool(data),
     )
 
 
@@ -193,3 +198,17 @@ def _scan(state, segments, total, start, needle, queue_filter, size, now) -> Lis
         position = chunk_end
     scan = Scan(first, position, total, position if position < total else None)
     return Listing(state, rows, total, None, scan)
+
+
+def mark_gone_holders(rows: list[JobRow]) -> None:
+    """Flag reserved rows whose worker stopped beating (killed, or its host is gone):
+    the job comes back when its lease expires, so "held by" would mislead until then."""
+    by_connection: dict[str, list[JobRow]] = {}
+    for row in rows:
+        if row.reserved_by:
+            by_connection.setdefault(row.queue.partition(":")[0], []).append(row)
+    for connection, held in by_connection.items():
+        live = heartbeat.alive(connections.redis_driver(connection).client,
+                               [row.reserved_by for row in held])
+        for row in held:
+            row.holder_gone = not live.get(row.reserved_by, True)

@@ -15,6 +15,7 @@ from typing import TextIO
 import redis
 
 from queueing.process_control import SignalFlags
+from queueing.redaction import for_log
 
 from .. import keys
 from ..config import HorizonConfig
@@ -45,7 +46,7 @@ class Master:
         self._snapshot_checked = 0.0
 
     def log(self, message: str) -> None:
-        self.stdout.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {message}\n")
+        self.stdout.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {for_log(message)}\n")
         self.stdout.flush()
 
     # -- lifecycle ----------------------------------------------------------------------
