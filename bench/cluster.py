@@ -2,8 +2,8 @@
 
     .venv/bin/python bench/cluster.py [N] [WORKERS]
 
-Starts a single redis-server (the embedded one) and a 3-master Redis Cluster on local
-ports (tests/local_cluster.py), both from the same binary. On each: N (default 20,000)
+Starts a single redis-server and a 3-master Redis Cluster (tests/local_cluster.py), all
+from the same binary, on local TCP ports, without persistence. On each: N (default 20,000)
 no-op jobs are queued over two queues that the cluster serves from different masters,
 then WORKERS (default 2) `runworker --quiet --stop-when-empty` processes drain them.
 "steady" = jobs / (first job reserved .. last job done). Then the wake-up latency of an
@@ -95,16 +95,28 @@ def one_run(n: int, workers: int) -> dict:
             "p99": percentile(waits, 99), "got": len(waits)}
 
 
+def single_server(directory: str) -> tuple[subprocess.Popen, str]:
+    from queueing.embedded_redis import find_binary
+    from tests.local_cluster import free_ports
+
+    [port] = free_ports(1)
+    proc = subprocess.Popen([find_binary(), "--port", str(port), "--bind", "127.0.0.1",
+                             "--save", "", "--appendonly", "no", "--dir", directory],
+                            stdout=subprocess.DEVNULL)
+    return proc, f"redis://127.0.0.1:{port}/0"
+
+
 def main() -> None:
-    from queueing.embedded_redis import EmbeddedRedis
+    import redis
+
     from tests.local_cluster import LocalCluster
 
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
     workers = int(sys.argv[2]) if len(sys.argv) > 2 else 2
-    single = EmbeddedRedis(tempfile.mkdtemp(prefix="bench-redis-"), persistent=False)
+    single, single_url = single_server(tempfile.mkdtemp(prefix="bench-redis-"))
     cluster = LocalCluster(masters=3)
     try:
-        single_url = single.ensure_running()
+        LocalCluster._wait(lambda: redis.Redis.from_url(single_url).ping(), 10, "redis")
         cluster.start()
         results = {}
         for label, url in (("single Redis", single_url), ("3-master cluster", cluster.url)):
@@ -119,7 +131,8 @@ def main() -> None:
         print(f"cluster / single: {ratio:.2f}")
     finally:
         cluster.stop()
-        single.stop()
+        single.terminate()
+        single.wait(10)
 
 
 if __name__ == "__main__":

@@ -97,8 +97,11 @@ def test_pause_and_terminate_target_one_host_or_all(two_hosts, rclient):
     assert two_hosts["host-b"].wait(15) == 0
     assert two_hosts["host-a"].running()
     assert set(master_status(rclient)) == {"host-a"}
-    left = by_master(rclient)["host-a"].pids  # the balancer may have swapped its worker
-    assert left and set(left) <= children(two_hosts["host-a"].pid)
+    # The balancer may be swapping host-a's worker just now: wait for the state to settle.
+    def own_workers():
+        pids = set(by_master(rclient)["host-a"].pids)
+        return pids and pids <= children(two_hosts["host-a"].pid)
+    wait_until(own_workers, timeout=10, message="host-a to show only its own workers")
 
     call_command("horizon_pause")  # all: only host-a is left to hear it
     wait_until(lambda: master_status(rclient) == {"host-a": "paused"}, message="all paused")
