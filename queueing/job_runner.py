@@ -25,6 +25,7 @@ from . import failed, payload as payload_lib, policy
 from .drivers.redis import RedisDriver, Reservation
 from .errors import MalformedPayload, UnknownJob
 from .execution import call, run_failed_hook
+from .hooks import record_outcome
 from .options import WorkerOptions
 from .payload import Payload
 from .process_control import JobTimedOut
@@ -302,6 +303,9 @@ class JobRunner:
         timeout = self.options.timeout if job.timeout is None else job.timeout
         tries = policy.effective_tries(job.max_tries, self.options.tries)
         self.timed_out(held, job, definition, tries, timeout, 0.0, killed=True)
+        # counted for /metrics like an in-process timeout (issue 14; runtime is the kill time)
+        record_outcome(self.driver, job, held.queue, "timed_out",
+                       timeout + self.options.kill_grace)
 
     # -- failing ------------------------------------------------------------------------
     def fail(self, held: Reservation, job: Payload | None, definition: JobDefinition | None,

@@ -10,6 +10,7 @@ TEST_BACKEND picks the server of a test leg (see tests/backends.py): ``redis`` (
 Cluster, reached with a ``redis+cluster://`` URL).
 """
 import atexit
+import json
 import os
 import tempfile
 
@@ -63,3 +64,6 @@ HORIZON = {
                                  "max_processes": 2}},
     },
 }
+
+# Tests hand masters extra HORIZON keys (schedule, waits, notifications) as JSON.
+HORIZON.update(json.loads(os.environ.get("HORIZON_TEST_EXTRA") or "{}"))

@@ -34,11 +34,24 @@ SAMPLES = {
     "supervisor-control": ["supervisor-1", "pause"],
     "master-control": ["test-master", "pause"],
     "queue-control": ["redis:default", "pause"],
+    "schedules": [],
+    "schedule-control": ["new-year-report", "pause"],
+    "schedule-run": ["new-year-report"],
 }
+# Endpoints for machines, with their own auth (a bearer token, 401 not a login
+# redirect), tested in their own files: the Prometheus scrape is in test_prometheus.py.
+MACHINE_ENDPOINTS = {"prometheus"}
 
 
 def patterns() -> list[URLPattern]:
-    return [p for p in urlpatterns if isinstance(p, URLPattern)]
+    return [p for p in urlpatterns if isinstance(p, URLPattern)
+            and p.name not in MACHINE_ENDPOINTS]
+
+
+def test_machine_endpoints_are_marked_as_such():
+    marked = {p.name for p in urlpatterns if isinstance(p, URLPattern)
+              and getattr(p.callback, "horizon_machine_endpoint", False)}
+    assert marked == MACHINE_ENDPOINTS
 
 
 def url_of(pattern: URLPattern) -> str:

@@ -8,7 +8,10 @@ from urllib.parse import quote, unquote
 
 from django.urls import path, register_converter
 
-from .views import actions, audit, control, detail, failed, jobs, metrics, overview, workers
+from .views import (
+    actions, audit, control, detail, failed, jobs, metrics, overview, prometheus, schedules,
+    workers,
+)
 
 
 class _Choice:
@@ -75,6 +78,11 @@ urlpatterns = [
     path("workers/", workers.workers, name="workers"),
     path("metrics/", metrics.metrics, name="metrics"),
     path("audit/", audit.audit_log, name="audit"),
+    path("metrics", prometheus.prometheus_metrics, name="prometheus"),  # for scrapers
+    path("schedules/", schedules.schedules, name="schedules"),
+    path("schedules/<hz_name:name>/<hz_verb:verb>/", schedules.pause_or_resume,
+         name="schedule-control"),
+    path("schedules/<hz_name:name>/run/", schedules.run_now, name="schedule-run"),
     path("control/<hz_verb:verb>/", control.control, name="control"),
     path("masters/<hz_name:name>/<hz_verb:verb>/", control.master_control, name="master-control"),
     path("supervisors/<hz_name:name>/<hz_verb:verb>/", control.supervisor_control,
