@@ -18,7 +18,9 @@ CLUSTER_TESTS := $(CORE_TESTS) tests/test_dashboard_pages.py tests/test_dashboar
 # Every process-level module too (4-7 minutes on a 2-CPU machine): run it when
 # changing drivers, the worker or the supervisor. CI runs the shorter CLUSTER_TESTS.
 CLUSTER_FULL  := $(CLUSTER_TESTS) tests/test_reservation_contract.py \
-                 tests/test_worker_lifecycle.py tests/test_worker_process.py
+                 tests/test_worker_lifecycle.py tests/test_worker_process.py \
+                 tests/test_prefetch.py tests/test_paused_queues.py tests/test_schedules.py \
+                 tests/test_prometheus.py tests/test_worker_heartbeat.py
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
