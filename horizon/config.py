@@ -1,6 +1,7 @@
 """settings.HORIZON -> typed supervisor configs, validated (errors feed system checks).
 
     HORIZON = {
+        "name": "web-1",                # this host's master; $HORIZON_NAME wins, else hostname
         "connection": "redis",          # where Horizon keeps its state (a redis connection)
         "environment": "production",   # or $HORIZON_ENV; picks the overrides below
         "defaults": {"balance": "auto", "max_processes": 3},
@@ -190,6 +191,20 @@ def parse_supervisor(name: str, raw: dict[str, Any], default_connection: str) ->
     )
 
 
+def master_name(configured: Any) -> str:
+    """This host's master name: $HORIZON_NAME, else HORIZON['name'], else the hostname.
+
+    The environment wins so that several hosts (or several masters on one host) can
+    share one settings file; each name must be unique among the masters on one Redis.
+    """
+    name = os.environ.get("HORIZON_NAME") or configured or socket.gethostname()
+    if not isinstance(name, str) or not name.strip() or "/" in name:
+        raise HorizonConfigError(
+            f"HORIZON name (or $HORIZON_NAME) must be a non-empty string without '/', "
+            f"got {name!r}", "horizon.E001")
+    return name.strip()
+
+
 def parse(raw: dict[str, Any] | None) -> HorizonConfig:
     from queueing.conf import queue_settings
 
@@ -220,7 +235,7 @@ def parse(raw: dict[str, Any] | None) -> HorizonConfig:
         blocks[name] = {**blocks.get(name, defaults), **(override or {})}
     trim = raw.get("trim") or {}
     return HorizonConfig(
-        name=raw.get("name") or socket.gethostname(),
+        name=master_name(raw.get("name")),
         connection=connection,
         environment=environment,
         supervisors=tuple(parse_supervisor(n, b, connection) for n, b in blocks.items()),

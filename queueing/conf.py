@@ -13,6 +13,9 @@ Example::
         },
     }
 
+Redis Cluster (or Valkey Cluster): a ``redis+cluster://`` / ``rediss+cluster://`` URL naming
+any node, or ``"cluster": True`` beside a plain URL (see docs/scaling.md).
+
 A connection's ``queues`` lists the queue names it accepts, so a typo in a dispatch
 fails loudly instead of filling a queue no worker reads; ``"*"`` accepts any valid name.
 """
@@ -51,6 +54,7 @@ class ConnectionConfig:
     migration_batch_size: int = DEFAULT_MIGRATION_BATCH
     max_deliveries: int = DEFAULT_MAX_DELIVERIES  # 0: no poison cap
     options: dict[str, Any] = field(default_factory=dict)  # extra redis-py client kwargs
+    cluster: bool = False  # connect with redis-py's RedisCluster (url names any seed node)
 
     def check_queue(self, queue: str) -> str:
         """Return `queue` if this connection accepts it, else raise UnknownQueue."""
@@ -101,6 +105,7 @@ def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
     known = {
         "driver", "queue", "queues", "url", "embedded_dir", "retry_after",
         "block_for", "prefix", "migration_batch_size", "max_deliveries", "options",
+        "cluster",
     }
     unknown = set(raw) - known
     if unknown:
@@ -149,12 +154,13 @@ def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
         raise ConfigurationError(
             f"QUEUE['connections'][{name!r}]['prefix'] must be a string without braces"
         )
+    url, cluster = cluster_url(name, raw.get("url") or None, raw.get("cluster", False))
     return ConnectionConfig(
         name=name,
         driver=driver,
         queue=queue,
         queues=queues,
-        url=raw.get("url") or None,
+        url=url,
         embedded_dir=raw.get("embedded_dir") or None,
         retry_after=_number(name, "retry_after", raw.get("retry_after", DEFAULT_RETRY_AFTER),
                             allow_none=True),
@@ -163,7 +169,36 @@ def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
         migration_batch_size=batch,
         max_deliveries=max_deliveries,
         options=dict(raw.get("options") or {}),
+        cluster=cluster,
     )
+
+
+CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
+
+
+def cluster_url(conn: str, url: str | None, cluster: Any) -> tuple[str | None, bool]:
+    """(plain URL, cluster?) from a connection's url and `cluster` option.
+
+    ``redis+cluster://host:port`` selects cluster mode by itself; the URL handed to
+    redis-py is the plain ``redis://`` form. A cluster needs TCP seed nodes, so a unix
+    socket URL with cluster mode is refused here rather than at the first command.
+    """
+    if not isinstance(cluster, bool):
+        raise ConfigurationError(
+            f"QUEUE['connections'][{conn!r}]['cluster'] must be true or false, got {cluster!r}")
+    if url is None:
+        if cluster:
+            raise ConfigurationError(
+                f"QUEUE['connections'][{conn!r}] has 'cluster': true but no 'url' of a node")
+        return None, False
+    scheme, sep, rest = url.partition("://")
+    if sep and scheme.lower() in CLUSTER_SCHEMES:
+        url, cluster = f"{CLUSTER_SCHEMES[scheme.lower()]}://{rest}", True
+    if cluster and not url.lower().startswith(("redis://", "rediss://")):
+        raise ConfigurationError(
+            f"QUEUE['connections'][{conn!r}]: Redis Cluster needs a redis:// or rediss:// "
+            "URL of a node (unix sockets cannot reach the other nodes)")
+    return url, cluster
 
 
 def parse_settings(raw: dict[str, Any] | None) -> QueueSettings:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import threading
 
 import redis
+from redis.cluster import RedisCluster
 
 from .conf import ConnectionConfig, queue_settings
 from .drivers import Driver
@@ -26,12 +27,15 @@ def redis_url(config: ConnectionConfig) -> str:
     raise ConfigurationError(f"connection {config.name!r} has no Redis url")
 
 
-def make_client(config: ConnectionConfig) -> redis.Redis:
+def make_client(config: ConnectionConfig) -> redis.Redis | RedisCluster:
+    """A client for the connection: RedisCluster when the connection selects cluster mode."""
     url = redis_url(config)
     options: dict = {"socket_connect_timeout": 5, "health_check_interval": 30}
     if not url.startswith("unix:"):
         options["socket_keepalive"] = True
     options.update(config.options)
+    if config.cluster:
+        return RedisCluster.from_url(url, **options)
     return redis.Redis.from_url(url, **options)
 
 
@@ -69,7 +73,13 @@ def reset() -> None:
     with _lock:
         for existing in _drivers.values():
             if isinstance(existing, RedisDriver):
-                existing.client.close()
+                if existing.waiter is not None:
+                    existing.waiter.close()
+                    # close() would forget the slot map, breaking anyone still holding
+                    # this client; dropping its sockets is what a plain client's does.
+                    existing.client.disconnect_connection_pools()
+                else:
+                    existing.client.close()
         _drivers.clear()
 
 

@@ -23,6 +23,7 @@ import redis
 
 from . import restart
 from . import connections, payload as payload_lib, policy
+from .drivers.cluster import TRANSIENT_ERRORS
 from .drivers.redis import PAUSED, RedisDriver, Reservation
 from .hooks import completion_calls, record_outcome
 from .job_runner import JobLog, JobRunner, printable, send_signal
@@ -40,7 +41,7 @@ MAX_BLOCK_SLICE = 1.0  # seconds a blocking wait lasts before flags are looked a
 MEMORY_CHECK_INTERVAL = 0.5  # seconds between reads of resident memory
 MIN_RETRY_AFTER = 2.0  # below this a lease cannot be renewed reliably (every third of it)
 RECONNECT_GIVE_UP = 60.0  # seconds without Redis before the worker exits 1
-CONNECTION_ERRORS = (redis.ConnectionError, redis.TimeoutError)
+CONNECTION_ERRORS = TRANSIENT_ERRORS  # unreachable Redis, or a cluster failing over/resharding
 
 
 class Worker:

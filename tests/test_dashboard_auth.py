@@ -32,6 +32,7 @@ SAMPLES = {
     "audit": [],
     "control": ["pause"],
     "supervisor-control": ["supervisor-1", "pause"],
+    "master-control": ["test-master", "pause"],
     "queue-control": ["redis:default", "pause"],
     "schedules": [],
     "schedule-control": ["new-year-report", "pause"],

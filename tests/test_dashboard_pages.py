@@ -328,7 +328,8 @@ def test_workers_lists_masters_supervisors_and_pids(client, rclient):
     assert "web-1" in page and "web-1.internal" in page and "4242" in page
     assert "supervisor-1" in page and "5001 5002 5003 5004" in page
     assert "default: 2" in page
-    assert 'action="/supervisors/supervisor-1/pause/"' in page
+    assert 'action="/supervisors/web-1:supervisor-1/pause/"' in page  # master:supervisor
+    assert 'action="/masters/web-1/pause/"' in page
 
 
 def test_workers_without_masters(client):

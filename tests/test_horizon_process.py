@@ -158,7 +158,8 @@ def test_status_exit_codes_and_a_second_master_refuses(spawn_worker, rclient):
 
 def test_state_expires_once_the_master_is_gone(spawn_worker, rclient):
     master = start_master(spawn_worker)
-    [pid] = wait_until(lambda: live_pids(rclient))
+    # Supervisors are published just before their master: wait for both.
+    [pid] = wait_until(lambda: state.masters(rclient) and live_pids(rclient))
     master.send(signal.SIGKILL)
     master.wait()
 

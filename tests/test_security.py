@@ -344,7 +344,8 @@ def test_a_supervisor_named_with_a_slash_keeps_the_workers_page_working(client, 
         balance="auto", status="running", processes={"default": 1}, pids=[1], options={}))
     page = text(client.get("/workers/"))
     assert "evil/name" in page
-    assert reverse("horizon:supervisor-control", args=["web-1:evil/name", "pause"]) in page
+    key = state.supervisor_id("web-1", "web-1:evil/name")  # addressed as master:supervisor
+    assert reverse("horizon:supervisor-control", args=[key, "pause"]) in page
 
 
 def test_queue_and_supervisor_names_are_matched_whole(settings):

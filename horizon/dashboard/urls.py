@@ -84,6 +84,7 @@ urlpatterns = [
          name="schedule-control"),
     path("schedules/<hz_name:name>/run/", schedules.run_now, name="schedule-run"),
     path("control/<hz_verb:verb>/", control.control, name="control"),
+    path("masters/<hz_name:name>/<hz_verb:verb>/", control.master_control, name="master-control"),
     path("supervisors/<hz_name:name>/<hz_verb:verb>/", control.supervisor_control,
          name="supervisor-control"),
     path("queues/<hz_name:queue>/<hz_verb:verb>/", control.queue_control, name="queue-control"),

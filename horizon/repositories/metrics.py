@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import redis
 
+from queueing.scripts import run_pipelined
+
 from .. import keys
 from . import horizon_client, script_source
 
@@ -116,15 +118,13 @@ def take_snapshots(client: redis.Redis, *, now: float | None = None,
     script = _script(client, "take_snapshot")
     jobs = [m.decode() for m in client.smembers(keys.MEASURED_JOBS)]
     queues = [m.decode() for m in client.smembers(keys.MEASURED_QUEUES)]
-    pipe = client.pipeline(transaction=False)
-    for name in jobs:
-        script(keys=[keys.job_metrics(name), keys.job_snapshots(name)],
-               args=[now, cutoff, minutes], client=pipe)
-    for label in queues:
-        script(keys=[keys.queue_metrics(label), keys.queue_snapshots(label)],
-               args=[now, cutoff, minutes], client=pipe)
-    pipe.set(keys.LAST_SNAPSHOT, repr(now))
-    pipe.execute()
+    calls = [(script, [keys.job_metrics(name), keys.job_snapshots(name)], [now, cutoff, minutes])
+             for name in jobs]
+    calls += [(script, [keys.queue_metrics(label), keys.queue_snapshots(label)],
+               [now, cutoff, minutes]) for label in queues]
+    if calls:
+        run_pipelined(client, calls)  # bare EVALSHAs: a cluster pipeline refuses Script calls
+    client.set(keys.LAST_SNAPSHOT, repr(now))
     return len(jobs) + len(queues)
 
 

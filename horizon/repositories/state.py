@@ -2,6 +2,8 @@
 
 Each is a JSON blob under its own key with a TTL, plus a heartbeat in a sorted set so
 readers can list them; a master that stops publishing vanishes within STATE_TTL.
+Supervisors are stored under ``master:supervisor`` (their ``key``), so masters on two
+hosts running the same HORIZON settings never overwrite each other's supervisors.
 """
 from __future__ import annotations
 
@@ -43,8 +45,17 @@ class SupervisorState:
     heartbeat: float = 0.0
 
     @property
+    def key(self) -> str:
+        return supervisor_id(self.master, self.name)
+
+    @property
     def total_processes(self) -> int:
         return sum(self.processes.values())
+
+
+def supervisor_id(master: str, name: str) -> str:
+    """How a supervisor is stored and addressed: unique across masters (hosts)."""
+    return f"{master}:{name}"
 
 
 def _publish(client: redis.Redis, index: str, key: str, name: str, state: Any) -> None:
@@ -60,7 +71,7 @@ def publish_master(client: redis.Redis, state: MasterState) -> None:
 
 
 def publish_supervisor(client: redis.Redis, state: SupervisorState) -> None:
-    _publish(client, keys.SUPERVISORS, keys.supervisor(state.name), state.name, state)
+    _publish(client, keys.SUPERVISORS, keys.supervisor(state.key), state.key, state)
 
 
 def _read(client: redis.Redis, index: str, key_of, kind: type) -> list:
@@ -93,11 +104,12 @@ def master_alive(client: redis.Redis, name: str) -> bool:
 
 def forget_master(client: redis.Redis, name: str, supervisor_names: list[str]) -> None:
     pipe = client.pipeline(transaction=False)
-    pipe.delete(keys.master(name), keys.commands(name))
+    pipe.delete(keys.master(name))
+    pipe.delete(keys.commands(name))  # one key per call: a cluster pipeline wants that
     pipe.zrem(keys.MASTERS, name)
     for sup in supervisor_names:
-        pipe.delete(keys.supervisor(sup))
-        pipe.zrem(keys.SUPERVISORS, sup)
+        pipe.delete(keys.supervisor(supervisor_id(name, sup)))
+        pipe.zrem(keys.SUPERVISORS, supervisor_id(name, sup))
     pipe.execute()
 
 

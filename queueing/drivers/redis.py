@@ -22,6 +22,7 @@ from ..conf import ConnectionConfig
 from ..keys import EXCEPTIONS_TTL, QueueKeys, exceptions_key
 from ..scripts import Scripts, run_pipelined
 from . import QueueSizes
+from .cluster import SlotWaiter, is_cluster
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +51,7 @@ class RedisDriver:
         self.client = client
         self.scripts = Scripts(client)
         self._keys: dict[str, QueueKeys] = {}
+        self.waiter = SlotWaiter(client) if is_cluster(client) else None
         # Reservation tokens: unique per process (a random prefix, so a pid reused after
         # a restart cannot collide) and per delivery (a counter).
         self._token_prefix = f"{os.getpid():x}.{uuid_lib.uuid4().hex[:8]}"
@@ -229,9 +231,12 @@ class RedisDriver:
         """Block up to `timeout` seconds for a notify token on any of `queues`.
 
         A token only wakes the worker; the pop script that follows is what reserves a
-        job, so no job is ever held outside Redis between two calls.
+        job, so no job is ever held outside Redis between two calls. On a cluster the
+        queues may sit in different slots: see ``drivers/cluster.py`` for that wait.
         """
         notify = [self.keys(q).notify for q in queues]
+        if self.waiter is not None:
+            return self.waiter.wait(notify, timeout)
         return self.client.blpop(notify, timeout=max(timeout, 0.01)) is not None
 
     # -- reads --------------------------------------------------------------------------

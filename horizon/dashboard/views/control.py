@@ -35,16 +35,31 @@ def control(request: HtmxHttpRequest, verb: str) -> HttpResponse:
 
 
 @action
-def supervisor_control(request: HtmxHttpRequest, name: str, verb: str) -> HttpResponse:
+def master_control(request: HtmxHttpRequest, name: str, verb: str) -> HttpResponse:
+    """Pause or continue one master (one host) and leave the others as they are."""
     back = reverse("horizon:workers")
     client = horizon_client()
-    found = next((s for s in state.supervisors(client) if s.name == name), None)
+    if not state.master_alive(client, name):
+        return confirm(request, f"Master {name} is not running.", fallback=back, level="error")
+    commands.push(client, name, verb)
+    audit.record(request.user.get_username(), f"{verb} master", name)
+    return confirm(request, f"Asked master {name} to {verb} its supervisors.", fallback=back)
+
+
+@action
+def supervisor_control(request: HtmxHttpRequest, name: str, verb: str) -> HttpResponse:
+    """`name` is a supervisor's key (``master:supervisor``); a bare name picks the first."""
+    back = reverse("horizon:workers")
+    client = horizon_client()
+    running = state.supervisors(client)
+    found = next((s for s in running if s.key == name), None) or \
+        next((s for s in running if s.name == name), None)
     if found is None:
         return confirm(request, f"Supervisor {name} is not running.", fallback=back,
                        level="error")
-    commands.push(client, found.master, f"{verb}_supervisor", name=name)
-    audit.record(request.user.get_username(), f"{verb} supervisor", name, found.master)
-    return confirm(request, f"Asked master {found.master} to {verb} supervisor {name}.",
+    commands.push(client, found.master, f"{verb}_supervisor", name=found.name)
+    audit.record(request.user.get_username(), f"{verb} supervisor", found.name, found.master)
+    return confirm(request, f"Asked master {found.master} to {verb} supervisor {found.name}.",
                    fallback=back)
 
 

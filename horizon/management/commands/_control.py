@@ -1,4 +1,6 @@
-"""Shared by the horizon_* control commands: reach Redis, check names, send to every master."""
+"""Shared by the horizon_* control commands: reach Redis, check names, send one command to
+every live master, or with ``--master NAME`` (repeatable) only to the named ones (one host
+of many)."""
 import redis
 from django.core.management.base import BaseCommand, CommandError
 
@@ -27,15 +29,33 @@ class ControlCommand(BaseCommand):
     command = ""
     done = ""
 
-    def send(self, **args) -> list[str]:
-        names = commands.broadcast(reachable_client(), self.command, **args)
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--master", action="append", default=[], metavar="NAME", dest="masters",
+            help="only this master (its HORIZON_NAME or hostname); repeat for several; "
+                 "default: every running master")
+
+    def send(self, masters: list[str] | None = None, **args) -> list[str]:
+        client = reachable_client()
+        if masters:
+            running = {m.name for m in state.masters(client)}
+            unknown = [name for name in masters if name not in running]
+            if unknown:
+                raise CommandError(
+                    f"no running master named {', '.join(unknown)}; running: "
+                    f"{', '.join(sorted(running)) or '(none)'}")
+            names = list(dict.fromkeys(masters))
+            for name in names:
+                commands.push(client, name, self.command, **args)
+        else:
+            names = commands.broadcast(client, self.command, **args)
         if not names:
             raise CommandError("no Horizon master is running")
         self.stdout.write(self.style.SUCCESS(f"{self.done} ({', '.join(names)})."))
         return names
 
-    def handle(self, *args, **options):
-        self.send()
+    def handle(self, *args, masters, **options):
+        self.send(masters)
 
 
 class SupervisorCommand(ControlCommand):
@@ -46,11 +66,15 @@ class SupervisorCommand(ControlCommand):
         parser.add_argument("name", help="A supervisor of a running master (see the "
                                          "dashboard's Workers page).")
 
-    def handle(self, *args, name, **options):
-        running = sorted({s.name for s in state.supervisors(reachable_client())})
+    def handle(self, *args, name, masters, **options):
+        found = state.supervisors(reachable_client())
+        if masters:
+            found = [s for s in found if s.master in masters]
+        running = sorted({s.name for s in found})
         if not running:
-            raise CommandError("no Horizon master is running")
+            raise CommandError("no Horizon master is running" + (
+                f" under {', '.join(masters)}" if masters else ""))
         if name not in running:
             raise CommandError(f"unknown supervisor {name!r}; running supervisors: "
                                f"{', '.join(running)}")
-        self.send(name=name)
+        self.send(masters, name=name)

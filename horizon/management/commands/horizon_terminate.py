@@ -1,4 +1,4 @@
-"""Terminate every master gracefully (for deploys): workers finish their current job."""
+"""Terminate every master (or `--master NAME` only) gracefully: workers finish their job."""
 import time
 
 from django.core.management.base import CommandError
@@ -14,15 +14,17 @@ class Command(ControlCommand):
     done = "Sent terminate to Horizon"
 
     def add_arguments(self, parser):
+        super().add_arguments(parser)
         parser.add_argument("--wait", action="store_true")
         parser.add_argument("--wait-timeout", type=float, default=600.0)
 
-    def handle(self, *args, wait, wait_timeout, **options):
+    def handle(self, *args, wait, wait_timeout, masters, **options):
         client = reachable_client()
         # A master is identified by name, pid and start: under `serve` (or systemd) a new
         # master with the same name may be up again before this command looks.
-        before = {(m.name, m.pid, m.started_at) for m in state.masters(client)}
-        self.send()
+        before = {(m.name, m.pid, m.started_at) for m in state.masters(client)
+                  if not masters or m.name in masters}
+        self.send(masters)
         if not wait:
             return
         deadline = time.monotonic() + wait_timeout

@@ -13,10 +13,9 @@ class Command(BaseCommand):
         for config in queue_settings().connections.values():
             if config.driver != "redis":
                 continue
-            client = connections.redis_driver(config.name).client
-            location = repr(client.connection_pool.connection_kwargs)
+            location = connections.redis_url(config)  # one broadcast per server
             if location in seen:
                 continue
             seen.add(location)
-            restart.broadcast(client)
+            restart.broadcast(connections.redis_driver(config.name).client)
         self.stdout.write(self.style.SUCCESS("Broadcast a restart signal to all workers."))
