@@ -91,9 +91,14 @@ class JobSlot:
         struct.pack_into("=Q", self.buffer, 0, self.seq)
 
     def _publish(self) -> None:
-        self.seq += 1 if self.seq % 2 else 2  # even: done
+        if self.seq % 2 == 0:
+            self._begin()
+        # The fields first, under the odd sequence number; the even number last, alone,
+        # so a reader never pairs a finished number with half-written fields.
         _HEADER.pack_into(self.buffer, 0, self.seq, self.state, self.started, self.kill_at,
                           self.held_at, self.blob_len, len(self.token))
+        self.seq += 1
+        struct.pack_into("=Q", self.buffer, 0, self.seq)
 
     def hold(self, reservations) -> None:
         """Record every reservation the worker now holds (after each pop)."""
