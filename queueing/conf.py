@@ -10,8 +10,13 @@ Example::
                       "queue": "default", "queues": ["high", "default", "low"],
                       "retry_after": 90, "block_for": 5},
             "sync": {"driver": "sync"},
+            "db": {"driver": "database", "database": "default", "queues": ["default"]},
         },
     }
+
+A ``database`` connection keeps its jobs in the ``queueing_jobs`` table of the
+``database`` alias (see docs/database-driver.md); ``block_for`` defaults to 5 seconds
+there on PostgreSQL (LISTEN/NOTIFY) and to polling every ``--sleep`` seconds elsewhere.
 
 A connection's ``queues`` lists the queue names it accepts, so a typo in a dispatch
 fails loudly instead of filling a queue no worker reads; ``"*"`` accepts any valid name.
@@ -30,7 +35,7 @@ from django.dispatch import receiver
 from .errors import ConfigurationError, UnknownConnection, UnknownQueue
 from .keys import DEFAULT_PREFIX
 
-DRIVERS = ("redis", "sync", "null")
+DRIVERS = ("redis", "database", "sync", "null")
 QUEUE_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,100}$")
 DEFAULT_RETRY_AFTER = 90  # seconds a reservation lasts before the job is handed out again
 DEFAULT_MIGRATION_BATCH = 1000  # due jobs moved per pop, so one pop never stalls Redis
@@ -49,6 +54,8 @@ class ConnectionConfig:
     prefix: str = DEFAULT_PREFIX
     migration_batch_size: int = DEFAULT_MIGRATION_BATCH
     options: dict[str, Any] = field(default_factory=dict)  # extra redis-py client kwargs
+    database: str = "default"  # driver "database": the DATABASES alias holding the jobs
+    listen: bool = True  # driver "database" on PostgreSQL: wake idle workers by NOTIFY
 
     def check_queue(self, queue: str) -> str:
         """Return `queue` if this connection accepts it, else raise UnknownQueue."""
@@ -98,7 +105,7 @@ def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
         raise ConfigurationError(f"QUEUE['connections'][{name!r}] must be a dict")
     known = {
         "driver", "queue", "queues", "url", "embedded_dir", "retry_after",
-        "block_for", "prefix", "migration_batch_size", "options",
+        "block_for", "prefix", "migration_batch_size", "options", "database", "listen",
     }
     unknown = set(raw) - known
     if unknown:
@@ -131,6 +138,14 @@ def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
             f"QUEUE['connections'][{name!r}] needs a 'url' (or 'embedded_dir' to start a "
             "local redis-server)"
         )
+    database = raw.get("database", "default")
+    if driver == "database" and database not in settings.DATABASES:
+        raise ConfigurationError(
+            f"QUEUE['connections'][{name!r}]['database'] names no DATABASES alias: "
+            f"{database!r} (configured: {', '.join(settings.DATABASES)})"
+        )
+    if not isinstance(raw.get("listen", True), bool):
+        raise ConfigurationError(f"QUEUE['connections'][{name!r}]['listen'] must be a bool")
     batch = raw.get("migration_batch_size", DEFAULT_MIGRATION_BATCH)
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise ConfigurationError(
@@ -154,6 +169,8 @@ def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
         prefix=prefix,
         migration_batch_size=batch,
         options=dict(raw.get("options") or {}),
+        database=database,
+        listen=raw.get("listen", True),
     )
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, TextIO
 
 import redis
-from django.db import close_old_connections
+from django.db import InterfaceError, OperationalError, close_old_connections
 
 from . import failed, payload as payload_lib, policy
 from .drivers.redis import RedisDriver, Reservation
@@ -75,7 +75,7 @@ def with_retries(action: Callable[[], Any], what: str, attempts: int = 20) -> An
     for attempt in range(attempts):
         try:
             return action()
-        except (redis.ConnectionError, redis.TimeoutError):
+        except (redis.ConnectionError, redis.TimeoutError, OperationalError, InterfaceError):
             if attempt == attempts - 1:
                 logger.error("gave up on %s: Redis unreachable; the lease will bring the job "
                              "back", what)
@@ -177,12 +177,16 @@ class JobRunner:
                    tries: int, exc: Exception, runtime: float) -> Outcome:
         exceptions = None
         if job.max_exceptions is not None:
-            key = exceptions_key(job.uuid)
-            pipe = self.driver.client.pipeline(transaction=False)
-            pipe.incr(key)
-            pipe.expire(key, EXCEPTIONS_TTL)
-            exceptions = with_retries(pipe.execute, "count exceptions")
-            exceptions = exceptions[0] if exceptions else None
+            if hasattr(self.driver, "client"):
+                key = exceptions_key(job.uuid)
+                pipe = self.driver.client.pipeline(transaction=False)
+                pipe.incr(key)
+                pipe.expire(key, EXCEPTIONS_TTL)
+                exceptions = with_retries(pipe.execute, "count exceptions")
+                exceptions = exceptions[0] if exceptions else None
+            else:
+                exceptions = with_retries(lambda: self.driver.count_exception(job.uuid),
+                                          "count exceptions")
         reason = policy.will_exceed(attempts=job.attempts, tries=tries,
                                     retry_until=job.retry_until, now=time.time(),
                                     exceptions=exceptions, max_exceptions=job.max_exceptions)

@@ -36,3 +36,25 @@ def queues_of(members: set[bytes], connection: str) -> set[str]:
 
 def paused_queues(client: redis.Redis, connection: str) -> set[str]:
     return queues_of(client.smembers(PAUSED_QUEUES_KEY), connection)
+
+
+# -- per driver: a database connection keeps its pause list and restart stamp in tables --
+def pause(driver, queue: str) -> None:
+    if hasattr(driver, "client"):
+        pause_queue(driver.client, driver.name, queue)
+    else:
+        driver.pause(queue)
+
+
+def resume(driver, queue: str) -> None:
+    if hasattr(driver, "client"):
+        continue_queue(driver.client, driver.name, queue)
+    else:
+        driver.resume(queue)
+
+
+def paused_of(driver) -> set[str]:
+    """The paused queues of one connection, whatever its driver."""
+    if hasattr(driver, "client"):
+        return paused_queues(driver.client, driver.name)
+    return driver.paused_queues()

@@ -16,6 +16,7 @@ import time
 from typing import TextIO
 
 import redis
+from django.db import InterfaceError, OperationalError
 
 from . import restart
 from .drivers.redis import RedisDriver, Reservation
@@ -32,7 +33,8 @@ EXIT_ERROR = 1
 EXIT_MEMORY = 12
 MAX_BLOCK_SLICE = 1.0  # seconds a blocking wait lasts before flags are looked at again
 RECONNECT_GIVE_UP = 60.0  # seconds without Redis before the worker exits 1
-CONNECTION_ERRORS = (redis.ConnectionError, redis.TimeoutError)
+CONNECTION_ERRORS = (redis.ConnectionError, redis.TimeoutError, OperationalError,
+                     InterfaceError)
 
 
 class Worker:
@@ -74,6 +76,8 @@ class Worker:
 
     def _warn_about_eviction(self) -> None:
         """Redis evicting keys under memory pressure would silently drop queued jobs."""
+        if not hasattr(self.driver, "client"):
+            return  # a database connection: nothing is evicted
         try:
             policy = self.driver.client.config_get("maxmemory-policy").get("maxmemory-policy")
         except redis.RedisError:
@@ -173,12 +177,16 @@ class Worker:
         now = time.monotonic()
         if not initial and now - self._control_read_at < self.options.control_interval:
             return
-        pipe = self.driver.client.pipeline(transaction=False)
-        pipe.get(restart.RESTART_KEY)
-        pipe.smembers(restart.PAUSED_QUEUES_KEY)
-        stamp, paused = pipe.execute()
-        self.paused_queues = restart.queues_of(paused, self.driver.name)
-        stamp = float(stamp) if stamp is not None else None
+        if hasattr(self.driver, "client"):
+            pipe = self.driver.client.pipeline(transaction=False)
+            pipe.get(restart.RESTART_KEY)
+            pipe.smembers(restart.PAUSED_QUEUES_KEY)
+            stamp, paused = pipe.execute()
+            self.paused_queues = restart.queues_of(paused, self.driver.name)
+            stamp = float(stamp) if stamp is not None else None
+        else:  # a database connection keeps both in its own tables
+            self.paused_queues = self.driver.paused_queues()
+            stamp = self.driver.last_restart()
         if initial:
             self.restart_seen = stamp
         self._latest_restart = stamp

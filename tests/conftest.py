@@ -55,3 +55,30 @@ def spawn_worker():
     yield spawn
     for worker in started:
         worker.stop()
+
+
+# -- database driver: one fixture per backend --------------------------------------------
+DB_CONNECTIONS = ("db-pg", "db-lite")
+
+
+@pytest.fixture(params=DB_CONNECTIONS)
+def dbconn(request):
+    """A database connection's name (PostgreSQL, then SQLite), with an empty jobs table."""
+    from django.conf import settings
+
+    from queueing.models import ControlValue, PausedQueue, QueuedJob
+
+    name = request.param
+    if name not in settings.QUEUE["connections"]:
+        pytest.skip(f"PostgreSQL tests skipped: {settings.PG_SKIP_REASON}")
+    alias = settings.QUEUE["connections"][name]["database"]
+    for model in (QueuedJob, PausedQueue, ControlValue):
+        model.objects.using(alias).all().delete()
+    return name
+
+
+@pytest.fixture(scope="session", autouse=True)
+def close_database_drivers(django_db_setup):
+    """Drivers hold private sessions; close them before the test databases are dropped."""
+    yield
+    connections.reset()

@@ -38,6 +38,29 @@ DATABASES = {
     }
 }
 
+# PostgreSQL for the database driver's tests: found (and a role made) once per session,
+# then inherited by spawned workers through the environment.
+if "HORIZON_TEST_PG" not in os.environ:
+    from tests import pg_server
+
+    _pg, _why = pg_server.settings()
+    os.environ["HORIZON_TEST_PG"] = "1" if _pg else ""
+    os.environ["HORIZON_TEST_PG_SKIP"] = _why
+    if _pg:
+        os.environ["HORIZON_TEST_PG_SETTINGS"] = repr(_pg)
+if os.environ["HORIZON_TEST_PG"]:
+    import ast
+
+    DATABASES["pg"] = ast.literal_eval(os.environ["HORIZON_TEST_PG_SETTINGS"])
+PG_SKIP_REASON = os.environ.get("HORIZON_TEST_PG_SKIP", "")
+
+for _name, _alias in (("db-pg", "pg"), ("db-lite", "default")):
+    if _alias in DATABASES:
+        QUEUE["connections"][_name] = {
+            "driver": "database", "database": _alias, "queues": "*",
+            "retry_after": float(os.environ.get("TEST_RETRY_AFTER", 90)),
+        }
+
 INSTALLED_APPS = [*INSTALLED_APPS, "tests.testapp"]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 

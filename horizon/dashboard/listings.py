@@ -104,7 +104,7 @@ def _segments(state: str, refs: list[QueueRef]) -> list[tuple[str, int]]:
         by_conn.setdefault(ref.connection, []).append(ref.name)
     sizes = {}
     for conn, names in by_conn.items():
-        for name, size in connections.redis_driver(conn).sizes_many(names).items():
+        for name, size in connections.queue_driver(conn).sizes_many(names).items():
             sizes[f"{conn}:{name}"] = getattr(size, state)
     for ref in refs:
         out.append((ref.label, sizes[ref.label]))
@@ -122,7 +122,7 @@ def _read(state: str, piece: paging.Slice) -> Iterator[tuple[bytes | dict, float
             yield item, item.get("completed_at"), piece.start + offset
         return
     conn, _, queue = piece.key.partition(":")
-    driver = connections.redis_driver(conn)
+    driver = connections.queue_driver(conn)
     if state == "pending":
         for offset, raw in enumerate(driver.pending(queue, piece.start, piece.stop)):
             yield raw, None, piece.start + offset

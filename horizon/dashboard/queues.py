@@ -70,7 +70,7 @@ def known_queues(supervisors: list[SupervisorState] | None = None) -> list[Queue
 
 
 def paused(connection: str) -> set[str]:
-    return restart.paused_queues(connections.redis_driver(connection).client, connection)
+    return restart.paused_of(connections.queue_driver(connection))
 
 
 def parse(value: str | None) -> QueueRef | None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from queueing.connections import redis_driver
+from queueing.connections import queue_driver
 
 from ..config import SupervisorConfig
-from ..repositories import metrics
+from ..repositories import horizon_client, metrics
 from ..repositories.state import SupervisorState
 from . import balancer
 from .pool import ProcessPool
@@ -39,10 +39,11 @@ class Supervisor:
             pool.scale(self.config.min_processes)
 
     def load(self) -> tuple[dict[str, int], dict[str, float]]:
-        """Pending jobs and average runtime (ms) per queue, read from Redis."""
-        driver = redis_driver(self.config.connection)
+        """Pending jobs (from the queue's driver) and average runtime (ms) per queue (from
+        Horizon's Redis)."""
+        driver = queue_driver(self.config.connection)
         sizes = driver.sizes_many(self.config.queues)
-        client = driver.client
+        client = horizon_client()
         runtime = {q: metrics.average_runtime_ms(client, "queue", f"{driver.name}:{q}")
                    for q in self.config.queues}
         return {q: s.pending + s.reserved for q, s in sizes.items()}, runtime

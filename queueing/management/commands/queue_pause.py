@@ -15,13 +15,13 @@ class Command(BaseCommand):
 
     def handle(self, *args, queue, connection, **options):
         try:
-            driver = connections.redis_driver(connection)
+            driver = connections.queue_driver(connection)
             queue = driver.config.check_queue(queue)
         except QueueError as exc:
             raise CommandError(str(exc)) from exc
         if self.pausing:
-            restart.pause_queue(driver.client, driver.name, queue)
+            restart.pause(driver, queue)
             self.stdout.write(self.style.SUCCESS(f"Paused {driver.name}:{queue}."))
         else:
-            restart.continue_queue(driver.client, driver.name, queue)
+            restart.resume(driver, queue)
             self.stdout.write(self.style.SUCCESS(f"Continued {driver.name}:{queue}."))

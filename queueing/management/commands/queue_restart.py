@@ -1,4 +1,6 @@
 """Tell every worker to exit after its current job (run after a deploy)."""
+import time
+
 from django.core.management.base import BaseCommand
 
 from queueing import connections, restart
@@ -10,7 +12,12 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         seen = set()
+        stamp = None
         for config in queue_settings().connections.values():
+            if config.driver == "database":
+                stamp = stamp or time.time()
+                connections.driver(config.name).broadcast_restart(stamp)
+                continue
             if config.driver != "redis":
                 continue
             client = connections.redis_driver(config.name).client
@@ -18,5 +25,5 @@ class Command(BaseCommand):
             if location in seen:
                 continue
             seen.add(location)
-            restart.broadcast(client)
+            stamp = restart.broadcast(client, stamp)
         self.stdout.write(self.style.SUCCESS("Broadcast a restart signal to all workers."))

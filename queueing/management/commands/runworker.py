@@ -67,7 +67,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         try:
-            driver = connections.redis_driver(opts["connection"])
+            driver = connections.queue_driver(opts["connection"])
             names = [q.strip() for q in (opts["queue"] or driver.config.queue).split(",")]
             queues = tuple(dict.fromkeys(driver.config.check_queue(q) for q in names if q))
         except QueueError as exc:
