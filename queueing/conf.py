@@ -56,6 +56,7 @@ class ConnectionConfig:
     options: dict[str, Any] = field(default_factory=dict)  # extra redis-py client kwargs
     database: str = "default"  # driver "database": the DATABASES alias holding the jobs
     listen: bool = True  # driver "database" on PostgreSQL: wake idle workers by NOTIFY
+    synchronous_commit: str = "off"  # driver "database" on PostgreSQL: workers' session
 
     def check_queue(self, queue: str) -> str:
         """Return `queue` if this connection accepts it, else raise UnknownQueue."""
@@ -106,6 +107,7 @@ def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
     known = {
         "driver", "queue", "queues", "url", "embedded_dir", "retry_after",
         "block_for", "prefix", "migration_batch_size", "options", "database", "listen",
+        "synchronous_commit",
     }
     unknown = set(raw) - known
     if unknown:
@@ -144,6 +146,11 @@ def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
             f"QUEUE['connections'][{name!r}]['database'] names no DATABASES alias: "
             f"{database!r} (configured: {', '.join(settings.DATABASES)})"
         )
+    synchronous_commit = raw.get("synchronous_commit", "off")
+    if synchronous_commit not in ("off", "local", "remote_write", "remote_apply", "on"):
+        raise ConfigurationError(
+            f"QUEUE['connections'][{name!r}]['synchronous_commit'] must be one of off, local, "
+            f"remote_write, remote_apply, on; got {synchronous_commit!r}")
     if not isinstance(raw.get("listen", True), bool):
         raise ConfigurationError(f"QUEUE['connections'][{name!r}]['listen'] must be a bool")
     batch = raw.get("migration_batch_size", DEFAULT_MIGRATION_BATCH)
@@ -171,6 +178,7 @@ def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
         options=dict(raw.get("options") or {}),
         database=database,
         listen=raw.get("listen", True),
+        synchronous_commit=synchronous_commit,
     )
 
 

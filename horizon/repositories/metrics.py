@@ -46,7 +46,7 @@ def record_completion(driver, job, queue: str, runtime: float) -> list:
         client, job_name=job.job, uuid=job.uuid, label=f"{driver.name}:{queue}",
         runtime=runtime, payload=job.data, keep_seconds=int(config.trim_completed_minutes * 60),
         now=time.time(), keep_count=config.completed_max)
-    if client is getattr(driver, "client", None):
+    if client is getattr(driver, "client", None) or getattr(driver, "batches_extra", False):
         return [call]
     script, keys_, args = call
     script(keys=keys_, args=args)
