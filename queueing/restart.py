@@ -19,12 +19,21 @@ def last_restart(client: redis.Redis) -> float | None:
     return float(value) if value is not None else None
 
 
-def pause_queue(client: redis.Redis, connection: str, queue: str) -> None:
-    client.sadd(PAUSED_QUEUES_KEY, f"{connection}:{queue}")
+def pause_queue(driver, queue: str) -> None:
+    """Pause `queue` on `driver`'s connection: no pop reserves from it once this returns.
+
+    The driver's own flag (checked inside the pop script) is what enforces it; the
+    shared set only lists paused queues for workers, the balancer and the dashboard.
+    """
+    driver.pause(queue)
+    if hasattr(driver, "client"):  # a database connection lists them in its own table
+        driver.client.sadd(PAUSED_QUEUES_KEY, f"{driver.name}:{queue}")
 
 
-def continue_queue(client: redis.Redis, connection: str, queue: str) -> None:
-    client.srem(PAUSED_QUEUES_KEY, f"{connection}:{queue}")
+def continue_queue(driver, queue: str) -> None:
+    if hasattr(driver, "client"):
+        driver.client.srem(PAUSED_QUEUES_KEY, f"{driver.name}:{queue}")
+    driver.resume(queue)
 
 
 def queues_of(members: set[bytes], connection: str) -> set[str]:
@@ -37,20 +46,6 @@ def queues_of(members: set[bytes], connection: str) -> set[str]:
 def paused_queues(client: redis.Redis, connection: str) -> set[str]:
     return queues_of(client.smembers(PAUSED_QUEUES_KEY), connection)
 
-
-# -- per driver: a database connection keeps its pause list and restart stamp in tables --
-def pause(driver, queue: str) -> None:
-    if hasattr(driver, "client"):
-        pause_queue(driver.client, driver.name, queue)
-    else:
-        driver.pause(queue)
-
-
-def resume(driver, queue: str) -> None:
-    if hasattr(driver, "client"):
-        continue_queue(driver.client, driver.name, queue)
-    else:
-        driver.resume(queue)
 
 
 def paused_of(driver) -> set[str]:

@@ -71,6 +71,7 @@ class DatabaseDriver:
         self._listener = None
         self._extra: list = []
         self._extra_since = 0.0
+        self._pid = os.getpid()
 
     # -- connections --------------------------------------------------------------------
     def _shared(self):
@@ -131,6 +132,10 @@ class DatabaseDriver:
                 pass
 
     def close(self) -> None:
+        if os.getpid() != self._pid:  # a forked child: the sessions are the parent's
+            self._local, self._listener, self._extra = threading.local(), None, []
+            self._pid = os.getpid()
+            return
         self._add_extra(None, flush=True)
         self._drop_private()
         if self._listener is not None:
@@ -217,6 +222,11 @@ class DatabaseDriver:
         except self.connection_errors:
             self._drop_private()
             raise
+
+    def pop_or_paused(self, queue: str, **kwargs) -> Reservation | None:
+        """The worker's pop. A paused queue answers None like an empty one (the pause is
+        a condition of the pop query); the worker learns of it at its next control read."""
+        return self.pop(queue, **kwargs)
 
     def acknowledge(self, finished: Reservation, extra: list | None = None) -> None:
         self.delete(finished)
@@ -321,6 +331,20 @@ class DatabaseDriver:
             count = int(row.value) + 1
             ControlValue.objects.using(self.alias).filter(key=key).update(value=str(count))
             return count
+
+    def find_member(self, queue: str, token: str) -> bytes | None:
+        """The delivery named by `token` while it is still held (the sidecar's lookup)."""
+        row_id, attempts = parse_token(token)
+        row = self._run(self.sql.read_row(), [row_id], fetch="one")
+        if row is None or row[1] != attempts:
+            return None
+        return stamp(row[2], attempts, token).encode()
+
+    def forget_exceptions(self, job_uuid: str) -> None:
+        from ..models import ControlValue
+
+        ControlValue.objects.using(self.alias).filter(
+            key=f"exceptions:{job_uuid}"[:100]).delete()
 
     # -- reads and operator actions -----------------------------------------------------
     def sizes(self, queue: str) -> QueueSizes:

@@ -51,7 +51,7 @@ def queue_control(request: HtmxHttpRequest, queue: str, verb: str) -> HttpRespon
     if ref is None:
         raise Http404("No such queue.")
     driver = connections.queue_driver(ref.connection)
-    (restart.pause if verb == "pause" else restart.resume)(driver, ref.name)
+    (restart.pause_queue if verb == "pause" else restart.continue_queue)(driver, ref.name)
     detail = ("workers take no new jobs from it until it is continued" if verb == "pause"
               else "workers take jobs from it again")
     return confirm(request, f"Queue {ref.label} {PAST[verb]}: {detail}.",
