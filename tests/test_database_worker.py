@@ -173,3 +173,26 @@ def test_an_idle_postgresql_worker_is_woken_by_notify(dbconn, spawn_worker):
     wait_until(lambda: labels() == ["woken"], timeout=10, message="the notified worker")
     worker.send(signal.SIGTERM)
     assert worker.wait() == 0
+
+
+def test_a_job_longer_than_its_lease_runs_once_while_its_lease_is_renewed(dbconn,
+                                                                          spawn_worker):
+    env = {"TEST_RETRY_AFTER": "2"}
+    workers = [spawn_worker(dbconn, "--timeout=20", env=env) for _ in range(2)]
+    jobs.sleep_then_record.using(connection=dbconn).delay(5, "long")
+    wait_until(lambda: labels("end") == ["long"], timeout=20, message="the long job")
+    assert labels("start") == ["long"]  # never handed to the second worker
+    for worker in workers:
+        worker.send(signal.SIGTERM)
+        assert worker.wait() == 0
+
+
+def test_timeout_releases_with_backoff_and_exits_1(dbconn, spawn_worker):
+    worker = spawn_worker(dbconn, "--timeout=1")
+    jobs.sleep_forever.using(connection=dbconn).delay()
+    started = time.time()
+    assert worker.wait(timeout=20) == 1
+    (raw, due), = connections.driver(dbconn).delayed("default")
+    assert json.loads(raw)["attempts"] == 1
+    assert started + 6 < due < time.time() + 7.5  # the job's backoff [7] for attempt 1
+    assert FailedJob.objects.count() == 0
