@@ -63,6 +63,8 @@ for _name, _alias in (("db-pg", "pg"), ("db-lite", "default")):
             "retry_after": float(os.environ.get("TEST_RETRY_AFTER", 90)),
         }
 
+DB_TEST_CONNECTION = "db-pg" if "db-pg" in QUEUE["connections"] else "db-lite"
+
 INSTALLED_APPS = [*INSTALLED_APPS, "tests.testapp"]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
@@ -78,5 +80,9 @@ HORIZON = {
         "two-queues": {"supervisor-1": {"queue": ["high", "default"], "max_processes": 2}},
         "off": {"supervisor-1": {"queue": ["high", "default"], "balance": "off",
                                  "max_processes": 2}},
+        # Redis and database connections side by side under one master.
+        "mixed": {"supervisor-1": {"queue": ["high"]},
+                  "supervisor-db": {"connection": DB_TEST_CONNECTION, "queue": ["default"],
+                                    "sleep": 0.2}},
     },
 }
