@@ -61,6 +61,26 @@ def spawn_worker():
 DB_CONNECTIONS = ("db-pg", "db-lite")
 
 
+@pytest.fixture(autouse=True)
+def database_connections_only_where_used(request):
+    """The database connections exist for the test_database* modules; elsewhere they are
+    left out of QUEUE so Redis-only tests (and their dashboard pages) never touch them."""
+    if "database" in request.module.__name__:
+        yield
+        return
+    from django.conf import settings
+    from django.test import override_settings
+
+    queue = dict(settings.QUEUE)
+    queue["connections"] = {name: block for name, block in queue["connections"].items()
+                            if block.get("driver") != "database"}
+    horizon = dict(settings.HORIZON)
+    horizon["environments"] = {name: env for name, env in horizon["environments"].items()
+                               if name != "mixed"}
+    with override_settings(QUEUE=queue, HORIZON=horizon):
+        yield
+
+
 @pytest.fixture(params=DB_CONNECTIONS)
 def dbconn(request):
     """A database connection's name (PostgreSQL, then SQLite), with an empty jobs table."""
