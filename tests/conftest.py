@@ -3,6 +3,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 
 from queueing import connections
 
@@ -58,7 +59,10 @@ def spawn_worker():
 
 
 # -- database driver: one fixture per backend --------------------------------------------
-DB_CONNECTIONS = ("db-pg", "db-lite")
+DB_CONNECTIONS = ("db-pg", "db-lite", "db-maria")
+# The databases worker-level tests flush after each test (MariaDB only serves the
+# driver-level tests, and every flushed database costs time).
+WORKER_DATABASES = [alias for alias in ("default", "pg") if alias in settings.DATABASES]
 
 
 @pytest.fixture(autouse=True)
@@ -90,7 +94,11 @@ def dbconn(request):
 
     name = request.param
     if name not in settings.QUEUE["connections"]:
+        if name == "db-maria":
+            pytest.skip(f"MariaDB tests skipped: {settings.MARIA_SKIP_REASON}")
         pytest.skip(f"PostgreSQL tests skipped: {settings.PG_SKIP_REASON}")
+    if name == "db-maria" and "test_database_driver" not in request.module.__name__:
+        pytest.skip("MariaDB is covered by the driver-level tests only")
     alias = settings.QUEUE["connections"][name]["database"]
     for model in (QueuedJob, PausedQueue, ControlValue):
         model.objects.using(alias).all().delete()

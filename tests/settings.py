@@ -56,7 +56,25 @@ if os.environ["HORIZON_TEST_PG"]:
     DATABASES["pg"] = ast.literal_eval(os.environ["HORIZON_TEST_PG_SETTINGS"])
 PG_SKIP_REASON = os.environ.get("HORIZON_TEST_PG_SKIP", "")
 
-for _name, _alias in (("db-pg", "pg"), ("db-lite", "default")):
+# MariaDB, the same way (only the driver-level tests use it).
+if "HORIZON_TEST_MARIA" not in os.environ:
+    from tests import maria_server
+
+    _maria, _why = maria_server.settings()
+    os.environ["HORIZON_TEST_MARIA"] = "1" if _maria else ""
+    os.environ["HORIZON_TEST_MARIA_SKIP"] = _why
+    if _maria:
+        os.environ["HORIZON_TEST_MARIA_SETTINGS"] = repr(_maria)
+if os.environ["HORIZON_TEST_MARIA"]:
+    import ast
+
+    from tests.maria_server import install_pymysql
+
+    install_pymysql()
+    DATABASES["maria"] = ast.literal_eval(os.environ["HORIZON_TEST_MARIA_SETTINGS"])
+MARIA_SKIP_REASON = os.environ.get("HORIZON_TEST_MARIA_SKIP", "")
+
+for _name, _alias in (("db-pg", "pg"), ("db-lite", "default"), ("db-maria", "maria")):
     if _alias in DATABASES:
         QUEUE["connections"][_name] = {
             "driver": "database", "database": _alias, "queues": "*",

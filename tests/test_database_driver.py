@@ -84,12 +84,12 @@ def test_delayed_jobs_wait_and_can_be_promoted_or_forgotten(dbconn):
 
 
 def test_expired_reservation_is_delivered_again_and_the_old_one_is_void(dbconn):
-    driver = short_lease(dbconn, 0.2)
+    driver = short_lease(dbconn, 1.0)
     driver.push("default", entry("a"))
     first = driver.pop("default")
     assert driver.pop("default") is None
     assert driver.sizes("default").reserved == 1
-    time.sleep(0.3)
+    time.sleep(1.1)
     assert driver.sizes("default").pending == 1
     second = driver.pop("default")
     assert label_of(second) == "a" and payload_lib.peek(second.raw)["attempts"] == 2
@@ -100,11 +100,11 @@ def test_expired_reservation_is_delivered_again_and_the_old_one_is_void(dbconn):
 
 
 def test_renew_extends_the_lease(dbconn):
-    driver = short_lease(dbconn, 0.2)
+    driver = short_lease(dbconn, 1.0)
     driver.push("default", entry("a"))
     held = driver.pop("default")
     assert driver.renew(held, time.time() + 60)
-    time.sleep(0.3)
+    time.sleep(1.1)
     assert driver.pop("default") is None
     (raw, until), = driver.reserved("default")
     assert until > time.time() + 50 and payload_lib.peek(raw)["reservation"] == held.token

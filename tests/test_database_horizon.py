@@ -9,10 +9,11 @@ from django.test import Client
 
 from horizon.repositories import state
 from queueing import connections, dispatch_many
+from tests.conftest import WORKER_DATABASES
 from tests.testapp import jobs
 from tests.workers import wait_until
 
-pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
+pytestmark = pytest.mark.django_db(transaction=True, databases=WORKER_DATABASES)
 DB = settings.DB_TEST_CONNECTION
 
 

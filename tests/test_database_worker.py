@@ -12,10 +12,11 @@ from queueing import chain, connections
 from queueing.models import FailedJob, QueuedJob
 from queueing.options import WorkerOptions
 from queueing.worker import Worker
+from tests.conftest import WORKER_DATABASES
 from tests.testapp import jobs
 from tests.workers import wait_until
 
-pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
+pytestmark = pytest.mark.django_db(transaction=True, databases=WORKER_DATABASES)
 
 
 def drain(conn, **options) -> tuple[int, str]:

@@ -9,10 +9,11 @@ from playwright.sync_api import expect
 
 from queueing import connections
 from tests.browser.conftest import log_in
+from tests.conftest import WORKER_DATABASES
 from tests.testapp import jobs as test_jobs
 
 pytestmark = [pytest.mark.browser,
-              pytest.mark.django_db(transaction=True, databases="__all__")]
+              pytest.mark.django_db(transaction=True, databases=WORKER_DATABASES)]
 DB = settings.DB_TEST_CONNECTION
 LABEL = f"{DB}:default"
 
