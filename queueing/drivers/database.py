@@ -109,22 +109,28 @@ class DatabaseDriver:
         """Execute one statement; returns rows ("all"), one row ("one") or the rowcount."""
         wrapper = self._shared() if shared else self._private()
         try:
+            if not shared and self.vendor == "postgresql":
+                # The worker's hot path: one psycopg cursor kept open, without Django's
+                # per-call cursor wrapper (about half the client CPU of a pop).
+                with wrapper.wrap_database_errors:
+                    return _fetch(self._raw_cursor(wrapper), sql, params, fetch)
             with wrapper.cursor() as cursor:
-                cursor.execute(sql, params)
-                if fetch == "all":
-                    return cursor.fetchall()
-                if fetch == "one":
-                    rows = cursor.fetchall()  # read to the end so SQLite ends the statement
-                    return rows[0] if rows else None
-                return cursor.rowcount
+                return _fetch(cursor, sql, params, fetch)
         except self.connection_errors:
             if not shared:
                 self._drop_private()
             raise
 
+    def _raw_cursor(self, wrapper):
+        cursor = getattr(self._local, "cursor", None)
+        if cursor is None or cursor.closed or cursor.connection is not wrapper.connection:
+            wrapper.ensure_connection()
+            cursor = self._local.cursor = wrapper.connection.cursor()
+        return cursor
+
     def _drop_private(self) -> None:
         wrapper = getattr(self._local, "wrapper", None)
-        self._local.wrapper = None
+        self._local.wrapper = self._local.cursor = None
         if wrapper is not None:
             try:
                 wrapper.close()
@@ -429,6 +435,16 @@ class DatabaseDriver:
         now = time.time()
         return row_id is not None and self._run(
             self.sql.promote(), [now, queue, now, row_id], shared=True) > 0
+
+
+def _fetch(cursor, sql: str, params: list, fetch: str):
+    cursor.execute(sql, params)
+    if fetch == "all":
+        return cursor.fetchall()
+    if fetch == "one":
+        rows = cursor.fetchall()  # read to the end so SQLite ends the statement
+        return rows[0] if rows else None
+    return cursor.rowcount
 
 
 def run_extra(extra: list) -> None:
