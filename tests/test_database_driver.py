@@ -215,3 +215,13 @@ def test_notify_wakes_a_listener_for_its_queue_only(dbconn):
     assert listener.wait_for_jobs(["default"], 20)
     timer.join()
     listener.close()
+
+
+def test_restart_stamp_and_exception_counts_live_in_the_database(dbconn):
+    driver = connections.driver(dbconn)
+    assert driver.last_restart() is None
+    driver.broadcast_restart(123.5)
+    assert driver.last_restart() == 123.5
+    assert [driver.count_exception("u-1") for _ in range(3)] == [1, 2, 3]
+    driver.forget_exceptions("u-1")
+    assert driver.count_exception("u-1") == 1

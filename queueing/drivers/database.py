@@ -302,10 +302,10 @@ class DatabaseDriver:
         return queue in self.paused_queues()
 
     def paused_queues(self) -> set[str]:
-        from ..models import PausedQueue
-
-        return set(PausedQueue.objects.using(self.alias).filter(connection=self.name)
-                   .values_list("queue", flat=True))
+        """Read by workers every control interval, on their own session (Django closes
+        the shared one after every job)."""
+        rows = self._run(self.sql.paused_queues(), [self.name], fetch="all")
+        return {queue for (queue,) in rows}
 
     # -- queue_restart ------------------------------------------------------------------
     def broadcast_restart(self, stamp_: float) -> None:
@@ -315,12 +315,8 @@ class DatabaseDriver:
             key=f"{RESTART_KEY}:{self.name}", defaults={"value": repr(stamp_)})
 
     def last_restart(self) -> float | None:
-        from ..models import ControlValue
-
-        value = (ControlValue.objects.using(self.alias)
-                 .filter(key=f"{RESTART_KEY}:{self.name}").values_list("value", flat=True)
-                 .first())
-        return float(value) if value is not None else None
+        row = self._run(self.sql.control_value(), [f"{RESTART_KEY}:{self.name}"], fetch="one")
+        return float(row[0]) if row is not None else None
 
     def count_exception(self, job_uuid: str) -> int:
         """One more exception of a job (for max_exceptions); returns the new count."""

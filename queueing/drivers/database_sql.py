@@ -29,14 +29,15 @@ class Statements:
     vendor: str
     jobs: str  # quoted table names
     paused: str
+    control: str
 
     @classmethod
     def for_connection(cls, connection) -> "Statements":
-        from ..models import PausedQueue, QueuedJob
+        from ..models import ControlValue, PausedQueue, QueuedJob
 
         quote = connection.ops.quote_name
         return cls(connection.vendor, quote(QueuedJob._meta.db_table),
-                   quote(PausedQueue._meta.db_table))
+                   quote(PausedQueue._meta.db_table), quote(ControlValue._meta.db_table))
 
     @property
     def postgres(self) -> bool:
@@ -148,7 +149,18 @@ class Statements:
         where, _ = self.STATES["delayed"]
         return f"UPDATE {self.jobs} SET available_at = %s WHERE queue = %s AND {where} AND id = %s"
 
+    def paused_queues(self) -> str:
+        return f"SELECT queue FROM {self.paused} WHERE connection = %s"
+
+    def control_value(self) -> str:
+        return f"SELECT value FROM {self.control} WHERE {quote_key(self.vendor)} = %s"
+
     def clear(self) -> str:
         """Params queue, now: every job not held by a live reservation."""
         return (f"DELETE FROM {self.jobs} WHERE queue = %s "
                 "AND (reserved_until IS NULL OR available_at <= %s)")
+
+
+def quote_key(vendor: str) -> str:
+    """The control table's ``key`` column (a reserved word in MySQL)."""
+    return "`key`" if vendor == "mysql" else '"key"'
