@@ -66,12 +66,14 @@ WORKER_DATABASES = [alias for alias in ("default", "pg") if alias in settings.DA
 
 
 @pytest.fixture(autouse=True)
-def database_connections_only_where_used(request):
+def database_connections_only_where_used(request, monkeypatch):
     """The database connections exist for the test_database* modules; elsewhere they are
-    left out of QUEUE so Redis-only tests (and their dashboard pages) never touch them."""
+    left out of QUEUE (here and in spawned processes) so Redis-only tests never touch
+    them."""
     if "database" in request.module.__name__:
         yield
         return
+    monkeypatch.setenv("HORIZON_TEST_DB_CONNECTIONS", "0")
     from django.conf import settings
     from django.test import override_settings
 

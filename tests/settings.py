@@ -74,8 +74,13 @@ if os.environ["HORIZON_TEST_MARIA"]:
     DATABASES["maria"] = ast.literal_eval(os.environ["HORIZON_TEST_MARIA_SETTINGS"])
 MARIA_SKIP_REASON = os.environ.get("HORIZON_TEST_MARIA_SKIP", "")
 
+# Processes spawned by Redis-only tests run without them (HORIZON_TEST_DB_CONNECTIONS=0,
+# set by tests/conftest.py), as the tests themselves do.
+_with_db = os.environ.get("HORIZON_TEST_DB_CONNECTIONS", "1") == "1"
+if not _with_db:
+    QUEUE["connections"].pop("database", None)
 for _name, _alias in (("db-pg", "pg"), ("db-lite", "default"), ("db-maria", "maria")):
-    if _alias in DATABASES:
+    if _alias in DATABASES and _with_db:
         QUEUE["connections"][_name] = {
             "driver": "database", "database": _alias, "queues": "*",
             "retry_after": float(os.environ.get("TEST_RETRY_AFTER", 90)),

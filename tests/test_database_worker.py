@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db(transaction=True, databases=WORKER_DATABASES)
 def drain(conn, **options) -> tuple[int, str]:
     out = io.StringIO()
     opts = WorkerOptions(connection=conn, queues=options.pop("queues", ("default",)),
-                         stop_when_empty=True, sleep=0, **options)
+                         stop_when_empty=True, sleep=0, memory=0, **options)
     code = Worker(connections.driver(conn), opts, stdout=out, stderr=io.StringIO()).run()
     return code, out.getvalue()
 
@@ -156,10 +156,13 @@ def test_kill_9_mid_job_comes_back_after_its_lease(dbconn, spawn_worker):
     second.send(signal.SIGKILL)
 
 
-def test_queue_restart_stops_a_database_worker(dbconn, spawn_worker):
+def test_queue_restart_stops_a_database_worker(dbconn, spawn_worker, settings):
     worker = spawn_worker(dbconn, "--sleep=0.2")
     jobs.record.using(connection=dbconn).delay("before")
     wait_until(lambda: labels() == ["before"], timeout=15)
+    settings.QUEUE = {**settings.QUEUE, "connections": {  # only this test's databases
+        name: block for name, block in settings.QUEUE["connections"].items()
+        if block.get("database", "default") in WORKER_DATABASES}}
     call_command("queue_restart", stdout=io.StringIO())
     assert worker.wait(timeout=15) == 0
     assert "queue_restart requested" in worker.output()

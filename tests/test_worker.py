@@ -21,8 +21,9 @@ DEFAULT = QueueKeys.for_queue("default")
 
 def drain(**options) -> tuple[int, str]:
     out = io.StringIO()
+    # memory=0: an in-process worker would measure the test runner's own memory.
     opts = WorkerOptions(queues=options.pop("queues", ("default",)), stop_when_empty=True,
-                         sleep=0, **options)
+                         sleep=0, memory=0, **options)
     code = Worker(redis_driver("redis"), opts, stdout=out, stderr=io.StringIO()).run()
     return code, out.getvalue()
 
@@ -234,7 +235,7 @@ def test_queue_clear_and_size(rclient, monkeypatch):
 @pytest.mark.parametrize("argv, message", [
     (["--queue=bad name"], "invalid queue name"),
     (["nope"], "unknown queue connection"),
-    (["sync"], "workers and queue commands need a 'redis' connection"),
+    (["sync"], "workers and queue commands need a 'redis' or 'database' connection"),
 ])
 def test_runworker_refuses_bad_options(argv, message):
     with pytest.raises(CommandError, match=message):

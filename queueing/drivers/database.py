@@ -312,10 +312,10 @@ class DatabaseDriver:
         from ..models import ControlValue
 
         ControlValue.objects.using(self.alias).update_or_create(
-            key=f"{RESTART_KEY}:{self.name}", defaults={"value": repr(stamp_)})
+            key=RESTART_KEY, defaults={"value": repr(stamp_)})
 
     def last_restart(self) -> float | None:
-        row = self._run(self.sql.control_value(), [f"{RESTART_KEY}:{self.name}"], fetch="one")
+        row = self._run(self.sql.control_value(), [RESTART_KEY], fetch="one")
         return float(row[0]) if row is not None else None
 
     def count_exception(self, job_uuid: str) -> int:

@@ -1,7 +1,7 @@
 """Tell every worker to exit after its current job (run after a deploy)."""
 import time
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from queueing import connections, restart
 from queueing.conf import queue_settings
@@ -12,18 +12,27 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         seen = set()
-        stamp = None
+        stamp = time.time()
+        unreachable = []
         for config in queue_settings().connections.values():
-            if config.driver == "database":
-                stamp = stamp or time.time()
-                connections.driver(config.name).broadcast_restart(stamp)
-                continue
-            if config.driver != "redis":
-                continue
-            client = connections.redis_driver(config.name).client
-            location = repr(client.connection_pool.connection_kwargs)
-            if location in seen:
-                continue
-            seen.add(location)
-            stamp = restart.broadcast(client, stamp)
+            try:
+                if config.driver == "database":
+                    # Its workers read the stamp from the connection's own database.
+                    driver = connections.driver(config.name)
+                    if driver.alias not in seen:
+                        seen.add(driver.alias)
+                        driver.broadcast_restart(stamp)
+                    continue
+                if config.driver != "redis":
+                    continue
+                client = connections.redis_driver(config.name).client
+                location = repr(client.connection_pool.connection_kwargs)
+                if location in seen:
+                    continue
+                seen.add(location)
+                restart.broadcast(client, stamp)
+            except Exception as exc:  # one unreachable connection must not hide the others
+                unreachable.append(f"{config.name}: {type(exc).__name__}: {exc}")
+        if unreachable:
+            raise CommandError("could not broadcast the restart on " + "; ".join(unreachable))
         self.stdout.write(self.style.SUCCESS("Broadcast a restart signal to all workers."))
