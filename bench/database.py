@@ -68,10 +68,13 @@ def spawn(command: list[str]) -> subprocess.Popen:
                             cwd=ROOT, stdout=subprocess.DEVNULL)
 
 
-# -- the two systems -----------------------------------------------------------------
+# -- the systems ----------------------------------------------------------------------
 class Ours:
     name = "horizon database driver"
     table, pending = "queueing_jobs", ""
+
+    def left(self):
+        return table_count(self.table, self.pending)
 
     def one(self, i):
         noop.using(connection="db", queue="bench").delay(i)
@@ -86,7 +89,7 @@ class Ours:
                       f"--name=b{i}"])
 
 
-class Peer:
+class Peer(Ours):
     name = "django-tasks-db 0.13 (db_worker)"
     table = "django_tasks_database_dbtaskresult"
     pending = "WHERE status IN ('READY', 'RUNNING')"
@@ -108,6 +111,26 @@ class Peer:
                       "--no-reload", f"--worker-id=b{i}"])
 
 
+class RedisReference:
+    """The same worker on the Redis driver, drained in the same run, for scale."""
+
+    name = "horizon Redis driver (reference)"
+
+    def left(self):
+        sizes = redis_driver().sizes("bench")
+        return sizes.pending + sizes.reserved
+
+    def bulk(self, n):
+        redis_driver().client.flushdb()
+        for start in range(0, n, 1000):
+            dispatch_many([noop.using(queue="bench").s(i)
+                           for i in range(start, min(start + 1000, n))])
+
+    def worker(self, i):
+        return spawn(["runworker", "redis", "--queue=bench", "--quiet", "--stop-when-empty",
+                      "--block-for=0", f"--name=r{i}"])
+
+
 def enqueue_rates(system, n: int) -> tuple[float, float]:
     empty_tables()
     started = time.perf_counter()
@@ -126,7 +149,7 @@ def drain_rate(system, n: int, workers: int) -> float:
     procs = [system.worker(i) for i in range(workers)]
     first = None
     while True:
-        left = table_count(system.table, system.pending)
+        left = system.left()
         now = time.perf_counter()
         if first is None and left < n:
             first = now
@@ -177,6 +200,10 @@ def main() -> None:
               f"drain 1 worker {drains[1][1]:,.0f} jobs/s ({drains[1][0]:,.0f}-"
               f"{drains[1][2]:,.0f}), 2 workers {drains[2][1]:,.0f} jobs/s "
               f"({drains[2][0]:,.0f}-{drains[2][2]:,.0f})")
+    reference = RedisReference()
+    runs = sorted(drain_rate(reference, n, 1) for _ in range(3))
+    print(f"{reference.name}: drain 1 worker {runs[1]:,.0f} jobs/s "
+          f"({runs[0]:,.0f}-{runs[2]:,.0f})")
     for label, conn, extra in (("LISTEN/NOTIFY", "db", []),
                                ("polling --sleep 1", "db-poll", ["--sleep=1"])):
         values = latency(conn, extra)
