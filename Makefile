@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run test venv bench clean
+.PHONY: run test venv bench clean system-deps
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,11 +20,19 @@ run: venv
 	$(PY) manage.py embedded_redis start
 	$(PY) manage.py serve --bind $(HOST):$(PORT)
 
-test: venv
+# Chromium (browser tests) and python3-venv: installed with apt-get as root or with sudo,
+# else `make test` stops here with one line saying what to install.
+system-deps:
+	@sh .ci/system-deps "$(PYTHON)"
+
+test: system-deps
+	@$(MAKE) --no-print-directory venv
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+# Without BENCH_REDIS_URL each bench starts (and stops) a throwaway redis-server.
 bench: venv
 	$(PY) bench/dispatch.py
+	$(PY) bench/throughput.py
 
 clean:
 	-$(PY) manage.py embedded_redis stop

@@ -5,6 +5,7 @@ import time
 from typing import Callable
 
 from queueing.connections import queue_driver
+from queueing.restart import paused_of
 
 from ..config import SupervisorConfig
 from ..repositories import horizon_client, metrics
@@ -40,13 +41,16 @@ class Supervisor:
 
     def load(self) -> tuple[dict[str, int], dict[str, float]]:
         """Pending jobs (from the queue's driver) and average runtime (ms) per queue (from
-        Horizon's Redis)."""
+        Horizon's Redis). A paused queue counts as idle: no worker may take its jobs, so
+        more would not help."""
         driver = queue_driver(self.config.connection)
         sizes = driver.sizes_many(self.config.queues)
         client = horizon_client()
+        paused = paused_of(driver)
         runtime = {q: metrics.average_runtime_ms(client, "queue", f"{driver.name}:{q}")
                    for q in self.config.queues}
-        return {q: s.pending + s.reserved for q, s in sizes.items()}, runtime
+        return {q: 0 if q in paused else s.pending + s.reserved
+                for q, s in sizes.items()}, runtime
 
     def auto_scale(self, now: float | None = None) -> None:
         """Every `balance_cooldown` seconds, move each pool one step toward its target."""

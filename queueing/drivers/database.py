@@ -176,52 +176,71 @@ class DatabaseDriver:
         retry_after = self.config.retry_after
         return FOREVER if retry_after is None else now + retry_after
 
-    def pop(self, queue: str, *, finished: Reservation | None = None,
-            extra: list | None = None, owner: str = "") -> Reservation | None:
-        """Reserve the next job of `queue`, acknowledging `finished` on the way.
+    def pop(self, queue: str, *, finished=None, extra: list | None = None,
+            owner: str = "") -> Reservation | None:
+        """Reserve the next job of `queue` (None when it is empty or paused)."""
+        got = self.pop_batch(queue, 1, finished=finished, extra=extra, owner=owner)
+        return got[0] if got else None
 
-        On PostgreSQL both travel in one statement; `extra` (completion recorders'
-        writes, which live in Horizon's Redis) run right after.
+    def pop_or_paused(self, queue: str, **kwargs) -> Reservation | None:
+        """The worker's pop. A paused queue answers None like an empty one (the pause is
+        a condition of the pop query); the worker learns of it at its next control read."""
+        return self.pop(queue, **kwargs)
+
+    def pop_batch(self, queue: str, count: int, *, finished=None, extra: list | None = None,
+                  owner: str = "") -> list[Reservation]:
+        """Reserve up to `count` jobs of `queue` (a worker's prefetch), in queue order,
+        acknowledging `finished` (a delivery or a list of them) on the way.
+
+        PostgreSQL does both in one statement. SQLite reserves one job per call (a local
+        file gains nothing from prefetching, and its RETURNING cannot report the order).
+        `extra` (completion recorders' writes, which live in Horizon's Redis) is batched.
         """
         now = time.time()
         lease = self._lease(now)
-        done = parse_token(finished.token) if finished is not None else None
-        pick = [queue, now, self.name, queue, done[0] if done else 0]
-        if self.vendor in ("postgresql", "sqlite"):
-            if done is not None and self.vendor == "sqlite":
-                self._run(self.sql.delete(), list(done))
-            params = [lease, lease, owner, *pick]
-            if done is not None and self.vendor == "postgresql":
-                row = self._run(self.sql.pop(True), [*done, *params], fetch="one")
-            else:
-                row = self._run(self.sql.pop(False), params, fetch="one")
+        done = [parse_token(h.token) for h in _as_list(finished)]
+        count = max(int(count), 1)
+        if self.vendor == "postgresql":
+            ids, attempts = [d[0] for d in done], [d[1] for d in done]
+            rows = self._run(self.sql.pop_batch(),
+                             [ids, attempts, queue, now, self.name, queue, ids, count,
+                              lease, lease, owner], fetch="all")
+            rows = [row[:3] for row in sorted(rows, key=lambda r: (-r[3], r[4], r[0]))]
+        elif self.vendor == "sqlite":
+            for row_id, attempts in done:
+                self._run(self.sql.delete(), [row_id, attempts])
+            row = self._run(self.sql.pop(False), [lease, lease, owner, queue, now, self.name,
+                                                  queue, 0], fetch="one")
+            rows = [row] if row is not None else []
         else:
-            row = self._pop_in_transaction(done, pick, lease, owner)
-        self._add_extra(extra, flush=row is None)
-        if row is None:
-            return None
-        row_id, attempts, payload = row
-        token = token_of(row_id, attempts)
-        return Reservation(queue, stamp(payload, attempts, token, owner).encode(), token)
+            rows = self._pop_in_transaction(done, [queue, now, self.name, queue, 0], lease,
+                                            owner, count)
+        self._add_extra(extra, flush=not rows)
+        found = []
+        for row_id, attempts, payload in rows:
+            token = token_of(row_id, attempts)
+            found.append(Reservation(queue, stamp(payload, attempts, token, owner).encode(),
+                                     token))
+        return found
 
-    def _pop_in_transaction(self, done, pick, lease, owner):
-        """MySQL/MariaDB: lock the next row with SKIP LOCKED, reserve it, read it back."""
+    def _pop_in_transaction(self, done, pick, lease, owner, count):
+        """MySQL/MariaDB: lock the next rows with SKIP LOCKED, reserve them, read back."""
         wrapper = self._private()
         try:
             with wrapper.cursor() as cursor:
                 cursor.execute("START TRANSACTION")
                 try:
-                    if done is not None:
-                        cursor.execute(self.sql.delete(), list(done))
-                    cursor.execute(self.sql.pick_for_update(), pick)
-                    found = cursor.fetchone()
-                    row = None
-                    if found is not None:
-                        cursor.execute(self.sql.reserve_row(), [lease, lease, owner, found[0]])
-                        cursor.execute(self.sql.read_row(), [found[0]])
-                        row = cursor.fetchone()
+                    for row_id, attempts in done:
+                        cursor.execute(self.sql.delete(), [row_id, attempts])
+                    cursor.execute(self.sql.pick_for_update(count), pick)
+                    ids = [found[0] for found in cursor.fetchall()]
+                    rows = []
+                    for row_id in ids:
+                        cursor.execute(self.sql.reserve_row(), [lease, lease, owner, row_id])
+                        cursor.execute(self.sql.read_row(), [row_id])
+                        rows.append(cursor.fetchone())
                     cursor.execute("COMMIT")
-                    return row
+                    return rows
                 except BaseException:
                     cursor.execute("ROLLBACK")
                     raise
@@ -229,14 +248,55 @@ class DatabaseDriver:
             self._drop_private()
             raise
 
-    def pop_or_paused(self, queue: str, **kwargs) -> Reservation | None:
-        """The worker's pop. A paused queue answers None like an empty one (the pause is
-        a condition of the pop query); the worker learns of it at its next control read."""
-        return self.pop(queue, **kwargs)
-
-    def acknowledge(self, finished: Reservation, extra: list | None = None) -> None:
-        self.delete(finished)
+    def acknowledge(self, finished, extra: list | None = None) -> None:
+        """Delete finished deliveries (one or a list), then send `extra`."""
+        done = [parse_token(h.token) for h in _as_list(finished)]
+        if self.vendor == "postgresql" and done:
+            self._run(self.sql.delete_many(), [[d[0] for d in done], [d[1] for d in done]])
+        else:
+            for row_id, attempts in done:
+                self._run(self.sql.delete(), [row_id, attempts])
         self._add_extra(extra, flush=True)
+
+    def delete(self, reservation: Reservation) -> bool:
+        return self._run(self.sql.delete(), list(parse_token(reservation.token))) > 0
+
+    def release(self, reservation: Reservation, available_at: float,
+                payload: str | bytes | None = None) -> bool:
+        """Back to the queue at `available_at`; nothing happens if this delivery is no
+        longer the row's latest (its lease expired and another worker took it)."""
+        row_id, attempts = parse_token(reservation.token)
+        if isinstance(payload, bytes):
+            payload = payload.decode("utf-8", "surrogateescape")
+        return self._run(self.sql.release(), [available_at, payload or None, row_id,
+                                              attempts]) > 0
+
+    def renew(self, reservation: Reservation, until: float) -> bool:
+        row_id, attempts = parse_token(reservation.token)
+        return self._run(self.sql.renew(), [until, until, row_id, attempts]) > 0
+
+    def renew_many(self, reservations: list[Reservation], until: float) -> list[bool]:
+        """Renew every lease a worker holds in one statement (PostgreSQL); the sidecar's
+        call. True for each one still held."""
+        done = [parse_token(r.token) for r in reservations]
+        if self.vendor != "postgresql" or not done:
+            return [self.renew(r, until) for r in reservations]
+        rows = self._run(self.sql.renew_many(),
+                         [until, until, [d[0] for d in done], [d[1] for d in done]],
+                         fetch="all")
+        renewed = {tuple(row) for row in rows}
+        return [d in renewed for d in done]
+
+    def unreserve(self, held: list[Reservation], entries: list) -> int:
+        """Prefetched jobs that never started go back to the head of their queue,
+        uncounted (attempts as before the pop). The stored payload is kept: the column,
+        not the entry, holds the count. The next delivery of such a row reuses the token
+        of the handed-back one, which no one holds any more."""
+        back = 0
+        for reservation in held:
+            row_id, attempts = parse_token(reservation.token)
+            back += self._run(self.sql.unreserve(), [row_id, attempts])
+        return back
 
     def _add_extra(self, extra: list | None, *, flush: bool) -> None:
         """Completion recorders' writes go to Horizon's Redis, not to this database, so
@@ -251,20 +311,6 @@ class DatabaseDriver:
                             or time.monotonic() - self._extra_since >= EXTRA_DELAY):
             calls, self._extra = self._extra, []
             run_extra(calls)
-
-    def delete(self, reservation: Reservation) -> bool:
-        return self._run(self.sql.delete(), list(parse_token(reservation.token))) > 0
-
-    def release(self, reservation: Reservation, available_at: float,
-                payload: str | None = None) -> bool:
-        """Back to the queue at `available_at`; nothing happens if this delivery is no
-        longer the row's latest (its lease expired and another worker took it)."""
-        row_id, attempts = parse_token(reservation.token)
-        return self._run(self.sql.release(), [available_at, payload, row_id, attempts]) > 0
-
-    def renew(self, reservation: Reservation, until: float) -> bool:
-        row_id, attempts = parse_token(reservation.token)
-        return self._run(self.sql.renew(), [until, until, row_id, attempts]) > 0
 
     # -- waiting ------------------------------------------------------------------------
     def wait_for_jobs(self, queues: Iterable[str], timeout: float) -> bool:
@@ -431,6 +477,14 @@ class DatabaseDriver:
         now = time.time()
         return row_id is not None and self._run(
             self.sql.promote(), [now, queue, now, row_id], shared=True) > 0
+
+
+def _as_list(finished) -> list:
+    if finished is None:
+        return []
+    if isinstance(finished, Reservation):
+        return [finished]
+    return list(finished)
 
 
 def _fetch(cursor, sql: str, params: list, fetch: str):

@@ -55,12 +55,12 @@ class Statements:
         return sql
 
     # -- the reservation cycle ---------------------------------------------------------
-    def _pick(self, lock: bool) -> str:
-        """The id of the next job: params queue, now, connection, queue, skip id."""
+    def _pick(self, lock: bool, limit: int = 1) -> str:
+        """The ids of the next jobs: params queue, now, connection, queue, skip id."""
         sql = (f"SELECT id FROM {self.jobs} WHERE queue = %s AND available_at <= %s "
                f"AND NOT EXISTS (SELECT 1 FROM {self.paused} p WHERE p.connection = %s "
                f"AND p.queue = %s) AND id <> %s "
-               "ORDER BY priority DESC, available_at, id LIMIT 1")
+               f"ORDER BY priority DESC, available_at, id LIMIT {int(limit)}")
         return sql + (" FOR UPDATE SKIP LOCKED" if lock else "")
 
     _SET_RESERVED = ("attempts = attempts + 1, available_at = %s, reserved_until = %s, "
@@ -82,9 +82,44 @@ class Statements:
         return (f"UPDATE {self.jobs} SET {self._SET_RESERVED} "
                 f"WHERE id = ({self._pick(lock=False)}) RETURNING id, attempts, payload")
 
-    def pick_for_update(self) -> str:
+    def pop_batch(self) -> str:
+        """PostgreSQL: acknowledge finished deliveries and reserve up to N jobs in one
+        statement. Params: finished ids[], finished attempts[], queue, now, connection,
+        queue, finished ids[], limit, lease, lease, owner. Returns id, attempts, payload
+        and the picked row's priority and available_at (for queue order)."""
+        return (
+            f"WITH done AS (DELETE FROM {self.jobs} WHERE (id, attempts) IN "
+            "(SELECT * FROM unnest(%s::bigint[], %s::int[]))), "
+            f"picked AS (SELECT id, priority, available_at FROM {self.jobs} "
+            "WHERE queue = %s AND available_at <= %s "
+            f"AND NOT EXISTS (SELECT 1 FROM {self.paused} p WHERE p.connection = %s "
+            "AND p.queue = %s) AND id <> ALL(%s::bigint[]) "
+            "ORDER BY priority DESC, available_at, id LIMIT %s FOR UPDATE SKIP LOCKED) "
+            f"UPDATE {self.jobs} AS j SET attempts = j.attempts + 1, available_at = %s, "
+            "reserved_until = %s, reserved_by = %s FROM picked WHERE j.id = picked.id "
+            "RETURNING j.id, j.attempts, j.payload, picked.priority, picked.available_at")
+
+    def delete_many(self) -> str:
+        """PostgreSQL: params ids[], attempts[]."""
+        return (f"DELETE FROM {self.jobs} WHERE (id, attempts) IN "
+                "(SELECT * FROM unnest(%s::bigint[], %s::int[]))")
+
+    def renew_many(self) -> str:
+        """PostgreSQL: params until, until, ids[], attempts[]; returns the renewed ones."""
+        return (f"UPDATE {self.jobs} SET available_at = %s, reserved_until = %s "
+                "WHERE (id, attempts) IN (SELECT * FROM unnest(%s::bigint[], %s::int[])) "
+                "AND reserved_until IS NOT NULL RETURNING id, attempts")
+
+    def unreserve(self) -> str:
+        """Params id, attempts: a prefetched job that never started goes back, uncounted,
+        to the head of its queue (available since it was first queued)."""
+        return (f"UPDATE {self.jobs} SET attempts = attempts - 1, available_at = created_at, "
+                "reserved_until = NULL, reserved_by = '' "
+                "WHERE id = %s AND attempts = %s AND reserved_until IS NOT NULL")
+
+    def pick_for_update(self, limit: int = 1) -> str:
         """MySQL/MariaDB: the locked pick of the pop transaction."""
-        return self._pick(lock=True)
+        return self._pick(lock=True, limit=limit)
 
     def reserve_row(self) -> str:
         """MySQL/MariaDB: params lease, lease, owner, id."""

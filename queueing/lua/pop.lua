@@ -1,4 +1,4 @@
--- pop: reserve the next ready job of one queue, atomically.
+-- pop: reserve the next ready job(s) of one queue, atomically (up to ARGV[7] at once).
 --   0. a paused queue (its :paused key exists) reserves nothing: returns -1, so a pause is
 --      in force the moment queue_pause returns, with no second round trip;
 --   1. move due delayed jobs, then expired reservations, to the tail of the ready list
@@ -12,7 +12,9 @@
 --      an earlier one): two identical entries become two distinct reserved members, so
 --      acknowledging one never removes the other;
 --   4. ZADD the new string to the reserved set, scored by the lease expiry; drop one
---      notify token.
+--      notify token per job.
+-- Steps 2-4 repeat for up to ARGV[7] jobs (a worker's prefetch); job i's token is
+-- ARGV[6] .. '.' .. i.
 -- A cjson decode/encode round trip is avoided on purpose: it would turn [] into {},
 -- round floats, and raise on a malformed entry after the LPOP (Lua cannot roll back).
 -- KEYS[1]  ready list            queues:{NAME}
@@ -25,8 +27,10 @@
 -- ARGV[3]  how many due jobs to move per source at most
 -- ARGV[4]  '1' to reclaim expired reservations, '0' when retry_after is unset
 -- ARGV[5]  the reserving worker's id as a JSON string without escapes, or ''
--- ARGV[6]  the reservation token (letters, digits, '-', ':', '.')
--- Returns the reserved payload, false when the queue is empty, -1 when it is paused.
+-- ARGV[6]  the reservation token prefix (letters, digits, '-', ':', '.')
+-- ARGV[7]  how many jobs to reserve at most (1 when absent)
+-- Returns the reserved payloads in queue order (an empty list when the queue is
+-- empty), or -1 when it is paused.
 if redis.call('EXISTS', KEYS[5]) == 1 then return -1 end
 
 local function migrate(source)
@@ -46,24 +50,29 @@ end
 migrate(KEYS[2])
 if ARGV[4] == '1' then migrate(KEYS[3]) end
 
-local job = redis.call('LPOP', KEYS[1])
-if not job then return false end
+local owner = ''
+if #ARGV[5] > 0 then owner = '"reservedBy":' .. ARGV[5] .. ',' end
+local wanted = tonumber(ARGV[7] or '1') or 1
+local reserved = {}
 
-local stamp = '"reservation":"' .. ARGV[6] .. '",'
-if #ARGV[5] > 0 then stamp = stamp .. '"reservedBy":' .. ARGV[5] .. ',' end
-
-local reserved
-local digits = string.match(job, '^{"attempts":(%d+),')
-if digits and #digits <= 9 then
-  local rest = string.sub(job, 14 + #digits)
-  local _, stop = string.find(rest, '^"reservation":"[^"\\]*",')
-  if stop then rest = string.sub(rest, stop + 1) end
-  _, stop = string.find(rest, '^"reservedBy":"[^"\\]*",')
-  if stop then rest = string.sub(rest, stop + 1) end
-  reserved = '{"attempts":' .. (tonumber(digits) + 1) .. ',' .. stamp .. rest
-else
-  reserved = '{"attempts":1,' .. stamp .. '"wrapped":' .. cjson.encode(job) .. '}'
+for i = 1, wanted do
+  local job = redis.call('LPOP', KEYS[1])
+  if not job then break end
+  local stamp = '"reservation":"' .. ARGV[6] .. '.' .. i .. '",' .. owner
+  local entry
+  local digits = string.match(job, '^{"attempts":(%d+),')
+  if digits and #digits <= 9 then
+    local rest = string.sub(job, 14 + #digits)
+    local _, stop = string.find(rest, '^"reservation":"[^"\\]*",')
+    if stop then rest = string.sub(rest, stop + 1) end
+    _, stop = string.find(rest, '^"reservedBy":"[^"\\]*",')
+    if stop then rest = string.sub(rest, stop + 1) end
+    entry = '{"attempts":' .. (tonumber(digits) + 1) .. ',' .. stamp .. rest
+  else
+    entry = '{"attempts":1,' .. stamp .. '"wrapped":' .. cjson.encode(job) .. '}'
+  end
+  redis.call('ZADD', KEYS[3], ARGV[2], entry)
+  reserved[#reserved + 1] = entry
 end
-redis.call('ZADD', KEYS[3], ARGV[2], reserved)
-redis.call('LPOP', KEYS[4])
+if #reserved > 0 then redis.call('LTRIM', KEYS[4], #reserved, -1) end
 return reserved
