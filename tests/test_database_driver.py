@@ -225,3 +225,19 @@ def test_restart_stamp_and_exception_counts_live_in_the_database(dbconn):
     assert [driver.count_exception("u-1") for _ in range(3)] == [1, 2, 3]
     driver.forget_exceptions("u-1")
     assert driver.count_exception("u-1") == 1
+
+
+def test_pop_batch_reserves_in_queue_order_and_acknowledges_a_list(dbconn):
+    driver = connections.driver(dbconn)
+    driver.push_many("default", [entry(i) for i in range(6)])
+    driver.push("default", entry("urgent"), priority=9)
+    first = driver.pop_batch("default", 3)
+    expected = ["urgent", "0", "1"] if driver.vendor != "sqlite" else ["urgent"]
+    assert [label_of(r) for r in first] == expected  # SQLite reserves one per call
+    nxt = driver.pop_batch("default", 2, finished=first)
+    assert QueuedJob.objects.using(driver.alias).count() == 7 - len(first)
+    assert driver.renew_many([*nxt, first[0]], time.time() + 60) == [True] * len(nxt) + [False]
+    assert driver.unreserve(nxt, [None] * len(nxt)) == len(nxt)
+    again = driver.pop("default")
+    assert label_of(again) == label_of(nxt[0])
+    assert json.loads(again.raw)["attempts"] == 1  # handed back uncounted
