@@ -204,7 +204,9 @@ def mark_gone_holders(rows: list[JobRow]) -> None:
         if row.reserved_by:
             by_connection.setdefault(row.queue.partition(":")[0], []).append(row)
     for connection, held in by_connection.items():
-        live = heartbeat.alive(connections.redis_driver(connection).client,
-                               [row.reserved_by for row in held])
+        client = getattr(connections.queue_driver(connection), "client", None)
+        if client is None:
+            continue  # database connections keep no heartbeats: the lease tells
+        live = heartbeat.alive(client, [row.reserved_by for row in held])
         for row in held:
             row.holder_gone = not live.get(row.reserved_by, True)
