@@ -70,19 +70,24 @@ def database_connections_only_where_used(request, monkeypatch):
     """The database connections exist for the test_database* modules; elsewhere they are
     left out of QUEUE (here and in spawned processes) so Redis-only tests never touch
     them."""
-    if "database" in request.module.__name__:
+    module = request.module.__name__
+    if "test_database_driver" in module:
         yield
         return
-    monkeypatch.setenv("HORIZON_TEST_DB_CONNECTIONS", "0")
-    from django.conf import settings
     from django.test import override_settings
 
+    if "database" in module:  # worker-level modules: the databases they flush only
+        keep = set(WORKER_DATABASES)
+    else:
+        keep = set()
+        monkeypatch.setenv("HORIZON_TEST_DB_CONNECTIONS", "0")
     queue = dict(settings.QUEUE)
     queue["connections"] = {name: block for name, block in queue["connections"].items()
-                            if block.get("driver") != "database"}
+                            if block.get("driver") != "database"
+                            or block.get("database", "default") in keep}
     horizon = dict(settings.HORIZON)
     horizon["environments"] = {name: env for name, env in horizon["environments"].items()
-                               if name != "mixed"}
+                               if name != "mixed" or keep}
     with override_settings(QUEUE=queue, HORIZON=horizon):
         yield
 
@@ -109,6 +114,18 @@ def dbconn(request):
 
 @pytest.fixture(scope="session", autouse=True)
 def close_database_drivers(django_db_setup):
-    """Drivers hold private sessions; close them before the test databases are dropped."""
+    """Drivers hold private sessions; close them before the test databases are dropped
+    (and end any a server thread left open, which would block DROP DATABASE)."""
     yield
     connections.reset()
+    if "pg" in settings.DATABASES:
+        import psycopg
+
+        pg = settings.DATABASES["pg"]
+        try:
+            with psycopg.connect(dbname="postgres", user=pg["USER"], password=pg["PASSWORD"],
+                                 host=pg["HOST"], port=pg["PORT"], autocommit=True) as conn:
+                conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                             "WHERE datname = %s AND pid <> pg_backend_pid()", [pg["NAME"]])
+        except psycopg.Error:
+            pass  # pytest-django reports a database it could not drop
