@@ -190,7 +190,8 @@ def main() -> None:
         cursor.execute("SHOW server_version")
         version = cursor.fetchone()[0]
     print(f"PostgreSQL {version} on 127.0.0.1, N={n:,} no-op jobs, {os.cpu_count()} CPUs")
-    systems = [Ours()] + ([Peer()] if settings.PEER else [])
+    peer = settings.PEER and os.environ.get("BENCH_PEER", "1") == "1"  # BENCH_PEER=0: skip
+    systems = [Ours()] + ([Peer()] if peer else [])
     if not settings.PEER:
         print("(django-tasks-db not installed: pip install 'django-tasks-db[compat]')")
     for system in systems:
