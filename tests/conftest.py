@@ -100,12 +100,12 @@ def dbconn(request):
     from queueing.models import ControlValue, PausedQueue, QueuedJob
 
     name = request.param
+    if name == "db-maria" and "test_database_driver" not in request.module.__name__:
+        pytest.skip("MariaDB is covered by the driver-level tests only")
     if name not in settings.QUEUE["connections"]:
         if name == "db-maria":
             pytest.skip(f"MariaDB tests skipped: {settings.MARIA_SKIP_REASON}")
         pytest.skip(f"PostgreSQL tests skipped: {settings.PG_SKIP_REASON}")
-    if name == "db-maria" and "test_database_driver" not in request.module.__name__:
-        pytest.skip("MariaDB is covered by the driver-level tests only")
     alias = settings.QUEUE["connections"][name]["database"]
     for model in (QueuedJob, PausedQueue, ControlValue):
         model.objects.using(alias).all().delete()
