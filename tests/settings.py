@@ -6,6 +6,7 @@ exports the URL and the database path in the environment, so worker processes th
 tests spawn (with DJANGO_SETTINGS_MODULE=tests.settings) use the same server and file.
 """
 import atexit
+import json
 import os
 import tempfile
 
@@ -111,3 +112,6 @@ HORIZON = {
                                     "sleep": 0.2}},
     },
 }
+
+# Tests hand masters extra HORIZON keys (schedule, waits, notifications) as JSON.
+HORIZON.update(json.loads(os.environ.get("HORIZON_TEST_EXTRA") or "{}"))

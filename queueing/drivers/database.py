@@ -298,6 +298,10 @@ class DatabaseDriver:
             back += self._run(self.sql.unreserve(), [row_id, attempts])
         return back
 
+    def send_extra(self, calls: list) -> None:
+        """Recorder writes outside the pop cycle (failures, releases): batched too."""
+        self._add_extra(calls, flush=False)
+
     def _add_extra(self, extra: list | None, *, flush: bool) -> None:
         """Completion recorders' writes go to Horizon's Redis, not to this database, so
         they cannot share the pop's round trip: they are sent in batches instead (every
