@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run test venv bench clean system-deps
+.PHONY: run test venv bench bench-peers clean system-deps
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,14 @@ test: system-deps
 bench: venv
 	$(PY) bench/dispatch.py
 	$(PY) bench/throughput.py
+
+# This project against its peers (RQ, Celery, Dramatiq, arq, Huey) with the shared peer
+# harness: one Redis, one job body, medians of 3, 1 and 2 processes, latency; then the
+# ratios. SYSTEMS="ours huey dramatiq" for a subset (~15 min); all of them take ~35 min.
+PEERS ?= ../shared/bench-peers
+bench-peers: venv
+	OURS_ROOT=$(CURDIR) SYSTEMS="$(or $(SYSTEMS),ours huey dramatiq celery rq arq)" $(PEERS)/run_all.sh
+	$(PY) bench/peer_ratios.py $(PEERS)/results
 
 clean:
 	-$(PY) manage.py embedded_redis stop
