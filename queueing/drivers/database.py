@@ -486,7 +486,7 @@ class DatabaseDriver:
 def _as_list(finished) -> list:
     if finished is None:
         return []
-    if isinstance(finished, Reservation):
+    if hasattr(finished, "token"):  # one delivery (of either driver's Reservation class)
         return [finished]
     return list(finished)
 
