@@ -36,9 +36,11 @@ run: venv
 	$(PY) manage.py serve --bind $(HOST):$(PORT)
 
 # Chromium (browser tests) and python3-venv: installed with apt-get as root or with sudo,
-# else `make test` stops here with one line saying what to install.
+# else `make test` stops here with one line saying what to install. PostgreSQL (the
+# database driver's tests) is started, or installed, when it can be; else those skip.
 system-deps:
 	@sh .ci/system-deps "$(PYTHON)"
+	@sh .ci/postgres-up
 
 test: system-deps
 	@$(MAKE) --no-print-directory venv

@@ -28,3 +28,5 @@ QUEUE["connections"]["redis"]["url"] = BENCH_REDIS_URL
 QUEUE["connections"]["redis"]["queues"] = ["bench", "default", "high", "low"]
 INSTALLED_APPS = [*INSTALLED_APPS, "bench"]
 LOGGING = {"version": 1, "disable_existing_loggers": False}
+# The Redis benches measure Redis alone (bench/database.py adds its own connections).
+QUEUE["connections"].pop("database", None)

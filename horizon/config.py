@@ -149,10 +149,10 @@ def parse_supervisor(name: str, raw: dict[str, Any], default_connection: str) ->
     values = {**SUPERVISOR_DEFAULTS, **raw}
     try:
         conn = queue_settings().connection(values["connection"] or default_connection)
-        if conn.driver != "redis":
+        if conn.driver not in ("redis", "database"):
             raise HorizonConfigError(
-                f"HORIZON supervisor {name!r}: connection {conn.name!r} is not a redis connection",
-                "horizon.E004")
+                f"HORIZON supervisor {name!r}: connection {conn.name!r} is neither a redis "
+                "nor a database connection", "horizon.E004")
         queue_value = values["queue"] or [conn.queue]
         if isinstance(queue_value, str):
             queue_value = [q.strip() for q in queue_value.split(",")]
@@ -207,6 +207,7 @@ def master_name(configured: Any) -> str:
 
 def parse(raw: dict[str, Any] | None) -> HorizonConfig:
     from queueing.conf import queue_settings
+    from queueing.errors import QueueError
 
     raw = dict(raw or {})
     known = {"name", "connection", "environment", "defaults", "supervisors", "environments",
@@ -227,6 +228,17 @@ def parse(raw: dict[str, Any] | None) -> HorizonConfig:
                 f"HORIZON supervisor name {name!r} is invalid: use 1-100 letters, digits, "
                 "'_', '.' or '-'", "horizon.E007")
     connection = raw.get("connection") or queue_settings().default
+    try:
+        state_driver = queue_settings().connection(connection).driver
+    except QueueError as exc:
+        raise HorizonConfigError(f"HORIZON['connection']: {exc}", "horizon.E008") from None
+    if state_driver != "redis":
+        # Supervisors may serve database connections, but Horizon's own state (masters,
+        # supervisors, metrics, recent jobs, commands) lives in Redis.
+        raise HorizonConfigError(
+            f"HORIZON['connection'] is {connection!r}, a {state_driver!r} connection: Horizon "
+            "keeps its own state in Redis, so name a redis connection (supervisors can still "
+            "serve database connections)", "horizon.E008")
     environment = raw.get("environment") or os.environ.get("HORIZON_ENV", "production")
     defaults = dict(raw.get("defaults") or {})
     blocks = {name: {**defaults, **(block or {})}

@@ -149,6 +149,11 @@ QUEUE = {
             "retry_after": 30,  # renewed while a job runs; only a dead worker waits it out
             "block_for": 5,
         },
+        # Jobs in the site's own database, committed with the data they refer to
+        # (docs/database-driver.md); serve it with `runworker database` or a supervisor
+        # whose "connection" is "database".
+        "database": {"driver": "database", "database": "default",
+                     "queues": ["default"], "retry_after": 90},
         "sync": {"driver": "sync", "queues": "*"},
         "null": {"driver": "null", "queues": "*"},
     },

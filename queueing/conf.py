@@ -10,11 +10,15 @@ Example::
                       "queue": "default", "queues": ["high", "default", "low"],
                       "retry_after": 30, "block_for": 5},
             "sync": {"driver": "sync"},
+            "db": {"driver": "database", "database": "default", "queues": ["default"]},
         },
     }
 
 Redis Cluster (or Valkey Cluster): a ``redis+cluster://`` / ``rediss+cluster://`` URL naming
 any node, or ``"cluster": True`` beside a plain URL (see docs/scaling.md).
+A ``database`` connection keeps its jobs in the ``queueing_jobs`` table of the
+``database`` alias (see docs/database-driver.md); ``block_for`` defaults to 5 seconds
+there on PostgreSQL (LISTEN/NOTIFY) and to polling every ``--sleep`` seconds elsewhere.
 
 A connection's ``queues`` lists the queue names it accepts, so a typo in a dispatch
 fails loudly instead of filling a queue no worker reads; ``"*"`` accepts any valid name.
@@ -33,7 +37,7 @@ from django.dispatch import receiver
 from .errors import ConfigurationError, UnknownConnection, UnknownQueue
 from .keys import DEFAULT_PREFIX
 
-DRIVERS = ("redis", "sync", "null")
+DRIVERS = ("redis", "database", "sync", "null")
 QUEUE_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")  # used with fullmatch
 DEFAULT_RETRY_AFTER = 30  # seconds an unrenewed lease lasts (its worker died) before redelivery
 DEFAULT_MIGRATION_BATCH = 1000  # due jobs moved per pop, so one pop never stalls Redis
@@ -55,6 +59,9 @@ class ConnectionConfig:
     max_deliveries: int = DEFAULT_MAX_DELIVERIES  # 0: no poison cap
     options: dict[str, Any] = field(default_factory=dict)  # extra redis-py client kwargs
     cluster: bool = False  # connect with redis-py's RedisCluster (url names any seed node)
+    database: str = "default"  # driver "database": the DATABASES alias holding the jobs
+    listen: bool = True  # driver "database" on PostgreSQL: wake idle workers by NOTIFY
+    synchronous_commit: str = "off"  # driver "database" on PostgreSQL: workers' session
 
     def check_queue(self, queue: str) -> str:
         """Return `queue` if this connection accepts it, else raise UnknownQueue."""
@@ -106,6 +113,7 @@ def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
         "driver", "queue", "queues", "url", "embedded_dir", "retry_after",
         "block_for", "prefix", "migration_batch_size", "max_deliveries", "options",
         "cluster",
+        "database", "listen", "synchronous_commit",
     }
     unknown = set(raw) - known
     if unknown:
@@ -138,6 +146,19 @@ def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
             f"QUEUE['connections'][{name!r}] needs a 'url' (or 'embedded_dir' to start a "
             "local redis-server)"
         )
+    database = raw.get("database", "default")
+    if driver == "database" and database not in settings.DATABASES:
+        raise ConfigurationError(
+            f"QUEUE['connections'][{name!r}]['database'] names no DATABASES alias: "
+            f"{database!r} (configured: {', '.join(settings.DATABASES)})"
+        )
+    synchronous_commit = raw.get("synchronous_commit", "off")
+    if synchronous_commit not in ("off", "local", "remote_write", "remote_apply", "on"):
+        raise ConfigurationError(
+            f"QUEUE['connections'][{name!r}]['synchronous_commit'] must be one of off, local, "
+            f"remote_write, remote_apply, on; got {synchronous_commit!r}")
+    if not isinstance(raw.get("listen", True), bool):
+        raise ConfigurationError(f"QUEUE['connections'][{name!r}]['listen'] must be a bool")
     batch = raw.get("migration_batch_size", DEFAULT_MIGRATION_BATCH)
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise ConfigurationError(
@@ -170,6 +191,9 @@ def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
         max_deliveries=max_deliveries,
         options=dict(raw.get("options") or {}),
         cluster=cluster,
+        database=database,
+        listen=raw.get("listen", True),
+        synchronous_commit=synchronous_commit,
     )
 
 

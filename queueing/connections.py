@@ -49,6 +49,10 @@ def driver(name: str | None = None) -> Driver:
         if existing is None:
             if config.driver == "redis":
                 existing = RedisDriver(config, make_client(config))
+            elif config.driver == "database":
+                from .drivers.database import DatabaseDriver
+
+                existing = DatabaseDriver(config)
             elif config.driver == "sync":
                 existing = SyncDriver(config.name)
             else:
@@ -68,6 +72,18 @@ def redis_driver(name: str | None = None) -> RedisDriver:
     return found
 
 
+def queue_driver(name: str | None = None):
+    """The driver of a connection workers read from ('redis' or 'database');
+    ConfigurationError for sync/null ones."""
+    found = driver(name)
+    if not hasattr(found, "pop"):
+        raise ConfigurationError(
+            f"connection {found.name!r} uses the {queue_settings().connection(name).driver!r} "
+            "driver; workers and queue commands need a 'redis' or 'database' connection"
+        )
+    return found
+
+
 def reset() -> None:
     """Forget every driver (after a settings change, or in a forked child)."""
     with _lock:
@@ -80,6 +96,8 @@ def reset() -> None:
                     existing.client.disconnect_connection_pools()
                 else:
                     existing.client.close()
+            elif hasattr(existing, "close"):
+                existing.close()
         _drivers.clear()
 
 

@@ -4,7 +4,9 @@ Everything that can refuse a dispatch (connection, queue, options, arguments) is
 checked before the payload is built, and the payload is encoded before anything is
 sent, so a refused dispatch writes nothing. Inside ``transaction.atomic()`` the push
 waits for the commit (``after_commit``), so a worker never looks for rows that are not
-committed yet; a rollback drops the job.
+committed yet; a rollback drops the job. On a ``database`` connection whose database is
+the one in the transaction, the job row is written by that transaction instead: it
+commits or rolls back with the caller's data, with no hook at all.
 """
 from __future__ import annotations
 
@@ -43,6 +45,9 @@ def link_spec(signature: Signature) -> dict[str, Any]:
 
 
 def _should_defer(signature: Signature, using: str = DEFAULT_DB_ALIAS) -> bool:
+    conn = queue_settings().connection(signature.options.connection)
+    if conn.driver == "database" and db_connections[conn.database].in_atomic_block:
+        return False  # the job row is written by the caller's own transaction
     after_commit = signature.options.after_commit
     if after_commit is None:
         after_commit = queue_settings().after_commit

@@ -67,7 +67,11 @@ class Heartbeat:
 
 @contextmanager
 def beating(driver, owner: str):
-    """Publish `owner`'s heartbeat on the driver's Redis while the block runs."""
+    """Publish `owner`'s heartbeat on the driver's Redis while the block runs (a
+    database connection has none: its dashboard shows the holder and the lease)."""
+    if not hasattr(driver, "client"):
+        yield None
+        return
     heart = Heartbeat(make_client(driver.config), owner, interval())
     try:
         heart.start()

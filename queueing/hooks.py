@@ -70,7 +70,10 @@ def record_outcome(driver: Any, job: Payload | None, queue: str, kind: str,
     if not calls:
         return
     try:
-        run_pipelined(driver.client, calls)
+        if hasattr(driver, "send_extra"):  # a database connection batches them to Redis
+            driver.send_extra(calls)
+        else:
+            run_pipelined(driver.client, calls)
     except Exception:
         logger.exception("could not record the %s outcome of %s", kind,
                          job.uuid if job else "an unreadable entry")

@@ -26,11 +26,13 @@ def pause_queue(driver, queue: str) -> None:
     shared set only lists paused queues for workers, the balancer and the dashboard.
     """
     driver.pause(queue)
-    driver.client.sadd(PAUSED_QUEUES_KEY, f"{driver.name}:{queue}")
+    if hasattr(driver, "client"):  # a database connection lists them in its own table
+        driver.client.sadd(PAUSED_QUEUES_KEY, f"{driver.name}:{queue}")
 
 
 def continue_queue(driver, queue: str) -> None:
-    driver.client.srem(PAUSED_QUEUES_KEY, f"{driver.name}:{queue}")
+    if hasattr(driver, "client"):
+        driver.client.srem(PAUSED_QUEUES_KEY, f"{driver.name}:{queue}")
     driver.resume(queue)
 
 
@@ -43,3 +45,11 @@ def queues_of(members: set[bytes], connection: str) -> set[str]:
 
 def paused_queues(client: redis.Redis, connection: str) -> set[str]:
     return queues_of(client.smembers(PAUSED_QUEUES_KEY), connection)
+
+
+
+def paused_of(driver) -> set[str]:
+    """The paused queues of one connection, whatever its driver."""
+    if hasattr(driver, "client"):
+        return paused_queues(driver.client, driver.name)
+    return driver.paused_queues()

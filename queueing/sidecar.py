@@ -253,6 +253,14 @@ class Sidecar:
         held = self.slot.read_held()
         if not held:
             return False
+        if not hasattr(driver, "client"):  # a database connection: one UPDATE for all
+            from .drivers.base import Reservation as Held
+
+            results = driver.renew_many(
+                [Held(item.queue, item.member or b"", item.token) for item in held], until)
+            running = next((i for i, item in enumerate(held) if item.token == snap.token
+                            and snap.state == RUNNING), None)
+            return running is not None and not results[running]
         calls, running = [], None
         for item in held:
             member = item.member or find_member(driver, item.queue, item.token)
@@ -291,6 +299,8 @@ class Sidecar:
 
 def find_member(driver, queue: str, token: str) -> bytes | None:
     """The reserved member holding `token` (for entries too large for the slot)."""
+    if not hasattr(driver, "client"):  # a database connection finds it by row id
+        return driver.find_member(queue, token)
     pattern = f'*"reservation":"{token}"*'
     for member in driver.client.zscan_iter(driver.keys(queue).reserved, match=pattern):
         return member[0]

@@ -20,6 +20,7 @@ from collections import deque
 from typing import TextIO
 
 import redis
+from django.db import InterfaceError, OperationalError
 
 from . import restart
 from . import connections, payload as payload_lib, policy
@@ -41,7 +42,8 @@ MAX_BLOCK_SLICE = 1.0  # seconds a blocking wait lasts before flags are looked a
 MEMORY_CHECK_INTERVAL = 0.5  # seconds between reads of resident memory
 MIN_RETRY_AFTER = 2.0  # below this a lease cannot be renewed reliably (every third of it)
 RECONNECT_GIVE_UP = 60.0  # seconds without Redis before the worker exits 1
-CONNECTION_ERRORS = TRANSIENT_ERRORS  # unreachable Redis, or a cluster failing over/resharding
+CONNECTION_ERRORS = (*TRANSIENT_ERRORS, OperationalError, InterfaceError)  # Redis or cluster
+# failing over/resharding, or the database of a database connection away
 
 
 class Worker:
@@ -97,7 +99,7 @@ class Worker:
 
         def fresh_driver():
             connections.reset()
-            return connections.redis_driver(name)
+            return connections.queue_driver(name)
 
         def settle_killed(driver, held: Reservation) -> None:
             JobRunner(driver, options, self.runner.log).settle_killed(held)
@@ -108,6 +110,8 @@ class Worker:
 
     def _warn_about_eviction(self) -> None:
         """Redis evicting keys under memory pressure would silently drop queued jobs."""
+        if not hasattr(self.driver, "client"):
+            return  # a database connection: nothing is evicted
         try:
             policy = self.driver.client.config_get("maxmemory-policy").get("maxmemory-policy")
         except redis.RedisError:
@@ -268,14 +272,18 @@ class Worker:
         now = time.monotonic()
         if not initial and now - self._control_read_at < self.options.control_interval:
             return
-        pipe = self.driver.client.pipeline(transaction=False)
-        pipe.get(restart.RESTART_KEY)
-        pipe.smembers(restart.PAUSED_QUEUES_KEY)
-        stamp, paused = pipe.execute()
-        self.paused_queues = restart.queues_of(paused, self.driver.name)
+        if hasattr(self.driver, "client"):
+            pipe = self.driver.client.pipeline(transaction=False)
+            pipe.get(restart.RESTART_KEY)
+            pipe.smembers(restart.PAUSED_QUEUES_KEY)
+            stamp, paused = pipe.execute()
+            self.paused_queues = restart.queues_of(paused, self.driver.name)
+            stamp = float(stamp) if stamp is not None else None
+        else:  # a database connection keeps both in its own tables
+            self.paused_queues = self.driver.paused_queues()
+            stamp = self.driver.last_restart()
         if self.buffer and self.paused_queues:
             self._give_back(self.paused_queues)
-        stamp = float(stamp) if stamp is not None else None
         if initial:
             self.restart_seen = stamp
         self._latest_restart = stamp

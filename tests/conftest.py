@@ -3,6 +3,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 
 from queueing import connections
 
@@ -16,6 +17,16 @@ def clean_redis():
     client.flushdb()
     yield
     client.flushdb()
+
+
+@pytest.fixture(autouse=True)
+def in_process_workers_ignore_the_runners_memory(monkeypatch):
+    """A Worker run inside pytest would measure the test runner's resident memory (every
+    module the suite imported), not a worker's, and stop with exit 12 at --memory 128.
+    The memory limit itself is tested on real worker processes."""
+    import queueing.worker
+
+    monkeypatch.setattr(queueing.worker, "memory_mb", lambda: 0.0)
 
 
 @pytest.fixture
@@ -55,3 +66,76 @@ def spawn_worker():
     yield spawn
     for worker in started:
         worker.stop()
+
+
+# -- database driver: one fixture per backend --------------------------------------------
+DB_CONNECTIONS = ("db-pg", "db-lite", "db-maria")
+# The databases worker-level tests flush after each test (MariaDB only serves the
+# driver-level tests, and every flushed database costs time).
+WORKER_DATABASES = [alias for alias in ("default", "pg") if alias in settings.DATABASES]
+
+
+@pytest.fixture(autouse=True)
+def database_connections_only_where_used(request, monkeypatch):
+    """The database connections exist for the test_database* modules; elsewhere they are
+    left out of QUEUE (here and in spawned processes) so Redis-only tests never touch
+    them."""
+    module = request.module.__name__
+    if "test_database_driver" in module:
+        yield
+        return
+    from django.test import override_settings
+
+    if "database" in module:  # worker-level modules: the databases they flush only
+        keep = set(WORKER_DATABASES)
+    else:
+        keep = set()
+        monkeypatch.setenv("HORIZON_TEST_DB_CONNECTIONS", "0")
+    queue = dict(settings.QUEUE)
+    queue["connections"] = {name: block for name, block in queue["connections"].items()
+                            if block.get("driver") != "database"
+                            or block.get("database", "default") in keep}
+    horizon = dict(settings.HORIZON)
+    horizon["environments"] = {name: env for name, env in horizon["environments"].items()
+                               if name != "mixed" or keep}
+    with override_settings(QUEUE=queue, HORIZON=horizon):
+        yield
+
+
+@pytest.fixture(params=DB_CONNECTIONS)
+def dbconn(request):
+    """A database connection's name (PostgreSQL, then SQLite), with an empty jobs table."""
+    from django.conf import settings
+
+    from queueing.models import ControlValue, PausedQueue, QueuedJob
+
+    name = request.param
+    if name == "db-maria" and "test_database_driver" not in request.module.__name__:
+        pytest.skip("MariaDB is covered by the driver-level tests only")
+    if name not in settings.QUEUE["connections"]:
+        if name == "db-maria":
+            pytest.skip(f"MariaDB tests skipped: {settings.MARIA_SKIP_REASON}")
+        pytest.skip(f"PostgreSQL tests skipped: {settings.PG_SKIP_REASON}")
+    alias = settings.QUEUE["connections"][name]["database"]
+    for model in (QueuedJob, PausedQueue, ControlValue):
+        model.objects.using(alias).all().delete()
+    return name
+
+
+@pytest.fixture(scope="session", autouse=True)
+def close_database_drivers(django_db_setup):
+    """Drivers hold private sessions; close them before the test databases are dropped
+    (and end any a server thread left open, which would block DROP DATABASE)."""
+    yield
+    connections.reset()
+    if "pg" in settings.DATABASES:
+        import psycopg
+
+        pg = settings.DATABASES["pg"]
+        try:
+            with psycopg.connect(dbname="postgres", user=pg["USER"], password=pg["PASSWORD"],
+                                 host=pg["HOST"], port=pg["PORT"], autocommit=True) as conn:
+                conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                             "WHERE datname = %s AND pid <> pg_backend_pid()", [pg["NAME"]])
+        except psycopg.Error:
+            pass  # pytest-django reports a database it could not drop

@@ -48,6 +48,54 @@ DATABASES = {
     }
 }
 
+# PostgreSQL for the database driver's tests: found (and a role made) once per session,
+# then inherited by spawned workers through the environment.
+if "HORIZON_TEST_PG" not in os.environ:
+    from tests import pg_server
+
+    _pg, _why = pg_server.settings()
+    os.environ["HORIZON_TEST_PG"] = "1" if _pg else ""
+    os.environ["HORIZON_TEST_PG_SKIP"] = _why
+    if _pg:
+        os.environ["HORIZON_TEST_PG_SETTINGS"] = repr(_pg)
+if os.environ["HORIZON_TEST_PG"]:
+    import ast
+
+    DATABASES["pg"] = ast.literal_eval(os.environ["HORIZON_TEST_PG_SETTINGS"])
+PG_SKIP_REASON = os.environ.get("HORIZON_TEST_PG_SKIP", "")
+
+# MariaDB, the same way (only the driver-level tests use it).
+if "HORIZON_TEST_MARIA" not in os.environ:
+    from tests import maria_server
+
+    _maria, _why = maria_server.settings()
+    os.environ["HORIZON_TEST_MARIA"] = "1" if _maria else ""
+    os.environ["HORIZON_TEST_MARIA_SKIP"] = _why
+    if _maria:
+        os.environ["HORIZON_TEST_MARIA_SETTINGS"] = repr(_maria)
+if os.environ["HORIZON_TEST_MARIA"]:
+    import ast
+
+    from tests.maria_server import install_pymysql
+
+    install_pymysql()
+    DATABASES["maria"] = ast.literal_eval(os.environ["HORIZON_TEST_MARIA_SETTINGS"])
+MARIA_SKIP_REASON = os.environ.get("HORIZON_TEST_MARIA_SKIP", "")
+
+# Processes spawned by Redis-only tests run without them (HORIZON_TEST_DB_CONNECTIONS=0,
+# set by tests/conftest.py), as the tests themselves do.
+_with_db = os.environ.get("HORIZON_TEST_DB_CONNECTIONS", "1") == "1"
+if not _with_db:
+    QUEUE["connections"].pop("database", None)
+for _name, _alias in (("db-pg", "pg"), ("db-lite", "default"), ("db-maria", "maria")):
+    if _alias in DATABASES and _with_db:
+        QUEUE["connections"][_name] = {
+            "driver": "database", "database": _alias, "queues": "*",
+            "retry_after": float(os.environ.get("TEST_RETRY_AFTER", 90)),
+        }
+
+DB_TEST_CONNECTION = "db-pg" if "db-pg" in QUEUE["connections"] else "db-lite"
+
 INSTALLED_APPS = [*INSTALLED_APPS, "tests.testapp"]
 # Worker processes started by tests may beat faster, so a killed one is seen gone sooner.
 QUEUE_WORKER_HEARTBEAT = float(os.environ.get("TEST_WORKER_HEARTBEAT", 5))
@@ -67,6 +115,10 @@ HORIZON = {
                                  "max_processes": 2}},
         # jobs of killed workers come back (tries 0 = forever) and run to the end
         "kill-test": {"supervisor-1": {"min_processes": 3, "max_processes": 3, "tries": 0}},
+        # Redis and database connections side by side under one master.
+        "mixed": {"supervisor-1": {"queue": ["high"]},
+                  "supervisor-db": {"connection": DB_TEST_CONNECTION, "queue": ["default"],
+                                    "sleep": 0.2}},
     },
 }
 

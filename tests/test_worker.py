@@ -237,7 +237,7 @@ def test_queue_clear_and_size(rclient, monkeypatch):
 @pytest.mark.parametrize("argv, message", [
     (["--queue=bad name"], "invalid queue name"),
     (["nope"], "unknown queue connection"),
-    (["sync"], "workers and queue commands need a 'redis' connection"),
+    (["sync"], "workers and queue commands need a 'redis' or 'database' connection"),
 ])
 def test_runworker_refuses_bad_options(argv, message):
     with pytest.raises(CommandError, match=message):

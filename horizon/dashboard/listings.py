@@ -109,7 +109,7 @@ def _segments(state: str, refs: list[QueueRef]) -> list[tuple[str, int]]:
         by_conn.setdefault(ref.connection, []).append(ref.name)
     sizes = {}
     for conn, names in by_conn.items():
-        for name, size in connections.redis_driver(conn).sizes_many(names).items():
+        for name, size in connections.queue_driver(conn).sizes_many(names).items():
             sizes[f"{conn}:{name}"] = getattr(size, state)
     for ref in refs:
         out.append((ref.label, sizes[ref.label]))
@@ -127,7 +127,7 @@ def _read(state: str, piece: paging.Slice) -> Iterator[tuple[bytes | dict, float
             yield item, item.get("completed_at"), piece.start + offset
         return
     conn, _, queue = piece.key.partition(":")
-    driver = connections.redis_driver(conn)
+    driver = connections.queue_driver(conn)
     if state == "pending":
         for offset, raw in enumerate(driver.pending(queue, piece.start, piece.stop)):
             yield raw, None, piece.start + offset
@@ -208,7 +208,9 @@ def mark_gone_holders(rows: list[JobRow]) -> None:
         if row.reserved_by:
             by_connection.setdefault(row.queue.partition(":")[0], []).append(row)
     for connection, held in by_connection.items():
-        live = heartbeat.alive(connections.redis_driver(connection).client,
-                               [row.reserved_by for row in held])
+        client = getattr(connections.queue_driver(connection), "client", None)
+        if client is None:
+            continue  # database connections keep no heartbeats: the lease tells
+        live = heartbeat.alive(client, [row.reserved_by for row in held])
         for row in held:
             row.holder_gone = not live.get(row.reserved_by, True)

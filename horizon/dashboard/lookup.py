@@ -1,7 +1,8 @@
 """Find one job again from a link: by uuid, near where the list saw it.
 
 List links carry a hint (the index in a pending list, the score in a delayed or reserved
-set), because Redis cannot look a job up by uuid. Pending jobs only move towards the
+set), because Redis cannot look a job up by uuid (a database connection can: its
+driver's ``find``). Pending jobs only move towards the
 head as others are taken, so the search reads from a little before the hint; scored
 jobs are found by their exact score. Actions use the same lookup, so the browser never
 sends a payload back for the server to trust.
@@ -38,7 +39,12 @@ def _is(raw: bytes, uuid: str) -> bool:
 
 
 def find_pending(ref: QueueRef, uuid: str, at: int | None = None) -> Found | None:
-    driver = connections.redis_driver(ref.connection)
+    driver = connections.queue_driver(ref.connection)
+    if hasattr(driver, "find"):  # a database connection looks the uuid up directly
+        for raw in driver.find("pending", ref.name, uuid):
+            if _is(raw, uuid):
+                return Found("pending", uuid, peek(raw), ref, raw, position=at)
+        return None
     at = max(at or 0, 0)
     low = max(at - LOOKBACK, 0)
     for offset, raw in enumerate(driver.pending(ref.name, low, at + 50)):
@@ -48,16 +54,24 @@ def find_pending(ref: QueueRef, uuid: str, at: int | None = None) -> Found | Non
 
 
 def find_scored(state: str, ref: QueueRef, uuid: str, score: float | None = None) -> Found | None:
-    driver = connections.redis_driver(ref.connection)
+    driver = connections.queue_driver(ref.connection)
+    if hasattr(driver, "find"):  # a database connection looks the uuid up directly
+        candidates = driver.find(state, ref.name, uuid)
+    else:
+        candidates = _scored_in_redis(driver, state, ref, score)
+    for raw, found_score in candidates:
+        if _is(raw, uuid):
+            return Found(state, uuid, peek(raw), ref, raw, score=found_score)
+    return None
+
+
+def _scored_in_redis(driver, state: str, ref: QueueRef, score: float | None) -> list:
     key = getattr(driver.keys(ref.name), state)
     if score is not None:
         candidates = driver.client.zrangebyscore(key, repr(score), repr(score), withscores=True)
     else:
         candidates = driver.client.zrange(key, 0, LOOKBACK - 1, withscores=True)
-    for raw, found_score in candidates:
-        if _is(raw, uuid):
-            return Found(state, uuid, peek(raw), ref, raw, score=found_score)
-    return None
+    return candidates
 
 
 def find_completed(uuid: str) -> Found | None:

@@ -33,13 +33,15 @@ class QueueRef:
         return self.label
 
 
-def redis_connections() -> list[str]:
-    return [c.name for c in queue_settings().connections.values() if c.driver == "redis"]
+def queue_connections() -> list[str]:
+    """Connections whose queues workers read, Redis or database (sync/null keep none)."""
+    return [c.name for c in queue_settings().connections.values()
+            if c.driver in ("redis", "database")]
 
 
 def known_queues(supervisors: list[SupervisorState] | None = None) -> list[QueueRef]:
     """Every queue worth a row, in configuration order, each once."""
-    names: dict[str, dict[str, None]] = {c: {} for c in redis_connections()}
+    names: dict[str, dict[str, None]] = {c: {} for c in queue_connections()}
     settings = queue_settings()
     for conn in names:
         names[conn].update(dict.fromkeys(settings.connection(conn).queues or ()))
@@ -70,7 +72,7 @@ def known_queues(supervisors: list[SupervisorState] | None = None) -> list[Queue
 
 
 def paused(connection: str) -> set[str]:
-    return restart.paused_queues(connections.redis_driver(connection).client, connection)
+    return restart.paused_of(connections.queue_driver(connection))
 
 
 def parse(value: str | None) -> QueueRef | None:
@@ -80,7 +82,7 @@ def parse(value: str | None) -> QueueRef | None:
     conn, sep, name = value.partition(":")
     if not sep:
         conn, name = horizon_config().connection, value
-    if conn not in redis_connections():
+    if conn not in queue_connections():
         return None
     try:
         queue_settings().connection(conn).check_queue(name)

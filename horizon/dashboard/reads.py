@@ -113,7 +113,7 @@ def queue_rows(sups: list[SupervisorState]) -> list[QueueRow]:
     sizes = {}
     paused_refs = set()
     for conn, conn_refs in by_conn.items():
-        found = connections.redis_driver(conn).sizes_many([r.name for r in conn_refs])
+        found = connections.queue_driver(conn).sizes_many([r.name for r in conn_refs])
         sizes.update({QueueRef(conn, q): s for q, s in found.items()})
         paused_refs.update(QueueRef(conn, q) for q in paused(conn))
     runtime = runtimes([r.label for r in refs])

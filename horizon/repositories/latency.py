@@ -37,11 +37,15 @@ def oldest_ages(queues: Iterable[tuple[str, str]], now: float | None = None
         by_connection.setdefault(conn, []).append(queue)
     out: dict[tuple[str, str], float] = {}
     for conn, names in by_connection.items():
-        driver = connections.redis_driver(conn)
-        pipe = driver.client.pipeline(transaction=False)
-        for name in names:
-            pipe.lindex(driver.keys(name).ready, 0)
-        for name, head in zip(names, pipe.execute()):
+        driver = connections.queue_driver(conn)
+        if hasattr(driver, "client"):
+            pipe = driver.client.pipeline(transaction=False)
+            for name in names:
+                pipe.lindex(driver.keys(name).ready, 0)
+            heads = pipe.execute()
+        else:  # a database connection: the first row in the order workers take them
+            heads = [next(iter(driver.pending(name, 0, 0)), None) for name in names]
+        for name, head in zip(names, heads):
             since = available_since(head)
             out[(conn, name)] = max(now - since, 0.0) if since is not None and head else 0.0
     return out

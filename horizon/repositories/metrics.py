@@ -92,8 +92,9 @@ def queue_wait(job, runtime: float, now: float) -> float | None:
 
 
 def _send_or_ride(client, driver, calls: list) -> list:
-    """Ride in the worker's pipeline when Horizon shares its Redis; else send now."""
-    if client is driver.client:
+    """Ride in the worker's pipeline when Horizon shares its Redis, or in the batches a
+    database connection's driver sends (see DatabaseDriver._add_extra); else send now."""
+    if client is getattr(driver, "client", None) or getattr(driver, "batches_extra", False):
         return calls
     for script, keys_, args in calls:
         script(keys=keys_, args=args)

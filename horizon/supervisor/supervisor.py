@@ -4,11 +4,11 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from queueing.connections import redis_driver
-from queueing.restart import paused_queues
+from queueing.connections import queue_driver
+from queueing.restart import paused_of
 
 from ..config import SupervisorConfig
-from ..repositories import metrics
+from ..repositories import horizon_client, metrics
 from ..repositories.state import SupervisorState
 from . import balancer
 from .pool import ProcessPool
@@ -40,12 +40,13 @@ class Supervisor:
             pool.scale(self.config.min_processes)
 
     def load(self) -> tuple[dict[str, int], dict[str, float]]:
-        """Pending jobs and average runtime (ms) per queue, read from Redis. A paused
-        queue counts as idle: no worker may take its jobs, so more would not help."""
-        driver = redis_driver(self.config.connection)
+        """Pending jobs (from the queue's driver) and average runtime (ms) per queue (from
+        Horizon's Redis). A paused queue counts as idle: no worker may take its jobs, so
+        more would not help."""
+        driver = queue_driver(self.config.connection)
         sizes = driver.sizes_many(self.config.queues)
-        client = driver.client
-        paused = paused_queues(client, driver.name)
+        client = horizon_client()
+        paused = paused_of(driver)
         runtime = {q: metrics.average_runtime_ms(client, "queue", f"{driver.name}:{q}")
                    for q in self.config.queues}
         return {q: 0 if q in paused else s.pending + s.reserved

@@ -92,7 +92,7 @@ def delete_job(request: HtmxHttpRequest, state: str, uuid: str) -> HttpResponse:
     if found is None:
         return confirm(request, f"Job {uuid} is no longer {state}.", fallback=back,
                        level="error")
-    driver = connections.redis_driver(found.ref.connection)
+    driver = connections.queue_driver(found.ref.connection)
     forget = driver.forget_pending if state == "pending" else driver.forget_delayed
     if not forget(found.ref.name, found.raw):
         return confirm(request, f"Job {uuid} left the {state} list before it could be "
@@ -106,7 +106,7 @@ def delete_job(request: HtmxHttpRequest, state: str, uuid: str) -> HttpResponse:
 def run_now(request: HtmxHttpRequest, uuid: str) -> HttpResponse:
     back = reverse("horizon:jobs", args=["delayed"])
     found = _find_queued(request, "delayed", uuid)
-    if found is None or not connections.redis_driver(found.ref.connection).promote_delayed(
+    if found is None or not connections.queue_driver(found.ref.connection).promote_delayed(
             found.ref.name, found.raw):
         return confirm(request, f"Job {uuid} is no longer delayed.", fallback=back,
                        level="error")

@@ -68,7 +68,7 @@ def queue_control(request: HtmxHttpRequest, queue: str, verb: str) -> HttpRespon
     ref = queues.parse(queue)
     if ref is None:
         raise Http404("No such queue.")
-    driver = connections.redis_driver(ref.connection)
+    driver = connections.queue_driver(ref.connection)
     (restart.pause_queue if verb == "pause" else restart.continue_queue)(driver, ref.name)
     audit.record(request.user.get_username(), f"{verb} queue", ref.label)
     detail = ("workers take no new jobs from it until it is continued" if verb == "pause"

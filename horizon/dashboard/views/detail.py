@@ -87,7 +87,9 @@ def holder_gone(found: lookup.Found) -> bool:
     owner = str(found.data.get("reservedBy") or "")
     if found.state != "reserved" or not owner or found.ref is None:
         return False
-    client = connections.redis_driver(found.ref.connection).client
+    client = getattr(connections.queue_driver(found.ref.connection), "client", None)
+    if client is None:
+        return False  # database connections keep no heartbeats: the lease tells
     return not heartbeat.alive(client, [owner]).get(owner, True)
 
 

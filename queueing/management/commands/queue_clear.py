@@ -15,7 +15,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, connection, queue, force, **options):
         try:
-            driver = connections.redis_driver(connection)
+            driver = connections.queue_driver(connection)
             queue = driver.config.check_queue(driver.config.queue if queue is None else queue)
         except QueueError as exc:
             raise CommandError(str(exc)) from exc

@@ -15,7 +15,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, queue, connection, **options):
         try:
-            driver = connections.redis_driver(connection)
+            driver = connections.queue_driver(connection)
             queue = driver.config.check_queue(queue)
         except QueueError as exc:
             raise CommandError(str(exc)) from exc

@@ -14,7 +14,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, connection, queue, **options):
         try:
-            driver = connections.redis_driver(connection)
+            driver = connections.queue_driver(connection)
             if queue is not None:
                 names = [driver.config.check_queue(q.strip()) for q in queue.split(",")]
             else:

@@ -72,7 +72,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         try:
-            driver = connections.redis_driver(opts["connection"])
+            driver = connections.queue_driver(opts["connection"])
             raw = driver.config.queue if opts["queue"] is None else opts["queue"]
             names = [q.strip() for q in raw.split(",")]
             queues = tuple(dict.fromkeys(driver.config.check_queue(q) for q in names if q))
