@@ -55,3 +55,20 @@ HORIZON = {
                                  "max_processes": 2}},
     },
 }
+
+# Django's Tasks framework on our queue: core django.tasks on Django 6, the backport on 5.2.
+try:
+    import django.tasks  # noqa: F401
+except ImportError:
+    try:
+        import django_tasks  # noqa: F401
+        INSTALLED_APPS = [*INSTALLED_APPS, "django_tasks"]
+    except ImportError:
+        django_tasks = None
+TASKS = {
+    "default": {
+        "BACKEND": "queueing.tasks.RedisBackend",
+        "QUEUES": ["default", "high", "low"],
+        "OPTIONS": {"connection": "redis"},
+    },
+}

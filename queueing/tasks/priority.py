@@ -1,0 +1,57 @@
+"""Django Tasks priority (-100..100, higher first) on our queue, FIFO within a priority.
+
+Priority-0 jobs, which is every ``@job`` and every task that sets none, use the ready
+list exactly as before, so a queue that never sees a priority pays nothing for the
+feature. A non-zero priority goes to one of two sorted sets of the same queue, in the
+queue's hash tag (one Redis Cluster slot):
+
+    queues:{NAME}:prio:hi   priority 1..100, taken before the ready list
+    queues:{NAME}:prio:lo   priority -100..-1, taken after it (only when it is empty)
+
+scored ``(100 - priority) * 2**44 + sequence`` (see ``lua/push_priority.lua``), so the
+lowest score is the highest priority and, within one priority, the earliest push.
+The payload carries ``"priority"`` right after ``"attempts"`` so that a job coming back
+from the delayed set (``run_after``, a retry's backoff) or an expired reservation goes
+back to its set, not to the ready list.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..keys import QueueKeys
+from ..scripts import Scripts, source
+
+SEQUENCE_SPAN = 2 ** 44  # pushes per priority before scores of two priorities could meet
+MAX_PRIORITY = 100
+
+
+def score(priority: int, sequence: int) -> int:
+    """Lower runs first: higher priority first, then the earlier push (pure, for tests)."""
+    return (MAX_PRIORITY - priority) * SEQUENCE_SPAN + sequence
+
+
+def priority_keys(keys: QueueKeys) -> tuple[str, str, str]:
+    """(hi set, lo set, sequence counter) of a queue."""
+    return f"{keys.ready}:prio:hi", f"{keys.ready}:prio:lo", f"{keys.ready}:prio:seq"
+
+
+def with_priority(data: dict[str, Any], priority: int) -> dict[str, Any]:
+    """The payload with ``priority`` second, where the pop script reads it; 0 adds nothing."""
+    if not priority:
+        return data
+    rest = {key: value for key, value in data.items() if key not in ("attempts", "priority")}
+    return {"attempts": data.get("attempts", 0), "priority": priority, **rest}
+
+
+class PriorityScripts(Scripts):
+    """The queue's scripts plus ``push_priority``."""
+
+    def __init__(self, client: Any) -> None:
+        super().__init__(client)
+        self.push_priority = client.register_script(source("push_priority"))
+
+
+def push_call(scripts: PriorityScripts, keys: QueueKeys, priority: int, text: str) -> tuple:
+    hi, lo, sequence = priority_keys(keys)
+    return (scripts.push_priority, [hi if priority > 0 else lo, sequence, keys.notify],
+            [priority, text])
