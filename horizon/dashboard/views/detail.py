@@ -7,7 +7,7 @@ import time
 from django.http import HttpResponse
 
 from ...repositories import horizon_client
-from .. import formatting, history, lookup, queues
+from .. import formatting, history, lookup, queues, task_results
 from ..auth import page
 from ..masking import mask, mask_text
 from .common import HtmxHttpRequest, float_param, int_param, render_page
@@ -74,6 +74,7 @@ def context(found: lookup.Found, now: float) -> dict:
         "retries": retries,
         "retry_of": str(data.get("retryOf") or ""),
         "reserved_by": str(data.get("reservedBy") or ""),
+        "task": task_results.panel(data, found.uuid, now),
         "facts": [(label, data.get(key)) for label, key in (
             ("Job", "job"), ("Attempts", "attempts"), ("Max tries", "maxTries"),
             ("Max exceptions", "maxExceptions"), ("Timeout", "timeout"),
