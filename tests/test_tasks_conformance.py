@@ -10,6 +10,7 @@ import datetime as dt
 import io
 import math
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from django.test import override_settings
@@ -361,13 +362,19 @@ def test_signals_fire_in_immediate_backends_order_with_the_backend_class_as_send
 
 
 # -- async ------------------------------------------------------------------------------------
+def run_async(coroutine):
+    """Run a coroutine in a thread of its own (another test may own this thread's loop)."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def test_aenqueue_and_aget_result_and_async_functions():
-    result = asyncio.run(tasks.async_double.aenqueue(21))
+    result = run_async(tasks.async_double.aenqueue(21))
     assert result.status == Status.READY
     drain()
-    fetched = asyncio.run(tasks.async_double.aget_result(result.id))
+    fetched = run_async(tasks.async_double.aget_result(result.id))
     assert fetched.status == Status.SUCCESSFUL and fetched.return_value == 42
-    asyncio.run(result.arefresh())
+    run_async(result.arefresh())
     assert result.return_value == 42
 
 
