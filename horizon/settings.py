@@ -77,7 +77,12 @@ DATABASES = {
     "default": {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": VAR_DIR / "db.sqlite3",
-        "OPTIONS": {"timeout": 20},
+        # IMMEDIATE: a transaction takes SQLite's write lock at BEGIN, where the busy
+        # timeout applies; the default (DEFERRED) upgrades a read to a write mid-way and
+        # fails at once with "database is locked" when workers write together. WAL lets
+        # the dashboard read while workers write.
+        "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE",
+                    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"},
     }
 }
 

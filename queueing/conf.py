@@ -31,9 +31,10 @@ from .errors import ConfigurationError, UnknownConnection, UnknownQueue
 from .keys import DEFAULT_PREFIX
 
 DRIVERS = ("redis", "sync", "null")
-QUEUE_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,100}$")
+QUEUE_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")  # used with fullmatch
 DEFAULT_RETRY_AFTER = 90  # seconds a reservation lasts before the job is handed out again
 DEFAULT_MIGRATION_BATCH = 1000  # due jobs moved per pop, so one pop never stalls Redis
+DEFAULT_MAX_DELIVERIES = 5  # silent deliveries (worker died) before an entry is failed
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,11 +49,12 @@ class ConnectionConfig:
     block_for: float | None = None  # None: never block; workers sleep when idle
     prefix: str = DEFAULT_PREFIX
     migration_batch_size: int = DEFAULT_MIGRATION_BATCH
+    max_deliveries: int = DEFAULT_MAX_DELIVERIES  # 0: no poison cap
     options: dict[str, Any] = field(default_factory=dict)  # extra redis-py client kwargs
 
     def check_queue(self, queue: str) -> str:
         """Return `queue` if this connection accepts it, else raise UnknownQueue."""
-        if not isinstance(queue, str) or not QUEUE_NAME.match(queue):
+        if not isinstance(queue, str) or not QUEUE_NAME.fullmatch(queue):
             raise UnknownQueue(
                 f"invalid queue name {queue!r}: use letters, digits, '_', '.' or '-'"
             )
@@ -98,7 +100,7 @@ def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
         raise ConfigurationError(f"QUEUE['connections'][{name!r}] must be a dict")
     known = {
         "driver", "queue", "queues", "url", "embedded_dir", "retry_after",
-        "block_for", "prefix", "migration_batch_size", "options",
+        "block_for", "prefix", "migration_batch_size", "max_deliveries", "options",
     }
     unknown = set(raw) - known
     if unknown:
@@ -111,14 +113,14 @@ def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
             f"QUEUE['connections'][{name!r}]['driver'] must be one of {DRIVERS}, got {driver!r}"
         )
     queue = raw.get("queue", "default")
-    if not isinstance(queue, str) or not QUEUE_NAME.match(queue):
+    if not isinstance(queue, str) or not QUEUE_NAME.fullmatch(queue):
         raise ConfigurationError(f"QUEUE['connections'][{name!r}]['queue'] is not a valid name")
     queues_raw = raw.get("queues", [queue])
     if queues_raw == "*":
         queues = None
     else:
         if isinstance(queues_raw, str) or not all(
-            isinstance(q, str) and QUEUE_NAME.match(q) for q in queues_raw
+            isinstance(q, str) and QUEUE_NAME.fullmatch(q) for q in queues_raw
         ):
             raise ConfigurationError(
                 f"QUEUE['connections'][{name!r}]['queues'] must be a list of queue names or '*'"
@@ -135,6 +137,12 @@ def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise ConfigurationError(
             f"QUEUE['connections'][{name!r}]['migration_batch_size'] must be an int >= 1"
+        )
+    max_deliveries = raw.get("max_deliveries", DEFAULT_MAX_DELIVERIES)
+    if isinstance(max_deliveries, bool) or not isinstance(max_deliveries, int) or \
+            max_deliveries < 0:
+        raise ConfigurationError(
+            f"QUEUE['connections'][{name!r}]['max_deliveries'] must be an int >= 0"
         )
     prefix = raw.get("prefix", DEFAULT_PREFIX)
     if not isinstance(prefix, str) or "{" in prefix or "}" in prefix:
@@ -153,6 +161,7 @@ def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
         block_for=_number(name, "block_for", raw.get("block_for"), allow_none=True),
         prefix=prefix,
         migration_batch_size=batch,
+        max_deliveries=max_deliveries,
         options=dict(raw.get("options") or {}),
     )
 

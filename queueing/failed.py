@@ -5,6 +5,7 @@ import datetime as dt
 import traceback
 import uuid as uuid_lib
 
+from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
@@ -20,21 +21,36 @@ def describe(exc: BaseException) -> str:
     return f"{kind}: {exc}\n\n{tb}"
 
 
+def _storable(text: str) -> str:
+    """Text any database accepts: lone surrogates and NULs escaped, nothing dropped."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")
+
+
 def record(*, connection: str, queue: str, raw: bytes | str, exception: str,
            job_uuid: str | None = None, job_name: str = "") -> FailedJob:
-    """Store a failed job (idempotent per uuid: a re-failure replaces the older row)."""
-    text = raw.decode("utf-8", "backslashreplace") if isinstance(raw, bytes) else raw
-    row, _ = FailedJob.objects.update_or_create(
-        uuid=job_uuid or str(uuid_lib.uuid4()),
-        defaults={
-            "connection": connection,
-            "queue": queue,
-            "job": job_name[:255],
-            "payload": text,
-            "exception": exception,
-            "failed_at": timezone.now(),
-        },
-    )
+    """Store a failed job (idempotent per uuid: a re-failure replaces the older row).
+
+    The read and the write of ``update_or_create`` run in one transaction. On SQLite
+    the project's settings open transactions IMMEDIATE (the write lock is taken at
+    BEGIN, where the busy timeout applies), so eight workers failing jobs at once queue
+    up instead of getting "database is locked" on the read-to-write upgrade.
+    """
+    if isinstance(raw, bytes):
+        text = raw.decode("utf-8", "backslashreplace")
+    else:
+        text = raw
+    with transaction.atomic():
+        row, _ = FailedJob.objects.update_or_create(
+            uuid=_storable(job_uuid or str(uuid_lib.uuid4()))[:64],
+            defaults={
+                "connection": _storable(connection)[:100],
+                "queue": _storable(queue)[:100],
+                "job": _storable(job_name)[:255],
+                "payload": _storable(text),
+                "exception": _storable(exception),
+                "failed_at": timezone.now(),
+            },
+        )
     return row
 
 
@@ -47,17 +63,24 @@ def matching(queue: str | None = None, connection: str | None = None) -> QuerySe
     return rows
 
 
+def retry_entry(driver, text: str, now: float | None = None) -> str:
+    """The entry a retry pushes: a fresh budget (attempts 0, retryUntil recomputed, the
+    max_exceptions counter forgotten), or an undecodable entry unchanged (it will fail
+    again, visibly)."""
+    data = payload_lib.peek(text)
+    if not data:
+        return text
+    if isinstance(data.get("uuid"), str) and hasattr(driver, "forget_exceptions"):
+        driver.forget_exceptions(data["uuid"])
+    return payload_lib.encode(payload_lib.reset_for_retry(data, now))
+
+
 def retry(row: FailedJob) -> str:
-    """Push the payload again with attempts reset (same uuid) and delete the row."""
+    """Push the payload again with a fresh budget (same uuid) and delete the row."""
     from . import connections
 
-    data = payload_lib.peek(row.payload)
     driver = connections.driver(row.connection)
-    if data:
-        text = payload_lib.encode(payload_lib.reset_for_retry(data))
-    else:
-        text = row.payload  # undecodable: pushed as it was, it will fail again, visibly
-    driver.push(row.queue, text)
+    driver.push(row.queue, retry_entry(driver, row.payload))
     row.delete()
     return row.uuid
 

@@ -12,12 +12,13 @@ PAUSED_QUEUES_KEY = "queueing:paused"  # set of "connection:queue" names workers
 
 @dataclass(frozen=True, slots=True)
 class QueueKeys:
-    """The four keys of one queue."""
+    """The keys of one queue (all in one hash tag, so one cluster slot)."""
 
     ready: str
     notify: str
     delayed: str
     reserved: str
+    paused: str  # exists while the queue is paused; the pop script checks it
 
     @classmethod
     def for_queue(cls, name: str, prefix: str = DEFAULT_PREFIX) -> "QueueKeys":
@@ -27,6 +28,7 @@ class QueueKeys:
             notify=f"{ready}:notify",
             delayed=f"{ready}:delayed",
             reserved=f"{ready}:reserved",
+            paused=f"{ready}:paused",
         )
 
     def as_list(self) -> list[str]:

@@ -21,5 +21,6 @@ class WorkerOptions:
     once: bool = False
     stop_when_empty: bool = False
     quiet: bool = False
-    kill_grace: float = 10.0  # seconds past a timeout before a hung job's worker SIGKILLs itself
+    kill_grace: float = 3.0  # seconds past a timeout before the sidecar SIGKILLs a hung job's worker
+    sidecar: bool = True  # fork the watchdog that renews leases and enforces the hard timeout
     control_interval: float = 1.0  # how often restart/paused-queue flags are re-read

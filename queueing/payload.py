@@ -4,11 +4,19 @@ The encoded payload always starts with ``{"attempts":N,``: the pop script bumps 
 number with a string match instead of a cjson decode/encode round trip, which would
 turn ``[]`` into ``{}``, round floats, and raise on a malformed entry after the LPOP
 (Lua has no rollback, so that entry would be lost).
+
+The worker trusts nothing in a reserved entry. ``decode`` reads any bytes at any
+depth and either returns a Payload whose every field is what ``dispatch`` would have
+accepted, or raises MalformedPayload carrying the original entry and its delivery
+count, so the worker can fail it on its first delivery (see docs/reservation-contract.md).
+An entry that did not start with ``{"attempts":N,`` arrives wrapped by the pop script as
+``{"attempts":K,"reservation":..,"wrapped":"<original>"}``; K is authoritative.
 """
 from __future__ import annotations
 
 import json
 import math
+import re
 import time
 import uuid as uuid_lib
 from dataclasses import dataclass, field
@@ -103,13 +111,48 @@ def encode(payload: dict[str, Any]) -> str:
     return json.dumps(payload, separators=(",", ":"), allow_nan=False)
 
 
+RESERVATION_FIELDS = ("reservation", "reservedBy", "pendingFailure")
+
+
 def reset_for_retry(payload: dict[str, Any], now: float | None = None) -> dict[str, Any]:
-    """The payload pushed again by a retry: attempts back to 0, same uuid."""
-    fresh = dict(payload)
-    fresh["attempts"] = 0
-    fresh["pushedAt"] = time.time() if now is None else now
+    """The payload pushed again by a retry: a fresh budget under the same uuid.
+
+    Attempts start again from 0, and ``retryUntil`` is recomputed from the job's own
+    span (``retryUntil - pushedAt``) relative to the retry, as Laravel's retry does: an
+    expired deadline would otherwise fail the job again without running it. (The
+    exception counter is reset by the caller, which has the Redis connection.)
+    """
+    now = time.time() if now is None else now
+    fresh = {k: v for k, v in payload.items()
+             if k not in ("attempts", "settled", *RESERVATION_FIELDS)}
+    until, pushed = payload.get("retryUntil"), payload.get("pushedAt")
+    if _finite(until) and _finite(pushed) and until > pushed:
+        fresh["retryUntil"] = now + (until - pushed)
+    fresh["pushedAt"] = now
     fresh["retryOf"] = payload.get("uuid")
-    return {"attempts": 0, **{k: v for k, v in fresh.items() if k != "attempts"}}
+    return {"attempts": 0, **fresh}
+
+
+def normalised(job: "Payload", *, settled: int | None = None,
+               pending_failure: str | None = None) -> str:
+    """The entry to store when a job is handed back: attempts first (so the pop script
+    counts the next delivery by string surgery), reservation stamps removed.
+
+    `settled` records the attempt that had an outcome (released after an exception or
+    a timeout), so the poison cap counts only deliveries that ended silently;
+    `pending_failure` carries a failure the store could not take yet.
+    """
+    data = {k: v for k, v in job.data.items() if k not in ("attempts", *RESERVATION_FIELDS)}
+    if settled is not None:
+        data["settled"] = settled
+    if pending_failure is not None:
+        data["pendingFailure"] = pending_failure
+    return encode({"attempts": job.attempts, **data})
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and \
+        math.isfinite(value)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -132,72 +175,220 @@ class Payload:
     tags: list[str]
     chain: list[dict]
     data: dict = field(repr=False)
+    original: bytes | None = field(default=None, repr=False)  # the unwrapped entry, if wrapped
 
 
-_REQUIRED = {"uuid": str, "job": str, "attempts": int}
+UUID_SHAPE = re.compile(r"[A-Za-z0-9_.:\-]{1,64}")
+JOB_NAME_SHAPE = re.compile(r"[A-Za-z_][A-Za-z0-9_.:\-]{0,254}")
+_ATTEMPTS_HEAD = re.compile(rb'\{"attempts":(\d{1,9}),')
 
 
-def _opt(data: dict, key: str, types: tuple, default: Any = None) -> Any:
-    value = data.get(key, default)
-    if value is None:
-        return default
-    if isinstance(value, bool) and bool not in types:
-        raise MalformedPayload(f"field {key!r} has the wrong type ({type(value).__name__})")
-    if not isinstance(value, types):
-        raise MalformedPayload(f"field {key!r} has the wrong type ({type(value).__name__})")
-    return value
+def delivery_count(raw: bytes | str) -> int | None:
+    """How many times pop has delivered this reserved entry, read without decoding it."""
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8", "surrogateescape")
+    match = _ATTEMPTS_HEAD.match(raw)
+    return int(match.group(1)) if match else None
+
+
+def _malformed(reason: str, original: bytes | None, attempts: int | None) -> MalformedPayload:
+    exc = MalformedPayload(reason)
+    exc.original = original
+    exc.attempts = attempts
+    return exc
+
+
+def _loads(text: str) -> Any:
+    """json.loads that turns every failure (depth included) into ValueError."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply to decode") from None
+    except (ValueError, TypeError, MemoryError) as exc:
+        raise ValueError(str(exc)[:200]) from None
 
 
 def decode(raw: bytes | str) -> Payload:
-    """Parse a queue entry; raise MalformedPayload with a reason an operator can act on."""
-    if isinstance(raw, bytes):
-        try:
-            raw = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise MalformedPayload("payload is not UTF-8 text") from None
+    """Parse a reserved entry; raise MalformedPayload with a reason an operator can act on.
+
+    Never raises anything else, whatever the entry holds.
+    """
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8", "surrogateescape")
+    attempts = delivery_count(raw)
     try:
-        data = json.loads(raw)
+        text, utf8 = raw.decode("utf-8"), True
+    except UnicodeDecodeError:  # only a wrapped entry may hold bytes that are not UTF-8
+        text, utf8 = raw.decode("utf-8", "surrogateescape"), False
+    try:
+        data = _loads(text)
     except ValueError as exc:
-        raise MalformedPayload(f"payload is not JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise MalformedPayload(f"payload is a JSON {type(data).__name__}, not an object")
-    for key, kind in _REQUIRED.items():
-        if key not in data:
-            raise MalformedPayload(f"payload has no {key!r} field")
-        if not isinstance(data[key], kind) or isinstance(data[key], bool):
-            raise MalformedPayload(f"field {key!r} has the wrong type")
-    backoff = _opt(data, "backoff", (list, int, float))
-    if isinstance(backoff, (int, float)):
+        reason = "payload is not UTF-8 text" if not utf8 else f"payload is not JSON: {exc}"
+        raise _malformed(reason, raw, attempts) from None
+    original = None
+    if isinstance(data, dict) and isinstance(data.get("wrapped"), str) and "reservation" in data:
+        # Wrapped by the pop script: the delivery count is the envelope's.
+        original = data["wrapped"].encode("utf-8", "surrogateescape")
+        attempts = data.get("attempts") if type(data.get("attempts")) is int else attempts
+        try:
+            data = _loads(original.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise _malformed("payload is not UTF-8 text", original, attempts) from None
+        except ValueError as exc:
+            raise _malformed(f"payload is not JSON: {exc}", original, attempts) from None
+        if isinstance(data, dict):
+            inner = data.get("attempts", 0)
+            if type(inner) is not int or not 0 <= inner < 10 ** 9:
+                raise _malformed("field 'attempts' must be an integer >= 0", original, attempts)
+            data["attempts"] = attempts
+    elif not utf8:
+        raise _malformed("payload is not UTF-8 text", raw, attempts)
+    try:
+        return _validate(data, original)
+    except MalformedPayload as exc:
+        raise _malformed(str(exc), original if original is not None else raw, attempts) from None
+    except Exception as exc:  # anything odd in a field (deep nesting in a check...)
+        raise _malformed(f"payload could not be read: {type(exc).__name__}",
+                         original if original is not None else raw, attempts) from None
+
+
+def _check(condition: bool, reason: str) -> None:
+    if not condition:
+        raise MalformedPayload(reason)
+
+
+def _field(data: dict, key: str, check, reason: str, default: Any = None) -> Any:
+    value = data.get(key)
+    if value is None:
+        return default
+    _check(check(value), f"field {key!r} {reason}")
+    return value
+
+
+def _is_int(minimum: int):
+    return lambda v: type(v) is int and v >= minimum
+
+
+def _is_seconds(v: Any) -> bool:
+    return _finite(v) and v >= 0
+
+
+def _is_text(v: Any) -> bool:
+    return isinstance(v, str) and _printable_utf8(v)
+
+
+def _printable_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return text.isprintable()
+
+
+def _validate(data: Any, original: bytes | None) -> Payload:
+    """Everything dispatch would refuse is refused here too (see job_options)."""
+    _check(isinstance(data, dict), f"payload is a JSON {type(data).__name__}, not an object")
+    for key in ("uuid", "job", "attempts"):
+        _check(key in data, f"payload has no {key!r} field")
+    _check(isinstance(data["uuid"], str) and UUID_SHAPE.fullmatch(data["uuid"]) is not None,
+           "field 'uuid' must be 1-64 letters, digits, '-', '_', '.' or ':'")
+    _check(isinstance(data["job"], str) and JOB_NAME_SHAPE.fullmatch(data["job"]) is not None,
+           "field 'job' is not a job name")
+    _check(_is_int(0)(data["attempts"]), "field 'attempts' must be an integer >= 0")
+    backoff = _field(data, "backoff", lambda v: _is_seconds(v) or (
+        isinstance(v, list) and 0 < len(v) <= 1000 and all(map(_is_seconds, v))),
+        "must be seconds >= 0 or a non-empty list of them")
+    if backoff is not None and not isinstance(backoff, list):
         backoff = [backoff]
-    if backoff is not None and not all(
-        isinstance(b, (int, float)) and not isinstance(b, bool) and b >= 0 for b in backoff
-    ):
-        raise MalformedPayload("field 'backoff' must hold numbers >= 0")
+    chain = _field(data, "chain", lambda v: isinstance(v, list), "must be a list", [])
+    for link in chain:
+        _check_link(link)
+    display = _field(data, "displayName", _is_text, "must be printable text", data["job"])
     return Payload(
         uuid=data["uuid"],
         job=data["job"],
-        display_name=_opt(data, "displayName", (str,), data["job"]),
-        args=_opt(data, "args", (list,), []),
-        kwargs=_opt(data, "kwargs", (dict,), {}),
+        display_name=display,
+        args=_field(data, "args", lambda v: isinstance(v, list), "must be a list", []),
+        kwargs=_field(data, "kwargs", lambda v: isinstance(v, dict), "must be an object", {}),
         attempts=data["attempts"],
-        max_tries=_opt(data, "maxTries", (int,)),
-        max_exceptions=_opt(data, "maxExceptions", (int,)),
+        max_tries=_field(data, "maxTries", _is_int(0), "must be an integer >= 0"),
+        max_exceptions=_field(data, "maxExceptions", _is_int(1), "must be an integer >= 1"),
         backoff=backoff,
-        timeout=_opt(data, "timeout", (int, float)),
-        retry_until=_opt(data, "retryUntil", (int, float)),
-        fail_on_timeout=bool(_opt(data, "failOnTimeout", (bool,), False)),
-        pushed_at=_opt(data, "pushedAt", (int, float)),
-        tags=_opt(data, "tags", (list,), []),
-        chain=_opt(data, "chain", (list,), []),
+        timeout=_field(data, "timeout", _is_seconds, "must be seconds >= 0"),
+        retry_until=_field(data, "retryUntil", _finite, "must be a unix time"),
+        fail_on_timeout=_field(data, "failOnTimeout", lambda v: isinstance(v, bool),
+                               "must be true or false", False),
+        pushed_at=_field(data, "pushedAt", _finite, "must be a unix time"),
+        tags=_field(data, "tags", lambda v: isinstance(v, list) and all(map(_is_text, v)),
+                    "must be a list of printable strings", []),
+        chain=chain,
         data=data,
+        original=original,
     )
 
 
+def _check_link(link: Any) -> None:
+    """A chain link must be something dispatch itself could have written."""
+    from .conf import queue_settings
+    from .errors import QueueError
+    from .job_options import JobOptions, validate
+
+    _check(isinstance(link, dict), "a chain link is not an object")
+    _check(isinstance(link.get("job"), str) and JOB_NAME_SHAPE.fullmatch(link["job"]) is not None,
+           "a chain link has no valid job name")
+    _check(isinstance(link.get("args", []), list) and isinstance(link.get("kwargs", {}), dict),
+           "a chain link's args/kwargs are not a list/object")
+    options = link.get("options") or {}
+    _check(isinstance(options, dict), "a chain link's options are not an object")
+    try:
+        opts = JobOptions.from_json(options)
+        validate(**{k: getattr(opts, k) for k in options})
+        conn = queue_settings().connection(opts.connection)
+        if opts.queue is not None:
+            conn.check_queue(opts.queue)
+    except (QueueError, TypeError, KeyError, ValueError) as exc:
+        raise MalformedPayload(f"a chain link is invalid: {exc}") from None
+
+
+def check_queued_chain(job: Payload) -> None:
+    """In a worker, a chain continues on queue connections only: a 'sync' link would run
+    inside the worker, outside any timeout, and a 'null' link would vanish."""
+    from .conf import queue_settings
+
+    for link in job.chain:
+        conn = queue_settings().connection((link.get("options") or {}).get("connection"))
+        _check(conn.driver not in ("sync", "null"),
+               f"a chain link names connection {conn.name!r} ({conn.driver}), which would "
+               "run it inside the worker or drop it; queued chains continue on queue "
+               "connections")
+
+
 def peek(raw: bytes | str) -> dict[str, Any]:
-    """Best-effort read of an entry for display or the failed store; never raises."""
+    """Best-effort read of an entry for display or the failed store; never raises.
+
+    A wrapped entry (see the module docstring) shows as the entry it wraps.
+    """
     try:
         text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
-        data = json.loads(text)
+        data = _loads(text)
+        if isinstance(data, dict) and isinstance(data.get("wrapped"), str) and \
+                "reservation" in data:
+            data = _loads(data["wrapped"])
         return data if isinstance(data, dict) else {}
-    except ValueError:
+    except Exception:
         return {}
+
+
+def original_entry(raw: bytes | str) -> bytes:
+    """The entry as it was queued: a wrapped entry unwrapped, anything else unchanged."""
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8", "surrogateescape")
+    if not raw.startswith(b'{"attempts":') or b'"wrapped":' not in raw:
+        return raw
+    try:
+        data = _loads(raw.decode("utf-8", "surrogateescape"))
+        if isinstance(data, dict) and isinstance(data.get("wrapped"), str):
+            return data["wrapped"].encode("utf-8", "surrogateescape")
+    except Exception:
+        pass
+    return raw

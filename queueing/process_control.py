@@ -1,4 +1,4 @@
-"""The worker's OS boundary: signal flags, a hard-kill watchdog, and memory readings.
+"""The worker's OS boundary: signal flags and memory readings (the hard kill lives in sidecar.py).
 
 Signal handlers only set flags (the loop acts on them between jobs), except SIGALRM,
 whose handler raises JobTimedOut inside the running job to stop it.
@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import resource
 import signal
-import threading
 import time
 from typing import Callable
 
@@ -56,36 +55,6 @@ class SignalFlags:
 
     def _on_continue(self, signum: int, frame: object) -> None:
         self.paused = False
-
-
-class Watchdog:
-    """SIGKILLs this process if a job is still running `grace` seconds after its timeout.
-
-    The alarm's exception cannot stop code stuck in C or code that swallows it; this
-    thread can. The job's reservation then expires and it comes back with its attempts
-    counted, so it ends in the failed store instead of looping forever.
-    """
-
-    def __init__(self, poll: float = 0.25) -> None:
-        self.poll = poll
-        self.deadline: float | None = None
-        self._thread: threading.Thread | None = None
-
-    def arm(self, seconds: float) -> None:
-        self.deadline = time.monotonic() + seconds
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._watch, name="job-watchdog", daemon=True)
-            self._thread.start()
-
-    def disarm(self) -> None:
-        self.deadline = None
-
-    def _watch(self) -> None:
-        while True:
-            time.sleep(self.poll)
-            deadline = self.deadline
-            if deadline is not None and time.monotonic() > deadline:
-                os.kill(os.getpid(), signal.SIGKILL)
 
 
 _PAGE_MB = os.sysconf("SC_PAGE_SIZE") / (1024 * 1024)

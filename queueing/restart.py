@@ -19,12 +19,19 @@ def last_restart(client: redis.Redis) -> float | None:
     return float(value) if value is not None else None
 
 
-def pause_queue(client: redis.Redis, connection: str, queue: str) -> None:
-    client.sadd(PAUSED_QUEUES_KEY, f"{connection}:{queue}")
+def pause_queue(driver, queue: str) -> None:
+    """Pause `queue` on `driver`'s connection: no pop reserves from it once this returns.
+
+    The driver's own flag (checked inside the pop script) is what enforces it; the
+    shared set only lists paused queues for workers, the balancer and the dashboard.
+    """
+    driver.pause(queue)
+    driver.client.sadd(PAUSED_QUEUES_KEY, f"{driver.name}:{queue}")
 
 
-def continue_queue(client: redis.Redis, connection: str, queue: str) -> None:
-    client.srem(PAUSED_QUEUES_KEY, f"{connection}:{queue}")
+def continue_queue(driver, queue: str) -> None:
+    driver.client.srem(PAUSED_QUEUES_KEY, f"{driver.name}:{queue}")
+    driver.resume(queue)
 
 
 def queues_of(members: set[bytes], connection: str) -> set[str]:

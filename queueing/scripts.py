@@ -13,7 +13,7 @@ from redis.commands.core import Script
 
 SCRIPT_NAMES = (
     "push", "later", "pop", "release", "delete", "size", "clear",
-    "forget_pending", "promote_delayed",
+    "forget_pending", "promote_delayed", "renew",
 )
 
 
@@ -34,6 +34,7 @@ class Scripts:
     clear: Script
     forget_pending: Script
     promote_delayed: Script
+    renew: Script
 
     def __init__(self, client: redis.Redis) -> None:
         for name in SCRIPT_NAMES:

@@ -4,6 +4,9 @@ Each turn: paused? (wait) -> reserve the next job from the queues in priority or
 acknowledging the previous one in the same round trip -> run it -> check whether to
 stop. Waits are cut into slices of at most a second so signals are acted on quickly.
 
+At start the worker forks its sidecar (sidecar.py), which renews the running job's
+lease and kills the worker if a job outlives its timeout plus ``kill_grace``.
+
 Exit codes: 0 normal stop, 12 memory limit, 1 job timeout or Redis unreachable.
 """
 from __future__ import annotations
@@ -18,11 +21,13 @@ from typing import TextIO
 import redis
 
 from . import restart
-from .drivers.redis import RedisDriver, Reservation
+from . import connections
+from .drivers.redis import PAUSED, RedisDriver, Reservation
 from .hooks import completion_calls
-from .job_runner import JobLog, JobRunner
+from .job_runner import JobLog, JobRunner, printable, send_signal
 from .options import WorkerOptions
 from .process_control import SignalFlags, interruptible_sleep, memory_mb
+from .sidecar import JobSlot, Sidecar
 from .signals import worker_stopping
 
 logger = logging.getLogger("queueing.worker")
@@ -31,6 +36,7 @@ EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_MEMORY = 12
 MAX_BLOCK_SLICE = 1.0  # seconds a blocking wait lasts before flags are looked at again
+MIN_RETRY_AFTER = 2.0  # below this a lease cannot be renewed reliably (every third of it)
 RECONNECT_GIVE_UP = 60.0  # seconds without Redis before the worker exits 1
 CONNECTION_ERRORS = (redis.ConnectionError, redis.TimeoutError)
 
@@ -43,8 +49,11 @@ class Worker:
         self.queues = options.queues or (driver.config.queue,)
         self.stderr = stderr or sys.stderr
         self.flags = SignalFlags()
+        self.slot = JobSlot() if options.sidecar else None
         self.runner = JobRunner(driver, options, JobLog(None if options.quiet else
-                                                        (stdout or sys.stdout)), worker=self)
+                                                        (stdout or sys.stdout)), worker=self,
+                                slot=self.slot)
+        self.sidecar: Sidecar | None = None
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{options.name}"
         block = options.block_for if options.block_for is not None else driver.config.block_for
         self.block_for = block
@@ -60,6 +69,7 @@ class Worker:
 
     # -- lifecycle ----------------------------------------------------------------------
     def run(self) -> int:
+        self._start_sidecar()
         self.flags.install(on_alarm=self.runner.on_alarm)
         self._started = time.monotonic()
         try:
@@ -71,6 +81,24 @@ class Worker:
             return self._loop()
         finally:
             self.flags.uninstall()
+            if self.sidecar is not None:
+                self.sidecar.stop()
+
+    def _start_sidecar(self) -> None:
+        if self.slot is None:
+            return
+        name, options = self.driver.name, self.options
+
+        def fresh_driver():
+            connections.reset()
+            return connections.redis_driver(name)
+
+        def settle_killed(driver, held: Reservation) -> None:
+            JobRunner(driver, options, self.runner.log).settle_killed(held)
+
+        self.sidecar = Sidecar(self.slot, driver_factory=fresh_driver,
+                               on_kill=settle_killed, stderr=self.stderr)
+        self.sidecar.start()
 
     def _warn_about_eviction(self) -> None:
         """Redis evicting keys under memory pressure would silently drop queued jobs."""
@@ -84,13 +112,22 @@ class Worker:
                 "queued jobs can be evicted when Redis runs out of memory\n")
 
     def _warn_about_timeout(self) -> None:
+        """The lease rule: the sidecar renews a running job's lease every retry_after/3,
+        so retry_after only bounds how fast a dead worker's job comes back. Without the
+        sidecar, a job longer than retry_after would run twice."""
         retry_after = self.driver.config.retry_after
-        if retry_after is not None and self.options.timeout and \
-                self.options.timeout >= retry_after:
+        if retry_after is None:
+            return
+        if self.slot is None and self.options.timeout and self.options.timeout >= retry_after:
             self.stderr.write(
                 f"warning: --timeout {self.options.timeout:g}s is not shorter than connection "
-                f"{self.driver.name!r} retry_after {retry_after:g}s: a running job's lease can "
-                "expire and the job run twice\n")
+                f"{self.driver.name!r} retry_after {retry_after:g}s and leases are not renewed "
+                "without the sidecar: a running job's lease can expire and the job run twice\n")
+        elif retry_after < MIN_RETRY_AFTER:
+            self.stderr.write(
+                f"warning: connection {self.driver.name!r} retry_after {retry_after:g}s is "
+                f"below {MIN_RETRY_AFTER:g}s: leases may lapse between renewals and a job "
+                "run twice\n")
 
     def _loop(self) -> int:
         while True:
@@ -101,7 +138,7 @@ class Worker:
             else:
                 popped = self._next_job()
                 if popped is not None:
-                    outcome = self.runner.process(popped)
+                    outcome = self.runner.process(popped)  # never raises
                     self.jobs_processed += 1
                     if outcome.kind == "done":
                         self.finished = popped
@@ -120,7 +157,7 @@ class Worker:
 
     def _stop(self, reason: str, code: int) -> int:
         self._flush_ack()
-        worker_stopping.send(sender=self, reason=reason, exit_code=code)
+        send_signal(worker_stopping, sender=self, reason=reason, exit_code=code)
         self.runner.log.event(f"worker {self.owner} stopping: {reason} (exit {code})")
         return code
 
@@ -132,10 +169,13 @@ class Worker:
             for queue in self.queues:
                 if queue in self.paused_queues:
                     continue
-                found = self.driver.pop(queue, finished=self.finished,
-                                        extra=self.finished_calls, owner=self.owner)
+                found = self.driver.pop_or_paused(queue, finished=self.finished,
+                                                  extra=self.finished_calls, owner=self.owner)
                 self.finished, self.finished_calls = None, []
-                if found is not None:
+                if found is PAUSED:  # paused since the last control read: stop asking
+                    self.paused_queues = self.paused_queues | {queue}
+                    found = None
+                elif found is not None:
                     break
             self._flush_ack()
             self._lost_since = None
@@ -195,7 +235,8 @@ class Worker:
         now = time.monotonic()
         if self._lost_since is None:
             self._lost_since = now
-            self.stderr.write(f"lost connection to Redis ({exc}); reconnecting\n")
+            self.stderr.write(f"lost connection to Redis ({printable(exc, 300)}); "
+                              "reconnecting\n")
             self.stderr.flush()
         interruptible_sleep(min(0.5 * 2 ** min(int(now - self._lost_since), 3), 5.0),
                             self._should_wake)

@@ -27,6 +27,7 @@ QUEUE["connections"]["redis"]["queues"] = "*"
 QUEUE["connections"]["redis"]["block_for"] = 1
 # Worker processes started by tests may shorten the lease to test expiry.
 QUEUE["connections"]["redis"]["retry_after"] = float(os.environ.get("TEST_RETRY_AFTER", 90))
+QUEUE["connections"]["redis"]["max_deliveries"] = int(os.environ.get("TEST_MAX_DELIVERIES", 5))
 
 _db = os.environ.setdefault("HORIZON_TEST_DB", str(VAR_DIR / "test.sqlite3"))
 DATABASES = {
@@ -34,7 +35,8 @@ DATABASES = {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": _db,
         "TEST": {"NAME": _db},
-        "OPTIONS": {"timeout": 30},
+        "OPTIONS": {"timeout": 30, "transaction_mode": "IMMEDIATE",
+                    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"},
     }
 }
 

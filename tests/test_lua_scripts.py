@@ -62,15 +62,21 @@ def test_pop_keeps_the_rest_of_the_payload_byte_for_byte(driver):
     text = payload_lib.encode({"attempts": 9, "uuid": "x", "job": "j", "args": [], "kwargs": {},
                                "f": 0.1 + 0.2, "big": 12345678901234567890})
     driver.push("default", text)
-    raw = driver.pop("default").raw.decode()
-    assert raw == text.replace('{"attempts":9,', '{"attempts":10,', 1)
+    held = driver.pop("default")
+    stamp = f'{{"attempts":10,"reservation":"{held.token}",'
+    assert held.raw.decode() == text.replace('{"attempts":9,', stamp, 1)
 
 
-def test_pop_reserves_a_malformed_entry_unchanged(driver, rclient):
+def test_pop_wraps_an_entry_it_cannot_count_and_counts_it(driver, rclient):
     rclient.rpush(K.ready, b"\xff not json")
-    reservation = driver.pop("default")
-    assert reservation.raw == b"\xff not json"
+    held = driver.pop("default")
+    assert held.raw.startswith(b'{"attempts":1,"reservation":')
+    assert payload_lib.original_entry(held.raw) == b"\xff not json"
     assert rclient.zcard(K.reserved) == 1
+    driver.release(held, 0)
+    again = driver.pop("default")
+    assert again.raw.startswith(b'{"attempts":2,')
+    assert payload_lib.original_entry(again.raw) == b"\xff not json"
 
 
 def test_delayed_jobs_migrate_exactly_when_due(driver, rclient):
@@ -230,11 +236,13 @@ def test_wait_for_jobs_wakes_on_a_token(driver, queue):
 def test_pop_records_the_reserving_worker_once(driver, rclient):
     driver.push("default", job_text(1))
     first = driver.pop("default", owner="host:1:w1")
-    assert first.raw.startswith(b'{"attempts":1,"reservedBy":"host:1:w1","uuid":"u1"')
+    assert first.raw.startswith(
+        f'{{"attempts":1,"reservation":"{first.token}","reservedBy":"host:1:w1","uuid":"u1"'
+        .encode())
     driver.release(first, 0)
     second = driver.pop("default", owner="host:2:w2")
     assert json.loads(second.raw)["reservedBy"] == "host:2:w2"
-    assert second.raw.count(b"reservedBy") == 1
+    assert second.raw.count(b"reservedBy") == 1 and second.raw.count(b"reservation") == 1
     assert json.loads(second.raw)["attempts"] == 2
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from django.db.models import Q, QuerySet
 
-from queueing import connections
+from queueing import connections, failed
 from queueing import payload as payload_lib
 from queueing.errors import QueueError
 from queueing.models import FailedJob
@@ -144,9 +144,7 @@ def retry_rows(rows: QuerySet[FailedJob]) -> tuple[list[str], int]:
         batches: dict[tuple[str, str], list[str]] = {}
         done_ids = []
         for pk, uuid, conn, queue, text in chunk:
-            data = payload_lib.peek(text)
-            encoded = payload_lib.encode(payload_lib.reset_for_retry(data)) if data else text
-            batches.setdefault((conn, queue), []).append(encoded)
+            batches.setdefault((conn, queue), []).append(text)
             done_ids.append((pk, uuid, conn))
         pushed_conns = set()
         for (conn, queue), texts in batches.items():
@@ -154,6 +152,7 @@ def retry_rows(rows: QuerySet[FailedJob]) -> tuple[list[str], int]:
                 driver = connections.driver(conn)
             except QueueError:
                 continue
+            texts = [failed.retry_entry(driver, text) for text in texts]
             push_many = getattr(driver, "push_many", None)
             if push_many is not None:
                 push_many(queue, texts)

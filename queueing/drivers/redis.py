@@ -1,30 +1,46 @@
 """The Redis driver: every move of a job is one Lua script (see ``queueing/lua``).
 
-Keys follow DESIGN.md: ``queues:{NAME}`` (ready list), ``:notify``, ``:delayed`` and
-``:reserved``. The reserved payload returned by ``pop`` is the exact member of the
-reserved set, so later ``delete``/``release`` calls must pass it back unchanged.
+Keys follow DESIGN.md: ``queues:{NAME}`` (ready list), ``:notify``, ``:delayed``,
+``:reserved`` and ``:paused``. The reserved payload returned by ``pop`` is the exact
+member of the reserved set (stamped with a reservation token unique to that delivery),
+so later ``delete``/``release``/``renew`` calls pass it back unchanged.
 """
 from __future__ import annotations
 
+import itertools
 import json
+import os
+import re
 import time
+import uuid as uuid_lib
 from dataclasses import dataclass
 from typing import Iterable
 
 import redis
 
 from ..conf import ConnectionConfig
-from ..keys import QueueKeys
+from ..keys import EXCEPTIONS_TTL, QueueKeys, exceptions_key
 from ..scripts import Scripts, run_pipelined
 from . import QueueSizes
 
 
 @dataclass(frozen=True, slots=True)
 class Reservation:
-    """A job a worker holds: its queue and the exact reserved-set member."""
+    """A job a worker holds: its queue, the exact reserved-set member, and the token
+    that makes this delivery's member unique."""
 
     queue: str
     raw: bytes
+    token: str = ""
+
+
+PAUSED = -1  # what the pop script answers for a paused queue
+_UNSAFE_OWNER = re.compile(r'[^A-Za-z0-9_.:@\-]')
+
+
+def owner_json(owner: str) -> str:
+    """The worker id as a JSON string the pop script can strip again (no escapes)."""
+    return json.dumps(_UNSAFE_OWNER.sub("_", owner)[:200]) if owner else ""
 
 
 class RedisDriver:
@@ -34,6 +50,11 @@ class RedisDriver:
         self.client = client
         self.scripts = Scripts(client)
         self._keys: dict[str, QueueKeys] = {}
+        # Reservation tokens: unique per process (a random prefix, so a pid reused after
+        # a restart cannot collide) and per delivery (a counter).
+        self._token_prefix = f"{os.getpid():x}.{uuid_lib.uuid4().hex[:8]}"
+        self._token_counter = itertools.count(1)
+        self._token_pid = os.getpid()
 
     def keys(self, queue: str) -> QueueKeys:
         keys = self._keys.get(queue)
@@ -57,30 +78,47 @@ class RedisDriver:
     def later(self, queue: str, payload: str, available_at: float) -> int:
         return self.scripts.later(keys=[self.keys(queue).delayed], args=[available_at, payload])
 
-    def _pop_args(self, now: float, owner: str) -> list:
+    def new_token(self) -> str:
+        if os.getpid() != self._token_pid:  # forked: another process, another prefix
+            self.__init__(self.config, self.client)
+        return f"{self._token_prefix}.{next(self._token_counter)}"
+
+    def lease_expiry(self, now: float) -> float | None:
         retry_after = self.config.retry_after
-        lease = "+inf" if retry_after is None else now + retry_after
-        reclaim = "0" if retry_after is None else "1"
-        return [now, lease, self.config.migration_batch_size, reclaim,
-                json.dumps(owner) if owner else ""]
+        return None if retry_after is None else now + retry_after
+
+    def _pop_args(self, now: float, owner: str, token: str) -> list:
+        lease = self.lease_expiry(now)
+        reclaim = "0" if lease is None else "1"
+        return [now, "+inf" if lease is None else lease, self.config.migration_batch_size,
+                reclaim, owner_json(owner), token]
 
     def pop(self, queue: str, *, finished: Reservation | None = None,
             extra: list | None = None, owner: str = "") -> Reservation | None:
-        """Reserve the next job of `queue`.
+        """Reserve the next job of `queue` (None when it is empty or paused).
 
         `finished` is a job this worker just completed: its acknowledgement, and `extra`
         script calls (completion recorders), travel in the same round trip (a pipeline)
         as this pop. `owner` names the worker in the reserved payload ("reservedBy"), so
         operators can see who holds a job.
         """
+        found = self.pop_or_paused(queue, finished=finished, extra=extra, owner=owner)
+        return None if found is PAUSED else found
+
+    def pop_or_paused(self, queue: str, *, finished: Reservation | None = None,
+                      extra: list | None = None, owner: str = ""):
+        """Like pop, but answers PAUSED for a paused queue, so a worker can stop asking."""
         k = self.keys(queue)
-        pop = (self.scripts.pop, [k.ready, k.delayed, k.reserved, k.notify],
-               self._pop_args(time.time(), owner))
+        token = self.new_token()
+        pop = (self.scripts.pop, [k.ready, k.delayed, k.reserved, k.notify, k.paused],
+               self._pop_args(time.time(), owner, token))
         if finished is None and not extra:
             raw = pop[0](keys=pop[1], args=pop[2])
         else:
             raw = run_pipelined(self.client, [*self._ack_calls(finished, extra), pop])[-1]
-        return Reservation(queue, raw) if raw else None
+        if raw == PAUSED:
+            return PAUSED
+        return Reservation(queue, raw, token) if raw else None
 
     def _ack_calls(self, finished: Reservation | None, extra: list | None) -> list:
         calls = list(extra or [])
@@ -97,10 +135,49 @@ class RedisDriver:
         k = self.keys(reservation.queue)
         return bool(self.scripts.delete(keys=[k.reserved], args=[reservation.raw]))
 
-    def release(self, reservation: Reservation, available_at: float) -> bool:
+    def release(self, reservation: Reservation, available_at: float,
+                payload: str | bytes | None = None) -> bool:
+        """Hand the job back for `available_at`; `payload` replaces the stored entry."""
         k = self.keys(reservation.queue)
         return bool(self.scripts.release(keys=[k.delayed, k.reserved],
-                                         args=[reservation.raw, available_at]))
+                                         args=[reservation.raw, available_at, payload or ""]))
+
+    def renew(self, reservation: Reservation, until: float) -> bool:
+        """Extend a running job's lease to `until`; False once the reservation is gone."""
+        k = self.keys(reservation.queue)
+        return bool(self.scripts.renew(keys=[k.reserved], args=[reservation.raw, until]))
+
+    # -- pausing ------------------------------------------------------------------------
+    def pause(self, queue: str) -> None:
+        """From the moment this returns, no pop reserves from `queue`."""
+        self.client.set(self.keys(queue).paused, "1")
+
+    def resume(self, queue: str) -> None:
+        k = self.keys(queue)
+        pipe = self.client.pipeline(transaction=False)
+        pipe.delete(k.paused)
+        pipe.llen(k.ready)
+        pipe.llen(k.notify)
+        _, ready, tokens = pipe.execute()
+        missing = min(int(ready) - int(tokens), 1000)
+        if missing > 0:  # wake idle workers: tokens taken while paused were dropped
+            self.client.rpush(k.notify, *["1"] * missing)
+
+    def is_paused(self, queue: str) -> bool:
+        return bool(self.client.exists(self.keys(queue).paused))
+
+    # -- max_exceptions counters --------------------------------------------------------
+    def count_exception(self, job_uuid: str) -> int:
+        """Add one to a job's exception count (kept a day after its last exception)."""
+        key = exceptions_key(job_uuid)
+        pipe = self.client.pipeline(transaction=False)
+        pipe.incr(key)
+        pipe.expire(key, EXCEPTIONS_TTL)
+        return int(pipe.execute()[0])
+
+    def forget_exceptions(self, job_uuid: str) -> None:
+        """A failed or retried job starts its next life with no exceptions counted."""
+        self.client.delete(exceptions_key(job_uuid))
 
     def clear(self, queue: str) -> int:
         k = self.keys(queue)

@@ -1,23 +1,34 @@
 -- pop: reserve the next ready job of one queue, atomically.
+--   0. a paused queue (its :paused key exists) reserves nothing: returns -1, so a pause is
+--      in force the moment queue_pause returns, with no second round trip;
 --   1. move due delayed jobs, then expired reservations, to the tail of the ready list
 --      (at most ARGV[3] of each, with one notify token per job moved);
---   2. LPOP the ready list; add 1 to the payload's attempts;
---   3. ZADD the new string to the reserved set, scored by the lease expiry;
---   4. drop one notify token.
--- The payload starts with {"attempts":N, so the count is bumped by string surgery; an
--- entry that does not start that way is reserved unchanged (the worker fails it as
--- malformed) instead of raising here after the LPOP, which Lua could not roll back.
+--   2. LPOP the ready list and count this delivery: an entry that starts with
+--      {"attempts":N, gets N+1 by string surgery; ANY other entry (not JSON, keys in
+--      another order, negative or huge attempts, the empty string...) is wrapped as
+--      {"attempts":1,...,"wrapped":"<the entry as a JSON string>"}, so every delivery of
+--      every entry is counted and the worker can settle it (run it or fail it);
+--   3. stamp a reservation token, unique per delivery, right after attempts (replacing
+--      an earlier one): two identical entries become two distinct reserved members, so
+--      acknowledging one never removes the other;
+--   4. ZADD the new string to the reserved set, scored by the lease expiry; drop one
+--      notify token.
+-- A cjson decode/encode round trip is avoided on purpose: it would turn [] into {},
+-- round floats, and raise on a malformed entry after the LPOP (Lua cannot roll back).
 -- KEYS[1]  ready list            queues:{NAME}
 -- KEYS[2]  delayed zset          queues:{NAME}:delayed
 -- KEYS[3]  reserved zset         queues:{NAME}:reserved
 -- KEYS[4]  notify list           queues:{NAME}:notify
+-- KEYS[5]  paused flag           queues:{NAME}:paused
 -- ARGV[1]  now (unix time)
 -- ARGV[2]  lease expiry (now + retry_after), or '+inf'
 -- ARGV[3]  how many due jobs to move per source at most
 -- ARGV[4]  '1' to reclaim expired reservations, '0' when retry_after is unset
--- ARGV[5]  the reserving worker's id as a JSON string (e.g. "host:1234"), or ''; it is
---          written as "reservedBy" right after attempts, replacing an earlier one
--- Returns the reserved payload, or false when the queue is empty.
+-- ARGV[5]  the reserving worker's id as a JSON string without escapes, or ''
+-- ARGV[6]  the reservation token (letters, digits, '-', ':', '.')
+-- Returns the reserved payload, false when the queue is empty, -1 when it is paused.
+if redis.call('EXISTS', KEYS[5]) == 1 then return -1 end
+
 local function migrate(source)
   local due = redis.call('ZRANGEBYSCORE', source, '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
   local count = #due
@@ -38,15 +49,20 @@ if ARGV[4] == '1' then migrate(KEYS[3]) end
 local job = redis.call('LPOP', KEYS[1])
 if not job then return false end
 
-local reserved = job
+local stamp = '"reservation":"' .. ARGV[6] .. '",'
+if #ARGV[5] > 0 then stamp = stamp .. '"reservedBy":' .. ARGV[5] .. ',' end
+
+local reserved
 local digits = string.match(job, '^{"attempts":(%d+),')
-if digits then
+if digits and #digits <= 9 then
   local rest = string.sub(job, 14 + #digits)
-  local _, owner_end = string.find(rest, '^"reservedBy":"[^"]*",')
-  if owner_end then rest = string.sub(rest, owner_end + 1) end
-  local owner = ''
-  if ARGV[5] and #ARGV[5] > 0 then owner = '"reservedBy":' .. ARGV[5] .. ',' end
-  reserved = '{"attempts":' .. (tonumber(digits) + 1) .. ',' .. owner .. rest
+  local _, stop = string.find(rest, '^"reservation":"[^"\\]*",')
+  if stop then rest = string.sub(rest, stop + 1) end
+  _, stop = string.find(rest, '^"reservedBy":"[^"\\]*",')
+  if stop then rest = string.sub(rest, stop + 1) end
+  reserved = '{"attempts":' .. (tonumber(digits) + 1) .. ',' .. stamp .. rest
+else
+  reserved = '{"attempts":1,' .. stamp .. '"wrapped":' .. cjson.encode(job) .. '}'
 end
 redis.call('ZADD', KEYS[3], ARGV[2], reserved)
 redis.call('LPOP', KEYS[4])

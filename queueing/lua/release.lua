@@ -5,9 +5,13 @@
 -- KEYS[2]  reserved zset         queues:{NAME}:reserved
 -- ARGV[1]  the reserved payload, exactly as pop returned it
 -- ARGV[2]  when it becomes available again (unix time)
+-- ARGV[3]  optional: the payload to store instead (the worker's normalised re-encoding,
+--          e.g. a wrapped entry unwrapped, or a failure waiting to be recorded)
 -- Returns 1 if released, 0 if the reservation was not held.
 if redis.call('ZREM', KEYS[2], ARGV[1]) == 1 then
-  redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+  local payload = ARGV[1]
+  if ARGV[3] and #ARGV[3] > 0 then payload = ARGV[3] end
+  redis.call('ZADD', KEYS[1], ARGV[2], payload)
   return 1
 end
 return 0

@@ -117,3 +117,43 @@ def explode_max_exceptions():
 def explode_forever(label):
     note(RAN, label=label)
     raise RuntimeError("forever")
+
+
+@job(tries=10, max_exceptions=2, backoff=0)
+def explode_twice_per_life(label):
+    note(RAN, label=label)
+    raise RuntimeError(f"exception {label}")
+
+
+@job(retry_until=2, backoff=0, tries=0)
+def quick_deadline(label):
+    note(RAN, label=label)
+
+
+@job(tries=0)
+def segfault(label):
+    """Kills its worker from C: no try/except can catch it (the poison cap must)."""
+    import ctypes
+
+    note(RAN, label=label, phase="start")
+    ctypes.string_at(0)
+
+
+@job(tries=1)
+def hold_the_gil(label):
+    """A C loop that never releases the GIL: neither SIGALRM's handler nor any thread of
+    this interpreter can run until it returns (sum() over a C iterator never looks at
+    pending signals; 10**11 additions take many minutes)."""
+    import itertools
+
+    note(RAN, label=label, phase="start")
+    sum(itertools.repeat(1, 10 ** 11))
+    note(RAN, label=label, phase="end")
+
+
+@job(tries=3, timeout=0)
+def sleep_in_c(seconds, label):
+    """time.sleep releases the GIL: the sidecar and signal handlers keep running."""
+    note(RAN, label=label, phase="start")
+    time.sleep(seconds)
+    note(RAN, label=label, phase="end")

@@ -50,9 +50,8 @@ def queue_control(request: HtmxHttpRequest, queue: str, verb: str) -> HttpRespon
     ref = queues.parse(queue)
     if ref is None:
         raise Http404("No such queue.")
-    client = connections.redis_driver(ref.connection).client
-    (restart.pause_queue if verb == "pause" else restart.continue_queue)(
-        client, ref.connection, ref.name)
+    driver = connections.redis_driver(ref.connection)
+    (restart.pause_queue if verb == "pause" else restart.continue_queue)(driver, ref.name)
     detail = ("workers take no new jobs from it until it is continued" if verb == "pause"
               else "workers take jobs from it again")
     return confirm(request, f"Queue {ref.label} {PAST[verb]}: {detail}.",

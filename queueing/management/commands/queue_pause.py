@@ -20,8 +20,8 @@ class Command(BaseCommand):
         except QueueError as exc:
             raise CommandError(str(exc)) from exc
         if self.pausing:
-            restart.pause_queue(driver.client, driver.name, queue)
+            restart.pause_queue(driver, queue)
             self.stdout.write(self.style.SUCCESS(f"Paused {driver.name}:{queue}."))
         else:
-            restart.continue_queue(driver.client, driver.name, queue)
+            restart.continue_queue(driver, queue)
             self.stdout.write(self.style.SUCCESS(f"Continued {driver.name}:{queue}."))
