@@ -110,7 +110,8 @@ class RedisDriver:
         """Like pop, but answers PAUSED for a paused queue, so a worker can stop asking."""
         k = self.keys(queue)
         token = self.new_token()
-        pop = (self.scripts.pop, [k.ready, k.delayed, k.reserved, k.notify, k.paused],
+        pop = (self.scripts.pop, [k.ready, k.delayed, k.reserved, k.notify, k.paused,
+                                  k.prio_hi, k.prio_lo, k.prio_seq],
                self._pop_args(time.time(), owner, token))
         if finished is None and not extra:
             raw = pop[0](keys=pop[1], args=pop[2])
@@ -181,7 +182,7 @@ class RedisDriver:
 
     def clear(self, queue: str) -> int:
         k = self.keys(queue)
-        return self.scripts.clear(keys=[k.ready, k.delayed, k.notify])
+        return self.scripts.clear(keys=[k.ready, k.delayed, k.notify, k.prio_hi, k.prio_lo])
 
     def forget_pending(self, queue: str, raw: bytes | str) -> bool:
         k = self.keys(queue)
@@ -210,13 +211,14 @@ class RedisDriver:
     # -- reads --------------------------------------------------------------------------
     def sizes(self, queue: str) -> QueueSizes:
         k = self.keys(queue)
-        pending, delayed, reserved = self.scripts.size(keys=[k.ready, k.delayed, k.reserved])
+        pending, delayed, reserved = self.scripts.size(
+            keys=[k.ready, k.delayed, k.reserved, k.prio_hi, k.prio_lo])
         return QueueSizes(pending, delayed, reserved)
 
     def sizes_many(self, queues: Iterable[str]) -> dict[str, QueueSizes]:
         queues = list(queues)
         results = run_pipelined(self.client, [
-            (self.scripts.size, [k.ready, k.delayed, k.reserved], [])
+            (self.scripts.size, [k.ready, k.delayed, k.reserved, k.prio_hi, k.prio_lo], [])
             for k in map(self.keys, queues)
         ])
         return {q: QueueSizes(*counts) for q, counts in zip(queues, results)}

@@ -13,6 +13,12 @@
 --      acknowledging one never removes the other;
 --   4. ZADD the new string to the reserved set, scored by the lease expiry; drop one
 --      notify token.
+-- Django Tasks priority (docs/tasks.md#priority): jobs with a non-zero priority wait in
+-- two sorted sets, taken before (:prio:hi) and after (:prio:lo) the ready list. Step 2
+-- takes the head of :prio:hi first, then the ready list, then :prio:lo; a queue that
+-- never saw a priority pays one ZPOPMIN of an absent key. Step 1 sends a due job whose
+-- entry carries "priority" (second, after attempts and any reservation stamps) back to
+-- its set instead of the ready list; entries without it are not parsed further.
 -- A cjson decode/encode round trip is avoided on purpose: it would turn [] into {},
 -- round floats, and raise on a malformed entry after the LPOP (Lua cannot roll back).
 -- KEYS[1]  ready list            queues:{NAME}
@@ -20,6 +26,9 @@
 -- KEYS[3]  reserved zset         queues:{NAME}:reserved
 -- KEYS[4]  notify list           queues:{NAME}:notify
 -- KEYS[5]  paused flag           queues:{NAME}:paused
+-- KEYS[6]  high-priority zset    queues:{NAME}:prio:hi   (score: see push_priority.lua)
+-- KEYS[7]  low-priority zset     queues:{NAME}:prio:lo
+-- KEYS[8]  priority sequence     queues:{NAME}:prio:seq
 -- ARGV[1]  now (unix time)
 -- ARGV[2]  lease expiry (now + retry_after), or '+inf'
 -- ARGV[3]  how many due jobs to move per source at most
@@ -29,16 +38,48 @@
 -- Returns the reserved payload, false when the queue is empty, -1 when it is paused.
 if redis.call('EXISTS', KEYS[5]) == 1 then return -1 end
 
+-- The priority a due entry carries, or nil: "priority" right after attempts and the
+-- reservation stamps pop adds (release re-encodes without them; an expired reservation
+-- still has them). Anchored matches from a position, no copies: an entry without a
+-- priority costs a few compares.
+local function priority_of(entry)
+  local _, at = string.find(entry, '^{"attempts":%d+,')
+  if not at then return nil end
+  local _, stop = string.find(entry, '^"reservation":"[^"\\]*",', at + 1)
+  if stop then at = stop end
+  _, stop = string.find(entry, '^"reservedBy":"[^"\\]*",', at + 1)
+  if stop then at = stop end
+  local value = string.match(entry, '^"priority":(%-?%d+)[,}]', at + 1)
+  if not value then return nil end
+  value = tonumber(value)
+  if value == 0 or value > 100 or value < -100 then return nil end
+  return value
+end
+
+local function push_prioritised(entry, priority)
+  local sequence = redis.call('INCR', KEYS[8])
+  local key = KEYS[6]
+  if priority < 0 then key = KEYS[7] end
+  redis.call('ZADD', key, (100 - priority) * 17592186044416 + sequence, entry)
+end
+
 local function migrate(source)
   local due = redis.call('ZRANGEBYSCORE', source, '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
   local count = #due
   if count == 0 then return end
   redis.call('ZREMRANGEBYRANK', source, 0, count - 1)
+  local plain = {}
+  for i = 1, count do
+    local priority = priority_of(due[i])
+    if priority then push_prioritised(due[i], priority) else plain[#plain + 1] = due[i] end
+  end
+  for first = 1, #plain, 100 do
+    local last = math.min(first + 99, #plain)
+    redis.call('RPUSH', KEYS[1], unpack(plain, first, last))
+  end
   for first = 1, count, 100 do
-    local last = math.min(first + 99, count)
-    redis.call('RPUSH', KEYS[1], unpack(due, first, last))
     local tokens = {}
-    for i = first, last do tokens[#tokens + 1] = '1' end
+    for i = first, math.min(first + 99, count) do tokens[#tokens + 1] = '1' end
     redis.call('RPUSH', KEYS[4], unpack(tokens))
   end
 end
@@ -46,7 +87,12 @@ end
 migrate(KEYS[2])
 if ARGV[4] == '1' then migrate(KEYS[3]) end
 
-local job = redis.call('LPOP', KEYS[1])
+local function zpopmin(key)
+  local head = redis.call('ZPOPMIN', key)
+  return head[1]
+end
+
+local job = zpopmin(KEYS[6]) or redis.call('LPOP', KEYS[1]) or zpopmin(KEYS[7])
 if not job then return false end
 
 local stamp = '"reservation":"' .. ARGV[6] .. '",'

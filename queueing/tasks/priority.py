@@ -30,11 +30,6 @@ def score(priority: int, sequence: int) -> int:
     return (MAX_PRIORITY - priority) * SEQUENCE_SPAN + sequence
 
 
-def priority_keys(keys: QueueKeys) -> tuple[str, str, str]:
-    """(hi set, lo set, sequence counter) of a queue."""
-    return f"{keys.ready}:prio:hi", f"{keys.ready}:prio:lo", f"{keys.ready}:prio:seq"
-
-
 def with_priority(data: dict[str, Any], priority: int) -> dict[str, Any]:
     """The payload with ``priority`` second, where the pop script reads it; 0 adds nothing."""
     if not priority:
@@ -52,6 +47,5 @@ class PriorityScripts(Scripts):
 
 
 def push_call(scripts: PriorityScripts, keys: QueueKeys, priority: int, text: str) -> tuple:
-    hi, lo, sequence = priority_keys(keys)
-    return (scripts.push_priority, [hi if priority > 0 else lo, sequence, keys.notify],
-            [priority, text])
+    target = keys.prio_hi if priority > 0 else keys.prio_lo
+    return (scripts.push_priority, [target, keys.prio_seq, keys.notify], [priority, text])
