@@ -13,7 +13,7 @@ from redis.commands.core import Script
 
 SCRIPT_NAMES = (
     "push", "later", "pop", "release", "delete", "size", "clear",
-    "forget_pending", "promote_delayed", "renew",
+    "forget_pending", "promote_delayed", "renew", "push_priority", "pending",
 )
 
 
@@ -35,6 +35,8 @@ class Scripts:
     forget_pending: Script
     promote_delayed: Script
     renew: Script
+    push_priority: Script
+    pending: Script
 
     def __init__(self, client: redis.Redis) -> None:
         for name in SCRIPT_NAMES:

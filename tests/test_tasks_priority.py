@@ -65,3 +65,40 @@ def test_a_priority_key_in_the_arguments_is_not_a_priority(driver, rclient):
     assert driver.pop("default") is not None
     assert not rclient.exists(K.prio_hi)  # the delayed plain job went to the ready list
     assert json.loads(rclient.lindex(K.ready, 0))["kwargs"] == {"priority": 99}
+
+
+def test_pending_lists_jobs_in_the_order_pop_takes_them(driver):
+    for label, p in [("plain-1", 0), ("lo", -1), ("hi", 1), ("plain-2", 0), ("top", 9)]:
+        tasks.record_order.using(priority=p).enqueue(label)
+    listed = [payload_lib.decode(raw).args[0] for raw in driver.pending("default", 0, -1)]
+    assert listed == ["top", "hi", "plain-1", "plain-2", "lo"]
+    assert [payload_lib.decode(raw).args[0] for raw in driver.pending("default", 1, 3)] == \
+        ["hi", "plain-1", "plain-2"]
+    assert [payload_lib.decode(raw).args[0] for raw in driver.pending("default", -1, -1)] == \
+        ["lo"]
+    popped = [label_of(driver.pop("default")) for _ in range(5)]
+    assert popped == listed
+
+
+def test_a_prioritised_pending_job_can_be_forgotten(driver, rclient):
+    tasks.record_order.using(priority=3).enqueue("hi")
+    [raw] = driver.pending("default", 0, -1)
+    assert driver.forget_pending("default", raw) is True
+    assert driver.pending("default", 0, -1) == [] and rclient.llen(K.notify) == 0
+    assert driver.forget_pending("default", raw) is False
+
+
+def test_the_pending_page_lists_prioritised_tasks_first_and_opens_them(driver):
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    jobs.record.delay("plain job")
+    result = tasks.record_order.using(priority=7).enqueue("urgent")
+    client = Client()
+    client.force_login(User.objects.create_superuser("root", "root@example.com", "pw"))
+    page = client.get("/jobs/pending/?queue=redis:default").content.decode()
+    assert page.index("record_order") < page.index(">record<")
+    detail = client.get(f"/jobs/pending/{result.id}/?queue=redis:default&at=0")
+    text = detail.content.decode()
+    assert detail.status_code == 200 and "Task result" in text
+    assert "READY" in text and "priority 7" in text

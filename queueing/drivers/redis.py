@@ -186,7 +186,8 @@ class RedisDriver:
 
     def forget_pending(self, queue: str, raw: bytes | str) -> bool:
         k = self.keys(queue)
-        return bool(self.scripts.forget_pending(keys=[k.ready, k.notify], args=[raw]))
+        return bool(self.scripts.forget_pending(keys=[k.ready, k.notify, k.prio_hi, k.prio_lo],
+                                                 args=[raw]))
 
     def promote_delayed(self, queue: str, raw: bytes | str) -> bool:
         k = self.keys(queue)
@@ -224,8 +225,10 @@ class RedisDriver:
         return {q: QueueSizes(*counts) for q, counts in zip(queues, results)}
 
     def pending(self, queue: str, start: int = 0, stop: int = 49) -> list[bytes]:
-        """Ready jobs in queue order, by index range (inclusive, like LRANGE)."""
-        return self.client.lrange(self.keys(queue).ready, start, stop)
+        """Waiting jobs in the order pop takes them, by index range (inclusive, like
+        LRANGE): Django Tasks' high-priority set, the ready list, the low-priority set."""
+        k = self.keys(queue)
+        return self.scripts.pending(keys=[k.prio_hi, k.ready, k.prio_lo], args=[start, stop])
 
     def delayed(self, queue: str, start: int = 0, stop: int = 49) -> list[tuple[bytes, float]]:
         """Delayed jobs, soonest first, with the unix time each becomes available."""

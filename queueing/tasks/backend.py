@@ -23,7 +23,6 @@ from django.utils import timezone
 from .. import connections, payload as payload_lib
 from ..conf import queue_settings
 from ..errors import ConfigurationError, InvalidOption, QueueError
-from ..scripts import Scripts
 from . import priority as priority_lib
 from .framework import PRIMARY, InvalidTask, TaskResultDoesNotExist, framework_of
 from .registration import register_task, task_for_path
@@ -124,7 +123,7 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[misc,name-defined]
         ttl = store.ttl
         if available_at is not None and available_at > now:
             ttl += int(available_at - now) + 1  # the result outlives the wait
-        scripts = _scripts(driver)
+        scripts = driver.scripts
         keys = driver.keys(queue)
         pipe = driver.client.pipeline(transaction=False)
         store.create_calls(pipe, record, ttl)
@@ -156,15 +155,6 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[misc,name-defined]
                 f"{result_id}: its task {record.task_path!r} is not registered in this "
                 "process (is it a module-level @task in an installed app's tasks module?)")
         return to_task_result(framework_of(task), task, record)
-
-
-def _scripts(driver: Any) -> Scripts:
-    """The driver's scripts plus ours (priority push), registered once per driver."""
-    scripts = getattr(driver, "_task_scripts", None)
-    if scripts is None:
-        scripts = priority_lib.PriorityScripts(driver.client)
-        driver._task_scripts = scripts
-    return scripts
 
 
 def configuration_errors(backend: RedisBackend):

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..keys import QueueKeys
-from ..scripts import Scripts, source
+from ..scripts import Scripts
 
 SEQUENCE_SPAN = 2 ** 44  # pushes per priority before scores of two priorities could meet
 MAX_PRIORITY = 100
@@ -38,14 +38,6 @@ def with_priority(data: dict[str, Any], priority: int) -> dict[str, Any]:
     return {"attempts": data.get("attempts", 0), "priority": priority, **rest}
 
 
-class PriorityScripts(Scripts):
-    """The queue's scripts plus ``push_priority``."""
-
-    def __init__(self, client: Any) -> None:
-        super().__init__(client)
-        self.push_priority = client.register_script(source("push_priority"))
-
-
-def push_call(scripts: PriorityScripts, keys: QueueKeys, priority: int, text: str) -> tuple:
+def push_call(scripts: Scripts, keys: QueueKeys, priority: int, text: str) -> tuple:
     target = keys.prio_hi if priority > 0 else keys.prio_lo
     return (scripts.push_priority, [target, keys.prio_seq, keys.notify], [priority, text])
