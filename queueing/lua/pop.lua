@@ -14,11 +14,12 @@
 --   4. ZADD the new string to the reserved set, scored by the lease expiry; drop one
 --      notify token.
 -- Django Tasks priority (docs/tasks.md#priority): jobs with a non-zero priority wait in
--- two sorted sets, taken before (:prio:hi) and after (:prio:lo) the ready list. Step 2
--- takes the head of :prio:hi first, then the ready list, then :prio:lo; a queue that
--- never saw a priority pays one ZPOPMIN of an absent key. Step 1 sends a due job whose
--- entry carries "priority" (second, after attempts and any reservation stamps) back to
--- its set instead of the ready list; entries without it are not parsed further.
+-- two sorted sets, taken before (:prio:hi) and after (:prio:lo) the ready list. Step 0's
+-- one EXISTS covers the paused flag and both sets, so a queue without prioritised jobs
+-- makes the same calls as before; with some, step 2 takes the head of :prio:hi first,
+-- then the ready list, then :prio:lo. Step 1 sends a due entry that carries "priority"
+-- (right after attempts and any reservation stamps) back to its set instead of the
+-- ready list.
 -- A cjson decode/encode round trip is avoided on purpose: it would turn [] into {},
 -- round floats, and raise on a malformed entry after the LPOP (Lua cannot roll back).
 -- KEYS[1]  ready list            queues:{NAME}
@@ -36,7 +37,9 @@
 -- ARGV[5]  the reserving worker's id as a JSON string without escapes, or ''
 -- ARGV[6]  the reservation token (letters, digits, '-', ':', '.')
 -- Returns the reserved payload, false when the queue is empty, -1 when it is paused.
-if redis.call('EXISTS', KEYS[5]) == 1 then return -1 end
+local flagged = redis.call('EXISTS', KEYS[5], KEYS[6], KEYS[7])
+if flagged > 0 and redis.call('EXISTS', KEYS[5]) == 1 then return -1 end
+local prioritised = flagged > 0  -- a priority set has jobs (or gets some in step 1)
 
 -- The priority a due entry carries, or nil: "priority" right after attempts and the
 -- reservation stamps pop adds (release re-encodes without them; an expired reservation
@@ -61,6 +64,7 @@ local function push_prioritised(entry, priority)
   local key = KEYS[6]
   if priority < 0 then key = KEYS[7] end
   redis.call('ZADD', key, (100 - priority) * 17592186044416 + sequence, entry)
+  prioritised = true
 end
 
 local function migrate(source)
@@ -92,7 +96,9 @@ local function zpopmin(key)
   return head[1]
 end
 
-local job = zpopmin(KEYS[6]) or redis.call('LPOP', KEYS[1]) or zpopmin(KEYS[7])
+local job = prioritised and zpopmin(KEYS[6])
+job = job or redis.call('LPOP', KEYS[1])
+if not job and prioritised then job = zpopmin(KEYS[7]) end
 if not job then return false end
 
 local stamp = '"reservation":"' .. ARGV[6] .. '",'
