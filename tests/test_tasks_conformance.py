@@ -368,14 +368,17 @@ def run_async(coroutine):
         return pool.submit(asyncio.run, coroutine).result()
 
 
-def test_aenqueue_and_aget_result_and_async_functions():
-    result = run_async(tasks.async_double.aenqueue(21))
+def test_aenqueue_and_aget_result():
+    """Async functions run in a real worker: test_tasks_process.py."""
+    result = run_async(tasks.add.aenqueue(20, 1))
     assert result.status == Status.READY
     drain()
-    fetched = run_async(tasks.async_double.aget_result(result.id))
-    assert fetched.status == Status.SUCCESSFUL and fetched.return_value == 42
+    fetched = run_async(tasks.add.aget_result(result.id))
+    assert fetched.status == Status.SUCCESSFUL and fetched.return_value == 21
+    result = run_async(tasks.add.aenqueue(1, 1))
+    drain()
     run_async(result.arefresh())
-    assert result.return_value == 42
+    assert result.return_value == 2
 
 
 # -- result TTL and refresh -----------------------------------------------------------------

@@ -8,6 +8,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from queueing.tasks.framework import PRIMARY as FW
+from tests.test_tasks_conformance import run_async
 from tests.testapp import tasks
 from tests.testapp.task_signals import recorded
 from tests.workers import wait_until
@@ -28,8 +29,12 @@ def test_enqueue_here_run_there_get_result_here(spawn_worker):
     worker = spawn_worker("--queue=high,default")
     added = tasks.add.enqueue(2, 3)
     shouted = tasks.shout.enqueue("hi")
+    doubled = run_async(tasks.async_double.aenqueue(21))  # an async function, enqueued async
     wait_until(finished(added), message="add to finish")
     wait_until(finished(shouted), message="shout to finish")
+    wait_until(finished(doubled), message="async_double to finish")
+    fetched = run_async(tasks.async_double.aget_result(doubled.id))
+    assert fetched.status == Status.SUCCESSFUL and fetched.return_value == 42
     assert added.status == Status.SUCCESSFUL and added.return_value == 5
     assert shouted.return_value == "HI" and shouted.task.queue_name == "high"
     [worker_id] = added.worker_ids
