@@ -41,6 +41,7 @@ def fw_task(function=None, **kwargs):
 
 def drain(queues=("high", "default", "low"), **options) -> str:
     out = io.StringIO()
+    options.setdefault("memory", 0)  # this is the pytest process: its size is not a worker's
     opts = WorkerOptions(queues=queues, stop_when_empty=True, sleep=0, **options)
     Worker(redis_driver("redis"), opts, stdout=out, stderr=io.StringIO()).run()
     return out.getvalue()
@@ -459,3 +460,13 @@ def test_check_reports_unknown_connection_and_refused_queue(settings):
             ids = [m.id for m in FW.task_backends["default"].check()]
         assert ids == [expected], (expected, ids)
     assert FW.task_backends["default"].check() == []
+
+
+def test_manage_py_check_reports_a_misconfigured_backend():
+    from django.core.management import call_command
+    from django.core.management.base import SystemCheckError
+
+    with override_settings(TASKS={"default": {"BACKEND": "queueing.tasks.RedisBackend",
+                                              "OPTIONS": {"connection": "nope"}}}):
+        with pytest.raises(SystemCheckError, match="queueing.E101"):
+            call_command("check")
