@@ -25,6 +25,8 @@ def task(function: Callable[..., Any] | None = None, *, priority: int = 0,
     def wrap(func: Callable[..., Any]) -> Any:
         task_class = PRIMARY.task_backends[backend].task_class
         return task_class(func=func, priority=priority, queue_name=queue_name,
-                          backend=backend, takes_context=takes_context, **options)
+                          backend=backend, takes_context=takes_context,
+                          run_after=None,  # required on Django 6.0's Task
+                          **options)
 
     return wrap(function) if function is not None else wrap
