@@ -17,7 +17,7 @@ DJANGO6        ?= django>=6.1,<6.2
 # Django's own deprecations are errors on the newest line.
 DJANGO6_WARNINGS ?= -W error::DeprecationWarning -W error::PendingDeprecationWarning
 
-.PHONY: run test test-django6 venv bench clean
+.PHONY: run test test-django6 venv bench clean system-deps
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,14 +39,23 @@ run: venv
 	$(PY) manage.py embedded_redis start
 	$(PY) manage.py serve --bind $(HOST):$(PORT)
 
-test: venv
+# Chromium (browser tests) and python3-venv: installed with apt-get as root or with sudo,
+# else `make test` stops here with one line saying what to install.
+system-deps:
+	@sh .ci/system-deps "$(PYTHON)"
+
+test: system-deps
+	@$(MAKE) --no-print-directory venv
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-test-django6: $(VENV_DJANGO6)/.installed
+test-django6: system-deps
+	@$(MAKE) --no-print-directory $(VENV_DJANGO6)/.installed
 	$(VENV_DJANGO6)/bin/python -m pytest $(DJANGO6_WARNINGS) $(PYTEST_ARGS)
 
+# Without BENCH_REDIS_URL each bench starts (and stops) a throwaway redis-server.
 bench: venv
 	$(PY) bench/dispatch.py
+	$(PY) bench/throughput.py
 
 clean:
 	-$(PY) manage.py embedded_redis stop

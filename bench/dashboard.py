@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/dashboard.py [--pending 1000000] [--failed 100000] [--runs 50]
 
-Fills the bench Redis (BENCH_REDIS_URL, default redis://127.0.0.1:6379/10: FLUSHed) and a
+Fills the bench Redis (BENCH_REDIS_URL, else a throwaway one: FLUSHed) and a
 SQLite file under var/bench-dashboard/ (migrated first), logs a staff user in with
 Django's test Client, requests every page `--runs` times after a short warm-up, and
 prints p50/p95/max in ms per page. Everything it filled is removed at the end.

@@ -4,8 +4,7 @@
 
 Prints jobs/s for: one `.delay()` per job; `dispatch_many` (bulk); and the Lua pop path
 (pop with the previous job's acknowledgement in the same round trip, as the worker does).
-Compare with ../shared/reference/perf-peers.md ("Enqueue only"): Huey 4,512/s,
-Dramatiq 3,296/s, RQ 1,571/s, Celery 1,312/s on this machine.
+Compare with the peers in docs/benchmarks.md (enqueue jobs/s on the same machine).
 """
 import sys
 import time

@@ -7,10 +7,8 @@
     "from spawn" includes interpreter and Django start-up.
 (b) 500 jobs are dispatched 10 ms apart to an idle, blocking worker; each job records
     time.time() at start minus the time taken just before `.delay()`.
-Both are repeated 3 times; the median run is printed. Peers on this machine
-(../shared/reference/perf-peers.md): steady jobs/s with one process: Dramatiq
-prefetch=64 1,713, Huey 1,280, Celery 679-682, RQ SimpleWorker 206; latency p50/p99:
-Huey 0.8/1.4 ms, Celery solo 2.1/3.2 ms, RQ 2.5/5.1 ms.
+Both are repeated 3 times; the median run is printed. Peers on the same machine are in
+docs/benchmarks.md.
 """
 import os
 import subprocess

@@ -116,7 +116,7 @@ QUEUE = {
             "embedded_dir": str(VAR_DIR / "redis"),
             "queue": "default",
             "queues": ["high", "default", "low"],
-            "retry_after": 90,
+            "retry_after": 30,  # renewed while a job runs; only a dead worker waits it out
             "block_for": 5,
         },
         "sync": {"driver": "sync", "queues": "*"},

@@ -3,7 +3,9 @@ where staff accounts get the ``horizon.view_dashboard`` permission)."""
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.templatetags.static import static
 from django.urls import include, path, re_path
+from django.views.generic import RedirectView
 from django.views.static import serve
 
 urlpatterns = [
@@ -11,6 +13,8 @@ urlpatterns = [
          name="login"),
     path("logout/", auth_views.LogoutView.as_view(next_page="login"), name="logout"),
     path("admin/", admin.site.urls),
+    # Pages link their icon; this answers browsers and tools that ask for the old name.
+    path("favicon.ico", RedirectView.as_view(url=static("horizon/favicon.svg"))),
     path("", include("horizon.dashboard.urls")),
 ]
 

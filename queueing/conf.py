@@ -8,7 +8,7 @@ Example::
         "connections": {
             "redis": {"driver": "redis", "url": "redis://localhost:6379/0",
                       "queue": "default", "queues": ["high", "default", "low"],
-                      "retry_after": 90, "block_for": 5},
+                      "retry_after": 30, "block_for": 5},
             "sync": {"driver": "sync"},
         },
     }
@@ -32,7 +32,7 @@ from .keys import DEFAULT_PREFIX
 
 DRIVERS = ("redis", "sync", "null")
 QUEUE_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")  # used with fullmatch
-DEFAULT_RETRY_AFTER = 90  # seconds a reservation lasts before the job is handed out again
+DEFAULT_RETRY_AFTER = 30  # seconds an unrenewed lease lasts (its worker died) before redelivery
 DEFAULT_MIGRATION_BATCH = 1000  # due jobs moved per pop, so one pop never stalls Redis
 DEFAULT_MAX_DELIVERIES = 5  # silent deliveries (worker died) before an entry is failed
 

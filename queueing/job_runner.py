@@ -149,7 +149,7 @@ class JobRunner:
             signal.setitimer(signal.ITIMER_REAL, timeout)
         if self.slot is not None:
             kill_at = time.time() + timeout + self.options.kill_grace if timeout > 0 else 0.0
-            self.slot.job_started(held.queue, held.token, held.raw, kill_at)
+            self.slot.job_started(held.token, kill_at)
 
     def _disarm(self) -> None:
         if self.current_timeout > 0:

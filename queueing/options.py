@@ -22,5 +22,7 @@ class WorkerOptions:
     stop_when_empty: bool = False
     quiet: bool = False
     kill_grace: float = 3.0  # seconds past a timeout before the sidecar SIGKILLs a hung job's worker
+    prefetch: int = 32  # most jobs reserved per round trip (1: no prefetch)
+    prefetch_budget: float = 0.02  # seconds of expected work a prefetch may hold back
     sidecar: bool = True  # fork the watchdog that renews leases and enforces the hard timeout
     control_interval: float = 1.0  # how often restart/paused-queue flags are re-read

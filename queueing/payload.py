@@ -150,6 +150,23 @@ def normalised(job: "Payload", *, settled: int | None = None,
     return encode({"attempts": job.attempts, **data})
 
 
+def unreserved_entry(raw: bytes | str) -> bytes | str | None:
+    """A prefetched entry that never started, as it was before pop counted it: its
+    attempts lowered by one and its stamps removed (None when it cannot be rebuilt;
+    its lease then brings it back, counted)."""
+    original = original_entry(raw)
+    if original is not raw and original != raw:
+        return original  # it was wrapped: put back the original bytes
+    try:
+        job = decode(raw)
+    except MalformedPayload:
+        return None
+    if job.attempts < 1:
+        return None
+    data = {k: v for k, v in job.data.items() if k not in ("attempts", *RESERVATION_FIELDS)}
+    return encode({"attempts": job.attempts - 1, **data})
+
+
 def _finite(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and \
         math.isfinite(value)

@@ -49,3 +49,21 @@ def will_exceed(*, attempts: int, tries: int, retry_until: float | None, now: fl
     if tries > 0 and attempts >= tries:
         return f"attempts exhausted ({attempts} of {tries})"
     return None
+
+
+def moving_average(previous: float | None, sample: float, weight: float = 0.2) -> float:
+    """An exponential moving average of job runtimes (seconds)."""
+    return sample if previous is None else previous + weight * (sample - previous)
+
+
+def prefetch_size(average_runtime: float | None, limit: int, budget: float) -> int:
+    """How many jobs a worker reserves in one round trip.
+
+    Enough to amortise the round trip over fast jobs, never more than `budget` seconds
+    of expected work: a higher-priority job that arrives meanwhile, or a stop signal,
+    waits at most about that long, and a slow job never holds others hostage (a
+    10-minute job gets a prefetch of 1). Unknown runtimes start at 1.
+    """
+    if limit <= 1 or average_runtime is None:
+        return 1
+    return max(1, min(limit, int(budget / max(average_runtime, 1e-6))))

@@ -56,7 +56,11 @@ def resolve(name: str) -> JobDefinition:
     except (KeyError, TypeError):
         raise UnknownJob(
             f"job {name!r} is not registered: only @job functions and Job subclasses in "
-            "installed apps' jobs modules (and @task functions in their tasks modules) can run"
+            "installed apps' jobs modules (and @task functions in their tasks modules) can run. "
+            "Workers load jobs once, at start: if this "
+            "job is new, deploy its code to the workers' hosts, restart them "
+            "(manage.py queue_restart, or horizon_terminate under a supervisor), then retry "
+            "it (manage.py queue_retry UUID)"
         ) from None
 
 
@@ -67,6 +71,25 @@ def lookup(name: str) -> JobDefinition | None:
 
 def names() -> list[str]:
     return sorted(_registry)
+
+
+def modules() -> dict[str, int]:
+    """How many registered jobs each module declares, by module name (for start logs)."""
+    counts: dict[str, int] = {}
+    for definition in _registry.values():
+        module = definition.target.__module__
+        counts[module] = counts.get(module, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def describe_modules() -> str:
+    """One log line naming the job modules a worker loaded, so a missing one shows."""
+    loaded = modules()
+    if not loaded:
+        return ("jobs loaded: none (declare @job functions or Job subclasses in a jobs.py "
+                "module of an installed app)")
+    listed = ", ".join(f"{module} ({count})" for module, count in loaded.items())
+    return f"jobs loaded from: {listed}"
 
 
 def autodiscover() -> None:

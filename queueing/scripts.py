@@ -13,7 +13,8 @@ from redis.commands.core import Script
 
 SCRIPT_NAMES = (
     "push", "later", "pop", "release", "delete", "size", "clear",
-    "forget_pending", "promote_delayed", "renew", "push_priority", "pending",
+    "forget_pending", "promote_delayed", "renew", "unreserve", "push_priority",
+    "pending",
 )
 
 
@@ -35,6 +36,7 @@ class Scripts:
     forget_pending: Script
     promote_delayed: Script
     renew: Script
+    unreserve: Script
     push_priority: Script
     pending: Script
 

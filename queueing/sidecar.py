@@ -37,26 +37,37 @@ logger = logging.getLogger("queueing.worker")
 
 TICK = 0.1  # seconds between the sidecar's looks at the slot
 # Header: seq (Q), state (q: 0 idle, 1 running, 2 stopping), started (d), kill_at (d,
-# 0 = none), member length (Q), queue length (Q), token length (Q); then queue, token,
-# member.
-_HEADER = struct.Struct("=QqddQQQ")
-QUEUE_ROOM = 256
+# 0 = none), held_at (d), held blob length (Q), running token length (Q); then the
+# running token (TOKEN_ROOM bytes), then the held blob: for every reservation the worker
+# holds (running, prefetched, finished but not yet acknowledged), "=HHQ" lengths of its
+# queue, token and member, then those bytes.
+_HEADER = struct.Struct("=QqdddQQ")
+_ENTRY = struct.Struct("=HHQ")
 TOKEN_ROOM = 256
-SLOT_SIZE = 32 * 1024 * 1024  # address space only: pages are used as entries need them
-MEMBER_ROOM = SLOT_SIZE - _HEADER.size - QUEUE_ROOM - TOKEN_ROOM
+SLOT_SIZE = 64 * 1024 * 1024  # address space only: pages are used as entries need them
+BLOB_START = _HEADER.size + TOKEN_ROOM
+BLOB_ROOM = SLOT_SIZE - BLOB_START
 IDLE, RUNNING, STOPPING = 0, 1, 2
 
 
 @dataclass(frozen=True, slots=True)
-class Running:
-    """What the sidecar reads about the job in flight."""
-
-    seq: int
-    started: float
-    kill_at: float
+class Held:
     queue: str
     token: str
-    member: bytes | None  # None when the entry was too large for the slot
+    member: bytes | None  # None when it did not fit in the slot (found by token instead)
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """What the sidecar reads: the state, the running job, and when the held set was
+    last written."""
+
+    seq: int
+    state: int
+    started: float
+    kill_at: float
+    held_at: float
+    token: str
 
 
 class JobSlot:
@@ -69,56 +80,87 @@ class JobSlot:
     def __init__(self) -> None:
         self.buffer = mmap.mmap(-1, SLOT_SIZE, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS)
         self.seq = 0
-        _HEADER.pack_into(self.buffer, 0, 0, IDLE, 0.0, 0.0, 0, 0, 0)
+        self.state = IDLE
+        self.started = self.kill_at = self.held_at = 0.0
+        self.blob_len = 0
+        self.token = b""
+        self._publish()
 
-    def _write(self, state: int, started: float, kill_at: float, queue: bytes = b"",
-               token: bytes = b"", member: bytes = b"") -> None:
+    def _begin(self) -> None:
         self.seq += 1  # odd: writing
         struct.pack_into("=Q", self.buffer, 0, self.seq)
-        base = _HEADER.size
-        fits = len(member) <= MEMBER_ROOM
-        self.buffer[base:base + len(queue)] = queue
-        self.buffer[base + QUEUE_ROOM:base + QUEUE_ROOM + len(token)] = token
-        if fits and member:
-            start = base + QUEUE_ROOM + TOKEN_ROOM
-            self.buffer[start:start + len(member)] = member
-        self.seq += 1  # even: done
-        _HEADER.pack_into(self.buffer, 0, self.seq, state, started, kill_at,
-                          len(member) if fits else 0, len(queue), len(token))
 
-    def job_started(self, queue: str, token: str, member: bytes, kill_at: float) -> None:
-        self._write(RUNNING, time.time(), kill_at, queue.encode()[:QUEUE_ROOM],
-                    token.encode()[:TOKEN_ROOM], member)
+    def _publish(self) -> None:
+        self.seq += 1 if self.seq % 2 else 2  # even: done
+        _HEADER.pack_into(self.buffer, 0, self.seq, self.state, self.started, self.kill_at,
+                          self.held_at, self.blob_len, len(self.token))
+
+    def hold(self, reservations) -> None:
+        """Record every reservation the worker now holds (after each pop)."""
+        self._begin()
+        offset = BLOB_START
+        for held in reservations:
+            queue, token = held.queue.encode(), held.token.encode()
+            member = held.raw
+            if offset + _ENTRY.size + len(queue) + len(token) + len(member) > SLOT_SIZE:
+                member = b""  # too large for the slot: the sidecar finds it by token
+            _ENTRY.pack_into(self.buffer, offset, len(queue), len(token), len(member))
+            offset += _ENTRY.size
+            for part in (queue, token, member):
+                self.buffer[offset:offset + len(part)] = part
+                offset += len(part)
+        self.blob_len = offset - BLOB_START
+        self.held_at = time.time()
+        self._publish()
+
+    def job_started(self, token: str, kill_at: float) -> None:
+        self._begin()
+        self.state, self.started, self.kill_at = RUNNING, time.time(), kill_at
+        self.token = token.encode()[:TOKEN_ROOM]
+        self.buffer[_HEADER.size:_HEADER.size + len(self.token)] = self.token
+        self._publish()
 
     def job_ended(self) -> None:
-        self.seq += 1
-        struct.pack_into("=Q", self.buffer, 0, self.seq)
-        self.seq += 1
-        _HEADER.pack_into(self.buffer, 0, self.seq, IDLE, 0.0, 0.0, 0, 0, 0)
+        self._begin()
+        self.state, self.kill_at = IDLE, 0.0
+        self._publish()
 
     def stopping(self) -> None:
-        self.seq += 2
-        _HEADER.pack_into(self.buffer, 0, self.seq, STOPPING, 0.0, 0.0, 0, 0, 0)
+        self._begin()
+        self.state = STOPPING
+        self._publish()
 
-    def read(self) -> tuple[int, Running | None]:
-        """(state, the running job or None), consistent even while the worker writes."""
+    # -- the reader's side ----------------------------------------------------------------
+    def read(self) -> Snapshot:
         while True:
-            seq, state, started, kill_at, member_len, queue_len, token_len = \
+            seq, state, started, kill_at, held_at, _, token_len = \
                 _HEADER.unpack_from(self.buffer, 0)
             if seq % 2:
                 time.sleep(0.0005)
                 continue
-            running = None
-            if state == RUNNING:
-                base = _HEADER.size
-                start = base + QUEUE_ROOM + TOKEN_ROOM
-                running = Running(
-                    seq, started, kill_at,
-                    bytes(self.buffer[base:base + queue_len]).decode(),
-                    bytes(self.buffer[base + QUEUE_ROOM:base + QUEUE_ROOM + token_len]).decode(),
-                    bytes(self.buffer[start:start + member_len]) if member_len else None)
+            token = bytes(self.buffer[_HEADER.size:_HEADER.size + token_len]).decode()
             if struct.unpack_from("=Q", self.buffer, 0)[0] == seq:
-                return state, running
+                return Snapshot(seq, state, started, kill_at, held_at, token)
+
+    def read_held(self) -> list[Held]:
+        while True:
+            seq, *_, blob_len, _ = _HEADER.unpack_from(self.buffer, 0)
+            if seq % 2:
+                time.sleep(0.0005)
+                continue
+            blob = bytes(self.buffer[BLOB_START:BLOB_START + blob_len])
+            if struct.unpack_from("=Q", self.buffer, 0)[0] != seq:
+                continue
+            held, offset = [], 0
+            while offset < len(blob):
+                qlen, tlen, mlen = _ENTRY.unpack_from(blob, offset)
+                offset += _ENTRY.size
+                queue = blob[offset:offset + qlen].decode()
+                token = blob[offset + qlen:offset + qlen + tlen].decode()
+                member = blob[offset + qlen + tlen:offset + qlen + tlen + mlen]
+                offset += qlen + tlen + mlen
+                held.append(Held(queue, token, member or None))
+            return held
 
 
 class Sidecar:
@@ -128,7 +170,7 @@ class Sidecar:
                  stderr=None) -> None:
         self.slot = slot
         self.driver_factory = driver_factory  # builds a fresh driver in the child
-        self.on_kill = on_kill  # (driver, Running) -> None: record the killed job's outcome
+        self.on_kill = on_kill  # (driver, Reservation) -> None: record the killed job's outcome
         self.stderr = stderr or sys.stderr
         self.pid: int | None = None
 
@@ -169,59 +211,70 @@ class Sidecar:
         driver = self.driver_factory()
         retry_after = driver.config.retry_after
         renew_every = None if retry_after is None else max(retry_after / 3.0, 0.2)
-        renewed: tuple[int, float] = (0, 0.0)  # (seq, when) of the last renewal
-        warned_seq = 0
+        renewed_at = 0.0
+        warned = ""
         while True:
             time.sleep(TICK)
             if os.getppid() != worker_pid:
-                return 0  # the worker is gone: its lease brings the job back
-            state, running = self.slot.read()
-            if state == STOPPING:
+                return 0  # the worker is gone: its leases bring its jobs back
+            snap = self.slot.read()
+            if snap.state == STOPPING:
                 return 0
-            if running is None:
-                continue
             now = time.time()
-            if running.kill_at and now >= running.kill_at:
-                self._kill(worker_pid, driver, running)
+            if snap.state == RUNNING and snap.kill_at and now >= snap.kill_at:
+                self._kill(worker_pid, driver, snap)
                 return 0
-            if renew_every is None:
-                continue
-            last = renewed[1] if renewed[0] == running.seq else running.started
-            if now - last < renew_every:
+            if renew_every is None or now - max(renewed_at, snap.held_at) < renew_every:
                 continue
             try:
-                held = self._renew(driver, running, now + retry_after)
+                lapsed = self._renew_all(driver, snap, now + retry_after)
             except Exception as exc:  # Redis away: try again next tick
-                self._say(f"could not renew the lease of {running.token}: {exc}")
+                self._say(f"could not renew leases: {exc}")
                 continue
-            renewed = (running.seq, now)
-            if not held and warned_seq != running.seq:
-                warned_seq = running.seq
-                self._say(f"the lease of {running.token} on {running.queue} lapsed before it "
-                          "could be renewed (Redis was away longer than retry_after?): the "
-                          "job may be running in another worker too")
+            renewed_at = now
+            if lapsed and warned != snap.token:
+                warned = snap.token
+                self._say(f"the lease of running job {snap.token} lapsed before it could be "
+                          "renewed (Redis was away longer than retry_after?): the job may be "
+                          "running in another worker too")
 
-    def _renew(self, driver, running: Running, until: float) -> bool:
-        member = running.member or find_member(driver, running.queue, running.token)
-        if member is None:
+    def _renew_all(self, driver, snap: Snapshot, until: float) -> bool:
+        """Renew every held lease in one round trip; True if the running job's lapsed.
+
+        Finished jobs whose acknowledgement is still to be sent stay held, so their
+        leases are renewed too; an acknowledged one is simply gone (a no-op)."""
+        from .scripts import run_pipelined
+
+        held = self.slot.read_held()
+        if not held:
             return False
-        from .drivers.redis import Reservation
+        calls, running = [], None
+        for item in held:
+            member = item.member or find_member(driver, item.queue, item.token)
+            if member is None:
+                continue
+            if item.token == snap.token and snap.state == RUNNING:
+                running = len(calls)
+            calls.append((driver.scripts.renew, [driver.keys(item.queue).reserved],
+                          [member, until]))
+        results = run_pipelined(driver.client, calls) if calls else []
+        return running is not None and not results[running]
 
-        return driver.renew(Reservation(running.queue, member, running.token), until)
-
-    def _kill(self, worker_pid: int, driver, running: Running) -> None:
+    def _kill(self, worker_pid: int, driver, snap: Snapshot) -> None:
         try:
             os.kill(worker_pid, signal.SIGKILL)
         except ProcessLookupError:
             return
-        self._say(f"killed worker {worker_pid}: its job {running.token} on {running.queue} "
-                  "was still running past its timeout and grace")
-        member = running.member or find_member(driver, running.queue, running.token)
-        if member is None:
-            return
+        self._say(f"killed worker {worker_pid}: its job {snap.token} was still running "
+                  "past its timeout and grace")
         from .drivers.redis import Reservation
 
-        self.on_kill(driver, Reservation(running.queue, member, running.token))
+        for item in self.slot.read_held():
+            if item.token == snap.token:
+                member = item.member or find_member(driver, item.queue, item.token)
+                if member is not None:
+                    self.on_kill(driver, Reservation(item.queue, member, item.token))
+                return
 
     def _say(self, text: str) -> None:
         try:

@@ -41,6 +41,8 @@ DATABASES = {
 }
 
 INSTALLED_APPS = [*INSTALLED_APPS, "tests.testapp"]
+# Worker processes started by tests may beat faster, so a killed one is seen gone sooner.
+QUEUE_WORKER_HEARTBEAT = float(os.environ.get("TEST_WORKER_HEARTBEAT", 5))
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 # Supervisor tests pick one of these with HORIZON_ENV in the master's environment.

@@ -113,6 +113,24 @@ def test_line_chart_scales_into_the_box():
     assert charts.line_chart([]).empty
 
 
+def test_a_chart_with_axes_labels_values_with_units_and_times_in_utc():
+    start = 1_700_000_000 - 1_700_000_000 % 3600  # on the hour
+    chart = charts.line_chart([(start, 3), (start + 60, 7), (start + 120, 4)], 540, 220,
+                              axes=True, unit="jobs/min")
+    assert [t.label for t in chart.y_ticks] == ["0 jobs/min", "5 jobs/min", "10 jobs/min"]
+    assert chart.y_ticks[0].position == chart.plot[3] and chart.y_ticks[2].position == chart.plot[1]
+    assert [t.label for t in chart.x_ticks] == ["22:00", "22:02"]
+    assert [m.label for m in chart.marks] == ["22:00 UTC: 3 jobs/min", "22:01 UTC: 7 jobs/min",
+                                              "22:02 UTC: 4 jobs/min"]
+    bands = [(m.band, m.band + m.band_width) for m in chart.marks]
+    assert bands[0][0] == chart.plot[0] and bands[-1][1] == chart.plot[2]
+    assert all(a[1] == b[0] for a, b in zip(bands, bands[1:])), "hover targets tile the plot"
+    runtime = charts.line_chart([(start, 250.0)], 540, 220, axes=True, unit="ms",
+                                value_text=formatting.runtime)
+    assert runtime.single and runtime.marks[0].label == "22:00 UTC: 250 ms"
+    assert runtime.y_ticks[-1].label == "500 ms"
+
+
 # -- queue helpers ------------------------------------------------------------------------
 def test_processes_count_pools_that_serve_several_queues():
     sups = [SupervisorState("s1", "m", "running", "redis", ["high", "low"], "off",

@@ -102,3 +102,11 @@ def test_the_pending_page_lists_prioritised_tasks_first_and_opens_them(driver):
     text = detail.content.decode()
     assert detail.status_code == 200 and "Task result" in text
     assert "READY" in text and "priority 7" in text
+
+
+def test_a_prefetching_pop_takes_jobs_in_priority_order(driver, rclient):
+    for label, p in [("plain", 0), ("lo", -2), ("hi", 2), ("top", 50)]:
+        tasks.record_order.using(priority=p).enqueue(label)
+    batch = driver.pop_batch("default", 10)
+    assert [label_of(held) for held in batch] == ["top", "hi", "plain", "lo"]
+    assert rclient.llen(K.notify) == 0 and rclient.zcard(K.reserved) == 4

@@ -21,7 +21,8 @@ DEFAULT = QueueKeys.for_queue("default")
 
 def drain(**options) -> tuple[int, str]:
     out = io.StringIO()
-    options.setdefault("memory", 0)  # this is the pytest process: its size is not a worker's
+    # An in-process worker measures pytest's own memory, which grows with the suite.
+    options.setdefault("memory", 0)
     opts = WorkerOptions(queues=options.pop("queues", ("default",)), stop_when_empty=True,
                          sleep=0, **options)
     code = Worker(redis_driver("redis"), opts, stdout=out, stderr=io.StringIO()).run()
@@ -139,7 +140,8 @@ def test_max_jobs_stops_the_worker(rclient):
     for i in range(5):
         jobs.record.delay(i)
     out = io.StringIO()
-    code = Worker(redis_driver("redis"), WorkerOptions(queues=("default",), max_jobs=2, sleep=0, memory=0),
+    code = Worker(redis_driver("redis"), WorkerOptions(queues=("default",), max_jobs=2, sleep=0,
+                                                       memory=0),
                   stdout=out).run()
     assert code == 0 and len(jobs.notes()) == 2 and "--max-jobs" in out.getvalue()
     assert rclient.zcard(DEFAULT.reserved) == 0

@@ -1,12 +1,38 @@
 """Line charts as inline SVG geometry (pure: a series in, coordinates out).
 
 The metrics page draws throughput and runtime over the stored snapshots on the server,
-so there is no chart library to vendor and nothing runs in the browser. The template
-only places the numbers this module computes into an <svg>.
+so there is no chart library to vendor and nothing runs in the browser (the page's
+Content-Security-Policy allows no inline script). The template only places the numbers
+this module computes into an <svg>: the line, the axes with their labels and units, and
+one hover target per snapshot whose value shows on hover or keyboard focus (CSS only).
 """
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
+from typing import Callable
+
+# Room around the plot of a chart with axes: labels left of the y axis, below the x axis.
+AXIS_LEFT, AXIS_BOTTOM, AXIS_TOP, AXIS_RIGHT = 76, 24, 12, 14
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    position: float  # y (value ticks) or x (time ticks) in the chart's coordinates
+    label: str
+    anchor: str = "middle"  # SVG text-anchor, so edge labels stay inside the box
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    x: float
+    y: float
+    label: str  # "12:03 UTC: 42 jobs/min"
+    band: float  # left edge of its hover target
+    band_width: float
+    label_x: float
+    label_y: float
+    anchor: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,10 +46,33 @@ class Chart:
     points: int
     first_time: float | None
     last_time: float | None
+    # Charts drawn with axes (the metrics page's large charts) also have these:
+    unit: str = ""
+    plot: tuple[float, float, float, float] = (0, 0, 0, 0)  # left, top, right, bottom
+    y_ticks: tuple[Tick, ...] = ()
+    x_ticks: tuple[Tick, ...] = ()
+    marks: tuple[Point, ...] = ()
 
     @property
     def empty(self) -> bool:
         return self.points == 0
+
+    @property
+    def plot_height(self) -> float:
+        return self.plot[3] - self.plot[1]
+
+    @property
+    def y_label_x(self) -> float:
+        return self.plot[0] - 6
+
+    @property
+    def x_label_y(self) -> float:
+        return self.height - 5
+
+    @property
+    def single(self) -> bool:
+        """One snapshot: a value to show, but no line to draw yet."""
+        return self.points == 1
 
 
 def nice_ceiling(value: float) -> float:
@@ -41,26 +90,70 @@ def nice_ceiling(value: float) -> float:
     return 10 * magnitude
 
 
+def clock(timestamp: float) -> str:
+    """A snapshot's time on the x axis: hours and minutes, UTC like the rest of the pages."""
+    return dt.datetime.fromtimestamp(timestamp, tz=dt.timezone.utc).strftime("%H:%M")
+
+
+def plain_number(value: float) -> str:
+    if value >= 100 or value == int(value):
+        return f"{value:,.0f}"
+    return f"{value:.2g}" if value < 1 else f"{value:.1f}"
+
+
 def line_chart(series: list[tuple[float, float]], width: int = 600, height: int = 160,
-               pad: int = 4) -> Chart:
-    """Scale (time, value) pairs, oldest first, into a `width` x `height` box."""
+               pad: int = 4, *, axes: bool = False, unit: str = "",
+               value_text: Callable[[float], str] | None = None) -> Chart:
+    """Scale (time, value) pairs, oldest first, into a `width` x `height` box.
+
+    With `axes`, the plot leaves room for value ticks (0, half, top, labelled by
+    `value_text`, else a number and `unit`) and time ticks, and every point gets a
+    hover label with its time and value.
+    """
     if not series:
-        return Chart(width, height, "", "", 1.0, None, 0, None, None)
+        return Chart(width, height, "", "", 1.0, None, 0, None, None, unit)
+    describe = value_text or (lambda v: f"{plain_number(v)} {unit}".strip())
     times = [t for t, _ in series]
     top = nice_ceiling(max(v for _, v in series))
     t0, t1 = min(times), max(times)
     span = (t1 - t0) or 1.0
-    inner_w, inner_h = width - 2 * pad, height - 2 * pad
+    if axes:
+        left, upper, right, lower = AXIS_LEFT, AXIS_TOP, width - AXIS_RIGHT, height - AXIS_BOTTOM
+    else:
+        left, upper, right, lower = pad, pad, width - pad, height - pad
+    inner_w, inner_h = right - left, lower - upper
 
-    def xy(t: float, v: float) -> str:
-        x = pad + (t - t0) / span * inner_w if len(series) > 1 else width / 2
-        y = pad + inner_h - (max(v, 0.0) / top) * inner_h
-        return f"{x:.1f},{y:.1f}"
+    def x_of(t: float) -> float:
+        return left + (t - t0) / span * inner_w if len(series) > 1 else left + inner_w / 2
 
-    coords = [xy(t, v) for t, v in series]
-    line = " ".join(coords)
-    left = coords[0].split(",")[0]
-    right = coords[-1].split(",")[0]
-    base = f"{height - pad:.1f}"
-    area = f"{left},{base} {line} {right},{base}"
-    return Chart(width, height, line, area, top, series[-1][1], len(series), t0, t1)
+    def y_of(v: float) -> float:
+        return upper + inner_h - (max(v, 0.0) / top) * inner_h
+
+    coords = [(x_of(t), y_of(v)) for t, v in series]
+    line = " ".join(f"{x:.1f},{y:.1f}" for x, y in coords)
+    base = f"{lower:.1f}"
+    area = f"{coords[0][0]:.1f},{base} {line} {coords[-1][0]:.1f},{base}"
+    chart = Chart(width, height, line, area, top, series[-1][1], len(series), t0, t1, unit)
+    if not axes:
+        return chart
+
+    y_ticks = tuple(Tick(round(y_of(v), 1), describe(v) if v else f"0 {unit}".strip())
+                    for v in (0.0, top / 2, top))
+    if len(series) > 1:
+        x_ticks = (Tick(left, clock(t0), "start"), Tick(right, clock(t1), "end"))
+        if inner_w > 300 and t1 - t0 >= 180:
+            x_ticks = (x_ticks[0], Tick(left + inner_w / 2, clock((t0 + t1) / 2)), x_ticks[1])
+    else:
+        x_ticks = (Tick(coords[0][0], clock(t0)),)
+    marks = []
+    step = inner_w / (len(series) - 1) if len(series) > 1 else inner_w
+    for (t, v), (x, y) in zip(series, coords):
+        band = max(left, x - step / 2)
+        band_right = min(right, x + step / 2) if len(series) > 1 else right
+        anchor = "start" if x - left < 90 else "end" if right - x < 90 else "middle"
+        label_y = y - 10 if y - 10 > upper + 10 else y + 20
+        marks.append(Point(round(x, 1), round(y, 1), f"{clock(t)} UTC: {describe(v)}",
+                           round(band, 1), round(band_right - band, 1), round(x, 1),
+                           round(label_y, 1), anchor))
+    return Chart(width, height, line, area, top, series[-1][1], len(series), t0, t1, unit,
+                 (left, upper, right, lower), y_ticks, x_ticks, tuple(marks))

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Iterator
 
-from queueing import connections
+from queueing import connections, heartbeat
 from queueing.payload import peek
 
 from ..repositories import horizon_client
@@ -43,6 +43,7 @@ class JobRow:
     score: float | None
     retry_of: str
     readable: bool  # False when the entry is not a JSON object
+    holder_gone: bool = False  # reserved by a worker whose heartbeat has lapsed
 
 
 @dataclass
@@ -193,3 +194,17 @@ def _scan(state, segments, total, start, needle, queue_filter, size, now) -> Lis
         position = chunk_end
     scan = Scan(first, position, total, position if position < total else None)
     return Listing(state, rows, total, None, scan)
+
+
+def mark_gone_holders(rows: list[JobRow]) -> None:
+    """Flag reserved rows whose worker stopped beating (killed, or its host is gone):
+    the job comes back when its lease expires, so "held by" would mislead until then."""
+    by_connection: dict[str, list[JobRow]] = {}
+    for row in rows:
+        if row.reserved_by:
+            by_connection.setdefault(row.queue.partition(":")[0], []).append(row)
+    for connection, held in by_connection.items():
+        live = heartbeat.alive(connections.redis_driver(connection).client,
+                               [row.reserved_by for row in held])
+        for row in held:
+            row.holder_gone = not live.get(row.reserved_by, True)

@@ -85,3 +85,26 @@ def find(state: str, uuid: str, ref: QueueRef | None, *, at: int | None = None,
     if state == "pending":
         return find_pending(ref, uuid, at)
     return find_scored(state, ref, uuid, score)
+
+
+LIVE = ("pending", "delayed", "reserved")  # states a job leaves on its own
+
+
+def follow(uuid: str, ref: QueueRef | None, was: str) -> Found | None:
+    """Where a job went after a page last saw it in state `was`: the states it can move
+    to next are read first (reserved, then back to delayed or pending for a retry), and
+    the stores where jobs settle last, so a job moving on while we look is still caught.
+    Tried twice before giving up, for a job that moved between two reads."""
+    for _ in range(2):
+        if ref is not None:
+            for state in ("reserved", "delayed", "pending"):
+                if state == was:
+                    continue
+                found = (find_pending(ref, uuid) if state == "pending"
+                         else find_scored(state, ref, uuid))
+                if found is not None:
+                    return found
+        found = find_failed(uuid) or find_completed(uuid)
+        if found is not None:
+            return found
+    return None

@@ -40,6 +40,8 @@ class QueueRow:
 
     @property
     def wait_text(self) -> str:
+        if self.paused:
+            return "paused"  # its jobs wait until it is continued, however few there are
         return formatting.duration(self.wait) if self.wait else "—"
 
 
@@ -64,6 +66,7 @@ class Overview:
     max_wait_queue: QueueRef | None
     queues: list[QueueRow]
     masters: list[MasterView]
+    paused_queues: list[QueueRef] = field(default_factory=list)
 
     @property
     def max_wait_text(self) -> str:
@@ -130,7 +133,8 @@ def overview(now: float | None = None) -> Overview:
     masters = state_repo.masters(client)
     sups = state_repo.supervisors(client)
     rows = queue_rows(sups)
-    slowest = max(rows, key=lambda r: r.wait, default=None)
+    # The longest wait among queues that are moving; paused ones are listed as such.
+    slowest = max((r for r in rows if not r.paused), key=lambda r: r.wait, default=None)
     if masters:
         status = "running" if any(m.status == "running" for m in masters) else "paused"
     else:
@@ -146,6 +150,7 @@ def overview(now: float | None = None) -> Overview:
         max_wait_queue=slowest.ref if slowest and slowest.wait > 0 else None,
         queues=rows,
         masters=group_masters(masters, sups),
+        paused_queues=[r.ref for r in rows if r.paused],
     )
 
 
@@ -186,13 +191,16 @@ def recent_snapshots(kind: str, names: list[str], limit: int) -> dict[str, list[
     return out
 
 
-def _series(kind: str, name: str, snaps: list[dict], width: int, height: int) -> Series:
+def _series(kind: str, name: str, snaps: list[dict], width: int, height: int,
+            axes: bool = False) -> Series:
     jobs = sum(s["count"] for s in snaps)
     weighted = sum(s["runtime"] * s["count"] for s in snaps)
     return Series(
         kind, name,
-        charts.line_chart([(s["time"], s["throughput"]) for s in snaps], width, height),
-        charts.line_chart([(s["time"], s["runtime"]) for s in snaps], width, height),
+        charts.line_chart([(s["time"], s["throughput"]) for s in snaps], width, height,
+                          axes=axes, unit="jobs/min"),
+        charts.line_chart([(s["time"], s["runtime"]) for s in snaps], width, height,
+                          axes=axes, unit="ms", value_text=formatting.runtime),
         jobs, weighted / jobs if jobs else 0.0)
 
 
@@ -205,4 +213,6 @@ def series(kind: str, limit: int = SPARK_POINTS, width: int = 600,
 
 
 def one_series(kind: str, name: str, limit: int, width: int, height: int) -> Series:
-    return _series(kind, name, recent_snapshots(kind, [name], limit)[name], width, height)
+    """One series for the large charts: with axes, units and a hover value per snapshot."""
+    return _series(kind, name, recent_snapshots(kind, [name], limit)[name], width, height,
+                   axes=True)

@@ -5,6 +5,7 @@ import time
 from typing import Callable
 
 from queueing.connections import redis_driver
+from queueing.restart import paused_queues
 
 from ..config import SupervisorConfig
 from ..repositories import metrics
@@ -39,13 +40,16 @@ class Supervisor:
             pool.scale(self.config.min_processes)
 
     def load(self) -> tuple[dict[str, int], dict[str, float]]:
-        """Pending jobs and average runtime (ms) per queue, read from Redis."""
+        """Pending jobs and average runtime (ms) per queue, read from Redis. A paused
+        queue counts as idle: no worker may take its jobs, so more would not help."""
         driver = redis_driver(self.config.connection)
         sizes = driver.sizes_many(self.config.queues)
         client = driver.client
+        paused = paused_queues(client, driver.name)
         runtime = {q: metrics.average_runtime_ms(client, "queue", f"{driver.name}:{q}")
                    for q in self.config.queues}
-        return {q: s.pending + s.reserved for q, s in sizes.items()}, runtime
+        return {q: 0 if q in paused else s.pending + s.reserved
+                for q, s in sizes.items()}, runtime
 
     def auto_scale(self, now: float | None = None) -> None:
         """Every `balance_cooldown` seconds, move each pool one step toward its target."""

@@ -87,50 +87,77 @@ class RedisDriver:
         retry_after = self.config.retry_after
         return None if retry_after is None else now + retry_after
 
-    def _pop_args(self, now: float, owner: str, token: str) -> list:
+    def _pop_args(self, now: float, owner: str, token: str, count: int = 1) -> list:
         lease = self.lease_expiry(now)
         reclaim = "0" if lease is None else "1"
         return [now, "+inf" if lease is None else lease, self.config.migration_batch_size,
-                reclaim, owner_json(owner), token]
+                reclaim, owner_json(owner), token, count]
 
-    def pop(self, queue: str, *, finished: Reservation | None = None,
-            extra: list | None = None, owner: str = "") -> Reservation | None:
+    def pop(self, queue: str, *, finished=None, extra: list | None = None,
+            owner: str = "") -> Reservation | None:
         """Reserve the next job of `queue` (None when it is empty or paused).
 
-        `finished` is a job this worker just completed: its acknowledgement, and `extra`
-        script calls (completion recorders), travel in the same round trip (a pipeline)
-        as this pop. `owner` names the worker in the reserved payload ("reservedBy"), so
-        operators can see who holds a job.
+        `finished` is a job (or a list of jobs) this worker completed: their
+        acknowledgement, and `extra` script calls (completion recorders), travel in the
+        same round trip (a pipeline) as this pop. `owner` names the worker in the
+        reserved payload ("reservedBy"), so operators can see who holds a job.
         """
         found = self.pop_or_paused(queue, finished=finished, extra=extra, owner=owner)
         return None if found is PAUSED else found
 
-    def pop_or_paused(self, queue: str, *, finished: Reservation | None = None,
-                      extra: list | None = None, owner: str = ""):
+    def pop_or_paused(self, queue: str, *, finished=None, extra: list | None = None,
+                      owner: str = ""):
         """Like pop, but answers PAUSED for a paused queue, so a worker can stop asking."""
+        found = self.pop_batch(queue, 1, finished=finished, extra=extra, owner=owner)
+        if found is PAUSED:
+            return PAUSED
+        return found[0] if found else None
+
+    def pop_batch(self, queue: str, count: int, *, finished=None, extra: list | None = None,
+                  owner: str = ""):
+        """Reserve up to `count` jobs of `queue` in one round trip (a worker's prefetch):
+        a list in queue order, empty when there are none, or PAUSED."""
         k = self.keys(queue)
         token = self.new_token()
         pop = (self.scripts.pop, [k.ready, k.delayed, k.reserved, k.notify, k.paused,
                                   k.prio_hi, k.prio_lo, k.prio_seq],
-               self._pop_args(time.time(), owner, token))
-        if finished is None and not extra:
-            raw = pop[0](keys=pop[1], args=pop[2])
+               self._pop_args(time.time(), owner, token, max(int(count), 1)))
+        calls = self._ack_calls(finished, extra)
+        if not calls:
+            raws = pop[0](keys=pop[1], args=pop[2])
         else:
-            raw = run_pipelined(self.client, [*self._ack_calls(finished, extra), pop])[-1]
-        if raw == PAUSED:
+            raws = run_pipelined(self.client, [*calls, pop])[-1]
+        if raws == PAUSED:
             return PAUSED
-        return Reservation(queue, raw, token) if raw else None
+        return [Reservation(queue, raw, f"{token}.{i}") for i, raw in enumerate(raws, 1)]
 
-    def _ack_calls(self, finished: Reservation | None, extra: list | None) -> list:
-        calls = list(extra or [])
-        if finished is not None:
-            calls.insert(0, (self.scripts.delete, [self.keys(finished.queue).reserved],
-                             [finished.raw]))
-        return calls
+    def _ack_calls(self, finished, extra: list | None) -> list:
+        """Script calls acknowledging `finished` (one per queue), then `extra`."""
+        if isinstance(finished, Reservation):
+            finished = [finished]
+        by_queue: dict[str, list[bytes]] = {}
+        for held in finished or ():
+            by_queue.setdefault(held.queue, []).append(held.raw)
+        calls = [(self.scripts.delete, [self.keys(queue).reserved], members)
+                 for queue, members in by_queue.items()]
+        return calls + list(extra or [])
 
-    def acknowledge(self, finished: Reservation, extra: list | None = None) -> None:
-        """Delete a finished job's reservation (plus `extra` calls) in one round trip."""
-        run_pipelined(self.client, self._ack_calls(finished, extra))
+    def acknowledge(self, finished, extra: list | None = None) -> None:
+        """Delete finished jobs' reservations (plus `extra` calls) in one round trip."""
+        calls = self._ack_calls(finished, extra)
+        if calls:
+            run_pipelined(self.client, calls)
+
+    def unreserve(self, held: list[Reservation], entries: list[str | bytes]) -> int:
+        """Hand prefetched, never-started jobs back to the head of their ready lists."""
+        back = 0
+        by_queue: dict[str, list] = {}
+        for reservation, entry in zip(held, entries):
+            by_queue.setdefault(reservation.queue, []).extend([reservation.raw, entry])
+        for queue, args in by_queue.items():
+            k = self.keys(queue)
+            back += self.scripts.unreserve(keys=[k.ready, k.reserved, k.notify], args=args)
+        return back
 
     def delete(self, reservation: Reservation) -> bool:
         k = self.keys(reservation.queue)

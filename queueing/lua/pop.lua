@@ -1,4 +1,4 @@
--- pop: reserve the next ready job of one queue, atomically.
+-- pop: reserve the next ready job(s) of one queue, atomically (up to ARGV[7] at once).
 --   0. a paused queue (its :paused key exists) reserves nothing: returns -1, so a pause is
 --      in force the moment queue_pause returns, with no second round trip;
 --   1. move due delayed jobs, then expired reservations, to the tail of the ready list
@@ -12,7 +12,9 @@
 --      an earlier one): two identical entries become two distinct reserved members, so
 --      acknowledging one never removes the other;
 --   4. ZADD the new string to the reserved set, scored by the lease expiry; drop one
---      notify token.
+--      notify token per job.
+-- Steps 2-4 repeat for up to ARGV[7] jobs (a worker's prefetch); job i's token is
+-- ARGV[6] .. '.' .. i.
 -- Django Tasks priority (docs/tasks.md#priority): jobs with a non-zero priority wait in
 -- two sorted sets, taken before (:prio:hi) and after (:prio:lo) the ready list. Step 0's
 -- one EXISTS covers the paused flag and both sets, so a queue without prioritised jobs
@@ -35,8 +37,10 @@
 -- ARGV[3]  how many due jobs to move per source at most
 -- ARGV[4]  '1' to reclaim expired reservations, '0' when retry_after is unset
 -- ARGV[5]  the reserving worker's id as a JSON string without escapes, or ''
--- ARGV[6]  the reservation token (letters, digits, '-', ':', '.')
--- Returns the reserved payload, false when the queue is empty, -1 when it is paused.
+-- ARGV[6]  the reservation token prefix (letters, digits, '-', ':', '.')
+-- ARGV[7]  how many jobs to reserve at most (1 when absent)
+-- Returns the reserved payloads in queue order (an empty list when the queue is
+-- empty), or -1 when it is paused.
 local flagged = redis.call('EXISTS', KEYS[5], KEYS[6], KEYS[7])
 if flagged > 0 and redis.call('EXISTS', KEYS[5]) == 1 then return -1 end
 local prioritised = flagged > 0  -- a priority set has jobs (or gets some in step 1)
@@ -78,8 +82,7 @@ local function migrate(source)
     if priority then push_prioritised(due[i], priority) else plain[#plain + 1] = due[i] end
   end
   for first = 1, #plain, 100 do
-    local last = math.min(first + 99, #plain)
-    redis.call('RPUSH', KEYS[1], unpack(plain, first, last))
+    redis.call('RPUSH', KEYS[1], unpack(plain, first, math.min(first + 99, #plain)))
   end
   for first = 1, count, 100 do
     local tokens = {}
@@ -88,34 +91,39 @@ local function migrate(source)
   end
 end
 
-migrate(KEYS[2])
-if ARGV[4] == '1' then migrate(KEYS[3]) end
-
 local function zpopmin(key)
   local head = redis.call('ZPOPMIN', key)
   return head[1]
 end
 
-local job = prioritised and zpopmin(KEYS[6])
-job = job or redis.call('LPOP', KEYS[1])
-if not job and prioritised then job = zpopmin(KEYS[7]) end
-if not job then return false end
+migrate(KEYS[2])
+if ARGV[4] == '1' then migrate(KEYS[3]) end
 
-local stamp = '"reservation":"' .. ARGV[6] .. '",'
-if #ARGV[5] > 0 then stamp = stamp .. '"reservedBy":' .. ARGV[5] .. ',' end
+local owner = ''
+if #ARGV[5] > 0 then owner = '"reservedBy":' .. ARGV[5] .. ',' end
+local wanted = tonumber(ARGV[7] or '1') or 1
+local reserved = {}
 
-local reserved
-local digits = string.match(job, '^{"attempts":(%d+),')
-if digits and #digits <= 9 then
-  local rest = string.sub(job, 14 + #digits)
-  local _, stop = string.find(rest, '^"reservation":"[^"\\]*",')
-  if stop then rest = string.sub(rest, stop + 1) end
-  _, stop = string.find(rest, '^"reservedBy":"[^"\\]*",')
-  if stop then rest = string.sub(rest, stop + 1) end
-  reserved = '{"attempts":' .. (tonumber(digits) + 1) .. ',' .. stamp .. rest
-else
-  reserved = '{"attempts":1,' .. stamp .. '"wrapped":' .. cjson.encode(job) .. '}'
+for i = 1, wanted do
+  local job = prioritised and zpopmin(KEYS[6])
+  job = job or redis.call('LPOP', KEYS[1])
+  if not job and prioritised then job = zpopmin(KEYS[7]) end
+  if not job then break end
+  local stamp = '"reservation":"' .. ARGV[6] .. '.' .. i .. '",' .. owner
+  local entry
+  local digits = string.match(job, '^{"attempts":(%d+),')
+  if digits and #digits <= 9 then
+    local rest = string.sub(job, 14 + #digits)
+    local _, stop = string.find(rest, '^"reservation":"[^"\\]*",')
+    if stop then rest = string.sub(rest, stop + 1) end
+    _, stop = string.find(rest, '^"reservedBy":"[^"\\]*",')
+    if stop then rest = string.sub(rest, stop + 1) end
+    entry = '{"attempts":' .. (tonumber(digits) + 1) .. ',' .. stamp .. rest
+  else
+    entry = '{"attempts":1,' .. stamp .. '"wrapped":' .. cjson.encode(job) .. '}'
+  end
+  redis.call('ZADD', KEYS[3], ARGV[2], entry)
+  reserved[#reserved + 1] = entry
 end
-redis.call('ZADD', KEYS[3], ARGV[2], reserved)
-redis.call('LPOP', KEYS[4])
+if #reserved > 0 then redis.call('LTRIM', KEYS[4], #reserved, -1) end
 return reserved

@@ -157,3 +157,12 @@ def sleep_in_c(seconds, label):
     note(RAN, label=label, phase="start")
     time.sleep(seconds)
     note(RAN, label=label, phase="end")
+
+
+@job
+def record_then_stop(label):
+    """Asks its own worker to stop (SIGTERM), as an operator would mid-batch."""
+    import signal as signal_lib
+
+    note(RAN, label=label)
+    os.kill(os.getpid(), signal_lib.SIGTERM)

@@ -5,6 +5,10 @@ import json
 import time
 
 from django.http import HttpResponse
+from django.urls import reverse
+from django.utils.http import urlencode
+
+from queueing import connections, heartbeat
 
 from ...repositories import horizon_client
 from .. import formatting, history, lookup, queues, task_results
@@ -56,6 +60,15 @@ def _moment(value, now: float) -> formatting.Moment | None:
     return formatting.moment(value, now) if isinstance(value, (int, float)) else None
 
 
+def holder_gone(found: lookup.Found) -> bool:
+    """A reserved job whose worker's heartbeat has lapsed (see queueing.heartbeat)."""
+    owner = str(found.data.get("reservedBy") or "")
+    if found.state != "reserved" or not owner or found.ref is None:
+        return False
+    client = connections.redis_driver(found.ref.connection).client
+    return not heartbeat.alive(client, [owner]).get(owner, True)
+
+
 def context(found: lookup.Found, now: float) -> dict:
     data = found.data
     tags = data.get("tags") if isinstance(data.get("tags"), list) else []
@@ -75,6 +88,7 @@ def context(found: lookup.Found, now: float) -> dict:
         "retry_of": str(data.get("retryOf") or ""),
         "reserved_by": str(data.get("reservedBy") or ""),
         "task": task_results.panel(data, found.uuid, now),
+        "holder_gone": holder_gone(found),
         "facts": [(label, data.get(key)) for label, key in (
             ("Job", "job"), ("Attempts", "attempts"), ("Max tries", "maxTries"),
             ("Max exceptions", "maxExceptions"), ("Timeout", "timeout"),
@@ -90,8 +104,8 @@ def job(request: HtmxHttpRequest, state: str, uuid: str) -> HttpResponse:
     found = lookup.find(state, uuid, ref, at=at, score=float_param(request.GET, "score"))
     moved_from = None
     if found is None:
-        # It may have run on since the list was drawn: look where jobs end up.
-        found = lookup.find_failed(uuid) or lookup.find_completed(uuid)
+        # It may have moved on since the link was drawn: follow it.
+        found = lookup.follow(uuid, ref, state)
         moved_from = state if found is not None else None
     now = time.time()
     extra = context(found, now) if found is not None else {"state": state}
@@ -100,8 +114,20 @@ def job(request: HtmxHttpRequest, state: str, uuid: str) -> HttpResponse:
         "uuid": uuid,
         "moved_from": moved_from,
         "missing": found is None,
+        # A job still pending, delayed or reserved is polled until it settles.
+        "poll_url": poll_url(found) if found is not None and found.state in lookup.LIVE else "",
         **extra,
     })
     if found is None:
         response.status_code = 404
     return response
+
+
+def poll_url(found: lookup.Found) -> str:
+    """This page's own URL for where the job is now, with the hint that finds it fast."""
+    query = {"queue": found.ref.label} if found.ref is not None else {}
+    if found.state == "pending" and found.position is not None:
+        query["at"] = str(found.position)
+    elif found.score is not None:
+        query["score"] = repr(found.score)
+    return f"{reverse('horizon:job', args=[found.state, found.uuid])}?{urlencode(query)}"

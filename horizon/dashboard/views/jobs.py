@@ -31,6 +31,8 @@ def context(state: str, params: QueryDict) -> dict:
     refs = [chosen] if chosen and state != "completed" else known
     listing = listings.listing(state, refs, start=int_param(params, "start"), needle=needle,
                                queue_filter=chosen if state == "completed" else None)
+    if state == "reserved":
+        listings.mark_gone_holders(listing.rows)
     filters = {k: v for k, v in (("queue", chosen.label if chosen else ""), ("q", needle)) if v}
     return {
         "section": state,

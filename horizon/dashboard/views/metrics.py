@@ -10,7 +10,7 @@ from ..auth import page
 from .common import HtmxHttpRequest, render_page
 
 SPARK = (160, 36)
-LARGE = (720, 180)
+LARGE = (540, 220)  # about the size it is drawn at, so labels stay legible
 HISTORY = 240  # snapshots in the large charts (four hours at one a minute)
 
 

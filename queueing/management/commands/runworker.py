@@ -2,10 +2,11 @@
 import argparse
 import os
 import sys
+import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from queueing import connections
+from queueing import connections, heartbeat, registry
 from queueing.errors import QueueError
 from queueing.job_options import parse_backoff
 from queueing.options import WorkerOptions
@@ -64,6 +65,9 @@ class Command(BaseCommand):
         parser.add_argument("--once", action="store_true", help="Process one job, then stop.")
         parser.add_argument("--stop-when-empty", action="store_true")
         parser.add_argument("--quiet", action="store_true", help="No per-job log lines.")
+        parser.add_argument("--prefetch", type=non_negative(int), default=32,
+                            help="Most jobs reserved per round trip when jobs are fast "
+                                 "(default 32; 1 turns prefetch off).")
 
     def handle(self, *args, **opts):
         try:
@@ -80,9 +84,14 @@ class Command(BaseCommand):
             timeout=opts["timeout"], memory=opts["memory"], max_jobs=opts["max_jobs"],
             max_time=opts["max_time"], rest=opts["rest"], once=opts["once"],
             stop_when_empty=opts["stop_when_empty"], quiet=opts["quiet"],
+            prefetch=max(opts["prefetch"], 1),
         )
         worker = Worker(driver, options, stdout=self.stdout, stderr=self.stderr)
-        code = worker.run()
+        if not options.quiet:
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+            self.stdout.write(f"{stamp} {registry.describe_modules()}")
+        with heartbeat.beating(driver, worker.owner):  # lets the dashboard see it die
+            code = worker.run()
         if code == EXIT_ERROR:
             # A timed-out job may have left threads behind; leave without waiting for them.
             sys.stdout.flush()

@@ -1,0 +1,97 @@
+"""Prefetch: several jobs per round trip, without giving up the reservation contract."""
+import io
+import json
+import signal
+
+import pytest
+
+from queueing import dispatch_many, policy
+from queueing.connections import redis_driver
+from queueing.keys import QueueKeys
+from queueing.options import WorkerOptions
+from queueing.worker import Worker
+from tests.testapp import jobs
+from tests.workers import wait_until
+
+pytestmark = pytest.mark.django_db(transaction=True)
+DEFAULT = QueueKeys.for_queue("default")
+HIGH = QueueKeys.for_queue("high")
+
+
+@pytest.mark.parametrize("average, limit, expected", [
+    (None, 32, 1),        # unknown runtime: one at a time
+    (0.0001, 32, 32),     # fast jobs: the limit
+    (0.005, 32, 4),       # 20 ms budget / 5 ms
+    (600.0, 32, 1),       # a 10-minute job holds nobody hostage
+    (0.0001, 1, 1),       # prefetch off
+])
+def test_prefetch_size(average, limit, expected):
+    assert policy.prefetch_size(average, limit, 0.02) == expected
+
+
+def worker(**options) -> Worker:
+    opts = WorkerOptions(queues=options.pop("queues", ("default",)), sleep=0,
+                         stop_when_empty=True, **options)
+    return Worker(redis_driver("redis"), opts, stdout=io.StringIO(), stderr=io.StringIO())
+
+
+def test_fast_jobs_are_reserved_in_batches_and_all_acknowledged(rclient):
+    dispatch_many([jobs.record.s(i) for i in range(300)])
+    pops = []
+    driver = redis_driver("redis")
+    original = driver.pop_batch
+
+    def counting(queue, count, **kwargs):
+        found = original(queue, count, **kwargs)
+        pops.append(len(found) if isinstance(found, list) else 0)
+        return found
+
+    driver.pop_batch = counting
+    try:
+        assert worker(prefetch=16).run() == 0
+    finally:
+        del driver.pop_batch
+    assert sorted(n["label"] for n in jobs.notes()) == list(range(300))
+    assert max(pops) == 16 and len(pops) < 100
+    assert rclient.zcard(DEFAULT.reserved) == 0
+
+
+def test_a_stop_hands_unstarted_prefetch_back_uncounted_and_in_order(rclient):
+    jobs.record_then_stop.delay("first")
+    dispatch_many([jobs.record.s(f"next-{i}") for i in range(7)])
+    w = worker(prefetch=8)
+    w.runtime_average = 0.0001  # known-fast jobs: the first pop takes all eight
+    assert w.run() == 0
+    assert [n["label"] for n in jobs.notes()] == ["first"]
+    assert rclient.zcard(DEFAULT.reserved) == 0
+    back = [json.loads(raw) for raw in rclient.lrange(DEFAULT.ready, 0, -1)]
+    assert [entry["args"][0] for entry in back] == [f"next-{i}" for i in range(7)]
+    assert all(entry["attempts"] == 0 and "reservation" not in entry for entry in back)
+    assert rclient.llen(DEFAULT.notify) == 7
+
+
+def test_prefetch_never_passes_a_higher_priority_queue(rclient):
+    dispatch_many([jobs.record.s(f"d{i}") for i in range(20)])
+    dispatch_many([jobs.record_high.s(f"h{i}") for i in range(3)])
+    w = worker(prefetch=32, queues=("high", "default"))
+    w.runtime_average = 0.0001
+    assert w.run() == 0
+    labels = [n["label"] for n in jobs.notes()]
+    assert labels[:3] == ["h0", "h1", "h2"] and len(labels) == 23
+
+
+def test_sigusr2_hands_prefetch_back_to_other_workers(spawn_worker, rclient):
+    """A paused worker keeps nothing: its unstarted jobs go to the worker still running."""
+    dispatch_many([jobs.sleep_then_record.s(0.002, f"s{i}") for i in range(2000)])
+    first = spawn_worker("--queue=default", "--quiet")
+    wait_until(lambda: len(jobs.notes()) >= 200, timeout=30, message="a few jobs")
+    first.send(signal.SIGUSR2)
+    wait_until(lambda: rclient.zcard(DEFAULT.reserved) == 0, timeout=10,
+               message="the paused worker to hold nothing")
+    assert rclient.llen(DEFAULT.ready) > 0
+    second = spawn_worker("--queue=default", "--quiet", "--stop-when-empty")
+    assert second.wait(120) == 0
+    starts = [n["label"] for n in jobs.notes() if n.get("phase") == "start"]
+    assert sorted(starts) == sorted(f"s{i}" for i in range(2000))  # each exactly once
+    first.send(signal.SIGTERM)
+    assert first.wait() == 0
