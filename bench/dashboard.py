@@ -151,6 +151,8 @@ def pages(driver, pending: int) -> dict[str, tuple[str, dict]]:
         "job detail (failed)": (f"/jobs/failed/{middle.uuid}/", {}),
         "workers": ("/workers/", {}),
         "metrics": ("/metrics/", {}),
+        "schedules": ("/schedules/", {}),
+        "prometheus scrape (/metrics)": ("/metrics", {}),
     }
 
 

@@ -17,3 +17,15 @@ def check_horizon_setting(app_configs, **kwargs):
     except QueueError:
         return []  # reported by queueing.E001
     return []
+
+
+@register()
+def check_schedules(app_configs, **kwargs):
+    from .schedules.definitions import ScheduleError, all_schedules
+
+    try:
+        all_schedules()
+    except ScheduleError as exc:
+        return [Error(str(exc), id="horizon.E009",
+                      hint="Fix the @schedule declaration or HORIZON['schedule'].")]
+    return []

@@ -11,11 +11,16 @@
         "environments": {"local": {"supervisor-1": {"max_processes": 2}}},
         "trim": {"completed": 60, "metrics": 1440,   # minutes
                  "completed_max": 10000},            # recent successes kept at most
+        "schedule": [{"job": "app.jobs.report", "cron": "0 3 * * *"}],  # see docs/operations.md
+        "waits": {"redis:default": 60},              # long-wait alert thresholds (seconds)
+        "notifications": {"mail": ["ops@example.com"], "webhook": "https://...",
+                          "cooldown": 300},          # how long-wait alerts are sent
     }
 """
 from __future__ import annotations
 
 import os
+import re
 import socket
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -26,6 +31,7 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 
 BALANCE_MODES = ("auto", "simple", "off")
+SUPERVISOR_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")  # fullmatch: no "/", no newline
 
 SUPERVISOR_DEFAULTS: dict[str, Any] = {
     "connection": None,
@@ -109,6 +115,8 @@ class HorizonConfig:
     completed_max: int = 10000  # recent successes kept at most, whatever their age
     snapshot_interval: float = 60
     options: dict = field(default_factory=dict)
+    waits: dict = field(default_factory=dict)  # "connection:queue" -> seconds (0: no alert)
+    notifications: dict = field(default_factory=dict)  # mail, webhook, cooldown
 
 
 def _int(block: str, key: str, value: Any, minimum: int) -> int:
@@ -187,11 +195,22 @@ def parse(raw: dict[str, Any] | None) -> HorizonConfig:
 
     raw = dict(raw or {})
     known = {"name", "connection", "environment", "defaults", "supervisors", "environments",
-             "trim", "snapshot_interval"}
+             "trim", "snapshot_interval", "mask_keys", "audit_keep", "schedule", "waits",
+             "notifications"}
     unknown = set(raw) - known
     if unknown:
         raise HorizonConfigError(f"HORIZON has unknown keys: {', '.join(sorted(unknown))}",
                                  "horizon.E001")
+    mask_keys = raw.get("mask_keys")
+    if mask_keys is not None and (isinstance(mask_keys, str) or not all(
+            isinstance(k, str) and k for k in mask_keys)):
+        raise HorizonConfigError("HORIZON mask_keys must be a list of non-empty strings",
+                                 "horizon.E008")
+    for name in (raw.get("supervisors") or {}):
+        if not isinstance(name, str) or not SUPERVISOR_NAME.fullmatch(name):
+            raise HorizonConfigError(
+                f"HORIZON supervisor name {name!r} is invalid: use 1-100 letters, digits, "
+                "'_', '.' or '-'", "horizon.E007")
     connection = raw.get("connection") or queue_settings().default
     environment = raw.get("environment") or os.environ.get("HORIZON_ENV", "production")
     defaults = dict(raw.get("defaults") or {})
@@ -209,7 +228,50 @@ def parse(raw: dict[str, Any] | None) -> HorizonConfig:
         trim_metrics_minutes=float(trim.get("metrics", 1440)),
         completed_max=int(trim.get("completed_max", 10000)),
         snapshot_interval=float(raw.get("snapshot_interval", 60)),
+        waits=parse_waits(raw.get("waits"), connection),
+        notifications=parse_notifications(raw.get("notifications")),
     )
+
+
+def parse_waits(raw: Any, connection: str) -> dict[str, float]:
+    """{"redis:default": 60} (or {"default": 60} on Horizon's connection) -> by label."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise HorizonConfigError("HORIZON['waits'] must map 'connection:queue' to seconds",
+                                 "horizon.E007")
+    out = {}
+    for name, seconds in raw.items():
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
+            raise HorizonConfigError(f"HORIZON['waits'][{name!r}] must be seconds >= 0, "
+                                     f"got {seconds!r}", "horizon.E007")
+        label = name if ":" in str(name) else f"{connection}:{name}"
+        out[label] = float(seconds)
+    return out
+
+
+NOTIFICATION_KEYS = {"mail", "webhook", "cooldown", "from"}
+
+
+def parse_notifications(raw: Any) -> dict[str, Any]:
+    if raw is None:
+        return {"mail": [], "webhook": None, "cooldown": 300.0, "from": None}
+    if not isinstance(raw, dict) or set(raw) - NOTIFICATION_KEYS:
+        raise HorizonConfigError("HORIZON['notifications'] takes mail, webhook, cooldown and "
+                                 "from", "horizon.E008")
+    mail = raw.get("mail") or []
+    mail = [mail] if isinstance(mail, str) else list(mail)
+    webhook = raw.get("webhook")
+    if webhook is not None and not (isinstance(webhook, str) and
+                                    webhook.startswith(("http://", "https://"))):
+        raise HorizonConfigError("HORIZON['notifications']['webhook'] must be an http(s) URL",
+                                 "horizon.E008")
+    cooldown = raw.get("cooldown", 300)
+    if isinstance(cooldown, bool) or not isinstance(cooldown, (int, float)) or cooldown < 0:
+        raise HorizonConfigError("HORIZON['notifications']['cooldown'] must be seconds >= 0",
+                                 "horizon.E008")
+    return {"mail": mail, "webhook": webhook, "cooldown": float(cooldown),
+            "from": raw.get("from")}
 
 
 @lru_cache(maxsize=1)

@@ -43,3 +43,16 @@ def queue_snapshots(label: str) -> str:
 
 def completed_job(uuid: str) -> str:
     return f"{PREFIX}completed:{uuid}"  # hash describing one recent success, expires
+SCHEDULES_PAUSED = PREFIX + "schedules:paused"  # set of paused schedule names (survives restarts)
+WAITS_LOCK = PREFIX + "waits:lock"  # held by the master evaluating long waits this interval
+
+
+def long_wait(label: str) -> str:
+    return f"{PREFIX}waits:{label}"  # hash: since, notified_at, seconds (a queue over its limit)
+
+
+def prometheus_series(label: str, job: str) -> str:
+    return f"{PREFIX}prom:{label}|{job}"  # hash: outcome counters and histogram buckets
+
+
+PROMETHEUS_SERIES = PREFIX + "prom:series"  # set of "connection:queue|job" with counters

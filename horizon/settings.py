@@ -4,6 +4,12 @@
   socket under ``var/redis`` (append-only, so jobs survive a restart).
 - ``DJANGO_SECRET_KEY``: without it a random key is generated once into ``var/secret_key``.
 - ``HORIZON_DEBUG=1``, ``HORIZON_ALLOWED_HOSTS=a,b``, ``HORIZON_VAR_DIR``.
+- ``HORIZON_HTTPS=1``: production transport settings (Secure cookies, HTTPS redirect,
+  HSTS), so ``manage.py check --deploy`` is clean. With it: ``HORIZON_HSTS_SECONDS``
+  (default a year), ``HORIZON_HSTS_PRELOAD=1``, ``HORIZON_SSL_REDIRECT=0`` (when the
+  proxy already redirects). ``HORIZON_PROXY_SSL_HEADER=1`` trusts
+  ``X-Forwarded-Proto: https`` from the proxy (only behind a proxy that sets it).
+See docs/deployment.md for the whole checklist.
 """
 import os
 import secrets
@@ -11,7 +17,11 @@ from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("HORIZON_VAR_DIR", BASE_DIR / "var")).resolve()
-VAR_DIR.mkdir(parents=True, exist_ok=True)
+# var/ holds the database, the secret key and the embedded Redis's append-only file,
+# all with unmasked payloads: owner-only, and every file the site creates is 0600.
+os.umask(os.umask(0o077) | 0o077)
+VAR_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
+os.chmod(VAR_DIR, 0o700)
 
 
 def _secret_key() -> str:
@@ -54,6 +64,26 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
 ]
 X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+
+HTTPS = os.environ.get("HORIZON_HTTPS") == "1"
+if HTTPS:
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_SSL_REDIRECT = os.environ.get("HORIZON_SSL_REDIRECT", "1") == "1"
+    SECURE_HSTS_SECONDS = int(os.environ.get("HORIZON_HSTS_SECONDS", 365 * 86400))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = os.environ.get("HORIZON_HSTS_PRELOAD") == "1"
+    if not SECURE_HSTS_PRELOAD:
+        # Preloading is a commitment for the whole domain; opt in with HORIZON_HSTS_PRELOAD=1.
+        SILENCED_SYSTEM_CHECKS = ["security.W021"]
+if os.environ.get("HORIZON_PROXY_SSL_HEADER") == "1":
+    # Only behind a proxy that sets (and strips from clients) X-Forwarded-Proto.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 ROOT_URLCONF = "horizon.urls"
 WSGI_APPLICATION = "horizon.wsgi.application"
@@ -147,13 +177,20 @@ HORIZON = {
     "trim": {"completed": 60, "metrics": 1440},  # minutes
 }
 
+# The debug page and error e-mails mask settings and frame variables with the same
+# policy as the dashboard (a Redis URL's password in QUEUE was shown).
+DEFAULT_EXCEPTION_REPORTER_FILTER = "horizon.security.RedactingExceptionReporterFilter"
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "formatters": {"plain": {"()": "queueing.redaction.RedactingFormatter",
+                             "format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "loggers": {
         "queueing": {"handlers": ["console"], "level": "INFO", "propagate": False},
         "horizon": {"handlers": ["console"], "level": "INFO", "propagate": False},
+        # Every 500 leaves its traceback (masked) on stderr, i.e. in the journal.
+        "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
     },
 }

@@ -1,5 +1,6 @@
 """The standalone site: the dashboard at "/", plus login and logout (and Django's admin,
-where staff accounts get the ``horizon.view_dashboard`` permission)."""
+where staff accounts get ``horizon.view_dashboard`` to look, ``horizon.operate_dashboard``
+to act). The login page is throttled (see horizon/security.py)."""
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
@@ -8,9 +9,10 @@ from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 from django.views.static import serve
 
+from .security import ThrottledLoginView
+
 urlpatterns = [
-    path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True),
-         name="login"),
+    path("login/", ThrottledLoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(next_page="login"), name="logout"),
     path("admin/", admin.site.urls),
     # Pages link their icon; this answers browsers and tools that ask for the old name.

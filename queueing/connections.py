@@ -74,14 +74,7 @@ def reset() -> None:
 
 
 def redacted_url(url: str) -> str:
-    """The URL with any password replaced, for logs and pages."""
-    from urllib.parse import urlsplit, urlunsplit
+    """The URL with any password replaced, for logs and pages (the one masking policy)."""
+    from .redaction import redacted_url as redact
 
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    user = parts.username or ""
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+    return redact(url)

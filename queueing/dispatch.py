@@ -14,7 +14,7 @@ from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections as db_connections, transaction
 
-from . import connections, payload as payload_lib
+from . import connections, payload as payload_lib, tracing
 from .conf import ConnectionConfig, queue_settings
 from .jobs import Signature
 
@@ -53,9 +53,9 @@ def dispatch(signature: Signature, *, chain: list[dict] | None = None) -> str:
     """Validate, encode and push (or schedule on commit); return the job's uuid."""
     conn, queue = validate_signature(signature)
     now = time.time()
-    job_uuid, text = _encode(signature, conn, queue, now, chain)
     delay = signature.options.delay
     available_at = delay.resolve(now) if delay is not None else None
+    job_uuid, text = _encode(signature, conn, queue, now, chain, available_at)
     send = partial(_send, conn.name, queue, text, available_at)
     if _should_defer(signature):
         transaction.on_commit(send)
@@ -65,7 +65,8 @@ def dispatch(signature: Signature, *, chain: list[dict] | None = None) -> str:
 
 
 def _encode(signature: Signature, conn: ConnectionConfig, queue: str, now: float,
-            chain: list[dict] | None = None) -> tuple[str, str]:
+            chain: list[dict] | None = None,
+            available_at: float | None = None) -> tuple[str, str]:
     """The job's uuid and its encoded payload (nothing is sent)."""
     data = payload_lib.build(
         job_name=signature.definition.name,
@@ -77,6 +78,8 @@ def _encode(signature: Signature, conn: ConnectionConfig, queue: str, now: float
         queue=queue,
         chain=chain,
         now=now,
+        available_at=available_at,
+        headers=tracing.outgoing_headers(),
     )
     return data["uuid"], payload_lib.encode(data)
 
@@ -118,9 +121,9 @@ def dispatch_many(signatures: list[Signature]) -> list[str]:
     uuids = []
     for signature in signatures:
         conn, queue = validate_signature(signature)
-        job_uuid, text = _encode(signature, conn, queue, now)
-        uuids.append(job_uuid)
         at = signature.options.delay.resolve(now) if signature.options.delay else None
+        job_uuid, text = _encode(signature, conn, queue, now, available_at=at)
+        uuids.append(job_uuid)
         if at is not None and at > now:
             delayed.append((conn.name, queue, text, at))
         else:

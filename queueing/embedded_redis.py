@@ -90,13 +90,17 @@ class EmbeddedRedis:
         """Start the server unless it already answers; return its URL."""
         if self.is_running():
             return self.url
-        self.directory.mkdir(parents=True, exist_ok=True)
-        with open(self.directory / "start.lock", "w") as lock:
+        # Owner-only: the append-only file holds every payload, unmasked.
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(self.directory, 0o700)
+        with os.fdopen(os.open(self.directory / "start.lock", os.O_WRONLY | os.O_CREAT,
+                               0o600), "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not self.is_running():
                 if self.socket.exists():
                     self.socket.unlink()
-                result = subprocess.run(self.command(), capture_output=True, text=True)
+                result = subprocess.run(self.command(), capture_output=True, text=True,
+                                        umask=0o077)  # its files: owner-only
                 if result.returncode != 0:
                     raise ConfigurationError(
                         f"redis-server failed to start: {result.stderr or result.stdout}")

@@ -9,7 +9,7 @@ import logging
 from contextvars import ContextVar
 from typing import Any
 
-from . import payload as payload_lib
+from . import payload as payload_lib, tracing
 from .payload import Payload
 from .registry import JobDefinition, resolve
 
@@ -39,7 +39,8 @@ def call(definition: JobDefinition, job: Payload) -> Any:
         func = definition.target
     token = _current.set(job)
     try:
-        return func(*job.args, **job.kwargs)
+        with tracing.job_span(job):
+            return func(*job.args, **job.kwargs)
     finally:
         _current.reset(token)
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 import traceback
 import uuid as uuid_lib
 
@@ -26,6 +27,15 @@ def _storable(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")
 
 
+_JOB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}")
+
+
+def is_real_uuid(value: object) -> bool:
+    """A job id fit to key a row and a URL: a UUID or a short token of letters, digits,
+    '_', '.', ':' and '-'. A '/', a newline or 10 kB of text is not."""
+    return isinstance(value, str) and _JOB_ID.fullmatch(value) is not None
+
+
 def record(*, connection: str, queue: str, raw: bytes | str, exception: str,
            job_uuid: str | None = None, job_name: str = "") -> FailedJob:
     """Store a failed job (idempotent per uuid: a re-failure replaces the older row).
@@ -34,6 +44,7 @@ def record(*, connection: str, queue: str, raw: bytes | str, exception: str,
     the project's settings open transactions IMMEDIATE (the write lock is taken at
     BEGIN, where the busy timeout applies), so eight workers failing jobs at once queue
     up instead of getting "database is locked" on the read-to-write upgrade.
+    A missing or malformed uuid gets a fresh one; the original stays in the payload.
     """
     if isinstance(raw, bytes):
         text = raw.decode("utf-8", "backslashreplace")
@@ -41,7 +52,7 @@ def record(*, connection: str, queue: str, raw: bytes | str, exception: str,
         text = raw
     with transaction.atomic():
         row, _ = FailedJob.objects.update_or_create(
-            uuid=_storable(job_uuid or str(uuid_lib.uuid4()))[:64],
+            uuid=job_uuid if is_real_uuid(job_uuid) else str(uuid_lib.uuid4()),
             defaults={
                 "connection": _storable(connection)[:100],
                 "queue": _storable(queue)[:100],

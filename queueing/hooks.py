@@ -3,6 +3,9 @@
 A recorder (Horizon's metrics, for one) returns script calls that ride in the same
 pipeline as the worker's next pop, so recording costs no extra round trip. Recorders
 must not raise; one that does is logged and skipped.
+
+Outcome recorders see the other outcomes (released, failed, timed_out; the Prometheus
+counters, for one). Those are rarer, so their calls are sent at once, in one round trip.
 """
 from __future__ import annotations
 
@@ -37,3 +40,37 @@ def completion_calls(driver: Any, job: Payload, queue: str, runtime: float) -> l
         except Exception:
             logger.exception("completion recorder %r failed", recorder)
     return calls
+
+
+OutcomeRecorder = Callable[[Any, "Payload | None", str, str, float], list[ScriptCall]]
+_outcome_recorders: list[OutcomeRecorder] = []
+
+
+def add_outcome_recorder(recorder: OutcomeRecorder) -> None:
+    if recorder not in _outcome_recorders:
+        _outcome_recorders.append(recorder)
+
+
+def remove_outcome_recorder(recorder: OutcomeRecorder) -> None:
+    if recorder in _outcome_recorders:
+        _outcome_recorders.remove(recorder)
+
+
+def record_outcome(driver: Any, job: Payload | None, queue: str, kind: str,
+                   runtime: float) -> None:
+    """Send every outcome recorder's writes for a job that did not complete; never raises."""
+    from .scripts import run_pipelined
+
+    calls: list[ScriptCall] = []
+    for recorder in _outcome_recorders:
+        try:
+            calls.extend(recorder(driver, job, queue, kind, runtime))
+        except Exception:
+            logger.exception("outcome recorder %r failed", recorder)
+    if not calls:
+        return
+    try:
+        run_pipelined(driver.client, calls)
+    except Exception:
+        logger.exception("could not record the %s outcome of %s", kind,
+                         job.uuid if job else "an unreadable entry")

@@ -12,7 +12,6 @@ raise out of ``process``.
 from __future__ import annotations
 
 import logging
-import re
 import signal
 import time
 import uuid as uuid_lib
@@ -26,9 +25,11 @@ from . import failed, payload as payload_lib, policy
 from .drivers.redis import RedisDriver, Reservation
 from .errors import MalformedPayload, UnknownJob
 from .execution import call, run_failed_hook
+from .hooks import record_outcome
 from .options import WorkerOptions
 from .payload import Payload
 from .process_control import JobTimedOut
+from .redaction import for_log
 from .registry import JobDefinition, resolve
 from .signals import job_exception_occurred, job_failed, job_processed, job_processing
 
@@ -56,16 +57,12 @@ class Outcome:
     job: Payload | None = None
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def printable(value: Any, limit: int = 2000) -> str:
-    """Text safe for one log line: control characters escaped, never an encoding error."""
-    text = str(value)
-    if len(text) > limit:
-        text = text[:limit] + f"...(+{len(text) - limit} chars)"
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """Text safe for one log line: secrets masked and control characters escaped (the
+    policy of queueing/redaction.py), never an encoding error."""
+    return for_log(str(value).encode("utf-8", "backslashreplace").decode("utf-8"), limit)
 
 
 class JobLog:
@@ -77,8 +74,8 @@ class JobLog:
     def line(self, job: Payload | None, status: str, detail: str = "") -> None:
         if self.stream is None:
             return
-        name = job.job if job else "(unreadable entry)"
-        uuid = job.uuid if job else "-"
+        name = printable(job.job) if job else "(unreadable entry)"
+        uuid = printable(job.uuid) if job else "-"
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
         self._write(f"{stamp} {status:<8} {name} {uuid} {printable(detail)}".rstrip())
 
@@ -306,6 +303,9 @@ class JobRunner:
         timeout = self.options.timeout if job.timeout is None else job.timeout
         tries = policy.effective_tries(job.max_tries, self.options.tries)
         self.timed_out(held, job, definition, tries, timeout, 0.0, killed=True)
+        # counted for /metrics like an in-process timeout (issue 14; runtime is the kill time)
+        record_outcome(self.driver, job, held.queue, "timed_out",
+                       timeout + self.options.kill_grace)
 
     # -- failing ------------------------------------------------------------------------
     def fail(self, held: Reservation, job: Payload | None, definition: JobDefinition | None,

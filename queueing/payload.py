@@ -81,8 +81,15 @@ def build(
     chain: list[dict] | None = None,
     now: float | None = None,
     job_uuid: str | None = None,
+    available_at: float | None = None,
+    headers: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The payload dict for one dispatch; `attempts` is first (see the module docstring)."""
+    """The payload dict for one dispatch; `attempts` is first (see the module docstring).
+
+    ``availableAt`` (when the job may first run: now, or when its delay ends) lets the
+    worker measure queue wait and the dashboard queue latency; ``headers`` carries
+    cross-cutting context such as trace ids (queueing.tracing), empty by default.
+    """
     now = time.time() if now is None else now
     return {
         "attempts": 0,
@@ -98,6 +105,8 @@ def build(
         "retryUntil": options.retry_until.resolve(now) if options.retry_until else None,
         "failOnTimeout": options.fail_on_timeout,
         "pushedAt": now,
+        "availableAt": max(available_at, now) if available_at is not None else now,
+        "headers": dict(headers or {}),
         "tags": list(options.tags),
         "chain": list(chain or []),
         "connection": connection,

@@ -24,7 +24,7 @@ import redis
 from . import restart
 from . import connections, payload as payload_lib, policy
 from .drivers.redis import PAUSED, RedisDriver, Reservation
-from .hooks import completion_calls
+from .hooks import completion_calls, record_outcome
 from .job_runner import JobLog, JobRunner, printable, send_signal
 from .options import WorkerOptions
 from .process_control import SignalFlags, interruptible_sleep, memory_mb
@@ -152,7 +152,10 @@ class Worker:
                         self.finished.append(popped)
                         self.finished_calls.extend(completion_calls(
                             self.driver, outcome.job, popped.queue, outcome.runtime))
-                    elif outcome.kind == "timed_out":
+                    else:  # counters of the other outcomes, for /metrics (issue 14)
+                        record_outcome(self.driver, outcome.job, popped.queue, outcome.kind,
+                                       outcome.runtime)
+                    if outcome.kind == "timed_out":
                         return self._stop("job timed out", EXIT_ERROR)
                     if self.options.rest:
                         interruptible_sleep(self.options.rest, self._should_wake)

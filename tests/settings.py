@@ -6,6 +6,7 @@ exports the URL and the database path in the environment, so worker processes th
 tests spawn (with DJANGO_SETTINGS_MODULE=tests.settings) use the same server and file.
 """
 import atexit
+import json
 import os
 import tempfile
 
@@ -59,6 +60,9 @@ HORIZON = {
                                  "max_processes": 2}},
     },
 }
+
+# Tests hand masters extra HORIZON keys (schedule, waits, notifications) as JSON.
+HORIZON.update(json.loads(os.environ.get("HORIZON_TEST_EXTRA") or "{}"))
 
 # Django's Tasks framework on our queue: core django.tasks on Django 6, the backport on 5.2.
 try:

@@ -27,7 +27,7 @@ def three_queues(settings):
 @pytest.fixture
 def client():
     user = User.objects.create_user("ops", password="pw", is_staff=True)
-    user.user_permissions.add(Permission.objects.get(codename="view_dashboard"))
+    user.user_permissions.add(Permission.objects.get(codename="operate_dashboard"))
     client = Client()
     client.force_login(user)
     return client

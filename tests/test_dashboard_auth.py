@@ -29,14 +29,28 @@ SAMPLES = {
     "failed-delete": ["0f0e0d0c-0000-4000-8000-000000000000"],
     "workers": [],
     "metrics": [],
+    "audit": [],
     "control": ["pause"],
     "supervisor-control": ["supervisor-1", "pause"],
     "queue-control": ["redis:default", "pause"],
+    "schedules": [],
+    "schedule-control": ["new-year-report", "pause"],
+    "schedule-run": ["new-year-report"],
 }
+# Endpoints for machines, with their own auth (a bearer token, 401 not a login
+# redirect), tested in their own files: the Prometheus scrape is in test_prometheus.py.
+MACHINE_ENDPOINTS = {"prometheus"}
 
 
 def patterns() -> list[URLPattern]:
-    return [p for p in urlpatterns if isinstance(p, URLPattern)]
+    return [p for p in urlpatterns if isinstance(p, URLPattern)
+            and p.name not in MACHINE_ENDPOINTS]
+
+
+def test_machine_endpoints_are_marked_as_such():
+    marked = {p.name for p in urlpatterns if isinstance(p, URLPattern)
+              and getattr(p.callback, "horizon_machine_endpoint", False)}
+    assert marked == MACHINE_ENDPOINTS
 
 
 def url_of(pattern: URLPattern) -> str:
@@ -55,9 +69,11 @@ PAGES = [pytest.param(p, id=p.name) for p in patterns() if not is_action(p)]
 def make_user(name, *, staff=False, perm=False, superuser=False) -> User:
     user = User.objects.create_user(name, password="secret-pw", is_staff=staff,
                                     is_superuser=superuser)
-    if perm:
+    # perm=True: the operate role; perm="view": the read-only role.
+    codenames = {True: ["view_dashboard", "operate_dashboard"], "view": ["view_dashboard"]}
+    for codename in codenames.get(perm, []):
         user.user_permissions.add(Permission.objects.get(
-            content_type__app_label="horizon", codename="view_dashboard"))
+            content_type__app_label="horizon", codename=codename))
     return user
 
 
@@ -128,11 +144,26 @@ def test_others_get_403(pattern, kind):
     assert response["X-Frame-Options"] == "DENY"
 
 
+@pytest.mark.parametrize("pattern", ACTIONS)
+@pytest.mark.parametrize("htmx", [False, True])
+def test_a_read_only_operator_gets_403_on_every_action(pattern, htmx, rclient):
+    client = client_for(make_user("viewer", staff=True, perm="view"), enforce_csrf_checks=True)
+    client.get("/")  # a real CSRF token, so the refusal is the role's, not CSRF's
+    token = client.cookies["csrftoken"].value
+    headers = {"X-CSRFToken": token, **({"HX-Request": "true"} if htmx else {})}
+    before = {key: rclient.type(key) for key in rclient.keys("*")}
+    response = client.post(url_of(pattern), {"q": "", "fragment": "failed"}, headers=headers)
+    assert response.status_code == 403
+    assert b"read-only" in response.content
+    assert {key: rclient.type(key) for key in rclient.keys("*")} == before, "nothing changed"
+
+
 @pytest.mark.parametrize("pattern", PAGES)
-@pytest.mark.parametrize("kind", ["staff with permission", "superuser"])
+@pytest.mark.parametrize("kind", ["staff with permission", "read-only staff", "superuser"])
 def test_allowed_users_see_pages(pattern, kind):
-    user = (make_user("ops", staff=True, perm=True) if kind == "staff with permission"
-            else make_user("root", staff=True, superuser=True))
+    user = {"staff with permission": lambda: make_user("ops", staff=True, perm=True),
+            "read-only staff": lambda: make_user("viewer", staff=True, perm="view"),
+            "superuser": lambda: make_user("root", staff=True, superuser=True)}[kind]()
     response = client_for(user).get(url_of(pattern))
     assert response.status_code in (200, 404)  # 404: the sample job does not exist
     assert response["X-Frame-Options"] == "DENY"

@@ -16,7 +16,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def drain():
     Worker(redis_driver("redis"), WorkerOptions(queues=("default", "high"), stop_when_empty=True,
-                                                sleep=0, quiet=True, memory=0), stderr=io.StringIO()).run()
+                                                sleep=0, quiet=True, memory=0),
+           stderr=io.StringIO()).run()
 
 
 def test_workers_fold_runtime_and_throughput_per_job_and_queue(rclient):

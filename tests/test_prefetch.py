@@ -82,9 +82,9 @@ def test_prefetch_never_passes_a_higher_priority_queue(rclient):
 
 def test_sigusr2_hands_prefetch_back_to_other_workers(spawn_worker, rclient):
     """A paused worker keeps nothing: its unstarted jobs go to the worker still running."""
-    dispatch_many([jobs.sleep_then_record.s(0.002, f"s{i}") for i in range(2000)])
+    dispatch_many([jobs.sleep_then_record.s(0.002, f"s{i}") for i in range(1000)])
     first = spawn_worker("--queue=default", "--quiet")
-    wait_until(lambda: len(jobs.notes()) >= 200, timeout=30, message="a few jobs")
+    wait_until(lambda: len(jobs.notes()) >= 100, timeout=30, message="a few jobs")
     first.send(signal.SIGUSR2)
     wait_until(lambda: rclient.zcard(DEFAULT.reserved) == 0, timeout=10,
                message="the paused worker to hold nothing")
@@ -92,6 +92,6 @@ def test_sigusr2_hands_prefetch_back_to_other_workers(spawn_worker, rclient):
     second = spawn_worker("--queue=default", "--quiet", "--stop-when-empty")
     assert second.wait(120) == 0
     starts = [n["label"] for n in jobs.notes() if n.get("phase") == "start"]
-    assert sorted(starts) == sorted(f"s{i}" for i in range(2000))  # each exactly once
+    assert sorted(starts) == sorted(f"s{i}" for i in range(1000))  # each exactly once
     first.send(signal.SIGTERM)
     assert first.wait() == 0

@@ -150,12 +150,12 @@ def test_max_jobs_stops_the_worker(rclient):
 def test_timeout_longer_than_retry_after_is_fine_with_lease_renewal():
     """The sidecar renews leases, so only a worker without it has the old rule."""
     err = io.StringIO()
-    Worker(redis_driver("redis"), WorkerOptions(timeout=120, once=True, sleep=0),
+    Worker(redis_driver("redis"), WorkerOptions(timeout=120, once=True, sleep=0, memory=0),
            stderr=err, stdout=io.StringIO()).run()
     assert "retry_after" not in err.getvalue()
     err = io.StringIO()
-    Worker(redis_driver("redis"), WorkerOptions(timeout=120, once=True, sleep=0, sidecar=False),
-           stderr=err, stdout=io.StringIO()).run()
+    Worker(redis_driver("redis"), WorkerOptions(timeout=120, once=True, sleep=0, sidecar=False,
+                                                memory=0), stderr=err, stdout=io.StringIO()).run()
     assert "not shorter than connection 'redis' retry_after 90s" in err.getvalue()
 
 
@@ -249,7 +249,7 @@ def test_eviction_policy_other_than_noeviction_warns(rclient):
     rclient.config_set("maxmemory-policy", "allkeys-lru")
     try:
         err = io.StringIO()
-        Worker(redis_driver("redis"), WorkerOptions(once=True, sleep=0, timeout=5),
+        Worker(redis_driver("redis"), WorkerOptions(once=True, sleep=0, timeout=5, memory=0),
                stderr=err, stdout=io.StringIO()).run()
     finally:
         rclient.config_set("maxmemory-policy", previous)

@@ -1,9 +1,15 @@
 """Who may use the dashboard, enforced by one decorator on every view.
 
-A page for job data and queue controls is an admin surface: logged-in staff with the
-``horizon.view_dashboard`` permission (or superusers) only. Anonymous visitors are sent
-to the login page; everyone else gets 403. Actions are also POST-only and CSRF-checked,
-and every response forbids framing, even when a host project's settings do not.
+A page for job data and queue controls is an admin surface, with two roles:
+
+- ``horizon.view_dashboard``: staff who may see every page (read-only);
+- ``horizon.operate_dashboard``: staff who may also retry, delete, run, pause, continue.
+
+Superusers have both. Anonymous visitors are sent to the login page; everyone else gets
+403, and a read-only operator gets 403 from every action (the pages also hide the
+buttons). Actions are POST-only and CSRF-checked. Every response forbids framing and
+carries a Content-Security-Policy that allows no inline script, even when a host
+project's settings set neither.
 """
 from __future__ import annotations
 
@@ -21,12 +27,44 @@ from django.views.decorators.http import require_POST, require_safe
 from django_htmx.http import HttpResponseClientRedirect
 
 PERMISSION = "horizon.view_dashboard"
+OPERATE_PERMISSION = "horizon.operate_dashboard"
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; "
+    "object-src 'none'"
+)
+
+
+def _staff(user) -> bool:
+    return user.is_authenticated and user.is_active and user.is_staff
 
 
 def can_use_dashboard(user) -> bool:
+    """May see the pages: either role."""
     if not user.is_authenticated or not user.is_active:
         return False
-    return user.is_superuser or (user.is_staff and user.has_perm(PERMISSION))
+    return user.is_superuser or (_staff(user) and (
+        user.has_perm(PERMISSION) or user.has_perm(OPERATE_PERMISSION)))
+
+
+def can_operate_dashboard(user) -> bool:
+    """May change things: the operate role."""
+    if not user.is_authenticated or not user.is_active:
+        return False
+    return user.is_superuser or (_staff(user) and user.has_perm(OPERATE_PERMISSION))
+
+
+def with_security_headers(view: Callable) -> Callable:
+    """Deny framing and inline script on this view's responses (unless already set)."""
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        response = view(request, *args, **kwargs)
+        response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+        response.headers.setdefault("Referrer-Policy", "same-origin")
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        return response
+
+    return xframe_options_deny(wrapped)
 
 
 def _to_login(request: HttpRequest) -> HttpResponse:
@@ -39,7 +77,7 @@ def _to_login(request: HttpRequest) -> HttpResponse:
     return redirect_to_login(request.get_full_path(), login_url)
 
 
-def _guarded(view: Callable) -> Callable:
+def _guarded(view: Callable, *, operate: bool = False) -> Callable:
     @wraps(view)
     def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
         if not request.user.is_authenticated:
@@ -48,9 +86,13 @@ def _guarded(view: Callable) -> Callable:
             # A page of its own (not a bare 403) so the user can log out and switch.
             return render(request, "horizon/forbidden.html", {"permission": PERMISSION},
                           status=403)
+        request.horizon_can_operate = can_operate_dashboard(request.user)
+        if operate and not request.horizon_can_operate:
+            return render(request, "horizon/forbidden.html",
+                          {"permission": OPERATE_PERMISSION, "read_only": True}, status=403)
         return view(request, *args, **kwargs)
 
-    return xframe_options_deny(never_cache(wrapped))
+    return with_security_headers(never_cache(wrapped))
 
 
 def page(view: Callable) -> Callable:
@@ -62,6 +104,6 @@ def page(view: Callable) -> Callable:
 
 def action(view: Callable) -> Callable:
     """A state-changing endpoint: POST only, with a valid CSRF token."""
-    guarded = _guarded(csrf_protect(require_POST(view)))
+    guarded = _guarded(csrf_protect(require_POST(view)), operate=True)
     guarded.horizon_action = True
     return guarded

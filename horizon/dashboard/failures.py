@@ -15,14 +15,16 @@ from django.db.models import Q, QuerySet
 
 from queueing import connections, failed
 from queueing import payload as payload_lib
+from queueing.safe_json import peek
 from queueing.errors import QueueError
 from queueing.models import FailedJob
 
 from . import formatting, paging
-from .masking import mask_text
+from .masking import CLIP_MARGIN, NAME_LIMIT, display, shown_tags
 from .queues import QueueRef
 
 SEARCH_WINDOW = 20_000
+SUMMARY = 300  # characters of an exception's first line in the list
 CHUNK = 1000
 
 
@@ -90,15 +92,15 @@ def _window_bounds(rows: QuerySet[FailedJob], index: int) -> Q:
 
 
 def row_of(job: FailedJob, now: float) -> FailedRow:
-    data = payload_lib.peek(job.payload)
-    tags = data.get("tags") if isinstance(data.get("tags"), list) else []
-    summary = mask_text(job.exception.split("\n", 1)[0])[:300]
+    data = peek(job.payload)
+    first_line = job.exception[:SUMMARY + CLIP_MARGIN].split("\n", 1)[0]
     return FailedRow(
-        uuid=job.uuid, name=str(data.get("displayName") or job.job or "(unreadable entry)"),
+        uuid=job.uuid, name=display(str(data.get("displayName") or job.job or
+                                        "(unreadable entry)"), NAME_LIMIT),
         queue=f"{job.connection}:{job.queue}",
         attempts=data.get("attempts") if isinstance(data.get("attempts"), int) else None,
-        tags=[str(t) for t in tags], retry_of=str(data.get("retryOf") or ""),
-        summary=summary, failed_at=formatting.moment_of(job.failed_at, now),
+        tags=shown_tags(data), retry_of=display(str(data.get("retryOf") or ""), NAME_LIMIT),
+        summary=display(first_line, SUMMARY), failed_at=formatting.moment_of(job.failed_at, now),
     )
 
 
@@ -110,7 +112,8 @@ def listing(queue: QueueRef | None, q: str, start: int = 0, window: int = 0,
     searched = None
     if q:
         total = base.count()
-        window = max(window, 0)
+        window = min(max(window, 0), max(total - 1, 0) // SEARCH_WINDOW)
+        start = min(start, SEARCH_WINDOW)
         searched = Window(window, total)
         rows = filtered(queue, q).filter(_window_bounds(base, window))
     else:

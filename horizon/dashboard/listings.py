@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from queueing import connections, heartbeat
-from queueing.payload import peek
+from queueing.safe_json import peek
 
 from ..repositories import horizon_client
 from ..repositories import recent
 from . import formatting, paging
+from .masking import NAME_LIMIT, display, shown_tags
 from .queues import QueueRef
 
 STATES = ("pending", "delayed", "reserved", "completed")
@@ -67,7 +68,6 @@ class Listing:
 
 def row_from(state: str, queue: str, data: dict, *, position: int, score: float | None,
              now: float, completed: dict | None = None) -> JobRow:
-    tags = data.get("tags") if isinstance(data.get("tags"), list) else []
     when = score if state in ("delayed", "reserved") else None
     runtime = ""
     if completed is not None:
@@ -75,16 +75,20 @@ def row_from(state: str, queue: str, data: dict, *, position: int, score: float 
         runtime = formatting.runtime(completed.get("runtime_ms", 0.0))
     pushed = data.get("pushedAt")
     return JobRow(
-        state=state, uuid=str(data.get("uuid") or completed and completed.get("uuid") or "?"),
-        name=str(data.get("displayName") or data.get("job") or "(unreadable entry)"),
-        job=str(data.get("job") or ""), queue=queue,
+        state=state,
+        uuid=display(str(data.get("uuid") or completed and completed.get("uuid") or "?"),
+                     NAME_LIMIT),
+        name=display(str(data.get("displayName") or data.get("job") or "(unreadable entry)"),
+                     NAME_LIMIT),
+        job=display(str(data.get("job") or ""), NAME_LIMIT), queue=queue,
         attempts=data.get("attempts") if isinstance(data.get("attempts"), int) else None,
         max_tries=data.get("maxTries") if isinstance(data.get("maxTries"), int) else None,
-        tags=[str(t) for t in tags],
+        tags=shown_tags(data),
         pushed_at=formatting.moment(pushed, now) if isinstance(pushed, (int, float)) else None,
-        when=formatting.moment(when, now), reserved_by=str(data.get("reservedBy") or ""),
+        when=formatting.moment(when, now),
+        reserved_by=display(str(data.get("reservedBy") or ""), NAME_LIMIT),
         runtime=runtime, position=position, score=score,
-        retry_of=str(data.get("retryOf") or ""), readable=bool(data),
+        retry_of=display(str(data.get("retryOf") or ""), NAME_LIMIT), readable=bool(data),
     )
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from queueing import connections
 from queueing.models import FailedJob
-from queueing.payload import peek
+from queueing.safe_json import peek
 
 from ..repositories import horizon_client, recent
 from .queues import QueueRef

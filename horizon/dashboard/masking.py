@@ -1,41 +1,18 @@
-"""Hide secrets in job data before it reaches a page (pure functions).
+"""Hide secrets in job data before it reaches a page.
 
-Job arguments are written by application code, so a payload may carry a password or an
-API token. Operators need the shape of the data, not those values: any mapping key that
-looks secret has its value replaced, and credentials embedded in strings (URLs with a
-password, ``Bearer`` headers) are cut out.
+The policy lives in :mod:`queueing.redaction` so the worker's log lines, the queue
+commands and the dashboard hide the same things; this module names what pages use.
 """
-from __future__ import annotations
+from queueing.redaction import (  # noqa: F401
+    CLIP_MARGIN, MASK, TOO_DEEP, clip, display, is_secret_key, mask, mask_text,
+)
 
-import re
-from typing import Any
-
-MASK = "********"
-SECRET_KEY = re.compile(r"password|passwd|pwd|token|secret|key|authorization|credential",
-                        re.IGNORECASE)
-_URL_PASSWORD = re.compile(r"(?P<head>[a-z][a-z0-9+.\-]*://[^/\s:@]*:)[^@\s/]+(?=@)",
-                           re.IGNORECASE)
-_BEARER = re.compile(r"(?P<head>\b(?:bearer|basic|token)\s+)[A-Za-z0-9._~+/=\-]{8,}",
-                     re.IGNORECASE)
+NAME_LIMIT = 200  # characters of a job name, uuid or tag in a list row
+TAG_LIMIT = 20  # tags shown per row
 
 
-def is_secret_key(key: object) -> bool:
-    return isinstance(key, str) and SECRET_KEY.search(key) is not None
+def shown_tags(data: dict) -> list[str]:
+    """A payload's tags as a row shows them: a few, each masked and clipped."""
+    tags = data.get("tags") if isinstance(data.get("tags"), list) else []
+    return [display(str(tag), NAME_LIMIT) for tag in tags[:TAG_LIMIT]]
 
-
-def mask_text(text: str) -> str:
-    """Cut passwords out of URLs and bearer-style credentials out of free text."""
-    text = _URL_PASSWORD.sub(lambda m: m.group("head") + MASK, text)
-    return _BEARER.sub(lambda m: m.group("head") + MASK, text)
-
-
-def mask(value: Any) -> Any:
-    """A copy of `value` with secret-looking keys' values and embedded credentials masked."""
-    if isinstance(value, dict):
-        return {key: MASK if is_secret_key(key) and item not in (None, "")
-                else mask(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [mask(item) for item in value]
-    if isinstance(value, str):
-        return mask_text(value)
-    return value

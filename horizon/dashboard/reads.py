@@ -20,6 +20,7 @@ from .. import keys
 from ..repositories import horizon_client
 from ..repositories import metrics as metrics_repo
 from ..repositories import state as state_repo
+from ..repositories.latency import oldest_ages
 from ..repositories.state import MasterState, SupervisorState
 from . import charts, formatting
 from .queues import QueueRef, known_queues, paused, processes_for
@@ -37,12 +38,17 @@ class QueueRow:
     runtime_ms: float
     wait: float
     paused: bool
+    latency: float = 0.0  # age of the oldest ready job (seconds)
 
     @property
     def wait_text(self) -> str:
         if self.paused:
             return "paused"  # its jobs wait until it is continued, however few there are
         return formatting.duration(self.wait) if self.wait else "—"
+
+    @property
+    def latency_text(self) -> str:
+        return formatting.duration(self.latency) if self.pending and self.latency else "—"
 
 
 @dataclass
@@ -111,6 +117,7 @@ def queue_rows(sups: list[SupervisorState]) -> list[QueueRow]:
         sizes.update({QueueRef(conn, q): s for q, s in found.items()})
         paused_refs.update(QueueRef(conn, q) for q in paused(conn))
     runtime = runtimes([r.label for r in refs])
+    ages = oldest_ages([(r.connection, r.name) for r in refs])
     rows = []
     for ref in refs:
         size = sizes[ref]
@@ -118,7 +125,7 @@ def queue_rows(sups: list[SupervisorState]) -> list[QueueRow]:
         rows.append(QueueRow(
             ref, size.pending, size.delayed, size.reserved, procs, runtime[ref.label],
             metrics_repo.wait_seconds(size.pending, runtime[ref.label], procs),
-            ref in paused_refs))
+            ref in paused_refs, ages[(ref.connection, ref.name)]))
     return rows
 
 

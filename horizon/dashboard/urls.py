@@ -4,9 +4,14 @@
 
 Queues are named in URLs (``redis:default``), never by their position in settings.
 """
+from urllib.parse import quote, unquote
+
 from django.urls import path, register_converter
 
-from .views import actions, control, detail, failed, jobs, metrics, overview, workers
+from .views import (
+    actions, audit, control, detail, failed, jobs, metrics, overview, prometheus, schedules,
+    workers,
+)
 
 
 class _Choice:
@@ -35,6 +40,24 @@ class Verb(_Choice):
     regex = "pause|continue"
 
 
+class Name:
+    """A uuid, supervisor or queue name as one path segment, whatever it holds.
+
+    Stored names come from payloads and settings, so one may contain ``/`` (a plain
+    ``str`` converter then cannot build the link, and the whole list page failed). The
+    value is percent-encoded into the segment and decoded back on the way in.
+    """
+
+    regex = "[^/]+"
+
+    def to_python(self, value: str) -> str:
+        return unquote(value)
+
+    def to_url(self, value: str) -> str:
+        return quote(str(value), safe=":@!$&'()*+,;=~")
+
+
+register_converter(Name, "hz_name")
 register_converter(ListState, "hz_list")
 register_converter(JobState, "hz_state")
 register_converter(Removable, "hz_removable")
@@ -44,18 +67,24 @@ app_name = "horizon"
 urlpatterns = [
     path("", overview.overview, name="overview"),
     path("jobs/<hz_list:state>/", jobs.jobs, name="jobs"),
-    path("jobs/<hz_state:state>/<str:uuid>/", detail.job, name="job"),
-    path("jobs/<hz_removable:state>/<str:uuid>/delete/", actions.delete_job, name="job-delete"),
-    path("jobs/delayed/<str:uuid>/run/", actions.run_now, name="job-run"),
+    path("jobs/<hz_state:state>/<hz_name:uuid>/", detail.job, name="job"),
+    path("jobs/<hz_removable:state>/<hz_name:uuid>/delete/", actions.delete_job, name="job-delete"),
+    path("jobs/delayed/<hz_name:uuid>/run/", actions.run_now, name="job-run"),
     path("failed/", failed.failed, name="failed"),
     path("failed/retry/", actions.retry_failed_matching, name="failed-retry-matching"),
     path("failed/delete/", actions.delete_failed_matching, name="failed-delete-matching"),
-    path("failed/<str:uuid>/retry/", actions.retry_failed, name="failed-retry"),
-    path("failed/<str:uuid>/delete/", actions.delete_failed, name="failed-delete"),
+    path("failed/<hz_name:uuid>/retry/", actions.retry_failed, name="failed-retry"),
+    path("failed/<hz_name:uuid>/delete/", actions.delete_failed, name="failed-delete"),
     path("workers/", workers.workers, name="workers"),
     path("metrics/", metrics.metrics, name="metrics"),
+    path("audit/", audit.audit_log, name="audit"),
+    path("metrics", prometheus.prometheus_metrics, name="prometheus"),  # for scrapers
+    path("schedules/", schedules.schedules, name="schedules"),
+    path("schedules/<hz_name:name>/<hz_verb:verb>/", schedules.pause_or_resume,
+         name="schedule-control"),
+    path("schedules/<hz_name:name>/run/", schedules.run_now, name="schedule-run"),
     path("control/<hz_verb:verb>/", control.control, name="control"),
-    path("supervisors/<str:name>/<hz_verb:verb>/", control.supervisor_control,
+    path("supervisors/<hz_name:name>/<hz_verb:verb>/", control.supervisor_control,
          name="supervisor-control"),
-    path("queues/<str:queue>/<hz_verb:verb>/", control.queue_control, name="queue-control"),
+    path("queues/<hz_name:queue>/<hz_verb:verb>/", control.queue_control, name="queue-control"),
 ]

@@ -42,14 +42,59 @@ def record_completion(driver, job, queue: str, runtime: float) -> list:
 
     config = horizon_config()
     client = horizon_client()
-    call = completion_call(
+    now = time.time()
+    calls = [completion_call(
         client, job_name=job.job, uuid=job.uuid, label=f"{driver.name}:{queue}",
         runtime=runtime, payload=job.data, keep_seconds=int(config.trim_completed_minutes * 60),
-        now=time.time(), keep_count=config.completed_max)
+        now=now, keep_count=config.completed_max),
+        _outcome(client, driver, job, queue, "done", runtime, now)]
+    return _send_or_ride(client, driver, calls)
+
+
+def record_other_outcome(driver, job, queue: str, kind: str, runtime: float) -> list:
+    """The outcome recorder Horizon registers: released, failed and timed-out counters.
+
+    A "kept" outcome (failed store unreachable, job held for later) is not counted: the
+    job comes back and its real outcome is counted then.
+    """
+    from .counters import KIND_TO_OUTCOME
+
+    if kind not in KIND_TO_OUTCOME:
+        return []
+    client = horizon_client()
+    return _send_or_ride(client, driver, [
+        _outcome(client, driver, job, queue, kind, runtime, time.time())])
+
+
+def _outcome(client, driver, job, queue: str, kind: str, runtime: float, now: float):
+    from .counters import outcome_call
+
+    return outcome_call(client, queue_label=f"{driver.name}:{queue}",
+                        job=job.job if job is not None else None, kind=kind,
+                        runtime=runtime if job is not None else None,
+                        wait=queue_wait(job, runtime, now))
+
+
+def queue_wait(job, runtime: float, now: float) -> float | None:
+    """Reserve time minus available time, for a first delivery (pure).
+
+    The reserve time is taken as now - runtime (the job started right after its pop).
+    Later deliveries are left out: a released job keeps its first ``availableAt``.
+    """
+    if job is None or job.attempts != 1:
+        return None
+    available = job.data.get("availableAt", job.pushed_at)
+    if isinstance(available, bool) or not isinstance(available, (int, float)):
+        return None
+    return max(now - runtime - available, 0.0)
+
+
+def _send_or_ride(client, driver, calls: list) -> list:
+    """Ride in the worker's pipeline when Horizon shares its Redis; else send now."""
     if client is driver.client:
-        return [call]
-    script, keys_, args = call
-    script(keys=keys_, args=args)
+        return calls
+    for script, keys_, args in calls:
+        script(keys=keys_, args=args)
     return []
 
 

@@ -1,10 +1,11 @@
 """Recent successes ("completed" jobs), kept for `trim.completed` minutes."""
 from __future__ import annotations
 
-import json
 import time
 
 import redis
+
+from queueing.safe_json import peek
 
 from .. import keys
 
@@ -34,10 +35,7 @@ def _decode(record: dict[bytes, bytes]) -> dict:
     item = {k.decode(): v.decode("utf-8", "replace") for k, v in record.items()}
     item["runtime_ms"] = float(item.get("runtime_ms", 0))
     item["completed_at"] = float(item.get("completed_at", 0))
-    try:
-        item["payload"] = json.loads(item.get("payload") or "{}")
-    except ValueError:
-        item["payload"] = {}
+    item["payload"] = peek(item.get("payload") or "{}")  # any depth, never raises
     return item
 
 

@@ -15,10 +15,12 @@ from typing import TextIO
 import redis
 
 from queueing.process_control import SignalFlags
+from queueing.redaction import for_log
 
 from .. import keys
 from ..config import HorizonConfig
 from ..repositories import commands, metrics, recent, state
+from .duties import Duties
 from .supervisor import Supervisor
 
 LOOP_INTERVAL = 0.5  # seconds between loop turns
@@ -43,9 +45,11 @@ class Master:
         self.supervisors = [Supervisor(c, self.name, output=worker_output, log=self.log)
                             for c in config.supervisors]
         self._snapshot_checked = 0.0
+        # Schedules and long-wait alerts (issue 14): one object, ticked once per turn.
+        self.duties = Duties.for_master(config, client, owner=self.name, log=self.log)
 
     def log(self, message: str) -> None:
-        self.stdout.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {message}\n")
+        self.stdout.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {for_log(message)}\n")
         self.stdout.flush()
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -81,6 +85,8 @@ class Master:
                         supervisor.monitor()
                 self.publish()
                 self.metrics_upkeep()
+                if self.terminating_since is None:
+                    self.duties.tick()  # schedules, long-wait alerts (supervisor/duties.py)
                 time.sleep(LOOP_INTERVAL)
         finally:
             self.flags.uninstall()

@@ -48,7 +48,7 @@ def operator(db):
     from django.contrib.auth.models import Permission, User
 
     user = User.objects.create_user("operator", password=PASSWORD, is_staff=True)
-    user.user_permissions.add(Permission.objects.get(codename="view_dashboard"))
+    user.user_permissions.add(Permission.objects.get(codename="operate_dashboard"))
     return user
 
 

@@ -4,6 +4,7 @@ import os
 import time
 
 from queueing import Job, current_job, job
+from horizon.schedules import schedule
 from queueing.connections import redis_driver
 
 RAN = "test:ran"
@@ -166,3 +167,9 @@ def record_then_stop(label):
 
     note(RAN, label=label)
     os.kill(os.getpid(), signal_lib.SIGTERM)
+
+
+@schedule("0 0 1 1 *", tz="Europe/Paris", name="new-year-report")
+@job(queue="low")
+def new_year_report():
+    note(RAN, label="new-year-report")

@@ -10,6 +10,7 @@ from queueing import failed as failed_store
 from queueing.errors import QueueError
 from queueing.models import FailedJob
 
+from ... import audit
 from ...repositories import horizon_client
 from .. import failures, history, lookup, queues
 from ..auth import action
@@ -38,6 +39,7 @@ def retry_failed(request: HtmxHttpRequest, uuid: str) -> HttpResponse:
     except QueueError as exc:
         return confirm(request, f"Could not retry {uuid}: {exc}", fallback=back, level="error")
     history.record(horizon_client(), [uuid], _who(request))
+    audit.record(_who(request), "retry", uuid, f"{row.job} on {row.connection}:{row.queue}")
     return confirm(request, f"Retried {row.job or uuid}: it is pending again on "
                             f"{row.connection}:{row.queue}.", fallback=back)
 
@@ -46,6 +48,7 @@ def retry_failed(request: HtmxHttpRequest, uuid: str) -> HttpResponse:
 def delete_failed(request: HtmxHttpRequest, uuid: str) -> HttpResponse:
     back = reverse("horizon:failed")
     if failed_store.forget(uuid):
+        audit.record(_who(request), "delete failed", uuid)
         return confirm(request, f"Deleted failed job {uuid}.", fallback=back)
     return confirm(request, f"Job {uuid} was already gone.", fallback=back, level="error")
 
@@ -55,6 +58,8 @@ def retry_failed_matching(request: HtmxHttpRequest) -> HttpResponse:
     queue, q = queues.parse(request.POST.get("queue")), request.POST.get("q", "").strip()
     retried, skipped = failures.retry_rows(failures.filtered(queue, q))
     history.record(horizon_client(), retried, _who(request))
+    audit.record(_who(request), "retry matching", f"{len(retried)} failed jobs",
+                 f"filter:{_filter_note(queue, q) or ' none'}")
     note = f" ({plural(skipped, 'job')} skipped: unknown connection)" if skipped else ""
     return confirm(request, f"Retried {plural(len(retried), 'failed job')}"
                             f"{_filter_note(queue, q)}.{note}",
@@ -65,6 +70,8 @@ def retry_failed_matching(request: HtmxHttpRequest) -> HttpResponse:
 def delete_failed_matching(request: HtmxHttpRequest) -> HttpResponse:
     queue, q = queues.parse(request.POST.get("queue")), request.POST.get("q", "").strip()
     deleted, _ = failures.filtered(queue, q).delete()
+    audit.record(_who(request), "delete matching", f"{deleted} failed jobs",
+                 f"filter:{_filter_note(queue, q) or ' none'}")
     return confirm(request, f"Deleted {plural(deleted, 'failed job')}{_filter_note(queue, q)}.",
                    fallback=reverse("horizon:failed"))
 
@@ -90,6 +97,7 @@ def delete_job(request: HtmxHttpRequest, state: str, uuid: str) -> HttpResponse:
     if not forget(found.ref.name, found.raw):
         return confirm(request, f"Job {uuid} left the {state} list before it could be "
                                 "deleted.", fallback=back, level="error")
+    audit.record(_who(request), f"delete {state}", uuid, found.ref.label)
     return confirm(request, f"Deleted {state} job {uuid} from {found.ref.label}.",
                    fallback=back)
 
@@ -102,5 +110,6 @@ def run_now(request: HtmxHttpRequest, uuid: str) -> HttpResponse:
             found.ref.name, found.raw):
         return confirm(request, f"Job {uuid} is no longer delayed.", fallback=back,
                        level="error")
+    audit.record(_who(request), "run now", uuid, found.ref.label)
     return confirm(request, f"Job {uuid} moved to the end of {found.ref.label}'s pending "
                             "list; it runs as soon as a worker takes it.", fallback=back)

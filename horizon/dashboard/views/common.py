@@ -27,11 +27,21 @@ def render_page(request: HtmxHttpRequest, template: str, partial: str,
     return response
 
 
+MAX_INDEX = 2**31 - 1  # no list is longer; bigger numbers overflow SQLite and Redis
+
+
 def int_param(params: QueryDict, name: str, default: int = 0) -> int:
+    """A position-like number from the query: an int in [0, MAX_INDEX], else `default`.
+
+    Callers clamp it further to the real totals; this bound keeps a huge number from
+    reaching SQLite ("datatype mismatch") or Redis ("value is not an integer").
+    """
+    raw = (params.get(name) or "").strip()[:20]
     try:
-        return int(params.get(name) or default)
+        value = int(raw) if raw else default
     except ValueError:
         return default
+    return min(max(value, 0), MAX_INDEX)
 
 
 def float_param(params: QueryDict, name: str) -> float | None:

@@ -12,6 +12,7 @@ from django.urls import reverse
 
 from queueing import connections, restart
 
+from ... import audit
 from ...repositories import commands, horizon_client, state
 from .. import queues
 from ..auth import action
@@ -28,6 +29,7 @@ def control(request: HtmxHttpRequest, verb: str) -> HttpResponse:
         return confirm(request, f"No master is running, so there is nothing to {verb}. "
                                 "Start one with manage.py horizon.", fallback=back,
                        level="error")
+    audit.record(request.user.get_username(), f"{verb} all", ", ".join(names))
     return confirm(request, f"Asked {plural(len(names), 'master')} ({', '.join(names)}) to "
                             f"{verb} all their supervisors.", fallback=back)
 
@@ -41,6 +43,7 @@ def supervisor_control(request: HtmxHttpRequest, name: str, verb: str) -> HttpRe
         return confirm(request, f"Supervisor {name} is not running.", fallback=back,
                        level="error")
     commands.push(client, found.master, f"{verb}_supervisor", name=name)
+    audit.record(request.user.get_username(), f"{verb} supervisor", name, found.master)
     return confirm(request, f"Asked master {found.master} to {verb} supervisor {name}.",
                    fallback=back)
 
@@ -52,6 +55,7 @@ def queue_control(request: HtmxHttpRequest, queue: str, verb: str) -> HttpRespon
         raise Http404("No such queue.")
     driver = connections.redis_driver(ref.connection)
     (restart.pause_queue if verb == "pause" else restart.continue_queue)(driver, ref.name)
+    audit.record(request.user.get_username(), f"{verb} queue", ref.label)
     detail = ("workers take no new jobs from it until it is continued" if verb == "pause"
               else "workers take jobs from it again")
     return confirm(request, f"Queue {ref.label} {PAST[verb]}: {detail}.",

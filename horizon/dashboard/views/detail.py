@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 
 from django.http import HttpResponse
 from django.urls import reverse
@@ -13,20 +14,41 @@ from queueing import connections, heartbeat
 from ...repositories import horizon_client
 from .. import formatting, history, lookup, queues, task_results
 from ..auth import page
-from ..masking import mask, mask_text
+from ..masking import CLIP_MARGIN, clip, display, mask
 from .common import HtmxHttpRequest, float_param, int_param, render_page
 
-RAW_LIMIT = 64 * 1024  # characters of an unreadable entry shown as text
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """How much of a job the page shows: a glance by default, far more on "show more".
+
+    Every string is clipped before it is masked (masking is linear, but a 20 MB
+    argument is still 20 MB of HTML), and so is the whole rendered payload.
+    """
+
+    string: int
+    total: int
 
 
-def pretty_payload(found: lookup.Found) -> str:
+GLANCE = Limits(string=2_000, total=64 * 1024)
+CLIPPED_MARK = " more characters]"  # what redaction.display appends to a clipped string
+FULL = Limits(string=1_000_000, total=4 * 1024 * 1024)
+
+
+def pretty_payload(found: lookup.Found, limits: Limits = GLANCE) -> tuple[str, bool]:
+    """The masked payload as text, and whether anything was left out."""
     if found.data:
-        return json.dumps(mask(found.data), indent=2, ensure_ascii=False, default=str)
-    if found.failed is not None:
-        return mask_text(found.failed.payload[:RAW_LIMIT])
-    if found.raw is not None:
-        return mask_text(found.raw[:RAW_LIMIT].decode("utf-8", "replace"))
-    return ""
+        text = json.dumps(mask(found.data, string_limit=limits.string), indent=2,
+                          ensure_ascii=False, default=str)
+        shown, hidden = clip(text, limits.total)
+        return shown, hidden > 0 or CLIPPED_MARK in text
+    raw = found.failed.payload if found.failed is not None else found.raw
+    if raw is None:
+        return "", False
+    if isinstance(raw, bytes):
+        raw = raw[:limits.total + CLIP_MARGIN].decode("utf-8", "replace")
+    shown, hidden = clip(raw, limits.total)  # undecodable entries are masked as text
+    return shown, hidden > 0
 
 
 def queue_label(found: lookup.Found) -> str:
@@ -69,7 +91,7 @@ def holder_gone(found: lookup.Found) -> bool:
     return not heartbeat.alive(client, [owner]).get(owner, True)
 
 
-def context(found: lookup.Found, now: float) -> dict:
+def context(found: lookup.Found, now: float, limits: Limits = GLANCE) -> dict:
     data = found.data
     tags = data.get("tags") if isinstance(data.get("tags"), list) else []
     retries = [(formatting.moment(e.get("at"), now), str(e.get("by", "")))
@@ -80,10 +102,12 @@ def context(found: lookup.Found, now: float) -> dict:
         "name": str(data.get("displayName") or data.get("job") or
                     (found.failed.job if found.failed else "") or "(unreadable entry)"),
         "queue_label": queue_label(found),
-        "payload": pretty_payload(found),
+        **dict(zip(("payload", "payload_clipped"), pretty_payload(found, limits))),
         "tags": [str(t) for t in tags],
         "timings": timings(found, now),
-        "exception": mask_text(found.failed.exception) if found.failed is not None else "",
+        "exception": (display(found.failed.exception, limits.total)
+                      if found.failed is not None else ""),
+        "showing_all": limits is FULL,
         "retries": retries,
         "retry_of": str(data.get("retryOf") or ""),
         "reserved_by": str(data.get("reservedBy") or ""),
@@ -108,7 +132,8 @@ def job(request: HtmxHttpRequest, state: str, uuid: str) -> HttpResponse:
         found = lookup.follow(uuid, ref, state)
         moved_from = state if found is not None else None
     now = time.time()
-    extra = context(found, now) if found is not None else {"state": state}
+    limits = FULL if request.GET.get("full") == "1" else GLANCE
+    extra = context(found, now, limits) if found is not None else {"state": state}
     response = render_page(request, "horizon/job.html", "horizon/partials/job.html", {
         "section": (found.state if found else state),
         "uuid": uuid,

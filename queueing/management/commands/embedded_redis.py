@@ -32,12 +32,12 @@ class Command(BaseCommand):
                 url = server.ensure_running()
             except QueueError as exc:
                 raise CommandError(str(exc)) from exc
-            self.stdout.write(f"redis-server running at {url} (pid {server.pid()})")
+            self.stdout.write(f"redis-server running at {redacted_url(url)} (pid {server.pid()})")
         elif action == "stop":
             server.stop()
             self.stdout.write("redis-server stopped")
         else:
             running = server.is_running()
-            self.stdout.write(f"redis-server at {server.url}: {'running' if running else 'stopped'}")
+            self.stdout.write(f"redis-server at {redacted_url(server.url)}: {'running' if running else 'stopped'}")
             if not running:
                 raise SystemExit(1)

@@ -1,7 +1,10 @@
-"""List failed jobs, newest first."""
+"""List failed jobs, newest first (masked, one line each: see queueing/redaction.py)."""
 from django.core.management.base import BaseCommand
 
 from queueing import failed
+from queueing.redaction import for_log
+
+EXCEPTION_WIDTH = 80
 
 
 class Command(BaseCommand):
@@ -18,8 +21,9 @@ class Command(BaseCommand):
             return
         header = ("UUID", "Connection", "Queue", "Job", "Failed at", "Exception")
         table = [header] + [(
-            r.uuid, r.connection, r.queue, r.job or "?", r.failed_at.strftime("%Y-%m-%d %H:%M:%S"),
-            (r.exception.splitlines() or [""])[0][:80],
+            for_log(r.uuid, 100), r.connection, r.queue, for_log(r.job or "?", 255),
+            r.failed_at.strftime("%Y-%m-%d %H:%M:%S"),
+            for_log(r.exception[:4096].split("\n", 1)[0], EXCEPTION_WIDTH),
         ) for r in rows]
         widths = [max(len(str(row[i])) for row in table) for i in range(len(header))]
         for row in table:

@@ -1,0 +1,25 @@
+"""The audit log: operator actions taken from the dashboard, newest first."""
+from __future__ import annotations
+
+import time
+
+from django.http import HttpResponse
+
+from ... import audit
+from .. import formatting, paging
+from ..auth import page
+from .common import HtmxHttpRequest, int_param, render_page
+
+
+@page
+def audit_log(request: HtmxHttpRequest) -> HttpResponse:
+    total = audit.count()
+    start = paging.clamp_start(str(int_param(request.GET, "start")), total)
+    now = time.time()
+    rows = [(formatting.moment_of(e.at, now), e) for e in audit.page(start, paging.PAGE_SIZE)]
+    return render_page(request, "horizon/audit.html", "horizon/partials/audit.html", {
+        "section": "audit",
+        "rows": rows,
+        "page": paging.Page(start, paging.PAGE_SIZE, total),
+        "keep": audit.keep(),
+    })

@@ -1,0 +1,131 @@
+"""The Prometheus exposition: a prometheus_client Collector over Horizon's Redis state.
+
+Nothing here keeps counts in the web process: each scrape reads what workers and
+masters wrote to Redis (see horizon/repositories/counters.py), so any number of web
+processes answer the same numbers, and a restart of one loses nothing. Every read is an
+index or counter read: series hashes, LLEN/ZCARD per queue, LINDEX 0 for latency,
+published supervisor states, and one indexed COUNT per queue in the failed store.
+
+Labels stay bounded: ``connection``, ``queue`` (known queues only), ``job`` (registered
+names only), ``supervisor`` and ``state``; never an id.
+"""
+from __future__ import annotations
+
+import time
+
+from prometheus_client.core import (
+    CollectorRegistry, CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily,
+)
+from prometheus_client.exposition import generate_latest
+from prometheus_client.registry import Collector
+
+from queueing.models import FailedJob
+
+from .repositories import counters, horizon_client
+from .repositories import state as state_repo
+from .repositories.latency import oldest_ages
+
+COUNTERS = {
+    "processed": "Jobs that completed successfully.",
+    "failed": "Jobs that failed for good (sent to the failed store).",
+    "released": "Attempts that raised and were released for a later retry.",
+    "timed_out": "Attempts stopped by their timeout (released or failed).",
+}
+
+
+def _histogram(name: str, doc: str) -> HistogramMetricFamily:
+    return HistogramMetricFamily(name, doc, labels=["connection", "queue", "job"])
+
+
+def _cumulative(bounds: tuple[float, ...], per_bucket: list[int]) -> list[tuple[str, int]]:
+    out, total = [], 0
+    for bound, count in zip([*map(repr, bounds), "+Inf"], per_bucket):
+        total += count
+        out.append((bound, total))
+    return out
+
+
+class HorizonCollector(Collector):
+    def collect(self):
+        yield from self.job_metrics()
+        yield from self.queue_metrics()
+
+    def job_metrics(self):
+        series = counters.read_all(horizon_client())
+        families = {o: CounterMetricFamily(f"horizon_jobs_{o}", doc,
+                                           labels=["connection", "queue", "job"])
+                    for o, doc in COUNTERS.items()}
+        runtime = _histogram("horizon_job_runtime_seconds",
+                             "How long job attempts ran, whatever their outcome.")
+        wait = _histogram("horizon_queue_wait_seconds",
+                          "Reserve time minus available time, for first deliveries.")
+        for s in series:
+            labels = [s.connection, s.queue, s.job]
+            for outcome, family in families.items():
+                family.add_metric(labels, s.counts[outcome])
+            runtime.add_metric(labels, _cumulative(counters.RUNTIME_BUCKETS, s.runtime_buckets),
+                               s.runtime_sum)
+            wait.add_metric(labels, _cumulative(counters.WAIT_BUCKETS, s.wait_buckets),
+                            s.wait_sum)
+        yield from families.values()
+        yield runtime
+        yield wait
+
+    def queue_metrics(self):
+        from .dashboard.reads import queue_rows
+
+        client = horizon_client()
+        sups = state_repo.supervisors(client)
+        rows = queue_rows(sups)
+        now = time.time()
+        ages = oldest_ages([(r.ref.connection, r.ref.name) for r in rows], now)
+        depth = GaugeMetricFamily("horizon_queue_jobs", "Jobs in a queue, by state.",
+                                  labels=["connection", "queue", "state"])
+        latency = GaugeMetricFamily(
+            "horizon_queue_latency_seconds",
+            "Age of the oldest ready job (0 when the queue is empty).",
+            labels=["connection", "queue"])
+        paused = GaugeMetricFamily("horizon_queue_paused", "1 when the queue is paused.",
+                                   labels=["connection", "queue"])
+        reserved = 0
+        for row in rows:
+            labels = [row.ref.connection, row.ref.name]
+            failed = FailedJob.objects.filter(connection=row.ref.connection,
+                                              queue=row.ref.name).count()
+            for state, value in (("ready", row.pending), ("delayed", row.delayed),
+                                 ("reserved", row.reserved), ("failed", failed)):
+                depth.add_metric([*labels, state], value)
+            latency.add_metric(labels, ages[(row.ref.connection, row.ref.name)])
+            paused.add_metric(labels, 1 if row.paused else 0)
+            if row.processes:
+                reserved += row.reserved
+        yield depth
+        yield latency
+        yield paused
+
+        processes = GaugeMetricFamily("horizon_supervisor_processes",
+                                      "Worker processes a supervisor runs.",
+                                      labels=["master", "supervisor"])
+        sup_paused = GaugeMetricFamily("horizon_supervisor_paused",
+                                       "1 when the supervisor is paused.",
+                                       labels=["master", "supervisor"])
+        for sup in sups:
+            processes.add_metric([sup.master, sup.name], sup.total_processes)
+            sup_paused.add_metric([sup.master, sup.name], 1 if sup.status == "paused" else 0)
+        yield processes
+        yield sup_paused
+        total = sum(s.total_processes for s in sups)
+        busy = min(reserved, total)
+        workers = GaugeMetricFamily(
+            "horizon_workers", "Worker processes busy with a job or idle (busy: reserved "
+            "jobs in the queues they serve, at most the process count).", labels=["state"])
+        workers.add_metric(["busy"], busy)
+        workers.add_metric(["idle"], total - busy)
+        yield workers
+
+
+def exposition() -> bytes:
+    """The text format for one scrape (a fresh registry: no state kept in this process)."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(HorizonCollector())
+    return generate_latest(registry)

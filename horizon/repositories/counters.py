@@ -1,0 +1,102 @@
+"""Outcome counters and histograms for the Prometheus endpoint, kept in Redis.
+
+Many worker processes on many hosts finish jobs; the endpoint is one web process. So
+each worker adds its outcomes to Redis hashes (one per queue and job: counters plus
+histogram buckets) with one script call that rides in the pipeline of its next pop
+(queueing.hooks), and the endpoint reads those hashes: SMEMBERS of the series set plus
+one HGETALL per series, never a scan. The hashes are never reset, so they are true
+Prometheus counters; they start again from zero only if Redis loses them.
+
+Label cardinality is bounded: the queue (from settings) and the job's registered name;
+an entry whose name is not registered counts under "(unregistered)" and an unreadable
+one under "(malformed)", so names taken from Redis cannot grow the label set.
+"""
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+import redis
+
+from .. import keys
+from . import script_source
+
+OUTCOMES = ("processed", "failed", "released", "timed_out")
+RUNTIME_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+                   300.0)
+WAIT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+                300.0, 900.0, 3600.0)
+KIND_TO_OUTCOME = {"done": "processed", "failed": "failed", "released": "released",
+                   "timed_out": "timed_out"}
+
+_scripts: dict[int, object] = {}
+
+
+def bucket(bounds: tuple[float, ...], value: float) -> int:
+    """Index of the first bucket whose upper bound holds `value`; len(bounds) is +Inf."""
+    return bisect.bisect_left(bounds, value)
+
+
+def job_label(name: str | None) -> str:
+    if not name:
+        return "(malformed)"
+    from queueing.errors import UnknownJob
+    from queueing.registry import resolve
+
+    try:
+        resolve(name)
+    except UnknownJob:
+        return "(unregistered)"
+    return name
+
+
+def outcome_call(client: redis.Redis, *, queue_label: str, job: str | None, kind: str,
+                 runtime: float | None, wait: float | None):
+    """The script call counting one outcome (to run now or in a pipeline)."""
+    if id(client) not in _scripts:
+        _scripts[id(client)] = client.register_script(script_source("record_outcome"))
+    label = job_label(job)
+    series = f"{queue_label}|{label}"
+    return (_scripts[id(client)], [keys.prometheus_series(queue_label, label),
+                                   keys.PROMETHEUS_SERIES], [
+        series, KIND_TO_OUTCOME[kind],
+        "" if runtime is None else bucket(RUNTIME_BUCKETS, runtime),
+        0 if runtime is None else round(runtime, 6),
+        "" if wait is None else bucket(WAIT_BUCKETS, wait),
+        0 if wait is None else round(wait, 6)])
+
+
+@dataclass
+class Series:
+    connection: str
+    queue: str
+    job: str
+    counts: dict[str, int] = field(default_factory=dict)
+    runtime_buckets: list[int] = field(default_factory=list)
+    runtime_sum: float = 0.0
+    wait_buckets: list[int] = field(default_factory=list)
+    wait_sum: float = 0.0
+
+
+def _buckets(raw: dict[str, str], prefix: str, size: int) -> list[int]:
+    return [int(raw.get(f"{prefix}:{i}", 0)) for i in range(size + 1)]
+
+
+def read_all(client: redis.Redis) -> list[Series]:
+    names = sorted(m.decode() for m in client.smembers(keys.PROMETHEUS_SERIES))
+    pipe = client.pipeline(transaction=False)
+    for name in names:
+        pipe.hgetall(keys.prometheus_series(*name.split("|", 1)))
+    out = []
+    for name, record in zip(names, pipe.execute()):
+        raw = {k.decode(): v.decode() for k, v in record.items()}
+        label, _, job = name.partition("|")
+        connection, _, queue = label.partition(":")
+        out.append(Series(
+            connection, queue, job,
+            counts={o: int(raw.get(o, 0)) for o in OUTCOMES},
+            runtime_buckets=_buckets(raw, "rt", len(RUNTIME_BUCKETS)),
+            runtime_sum=float(raw.get("rt_sum", 0)),
+            wait_buckets=_buckets(raw, "wait", len(WAIT_BUCKETS)),
+            wait_sum=float(raw.get("wait_sum", 0))))
+    return out

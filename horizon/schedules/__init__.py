@@ -1,0 +1,4 @@
+"""Scheduled jobs: declare with ``@schedule``; ``manage.py horizon`` fires them."""
+from .definitions import ScheduleDefinition, ScheduleError, all_schedules, schedule
+
+__all__ = ["ScheduleDefinition", "ScheduleError", "all_schedules", "schedule"]

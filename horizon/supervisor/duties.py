@@ -1,0 +1,47 @@
+"""Operator duties the master performs besides supervising: schedules and long waits.
+
+Kept out of master.py so the master's loop gains one call (``duties.tick()``), and each
+duty stays testable on its own (horizon/schedules/loop.py, horizon/waits.py). A duty
+that fails (Redis away, a bad schedule) is logged and tried again on the next turn; it
+never stops the master.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import redis
+
+from ..config import HorizonConfig
+from ..schedules.definitions import ScheduleError, all_schedules
+from ..schedules.loop import ScheduleLoop
+from ..waits import WaitMonitor
+
+
+class Duties:
+    def __init__(self, schedules: ScheduleLoop, waits: WaitMonitor,
+                 log: Callable[[str], None]) -> None:
+        self.schedules = schedules
+        self.waits = waits
+        self.log = log
+
+    @classmethod
+    def for_master(cls, config: HorizonConfig, client: redis.Redis, *, owner: str,
+                   log: Callable[[str], None]) -> "Duties":
+        try:
+            found = all_schedules()
+        except ScheduleError as exc:
+            log(f"schedules disabled: {exc}")
+            found = []
+        if found:
+            log(f"running {len(found)} schedule(s): {', '.join(s.name for s in found)}")
+        return cls(ScheduleLoop(found, client, owner=owner, log=log),
+                   WaitMonitor.from_config(config, client, owner=owner, log=log), log)
+
+    def tick(self) -> None:
+        for name, duty in (("schedules", self.schedules), ("long-wait check", self.waits)):
+            try:
+                duty.tick()
+            except redis.RedisError as exc:
+                self.log(f"{name} failed: {exc}")
+            except Exception as exc:  # noqa: BLE001  (a duty must never stop the master)
+                self.log(f"{name} failed: {type(exc).__name__}: {exc}")

@@ -1,0 +1,62 @@
+"""Trace context carried in the payload's ``headers`` (optional OpenTelemetry).
+
+With the ``otel`` extra installed (``pip install horizon-django[otel]``), dispatch
+injects the current OpenTelemetry context into ``headers`` and the worker runs the job
+in a CONSUMER span whose parent is the dispatching span, the way Celery's
+instrumentation does. Without it, the import is tried once and every call returns at
+once: headers stay ``{}`` and jobs run exactly as before. Set
+``QUEUE_TRACING = False`` in settings to turn it off even when OpenTelemetry is there.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+_otel: Any = None  # None: not looked up yet; False: not installed or turned off
+
+
+def _api() -> Any:
+    global _otel
+    if _otel is None:
+        from django.conf import settings
+
+        if not getattr(settings, "QUEUE_TRACING", True):
+            _otel = False
+            return _otel
+        try:
+            from opentelemetry import context, propagate, trace
+        except ImportError:
+            _otel = False
+        else:
+            _otel = (context, propagate, trace)
+    return _otel
+
+
+def outgoing_headers() -> dict[str, str]:
+    """Headers for a new payload: the current trace context, or {} (no OpenTelemetry)."""
+    api = _api()
+    if not api:
+        return {}
+    carrier: dict[str, str] = {}
+    api[1].inject(carrier)
+    return carrier
+
+
+@contextmanager
+def job_span(job: Any) -> Iterator[None]:
+    """Run a job inside a span continuing the trace in its headers (no-op without OTel)."""
+    api = _api()
+    headers = job.data.get("headers") if job is not None else None
+    if not api or not isinstance(headers, dict):
+        yield
+        return
+    context, propagate, trace = api
+    parent = propagate.extract({str(k): str(v) for k, v in headers.items()})
+    tracer = trace.get_tracer("queueing")
+    with tracer.start_as_current_span(
+            f"run {job.job}", context=parent, kind=trace.SpanKind.CONSUMER,
+            attributes={"messaging.system": "horizon-django",
+                        "messaging.message.id": job.uuid,
+                        "messaging.destination.name": str(job.data.get("queue") or ""),
+                        "queueing.attempts": job.attempts}):
+        yield
