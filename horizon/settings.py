@@ -199,3 +199,11 @@ LOGGING = {
         "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
     },
 }
+
+# Django 6.1 configures outgoing mail (long-wait alerts) with MAILERS and deprecates
+# sending without it; this is the SMTP mailer EMAIL_BACKEND defaulted to. Django 5.2 and
+# 6.0 keep using the EMAIL_* settings.
+import django  # noqa: E402
+
+if django.VERSION >= (6, 1):
+    MAILERS = {"default": {"BACKEND": "django.core.mail.backends.smtp.EmailBackend"}}

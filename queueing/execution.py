@@ -25,6 +25,12 @@ def current_job() -> Payload | None:
 
 def call(definition: JobDefinition, job: Payload) -> Any:
     """Run the job's code with its arguments; exceptions propagate to the caller."""
+    if definition.adapter is not None:
+        token = _current.set(job)
+        try:
+            return definition.adapter.call(job)
+        finally:
+            _current.reset(token)
     if definition.is_class:
         instance = definition.target()
         instance.payload = job

@@ -19,6 +19,10 @@ class QueueKeys:
     delayed: str
     reserved: str
     paused: str  # exists while the queue is paused; the pop script checks it
+    # Django Tasks with a non-zero priority (queueing/tasks/priority.py); unused otherwise
+    prio_hi: str  # zset: priority 1..100, taken before the ready list
+    prio_lo: str  # zset: priority -100..-1, taken after it
+    prio_seq: str  # counter: FIFO order within one priority
 
     @classmethod
     def for_queue(cls, name: str, prefix: str = DEFAULT_PREFIX) -> "QueueKeys":
@@ -29,6 +33,9 @@ class QueueKeys:
             delayed=f"{ready}:delayed",
             reserved=f"{ready}:reserved",
             paused=f"{ready}:paused",
+            prio_hi=f"{ready}:prio:hi",
+            prio_lo=f"{ready}:prio:lo",
+            prio_seq=f"{ready}:prio:seq",
         )
 
     def as_list(self) -> list[str]:

@@ -4,7 +4,9 @@ A worker resolves a payload's ``job`` name here and nowhere else: it never impor
 dotted path taken from Redis, so write access to Redis cannot call arbitrary code.
 Entries come from ``@job`` functions and ``Job`` subclasses, which register themselves
 when their module is imported; ``QueueingConfig.ready`` imports every installed app's
-``jobs`` module.
+``jobs`` module, and, when settings.TASKS uses ``queueing.tasks.RedisBackend``, every
+installed app's ``tasks`` module (module-level ``@task`` functions register themselves
+when the backend validates them).
 """
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ class JobDefinition:
     target: Any  # the function, or the Job subclass
     options: JobOptions
     is_class: bool
+    # Runs the payload instead of calling `target` (Django Tasks: see queueing/tasks/runner.py)
+    adapter: Any = None
 
     @property
     def origin(self) -> str:
@@ -52,11 +56,17 @@ def resolve(name: str) -> JobDefinition:
     except (KeyError, TypeError):
         raise UnknownJob(
             f"job {name!r} is not registered: only @job functions and Job subclasses in "
-            "installed apps' jobs modules can run. Workers load jobs once, at start: if this "
+            "installed apps' jobs modules (and @task functions in their tasks modules) can run. "
+            "Workers load jobs once, at start: if this "
             "job is new, deploy its code to the workers' hosts, restart them "
             "(manage.py queue_restart, or horizon_terminate under a supervisor), then retry "
             "it (manage.py queue_retry UUID)"
         ) from None
+
+
+def lookup(name: str) -> JobDefinition | None:
+    """The definition registered as `name`, or None (no error: for optional lookups)."""
+    return _registry.get(name)
 
 
 def names() -> list[str]:
@@ -86,3 +96,7 @@ def autodiscover() -> None:
     from django.utils.module_loading import autodiscover_modules
 
     autodiscover_modules("jobs")
+    from .tasks.discovery import uses_redis_backend
+
+    if uses_redis_backend():
+        autodiscover_modules("tasks")

@@ -13,7 +13,8 @@ from redis.commands.core import Script
 
 SCRIPT_NAMES = (
     "push", "later", "pop", "release", "delete", "size", "clear",
-    "forget_pending", "promote_delayed", "renew", "unreserve",
+    "forget_pending", "promote_delayed", "renew", "unreserve", "push_priority",
+    "pending",
 )
 
 
@@ -36,6 +37,8 @@ class Scripts:
     promote_delayed: Script
     renew: Script
     unreserve: Script
+    push_priority: Script
+    pending: Script
 
     def __init__(self, client: redis.Redis) -> None:
         for name in SCRIPT_NAMES:

@@ -128,3 +128,19 @@ HORIZON.update(json.loads(os.environ.get("HORIZON_TEST_EXTRA") or "{}"))
 # A real start-up crash for supervisor tests: runworker processes fail while loading settings.
 if os.environ.get("TEST_BREAK_RUNWORKER") and "runworker" in sys.argv:
     raise ImportError("TEST_BREAK_RUNWORKER: this worker fails at start-up on purpose")
+# Django's Tasks framework on our queue: core django.tasks on Django 6, the backport on 5.2.
+try:
+    import django.tasks  # noqa: F401
+except ImportError:
+    try:
+        import django_tasks  # noqa: F401
+        INSTALLED_APPS = [*INSTALLED_APPS, "django_tasks"]
+    except ImportError:
+        django_tasks = None
+TASKS = {
+    "default": {
+        "BACKEND": "queueing.tasks.RedisBackend",
+        "QUEUES": ["default", "high", "low"],
+        "OPTIONS": {"connection": "redis"},
+    },
+}

@@ -100,12 +100,21 @@ def test_readme_snippets_work_in_a_fresh_startproject(wheel, tmp_path):
         run([str(python), "manage.py", "startapp", "myapp"], cwd=project, env=env)
         outbox = tmp_path / "outbox"
         settings = project / "mysite" / "settings.py"
-        settings.write_text(settings.read_text() + "\n" + snippets["settings"] + textwrap.dedent(f"""
-            # The test's own additions: the app holding the README's job, mail to files.
-            INSTALLED_APPS += ["myapp"]
+        generated = settings.read_text()
+        if "MAILERS" in generated:  # Django 6.1+: the EMAIL_* settings may not be mixed in
+            mail = f"""
+            MAILERS = {{"default": {{"BACKEND": "django.core.mail.backends.filebased.EmailBackend",
+                                   "OPTIONS": {{"file_path": {str(outbox)!r}}}}}}}
+            """
+        else:
+            mail = f"""
             EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
             EMAIL_FILE_PATH = {str(outbox)!r}
-            """))
+            """
+        settings.write_text(generated + "\n" + snippets["settings"] + textwrap.dedent("""
+            # The test's own additions: the app holding the README's job, mail to files.
+            INSTALLED_APPS += ["myapp"]
+            """) + textwrap.dedent(mail))
         urls = project / "mysite" / "urls.py"
         urls.write_text(urls.read_text() + "\n" + snippets["urls"])
         (project / "myapp" / "jobs.py").write_text(snippets["job"])

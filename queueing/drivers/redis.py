@@ -121,7 +121,8 @@ class RedisDriver:
         a list in queue order, empty when there are none, or PAUSED."""
         k = self.keys(queue)
         token = self.new_token()
-        pop = (self.scripts.pop, [k.ready, k.delayed, k.reserved, k.notify, k.paused],
+        pop = (self.scripts.pop, [k.ready, k.delayed, k.reserved, k.notify, k.paused,
+                                  k.prio_hi, k.prio_lo, k.prio_seq],
                self._pop_args(time.time(), owner, token, max(int(count), 1)))
         calls = self._ack_calls(finished, extra)
         if not calls:
@@ -210,11 +211,12 @@ class RedisDriver:
 
     def clear(self, queue: str) -> int:
         k = self.keys(queue)
-        return self.scripts.clear(keys=[k.ready, k.delayed, k.notify])
+        return self.scripts.clear(keys=[k.ready, k.delayed, k.notify, k.prio_hi, k.prio_lo])
 
     def forget_pending(self, queue: str, raw: bytes | str) -> bool:
         k = self.keys(queue)
-        return bool(self.scripts.forget_pending(keys=[k.ready, k.notify], args=[raw]))
+        return bool(self.scripts.forget_pending(keys=[k.ready, k.notify, k.prio_hi, k.prio_lo],
+                                                 args=[raw]))
 
     def promote_delayed(self, queue: str, raw: bytes | str) -> bool:
         k = self.keys(queue)
@@ -242,20 +244,23 @@ class RedisDriver:
     # -- reads --------------------------------------------------------------------------
     def sizes(self, queue: str) -> QueueSizes:
         k = self.keys(queue)
-        pending, delayed, reserved = self.scripts.size(keys=[k.ready, k.delayed, k.reserved])
+        pending, delayed, reserved = self.scripts.size(
+            keys=[k.ready, k.delayed, k.reserved, k.prio_hi, k.prio_lo])
         return QueueSizes(pending, delayed, reserved)
 
     def sizes_many(self, queues: Iterable[str]) -> dict[str, QueueSizes]:
         queues = list(queues)
         results = run_pipelined(self.client, [
-            (self.scripts.size, [k.ready, k.delayed, k.reserved], [])
+            (self.scripts.size, [k.ready, k.delayed, k.reserved, k.prio_hi, k.prio_lo], [])
             for k in map(self.keys, queues)
         ])
         return {q: QueueSizes(*counts) for q, counts in zip(queues, results)}
 
     def pending(self, queue: str, start: int = 0, stop: int = 49) -> list[bytes]:
-        """Ready jobs in queue order, by index range (inclusive, like LRANGE)."""
-        return self.client.lrange(self.keys(queue).ready, start, stop)
+        """Waiting jobs in the order pop takes them, by index range (inclusive, like
+        LRANGE): Django Tasks' high-priority set, the ready list, the low-priority set."""
+        k = self.keys(queue)
+        return self.scripts.pending(keys=[k.prio_hi, k.ready, k.prio_lo], args=[start, stop])
 
     def delayed(self, queue: str, start: int = 0, stop: int = 49) -> list[tuple[bytes, float]]:
         """Delayed jobs, soonest first, with the unix time each becomes available."""

@@ -15,6 +15,13 @@
 --      notify token per job.
 -- Steps 2-4 repeat for up to ARGV[7] jobs (a worker's prefetch); job i's token is
 -- ARGV[6] .. '.' .. i.
+-- Django Tasks priority (docs/tasks.md#priority): jobs with a non-zero priority wait in
+-- two sorted sets, taken before (:prio:hi) and after (:prio:lo) the ready list. Step 0's
+-- one EXISTS covers the paused flag and both sets, so a queue without prioritised jobs
+-- makes the same calls as before; with some, step 2 takes the head of :prio:hi first,
+-- then the ready list, then :prio:lo. Step 1 sends a due entry that carries "priority"
+-- (right after attempts and any reservation stamps) back to its set instead of the
+-- ready list.
 -- A cjson decode/encode round trip is avoided on purpose: it would turn [] into {},
 -- round floats, and raise on a malformed entry after the LPOP (Lua cannot roll back).
 -- KEYS[1]  ready list            queues:{NAME}
@@ -22,6 +29,9 @@
 -- KEYS[3]  reserved zset         queues:{NAME}:reserved
 -- KEYS[4]  notify list           queues:{NAME}:notify
 -- KEYS[5]  paused flag           queues:{NAME}:paused
+-- KEYS[6]  high-priority zset    queues:{NAME}:prio:hi   (score: see push_priority.lua)
+-- KEYS[7]  low-priority zset     queues:{NAME}:prio:lo
+-- KEYS[8]  priority sequence     queues:{NAME}:prio:seq
 -- ARGV[1]  now (unix time)
 -- ARGV[2]  lease expiry (now + retry_after), or '+inf'
 -- ARGV[3]  how many due jobs to move per source at most
@@ -31,20 +41,59 @@
 -- ARGV[7]  how many jobs to reserve at most (1 when absent)
 -- Returns the reserved payloads in queue order (an empty list when the queue is
 -- empty), or -1 when it is paused.
-if redis.call('EXISTS', KEYS[5]) == 1 then return -1 end
+local flagged = redis.call('EXISTS', KEYS[5], KEYS[6], KEYS[7])
+if flagged > 0 and redis.call('EXISTS', KEYS[5]) == 1 then return -1 end
+local prioritised = flagged > 0  -- a priority set has jobs (or gets some in step 1)
+
+-- The priority a due entry carries, or nil: "priority" right after attempts and the
+-- reservation stamps pop adds (release re-encodes without them; an expired reservation
+-- still has them). Anchored matches from a position, no copies: an entry without a
+-- priority costs a few compares.
+local function priority_of(entry)
+  local _, at = string.find(entry, '^{"attempts":%d+,')
+  if not at then return nil end
+  local _, stop = string.find(entry, '^"reservation":"[^"\\]*",', at + 1)
+  if stop then at = stop end
+  _, stop = string.find(entry, '^"reservedBy":"[^"\\]*",', at + 1)
+  if stop then at = stop end
+  local value = string.match(entry, '^"priority":(%-?%d+)[,}]', at + 1)
+  if not value then return nil end
+  value = tonumber(value)
+  if value == 0 or value > 100 or value < -100 then return nil end
+  return value
+end
+
+local function push_prioritised(entry, priority)
+  local sequence = redis.call('INCR', KEYS[8])
+  local key = KEYS[6]
+  if priority < 0 then key = KEYS[7] end
+  redis.call('ZADD', key, (100 - priority) * 17592186044416 + sequence, entry)
+  prioritised = true
+end
 
 local function migrate(source)
   local due = redis.call('ZRANGEBYSCORE', source, '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
   local count = #due
   if count == 0 then return end
   redis.call('ZREMRANGEBYRANK', source, 0, count - 1)
+  local plain = {}
+  for i = 1, count do
+    local priority = priority_of(due[i])
+    if priority then push_prioritised(due[i], priority) else plain[#plain + 1] = due[i] end
+  end
+  for first = 1, #plain, 100 do
+    redis.call('RPUSH', KEYS[1], unpack(plain, first, math.min(first + 99, #plain)))
+  end
   for first = 1, count, 100 do
-    local last = math.min(first + 99, count)
-    redis.call('RPUSH', KEYS[1], unpack(due, first, last))
     local tokens = {}
-    for i = first, last do tokens[#tokens + 1] = '1' end
+    for i = first, math.min(first + 99, count) do tokens[#tokens + 1] = '1' end
     redis.call('RPUSH', KEYS[4], unpack(tokens))
   end
+end
+
+local function zpopmin(key)
+  local head = redis.call('ZPOPMIN', key)
+  return head[1]
 end
 
 migrate(KEYS[2])
@@ -56,7 +105,9 @@ local wanted = tonumber(ARGV[7] or '1') or 1
 local reserved = {}
 
 for i = 1, wanted do
-  local job = redis.call('LPOP', KEYS[1])
+  local job = prioritised and zpopmin(KEYS[6])
+  job = job or redis.call('LPOP', KEYS[1])
+  if not job and prioritised then job = zpopmin(KEYS[7]) end
   if not job then break end
   local stamp = '"reservation":"' .. ARGV[6] .. '.' .. i .. '",' .. owner
   local entry

@@ -12,7 +12,7 @@ from django.utils.http import urlencode
 from queueing import connections, heartbeat
 
 from ...repositories import horizon_client
-from .. import formatting, history, lookup, queues
+from .. import formatting, history, lookup, queues, task_results
 from ..auth import page
 from ..masking import CLIP_MARGIN, clip, display, mask
 from .common import HtmxHttpRequest, float_param, int_param, render_page
@@ -113,6 +113,7 @@ def context(found: lookup.Found, now: float, limits: Limits = GLANCE) -> dict:
         "retries": retries,
         "retry_of": str(data.get("retryOf") or ""),
         "reserved_by": str(data.get("reservedBy") or ""),
+        "task": task_results.panel(data, found.uuid, now),
         "holder_gone": holder_gone(found),
         "facts": [(label, data.get(key)) for label, key in (
             ("Job", "job"), ("Attempts", "attempts"), ("Max tries", "maxTries"),

@@ -1,0 +1,191 @@
+"""``RedisBackend``: Django's Tasks API onto our Redis queue.
+
+    TASKS = {"default": {
+        "BACKEND": "queueing.tasks.RedisBackend",
+        "QUEUES": ["default", "high"],
+        "OPTIONS": {"connection": "redis", "result_ttl": 86400},
+    }}
+
+A Tasks-API job is an ordinary job: the payload our ``@job`` functions use, with the
+task's path as its ``job`` name and a ``task`` block (backend alias, priority, enqueue
+time), pushed on the same queue and run by the same ``runworker``. Its result lives in
+Redis (``results.py``); the worker side is ``runner.py``.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import redis
+from django.core import checks
+from django.utils import timezone
+
+from .. import connections, payload as payload_lib
+from ..conf import queue_settings
+from ..errors import ConfigurationError, InvalidOption, QueueError
+from . import priority as priority_lib
+from .framework import PRIMARY, InvalidTask, TaskResultDoesNotExist, framework_of
+from .registration import register_task, task_for_path
+from .results import (
+    DEFAULT_MAX_RESULT_BYTES, DEFAULT_RESULT_TTL, ResultRecord, ResultStore)
+from .task_class import job_options, task_class_for
+from .translate import to_task_result
+
+KNOWN_OPTIONS = {"connection", "result_ttl", "max_result_bytes"}
+
+
+class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[misc,name-defined]
+    """Runs Django Tasks on our Redis queue; results are kept in Redis."""
+
+    task_class = task_class_for(PRIMARY)
+    supports_defer = True  # run_after: the job waits in the delayed set
+    supports_async_task = True  # the worker runs coroutine functions with async_to_sync
+    supports_get_result = True  # results are in Redis, readable from any process
+    supports_priority = True  # see priority.py: higher first, FIFO within one priority
+
+    def __init__(self, alias: str, params: dict) -> None:
+        super().__init__(alias, params)
+        self.connection_name = self.options.get("connection")
+        self.result_ttl = self.options.get("result_ttl", DEFAULT_RESULT_TTL)
+        self.max_result_bytes = self.options.get("max_result_bytes", DEFAULT_MAX_RESULT_BYTES)
+
+    # -- configuration --------------------------------------------------------------------
+    @property
+    def connection(self):
+        """Our QUEUE connection this backend writes to (validated)."""
+        return queue_settings().connection(self.connection_name)
+
+    def results(self) -> ResultStore:
+        return ResultStore(connections.redis_driver(self.connection.name).client,
+                           ttl=int(self.result_ttl))
+
+    def check(self, **kwargs: Any) -> list[checks.CheckMessage]:
+        return list(configuration_errors(self))
+
+    # -- validation -----------------------------------------------------------------------
+    def validate_task(self, task: Any) -> None:
+        """Django's rules and messages, then our options; a valid task is registered.
+
+        The rules are those of the task's own framework (core or backport), run on this
+        backend's flags; their exception is re-raised as ``InvalidTask``, which every
+        installed framework's ``except`` clause catches.
+        """
+        framework = framework_of(task)
+        try:
+            framework.BaseTaskBackend.validate_task(self, task)
+        except framework.invalid_task as exc:
+            raise InvalidTask(*exc.args) from None
+        try:
+            options = job_options(task)
+        except InvalidOption as exc:
+            raise InvalidTask(str(exc)) from None
+        register_task(task, options)
+
+    # -- enqueue --------------------------------------------------------------------------
+    def enqueue(self, task: Any, args: Any, kwargs: Any) -> Any:
+        self.validate_task(task)
+        framework = framework_of(task)
+        conn = self.connection
+        if conn.driver != "redis":
+            raise ConfigurationError(
+                f"TASKS[{self.alias!r}] uses connection {conn.name!r}, whose driver is "
+                f"{conn.driver!r}; the Tasks backend needs a 'redis' connection")
+        queue = conn.check_queue(task.queue_name)
+        options = job_options(task, connection=conn.name)
+        args = framework.normalize_json(list(args))  # TypeError for what JSON cannot carry,
+        kwargs = framework.normalize_json(dict(kwargs))  # as Django's own backends raise
+        payload_lib.check_arguments(task.module_path, tuple(args), kwargs)
+
+        now = timezone.now()
+        unix_now = time.time()
+        data = payload_lib.build(
+            job_name=task.module_path, display_name=task.func.__qualname__,
+            args=args, kwargs=kwargs, options=options,
+            connection=conn.name, queue=queue, now=unix_now)
+        data["task"] = {"backend": self.alias, "priority": task.priority,
+                        "enqueuedAt": now.isoformat()}
+        text = payload_lib.encode(priority_lib.with_priority(data, task.priority))
+        record = ResultRecord(
+            id=data["uuid"], task_path=task.module_path, backend=self.alias, queue=queue,
+            connection=conn.name, priority=task.priority, enqueued_at=now,
+            run_after=task.run_after, args=args, kwargs=kwargs)
+        available_at = task.run_after.timestamp() if task.run_after is not None else None
+        self._send(conn.name, queue, text, record, available_at, task.priority, unix_now)
+        result = to_task_result(framework, task, record)
+        framework.task_enqueued.send(type(self), task_result=result)
+        return result
+
+    def _send(self, connection: str, queue: str, text: str, record: ResultRecord,
+              available_at: float | None, priority: int, now: float) -> None:
+        """Write the result record and push the job in one round trip."""
+        driver = connections.redis_driver(connection)
+        store = self.results()
+        ttl = store.ttl
+        if available_at is not None and available_at > now:
+            ttl += int(available_at - now) + 1  # the result outlives the wait
+        scripts = driver.scripts
+        keys = driver.keys(queue)
+        pipe = driver.client.pipeline(transaction=False)
+        store.create_calls(pipe, record, ttl)
+        if available_at is not None and available_at > now:
+            call = (scripts.later, [keys.delayed], [available_at, text])
+        elif priority:
+            call = priority_lib.push_call(scripts, keys, priority, text)
+        else:
+            call = (scripts.push, [keys.ready, keys.notify], [text])
+        script, script_keys, script_args = call
+        pipe.evalsha(script.sha, len(script_keys), *script_keys, *script_args)
+        replies = pipe.execute(raise_on_error=False)
+        for reply in replies[:-1]:
+            if isinstance(reply, Exception):
+                raise reply
+        if isinstance(replies[-1], redis.exceptions.NoScriptError):
+            script(keys=script_keys, args=script_args)  # after a Redis restart: load, run
+        elif isinstance(replies[-1], Exception):
+            raise replies[-1]
+
+    # -- results --------------------------------------------------------------------------
+    def get_result(self, result_id: str) -> Any:
+        record = self.results().load(str(result_id)) if result_id else None
+        if record is None or not record.task_path:
+            raise TaskResultDoesNotExist(result_id)
+        task = task_for_path(record.task_path)
+        if task is None:
+            raise TaskResultDoesNotExist(
+                f"{result_id}: its task {record.task_path!r} is not registered in this "
+                "process (is it a module-level @task in an installed app's tasks module?)")
+        return to_task_result(framework_of(task), task, record)
+
+
+def configuration_errors(backend: RedisBackend):
+    """System-check errors: an unknown or non-Redis connection, or a queue it refuses."""
+    try:
+        conn = backend.connection
+    except QueueError as exc:
+        yield checks.Error(
+            f"TASKS[{backend.alias!r}]: {exc}", id="queueing.E101",
+            hint="Set OPTIONS['connection'] to a connection in settings.QUEUE['connections'].")
+        return
+    if conn.driver != "redis":
+        yield checks.Error(
+            f"TASKS[{backend.alias!r}] uses connection {conn.name!r} with driver "
+            f"{conn.driver!r}; the Tasks backend needs a 'redis' connection",
+            id="queueing.E102")
+    for queue in sorted(backend.queues):
+        try:
+            conn.check_queue(queue)
+        except QueueError as exc:
+            yield checks.Error(
+                f"TASKS[{backend.alias!r}]['QUEUES']: {exc}", id="queueing.E103",
+                hint="List the queue in the connection's 'queues', or remove it from QUEUES.")
+    unknown = set(backend.options) - KNOWN_OPTIONS
+    if unknown:
+        yield checks.Error(
+            f"TASKS[{backend.alias!r}]['OPTIONS'] has unknown keys: {', '.join(sorted(unknown))}",
+            id="queueing.E104", hint=f"Known: {', '.join(sorted(KNOWN_OPTIONS))}.")
+    for key in ("result_ttl", "max_result_bytes"):
+        value = backend.options.get(key, 1)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            yield checks.Error(
+                f"TASKS[{backend.alias!r}]['OPTIONS'][{key!r}] must be an integer >= 1, "
+                f"got {value!r}", id="queueing.E105")
