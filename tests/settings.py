@@ -62,6 +62,9 @@ if os.environ["HORIZON_TEST_PG"]:
     import ast
 
     DATABASES["pg"] = ast.literal_eval(os.environ["HORIZON_TEST_PG_SETTINGS"])
+    # Worker processes of the failed-store tests on PostgreSQL: the store is the pg database.
+    if os.environ.get("HORIZON_TEST_STORE") == "pg":
+        DATABASES["default"] = DATABASES["pg"]
 PG_SKIP_REASON = os.environ.get("HORIZON_TEST_PG_SKIP", "")
 
 # MariaDB, the same way (only the driver-level tests use it).

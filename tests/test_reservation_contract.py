@@ -17,10 +17,11 @@ from queueing import dispatch_many, failed
 from queueing.connections import redis_driver
 from queueing.keys import QueueKeys
 from queueing.models import FailedJob
+from tests.conftest import WORKER_DATABASES
 from tests.testapp import jobs
 from tests.workers import wait_until
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db(transaction=True, databases=WORKER_DATABASES)
 DEFAULT = QueueKeys.for_queue("default")
 UNREGISTERED = ["os.system", "builtins.eval", "subprocess.call", "tests.testapp.jobs.nope",
                 "__import__", "x"]
@@ -185,16 +186,26 @@ def test_identical_entries_stay_two_reservations(spawn_worker, rclient):
 
 
 # -- concurrent failure records -----------------------------------------------------------
-def test_eight_workers_failing_800_jobs_store_each_failure_once(spawn_worker, rclient):
+@pytest.mark.parametrize("store", ["sqlite", "postgresql"])
+def test_eight_workers_failing_800_jobs_store_each_failure_once(store, spawn_worker, rclient):
+    from django.conf import settings
+
+    env, rows_of = {}, FailedJob.objects
+    if store == "postgresql":
+        if "pg" not in settings.DATABASES:
+            pytest.skip(settings.PG_SKIP_REASON or "no PostgreSQL")
+        env, rows_of = {"HORIZON_TEST_STORE": "pg"}, FailedJob.objects.using("pg")
+        rows_of.all().delete()
     dispatch_many([jobs.explode.s(f"f{i}") for i in range(800)])
-    workers = [spawn_worker("--queue=default", "--quiet", "--stop-when-empty")
+    workers = [spawn_worker("--queue=default", "--quiet", "--stop-when-empty", env=env)
                for _ in range(8)]
     assert [w.wait(180) for w in workers] == [0] * 8
     assert queue_is_empty(rclient)
-    rows = list(FailedJob.objects.values_list("exception", flat=True))
+    rows = list(rows_of.values_list("exception", flat=True))
     assert len(rows) == 800
     assert sorted(r.split("\n")[0] for r in rows) == sorted(
         f"RuntimeError: boom f{i} [attempts exhausted (1 of 1)]" for i in range(800))
+    rows_of.all().delete()
 
 
 # -- retry gives a fresh budget -----------------------------------------------------------
