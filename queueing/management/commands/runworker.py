@@ -84,7 +84,8 @@ class Command(BaseCommand):
                 f"--queue=high,default, or leave --queue out to use connection "
                 f"{driver.name!r}'s queue {driver.config.queue!r}")
         try:  # before reporting ready: a worker that cannot reach Redis did not start
-            driver.client.ping()
+            if hasattr(driver, "client"):  # a database connection is reached at its first pop
+                driver.client.ping()
         except redis.RedisError as exc:
             raise CommandError(f"cannot reach Redis for connection {driver.name!r} "
                                f"({connections.redis_location(driver.config)}"
