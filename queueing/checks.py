@@ -5,7 +5,7 @@ from django.core.checks import Error, Warning, register
 from .errors import ConfigurationError
 
 
-@register()
+@register("queueing")
 def check_queue_setting(app_configs, **kwargs):
     from .conf import queue_settings
 
@@ -17,7 +17,7 @@ def check_queue_setting(app_configs, **kwargs):
     return []
 
 
-@register()
+@register("queueing")
 def check_job_queues(app_configs, **kwargs):
     """queueing.W002: a job declared with a queue its connection refuses (its own
     ``connection=``, else QUEUE['default'], as dispatch picks it): every dispatch of it

@@ -109,7 +109,7 @@ def typo_job():
 
 def test_check_warns_about_a_job_queue_its_connection_refuses(settings, typo_job, capsys):
     with_allowlist(settings, ["high", "default", "low"])  # "low": the TASKS backend's
-    call_command("check")
+    call_command("check", tags=["queueing"])
     err = capsys.readouterr().err
     assert "queueing.W002" in err
     assert "queue='hgih', which its connection 'redis' does not accept" in err
@@ -122,7 +122,7 @@ def test_check_warns_about_a_job_naming_an_unknown_connection(capsys):
         pass
 
     try:
-        call_command("check")
+        call_command("check", tags=["queueing"])
     finally:
         registry._registry.pop("tests.typo_connection", None)
     err = capsys.readouterr().err
@@ -131,7 +131,7 @@ def test_check_warns_about_a_job_naming_an_unknown_connection(capsys):
 
 def test_check_is_quiet_when_a_connection_accepts_the_queue(settings, typo_job, capsys):
     with_allowlist(settings, ["high", "default", "low", "hgih"])
-    call_command("check")
+    call_command("check", tags=["queueing"])
     assert "'tests.typo_job'" not in capsys.readouterr().err  # other test jobs may use 'low'
 
 
