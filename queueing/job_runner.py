@@ -21,7 +21,7 @@ from typing import Any, Callable, TextIO
 import redis
 from django.db import close_old_connections
 
-from . import failed, payload as payload_lib, policy
+from . import failed, payload as payload_lib, payload_checks, policy
 from .drivers.redis import RedisDriver, Reservation
 from .errors import MalformedPayload, UnknownJob
 from .execution import call, run_failed_hook
@@ -176,7 +176,7 @@ class JobRunner:
             self.fail(held, None, None, exc)
             return Outcome("failed")
         try:
-            payload_lib.check_queued_chain(job)
+            payload_checks.check_queued_chain(job)
         except MalformedPayload as exc:
             self.fail(held, job, None, exc)
             return Outcome("failed", job=job)
