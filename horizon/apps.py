@@ -10,7 +10,7 @@ class HorizonConfig(AppConfig):
         from queueing.hooks import add_completion_recorder, add_outcome_recorder
 
         from . import checks  # noqa: F401  (registers system checks)
-        from .repositories.metrics import record_completion, record_other_outcome
+        from .repositories.metrics import record_completions, record_other_outcome
 
-        add_completion_recorder(record_completion)
+        add_completion_recorder(record_completions)
         add_outcome_recorder(record_other_outcome)

@@ -1,8 +1,10 @@
-"""Completion recorders: extra Redis writes sent with a finished job's acknowledgement.
+"""Completion recorders: extra Redis writes sent with finished jobs' acknowledgement.
 
-A recorder (Horizon's metrics, for one) returns script calls that ride in the same
-pipeline as the worker's next pop, so recording costs no extra round trip. Recorders
-must not raise; one that does is logged and skipped.
+A recorder (Horizon's metrics, for one) is handed every job a worker finished since
+its last pop, and returns script calls that ride in the same pipeline as the worker's
+next pop: recording costs no extra round trip, and one call per batch (not per job)
+keeps both the worker's and Redis's share of it small. Recorders must not raise; one
+that does is logged and skipped.
 
 Outcome recorders see the other outcomes (released, failed, timed_out; the Prometheus
 counters, for one). Those are rarer, so their calls are sent at once, in one round trip.
@@ -10,14 +12,29 @@ counters, for one). Those are rarer, so their calls are sent at once, in one rou
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
 
 from .payload import Payload
 
 logger = logging.getLogger("queueing.worker")
 
 ScriptCall = tuple[Any, list, list]  # (registered Script, keys, args)
-Recorder = Callable[[Any, Payload, str, float], list[ScriptCall]]  # (driver, job, queue, runtime)
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """One job a worker finished: what it was, where from, how long it ran, when it
+    ended, and the entry Redis held for it (the payload, as reserved)."""
+
+    job: Payload
+    queue: str
+    runtime: float
+    finished_at: float
+    entry: bytes | str
+
+
+Recorder = Callable[[Any, Sequence[Completion]], list[ScriptCall]]  # (driver, completions)
 
 _recorders: list[Recorder] = []
 
@@ -32,11 +49,14 @@ def remove_completion_recorder(recorder: Recorder) -> None:
         _recorders.remove(recorder)
 
 
-def completion_calls(driver: Any, job: Payload, queue: str, runtime: float) -> list[ScriptCall]:
+def completion_calls(driver: Any, completions: Sequence[Completion]) -> list[ScriptCall]:
+    """Every recorder's script calls for a batch of finished jobs."""
     calls: list[ScriptCall] = []
+    if not completions:
+        return calls
     for recorder in _recorders:
         try:
-            calls.extend(recorder(driver, job, queue, runtime))
+            calls.extend(recorder(driver, completions))
         except Exception:
             logger.exception("completion recorder %r failed", recorder)
     return calls

@@ -26,7 +26,7 @@ from . import restart
 from . import connections, payload as payload_lib, policy
 from .drivers.cluster import TRANSIENT_ERRORS
 from .drivers.redis import PAUSED, RedisDriver, Reservation
-from .hooks import completion_calls, record_outcome
+from .hooks import Completion, completion_calls, record_outcome
 from .job_runner import JobLog, JobRunner, printable, send_signal
 from .options import WorkerOptions
 from .process_control import SignalFlags, interruptible_sleep, memory_mb
@@ -64,7 +64,7 @@ class Worker:
         self.block_for = block
         self.jobs_processed = 0
         self.finished: list[Reservation] = []  # done, acknowledged with the next pop
-        self.finished_calls: list = []  # completion recorders' writes, sent with that ack
+        self.completions: list[Completion] = []  # the same jobs, for completion recorders
         self.buffer: deque[Reservation] = deque()  # prefetched, not started yet
         self.runtime_average: float | None = None  # seconds per job (sizes the prefetch)
         self._memory_read_at = 0.0
@@ -155,8 +155,9 @@ class Worker:
                                                                  outcome.runtime)
                     if outcome.kind == "done":
                         self.finished.append(popped)
-                        self.finished_calls.extend(completion_calls(
-                            self.driver, outcome.job, popped.queue, outcome.runtime))
+                        self.completions.append(Completion(
+                            outcome.job, popped.queue, outcome.runtime, time.time(),
+                            popped.raw))
                     else:  # counters of the other outcomes, for /metrics (issue 14)
                         record_outcome(self.driver, outcome.job, popped.queue, outcome.kind,
                                        outcome.runtime)
@@ -199,7 +200,7 @@ class Worker:
                 if queue in self.paused_queues:
                     continue
                 got = self._reserve(queue, self._prefetch())
-                self.finished, self.finished_calls = [], []
+                self.finished, self.completions = [], []
                 if got is PAUSED:  # paused since the last control read: stop asking
                     self.paused_queues = self.paused_queues | {queue}
                 elif got:
@@ -220,10 +221,10 @@ class Worker:
     def _reserve(self, queue: str, count: int):
         pop_batch = getattr(self.driver, "pop_batch", None)
         if pop_batch is not None:
-            return pop_batch(queue, count, finished=self.finished, extra=self.finished_calls,
+            return pop_batch(queue, count, finished=self.finished, extra=self._recorded(),
                              owner=self.owner)
         finished = self.finished[0] if self.finished else None  # prefetch is 1 here
-        got = self.driver.pop_or_paused(queue, finished=finished, extra=self.finished_calls,
+        got = self.driver.pop_or_paused(queue, finished=finished, extra=self._recorded(),
                                         owner=self.owner)
         return got if got is PAUSED else [got] if got is not None else []
 
@@ -243,12 +244,17 @@ class Worker:
             self._connection_lost(exc)
         self.buffer = deque(keep)
 
+    def _recorded(self) -> list:
+        """The completion recorders' writes for the jobs finished since the last pop,
+        one batch for all of them (see queueing.hooks)."""
+        return completion_calls(self.driver, self.completions)
+
     def _flush_ack(self) -> None:
-        if not self.finished and not self.finished_calls:
+        if not self.finished:
             return
         try:
-            self.driver.acknowledge(self.finished, self.finished_calls)
-            self.finished, self.finished_calls = [], []
+            self.driver.acknowledge(self.finished, self._recorded())
+            self.finished, self.completions = [], []
         except CONNECTION_ERRORS as exc:
             self._connection_lost(exc)
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import redis
 
+from queueing.payload import normalised
 from queueing.scripts import run_pipelined
 
 from .. import keys
@@ -30,27 +31,93 @@ def _script(client: redis.Redis, name: str):
 def completion_call(client: redis.Redis, *, job_name: str, uuid: str, label: str,
                     runtime: float, payload: dict, keep_seconds: int, now: float,
                     keep_count: int = 10000):
-    return (_script(client, "record_completion"), [
-        keys.job_metrics(job_name), keys.queue_metrics(label), keys.MEASURED_JOBS,
-        keys.MEASURED_QUEUES, keys.COMPLETED, keys.completed_job(uuid),
-    ], [round(runtime * 1000, 3), now, uuid, job_name, label,
-        json.dumps(payload, separators=(",", ":")), keep_seconds, keep_count,
-        keys.completed_job("")])
+    """The script call recording one finished job (seeding pages and tests; workers
+    record a whole batch with completions_call)."""
+    return completions_call(client, [CompletedJob(
+        job_name, uuid, label, runtime, now, json.dumps(payload, separators=(",", ":")))],
+        keep_seconds=keep_seconds, keep_count=keep_count)
 
 
-def record_completion(driver, job, queue: str, runtime: float) -> list:
-    """The completion recorder Horizon registers with queueing.hooks."""
+@dataclass(frozen=True, slots=True)
+class CompletedJob:
+    name: str
+    uuid: str
+    label: str  # "connection:queue"
+    runtime: float  # seconds
+    finished_at: float
+    payload: bytes | str  # JSON
+    counted_as: str = ""  # the job's Prometheus label, "" when not counted there
+    wait: float | None = None  # seconds from available to reserved (first deliveries)
+
+
+def completions_call(client: redis.Redis, done: list[CompletedJob], *, keep_seconds: int,
+                     keep_count: int = 10000):
+    """One script call folding a batch of finished jobs into the metrics hashes (summed
+    per job name and per queue), the Prometheus counters (summed per series) and the
+    recent-successes records (one each)."""
+    from .counters import RUNTIME_BUCKETS, WAIT_BUCKETS, bucket
+
+    jobs: dict[str, list] = {}
+    queues: dict[str, list] = {}
+    series: dict[tuple[str, str], tuple[dict, dict]] = {}
+    records: list = []
+    for item in done:
+        runtime_ms = round(item.runtime * 1000, 3)
+        for table, name in ((jobs, item.name), (queues, item.label)):
+            row = table.setdefault(name, [name, 0, 0.0])
+            row[1] += 1
+            row[2] += runtime_ms
+        if item.counted_as:
+            counts, sums = series.setdefault((item.label, item.counted_as),
+                                             ({}, {"rt_sum": 0.0}))
+            for field in ("processed", f"rt:{bucket(RUNTIME_BUCKETS, item.runtime)}"):
+                counts[field] = counts.get(field, 0) + 1
+            sums["rt_sum"] += item.runtime
+            if item.wait is not None:
+                field = f"wait:{bucket(WAIT_BUCKETS, item.wait)}"
+                counts[field] = counts.get(field, 0) + 1
+                sums["wait_sum"] = sums.get("wait_sum", 0.0) + item.wait
+        records += [item.uuid, item.name, item.label, runtime_ms, item.finished_at,
+                    item.payload]
+    header = {"keep": keep_seconds, "max": keep_count, "prefix": keys.completed_job(""),
+              "jobs": list(jobs.values()), "queues": list(queues.values()),
+              "series": [[f"{label}|{job}", counts, sums]
+                         for (label, job), (counts, sums) in series.items()]}
+    call_keys = [keys.MEASURED_JOBS, keys.MEASURED_QUEUES, keys.COMPLETED, keys.PROMETHEUS_SERIES,
+                 *(keys.job_metrics(name) for name in jobs),
+                 *(keys.queue_metrics(label) for label in queues),
+                 *(keys.prometheus_series(label, job) for label, job in series)]
+    if keep_seconds > 0:
+        call_keys += [keys.completed_job(item.uuid) for item in done]
+    else:
+        records = []
+    return (_script(client, "record_completions"), call_keys,
+            [json.dumps(header, separators=(",", ":")), *records])
+
+
+def record_completions(driver, completions) -> list:
+    """The completion recorder Horizon registers with queueing.hooks: one call for the
+    batch a worker finished since its last pop."""
     from ..config import horizon_config
+    from .counters import job_label
 
     config = horizon_config()
     client = horizon_client()
-    now = time.time()
-    calls = [completion_call(
-        client, job_name=job.job, uuid=job.uuid, label=f"{driver.name}:{queue}",
-        runtime=runtime, payload=job.data, keep_seconds=int(config.trim_completed_minutes * 60),
-        now=now, keep_count=config.completed_max),
-        _outcome(client, driver, job, queue, "done", runtime, now)]
-    return _send_or_ride(client, driver, calls)
+    labels: dict[str, str] = {}  # job name -> Prometheus label (resolved once per batch)
+    done = []
+    for item in completions:
+        job = item.job
+        if job.job not in labels:
+            labels[job.job] = job_label(job.job)
+        # a wrapped entry (see pop.lua) is recorded as the job it holds
+        entry = item.entry if job.original is None else normalised(job)
+        done.append(CompletedJob(
+            job.job, job.uuid, f"{driver.name}:{item.queue}", item.runtime, item.finished_at,
+            entry, counted_as=labels[job.job],
+            wait=queue_wait(job, item.runtime, item.finished_at)))
+    call = completions_call(client, done, keep_seconds=int(config.trim_completed_minutes * 60),
+                            keep_count=config.completed_max)
+    return _send_or_ride(client, driver, [call])
 
 
 def record_other_outcome(driver, job, queue: str, kind: str, runtime: float) -> list:
