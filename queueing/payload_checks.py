@@ -34,6 +34,32 @@ def _is_seconds(v: Any) -> bool:
     return _finite(v) and v >= 0
 
 
+# The field predicates, built once (validate runs for every job a worker takes).
+_count = _is_int(0)
+_at_least_one = _is_int(1)
+
+
+def _is_backoff(v: Any) -> bool:
+    return _is_seconds(v) or (isinstance(v, list) and 0 < len(v) <= 1000 and
+                              all(map(_is_seconds, v)))
+
+
+def _is_list(v: Any) -> bool:
+    return isinstance(v, list)
+
+
+def _is_dict(v: Any) -> bool:
+    return isinstance(v, dict)
+
+
+def _is_bool(v: Any) -> bool:
+    return isinstance(v, bool)
+
+
+def _is_tags(v: Any) -> bool:
+    return isinstance(v, list) and all(map(_is_text, v))
+
+
 def _is_text(v: Any) -> bool:
     return isinstance(v, str) and _printable_utf8(v)
 
@@ -55,13 +81,12 @@ def validate(data: Any, original: bytes | None) -> Payload:
            "field 'uuid' must be 1-64 letters, digits, '-', '_', '.' or ':'")
     _check(isinstance(data["job"], str) and JOB_NAME_SHAPE.fullmatch(data["job"]) is not None,
            "field 'job' is not a job name")
-    _check(_is_int(0)(data["attempts"]), "field 'attempts' must be an integer >= 0")
-    backoff = _field(data, "backoff", lambda v: _is_seconds(v) or (
-        isinstance(v, list) and 0 < len(v) <= 1000 and all(map(_is_seconds, v))),
-        "must be seconds >= 0 or a non-empty list of them")
+    _check(_count(data["attempts"]), "field 'attempts' must be an integer >= 0")
+    backoff = _field(data, "backoff", _is_backoff,
+                     "must be seconds >= 0 or a non-empty list of them")
     if backoff is not None and not isinstance(backoff, list):
         backoff = [backoff]
-    chain = _field(data, "chain", lambda v: isinstance(v, list), "must be a list", [])
+    chain = _field(data, "chain", _is_list, "must be a list", [])
     for link in chain:
         _check_link(link)
     display = _field(data, "displayName", _is_text, "must be printable text", data["job"])
@@ -69,19 +94,17 @@ def validate(data: Any, original: bytes | None) -> Payload:
         uuid=data["uuid"],
         job=data["job"],
         display_name=display,
-        args=_field(data, "args", lambda v: isinstance(v, list), "must be a list", []),
-        kwargs=_field(data, "kwargs", lambda v: isinstance(v, dict), "must be an object", {}),
+        args=_field(data, "args", _is_list, "must be a list", []),
+        kwargs=_field(data, "kwargs", _is_dict, "must be an object", {}),
         attempts=data["attempts"],
-        max_tries=_field(data, "maxTries", _is_int(0), "must be an integer >= 0"),
-        max_exceptions=_field(data, "maxExceptions", _is_int(1), "must be an integer >= 1"),
+        max_tries=_field(data, "maxTries", _count, "must be an integer >= 0"),
+        max_exceptions=_field(data, "maxExceptions", _at_least_one, "must be an integer >= 1"),
         backoff=backoff,
         timeout=_field(data, "timeout", _is_seconds, "must be seconds >= 0"),
         retry_until=_field(data, "retryUntil", _finite, "must be a unix time"),
-        fail_on_timeout=_field(data, "failOnTimeout", lambda v: isinstance(v, bool),
-                               "must be true or false", False),
+        fail_on_timeout=_field(data, "failOnTimeout", _is_bool, "must be true or false", False),
         pushed_at=_field(data, "pushedAt", _finite, "must be a unix time"),
-        tags=_field(data, "tags", lambda v: isinstance(v, list) and all(map(_is_text, v)),
-                    "must be a list of printable strings", []),
+        tags=_field(data, "tags", _is_tags, "must be a list of printable strings", []),
         chain=chain,
         data=data,
         original=original,
@@ -114,6 +137,8 @@ def _check_link(link: Any) -> None:
 def check_queued_chain(job: Payload) -> None:
     """In a worker, a chain continues on queue connections only: a 'sync' link would run
     inside the worker, outside any timeout, and a 'null' link would vanish."""
+    if not job.chain:
+        return
     from .conf import queue_settings
 
     for link in job.chain:

@@ -28,6 +28,19 @@ def test_finishes_a_job_then_exits_0_on_sigterm(spawn_worker, rclient):
     assert "DONE" in worker.output() and "stop signal received" in worker.output()
 
 
+def test_database_connections_are_closed_after_each_job(spawn_worker):
+    """CONN_MAX_AGE 0, as after a request: a connection a job opened is closed when it
+    ends, so the next job starts with none (the worker only skips the check until the
+    process first opens a connection)."""
+    worker = spawn_worker("--queue=default")
+    for label in ("first", "second", "third"):
+        jobs.use_the_database.delay(label)
+    wait_until(lambda: len(labels()) == 3, message="jobs to run")
+    assert [n["open_at_start"] for n in jobs.notes()] == [False, False, False]
+    worker.send(signal.SIGTERM)
+    assert worker.wait() == 0
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGQUIT])
 def test_a_stop_signal_mid_job_lets_the_job_finish(spawn_worker, rclient, signum):
     worker = spawn_worker()

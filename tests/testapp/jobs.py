@@ -40,6 +40,19 @@ def noop(*args, **kwargs):
     return None
 
 
+@job
+def use_the_database(label):
+    """Note whether a database connection was already open when the job started, then
+    open one (a query): with CONN_MAX_AGE 0 the worker must close it after the job."""
+    from django.db import connection
+
+    from queueing.models import FailedJob
+
+    open_at_start = connection.connection is not None
+    FailedJob.objects.count()
+    note(RAN, label=label, open_at_start=open_at_start)
+
+
 @job(tries=1)
 def explode(label):
     note(RAN, label=label)
