@@ -45,20 +45,24 @@ class Scripts:
             setattr(self, name, client.register_script(source(name)))
 
 
-def run_pipelined(client: redis.Redis, calls: list[tuple[Script, list, list]]) -> list:
-    """Run several scripts in one round trip, in order.
+def run_pipelined(client: redis.Redis, calls: list[tuple[Script, list, list]],
+                  before: list[tuple] = ()) -> list:
+    """Run several scripts in one round trip, in order, after the plain commands in
+    `before` (their replies come first).
 
     redis-py's own pipeline sends SCRIPT EXISTS before every execute (a second round
     trip per job); this sends bare EVALSHAs and, only when Redis answers NOSCRIPT (after
     a restart), loads that script and runs that one call again.
     """
     pipe = client.pipeline(transaction=False)
+    for command in before:
+        pipe.execute_command(*command)
     for script, keys, args in calls:
         pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
     results = pipe.execute(raise_on_error=False)
     for index, result in enumerate(results):
         if isinstance(result, redis.exceptions.NoScriptError):
-            script, keys, args = calls[index]
+            script, keys, args = calls[index - len(before)]
             results[index] = script(keys=keys, args=args)
         elif isinstance(result, Exception):
             raise result

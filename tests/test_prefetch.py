@@ -2,11 +2,14 @@
 import io
 import json
 import signal
+import threading
+import time
 
 import pytest
 
 from queueing import dispatch_many, policy
 from queueing.connections import redis_driver
+from queueing.drivers.redis import PAUSED
 from queueing.keys import QueueKeys
 from queueing.options import WorkerOptions
 from queueing.worker import Worker
@@ -96,3 +99,56 @@ def test_sigusr2_hands_prefetch_back_to_other_workers(spawn_worker, rclient):
     assert sorted(starts) == sorted(f"s{i}" for i in range(1000))  # each exactly once
     first.send(signal.SIGTERM)
     assert first.wait() == 0
+
+
+def test_wait_then_pop_reserves_a_job_pushed_during_the_wait(rclient):
+    """One round trip wakes an idle worker and reserves: the BLPOP and the pop script
+    travel together, and Redis runs the script as soon as the BLPOP returns."""
+    driver = redis_driver("redis")
+    pusher = threading.Timer(0.3, lambda: jobs.record.delay("late"))
+    pusher.start()
+    started = time.monotonic()
+    got = driver.wait_then_pop("default", 5.0, 8, owner="w")
+    waited = time.monotonic() - started
+    pusher.join()
+    assert 0.2 < waited < 4.0  # it blocked, then woke on the push, not the timeout
+    assert [json.loads(h.raw)["args"] for h in got] == [["late"]]
+    reserved = rclient.zrange(DEFAULT.reserved, 0, -1)
+    assert reserved == [got[0].raw] and json.loads(got[0].raw)["attempts"] == 1
+    assert rclient.llen(DEFAULT.ready) == 0
+
+
+def test_wait_then_pop_after_a_timeout_or_on_a_paused_queue(rclient):
+    driver = redis_driver("redis")
+    assert driver.wait_then_pop("default", 0.1, 8) == []
+    driver.pause("default")
+    jobs.record.delay("held")
+    assert driver.wait_then_pop("default", 0.1, 8) == PAUSED
+    assert rclient.llen(DEFAULT.ready) == 1 and rclient.zcard(DEFAULT.reserved) == 0
+
+
+def test_an_idle_blocking_worker_takes_jobs_in_its_wake_round_trip(rclient):
+    """The worker's wait on one queue is wait_then_pop: the jobs it returns run, and
+    the sidecar is told it holds them (their leases are renewed)."""
+    driver = redis_driver("redis")
+    calls = []
+    original = driver.wait_then_pop
+
+    def spying(*args, **kwargs):
+        got = original(*args, **kwargs)
+        calls.append(got)
+        return got
+
+    driver.wait_then_pop = spying
+    w = Worker(driver, WorkerOptions(queues=("default",), block_for=1, max_jobs=3),
+               stdout=io.StringIO(), stderr=io.StringIO())
+    pusher = threading.Timer(0.5, lambda: dispatch_many([jobs.record.s(i) for i in range(3)]))
+    pusher.start()
+    try:
+        assert w.run() == 0
+    finally:
+        pusher.join()
+        del driver.wait_then_pop
+    assert sorted(n["label"] for n in jobs.notes()) == [0, 1, 2]
+    assert any(isinstance(got, list) and got for got in calls)  # woke with jobs in hand
+    assert rclient.zcard(DEFAULT.reserved) == 0

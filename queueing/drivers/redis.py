@@ -129,6 +129,10 @@ class RedisDriver:
             raws = pop[0](keys=pop[1], args=pop[2])
         else:
             raws = run_pipelined(self.client, [*calls, pop])[-1]
+        return self._reservations(queue, token, raws)
+
+    @staticmethod
+    def _reservations(queue: str, token: str, raws):
         if raws == PAUSED:
             return PAUSED
         return [Reservation(queue, raw, f"{token}.{i}") for i, raw in enumerate(raws, 1)]
@@ -240,6 +244,26 @@ class RedisDriver:
         if self.waiter is not None:
             return self.waiter.wait(notify, timeout)
         return self.client.blpop(notify, timeout=max(timeout, 0.01)) is not None
+
+    def wait_then_pop(self, queue: str, timeout: float, count: int, *, owner: str = ""):
+        """Block up to `timeout` seconds for a notify token of one queue, then reserve up
+        to `count` of its jobs, in one round trip: the BLPOP and the pop script go in
+        one pipeline, and Redis runs the script the moment the BLPOP returns (a blocked
+        client's next commands wait in its input buffer). An idle worker so starts a new
+        job one round trip after it is pushed instead of two. The pop runs after a
+        timeout too (finding nothing, or a delayed job come due). Returns what
+        pop_batch returns; None on a cluster, whose waits are the SlotWaiter's.
+        """
+        if self.waiter is not None:
+            return None
+        k = self.keys(queue)
+        token = self.new_token()
+        pop = (self.scripts.pop, [k.ready, k.delayed, k.reserved, k.notify, k.paused,
+                                  k.prio_hi, k.prio_lo, k.prio_seq],
+               self._pop_args(time.time(), owner, token, max(int(count), 1)))
+        raws = run_pipelined(self.client, [pop], before=[("BLPOP", k.notify,
+                                                            max(timeout, 0.01))])[-1]
+        return self._reservations(queue, token, raws)
 
     # -- reads --------------------------------------------------------------------------
     def sizes(self, queue: str) -> QueueSizes:
