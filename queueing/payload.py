@@ -15,6 +15,7 @@ An entry that did not start with ``{"attempts":N,`` arrives wrapped by the pop s
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import re
@@ -269,15 +270,22 @@ def decode(raw: bytes | str) -> Payload:
             data["attempts"] = attempts
     elif not utf8:
         raise _malformed("payload is not UTF-8 text", raw, attempts)
-    from .payload_checks import validate  # the field rules live beside, not in, the codec
-
     try:
-        return validate(data, original)
+        return _validate()(data, original)
     except MalformedPayload as exc:
         raise _malformed(str(exc), original if original is not None else raw, attempts) from None
     except Exception as exc:  # anything odd in a field (deep nesting in a check...)
         raise _malformed(f"payload could not be read: {type(exc).__name__}",
                          original if original is not None else raw, attempts) from None
+
+
+@functools.cache
+def _validate():
+    """payload_checks.validate, imported on first use: the field rules live beside, not
+    in, the codec, and import it (a function-level import cost every job a lookup)."""
+    from .payload_checks import validate
+
+    return validate
 
 
 def peek(raw: bytes | str) -> dict[str, Any]:

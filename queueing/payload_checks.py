@@ -18,14 +18,6 @@ def _check(condition: bool, reason: str) -> None:
         raise MalformedPayload(reason)
 
 
-def _field(data: dict, key: str, check, reason: str, default: Any = None) -> Any:
-    value = data.get(key)
-    if value is None:
-        return default
-    _check(check(value), f"field {key!r} {reason}")
-    return value
-
-
 def _is_int(minimum: int):
     return lambda v: type(v) is int and v >= minimum
 
@@ -72,8 +64,29 @@ def _printable_utf8(text: str) -> bool:
     return text.isprintable()
 
 
+# Optional fields: (payload key, Payload attribute, rule, what the rule says, default).
+_OPTIONAL = (
+    ("displayName", "display_name", _is_text, "must be printable text", None),
+    ("args", "args", _is_list, "must be a list", list),
+    ("kwargs", "kwargs", _is_dict, "must be an object", dict),
+    ("maxTries", "max_tries", _count, "must be an integer >= 0", None),
+    ("maxExceptions", "max_exceptions", _at_least_one, "must be an integer >= 1", None),
+    ("backoff", "backoff", _is_backoff, "must be seconds >= 0 or a non-empty list of them",
+     None),
+    ("timeout", "timeout", _is_seconds, "must be seconds >= 0", None),
+    ("retryUntil", "retry_until", _finite, "must be a unix time", None),
+    ("failOnTimeout", "fail_on_timeout", _is_bool, "must be true or false", False),
+    ("pushedAt", "pushed_at", _finite, "must be a unix time", None),
+    ("tags", "tags", _is_tags, "must be a list of printable strings", list),
+    ("chain", "chain", _is_list, "must be a list", list),
+)
+
+
 def validate(data: Any, original: bytes | None) -> Payload:
-    """Everything dispatch would refuse is refused here too (see job_options)."""
+    """Everything dispatch would refuse is refused here too (see job_options).
+
+    One pass over a table of rules: it runs for every job a worker takes.
+    """
     _check(isinstance(data, dict), f"payload is a JSON {type(data).__name__}, not an object")
     for key in ("uuid", "job", "attempts"):
         _check(key in data, f"payload has no {key!r} field")
@@ -82,33 +95,22 @@ def validate(data: Any, original: bytes | None) -> Payload:
     _check(isinstance(data["job"], str) and JOB_NAME_SHAPE.fullmatch(data["job"]) is not None,
            "field 'job' is not a job name")
     _check(_count(data["attempts"]), "field 'attempts' must be an integer >= 0")
-    backoff = _field(data, "backoff", _is_backoff,
-                     "must be seconds >= 0 or a non-empty list of them")
-    if backoff is not None and not isinstance(backoff, list):
-        backoff = [backoff]
-    chain = _field(data, "chain", _is_list, "must be a list", [])
-    for link in chain:
+    fields: dict[str, Any] = {}
+    for key, attribute, rule, reason, default in _OPTIONAL:
+        value = data.get(key)
+        if value is None:
+            value = default() if callable(default) else default  # a fresh list or dict
+        elif not rule(value):
+            raise MalformedPayload(f"field {key!r} {reason}")
+        fields[attribute] = value
+    if fields["backoff"] is not None and not isinstance(fields["backoff"], list):
+        fields["backoff"] = [fields["backoff"]]
+    for link in fields["chain"]:
         _check_link(link)
-    display = _field(data, "displayName", _is_text, "must be printable text", data["job"])
-    return Payload(
-        uuid=data["uuid"],
-        job=data["job"],
-        display_name=display,
-        args=_field(data, "args", _is_list, "must be a list", []),
-        kwargs=_field(data, "kwargs", _is_dict, "must be an object", {}),
-        attempts=data["attempts"],
-        max_tries=_field(data, "maxTries", _count, "must be an integer >= 0"),
-        max_exceptions=_field(data, "maxExceptions", _at_least_one, "must be an integer >= 1"),
-        backoff=backoff,
-        timeout=_field(data, "timeout", _is_seconds, "must be seconds >= 0"),
-        retry_until=_field(data, "retryUntil", _finite, "must be a unix time"),
-        fail_on_timeout=_field(data, "failOnTimeout", _is_bool, "must be true or false", False),
-        pushed_at=_field(data, "pushedAt", _finite, "must be a unix time"),
-        tags=_field(data, "tags", _is_tags, "must be a list of printable strings", []),
-        chain=chain,
-        data=data,
-        original=original,
-    )
+    if fields["display_name"] is None:
+        fields["display_name"] = data["job"]
+    return Payload(uuid=data["uuid"], job=data["job"], attempts=data["attempts"], data=data,
+                   original=original, **fields)
 
 
 def _check_link(link: Any) -> None:
