@@ -9,6 +9,7 @@ SUPERVISORS = PREFIX + "supervisors"  # zset: supervisor name -> last heartbeat
 MEASURED_JOBS = PREFIX + "measured_jobs"  # set of job names with metrics
 MEASURED_QUEUES = PREFIX + "measured_queues"  # set of "connection:queue" with metrics
 COMPLETED = PREFIX + "completed"  # zset: job uuid -> completed at (unix time)
+COMPLETED_RECORDS = PREFIX + "completed:records"  # hash: job uuid -> record (recent.py)
 LAST_SNAPSHOT = PREFIX + "last_snapshot"  # unix time of the last metrics snapshot
 SNAPSHOT_LOCK = PREFIX + "snapshot_lock"  # held by the master taking this interval's snapshot
 
@@ -41,8 +42,6 @@ def queue_snapshots(label: str) -> str:
     return f"{PREFIX}snapshots:queue:{label}"
 
 
-def completed_job(uuid: str) -> str:
-    return f"{PREFIX}completed:{uuid}"  # hash describing one recent success, expires
 SCHEDULES_PAUSED = PREFIX + "schedules:paused"  # set of paused schedule names (survives restarts)
 WAITS_LOCK = PREFIX + "waits:lock"  # held by the master evaluating long waits this interval
 

@@ -40,7 +40,8 @@ def test_recent_completed_jobs_are_listed_newest_first_and_capped(rclient, setti
     listed = recent.completed(rclient, 0, 9)
     assert [item["uuid"] for item in listed] == list(reversed(uuids))[:3]
     assert listed[0]["payload"]["args"] == [4] and listed[0]["runtime_ms"] > 0
-    assert rclient.exists(keys.completed_job(uuids[0])) == 0  # dropped with its index entry
+    assert rclient.hexists(keys.COMPLETED_RECORDS, uuids[0]) == 0  # dropped with its index
+    assert rclient.hlen(keys.COMPLETED_RECORDS) == 3
     assert recent.find(rclient, uuids[4])["name"] == "tests.testapp.jobs.record"
 
 
@@ -67,7 +68,28 @@ def test_wait_time_is_pending_times_runtime_over_processes():
     assert metrics.wait_seconds(10, 1000.0, 0) == pytest.approx(10.0)
 
 
-def test_recent_trim_drops_old_index_entries(rclient):
+def test_recent_trim_drops_old_records_with_their_index_entries(rclient):
     rclient.zadd(keys.COMPLETED, {"old": time.time() - 7200, "new": time.time()})
+    rclient.hset(keys.COMPLETED_RECORDS, mapping={"old": "old\n...", "new": "new\n..."})
     assert recent.trim(rclient, 60) == 1
     assert rclient.zrange(keys.COMPLETED, 0, -1) == [b"new"]
+    assert rclient.hkeys(keys.COMPLETED_RECORDS) == [b"new"]
+
+
+def test_workers_drop_records_past_their_time_as_they_write(rclient):
+    """Memory stays bounded without the master's trim: each batch a worker records
+    drops the records older than the retention."""
+    old = metrics.completion_call(rclient, job_name="a.job", uuid="old-one", label="redis:q",
+                                  runtime=0.01, payload={}, keep_seconds=60,
+                                  now=time.time() - 120)
+    old[0](keys=old[1], args=old[2])
+    assert recent.find(rclient, "old-one")["name"] == "a.job"
+    new = metrics.completion_call(rclient, job_name="a.job", uuid="new-one", label="redis:q",
+                                  runtime=0.01, payload={"args": [1]}, keep_seconds=60,
+                                  now=time.time())
+    new[0](keys=new[1], args=new[2])
+    assert recent.find(rclient, "old-one") is None
+    assert rclient.zrange(keys.COMPLETED, 0, -1) == [b"new-one"]
+    found = recent.find(rclient, "new-one")
+    assert found["queue"] == "redis:q" and found["payload"] == {"args": [1]}
+    assert found["runtime_ms"] == 10.0

@@ -14,9 +14,8 @@ from django.urls import reverse
 
 from queueing.models import FailedJob
 
-from .. import keys
 from ..config import horizon_config
-from ..repositories import horizon_client
+from ..repositories import horizon_client, recent
 from ..schedules import store
 from ..schedules.definitions import ScheduleDefinition, ScheduleError, all_schedules
 from . import formatting
@@ -57,10 +56,7 @@ def _outcomes(records: list[dict], now: float) -> dict[str, str]:
     if not uuids:
         return {}
     failed = set(FailedJob.objects.filter(uuid__in=uuids).values_list("uuid", flat=True))
-    pipe = horizon_client().pipeline(transaction=False)
-    for uuid in uuids:
-        pipe.exists(keys.completed_job(uuid))
-    completed = {u for u, found in zip(uuids, pipe.execute()) if found}
+    completed = recent.exist(horizon_client(), uuids)
     keep = horizon_config().trim_completed_minutes * 60
     out = {}
     for record in records:

@@ -5,19 +5,18 @@
 -- summed (count and runtime per job name, per queue, per Prometheus series) first.
 -- KEYS[1] measured jobs set     KEYS[2] measured queues set
 -- KEYS[3] completed zset        KEYS[4] Prometheus series set
+-- KEYS[5] completed records hash
 -- then, in this order: one job metrics hash per entry of "jobs", one queue metrics hash
--- per entry of "queues", one series hash per entry of "series", one record hash per
--- record (all under the {horizon} hash tag).
+-- per entry of "queues", one series hash per entry of "series" (all under the
+-- {horizon} hash tag).
 -- ARGV[1] JSON: {"keep": seconds to keep records (0: keep none), "max": most records,
---   "prefix": key prefix of the record hashes,
+--   "now": unix time,
 --   "jobs": [[name, count, runtime ms], ...], "queues": [[label, count, runtime ms], ...],
 --   "series": [[series name, {field: integer increment}, {field: float increment}], ...]}
 -- ARGV[2..] six per record: uuid, job name, "connection:queue", runtime ms, completed at,
 --   payload JSON
--- The count cap keeps Redis memory bounded whatever the throughput: the oldest records
--- beyond it are dropped here (at most 1000 per call).
 local batch = cjson.decode(ARGV[1])
-local at = 4
+local at = 5
 
 for _, row in ipairs(batch.jobs) do
   at = at + 1
@@ -41,26 +40,34 @@ for _, row in ipairs(batch.series) do
 end
 
 local keep = tonumber(batch.keep)
-if keep <= 0 or #ARGV < 7 then return 1 end
-local scored = {}
+if keep <= 0 then return 1 end
+-- The recent-success records: one field each in one hash (uuid -> record), indexed by
+-- completion time in the zset; a record is its fields joined by newlines, the payload
+-- last (see horizon/repositories/recent.py). One HSET and one ZADD per batch.
+local records, scored = {}, {}
 for i = 2, #ARGV, 6 do
-  at = at + 1
-  redis.call('HSET', KEYS[at], 'uuid', ARGV[i], 'name', ARGV[i + 1], 'queue', ARGV[i + 2],
-             'runtime_ms', ARGV[i + 3], 'completed_at', ARGV[i + 4], 'payload', ARGV[i + 5])
-  redis.call('EXPIRE', KEYS[at], keep)
+  records[#records + 1] = ARGV[i]
+  records[#records + 1] = ARGV[i] .. '\n' .. ARGV[i + 1] .. '\n' .. ARGV[i + 2] .. '\n' ..
+                          ARGV[i + 3] .. '\n' .. ARGV[i + 4] .. '\n' .. ARGV[i + 5]
   scored[#scored + 1] = ARGV[i + 4]
   scored[#scored + 1] = ARGV[i]
 end
-for first = 1, #scored, 200 do
+for first = 1, #records, 200 do
+  redis.call('HSET', KEYS[5], unpack(records, first, math.min(first + 199, #records)))
   redis.call('ZADD', KEYS[3], unpack(scored, first, math.min(first + 199, #scored)))
 end
-local excess = redis.call('ZCARD', KEYS[3]) - tonumber(batch.max)
+-- Drop records past their time (the oldest first, at most 1000 a call), then past the
+-- count cap: memory stays bounded whatever the throughput, master running or not.
+local dropped = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', '(' .. (batch.now - keep),
+                           'LIMIT', 0, 1000)
+local excess = redis.call('ZCARD', KEYS[3]) - #dropped - tonumber(batch.max)
 if excess > 0 then
-  local dropped = redis.call('ZPOPMIN', KEYS[3], math.min(excess, 1000))
-  local doomed = {}
-  for i = 1, #dropped, 2 do doomed[#doomed + 1] = batch.prefix .. dropped[i] end
-  for first = 1, #doomed, 200 do
-    redis.call('DEL', unpack(doomed, first, math.min(first + 199, #doomed)))
-  end
+  local over = redis.call('ZRANGE', KEYS[3], #dropped, #dropped + math.min(excess, 1000) - 1)
+  for _, uuid in ipairs(over) do dropped[#dropped + 1] = uuid end
+end
+for first = 1, #dropped, 200 do
+  local last = math.min(first + 199, #dropped)
+  redis.call('ZREM', KEYS[3], unpack(dropped, first, last))
+  redis.call('HDEL', KEYS[5], unpack(dropped, first, last))
 end
 return 1

@@ -79,18 +79,16 @@ def completions_call(client: redis.Redis, done: list[CompletedJob], *, keep_seco
                 sums["wait_sum"] = sums.get("wait_sum", 0.0) + item.wait
         records += [item.uuid, item.name, item.label, runtime_ms, item.finished_at,
                     item.payload]
-    header = {"keep": keep_seconds, "max": keep_count, "prefix": keys.completed_job(""),
+    now = max((item.finished_at for item in done), default=0.0)
+    header = {"keep": keep_seconds, "max": keep_count, "now": now,
               "jobs": list(jobs.values()), "queues": list(queues.values()),
               "series": [[f"{label}|{job}", counts, sums]
                          for (label, job), (counts, sums) in series.items()]}
     call_keys = [keys.MEASURED_JOBS, keys.MEASURED_QUEUES, keys.COMPLETED, keys.PROMETHEUS_SERIES,
+                 keys.COMPLETED_RECORDS,
                  *(keys.job_metrics(name) for name in jobs),
                  *(keys.queue_metrics(label) for label in queues),
                  *(keys.prometheus_series(label, job) for label, job in series)]
-    if keep_seconds > 0:
-        call_keys += [keys.completed_job(item.uuid) for item in done]
-    else:
-        records = []
     return (_script(client, "record_completions"), call_keys,
             [json.dumps(header, separators=(",", ":")), *records])
 
