@@ -52,6 +52,7 @@ SUPERVISOR_DEFAULTS: dict[str, Any] = {
     "max_time": 0,
     "rest": 0,
     "nice": 0,
+    "prefetch": 32,
 }
 
 
@@ -81,6 +82,7 @@ class SupervisorConfig:
     max_time: float = 0
     rest: float = 0
     nice: int = 0
+    prefetch: int = 32  # most jobs a worker reserves per round trip (1: none)
 
     def worker_arguments(self, queues: tuple[str, ...] | None = None) -> list[str]:
         """The runworker command-line arguments for one process of this supervisor."""
@@ -96,6 +98,7 @@ class SupervisorConfig:
             f"--max-jobs={self.max_jobs}",
             f"--max-time={self.max_time:g}",
             f"--rest={self.rest:g}",
+            f"--prefetch={self.prefetch}",
         ]
         if self.block_for is not None:
             args.append(f"--block-for={self.block_for:g}")
@@ -188,6 +191,7 @@ def parse_supervisor(name: str, raw: dict[str, Any], default_connection: str) ->
         max_time=_number(name, "max_time", values["max_time"]),
         rest=_number(name, "rest", values["rest"]),
         nice=_int(name, "nice", values["nice"], 0),
+        prefetch=_int(name, "prefetch", values["prefetch"], 1),
     )
 
 

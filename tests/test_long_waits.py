@@ -56,6 +56,15 @@ def test_decide_is_pure_policy():
     assert decide(None, 1e9, 0, 1000, 300) == (None, None)  # 0 means no alert
 
 
+def test_supervisors_pass_their_prefetch_to_workers():
+    config = parse({"supervisors": {"s": {"queue": ["default"], "prefetch": 4}}})
+    assert "--prefetch=4" in config.supervisors[0].worker_arguments()
+    default = parse({"supervisors": {"s": {"queue": ["default"]}}})
+    assert "--prefetch=32" in default.supervisors[0].worker_arguments()
+    with pytest.raises(HorizonConfigError, match="prefetch"):
+        parse({"supervisors": {"s": {"queue": ["default"], "prefetch": 0}}})
+
+
 def test_settings_are_validated():
     assert parse({"waits": {"default": 30}}).waits == {"redis:default": 30.0}
     with pytest.raises(HorizonConfigError, match="seconds >= 0"):
