@@ -10,6 +10,15 @@ def noop(n=0):
     return None
 
 
+COUNT_KEY = "bench:count"
+
+
+@job
+def count():
+    """The peer harness's job body: one INCR, so executions can be counted."""
+    redis_driver().client.incr(COUNT_KEY)
+
+
 @job
 def stamp(sent_at):
     """Record dispatch-to-start latency in ms (the harness reads bench:latency)."""
