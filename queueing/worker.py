@@ -73,6 +73,7 @@ class Worker:
         self.restart_seen: float | None = None  # the restart stamp when this worker started
         self._latest_restart: float | None = None
         self._control_read_at = 0.0
+        self._control_known = False  # the restart stamp seen at start has been read
         self._lost_since: float | None = None
         self._started = 0.0
 
@@ -90,7 +91,10 @@ class Worker:
         try:
             self._warn_about_timeout()
             self._warn_about_eviction()
-            self._read_control(initial=True)
+            try:
+                self._read_control(initial=True)
+            except CONNECTION_ERRORS as exc:  # a failover or restart under way: the loop
+                self._connection_lost(exc)    # reconnects, and its first read is initial
             self.runner.log.event(f"worker {self.owner} started on {self.driver.name}: "
                                   f"{', '.join(self.queues)}")
             return self._loop()
@@ -320,8 +324,9 @@ class Worker:
             stamp = self.driver.last_restart()
         if self.buffer and self.paused_queues:
             self._give_back(self.paused_queues)
-        if initial:
-            self.restart_seen = stamp
+        if initial or not self._control_known:
+            self.restart_seen = stamp  # restarts asked for before this worker began
+            self._control_known = True
         self._latest_restart = stamp
         self._control_read_at = now
 

@@ -254,3 +254,35 @@ def test_eviction_policy_other_than_noeviction_warns(rclient):
     finally:
         rclient.config_set("maxmemory-policy", previous)
     assert "maxmemory-policy is 'allkeys-lru'" in err.getvalue()
+
+
+def test_redis_away_at_start_is_ridden_out_and_an_old_restart_is_not_taken_as_new(rclient):
+    """A worker started during a failover (its first control read refused) keeps going:
+    it reconnects, and the restart stamp it then reads counts as the one it began with,
+    not as a queue_restart asked of it."""
+    import redis
+
+    from queueing import restart
+
+    restart.broadcast(rclient, now=time.time() - 60)  # a deploy's restart, before this worker
+    jobs.record.delay("after the outage")
+    driver = redis_driver("redis")
+    real_pipeline = driver.client.pipeline
+    refused = []
+
+    def first_refused(*args, **kwargs):
+        if not refused:
+            refused.append(True)
+            raise redis.ConnectionError("Error 111 connecting: Connection refused.")
+        return real_pipeline(*args, **kwargs)
+
+    driver.client.pipeline = first_refused
+    err = io.StringIO()
+    try:
+        code = Worker(driver, WorkerOptions(queues=("default",), stop_when_empty=True, sleep=0,
+                                            memory=0),
+                      stdout=io.StringIO(), stderr=err).run()
+    finally:
+        del driver.client.pipeline
+    assert refused and "lost connection to Redis" in err.getvalue()
+    assert code == 0 and [n["label"] for n in jobs.notes()] == ["after the outage"]
