@@ -19,11 +19,10 @@ from dataclasses import dataclass
 from typing import Any, Callable, TextIO
 
 import redis
-from django.db import close_old_connections, connections
-from django.db.backends.signals import connection_created
 
 from . import failed, payload as payload_lib, payload_checks, policy
 from .drivers.redis import RedisDriver, Reservation
+from .database_use import ConnectionChecks
 from .errors import MalformedPayload, UnknownJob
 from .execution import call, run_failed_hook
 from .hooks import record_outcome
@@ -37,22 +36,6 @@ from .signals import job_exception_occurred, job_failed, job_processed, job_proc
 logger = logging.getLogger("queueing.worker")
 
 STORE_RETRY_DELAY = 30.0  # seconds before a failure the store refused is tried again
-# Django's database connections are checked (closed if unusable or past CONN_MAX_AGE)
-# after every job, as Django does after every request, and before a job only when the
-# worker has been idle longer than this: back to back, the check after one job is the
-# check before the next. Until the process opens a database connection there is
-# nothing to check: the check cost a no-op job about 5% of its time.
-CONNECTIONS_RECHECK = 1.0
-_database_opened = any(c.connection is not None for c in connections.all(initialized_only=True))
-
-
-def _note_database_opened(**kwargs: Any) -> None:
-    global _database_opened
-    _database_opened = True
-
-
-connection_created.connect(_note_database_opened, weak=False,
-                           dispatch_uid="queueing.job_runner.database_opened")
 
 
 class MaxAttemptsExceeded(Exception):
@@ -150,7 +133,7 @@ class JobRunner:
         self.in_job = False
         self.current_timeout = 0.0
         self.max_deliveries = getattr(driver.config, "max_deliveries", 5)
-        self._connections_checked_at = float("-inf")
+        self.connections = ConnectionChecks()
 
     # -- the alarm ----------------------------------------------------------------------
     def on_alarm(self, signum: int, frame: object) -> None:
@@ -227,8 +210,7 @@ class JobRunner:
         self.log.line(job, "RUNNING", f"attempt {job.attempts}")
         timeout = self.options.timeout if job.timeout is None else job.timeout
         started = time.perf_counter()
-        if _database_opened and started - self._connections_checked_at > CONNECTIONS_RECHECK:
-            close_old_connections()  # idle since the last job: the database may have left
+        self.connections.before_job(started)
         try:
             self.in_job = True
             self._arm(held, timeout)
@@ -244,9 +226,7 @@ class JobRunner:
             return self._exception(held, job, definition, tries, exc,
                                    time.perf_counter() - started)
         finally:
-            if _database_opened:  # CONN_MAX_AGE is honoured per job, as per request
-                close_old_connections()
-                self._connections_checked_at = time.perf_counter()
+            self.connections.after_job()  # CONN_MAX_AGE honoured per job, as per request
         runtime = time.perf_counter() - started
         self.log.line(job, "DONE", f"{runtime * 1000:.2f} ms")
         send_signal(job_processed, sender=self.worker, runtime=runtime, **meta)

@@ -18,17 +18,14 @@
 local batch = cjson.decode(ARGV[1])
 local at = 5
 
-for _, row in ipairs(batch.jobs) do
-  at = at + 1
-  redis.call('HINCRBY', KEYS[at], 'count', row[2])
-  redis.call('HINCRBYFLOAT', KEYS[at], 'runtime_ms', row[3])
-  redis.call('SADD', KEYS[1], row[1])
-end
-for _, row in ipairs(batch.queues) do
-  at = at + 1
-  redis.call('HINCRBY', KEYS[at], 'count', row[2])
-  redis.call('HINCRBYFLOAT', KEYS[at], 'runtime_ms', row[3])
-  redis.call('SADD', KEYS[2], row[1])
+-- job metrics, then queue metrics: the same sums, each set of names in its own set key
+for set_key, rows in ipairs({batch.jobs, batch.queues}) do
+  for _, row in ipairs(rows) do
+    at = at + 1
+    redis.call('HINCRBY', KEYS[at], 'count', row[2])
+    redis.call('HINCRBYFLOAT', KEYS[at], 'runtime_ms', row[3])
+    redis.call('SADD', KEYS[set_key], row[1])
+  end
 end
 for _, row in ipairs(batch.series) do
   at = at + 1

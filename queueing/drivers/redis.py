@@ -119,17 +119,21 @@ class RedisDriver:
                   owner: str = ""):
         """Reserve up to `count` jobs of `queue` in one round trip (a worker's prefetch):
         a list in queue order, empty when there are none, or PAUSED."""
-        k = self.keys(queue)
         token = self.new_token()
-        pop = (self.scripts.pop, [k.ready, k.delayed, k.reserved, k.notify, k.paused,
-                                  k.prio_hi, k.prio_lo, k.prio_seq],
-               self._pop_args(time.time(), owner, token, max(int(count), 1)))
+        pop = self._pop_call(queue, token, count, owner)
         calls = self._ack_calls(finished, extra)
         if not calls:
             raws = pop[0](keys=pop[1], args=pop[2])
         else:
             raws = run_pipelined(self.client, [*calls, pop])[-1]
         return self._reservations(queue, token, raws)
+
+    def _pop_call(self, queue: str, token: str, count: int, owner: str):
+        """The pop script's call (script, keys, args), reserving up to `count` jobs now."""
+        k = self.keys(queue)
+        return (self.scripts.pop, [k.ready, k.delayed, k.reserved, k.notify, k.paused,
+                                   k.prio_hi, k.prio_lo, k.prio_seq],
+                self._pop_args(time.time(), owner, token, max(int(count), 1)))
 
     @staticmethod
     def _reservations(queue: str, token: str, raws):
@@ -256,12 +260,9 @@ class RedisDriver:
         """
         if self.waiter is not None:
             return None
-        k = self.keys(queue)
         token = self.new_token()
-        pop = (self.scripts.pop, [k.ready, k.delayed, k.reserved, k.notify, k.paused,
-                                  k.prio_hi, k.prio_lo, k.prio_seq],
-               self._pop_args(time.time(), owner, token, max(int(count), 1)))
-        raws = run_pipelined(self.client, [pop], before=[("BLPOP", k.notify,
+        pop = self._pop_call(queue, token, count, owner)
+        raws = run_pipelined(self.client, [pop], before=[("BLPOP", self.keys(queue).notify,
                                                             max(timeout, 0.01))])[-1]
         return self._reservations(queue, token, raws)
 
