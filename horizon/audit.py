@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from queueing.redaction import escape_control, mask_text
 
-from .models import AuditEntry
+from horizon.models import AuditEntry
 
 DEFAULT_KEEP = 10_000
 

@@ -1,14 +1,15 @@
 """System checks horizon.E001... for the HORIZON setting."""
 from django.core.checks import Error, register
 
-from .config import HorizonConfigError, parse
+from horizon.config import HorizonConfigError, parse
+from queueing.errors import QueueError
+from horizon.schedules.definitions import ScheduleError, all_schedules
 
 
 @register()
 def check_horizon_setting(app_configs, **kwargs):
     from django.conf import settings
 
-    from queueing.errors import QueueError
 
     try:
         parse(getattr(settings, "HORIZON", None))
@@ -21,8 +22,6 @@ def check_horizon_setting(app_configs, **kwargs):
 
 @register()
 def check_schedules(app_configs, **kwargs):
-    from .schedules.definitions import ScheduleError, all_schedules
-
     try:
         all_schedules()
     except ScheduleError as exc:

@@ -30,6 +30,9 @@ from typing import Any
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
+from queueing.config import queue_settings
+from queueing.errors import QueueError
+from queueing.dispatching.options import parse_backoff
 
 BALANCE_MODES = ("auto", "simple", "off")
 SUPERVISOR_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")  # fullmatch: no "/", no newline
@@ -140,10 +143,6 @@ def _number(block: str, key: str, value: Any) -> float:
 
 
 def parse_supervisor(name: str, raw: dict[str, Any], default_connection: str) -> SupervisorConfig:
-    from queueing.conf import queue_settings
-    from queueing.errors import QueueError
-    from queueing.job_options import parse_backoff
-
     unknown = set(raw) - set(SUPERVISOR_DEFAULTS)
     if unknown:
         raise HorizonConfigError(
@@ -210,9 +209,6 @@ def master_name(configured: Any) -> str:
 
 
 def parse(raw: dict[str, Any] | None) -> HorizonConfig:
-    from queueing.conf import queue_settings
-    from queueing.errors import QueueError
-
     raw = dict(raw or {})
     known = {"name", "connection", "environment", "defaults", "supervisors", "environments",
              "trim", "snapshot_interval", "mask_keys", "audit_keep", "schedule", "waits",

@@ -19,8 +19,8 @@ import sys
 import time
 from typing import TextIO
 
-from .parent_death import child_setup
-from .supervisor.process import restart_delay
+from horizon.parent_death import child_setup
+from horizon.supervisor.process import restart_delay
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT, signal.SIGHUP)
 POLL = 0.2  # seconds between looks at the children

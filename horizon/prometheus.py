@@ -21,9 +21,10 @@ from prometheus_client.registry import Collector
 
 from queueing.models import FailedJob
 
-from .repositories import counters, horizon_client
-from .repositories import state as state_repo
-from .repositories.latency import oldest_ages
+from horizon.repositories import counters, horizon_client
+from horizon.repositories import state as state_repo
+from horizon.repositories.latency import oldest_ages
+from horizon.dashboard.reads import queue_rows
 
 COUNTERS = {
     "processed": "Jobs that completed successfully.",
@@ -72,8 +73,6 @@ class HorizonCollector(Collector):
         yield wait
 
     def queue_metrics(self):
-        from .dashboard.reads import queue_rows
-
         client = horizon_client()
         sups = state_repo.supervisors(client)
         rows = queue_rows(sups)

@@ -18,9 +18,9 @@ from django.views.debug import SafeExceptionReporterFilter
 
 from queueing.redaction import is_secret_key, mask_text
 
-from .dashboard.auth import with_security_headers
-from .keys import PREFIX
-from .repositories import horizon_client
+from horizon.dashboard.auth import with_security_headers
+from horizon.keys import PREFIX
+from horizon.repositories import horizon_client
 
 MAX_FAILURES_PER_ADDRESS = 20
 MAX_FAILURES_PER_USERNAME = 5

@@ -9,7 +9,7 @@ from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 from django.views.static import serve
 
-from .security import ThrottledLoginView
+from horizon.security import ThrottledLoginView
 
 urlpatterns = [
     path("login/", ThrottledLoginView.as_view(), name="login"),

@@ -22,9 +22,9 @@ from typing import Callable
 
 import redis
 
-from . import keys
-from .repositories.latency import oldest_ages
-from .signals import long_wait_detected, long_wait_recovered
+from horizon import keys
+from horizon.repositories.latency import oldest_ages
+from horizon.signals import long_wait_detected, long_wait_recovered
 
 logger = logging.getLogger("horizon.waits")
 CHECK_INTERVAL = 5.0  # seconds between evaluations

@@ -24,7 +24,7 @@ from pathlib import Path
 import redis
 from redis.crc import key_slot
 
-from queueing.embedded_redis import find_binary
+from queueing.drivers.redis.embedded import find_binary
 
 SLOTS = 16384
 

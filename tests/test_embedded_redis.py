@@ -5,7 +5,7 @@ import tempfile
 
 import redis
 
-from queueing.embedded_redis import EmbeddedRedis
+from queueing.drivers.redis.embedded import EmbeddedRedis
 from tests.conftest import ROOT, subprocess_env
 
 

@@ -11,7 +11,7 @@ import time
 
 import redis
 
-from .. import keys
+from horizon import keys
 
 KEEP = 20
 TTL = 30 * 86400

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from queueing import connections, restart
-from queueing.conf import queue_settings
+from queueing import connections
+from queueing.config import queue_settings
 from queueing.errors import QueueError
 
-from ..config import horizon_config
-from ..repositories import horizon_client
-from ..repositories.metrics import measured
-from ..repositories.state import SupervisorState
+from horizon.config import horizon_config
+from horizon.repositories import horizon_client
+from horizon.repositories.metrics import measured
+from horizon.repositories.state import SupervisorState
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +72,7 @@ def known_queues(supervisors: list[SupervisorState] | None = None) -> list[Queue
 
 
 def paused(connection: str) -> set[str]:
-    return restart.paused_of(connections.queue_driver(connection))
+    return connections.queue_driver(connection).paused_queues()
 
 
 def parse(value: str | None) -> QueueRef | None:

@@ -14,11 +14,11 @@ from django.urls import reverse
 
 from queueing.models import FailedJob
 
-from ..config import horizon_config
-from ..repositories import horizon_client, recent
-from ..schedules import store
-from ..schedules.definitions import ScheduleDefinition, ScheduleError, all_schedules
-from . import formatting
+from horizon.config import horizon_config
+from horizon.repositories import horizon_client, recent
+from horizon.schedules import store
+from horizon.schedules.definitions import ScheduleDefinition, ScheduleError, all_schedules
+from horizon.dashboard import formatting
 
 HISTORY_SHOWN = 5
 

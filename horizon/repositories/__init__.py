@@ -2,13 +2,12 @@
 from functools import lru_cache
 
 import redis
+from queueing.connections import redis_driver
+from horizon.config import horizon_config
 
 
 def horizon_client() -> redis.Redis:
     """The Redis client of the connection Horizon keeps its state on."""
-    from queueing.connections import redis_driver
-
-    from ..config import horizon_config
 
     return redis_driver(horizon_config().connection).client
 

@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 
 import redis
 
-from .. import keys
-from . import script_source
+from horizon import keys
+from horizon.repositories import script_source
+from queueing.errors import UnknownJob
+from queueing.dispatching.registry import resolve
 
 OUTCOMES = ("processed", "failed", "released", "timed_out")
 RUNTIME_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
@@ -40,8 +42,6 @@ def bucket(bounds: tuple[float, ...], value: float) -> int:
 def job_label(name: str | None) -> str:
     if not name:
         return "(malformed)"
-    from queueing.errors import UnknownJob
-    from queueing.registry import resolve
 
     try:
         resolve(name)

@@ -7,7 +7,7 @@ import redis
 
 from queueing.safe_json import peek
 
-from .. import keys
+from horizon import keys
 
 
 def completed(client: redis.Redis, start: int = 0, stop: int = 49) -> list[dict]:

@@ -13,8 +13,8 @@ from typing import Callable
 
 import redis
 
-from . import store
-from .definitions import ScheduleDefinition, ScheduleError
+from horizon.schedules import store
+from horizon.schedules.definitions import ScheduleDefinition, ScheduleError
 
 CATCH_UP = 100  # slots considered per schedule per tick at most
 

@@ -19,14 +19,15 @@ from dataclasses import dataclass
 
 import redis
 
-from queueing import connections, payload as payload_lib
-from queueing.dispatch import target_of
-from queueing.jobs import Signature
-from queueing.registry import resolve
+from queueing import connections
+from queueing.dispatching import payload as payload_lib
+from queueing.dispatching.dispatch import target_of
+from queueing.dispatching.jobs import Signature
+from queueing.dispatching.registry import resolve
 
-from .. import keys
-from ..repositories import script_source
-from .definitions import ScheduleDefinition, ScheduleError
+from horizon import keys
+from horizon.repositories import script_source
+from horizon.schedules.definitions import ScheduleDefinition, ScheduleError
 
 HISTORY = 20  # runs kept per schedule
 GRACE = 60.0  # seconds a late slot is still fired; older ones are skipped

@@ -11,10 +11,10 @@ from typing import Callable
 
 import redis
 
-from ..config import HorizonConfig
-from ..schedules.definitions import ScheduleError, all_schedules
-from ..schedules.loop import ScheduleLoop
-from ..waits import WaitMonitor
+from horizon.config import HorizonConfig
+from horizon.schedules.definitions import ScheduleError, all_schedules
+from horizon.schedules.loop import ScheduleLoop
+from horizon.waits import WaitMonitor
 
 
 class Duties:

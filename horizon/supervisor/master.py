@@ -14,16 +14,16 @@ from typing import TextIO
 
 import redis
 
-from queueing.process_control import SignalFlags
+from queueing.worker.process_control import SignalFlags
 from queueing.redaction import for_log
 
-from .. import keys
-from ..config import HorizonConfig
-from ..repositories import commands, metrics, recent, state
-from . import staleness
-from .duties import Duties
-from .supervisor import Supervisor
-from .wakeup import SignalWakeup
+from horizon import keys
+from horizon.config import HorizonConfig
+from horizon.repositories import commands, metrics, recent, state
+from horizon.supervisor import staleness
+from horizon.supervisor.duties import Duties
+from horizon.supervisor.supervisor import Supervisor
+from horizon.supervisor.wakeup import SignalWakeup
 
 LOOP_INTERVAL = 0.5  # seconds between loop turns
 KILL_GRACE = 10.0  # seconds past the longest job timeout before terminate SIGKILLs

@@ -5,7 +5,7 @@ import signal
 import time
 from typing import Callable
 
-from .process import WorkerProcess
+from horizon.supervisor.process import WorkerProcess
 
 
 class ProcessPool:

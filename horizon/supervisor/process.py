@@ -10,9 +10,9 @@ from typing import Sequence
 
 from django.conf import settings
 
-from queueing.readiness import READY_FD_ENV
+from queueing.worker.readiness import READY_FD_ENV
 
-from ..parent_death import child_setup
+from horizon.parent_death import child_setup
 
 CLEAN_EXITS = (0, 12)  # a requested stop, the memory limit
 MAX_RESTART_DELAY = 60.0

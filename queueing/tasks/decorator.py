@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .framework import PRIMARY
+from queueing.tasks.framework import PRIMARY
 
 
 def task(function: Callable[..., Any] | None = None, *, priority: int = 0,

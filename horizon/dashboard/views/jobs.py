@@ -9,11 +9,11 @@ from django.http import HttpResponse, QueryDict
 from django.shortcuts import render
 from django.utils.http import urlencode
 
-from ...config import horizon_config
-from ...repositories import horizon_client, recent
-from .. import listings, queues
-from ..auth import page
-from .common import HtmxHttpRequest, fragment, int_param, render_page
+from horizon.config import horizon_config
+from horizon.repositories import horizon_client, recent
+from horizon.dashboard import listings, queues
+from horizon.dashboard.auth import page
+from horizon.dashboard.views.common import HtmxHttpRequest, fragment, int_param, render_page
 
 PARTIAL = "horizon/partials/jobs.html"
 TITLES = {"pending": "Pending jobs", "delayed": "Delayed jobs", "reserved": "Reserved jobs",

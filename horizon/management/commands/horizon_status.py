@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand
 
 from horizon.repositories import state
 
-from ._control import EXIT_UNREACHABLE, reachable_client
+from horizon.management.commands._control import EXIT_UNREACHABLE, reachable_client
 
 EXIT_CODES = {"running": 0, "paused": 1, "inactive": 2}
 

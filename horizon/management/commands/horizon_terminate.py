@@ -5,7 +5,7 @@ from django.core.management.base import CommandError
 
 from horizon.repositories import state
 
-from ._control import ControlCommand, reachable_client
+from horizon.management.commands._control import ControlCommand, reachable_client
 
 
 class Command(ControlCommand):

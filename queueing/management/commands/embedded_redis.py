@@ -1,9 +1,9 @@
 """Start, stop or show the embedded redis-server of a connection without a Redis URL."""
 from django.core.management.base import BaseCommand, CommandError
 
-from queueing.conf import queue_settings
+from queueing.config import queue_settings
 from queueing.connections import redacted_url
-from queueing.embedded_redis import EmbeddedRedis
+from queueing.drivers.redis.embedded import EmbeddedRedis
 from queueing.errors import QueueError
 
 

@@ -7,11 +7,13 @@ import time
 import redis
 from django.core.management.base import BaseCommand, CommandError
 
-from queueing import connections, heartbeat, readiness, registry
+from queueing import connections
+from queueing.worker import heartbeat, readiness
+from queueing.dispatching import registry
 from queueing.errors import QueueError
-from queueing.job_options import parse_backoff
-from queueing.options import WorkerOptions
-from queueing.worker import EXIT_ERROR, Worker
+from queueing.dispatching.options import parse_backoff
+from queueing.worker.options import WorkerOptions
+from queueing.worker.loop import EXIT_ERROR, Worker
 
 
 def non_negative(kind):
@@ -84,8 +86,7 @@ class Command(BaseCommand):
                 f"--queue=high,default, or leave --queue out to use connection "
                 f"{driver.name!r}'s queue {driver.config.queue!r}")
         try:  # before reporting ready: a worker that cannot reach Redis did not start
-            if hasattr(driver, "client"):  # a database connection is reached at its first pop
-                driver.client.ping()
+            driver.ping()  # a database connection answers at once: it connects lazily
         except redis.RedisError as exc:
             raise CommandError(f"cannot reach Redis for connection {driver.name!r} "
                                f"({connections.redis_location(driver.config)}"

@@ -27,11 +27,16 @@ from typing import Any, Iterable
 
 from django.db import InterfaceError, OperationalError, connections as db_connections
 
-from ..conf import ConnectionConfig
-from . import QueueSizes
-from .base import Reservation
-from .database_sql import FOREVER, Statements
-from .delivery import parse_token, stamp, token_of
+from queueing.config import ConnectionConfig
+from queueing.drivers.contract import QueueSizes
+from queueing.drivers.contract import Capabilities, ControlState, Reservation
+from queueing.drivers.database.sql import FOREVER, Statements
+from queueing.drivers.database.delivery import parse_token, stamp, token_of
+from queueing.drivers.redis.scripts import run_pipelined
+from queueing.drivers.database.listen import Listener
+from queueing.models import PausedQueue
+from queueing.models import ControlValue
+from queueing.dispatching.payload import peek
 
 logger = logging.getLogger("queueing.worker")
 
@@ -55,8 +60,11 @@ class ListedJob(bytes):
 
 
 class DatabaseDriver:
+    """The ``database`` driver: keeps ``queueing.drivers.contract.QueueDriver``."""
+
     connection_errors = (OperationalError, InterfaceError)
-    batches_extra = True  # see _add_extra
+    capabilities = Capabilities(prefetch=True, wait_then_pop=False, heartbeats=False,
+                                transactional=True)
 
     def __init__(self, config: ConnectionConfig) -> None:
         self.alias = config.database
@@ -302,6 +310,9 @@ class DatabaseDriver:
         """Recorder writes outside the pop cycle (failures, releases): batched too."""
         self._add_extra(calls, flush=False)
 
+    def carries_extra(self, client: Any) -> bool:
+        return True  # every recorder call is batched (see _add_extra)
+
     def _add_extra(self, extra: list | None, *, flush: bool) -> None:
         """Completion recorders' writes go to Horizon's Redis, not to this database, so
         they cannot share the pop's round trip: they are sent in batches instead (every
@@ -324,8 +335,6 @@ class DatabaseDriver:
             time.sleep(max(timeout, 0))
             return False
         if self._listener is None or self._listener.pid != os.getpid():
-            from .pg_listen import Listener
-
             self._listener = Listener(self._shared())
             return True  # jobs pushed before LISTEN sent no wake-up: look once more
         try:
@@ -339,13 +348,9 @@ class DatabaseDriver:
     def pause(self, queue: str) -> None:
         """Checked inside the pop statement: once this commits, no pop that starts
         afterwards reserves from `queue`."""
-        from ..models import PausedQueue
-
         PausedQueue.objects.using(self.alias).get_or_create(connection=self.name, queue=queue)
 
     def resume(self, queue: str) -> None:
-        from ..models import PausedQueue
-
         PausedQueue.objects.using(self.alias).filter(connection=self.name, queue=queue).delete()
 
     def is_paused(self, queue: str) -> bool:
@@ -359,8 +364,6 @@ class DatabaseDriver:
 
     # -- queue_restart ------------------------------------------------------------------
     def broadcast_restart(self, stamp_: float) -> None:
-        from ..models import ControlValue
-
         ControlValue.objects.using(self.alias).update_or_create(
             key=RESTART_KEY, defaults={"value": repr(stamp_)})
 
@@ -368,11 +371,36 @@ class DatabaseDriver:
         row = self._run(self.sql.control_value(), [RESTART_KEY], fetch="one")
         return float(row[0]) if row is not None else None
 
+    def read_control(self) -> ControlState:
+        """Both from the connection's own tables, on the worker's private session."""
+        return ControlState(self.last_restart(), frozenset(self.paused_queues()))
+
+    def restart_scope(self) -> str:
+        """Connections on the same database alias share one broadcast."""
+        return f"database:{self.alias}"
+
+    def ping(self) -> None:
+        """Nothing to do: the database is reached at the first pop (Django connects
+        lazily), and a failure there is retried like any lost connection."""
+
+    def heartbeat_store(self) -> None:
+        return None  # the dashboard shows each row's holder and lease instead
+
+    def eviction_policy(self) -> str | None:
+        return None  # a database never drops rows to free memory
+
+    def wait_then_pop(self, queue: str, timeout: float, count: int, *,
+                      owner: str = "") -> None:
+        return None  # see Capabilities.wait_then_pop: workers wait, then pop
+
+    def oldest_pending(self, queues: list[str]) -> list[bytes | None]:
+        """The first row of each queue in the order workers take them."""
+        return [next(iter(self.pending(name, 0, 0)), None) for name in queues]
+
     def count_exception(self, job_uuid: str) -> int:
         """One more exception of a job (for max_exceptions); returns the new count."""
         from django.db import transaction
 
-        from ..models import ControlValue
 
         key = f"exceptions:{job_uuid}"[:100]
         with transaction.atomic(using=self.alias):
@@ -393,8 +421,6 @@ class DatabaseDriver:
         return stamp(row[2], attempts, token).encode()
 
     def forget_exceptions(self, job_uuid: str) -> None:
-        from ..models import ControlValue
-
         ControlValue.objects.using(self.alias).filter(
             key=f"exceptions:{job_uuid}"[:100]).delete()
 
@@ -459,7 +485,6 @@ class DatabaseDriver:
         row_id = getattr(raw_or_id, "row_id", None)
         if row_id is not None:
             return row_id
-        from ..payload import peek
 
         uuid = peek(raw_or_id).get("uuid")
         found = self.find(state, queue, uuid) if isinstance(uuid, str) else []
@@ -486,7 +511,7 @@ class DatabaseDriver:
 def _as_list(finished) -> list:
     if finished is None:
         return []
-    if hasattr(finished, "token"):  # one delivery (of either driver's Reservation class)
+    if isinstance(finished, Reservation):
         return [finished]
     return list(finished)
 
@@ -504,8 +529,6 @@ def _fetch(cursor, sql: str, params: list, fetch: str):
 def run_extra(extra: list) -> None:
     """Completion recorders' writes: plain callables, or (Script, keys, args) calls on
     the script's own Redis (Horizon's state stays in Redis), pipelined per client."""
-    from ..scripts import run_pipelined
-
     by_client: dict[int, tuple[Any, list]] = {}
     for call in extra:
         try:

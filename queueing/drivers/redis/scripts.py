@@ -20,7 +20,7 @@ SCRIPT_NAMES = (
 
 @lru_cache(maxsize=None)
 def source(name: str) -> str:
-    return resources.files("queueing").joinpath("lua", f"{name}.lua").read_text()
+    return resources.files("queueing.drivers.redis").joinpath("lua", f"{name}.lua").read_text()
 
 
 class Scripts:

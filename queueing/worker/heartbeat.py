@@ -17,7 +17,7 @@ from contextlib import contextmanager
 import redis
 from django.conf import settings
 
-from .connections import make_client
+from queueing.connections import make_client
 
 PREFIX = "queueing:worker:"
 DEFAULT_INTERVAL = 5.0  # seconds between beats
@@ -69,7 +69,7 @@ class Heartbeat:
 def beating(driver, owner: str):
     """Publish `owner`'s heartbeat on the driver's Redis while the block runs (a
     database connection has none: its dashboard shows the holder and the lease)."""
-    if not hasattr(driver, "client"):
+    if driver.heartbeat_store() is None:
         yield None
         return
     heart = Heartbeat(make_client(driver.config), owner, interval())

@@ -34,8 +34,8 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
-from .errors import ConfigurationError, UnknownConnection, UnknownQueue
-from .keys import DEFAULT_PREFIX
+from queueing.errors import ConfigurationError, UnknownConnection, UnknownQueue
+from queueing.drivers.redis.keys import DEFAULT_PREFIX
 
 DRIVERS = ("redis", "database", "sync", "null")
 QUEUE_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")  # used with fullmatch
@@ -247,7 +247,4 @@ def queue_settings() -> QueueSettings:
 @receiver(setting_changed)
 def _reset_on_setting_change(*, setting: str, **_: Any) -> None:
     if setting == "QUEUE":
-        queue_settings.cache_clear()
-        from . import connections
-
-        connections.reset()
+        queue_settings.cache_clear()  # queueing.connections drops its drivers too

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import MalformedPayload
-from .payload import JOB_NAME_SHAPE, UUID_SHAPE, Payload, _finite
+from queueing.errors import MalformedPayload
+from queueing.config import queue_settings
+from queueing.dispatching.options import JobOptions, validate as validate_options
+from queueing.dispatching.shapes import JOB_NAME_SHAPE, UUID_SHAPE, Payload, finite
+from queueing.errors import QueueError
 
 
 def _check(condition: bool, reason: str) -> None:
@@ -23,7 +26,7 @@ def _is_int(minimum: int):
 
 
 def _is_seconds(v: Any) -> bool:
-    return _finite(v) and v >= 0
+    return finite(v) and v >= 0
 
 
 # The field predicates, built once (validate runs for every job a worker takes).
@@ -74,9 +77,9 @@ _OPTIONAL = (
     ("backoff", "backoff", _is_backoff, "must be seconds >= 0 or a non-empty list of them",
      None),
     ("timeout", "timeout", _is_seconds, "must be seconds >= 0", None),
-    ("retryUntil", "retry_until", _finite, "must be a unix time", None),
+    ("retryUntil", "retry_until", finite, "must be a unix time", None),
     ("failOnTimeout", "fail_on_timeout", _is_bool, "must be true or false", False),
-    ("pushedAt", "pushed_at", _finite, "must be a unix time", None),
+    ("pushedAt", "pushed_at", finite, "must be a unix time", None),
     ("tags", "tags", _is_tags, "must be a list of printable strings", list),
     ("chain", "chain", _is_list, "must be a list", list),
 )
@@ -115,10 +118,6 @@ def validate(data: Any, original: bytes | None) -> Payload:
 
 def _check_link(link: Any) -> None:
     """A chain link must be something dispatch itself could have written."""
-    from .conf import queue_settings
-    from .errors import QueueError
-    from .job_options import JobOptions, validate
-
     _check(isinstance(link, dict), "a chain link is not an object")
     _check(isinstance(link.get("job"), str) and JOB_NAME_SHAPE.fullmatch(link["job"]) is not None,
            "a chain link has no valid job name")
@@ -128,7 +127,7 @@ def _check_link(link: Any) -> None:
     _check(isinstance(options, dict), "a chain link's options are not an object")
     try:
         opts = JobOptions.from_json(options)
-        validate(**{k: getattr(opts, k) for k in options})
+        validate_options(**{k: getattr(opts, k) for k in options})
         conn = queue_settings().connection(opts.connection)
         if opts.queue is not None:
             conn.check_queue(opts.queue)
@@ -141,8 +140,6 @@ def check_queued_chain(job: Payload) -> None:
     inside the worker, outside any timeout, and a 'null' link would vanish."""
     if not job.chain:
         return
-    from .conf import queue_settings
-
     for link in job.chain:
         conn = queue_settings().connection((link.get("options") or {}).get("connection"))
         _check(conn.driver not in ("sync", "null"),

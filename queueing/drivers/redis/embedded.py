@@ -17,7 +17,7 @@ from pathlib import Path
 
 import redis
 
-from .errors import ConfigurationError
+from queueing.errors import ConfigurationError
 
 
 def find_binary() -> str:

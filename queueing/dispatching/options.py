@@ -14,7 +14,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from .errors import InvalidOption
+from queueing.errors import InvalidOption
 
 
 @dataclass(frozen=True, slots=True)

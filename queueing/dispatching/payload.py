@@ -15,17 +15,19 @@ An entry that did not start with ``{"attempts":N,`` arrives wrapped by the pop s
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import math
 import re
 import time
 import uuid as uuid_lib
-from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import MalformedPayload, NotSerializable
-from .job_options import JobOptions
+from queueing.dispatching.options import JobOptions
+from queueing.dispatching.payload_checks import validate
+from queueing.dispatching.shapes import JOB_NAME_SHAPE, UUID_SHAPE, Payload, finite
+from queueing.errors import MalformedPayload, NotSerializable
+
+__all__ = ["JOB_NAME_SHAPE", "UUID_SHAPE", "Payload", "build", "decode", "encode", "peek"]
 
 ATTEMPTS_PREFIX = '{"attempts":'
 
@@ -137,7 +139,7 @@ def reset_for_retry(payload: dict[str, Any], now: float | None = None) -> dict[s
     fresh = {k: v for k, v in payload.items()
              if k not in ("attempts", "settled", *RESERVATION_FIELDS)}
     until, pushed = payload.get("retryUntil"), payload.get("pushedAt")
-    if _finite(until) and _finite(pushed) and until > pushed:
+    if finite(until) and finite(pushed) and until > pushed:
         fresh["retryUntil"] = now + (until - pushed)
     fresh["pushedAt"] = now
     fresh["retryOf"] = payload.get("uuid")
@@ -177,36 +179,6 @@ def unreserved_entry(raw: bytes | str) -> bytes | str | None:
     return normalised(dataclasses.replace(job, attempts=job.attempts - 1))
 
 
-def _finite(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and \
-        math.isfinite(value)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Payload:
-    """A decoded, validated payload as the worker sees it."""
-
-    uuid: str
-    job: str
-    display_name: str
-    args: list
-    kwargs: dict
-    attempts: int
-    max_tries: int | None
-    max_exceptions: int | None
-    backoff: list[float] | None
-    timeout: float | None
-    retry_until: float | None
-    fail_on_timeout: bool
-    pushed_at: float | None
-    tags: list[str]
-    chain: list[dict]
-    data: dict = field(repr=False)
-    original: bytes | None = field(default=None, repr=False)  # the unwrapped entry, if wrapped
-
-
-UUID_SHAPE = re.compile(r"[A-Za-z0-9_.:\-]{1,64}")
-JOB_NAME_SHAPE = re.compile(r"[A-Za-z_][A-Za-z0-9_.:\-]{0,254}")
 _ATTEMPTS_HEAD = re.compile(rb'\{"attempts":(\d{1,9}),')
 
 
@@ -271,21 +243,12 @@ def decode(raw: bytes | str) -> Payload:
     elif not utf8:
         raise _malformed("payload is not UTF-8 text", raw, attempts)
     try:
-        return _validate()(data, original)
+        return validate(data, original)
     except MalformedPayload as exc:
         raise _malformed(str(exc), original if original is not None else raw, attempts) from None
     except Exception as exc:  # anything odd in a field (deep nesting in a check...)
         raise _malformed(f"payload could not be read: {type(exc).__name__}",
                          original if original is not None else raw, attempts) from None
-
-
-@functools.cache
-def _validate():
-    """payload_checks.validate, imported on first use: the field rules live beside, not
-    in, the codec, and import it (a function-level import cost every job a lookup)."""
-    from .payload_checks import validate
-
-    return validate
 
 
 def peek(raw: bytes | str) -> dict[str, Any]:

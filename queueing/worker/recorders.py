@@ -15,7 +15,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from .payload import Payload
+from queueing.dispatching.payload import Payload
 
 logger = logging.getLogger("queueing.worker")
 
@@ -79,8 +79,6 @@ def remove_outcome_recorder(recorder: OutcomeRecorder) -> None:
 def record_outcome(driver: Any, job: Payload | None, queue: str, kind: str,
                    runtime: float) -> None:
     """Send every outcome recorder's writes for a job that did not complete; never raises."""
-    from .scripts import run_pipelined
-
     calls: list[ScriptCall] = []
     for recorder in _outcome_recorders:
         try:
@@ -90,10 +88,7 @@ def record_outcome(driver: Any, job: Payload | None, queue: str, kind: str,
     if not calls:
         return
     try:
-        if hasattr(driver, "send_extra"):  # a database connection batches them to Redis
-            driver.send_extra(calls)
-        else:
-            run_pipelined(driver.client, calls)
+        driver.send_extra(calls)
     except Exception:
         logger.exception("could not record the %s outcome of %s", kind,
                          job.uuid if job else "an unreadable entry")

@@ -1,4 +1,4 @@
-"""The Redis driver: every move of a job is one Lua script (see ``queueing/lua``).
+"""The Redis driver: every move of a job is one Lua script (see ``lua/`` beside this).
 
 Keys follow DESIGN.md: ``queues:{NAME}`` (ready list), ``:notify``, ``:delayed``,
 ``:reserved`` and ``:paused``. The reserved payload returned by ``pop`` is the exact
@@ -13,29 +13,25 @@ import os
 import re
 import time
 import uuid as uuid_lib
-from dataclasses import dataclass
 from typing import Iterable
 
 import redis
 
-from ..conf import ConnectionConfig
-from ..keys import EXCEPTIONS_TTL, QueueKeys, exceptions_key
-from ..scripts import Scripts, run_pipelined
-from . import QueueSizes
-from .cluster import SlotWaiter, is_cluster
+from queueing.config import ConnectionConfig
+from queueing.drivers.contract import (
+    PAUSED,
+    Capabilities,
+    ControlState,
+    QueueSizes,
+    Reservation,
+)
+from queueing.drivers.redis import control
+from queueing.drivers.redis.cluster import SlotWaiter, is_cluster
+from queueing.drivers.redis.keys import EXCEPTIONS_TTL, QueueKeys, exceptions_key
+from queueing.drivers.redis.scripts import Scripts, run_pipelined
 
-
-@dataclass(frozen=True, slots=True)
-class Reservation:
-    """A job a worker holds: its queue, the exact reserved-set member, and the token
-    that makes this delivery's member unique."""
-
-    queue: str
-    raw: bytes
-    token: str = ""
-
-
-PAUSED = -1  # what the pop script answers for a paused queue
+__all__ = ["PAUSED", "RedisDriver", "Reservation", "owner_json"]  # Reservation, PAUSED:
+# re-exported for code written against this module before drivers/contract.py held them
 _UNSAFE_OWNER = re.compile(r'[^A-Za-z0-9_.:@\-]')
 
 
@@ -45,6 +41,8 @@ def owner_json(owner: str) -> str:
 
 
 class RedisDriver:
+    """The ``redis`` driver: keeps ``queueing.drivers.contract.QueueDriver``."""
+
     def __init__(self, config: ConnectionConfig, client: redis.Redis) -> None:
         self.config = config
         self.name = config.name
@@ -52,11 +50,23 @@ class RedisDriver:
         self.scripts = Scripts(client)
         self._keys: dict[str, QueueKeys] = {}
         self.waiter = SlotWaiter(client) if is_cluster(client) else None
+        self.capabilities = Capabilities(prefetch=True, wait_then_pop=self.waiter is None,
+                                         heartbeats=True, transactional=False)
         # Reservation tokens: unique per process (a random prefix, so a pid reused after
         # a restart cannot collide) and per delivery (a counter).
         self._token_prefix = f"{os.getpid():x}.{uuid_lib.uuid4().hex[:8]}"
         self._token_counter = itertools.count(1)
         self._token_pid = os.getpid()
+
+    def close(self) -> None:
+        """Drop this driver's sockets (after a settings change, or in a forked child)."""
+        if self.waiter is not None:
+            self.waiter.close()
+            # close() would forget the slot map, breaking anyone still holding this
+            # client; dropping its sockets is what a plain client's close does.
+            self.client.disconnect_connection_pools()
+        else:
+            self.client.close()
 
     def keys(self, queue: str) -> QueueKeys:
         keys = self._keys.get(queue)
@@ -158,6 +168,15 @@ class RedisDriver:
         if calls:
             run_pipelined(self.client, calls)
 
+    def send_extra(self, calls: list) -> None:
+        """Recorders' calls outside the pop cycle: one round trip now."""
+        if calls:
+            run_pipelined(self.client, calls)
+
+    def carries_extra(self, client) -> bool:
+        """Recorders writing to this driver's own Redis ride in its pipelines."""
+        return client is self.client
+
     def unreserve(self, held: list[Reservation], entries: list[str | bytes]) -> int:
         """Hand prefetched, never-started jobs back to the head of their ready lists."""
         back = 0
@@ -185,13 +204,36 @@ class RedisDriver:
         k = self.keys(reservation.queue)
         return bool(self.scripts.renew(keys=[k.reserved], args=[reservation.raw, until]))
 
-    # -- pausing ------------------------------------------------------------------------
+    def renew_many(self, reservations: list[Reservation], until: float) -> list[bool]:
+        """Renew several leases in one round trip (the sidecar's tick)."""
+        if not reservations:
+            return []
+        calls = [(self.scripts.renew, [self.keys(held.queue).reserved], [held.raw, until])
+                 for held in reservations]
+        return [bool(result) for result in run_pipelined(self.client, calls)]
+
+    def find_member(self, queue: str, token: str) -> bytes | None:
+        """The reserved member stamped with `token` (for entries too large for the
+        sidecar's shared memory): a scan of the queue's reserved set."""
+        pattern = f'*"reservation":"{token}"*'
+        for member, _score in self.client.zscan_iter(self.keys(queue).reserved,
+                                                     match=pattern):
+            return member
+        return None
+
+    # -- pausing and restarting ------------------------------------------------------------
     def pause(self, queue: str) -> None:
-        """From the moment this returns, no pop reserves from `queue`."""
-        self.client.set(self.keys(queue).paused, "1")
+        """From the moment this returns, no pop reserves from `queue`. The flag key is
+        what the pop script checks; the shared set lists paused queues for workers, the
+        balancer and the dashboard."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.set(self.keys(queue).paused, "1")
+        pipe.sadd(control.PAUSED_QUEUES_KEY, control.member(self.name, queue))
+        pipe.execute()
 
     def resume(self, queue: str) -> None:
         k = self.keys(queue)
+        self.client.srem(control.PAUSED_QUEUES_KEY, control.member(self.name, queue))
         pipe = self.client.pipeline(transaction=False)
         pipe.delete(k.paused)
         pipe.llen(k.ready)
@@ -203,6 +245,36 @@ class RedisDriver:
 
     def is_paused(self, queue: str) -> bool:
         return bool(self.client.exists(self.keys(queue).paused))
+
+    def paused_queues(self) -> set[str]:
+        return control.paused_queues(self.client, self.name)
+
+    def read_control(self) -> ControlState:
+        stamp, paused = control.read(self.client, self.name)
+        return ControlState(stamp, frozenset(paused))
+
+    def broadcast_restart(self, stamp: float) -> None:
+        control.broadcast(self.client, stamp)
+
+    def restart_scope(self) -> str:
+        """One broadcast per Redis server: connections to the same URL (or the same
+        embedded server) share it."""
+        return f"redis:{self.config.url or self.config.embedded_dir}"
+
+    def heartbeat_store(self) -> redis.Redis:
+        return self.client
+
+    def ping(self) -> None:
+        self.client.ping()
+
+    def eviction_policy(self) -> str | None:
+        """Redis's maxmemory-policy when it may evict keys (queued jobs), else None;
+        None too when CONFIG is refused (ACLs, managed services)."""
+        try:
+            policy = self.client.config_get("maxmemory-policy").get("maxmemory-policy")
+        except redis.RedisError:
+            return None
+        return policy if policy and policy != "noeviction" else None
 
     # -- max_exceptions counters --------------------------------------------------------
     def count_exception(self, job_uuid: str) -> int:
@@ -290,6 +362,13 @@ class RedisDriver:
     def delayed(self, queue: str, start: int = 0, stop: int = 49) -> list[tuple[bytes, float]]:
         """Delayed jobs, soonest first, with the unix time each becomes available."""
         return self.client.zrange(self.keys(queue).delayed, start, stop, withscores=True)
+
+    def oldest_pending(self, queues: list[str]) -> list[bytes | None]:
+        """The head of each queue's ready list, in one round trip."""
+        pipe = self.client.pipeline(transaction=False)
+        for name in queues:
+            pipe.lindex(self.keys(name).ready, 0)
+        return pipe.execute()
 
     def reserved(self, queue: str, start: int = 0, stop: int = 49) -> list[tuple[bytes, float]]:
         """Reserved jobs, soonest lease expiry first, with that expiry time."""

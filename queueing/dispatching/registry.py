@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .errors import ConfigurationError, UnknownJob
-from .job_options import JobOptions
+from queueing.errors import ConfigurationError, UnknownJob
+from queueing.dispatching.options import JobOptions
+from queueing.tasks.discovery import uses_redis_backend
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +97,6 @@ def autodiscover() -> None:
     from django.utils.module_loading import autodiscover_modules
 
     autodiscover_modules("jobs")
-    from .tasks.discovery import uses_redis_backend
 
     if uses_redis_backend():
         autodiscover_modules("tasks")

@@ -20,19 +20,19 @@ import time
 from collections import deque
 from typing import TextIO
 
-import redis
 from django.db import InterfaceError, OperationalError
 
-from . import restart
-from . import connections, payload as payload_lib, policy
-from .drivers.cluster import TRANSIENT_ERRORS
-from .drivers.redis import PAUSED, RedisDriver, Reservation
-from .hooks import Completion, completion_calls, record_outcome
-from .job_runner import JobLog, JobRunner, printable, send_signal
-from .options import WorkerOptions
-from .process_control import SignalFlags, interruptible_sleep, memory_mb
-from .sidecar import JobSlot, Sidecar
-from .signals import worker_stopping
+from queueing import connections
+from queueing.dispatching import payload as payload_lib
+from queueing.drivers.contract import PAUSED, QueueDriver, Reservation
+from queueing.drivers.redis.cluster import TRANSIENT_ERRORS
+from queueing.worker import policy
+from queueing.worker.recorders import Completion, completion_calls, record_outcome
+from queueing.worker.job_runner import JobLog, JobRunner, printable, send_signal
+from queueing.worker.options import WorkerOptions
+from queueing.worker.process_control import SignalFlags, interruptible_sleep, memory_mb
+from queueing.worker.sidecar import JobSlot, Sidecar
+from queueing.signals import worker_stopping
 
 logger = logging.getLogger("queueing.worker")
 
@@ -48,7 +48,10 @@ CONNECTION_ERRORS = (*TRANSIENT_ERRORS, OperationalError, InterfaceError)  # Red
 
 
 class Worker:
-    def __init__(self, driver: RedisDriver, options: WorkerOptions, *,
+    """One worker process's loop over one connection's queues (see the module's
+    docstring). ``run()`` returns the exit code; it never raises for a job's sake."""
+
+    def __init__(self, driver: QueueDriver, options: WorkerOptions, *,
                  stdout: TextIO | None = None, stderr: TextIO | None = None) -> None:
         self.driver = driver
         self.options = options
@@ -121,13 +124,8 @@ class Worker:
 
     def _warn_about_eviction(self) -> None:
         """Redis evicting keys under memory pressure would silently drop queued jobs."""
-        if not hasattr(self.driver, "client"):
-            return  # a database connection: nothing is evicted
-        try:
-            policy = self.driver.client.config_get("maxmemory-policy").get("maxmemory-policy")
-        except redis.RedisError:
-            return  # CONFIG may be refused by ACLs or managed services; nothing to say
-        if policy and policy != "noeviction":
+        policy = self.driver.eviction_policy()
+        if policy:
             self.stderr.write(
                 f"warning: Redis maxmemory-policy is {policy!r}; set it to 'noeviction' or "
                 "queued jobs can be evicted when Redis runs out of memory\n")
@@ -194,7 +192,7 @@ class Worker:
     def _prefetch(self) -> int:
         """How many jobs to reserve in the next round trip (see policy.prefetch_size)."""
         options = self.options
-        if self.slot is None or options.once or not hasattr(self.driver, "pop_batch"):
+        if self.slot is None or options.once or not self.driver.capabilities.prefetch:
             return 1  # without the sidecar nothing would renew prefetched leases
         limit = options.prefetch
         if options.max_jobs:
@@ -228,14 +226,8 @@ class Worker:
         return self.buffer.popleft()
 
     def _reserve(self, queue: str, count: int):
-        pop_batch = getattr(self.driver, "pop_batch", None)
-        if pop_batch is not None:
-            return pop_batch(queue, count, finished=self.finished, extra=self._recorded(),
-                             owner=self.owner)
-        finished = self.finished[0] if self.finished else None  # prefetch is 1 here
-        got = self.driver.pop_or_paused(queue, finished=finished, extra=self._recorded(),
-                                        owner=self.owner)
-        return got if got is PAUSED else [got] if got is not None else []
+        return self.driver.pop_batch(queue, count, finished=self.finished,
+                                     extra=self._recorded(), owner=self.owner)
 
     def _give_back(self, queues: set[str] | None = None) -> None:
         """Hand prefetched jobs that never started back to the head of their queues (on
@@ -247,7 +239,7 @@ class Worker:
         entries = [payload_lib.unreserved_entry(h.raw) for h in back]
         returnable = [(h, e) for h, e in zip(back, entries) if e is not None]
         try:
-            if returnable and hasattr(self.driver, "unreserve"):
+            if returnable:
                 self.driver.unreserve([h for h, _ in returnable], [e for _, e in returnable])
         except CONNECTION_ERRORS as exc:  # their leases bring them back
             self._connection_lost(exc)
@@ -284,10 +276,9 @@ class Worker:
         RedisDriver.wait_then_pop); False when that does not apply: several queues to
         watch (waking on one must not reserve it ahead of a higher-priority one), a
         cluster, or a driver without it."""
-        wait_then_pop = getattr(self.driver, "wait_then_pop", None)
-        if len(active) != 1 or wait_then_pop is None:
+        if len(active) != 1 or not self.driver.capabilities.wait_then_pop:
             return False
-        got = wait_then_pop(active[0], slice_, self._prefetch(), owner=self.owner)
+        got = self.driver.wait_then_pop(active[0], slice_, self._prefetch(), owner=self.owner)
         if got is None:
             return False
         if got is PAUSED:
@@ -312,16 +303,9 @@ class Worker:
         now = time.monotonic()
         if not initial and now - self._control_read_at < self.options.control_interval:
             return
-        if hasattr(self.driver, "client"):
-            pipe = self.driver.client.pipeline(transaction=False)
-            pipe.get(restart.RESTART_KEY)
-            pipe.smembers(restart.PAUSED_QUEUES_KEY)
-            stamp, paused = pipe.execute()
-            self.paused_queues = restart.queues_of(paused, self.driver.name)
-            stamp = float(stamp) if stamp is not None else None
-        else:  # a database connection keeps both in its own tables
-            self.paused_queues = self.driver.paused_queues()
-            stamp = self.driver.last_restart()
+        state = self.driver.read_control()
+        self.paused_queues = set(state.paused)
+        stamp = state.restart_stamp
         if self.buffer and self.paused_queues:
             self._give_back(self.paused_queues)
         if initial or not self._control_known:

@@ -9,9 +9,12 @@ import logging
 from contextvars import ContextVar
 from typing import Any
 
-from . import payload as payload_lib, tracing
-from .payload import Payload
-from .registry import JobDefinition, resolve
+from queueing.dispatching import payload as payload_lib
+from queueing import tracing
+from queueing.dispatching.payload import Payload
+from queueing.dispatching.registry import JobDefinition, resolve
+from queueing.dispatching.dispatch import dispatch_next_link
+from queueing.signals import job_failed, job_processed, job_processing
 
 logger = logging.getLogger("queueing")
 
@@ -62,9 +65,6 @@ def run_failed_hook(definition: JobDefinition | None, job: Payload | None,
 
 def run_inline(text: str) -> Any:
     """What the sync driver does: run now, in this process; raise what the job raises."""
-    from .dispatch import dispatch_next_link
-    from .signals import job_failed, job_processed, job_processing
-
     job = payload_lib.decode(text)
     job = dataclasses.replace(job, attempts=job.attempts + 1)
     definition = resolve(job.job)

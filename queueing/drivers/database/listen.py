@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import time
 
-from .database_sql import NOTIFY_CHANNEL
+from queueing.drivers.database.sql import NOTIFY_CHANNEL
 
 # Connection options of Django's that psycopg.connect does not take.
 _DJANGO_ONLY = ("cursor_factory", "context", "pool", "prepare_threshold", "assume_role",

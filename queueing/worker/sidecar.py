@@ -33,6 +33,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from queueing.drivers.contract import QueueDriver, Reservation
+
 logger = logging.getLogger("queueing.worker")
 
 TICK = 0.1  # seconds between the sidecar's looks at the slot
@@ -243,34 +245,21 @@ class Sidecar:
                           "renewed (Redis was away longer than retry_after?): the job may be "
                           "running in another worker too")
 
-    def _renew_all(self, driver, snap: Snapshot, until: float) -> bool:
+    def _renew_all(self, driver: QueueDriver, snap: Snapshot, until: float) -> bool:
         """Renew every held lease in one round trip; True if the running job's lapsed.
 
         Finished jobs whose acknowledgement is still to be sent stay held, so their
         leases are renewed too; an acknowledged one is simply gone (a no-op)."""
-        from .scripts import run_pipelined
-
         held = self.slot.read_held()
-        if not held:
-            return False
-        if not hasattr(driver, "client"):  # a database connection: one UPDATE for all
-            from .drivers.base import Reservation as Held
-
-            results = driver.renew_many(
-                [Held(item.queue, item.member or b"", item.token) for item in held], until)
-            running = next((i for i, item in enumerate(held) if item.token == snap.token
-                            and snap.state == RUNNING), None)
-            return running is not None and not results[running]
-        calls, running = [], None
+        reservations, running = [], None
         for item in held:
-            member = item.member or find_member(driver, item.queue, item.token)
+            member = item.member or driver.find_member(item.queue, item.token)
             if member is None:
                 continue
             if item.token == snap.token and snap.state == RUNNING:
-                running = len(calls)
-            calls.append((driver.scripts.renew, [driver.keys(item.queue).reserved],
-                          [member, until]))
-        results = run_pipelined(driver.client, calls) if calls else []
+                running = len(reservations)
+            reservations.append(Reservation(item.queue, member, item.token))
+        results = driver.renew_many(reservations, until) if reservations else []
         return running is not None and not results[running]
 
     def _kill(self, worker_pid: int, driver, snap: Snapshot) -> None:
@@ -280,11 +269,9 @@ class Sidecar:
             return
         self._say(f"killed worker {worker_pid}: its job {snap.token} was still running "
                   "past its timeout and grace")
-        from .drivers.redis import Reservation
-
         for item in self.slot.read_held():
             if item.token == snap.token:
-                member = item.member or find_member(driver, item.queue, item.token)
+                member = item.member or driver.find_member(item.queue, item.token)
                 if member is not None:
                     self.on_kill(driver, Reservation(item.queue, member, item.token))
                 return
@@ -295,16 +282,6 @@ class Sidecar:
             self.stderr.flush()
         except Exception:
             pass
-
-
-def find_member(driver, queue: str, token: str) -> bytes | None:
-    """The reserved member holding `token` (for entries too large for the slot)."""
-    if not hasattr(driver, "client"):  # a database connection finds it by row id
-        return driver.find_member(queue, token)
-    pattern = f'*"reservation":"{token}"*'
-    for member in driver.client.zscan_iter(driver.keys(queue).reserved, match=pattern):
-        return member[0]
-    return None
 
 
 def _become_sidecar() -> None:

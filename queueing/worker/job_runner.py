@@ -20,18 +20,21 @@ from typing import Any, Callable, TextIO
 
 import redis
 
-from . import failed, payload as payload_lib, payload_checks, policy
-from .drivers.redis import RedisDriver, Reservation
-from .database_use import ConnectionChecks
-from .errors import MalformedPayload, UnknownJob
-from .execution import call, run_failed_hook
-from .hooks import record_outcome
-from .options import WorkerOptions
-from .payload import Payload
-from .process_control import JobTimedOut
-from .redaction import for_log
-from .registry import JobDefinition, resolve
-from .signals import job_exception_occurred, job_failed, job_processed, job_processing
+from queueing import failed
+from queueing.dispatching import payload as payload_lib, payload_checks
+from queueing.worker import policy
+from queueing.drivers.redis.driver import RedisDriver, Reservation
+from queueing.worker.database_use import ConnectionChecks
+from queueing.errors import MalformedPayload, UnknownJob
+from queueing.worker.execution import call, run_failed_hook
+from queueing.worker.recorders import record_outcome
+from queueing.worker.options import WorkerOptions
+from queueing.dispatching.payload import Payload
+from queueing.worker.process_control import JobTimedOut
+from queueing.redaction import for_log
+from queueing.dispatching.registry import JobDefinition, resolve
+from queueing.signals import job_exception_occurred, job_failed, job_processed, job_processing
+from queueing.dispatching.dispatch import dispatch_next_link
 
 logger = logging.getLogger("queueing.worker")
 
@@ -132,7 +135,7 @@ class JobRunner:
         self.slot = slot  # the sidecar's shared slot (see sidecar.py), if one runs
         self.in_job = False
         self.current_timeout = 0.0
-        self.max_deliveries = getattr(driver.config, "max_deliveries", 5)
+        self.max_deliveries = driver.config.max_deliveries
         self.connections = ConnectionChecks()
 
     # -- the alarm ----------------------------------------------------------------------
@@ -236,7 +239,6 @@ class JobRunner:
     def _continue_chain(self, job: Payload) -> None:
         if not job.chain:
             return
-        from .dispatch import dispatch_next_link
 
         try:
             dispatch_next_link(job.chain)

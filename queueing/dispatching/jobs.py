@@ -11,52 +11,24 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .job_options import JobOptions, make_options
-from .registry import JobDefinition, register
+from queueing.dispatching.dispatch import (
+    PendingDispatch,
+    Signature,
+    dispatch,
+    link_spec,
+    validate_signature,
+)
+from queueing.dispatching.options import make_options
+from queueing.dispatching.registry import JobDefinition, register
+
+__all__ = ["Job", "JobFunction", "PendingDispatch", "Signature", "chain", "job"]
 
 OPTION_ATTRIBUTES = (
     "queue", "connection", "tries", "backoff", "timeout", "retry_until",
     "max_exceptions", "fail_on_timeout", "tags",
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Signature:
-    """A job bound to its arguments and options, ready to dispatch or to chain."""
-
-    definition: JobDefinition
-    args: tuple = ()
-    kwargs: dict = field(default_factory=dict)
-    options: JobOptions = field(default_factory=JobOptions)
-
-    def delay(self) -> str:
-        """Dispatch now (or on commit); return the job's uuid."""
-        from .dispatch import dispatch
-
-        return dispatch(self)
-
-    def using(self, **overrides: Any) -> "Signature":
-        return Signature(self.definition, self.args, self.kwargs, self.options.replace(**overrides))
-
-
-@dataclass(frozen=True, slots=True)
-class PendingDispatch:
-    """Options chosen for one dispatch: ``job.using(delay=10).delay(...)``."""
-
-    definition: JobDefinition
-    options: JobOptions
-
-    def using(self, **overrides: Any) -> "PendingDispatch":
-        return PendingDispatch(self.definition, self.options.replace(**overrides))
-
-    def s(self, *args: Any, **kwargs: Any) -> Signature:
-        return Signature(self.definition, args, kwargs, self.options)
-
-    def delay(self, *args: Any, **kwargs: Any) -> str:
-        return self.s(*args, **kwargs).delay()
 
 
 class JobFunction:
@@ -176,8 +148,6 @@ def chain(*links: Signature) -> str:
     Every link is validated up front, so a bad argument anywhere refuses the whole chain.
     Returns the first job's uuid.
     """
-    from .dispatch import dispatch, link_spec, validate_signature
-
     if not links:
         raise ValueError("chain() needs at least one job signature (job.s(...))")
     for link in links:

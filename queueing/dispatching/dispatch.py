@@ -11,14 +11,51 @@ commits or rolls back with the caller's data, with no hook at all.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections as db_connections, transaction
 
-from . import connections, payload as payload_lib, tracing
-from .conf import ConnectionConfig, queue_settings
-from .jobs import Signature
+from queueing import connections, tracing
+from queueing.dispatching import payload as payload_lib
+from queueing.config import ConnectionConfig, queue_settings
+from queueing.dispatching.options import JobOptions
+from queueing.dispatching.registry import JobDefinition, resolve
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """A job bound to its arguments and options, ready to dispatch or to chain."""
+
+    definition: JobDefinition
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+    options: JobOptions = field(default_factory=JobOptions)
+
+    def delay(self) -> str:
+        """Dispatch now (or on commit); return the job's uuid."""
+        return dispatch(self)
+
+    def using(self, **overrides: Any) -> "Signature":
+        return Signature(self.definition, self.args, self.kwargs, self.options.replace(**overrides))
+
+
+@dataclass(frozen=True, slots=True)
+class PendingDispatch:
+    """Options chosen for one dispatch: ``job.using(delay=10).delay(...)``."""
+
+    definition: JobDefinition
+    options: JobOptions
+
+    def using(self, **overrides: Any) -> "PendingDispatch":
+        return PendingDispatch(self.definition, self.options.replace(**overrides))
+
+    def s(self, *args: Any, **kwargs: Any) -> Signature:
+        return Signature(self.definition, args, kwargs, self.options)
+
+    def delay(self, *args: Any, **kwargs: Any) -> str:
+        return self.s(*args, **kwargs).delay()
 
 
 def target_of(signature: Signature) -> tuple[ConnectionConfig, str]:
@@ -99,9 +136,6 @@ def _send(connection: str, queue: str, text: str, available_at: float | None) ->
 
 def dispatch_next_link(chain: list[dict]) -> str | None:
     """Dispatch the first of the remaining chain links, carrying the rest along."""
-    from .job_options import JobOptions
-    from .registry import resolve
-
     if not chain:
         return None
     head, rest = chain[0], chain[1:]
@@ -136,13 +170,7 @@ def dispatch_many(signatures: list[Signature]) -> list[str]:
 
     def send() -> None:
         for (connection, queue), texts in batches.items():
-            target = connections.driver(connection)
-            push_many = getattr(target, "push_many", None)
-            if push_many is None:
-                for text in texts:
-                    target.push(queue, text)
-            else:
-                push_many(queue, texts)
+            connections.driver(connection).push_many(queue, texts)
         for connection, queue, text, at in delayed:
             connections.driver(connection).later(queue, text, at)
 
