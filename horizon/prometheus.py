@@ -14,17 +14,19 @@ from __future__ import annotations
 import time
 
 from prometheus_client.core import (
-    CollectorRegistry, CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily,
+    CollectorRegistry,
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
 )
 from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector
 
-from queueing.models import FailedJob
-
+from horizon.dashboard.reads import queue_rows
 from horizon.repositories import counters, horizon_client
 from horizon.repositories import state as state_repo
 from horizon.repositories.latency import oldest_ages
-from horizon.dashboard.reads import queue_rows
+from queueing.models import FailedJob
 
 COUNTERS = {
     "processed": "Jobs that completed successfully.",

@@ -46,13 +46,18 @@ MOVED = {
 
 
 class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds the old names of ``moved`` and loads them as the modules they moved to."""
+
+    def __init__(self, moved: dict[str, str]) -> None:
+        self.moved = moved
+
     def find_spec(self, fullname: str, path, target=None):  # type: ignore[no-untyped-def]
-        if fullname not in MOVED:
+        if fullname not in self.moved:
             return None
         return importlib.util.spec_from_loader(fullname, self)
 
     def create_module(self, spec) -> ModuleType:  # type: ignore[no-untyped-def]
-        new = MOVED[spec.name]
+        new = self.moved[spec.name]
         warnings.warn(f"{spec.name} moved to {new}; the old path goes in 0.3",
                       DeprecationWarning, stacklevel=2)
         return importlib.import_module(new)
@@ -61,6 +66,12 @@ class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         """The module at its new home is already executed."""
 
 
+def alias(moved: dict[str, str]) -> None:
+    """Make each old module name in `moved` import as its new one (once per mapping)."""
+    if not any(isinstance(finder, _Alias) and finder.moved is moved
+               for finder in sys.meta_path):
+        sys.meta_path.append(_Alias(moved))
+
+
 def install() -> None:
-    if not any(isinstance(finder, _Alias) for finder in sys.meta_path):
-        sys.meta_path.append(_Alias())
+    alias(MOVED)

@@ -9,8 +9,10 @@ class QueueingConfig(AppConfig):
     def ready(self) -> None:
         # Deferred to ready(): these import the apps' job modules and Django models,
         # which cannot load while Django is still populating INSTALLED_APPS.
-        from queueing import checks  # noqa: F401  (registers system checks)
-        from queueing import connections
+        from queueing import (
+            checks,  # noqa: F401  (registers system checks)
+            connections,
+        )
         from queueing.dispatching.registry import autodiscover
         from queueing.worker.execution import run_inline
 

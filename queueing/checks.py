@@ -2,10 +2,9 @@
 connection block fails at startup and a mistyped queue shows up in `manage.py check`."""
 from django.core.checks import Error, Warning, register
 
-from queueing.errors import ConfigurationError
 from queueing.config import queue_settings
 from queueing.dispatching import registry
-from queueing.errors import UnknownQueue
+from queueing.errors import ConfigurationError, UnknownQueue
 
 
 @register("queueing")

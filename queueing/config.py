@@ -34,8 +34,8 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
-from queueing.errors import ConfigurationError, UnknownConnection, UnknownQueue
 from queueing.drivers.redis.keys import DEFAULT_PREFIX
+from queueing.errors import ConfigurationError, UnknownConnection, UnknownQueue
 
 DRIVERS = ("redis", "database", "sync", "null")
 QUEUE_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")  # used with fullmatch

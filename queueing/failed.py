@@ -10,9 +10,9 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from queueing import connections
 from queueing.dispatching import payload as payload_lib
 from queueing.models import FailedJob
-from queueing import connections
 
 
 def describe(exc: BaseException) -> str:

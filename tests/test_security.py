@@ -374,7 +374,7 @@ def test_dispatch_refuses_a_queue_name_ending_in_a_newline():
 
 # -- 5. production defaults --------------------------------------------------------------------
 def site(tmp_path, *args, https=True, **env):
-    environ = {**os.environ, "DJANGO_SETTINGS_MODULE": "horizon.settings",
+    environ = {**os.environ, "DJANGO_SETTINGS_MODULE": "standalone.settings",
                "HORIZON_VAR_DIR": str(tmp_path / "var"), **env}
     for name in ("DJANGO_SECRET_KEY", "DJANGO_ALLOW_ASYNC_UNSAFE"):  # set by other tests
         environ.pop(name, None)

@@ -9,18 +9,16 @@ thousand entries per request.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
-from queueing import connections
-from queueing.worker import heartbeat
-from queueing.safe_json import peek
-
-from horizon.repositories import horizon_client
-from horizon.repositories import recent
 from horizon.dashboard import formatting, paging
 from horizon.dashboard.masking import NAME_LIMIT, display, shown_tags
 from horizon.dashboard.queues import QueueRef
+from horizon.repositories import horizon_client, recent
+from queueing import connections
+from queueing.safe_json import peek
+from queueing.worker import heartbeat
 
 STATES = ("pending", "delayed", "reserved", "completed")
 SCAN_WINDOW = 2000  # entries examined per filtered request

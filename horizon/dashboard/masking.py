@@ -14,6 +14,9 @@ from queueing.redaction import (
     mask_text,
 )
 
+__all__ = ["CLIP_MARGIN", "MASK", "NAME_LIMIT", "TAG_LIMIT", "TOO_DEEP", "clip", "display",
+           "is_secret_key", "mask", "mask_text"]
+
 NAME_LIMIT = 200  # characters of a job name, uuid or tag in a list row
 TAG_LIMIT = 20  # tags shown per row
 

@@ -9,7 +9,7 @@ availableAt of its first attempt, so its age counts from then.
 from __future__ import annotations
 
 import time
-from typing import Iterable
+from collections.abc import Iterable
 
 from queueing import connections
 from queueing.dispatching.payload import peek

@@ -12,25 +12,23 @@ from dataclasses import dataclass
 
 import redis
 
-from queueing.dispatching.payload import normalised
-from queueing.drivers.redis.scripts import run_pipelined
-
 from horizon import keys
-from horizon.repositories import horizon_client, script_source
-from horizon.repositories.counters import RUNTIME_BUCKETS, WAIT_BUCKETS, bucket
-from horizon.config import horizon_config
-from horizon.repositories.counters import job_label
-from horizon.repositories.counters import KIND_TO_OUTCOME
-from horizon.repositories.counters import outcome_call
-
-_scripts: dict[int, dict[str, object]] = {}
+from horizon.config import horizon_settings
+from horizon.repositories import horizon_client
+from horizon.repositories.counters import (
+    KIND_TO_OUTCOME,
+    RUNTIME_BUCKETS,
+    WAIT_BUCKETS,
+    bucket,
+    job_label,
+    outcome_call,
+)
+from queueing.dispatching.payload import normalised
+from queueing.drivers.redis.scripts import run_pipelined, script_for
 
 
 def _script(client: redis.Redis, name: str):
-    per_client = _scripts.setdefault(id(client), {})
-    if name not in per_client:
-        per_client[name] = client.register_script(script_source(name))
-    return per_client[name]
+    return script_for(client, name, package="horizon")
 
 
 def completion_call(client: redis.Redis, *, job_name: str, uuid: str, label: str,
@@ -99,7 +97,7 @@ def completions_call(client: redis.Redis, done: list[CompletedJob], *, keep_seco
 def record_completions(driver, completions) -> list:
     """The completion recorder Horizon registers with queueing.hooks: one call for the
     batch a worker finished since its last pop."""
-    config = horizon_config()
+    config = horizon_settings()
     client = horizon_client()
     labels: dict[str, str] = {}  # job name -> Prometheus label (resolved once per batch)
     done = []

@@ -9,7 +9,7 @@ claim-or-nothing (store.claim), so any number of masters can run the same schedu
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import redis
 

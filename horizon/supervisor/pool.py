@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import signal
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from horizon.supervisor.process import WorkerProcess
 

@@ -13,7 +13,7 @@ on until its expiry (STATE_TTL) and must not stop the next master from starting:
 from __future__ import annotations
 
 import os
-from typing import Callable
+from collections.abc import Callable
 
 from horizon.repositories.state import MasterState
 

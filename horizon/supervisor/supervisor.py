@@ -2,15 +2,14 @@
 from __future__ import annotations
 
 import time
-from typing import Callable
-
-from queueing.connections import queue_driver
+from collections.abc import Callable
 
 from horizon.config import SupervisorConfig
 from horizon.repositories import horizon_client, metrics
 from horizon.repositories.state import SupervisorState
 from horizon.supervisor import balancer
 from horizon.supervisor.pool import ProcessPool
+from queueing.connections import queue_driver
 
 
 class Supervisor:

@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from django.db import DEFAULT_DB_ALIAS, connections as db_connections, transaction
+from django.db import DEFAULT_DB_ALIAS, transaction
+from django.db import connections as db_connections
 
 from queueing import connections, tracing
-from queueing.dispatching import payload as payload_lib
 from queueing.config import ConnectionConfig, queue_settings
+from queueing.dispatching import payload as payload_lib
 from queueing.dispatching.options import JobOptions
 from queueing.dispatching.registry import JobDefinition, resolve
 
@@ -37,7 +38,7 @@ class Signature:
         """Dispatch now (or on commit); return the job's uuid."""
         return dispatch(self)
 
-    def using(self, **overrides: Any) -> "Signature":
+    def using(self, **overrides: Any) -> Signature:
         return Signature(self.definition, self.args, self.kwargs, self.options.replace(**overrides))
 
 
@@ -48,7 +49,7 @@ class PendingDispatch:
     definition: JobDefinition
     options: JobOptions
 
-    def using(self, **overrides: Any) -> "PendingDispatch":
+    def using(self, **overrides: Any) -> PendingDispatch:
         return PendingDispatch(self.definition, self.options.replace(**overrides))
 
     def s(self, *args: Any, **kwargs: Any) -> Signature:

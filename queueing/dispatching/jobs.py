@@ -11,7 +11,8 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from queueing.dispatching.dispatch import (
     PendingDispatch,
@@ -81,7 +82,7 @@ class _ClassDispatch:
     def __init__(self, attribute: str) -> None:
         self.attribute = attribute
 
-    def __get__(self, instance: Any, owner: type["Job"]) -> Callable[..., Any]:
+    def __get__(self, instance: Any, owner: type[Job]) -> Callable[..., Any]:
         definition = owner._definition
         if definition is None:
             raise TypeError(f"{owner.__qualname__} is abstract and cannot be dispatched")

@@ -31,7 +31,7 @@ class When:
         return {"at": self.at} if self.at is not None else {"in": self.seconds or 0.0}
 
     @classmethod
-    def from_json(cls, raw: dict[str, float]) -> "When":
+    def from_json(cls, raw: dict[str, float]) -> When:
         return cls(at=raw["at"]) if "at" in raw else cls(seconds=raw.get("in", 0.0))
 
 
@@ -107,7 +107,7 @@ class JobOptions:
     delay: When | None = None
     after_commit: bool | None = None  # None: settings.QUEUE['after_commit']
 
-    def replace(self, **changes: Any) -> "JobOptions":
+    def replace(self, **changes: Any) -> JobOptions:
         """A copy with `changes` validated the same way as at declaration."""
         unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
         if unknown:
@@ -129,7 +129,7 @@ class JobOptions:
         return out
 
     @classmethod
-    def from_json(cls, raw: dict[str, Any]) -> "JobOptions":
+    def from_json(cls, raw: dict[str, Any]) -> JobOptions:
         values = dict(raw)
         for key in ("retry_until", "delay"):
             if values.get(key) is not None:
@@ -162,7 +162,8 @@ def validate(**raw: Any) -> dict[str, Any]:
             if out[key] is not None and out[key].seconds == 0:
                 raise InvalidOption("retry_until must be > 0 seconds")
         elif key == "delay":
-            out[key] = value if isinstance(value, When) else parse_when(value, "delay", past_ok=True)
+            out[key] = value if isinstance(value, When) else \
+                parse_when(value, "delay", past_ok=True)
         elif key in ("fail_on_timeout",):
             if not isinstance(value, bool):
                 raise InvalidOption(f"{key} must be True or False, got {value!r}")

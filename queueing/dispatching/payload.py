@@ -146,7 +146,7 @@ def reset_for_retry(payload: dict[str, Any], now: float | None = None) -> dict[s
     return {"attempts": 0, **fresh}
 
 
-def normalised(job: "Payload", *, settled: int | None = None,
+def normalised(job: Payload, *, settled: int | None = None,
                pending_failure: str | None = None) -> str:
     """The entry to store when a job is handed back: attempts first (so the pop script
     counts the next delivery by string surgery), reservation stamps removed.

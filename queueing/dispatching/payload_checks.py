@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from queueing.errors import MalformedPayload
 from queueing.config import queue_settings
-from queueing.dispatching.options import JobOptions, validate as validate_options
+from queueing.dispatching.options import JobOptions
+from queueing.dispatching.options import validate as validate_options
 from queueing.dispatching.shapes import JOB_NAME_SHAPE, UUID_SHAPE, Payload, finite
-from queueing.errors import QueueError
+from queueing.errors import MalformedPayload, QueueError
 
 
 def _check(condition: bool, reason: str) -> None:

@@ -10,11 +10,12 @@ when the backend validates them).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
-from queueing.errors import ConfigurationError, UnknownJob
 from queueing.dispatching.options import JobOptions
+from queueing.errors import ConfigurationError, UnknownJob
 from queueing.tasks.discovery import uses_redis_backend
 
 

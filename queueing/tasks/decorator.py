@@ -11,7 +11,8 @@ on all three, so ``@task(tries=3)`` can be written once:
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from queueing.tasks.framework import PRIMARY
 

@@ -29,13 +29,13 @@ from django.dispatch import receiver
 from django.utils import timezone
 from django.utils.module_loading import autodiscover_modules
 
+from queueing.connections import redis_driver
 from queueing.dispatching.payload import Payload
+from queueing.dispatching.registry import lookup
 from queueing.signals import job_failed
 from queueing.tasks.framework import framework_of
 from queueing.tasks.results import ResultRecord, ResultStore
 from queueing.tasks.translate import to_task_result
-from queueing.dispatching.registry import lookup
-from queueing.connections import redis_driver
 
 logger = logging.getLogger("queueing.tasks")
 

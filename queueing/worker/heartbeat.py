@@ -18,14 +18,10 @@ import redis
 from django.conf import settings
 
 from queueing.connections import make_client
+from queueing.drivers.redis.keys import heartbeat_key as key
 
-PREFIX = "queueing:worker:"
 DEFAULT_INTERVAL = 5.0  # seconds between beats
 MISSED_BEATS = 3  # beats a key outlives its last renewal
-
-
-def key(owner: str) -> str:
-    return PREFIX + owner
 
 
 def interval() -> float:

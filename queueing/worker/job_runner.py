@@ -15,26 +15,28 @@ import logging
 import signal
 import time
 import uuid as uuid_lib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, TextIO
+from typing import Any, TextIO
 
 import redis
 
 from queueing import failed
-from queueing.dispatching import payload as payload_lib, payload_checks
-from queueing.worker import policy
-from queueing.drivers.redis.driver import RedisDriver, Reservation
-from queueing.worker.database_use import ConnectionChecks
-from queueing.errors import MalformedPayload, UnknownJob
-from queueing.worker.execution import call, run_failed_hook
-from queueing.worker.recorders import record_outcome
-from queueing.worker.options import WorkerOptions
-from queueing.dispatching.payload import Payload
-from queueing.worker.process_control import JobTimedOut
-from queueing.redaction import for_log
-from queueing.dispatching.registry import JobDefinition, resolve
-from queueing.signals import job_exception_occurred, job_failed, job_processed, job_processing
+from queueing.dispatching import payload as payload_lib
+from queueing.dispatching import payload_checks
 from queueing.dispatching.dispatch import dispatch_next_link
+from queueing.dispatching.payload import Payload
+from queueing.dispatching.registry import JobDefinition, resolve
+from queueing.drivers.redis.driver import RedisDriver, Reservation
+from queueing.errors import MalformedPayload, UnknownJob
+from queueing.redaction import for_log
+from queueing.signals import job_exception_occurred, job_failed, job_processed, job_processing
+from queueing.worker import policy
+from queueing.worker.database_use import ConnectionChecks
+from queueing.worker.execution import call, run_failed_hook
+from queueing.worker.options import WorkerOptions
+from queueing.worker.process_control import TimeoutInterrupt
+from queueing.worker.recorders import record_outcome
 
 logger = logging.getLogger("queueing.worker")
 
@@ -142,7 +144,7 @@ class JobRunner:
     def on_alarm(self, signum: int, frame: object) -> None:
         if self.in_job:
             self.in_job = False
-            raise JobTimedOut()
+            raise TimeoutInterrupt()
 
     def _arm(self, held: Reservation, timeout: float) -> None:
         self.current_timeout = timeout
@@ -222,7 +224,7 @@ class JobRunner:
             finally:
                 self.in_job = False
                 self._disarm()
-        except JobTimedOut:
+        except TimeoutInterrupt:
             return self.timed_out(held, job, definition, tries, timeout,
                                   time.perf_counter() - started)
         except Exception as exc:

@@ -26,13 +26,13 @@ from queueing import connections
 from queueing.dispatching import payload as payload_lib
 from queueing.drivers.contract import PAUSED, QueueDriver, Reservation
 from queueing.drivers.redis.cluster import TRANSIENT_ERRORS
+from queueing.signals import worker_stopping
 from queueing.worker import policy
-from queueing.worker.recorders import Completion, completion_calls, record_outcome
 from queueing.worker.job_runner import JobLog, JobRunner, printable, send_signal
 from queueing.worker.options import WorkerOptions
 from queueing.worker.process_control import SignalFlags, interruptible_sleep, memory_mb
+from queueing.worker.recorders import Completion, completion_calls, record_outcome
 from queueing.worker.sidecar import JobSlot, Sidecar
-from queueing.signals import worker_stopping
 
 logger = logging.getLogger("queueing.worker")
 

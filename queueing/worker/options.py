@@ -1,4 +1,8 @@
-"""WorkerOptions: how one worker process behaves (the runworker flags, typed)."""
+"""WorkerOptions: how one worker process behaves (the runworker flags, typed).
+
+The field defaults are the worker defaults, written once: ``runworker``'s flags and a
+Horizon supervisor's options (``horizon.config.SUPERVISOR_DEFAULTS``) read them from
+``DEFAULTS``."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,8 +25,11 @@ class WorkerOptions:
     once: bool = False
     stop_when_empty: bool = False
     quiet: bool = False
-    kill_grace: float = 3.0  # seconds past a timeout before the sidecar SIGKILLs a hung job's worker
+    kill_grace: float = 3.0  # seconds past a timeout before the sidecar kills a hung job's worker
     prefetch: int = 32  # most jobs reserved per round trip (1: no prefetch)
     prefetch_budget: float = 0.02  # seconds of expected work a prefetch may hold back
     sidecar: bool = True  # fork the watchdog that renews leases and enforces the hard timeout
     control_interval: float = 1.0  # how often restart/paused-queue flags are re-read
+
+
+DEFAULTS = WorkerOptions()

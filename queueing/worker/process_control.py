@@ -1,7 +1,7 @@
 """The worker's OS boundary: signal flags and memory readings (the hard kill lives in sidecar.py).
 
 Signal handlers only set flags (the loop acts on them between jobs), except SIGALRM,
-whose handler raises JobTimedOut inside the running job to stop it.
+whose handler raises TimeoutInterrupt inside the running job to stop it.
 """
 from __future__ import annotations
 
@@ -9,13 +9,14 @@ import os
 import resource
 import signal
 import time
-from typing import Callable
+from collections.abc import Callable
 
 
-class JobTimedOut(BaseException):
-    """Raised inside a job that ran past its timeout.
+class TimeoutInterrupt(BaseException):
+    """Raised inside a job that ran past its timeout, to stop it.
 
-    A BaseException, so a job's ``except Exception`` cannot swallow it.
+    A BaseException, so a job's ``except Exception`` cannot swallow it. The runner
+    catches it and records ``job_runner.JobTimeout``, the exception operators see.
     """
 
 

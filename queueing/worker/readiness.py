@@ -14,7 +14,7 @@ terminal) reporting does nothing.
 from __future__ import annotations
 
 import os
-from typing import MutableMapping
+from collections.abc import MutableMapping
 
 READY_FD_ENV = "QUEUE_WORKER_READY_FD"
 

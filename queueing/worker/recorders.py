@@ -12,8 +12,9 @@ counters, for one). Those are rarer, so their calls are sent at once, in one rou
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from queueing.dispatching.payload import Payload
 

@@ -30,8 +30,8 @@ import signal
 import struct
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from queueing.drivers.contract import QueueDriver, Reservation
 

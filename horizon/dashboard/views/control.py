@@ -10,13 +10,12 @@ from __future__ import annotations
 from django.http import Http404, HttpResponse
 from django.urls import reverse
 
-from queueing import connections
-
 from horizon import audit
-from horizon.repositories import commands, horizon_client, state
 from horizon.dashboard import queues
 from horizon.dashboard.auth import action
 from horizon.dashboard.views.common import HtmxHttpRequest, confirm, plural
+from horizon.repositories import commands, horizon_client, state
+from queueing import connections
 
 PAST = {"pause": "paused", "continue": "continued"}
 

@@ -9,14 +9,13 @@ from django.http import HttpResponse
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from queueing import connections
-from queueing.worker import heartbeat
-
-from horizon.repositories import horizon_client
 from horizon.dashboard import formatting, history, lookup, queues, task_results
 from horizon.dashboard.auth import page
 from horizon.dashboard.masking import CLIP_MARGIN, clip, display, mask
 from horizon.dashboard.views.common import HtmxHttpRequest, float_param, int_param, render_page
+from horizon.repositories import horizon_client
+from queueing import connections
+from queueing.worker import heartbeat
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,12 +10,12 @@ from django.http import Http404, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
 
-from horizon.repositories import horizon_client
-from horizon.schedules import store
-from horizon.schedules.definitions import ScheduleError, find
 from horizon.dashboard import schedules as read_model
 from horizon.dashboard.auth import action, page
 from horizon.dashboard.views.common import HtmxHttpRequest, confirm, fragment, render_page
+from horizon.repositories import horizon_client
+from horizon.schedules import store
+from horizon.schedules.definitions import ScheduleError, find
 
 PARTIAL = "horizon/partials/schedules.html"
 

@@ -3,9 +3,8 @@ import time
 
 from django.core.management.base import CommandError
 
-from horizon.repositories import state
-
 from horizon.management.commands._control import ControlCommand, reachable_client
+from horizon.repositories import state
 
 
 class Command(ControlCommand):

@@ -11,9 +11,9 @@ an acknowledgement then costs no WAL flush, and a server crash can only undo the
 fraction of a second of them, which brings those jobs back (at-least-once, as a lost
 lease does); it never loses a job, since pushes commit in the caller's own session.
 
-The SQL, and why each vendor's pop is atomic, is in ``database_sql``; the payload the
+The SQL, and why each vendor's pop is atomic, is in ``sql.py``; the payload the
 worker sees is built by ``delivery.stamp``. PostgreSQL wakes idle workers with
-LISTEN/NOTIFY (``pg_listen``); other databases are polled every ``--sleep`` seconds.
+LISTEN/NOTIFY (``listen.py``); other databases are polled every ``--sleep`` seconds.
 """
 from __future__ import annotations
 
@@ -23,20 +23,20 @@ import os
 import re
 import threading
 import time
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
-from django.db import InterfaceError, OperationalError, connections as db_connections
+from django.db import InterfaceError, OperationalError
+from django.db import connections as db_connections
 
 from queueing.config import ConnectionConfig
-from queueing.drivers.contract import QueueSizes
-from queueing.drivers.contract import Capabilities, ControlState, Reservation
-from queueing.drivers.database.sql import FOREVER, Statements
-from queueing.drivers.database.delivery import parse_token, stamp, token_of
-from queueing.drivers.redis.scripts import run_pipelined
-from queueing.drivers.database.listen import Listener
-from queueing.models import PausedQueue
-from queueing.models import ControlValue
 from queueing.dispatching.payload import peek
+from queueing.drivers.contract import Capabilities, ControlState, QueueSizes, Reservation
+from queueing.drivers.database.delivery import parse_token, stamp, token_of
+from queueing.drivers.database.listen import Listener
+from queueing.drivers.database.sql import FOREVER, Statements
+from queueing.drivers.redis.scripts import run_pipelined
+from queueing.models import ControlValue, PausedQueue
 
 logger = logging.getLogger("queueing.worker")
 
@@ -53,7 +53,7 @@ class ListedJob(bytes):
 
     row_id: int
 
-    def __new__(cls, raw: str, row_id: int) -> "ListedJob":
+    def __new__(cls, raw: str, row_id: int) -> ListedJob:
         entry = super().__new__(cls, raw.encode())
         entry.row_id = row_id
         return entry

@@ -31,8 +31,13 @@ import redis
 from redis.cluster import RedisCluster
 from redis.crc import key_slot
 from redis.exceptions import (
-    AskError, ClusterDownError, ClusterError, MasterDownError, MovedError,
-    RedisClusterException, TryAgainError,
+    AskError,
+    ClusterDownError,
+    ClusterError,
+    MasterDownError,
+    MovedError,
+    RedisClusterException,
+    TryAgainError,
 )
 
 # Errors that mean "Redis is unreachable or the cluster is reconfiguring": the worker

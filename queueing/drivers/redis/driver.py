@@ -1,6 +1,6 @@
 """The Redis driver: every move of a job is one Lua script (see ``lua/`` beside this).
 
-Keys follow DESIGN.md: ``queues:{NAME}`` (ready list), ``:notify``, ``:delayed``,
+Keys (``keys.py``): ``queues:{NAME}`` (ready list), ``:notify``, ``:delayed``,
 ``:reserved`` and ``:paused``. The reserved payload returned by ``pop`` is the exact
 member of the reserved set (stamped with a reservation token unique to that delivery),
 so later ``delete``/``release``/``renew`` calls pass it back unchanged.
@@ -13,7 +13,7 @@ import os
 import re
 import time
 import uuid as uuid_lib
-from typing import Iterable
+from collections.abc import Iterable
 
 import redis
 
@@ -78,6 +78,15 @@ class RedisDriver:
     def push(self, queue: str, payload: str) -> int:
         k = self.keys(queue)
         return self.scripts.push(keys=[k.ready, k.notify], args=[payload])
+
+    def push_claimed(self, queue: str, payload: str, claim_key: str, ttl: int,
+                     claim_value: str) -> bool:
+        """Push `payload` only if this call creates `claim_key` (SET NX, `ttl` seconds,
+        holding `claim_value`), atomically: of many callers for one claim, one pushes.
+        The claim key must share the queue's hash tag (see QueueKeys.schedule_slot)."""
+        k = self.keys(queue)
+        return bool(self.scripts.push(keys=[k.ready, k.notify, claim_key],
+                                      args=[ttl, claim_value, payload]))
 
     def push_many(self, queue: str, payloads: list[str], chunk: int = 1000) -> int:
         """Bulk dispatch: one script call per `chunk` payloads."""
@@ -314,7 +323,7 @@ class RedisDriver:
 
         A token only wakes the worker; the pop script that follows is what reserves a
         job, so no job is ever held outside Redis between two calls. On a cluster the
-        queues may sit in different slots: see ``drivers/cluster.py`` for that wait.
+        queues may sit in different slots: see ``cluster.py`` for that wait.
         """
         notify = [self.keys(q).notify for q in queues]
         if self.waiter is not None:

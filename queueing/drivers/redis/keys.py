@@ -1,4 +1,5 @@
-"""Every Redis key name of the queue core, built in one place.
+"""Every Redis key name of the queue core (``queueing``), built in one place; Horizon's
+own keys are in ``horizon/keys.py``.
 
 All keys of one queue share the hash tag ``{NAME}`` so each Lua script touches a
 single Redis Cluster slot.
@@ -8,6 +9,19 @@ from dataclasses import dataclass
 DEFAULT_PREFIX = "queues:"
 RESTART_KEY = "queueing:restart"  # unix time of the last `queue_restart`
 PAUSED_QUEUES_KEY = "queueing:paused"  # set of "connection:queue" names workers skip
+HEARTBEAT_PREFIX = "queueing:worker:"  # + worker id: exists while the worker is alive
+TASK_RESULT_PREFIX = "queueing:task:"  # + {result id}: a Django Task's result hash
+
+
+def heartbeat_key(owner: str) -> str:
+    """A worker's heartbeat (queueing/worker/heartbeat.py): expires unless renewed."""
+    return HEARTBEAT_PREFIX + owner
+
+
+def task_result_key(result_id: str) -> str:
+    """A Django Task's result (queueing/tasks/results.py), in its own hash tag; its
+    ``:workers`` and ``:errors`` keys follow it."""
+    return f"{TASK_RESULT_PREFIX}{{{result_id}}}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +51,15 @@ class QueueKeys:
             prio_lo=f"{ready}:prio:lo",
             prio_seq=f"{ready}:prio:seq",
         )
+
+    def schedule_slot(self, schedule: str, slot: str) -> str:
+        """A schedule's claim of one slot (horizon/schedules/store.py): SET NX by the
+        master that pushes that slot's job."""
+        return f"{self.ready}:schedule:{schedule}:{slot}"
+
+    def schedule_runs(self, schedule: str) -> str:
+        """A schedule's run history, newest first."""
+        return f"{self.ready}:schedule:{schedule}:runs"
 
     def as_list(self) -> list[str]:
         return [self.ready, self.delayed, self.reserved, self.notify]

@@ -1,15 +1,23 @@
-"""The Lua scripts of ``queueing/lua/``, read once and registered once per Redis client.
+"""The one way Lua scripts are loaded, for both sides: a package's ``lua/NAME.lua`` is
+read once per process and bound once per Redis client (``script_for``). The queue
+core's scripts sit beside this module; Horizon's in ``horizon/lua/``.
 
 redis-py's Script objects call EVALSHA and load the script on a NOSCRIPT reply, so a
 restarted Redis (with an empty script cache) needs nothing special.
 """
 from __future__ import annotations
 
-from functools import lru_cache
+import weakref
+from functools import cache
 from importlib import resources
+from typing import Any
 
 import redis
 from redis.commands.core import Script
+
+QUEUEING_LUA = "queueing.drivers.redis"  # the package whose lua/ folder holds the core's
+_bound: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], Script]] = \
+    weakref.WeakKeyDictionary()
 
 SCRIPT_NAMES = (
     "push", "later", "pop", "release", "delete", "size", "clear",
@@ -18,9 +26,22 @@ SCRIPT_NAMES = (
 )
 
 
-@lru_cache(maxsize=None)
-def source(name: str) -> str:
-    return resources.files("queueing.drivers.redis").joinpath("lua", f"{name}.lua").read_text()
+@cache
+def source(name: str, package: str = QUEUEING_LUA) -> str:
+    """The text of ``<package>/lua/<name>.lua``."""
+    return resources.files(package).joinpath("lua", f"{name}.lua").read_text()
+
+
+def script_for(client: Any, name: str, package: str = QUEUEING_LUA) -> Script:
+    """The script `name` of `package`, bound to `client` (made once per client: the
+    cache forgets a client when it is garbage collected)."""
+    per_client = _bound.get(client)
+    if per_client is None:
+        per_client = _bound[client] = {}
+    found = per_client.get((package, name))
+    if found is None:
+        found = per_client[(package, name)] = client.register_script(source(name, package))
+    return found
 
 
 class Scripts:
@@ -42,7 +63,7 @@ class Scripts:
 
     def __init__(self, client: redis.Redis) -> None:
         for name in SCRIPT_NAMES:
-            setattr(self, name, client.register_script(source(name)))
+            setattr(self, name, script_for(client, name))
 
 
 def run_pipelined(client: redis.Redis, calls: list[tuple[Script, list, list]],

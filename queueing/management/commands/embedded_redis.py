@@ -38,6 +38,7 @@ class Command(BaseCommand):
             self.stdout.write("redis-server stopped")
         else:
             running = server.is_running()
-            self.stdout.write(f"redis-server at {redacted_url(server.url)}: {'running' if running else 'stopped'}")
+            state = "running" if running else "stopped"
+            self.stdout.write(f"redis-server at {redacted_url(server.url)}: {state}")
             if not running:
                 raise SystemExit(1)

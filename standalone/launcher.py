@@ -43,7 +43,7 @@ class Launcher:
         manage = os.path.abspath(sys.argv[0]) if sys.argv[0].endswith("manage.py") else None
         horizon = [sys.executable, manage, "horizon"] if manage else \
             [sys.executable, "-m", "django", "horizon"]
-        gunicorn = [sys.executable, "-m", "gunicorn", "horizon.wsgi", "--bind", self.bind,
+        gunicorn = [sys.executable, "-m", "gunicorn", "standalone.wsgi", "--bind", self.bind,
                     "--workers", str(self.web_workers), "--access-logfile", "-"]
         return {"dashboard": gunicorn, "horizon": horizon}
 

@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "queueing",
     "horizon",
+    "standalone",  # manage.py serve
 ]
 
 MIDDLEWARE = [
@@ -85,8 +86,8 @@ if os.environ.get("HORIZON_PROXY_SSL_HEADER") == "1":
     # Only behind a proxy that sets (and strips from clients) X-Forwarded-Proto.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
-ROOT_URLCONF = "horizon.urls"
-WSGI_APPLICATION = "horizon.wsgi.application"
+ROOT_URLCONF = "standalone.urls"
+WSGI_APPLICATION = "standalone.wsgi.application"
 
 TEMPLATES = [
     {

@@ -3,7 +3,7 @@ import sys
 
 from django.core.management.base import BaseCommand
 
-from horizon.launcher import Launcher
+from standalone.launcher import Launcher
 
 
 class Command(BaseCommand):
