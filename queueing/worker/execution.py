@@ -66,7 +66,7 @@ def run_failed_hook(definition: JobDefinition | None, job: Payload | None,
 def run_inline(text: str) -> Any:
     """What the sync driver does: run now, in this process; raise what the job raises."""
     job = payload_lib.decode(text)
-    job = dataclasses.replace(job, attempts=job.attempts + 1)
+    job = dataclasses.replace(job, deliveries=job.deliveries + 1)  # attempts is 1 already
     definition = resolve(job.job)
     meta = {"payload": job, "connection": job.data.get("connection"),
             "queue": job.data.get("queue")}

@@ -27,13 +27,14 @@ from queueing.dispatching import payload_checks
 from queueing.dispatching.dispatch import dispatch_next_link
 from queueing.dispatching.payload import Payload
 from queueing.dispatching.registry import JobDefinition, resolve
-from queueing.drivers.redis.driver import RedisDriver, Reservation
+from queueing.drivers.contract import QueueDriver, Reservation
 from queueing.errors import MalformedPayload, UnknownJob
 from queueing.redaction import for_log
 from queueing.signals import job_exception_occurred, job_failed, job_processed, job_processing
 from queueing.worker import policy
 from queueing.worker.database_use import ConnectionChecks
 from queueing.worker.execution import call, run_failed_hook
+from queueing.worker.inflight import InFlight
 from queueing.worker.options import WorkerOptions
 from queueing.worker.process_control import TimeoutInterrupt
 from queueing.worker.recorders import record_outcome
@@ -53,6 +54,11 @@ class PoisonEntry(Exception):
 
 class JobTimeout(Exception):
     """What the failed store and signals see for a job stopped by its timeout."""
+
+
+class WorkerLost(Exception):
+    """What the failed store and signals see for a running job whose worker died (a
+    SIGKILL, an out-of-memory kill, a segfault): recorded by the worker's sidecar."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,13 +134,18 @@ def send_signal(sig, **kwargs: Any) -> None:
 
 
 class JobRunner:
-    def __init__(self, driver: RedisDriver, options: WorkerOptions, log: JobLog,
-                 worker: Any = None, slot: Any = None) -> None:
+    """Runs one reserved job and settles it: the outcome (released, failed, kept for a
+    store that was down) is written here; a success is marked finished in the in-flight
+    table and acknowledged by the worker with its next round trip. ``process`` never
+    raises for anything an entry holds."""
+
+    def __init__(self, driver: QueueDriver, options: WorkerOptions, log: JobLog,
+                 worker: Any = None, inflight: InFlight | None = None) -> None:
         self.driver = driver
         self.options = options
         self.log = log
         self.worker = worker
-        self.slot = slot  # the sidecar's shared slot (see sidecar.py), if one runs
+        self.inflight = inflight  # the worker's table (see inflight.py), if it keeps one
         self.in_job = False
         self.current_timeout = 0.0
         self.max_deliveries = driver.config.max_deliveries
@@ -150,22 +161,20 @@ class JobRunner:
         self.current_timeout = timeout
         if timeout > 0:
             signal.setitimer(signal.ITIMER_REAL, timeout)
-        if self.slot is not None:
+        if self.inflight is not None:
             kill_at = time.time() + timeout + self.options.kill_grace if timeout > 0 else 0.0
-            self.slot.job_started(held.token, kill_at)
+            self.inflight.started(held, kill_at)
 
     def _disarm(self) -> None:
         if self.current_timeout > 0:
             signal.setitimer(signal.ITIMER_REAL, 0)
-        if self.slot is not None:
-            self.slot.job_ended()
 
     # -- processing ---------------------------------------------------------------------
     def process(self, held: Reservation) -> Outcome:
-        """Settle one reserved entry. Never raises (a job's own timeout excepted: the
-        worker process is then ended by its caller)."""
+        """Settle one reserved entry, and its row of the in-flight table: finished (to
+        be acknowledged) after a success, gone after any other outcome. Never raises."""
         try:
-            return self._process(held)
+            outcome = self._process(held)
         except Exception as exc:  # a bug of ours, or a hostile entry we did not foresee
             logger.error("could not settle a reserved entry on %s: %s", held.queue,
                          printable(exc, 300), exc_info=exc)
@@ -173,7 +182,13 @@ class JobRunner:
                 self.fail(held, None, None, exc)
             except Exception:
                 logger.exception("could not fail the entry either; its lease brings it back")
-            return Outcome("failed")
+            outcome = Outcome("failed")
+        if self.inflight is not None:
+            if outcome.kind == "done":
+                self.inflight.finished_ok(held)
+            else:
+                self.inflight.settled([held])
+        return outcome
 
     def _process(self, held: Reservation) -> Outcome:
         try:
@@ -195,7 +210,7 @@ class JobRunner:
         except UnknownJob as exc:
             self.fail(held, job, None, exc)
             return Outcome("failed", job=job)
-        silent = job.attempts - _settled(job) - 1  # earlier deliveries with no outcome
+        silent = job.deliveries - _settled(job) - 1  # earlier deliveries with no outcome
         if self.max_deliveries and silent >= self.max_deliveries:
             self.fail(held, job, definition, PoisonEntry(
                 f"{job.job} delivered {silent} times without finishing: its worker keeps "
@@ -269,14 +284,16 @@ class JobRunner:
         self.log.line(job, "RELEASED", f"{type(exc).__name__}: {exc} (retry in {delay:g}s)")
         return Outcome("released", runtime, job)
 
-    def _release_with_backoff(self, held: Reservation, job: Payload) -> float:
+    def _release_with_backoff(self, held: Reservation, job: Payload, *,
+                              settled: bool = True) -> float:
         """Hand the job back for its next attempt after this attempt's backoff; the delay.
 
-        The stored entry is re-encoded with attempts first and this attempt marked as
-        settled (it had an outcome), so the poison cap counts only silent deliveries.
+        The stored entry is re-encoded with the delivery count first and this attempt
+        counted; `settled` (the run ended with an outcome of its own) also restarts the
+        poison cap's count of deliveries that ended without one.
         """
         delay = policy.backoff_delay(job.backoff or self.options.backoff, job.attempts)
-        entry = payload_lib.normalised(job, settled=job.attempts)
+        entry = payload_lib.normalised(job, settled=settled, charged=True)
         with_retries(lambda: self.driver.release(held, time.time() + delay, entry), "release")
         return delay
 
@@ -311,6 +328,32 @@ class JobRunner:
         # counted for /metrics like an in-process timeout (issue 14; runtime is the kill time)
         record_outcome(self.driver, job, held.queue, "timed_out",
                        timeout + self.options.kill_grace)
+
+    def settle_lost(self, held: Reservation) -> None:
+        """Record the outcome of a running job whose worker died (SIGKILL, OOM kill,
+        segfault), for the sidecar: released with backoff, or failed when its tries or
+        deadline are spent. This attempt counts: the job had started."""
+        try:
+            job = payload_lib.decode(held.raw)
+        except MalformedPayload:
+            return  # cannot happen for a job that was running; the lease handles it
+        try:
+            definition = resolve(job.job)
+        except UnknownJob:
+            definition = None
+        tries = policy.effective_tries(job.max_tries, self.options.tries)
+        exc = WorkerLost(f"{job.job}: the worker running it died before it finished "
+                         "(killed, out of memory, or crashed)")
+        reason = policy.will_exceed(attempts=job.attempts, tries=tries,
+                                    retry_until=job.retry_until, now=time.time())
+        if reason:
+            self.fail(held, job, definition, exc, detail=reason)
+            kind = "failed"
+        else:  # charged, but not an outcome of its own: the poison cap still counts it
+            delay = self._release_with_backoff(held, job, settled=False)
+            self.log.line(job, "RELEASED", f"{exc} (retry in {delay:g}s)")
+            kind = "released"
+        record_outcome(self.driver, job, held.queue, kind, 0.0)
 
     # -- failing ------------------------------------------------------------------------
     def fail(self, held: Reservation, job: Payload | None, definition: JobDefinition | None,
@@ -364,7 +407,7 @@ class JobRunner:
         logger.error("failed-job store unreachable", exc_info=store_exc)
         entry = None
         if job is not None:
-            entry = payload_lib.normalised(job, settled=job.attempts, pending_failure=text)
+            entry = payload_lib.normalised(job, settled=True, pending_failure=text)
         with_retries(lambda: self.driver.release(held, time.time() + STORE_RETRY_DELAY, entry),
                      "keep failed job")
 
@@ -382,5 +425,6 @@ class JobRunner:
 
 
 def _settled(job: Payload) -> int:
+    """The last delivery that ended with an outcome (0: none)."""
     value = job.data.get("settled")
-    return value if type(value) is int and 0 <= value <= job.attempts else 0
+    return value if type(value) is int and 0 <= value <= job.deliveries else 0

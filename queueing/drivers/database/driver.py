@@ -31,7 +31,13 @@ from django.db import connections as db_connections
 
 from queueing.config import ConnectionConfig
 from queueing.dispatching.payload import peek
-from queueing.drivers.contract import Capabilities, ControlState, QueueSizes, Reservation
+from queueing.drivers.contract import (
+    Capabilities,
+    ControlState,
+    QueueSizes,
+    Reservation,
+    Reserved,
+)
 from queueing.drivers.database.delivery import parse_token, stamp, token_of
 from queueing.drivers.database.listen import Listener
 from queueing.drivers.database.sql import FOREVER, Statements
@@ -231,6 +237,14 @@ class DatabaseDriver:
                                      token))
         return found
 
+    def reserve(self, queue: str, count: int, *, finished: list[Reservation] | None = None,
+                extra: list | None = None, owner: str = "") -> Reserved:
+        """pop_batch for the worker. The acknowledgement and the pop are one statement
+        (or one transaction), so either both happened or neither; recorder calls go to
+        Horizon's Redis in batches and never raise (see run_extra)."""
+        return Reserved(self.pop_batch(queue, count, finished=finished, extra=extra,
+                                       owner=owner))
+
     def _pop_in_transaction(self, done, pick, lease, owner, count):
         """MySQL/MariaDB: lock the next rows with SKIP LOCKED, reserve them, read back."""
         wrapper = self._private()
@@ -295,7 +309,7 @@ class DatabaseDriver:
         renewed = {tuple(row) for row in rows}
         return [d in renewed for d in done]
 
-    def unreserve(self, held: list[Reservation], entries: list) -> int:
+    def unreserve(self, held: list[Reservation]) -> int:
         """Prefetched jobs that never started go back to the head of their queue,
         uncounted (attempts as before the pop). The stored payload is kept: the column,
         not the entry, holds the count. The next delivery of such a row reuses the token

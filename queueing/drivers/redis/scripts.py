@@ -66,14 +66,18 @@ class Scripts:
             setattr(self, name, script_for(client, name))
 
 
-def run_pipelined(client: redis.Redis, calls: list[tuple[Script, list, list]],
-                  before: list[tuple] = ()) -> list:
+def run_pipelined(client: Any, calls: list[tuple[Script, list, list]],
+                  before: list[tuple] | tuple = (), *, raise_on_error: bool = True) -> list:
     """Run several scripts in one round trip, in order, after the plain commands in
     `before` (their replies come first).
 
     redis-py's own pipeline sends SCRIPT EXISTS before every execute (a second round
     trip per job); this sends bare EVALSHAs and, only when Redis answers NOSCRIPT (after
     a restart), loads that script and runs that one call again.
+
+    With ``raise_on_error=False`` a call's error is left in its place in the replies (the
+    pipeline does not stop at it: each call ran or failed on its own), so a caller can
+    keep what the other calls did; a failure of the round trip itself still raises.
     """
     pipe = client.pipeline(transaction=False)
     for command in before:
@@ -84,7 +88,12 @@ def run_pipelined(client: redis.Redis, calls: list[tuple[Script, list, list]],
     for index, result in enumerate(results):
         if isinstance(result, redis.exceptions.NoScriptError):
             script, keys, args = calls[index - len(before)]
-            results[index] = script(keys=keys, args=args)
-        elif isinstance(result, Exception):
+            try:
+                results[index] = script(keys=keys, args=args)
+            except redis.ResponseError as exc:
+                if raise_on_error:
+                    raise
+                results[index] = exc
+        elif isinstance(result, Exception) and (raise_on_error or index < len(before)):
             raise result
     return results
