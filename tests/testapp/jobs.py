@@ -186,3 +186,15 @@ def record_then_stop(label):
 @job(queue="low")
 def new_year_report():
     note(RAN, label="new-year-report")
+
+
+@job(tries=2, backoff=0)
+async def async_record(label, fail=False):
+    """An async def job: its body must really run (and its failures retry like a sync
+    job's)."""
+    import asyncio
+
+    await asyncio.sleep(0.01)
+    if fail:
+        raise RuntimeError(f"async failure {label}")
+    note(RAN, label=label, kind="async")
