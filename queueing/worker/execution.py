@@ -56,6 +56,21 @@ def call(definition: JobDefinition, job: Payload) -> Any:
         _current.reset(token)
 
 
+def enter(job: Payload) -> None:
+    """Make `job` the current job of this context (for a task created from a copy)."""
+    _current.set(job)
+
+
+def start(definition: JobDefinition, job: Payload) -> Any:
+    """The awaitable of an ``async def`` job, not yet awaited (the event loop's path);
+    the caller's context must hold the job (see enter)."""
+    if definition.is_class:
+        instance = definition.target()
+        instance.payload = job
+        return instance.handle(*job.args, **job.kwargs)
+    return definition.target(*job.args, **job.kwargs)
+
+
 def finish(value: Any) -> Any:
     """The job's result: an ``async def`` job's coroutine is run to its end here (never
     left un-awaited, which would report success without running its body)."""

@@ -198,3 +198,12 @@ async def async_record(label, fail=False):
     if fail:
         raise RuntimeError(f"async failure {label}")
     note(RAN, label=label, kind="async")
+
+
+@job
+async def async_sleep_then_record(seconds, label):
+    import asyncio
+
+    note(RAN, label=label, phase="start")
+    await asyncio.sleep(seconds)
+    note(RAN, label=label, phase="end")
