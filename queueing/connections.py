@@ -23,6 +23,7 @@ from queueing.drivers.contract import DispatchTarget, QueueDriver
 from queueing.drivers.null import NullDriver
 from queueing.drivers.redis.driver import RedisDriver
 from queueing.drivers.redis.embedded import EmbeddedRedis
+from queueing.drivers.redis.replies import RedisClient
 from queueing.drivers.sync import SyncDriver
 from queueing.errors import ConfigurationError
 from queueing.redaction import redacted_url as _redact_url
@@ -55,7 +56,7 @@ def redis_url(config: ConnectionConfig) -> str:
     raise ConfigurationError(f"connection {config.name!r} has no Redis url")
 
 
-def make_client(config: ConnectionConfig) -> redis.Redis | RedisCluster:
+def make_client(config: ConnectionConfig) -> RedisClient:
     """A client for the connection: RedisCluster when the connection selects cluster mode."""
     url = redis_url(config)
     options: dict = {"socket_connect_timeout": 5, "health_check_interval": 30}

@@ -17,7 +17,7 @@ import time
 import uuid as uuid_lib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any, Protocol
 
 import redis
 
@@ -27,7 +27,7 @@ from queueing.dispatching import payload_checks
 from queueing.dispatching.dispatch import dispatch_next_link
 from queueing.dispatching.payload import Payload
 from queueing.dispatching.registry import JobDefinition, resolve
-from queueing.drivers.redis.driver import RedisDriver, Reservation
+from queueing.drivers.contract import QueueDriver, Reservation
 from queueing.errors import MalformedPayload, UnknownJob
 from queueing.redaction import for_log
 from queueing.signals import job_exception_occurred, job_failed, job_processed, job_processing
@@ -64,6 +64,15 @@ class Outcome:
 
 
 
+class OutputStream(Protocol):
+    """Where a worker or master writes its lines: a text file such as ``sys.stdout``,
+    or the ``OutputWrapper`` a management command's ``self.stdout`` is."""
+
+    def write(self, text: str, /) -> object: ...
+
+    def flush(self) -> object: ...
+
+
 def printable(value: Any, limit: int = 2000) -> str:
     """Text safe for one log line: secrets masked and control characters escaped (the
     policy of queueing/redaction.py), never an encoding error."""
@@ -73,7 +82,7 @@ def printable(value: Any, limit: int = 2000) -> str:
 class JobLog:
     """One line per job, like ``queue:work``: running, then done / released / failed."""
 
-    def __init__(self, stream: TextIO | None) -> None:
+    def __init__(self, stream: OutputStream | None) -> None:
         self.stream = stream
 
     def line(self, job: Payload | None, status: str, detail: str = "") -> None:
@@ -90,9 +99,12 @@ class JobLog:
             self._write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {printable(message)}")
 
     def _write(self, text: str) -> None:
+        stream = self.stream
+        if stream is None:
+            return
         try:
-            self.stream.write(text + "\n")
-            self.stream.flush()
+            stream.write(text + "\n")
+            stream.flush()
         except Exception:  # a closed or broken stream never stops the worker
             pass
 
@@ -128,7 +140,7 @@ def send_signal(sig, **kwargs: Any) -> None:
 
 
 class JobRunner:
-    def __init__(self, driver: RedisDriver, options: WorkerOptions, log: JobLog,
+    def __init__(self, driver: QueueDriver, options: WorkerOptions, log: JobLog,
                  worker: Any = None, slot: Any = None) -> None:
         self.driver = driver
         self.options = options

@@ -18,7 +18,6 @@ import socket
 import sys
 import time
 from collections import deque
-from typing import TextIO
 
 from django.db import InterfaceError, OperationalError
 
@@ -28,7 +27,13 @@ from queueing.drivers.contract import PAUSED, QueueDriver, Reservation
 from queueing.drivers.redis.cluster import TRANSIENT_ERRORS
 from queueing.signals import worker_stopping
 from queueing.worker import policy
-from queueing.worker.job_runner import JobLog, JobRunner, printable, send_signal
+from queueing.worker.job_runner import (
+    JobLog,
+    JobRunner,
+    OutputStream,
+    printable,
+    send_signal,
+)
 from queueing.worker.options import WorkerOptions
 from queueing.worker.process_control import SignalFlags, interruptible_sleep, memory_mb
 from queueing.worker.recorders import Completion, completion_calls, record_outcome
@@ -52,7 +57,8 @@ class Worker:
     docstring). ``run()`` returns the exit code; it never raises for a job's sake."""
 
     def __init__(self, driver: QueueDriver, options: WorkerOptions, *,
-                 stdout: TextIO | None = None, stderr: TextIO | None = None) -> None:
+                 stdout: OutputStream | None = None,
+                 stderr: OutputStream | None = None) -> None:
         self.driver = driver
         self.options = options
         self.queues = options.queues or (driver.config.queue,)
@@ -164,6 +170,8 @@ class Worker:
                                                                  outcome.runtime)
                     if outcome.kind == "done":
                         self.finished.append(popped)
+                        # a "done" outcome always carries the job it ran
+                        assert outcome.job is not None
                         self.completions.append(Completion(
                             outcome.job, popped.queue, outcome.runtime, time.time(),
                             popped.raw))

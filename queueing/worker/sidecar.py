@@ -251,7 +251,8 @@ class Sidecar:
         Finished jobs whose acknowledgement is still to be sent stay held, so their
         leases are renewed too; an acknowledged one is simply gone (a no-op)."""
         held = self.slot.read_held()
-        reservations, running = [], None
+        reservations: list[Reservation] = []
+        running: int | None = None
         for item in held:
             member = item.member or driver.find_member(item.queue, item.token)
             if member is None:

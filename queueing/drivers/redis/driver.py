@@ -28,6 +28,7 @@ from queueing.drivers.contract import (
 from queueing.drivers.redis import control
 from queueing.drivers.redis.cluster import SlotWaiter, is_cluster
 from queueing.drivers.redis.keys import EXCEPTIONS_TTL, QueueKeys, exceptions_key
+from queueing.drivers.redis.replies import RedisClient, scored
 from queueing.drivers.redis.scripts import Scripts, run_pipelined
 
 __all__ = ["PAUSED", "RedisDriver", "Reservation", "owner_json"]  # Reservation, PAUSED:
@@ -43,7 +44,7 @@ def owner_json(owner: str) -> str:
 class RedisDriver:
     """The ``redis`` driver: keeps ``queueing.drivers.contract.QueueDriver``."""
 
-    def __init__(self, config: ConnectionConfig, client: redis.Redis) -> None:
+    def __init__(self, config: ConnectionConfig, client: RedisClient) -> None:
         self.config = config
         self.name = config.name
         self.client = client
@@ -64,7 +65,7 @@ class RedisDriver:
             self.waiter.close()
             # close() would forget the slot map, breaking anyone still holding this
             # client; dropping its sockets is what a plain client's close does.
-            self.client.disconnect_connection_pools()
+            self.waiter.client.disconnect_connection_pools()  # the same client
         else:
             self.client.close()
 
@@ -101,7 +102,7 @@ class RedisDriver:
 
     def new_token(self) -> str:
         if os.getpid() != self._token_pid:  # forked: another process, another prefix
-            self.__init__(self.config, self.client)
+            RedisDriver.__init__(self, self.config, self.client)
         return f"{self._token_prefix}.{next(self._token_counter)}"
 
     def lease_expiry(self, now: float) -> float | None:
@@ -270,7 +271,7 @@ class RedisDriver:
         embedded server) share it."""
         return f"redis:{self.config.url or self.config.embedded_dir}"
 
-    def heartbeat_store(self) -> redis.Redis:
+    def heartbeat_store(self) -> RedisClient:
         return self.client
 
     def ping(self) -> None:
@@ -370,7 +371,7 @@ class RedisDriver:
 
     def delayed(self, queue: str, start: int = 0, stop: int = 49) -> list[tuple[bytes, float]]:
         """Delayed jobs, soonest first, with the unix time each becomes available."""
-        return self.client.zrange(self.keys(queue).delayed, start, stop, withscores=True)
+        return scored(self.client.zrange(self.keys(queue).delayed, start, stop, withscores=True))
 
     def oldest_pending(self, queues: list[str]) -> list[bytes | None]:
         """The head of each queue's ready list, in one round trip."""
@@ -381,4 +382,5 @@ class RedisDriver:
 
     def reserved(self, queue: str, start: int = 0, stop: int = 49) -> list[tuple[bytes, float]]:
         """Reserved jobs, soonest lease expiry first, with that expiry time."""
-        return self.client.zrange(self.keys(queue).reserved, start, stop, withscores=True)
+        return scored(self.client.zrange(self.keys(queue).reserved, start, stop,
+                                         withscores=True))
