@@ -18,7 +18,7 @@ import time
 import uuid as uuid_lib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any, Protocol
 
 import redis
 
@@ -100,10 +100,19 @@ def printable(value: Any, limit: int = 2000) -> str:
     return for_log(str(value).encode("utf-8", "backslashreplace").decode("utf-8"), limit)
 
 
+class OutputStream(Protocol):
+    """Where a worker or master writes its lines: a text file such as ``sys.stdout``,
+    or the ``OutputWrapper`` a management command's ``self.stdout`` is."""
+
+    def write(self, text: str, /) -> object: ...
+
+    def flush(self) -> object: ...
+
+
 class JobLog:
     """One line per job, like ``queue:work``: running, then done / released / failed."""
 
-    def __init__(self, stream: TextIO | None) -> None:
+    def __init__(self, stream: OutputStream | None) -> None:
         self.stream = stream
 
     def line(self, job: Payload | None, status: str, detail: str = "") -> None:
@@ -121,8 +130,11 @@ class JobLog:
 
     def _write(self, text: str) -> None:
         try:
-            self.stream.write(text + "\n")
-            self.stream.flush()
+            stream = self.stream
+            if stream is None:
+                return
+            stream.write(text + "\n")
+            stream.flush()
         except Exception:  # a closed or broken stream never stops the worker
             pass
 

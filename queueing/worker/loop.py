@@ -23,7 +23,7 @@ import signal
 import socket
 import sys
 import time
-from typing import Any, TextIO
+from typing import Any
 
 from django.db import InterfaceError, OperationalError
 
@@ -37,6 +37,7 @@ from queueing.worker.job_runner import (
     JobLog,
     JobRunner,
     Outcome,
+    OutputStream,
     printable,
     send_signal,
 )
@@ -69,7 +70,8 @@ class Worker:
     docstring). ``run()`` returns the exit code; it never raises for a job's sake."""
 
     def __init__(self, driver: QueueDriver, options: WorkerOptions, *,
-                 stdout: TextIO | None = None, stderr: TextIO | None = None) -> None:
+                 stdout: OutputStream | None = None,
+                 stderr: OutputStream | None = None) -> None:
         self.driver = driver
         self.options = options
         self.queues = options.queues or (driver.config.queue,)
