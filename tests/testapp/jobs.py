@@ -207,3 +207,14 @@ async def async_sleep_then_record(seconds, label):
     note(RAN, label=label, phase="start")
     await asyncio.sleep(seconds)
     note(RAN, label=label, phase="end")
+
+
+@job
+def sleep_in_steps(seconds, label):
+    """Python-level waiting (as a job polling an API does): an interrupt raised into its
+    thread lands within a step. A single time.sleep(60) would only see it on return."""
+    note(RAN, label=label, phase="start")
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+    note(RAN, label=label, phase="end")
