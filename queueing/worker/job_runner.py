@@ -221,13 +221,13 @@ class JobRunner:
         os.kill(os.getpid(), signal.SIGALRM)
         return True
 
-    def _arm(self, held: Reservation, timeout: float) -> None:
+    def _arm(self, held: Reservation, timeout: float, job: Payload) -> None:
         self.current_timeout = timeout
         if timeout > 0:
             signal.setitimer(signal.ITIMER_REAL, timeout)
         if self.inflight is not None:
             kill_at = time.time() + timeout + self.options.kill_grace if timeout > 0 else 0.0
-            self.inflight.started(held, kill_at)
+            self.inflight.started(held, kill_at, job.uuid, job.job)
 
     def _disarm(self) -> None:
         if self.current_timeout > 0:
@@ -324,7 +324,7 @@ class JobRunner:
             if alarm:
                 self.current = job
                 self.in_job = True
-                self._arm(held, prepared.timeout)
+                self._arm(held, prepared.timeout, job)
                 try:
                     call(definition, job)
                 finally:

@@ -145,6 +145,11 @@ class Worker:
             if self.sidecar is not None:
                 self.sidecar.stop()
 
+    def heartbeat_state(self) -> dict:
+        """What the worker's heartbeat publishes: its slots and the jobs running in them."""
+        return {"concurrency": self.options.concurrency if self.concurrent else 1,
+                "running": self.inflight.running_info()}
+
     def _watch_cancels(self) -> None:
         """One job at a time runs in the main thread, which cannot look for cancel
         requests while it runs: this thread does, every CANCEL_CHECK_INTERVAL seconds,
@@ -351,7 +356,8 @@ class Worker:
                 self.inflight.settled([held])
                 self._count(held, prepared)
                 continue
-            self.inflight.started(held, self.runner.kill_at(prepared))
+            self.inflight.started(held, self.runner.kill_at(prepared), prepared.job.uuid,
+                                  prepared.job.job)
             pool.submit(prepared)
 
     def _take_done(self, pool: SlotPool, wait: float) -> None:
