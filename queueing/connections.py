@@ -41,6 +41,7 @@ DATABASE_DRIVER = "queueing.drivers.database.driver.DatabaseDriver"
 _lock = threading.Lock()
 _drivers: dict[str, DispatchTarget] = {}
 _inline_runner: Callable[[str], Any] | None = None
+ASYNC_MAX_CONNECTIONS = 100  # per connection per event loop (redis.asyncio's own default)
 # event loop -> connection name -> its async driver (see the module docstring)
 _async_drivers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop,
                                           dict[str, AsyncRedisDriver]] = \
@@ -104,7 +105,13 @@ def make_async_client(config: ConnectionConfig) -> Any:
     url, options = client_options(config)
     if config.cluster:
         return redis.asyncio.cluster.RedisCluster.from_url(url, **options)
-    return redis.asyncio.Redis.from_url(url, **options)
+    # redis.asyncio's default pool raises "Too many connections" past 100 dispatches in
+    # flight (asyncio.gather over a list); a blocking pool makes the surplus wait for a
+    # free connection instead, no longer than a reply may take.
+    options.setdefault("max_connections", ASYNC_MAX_CONNECTIONS)
+    options.setdefault("timeout", options["socket_timeout"])
+    pool = redis.asyncio.BlockingConnectionPool.from_url(url, **options)
+    return redis.asyncio.Redis(connection_pool=pool)
 
 
 def async_redis_driver(name: str | None = None) -> AsyncRedisDriver:

@@ -6,12 +6,13 @@ client differs (``redis.asyncio``, so an async view never blocks its event loop 
 socket). Only writes live here: workers are sync processes and read with RedisDriver.
 
 A ``redis.asyncio`` client belongs to the event loop it first ran on, so
-``queueing.connections.async_redis_driver`` keeps one of these per connection per loop.
+``queueing.connections.async_redis_driver`` keeps one of these per connection per loop,
+and each closes its sockets while its loop can still await that: see ``_closing``.
 """
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 import redis
@@ -31,6 +32,7 @@ class AsyncRedisDriver:
         self.name = config.name
         self.client = client  # redis.asyncio.Redis or redis.asyncio.cluster.RedisCluster
         self._keys: dict[str, QueueKeys] = {}
+        self._closer: AsyncGenerator[None, None] | None = None
 
     def keys(self, queue: str) -> QueueKeys:
         keys = self._keys.get(queue)
@@ -39,12 +41,29 @@ class AsyncRedisDriver:
         return keys
 
     async def close(self) -> None:
-        await self.client.aclose()
+        await self.client.aclose(close_connection_pool=True)  # the pool is ours
+
+    async def _closing(self) -> AsyncGenerator[None, None]:
+        """Started on first use and parked at its ``yield``. An event loop closes the
+        async generators it started before it closes (``asyncio.run`` and uvicorn call
+        ``shutdown_asyncgens``), and one that is collected while its loop runs is closed
+        too: either way the client's sockets are closed on their own loop instead of
+        being left to the garbage collector once the loop is gone."""
+        try:
+            yield
+        finally:
+            await self.close()
+
+    async def _started(self) -> None:
+        if self._closer is None:
+            self._closer = self._closing()
+            await self._closer.__anext__()
 
     # -- scripts --------------------------------------------------------------------------
     async def run_script(self, name: str, keys: list, args: list) -> Any:
         """EVALSHA; on NOSCRIPT (a restarted Redis) EVAL, which also loads the script on
         the node that owns the keys (the right one in a cluster, unlike SCRIPT LOAD)."""
+        await self._started()
         try:
             return await self.client.evalsha(sha(name), len(keys), *keys, *args)
         except redis.exceptions.NoScriptError:
@@ -54,6 +73,7 @@ class AsyncRedisDriver:
         """Plain commands queued by `before(pipe)`, then one script, in one round trip;
         the script's reply. An error of a plain command is raised (the script still ran:
         the pipeline does not stop), as the sync Tasks backend does."""
+        await self._started()
         name, keys, args = call
         pipe: Any = self.client.pipeline(transaction=False)
         before(pipe)
