@@ -6,8 +6,8 @@ import http.client
 import json
 import os
 import socket
-import sys
 import subprocess
+import sys
 import tempfile
 import time
 import weakref
@@ -22,7 +22,6 @@ from queueing.drivers.redis.keys import QueueKeys, task_result_key
 from queueing.tasks.framework import PRIMARY
 from tests.conftest import ROOT, subprocess_env
 from tests.testapp import jobs, tasks
-
 from tests.workers import wait_until
 
 DEFAULT = QueueKeys.for_queue("default")
@@ -133,13 +132,15 @@ def test_aenqueue_with_a_priority_goes_to_its_priority_set(rclient):
     assert ready(rclient) == []
     hi_members = [json.loads(m) for m in rclient.zrange(DEFAULT.prio_hi, 0, -1)]
     lo_members = [json.loads(m) for m in rclient.zrange(DEFAULT.prio_lo, 0, -1)]
-    assert [m["uuid"] for m in hi_members][0] == hi.id and [m["uuid"] for m in lo_members] == [lo.id]
+    assert hi_members[0]["uuid"] == hi.id  # FIFO within priority 5: pushed first
+    assert [m["uuid"] for m in lo_members] == [lo.id]
     assert stable(hi_members[0]) == stable(hi_members[1])
 
 
 def test_aenqueue_with_run_after_waits_in_the_delayed_set(rclient):
-    from django.utils import timezone
     import datetime as dt
+
+    from django.utils import timezone
 
     at = timezone.now() + dt.timedelta(minutes=5)
     result = _aenqueue(tasks.add.using(run_after=at), 2, 3)

@@ -3,6 +3,6 @@ import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
 
-from django.core.asgi import get_asgi_application  # noqa: E402
+from django.core.asgi import get_asgi_application
 
 application = get_asgi_application()
