@@ -311,3 +311,35 @@ def test_an_async_view_under_uvicorn_dispatches_and_a_worker_runs_the_job(
     assert all(n["via"] == "adelay" for n in ran.values())
     # The view ran on the server's event loop and the push stayed there: no worker thread.
     assert all(a["thread"] == "MainThread" for a in answers)
+
+
+# -- Redis Cluster -----------------------------------------------------------------------------
+@pytest.mark.cluster
+def test_adelay_and_aenqueue_on_a_redis_cluster(settings):
+    """redis.asyncio.cluster routes each script by its keys (one hash tag per queue)."""
+    from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
+
+    from queueing.config import parse_connection
+    from queueing.connections import make_client
+    from tests.local_cluster import LocalCluster
+
+    with LocalCluster(masters=3) as cluster:
+        queue = {**settings.QUEUE, "connections": {**settings.QUEUE["connections"]}}
+        queue["connections"]["redis"] = {**queue["connections"]["redis"], "url": cluster.url}
+        settings.QUEUE = queue
+        client = make_client(parse_connection("c", {"url": cluster.url}))
+
+        async def go():
+            assert isinstance(connections.async_redis_driver("redis").client,
+                              AsyncRedisCluster)
+            return (await jobs.record.adelay("c1"),
+                    await jobs.record.using(queue="low", delay=60).adelay("c2"),
+                    await tasks.record_order.using(priority=3).aenqueue("c3"))
+
+        now, later, task = asyncio.run(go())
+        assert [json.loads(x)["uuid"] for x in client.lrange(DEFAULT.ready, 0, -1)] == [now]
+        low = QueueKeys.for_queue("low")
+        assert [json.loads(x)["uuid"] for x in client.zrange(low.delayed, 0, -1)] == [later]
+        assert [json.loads(x)["uuid"] for x in client.zrange(DEFAULT.prio_hi, 0, -1)] == [
+            task.id]
+        client.close()

@@ -16,6 +16,7 @@ from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 import redis
+import redis.asyncio
 
 from queueing.config import ConnectionConfig
 from queueing.drivers.redis.keys import QueueKeys
@@ -41,7 +42,10 @@ class AsyncRedisDriver:
         return keys
 
     async def close(self) -> None:
-        await self.client.aclose(close_connection_pool=True)  # the pool is ours
+        if isinstance(self.client, redis.asyncio.Redis):
+            await self.client.aclose(close_connection_pool=True)  # the pool is ours
+        else:
+            await self.client.aclose()  # RedisCluster: its node pools go with it
 
     async def _closing(self) -> AsyncGenerator[None, None]:
         """Started on first use and parked at its ``yield``. An event loop closes the
@@ -77,7 +81,8 @@ class AsyncRedisDriver:
         name, keys, args = call
         pipe: Any = self.client.pipeline(transaction=False)
         before(pipe)
-        pipe.evalsha(sha(name), len(keys), *keys, *args)
+        # execute_command, not pipe.evalsha: cluster pipelines refuse the latter by name
+        pipe.execute_command("EVALSHA", sha(name), len(keys), *keys, *args)
         replies = await pipe.execute(raise_on_error=False)
         for reply in replies[:-1]:
             if isinstance(reply, Exception):
