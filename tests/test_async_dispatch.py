@@ -233,6 +233,25 @@ def test_after_commit_false_pushes_at_once_inside_atomic(rclient):
         assert len(ready(rclient)) == 1
 
 
+@pytest.mark.django_db(transaction=True)
+def test_atomic_opened_in_async_code_delays_the_push_to_its_commit(rclient, monkeypatch):
+    """Only DJANGO_ALLOW_ASYNC_UNSAFE lets async code open atomic(); the rule holds there."""
+    from django.db import connection
+
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+    async def go():
+        try:
+            with transaction.atomic():
+                await jobs.record.adelay("async atomic")
+                return ready(rclient)
+        finally:
+            connection.close()
+
+    assert asyncio.run(go()) == []
+    assert [d["args"] for d in ready(rclient)] == [["async atomic"]]
+
+
 def test_adelay_on_a_sync_connection_runs_the_job_and_on_null_drops_it(rclient):
     asyncio.run(jobs.record.using(connection="sync").adelay("inline"))
     asyncio.run(jobs.record.using(connection="null").adelay("dropped"))

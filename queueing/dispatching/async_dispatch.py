@@ -22,9 +22,12 @@ records that thread's executor). Only in that case the check hops once to that t
 made by the sync driver at the commit, exactly as ``delay`` would; a rollback drops it.
 We defer rather than refuse because that keeps ``delay``'s promise (a worker never sees
 a job before the rows it needs) and the caller's code works the same in both worlds.
+Not covered: ``asyncio.run(job.adelay())`` inside ``atomic()`` in sync code, where no
+asgiref executor names the waiting thread; sync code dispatches with ``delay``.
 """
 from __future__ import annotations
 
+import os
 from functools import partial
 
 from asgiref.sync import AsyncToSync, sync_to_async
@@ -104,8 +107,8 @@ async def _deferred_to_commit(signature: Signature, defer) -> bool:
     to a commit. `defer` checks and registers in whichever thread runs it."""
     if not wants_after_commit(signature):
         return False
-    if defer():  # this context's own connection (only with DJANGO_ALLOW_ASYNC_UNSAFE)
-        return True
+    if os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE") and defer():
+        return True  # atomic() opened in async code, which only that setting allows
     if getattr(AsyncToSync.executors, "current", None) is None:
         return False  # no sync caller is waiting on us: no transaction can be open
     return bool(await sync_to_async(defer)())
