@@ -28,6 +28,8 @@ SAMPLES = {
     "failed-retry": ["0f0e0d0c-0000-4000-8000-000000000000"],
     "failed-delete": ["0f0e0d0c-0000-4000-8000-000000000000"],
     "workers": [],
+    "running": [],
+    "job-cancel": ["0f0e0d0c-0000-4000-8000-000000000000"],
     "metrics": [],
     "audit": [],
     "control": ["pause"],

@@ -5,6 +5,7 @@ Shared by the worker and the sync driver, so a job behaves the same inline and q
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import inspect
 import logging
@@ -12,8 +13,6 @@ import threading
 from collections.abc import Awaitable
 from contextvars import ContextVar
 from typing import Any
-
-from asgiref.sync import async_to_sync
 
 from queueing import tracing
 from queueing.dispatching import payload as payload_lib
@@ -85,15 +84,16 @@ _runners = threading.local()
 def run_awaitable(awaitable: Awaitable[Any]) -> Any:
     """Run an async job's coroutine to completion in this thread, on a loop this thread
     keeps for its jobs (made once, so a worker pays no loop start per job). When a loop
-    already runs in this thread (the sync driver called from async code), it runs on
-    asgiref's helper thread instead. An exception raised into the thread while it waits
-    (a timeout's, a cancel's) cancels the coroutine before it propagates."""
+    already runs in this thread (the sync driver called from async code), it runs on a
+    thread of its own instead, which this one waits for. An exception raised into the
+    thread while it waits (a timeout's, a cancel's) cancels the coroutine before it
+    propagates."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         pass
     else:
-        return async_to_sync(_awaited)(awaitable)
+        return _in_own_thread(awaitable)
     runner = getattr(_runners, "runner", None)
     if runner is None:
         runner = _runners.runner = asyncio.Runner()
@@ -113,6 +113,26 @@ def run_awaitable(awaitable: Awaitable[Any]) -> Any:
 
 async def _awaited(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
+
+
+def _in_own_thread(awaitable: Awaitable[Any]) -> Any:
+    """Run the coroutine on a new loop in a new thread, with this context (the current
+    job), and hand back its result or exception."""
+    context = contextvars.copy_context()
+    outcome: dict[str, Any] = {}
+
+    def main() -> None:
+        try:
+            outcome["value"] = context.run(asyncio.run, _awaited(awaitable))
+        except BaseException as exc:
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=main, name="async-job")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
 
 
 def run_failed_hook(definition: JobDefinition | None, job: Payload | None,
