@@ -13,6 +13,7 @@ running loop, and forgets the clients of a loop once that loop is closed or coll
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 import weakref
 from collections.abc import Callable
@@ -140,10 +141,14 @@ def async_redis_driver(name: str | None = None) -> AsyncRedisDriver:
 
 def driver_with_timeout(name: str, socket_timeout: float) -> QueueDriver:
     """A new, uncached driver of a Redis or database connection whose Redis client
-    gives up a reply after `socket_timeout` seconds (the sidecar's renewals)."""
+    gives up connecting and each reply after `socket_timeout` seconds (the sidecar's
+    renewals: one try must end well before a lease could lapse)."""
     config = queue_settings().connection(name)
     if config.driver == "redis":
-        return RedisDriver(config, make_client(config, socket_timeout=socket_timeout))
+        timeouts = dataclasses.replace(config, socket_timeout=socket_timeout,
+                                       socket_connect_timeout=min(
+                                           socket_timeout, config.socket_connect_timeout))
+        return RedisDriver(config, make_client(timeouts))
     return queue_driver(name)
 
 

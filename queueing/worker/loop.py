@@ -26,6 +26,7 @@ import threading
 import time
 from typing import Any
 
+import redis
 from django.db import InterfaceError, OperationalError
 
 from queueing import connections
@@ -66,6 +67,9 @@ CANCEL_CHECK_INTERVAL = 1.0  # seconds between looks for operators' cancel reque
 MIN_RETRY_AFTER = 2.0  # below this a lease cannot be renewed reliably (every third of it)
 CONNECTION_ERRORS = (*TRANSIENT_ERRORS, OperationalError, InterfaceError)  # Redis or cluster
 # failing over/resharding, or the database of a database connection away
+REFUSALS = (redis.ResponseError,)  # Redis answered but refused (out of memory under
+# noeviction, a key of the wrong type...): the worker waits and tries again
+REFUSAL_LOG_EVERY = 10.0  # seconds between log lines about the same kind of refusal
 
 
 class Worker:
@@ -101,6 +105,7 @@ class Worker:
         self._control_read_at = 0.0
         self._control_known = False  # the restart stamp seen at start has been read
         self._lost_since: float | None = None
+        self._refused_logged_at = float("-inf")
         self._started = 0.0
         # --once means one job: it runs in the main thread whatever the concurrency.
         self.concurrent = options.concurrency > 1 and not options.once
@@ -204,7 +209,7 @@ class Worker:
 
         self.sidecar = Sidecar(self.memory, driver_factory=fresh_driver,
                                on_kill=settle_killed, on_lost=settle_lost,
-                               stderr=self.stderr)
+                               stderr=self.stderr, attempt_timeout=renew_timeout)
         try:
             self.sidecar.start()
         except OSError as exc:  # fork refused (no memory, too many processes)
@@ -299,6 +304,7 @@ class Worker:
         self.pool = pool = SlotPool(self.options.concurrency, self.runner)
         stop: tuple[str, int] | None = None
         found_none = False
+        empty_until = empty_backoff = 0.0
         try:
             while True:
                 self._check_sidecar()
@@ -327,11 +333,16 @@ class Worker:
                 self._fill_slots(pool)
                 want = pool.free() + self._prefetch() - len(self.inflight.prefetched())
                 reserved = False
-                if want > 0 and pool.free() > 0:
+                if want > 0 and pool.free() > 0 and time.monotonic() >= empty_until:
                     before = len(self.inflight)
                     self._next_batch(want)
                     reserved = len(self.inflight) > before
                     self._fill_slots(pool)
+                    # Queues empty while jobs run: look again after a growing pause (up
+                    # to a second), not on every turn of the loop.
+                    empty_backoff = 0.0 if reserved else min(max(empty_backoff * 2, 0.05),
+                                                              MAX_BLOCK_SLICE)
+                    empty_until = time.monotonic() + empty_backoff
                 found_none = not reserved and not pool.active and \
                     not self.inflight.prefetched()
                 if found_none:
@@ -416,6 +427,8 @@ class Worker:
             self._lost_since = None
         except CONNECTION_ERRORS as exc:
             self._connection_lost(exc)
+        except REFUSALS as exc:
+            self._refused(exc)
 
     def _stop(self, reason: str, code: int) -> int:
         """Settle what the worker holds (acknowledge the finished, hand back the rest),
@@ -453,6 +466,9 @@ class Worker:
             self._lost_since = None
         except CONNECTION_ERRORS as exc:
             self._connection_lost(exc)
+            return None
+        except REFUSALS as exc:
+            self._refused(exc)
             return None
         return self.inflight.next_prefetched()
 
@@ -521,6 +537,8 @@ class Worker:
                     self.driver.wait_for_jobs(active, slice_)
             except CONNECTION_ERRORS as exc:
                 self._connection_lost(exc)
+            except REFUSALS as exc:
+                self._refused(exc)
         else:
             interruptible_sleep(self.options.sleep, self._should_wake)
 
@@ -567,6 +585,17 @@ class Worker:
         except CONNECTION_ERRORS:
             return False
         return self._latest_restart is not None and self._latest_restart != self.restart_seen
+
+    def _refused(self, exc: Exception) -> None:
+        """Redis refused a command the loop needs (a pop, a wait): log it now and then,
+        wait a second, and try again; what the worker holds stays settled as it was."""
+        now = time.monotonic()
+        if now - self._refused_logged_at >= REFUSAL_LOG_EVERY:
+            self._refused_logged_at = now
+            self.stderr.write(f"Redis refused a command ({printable(exc, 300)}); "
+                              "trying again\n")
+            self.stderr.flush()
+        interruptible_sleep(1.0, self._should_wake)
 
     def _connection_lost(self, exc: Exception) -> None:
         now = time.monotonic()

@@ -68,8 +68,10 @@ class Sidecar:
     """
 
     def __init__(self, memory: TableMemory, *, driver_factory: Callable[[], QueueDriver],
-                 on_kill: KillSettler, on_lost: LostSettler, stderr: Any = None) -> None:
+                 on_kill: KillSettler, on_lost: LostSettler, stderr: Any = None,
+                 attempt_timeout: float = 1.0) -> None:
         self.memory = memory
+        self.attempt_timeout = attempt_timeout  # the longest one renewal try may take
         self.driver_factory = driver_factory
         self.on_kill = on_kill
         self.on_lost = on_lost
@@ -131,7 +133,12 @@ class Sidecar:
         driver = self.driver_factory()
         retry_after = driver.config.retry_after
         renew_every = None if retry_after is None else max(retry_after / 3.0, 0.2)
-        margin = None if retry_after is None else max(retry_after / 6.0, 2 * TICK)
+        # Fence while two more renewal tries (each up to attempt_timeout, connecting
+        # included) could still end before the lease lapses: a try that starts must not
+        # end after it. Capped so a tiny retry_after (warned about) still renews first.
+        margin = None if retry_after is None else min(
+            max(2 * self.attempt_timeout + 2 * TICK, retry_after / 6.0), retry_after / 2.0)
+        failing = False  # the last renewal try failed
         renewed: dict[str, float] = {}  # token -> when this sidecar last renewed it
         warned: set[str] = set()
         while True:
@@ -152,6 +159,14 @@ class Sidecar:
                 return 0
             if renew_every is None or retry_after is None or margin is None:
                 continue
+            if failing and self._must_fence(rows, renewed, now, retry_after, margin):
+                running = [r for r in rows if r.state == RUNNING]
+                uuids = ", ".join(_uuid_of(r) for r in running)
+                self._kill(worker_pid, f"the lease of its running job ({uuids}) could not be "
+                                       "renewed before lapsing, so another worker could "
+                                       "start it too")
+                self._settle(driver, self._final_rows(), worker_pid, hung=None)
+                return 1
             due = [r for r in rows if now - max(r.leased_at, renewed.get(r.token, 0.0))
                    >= renew_every]
             if not due:
@@ -159,17 +174,11 @@ class Sidecar:
             try:
                 lapsed = self._renew(driver, due, now + retry_after)
             except Exception as exc:  # Redis away: a fresh connection next tick
+                failing = True
                 driver = self._fresh_driver(driver)
                 self._say(f"could not renew leases: {exc}")
-                if self._must_fence(rows, renewed, now, retry_after, margin):
-                    running = [r for r in rows if r.state == RUNNING]
-                    uuids = ", ".join(_uuid_of(r) for r in running)
-                    self._kill(worker_pid, f"the lease of its running job ({uuids}) could "
-                                           "not be renewed before lapsing, so another worker "
-                                           "could start it too")
-                    self._settle(driver, self._final_rows(), worker_pid, hung=None)
-                    return 1
                 continue
+            failing = False
             for row in due:
                 renewed[row.token] = now
             for row in lapsed:
