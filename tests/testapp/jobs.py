@@ -268,10 +268,14 @@ def tracked_to_file(path, label, seconds=0.0):
 
 
 STORM = "test:storm:done"
+STORM_PIDS = "test:storm:pids"
 
 
 @job
 def storm(label):
-    """1 ms of work, then one HINCRBY: the kill storm counts completions per label."""
+    """1 ms of work, then one round trip: the kill storm counts completions per label."""
     time.sleep(0.001)
-    redis_driver("redis").client.hincrby(STORM, label, 1)
+    pipe = redis_driver("redis").client.pipeline(transaction=False)
+    pipe.hincrby(STORM, label, 1)
+    pipe.hincrby(STORM_PIDS, str(os.getpid()), 1)  # which workers are at work
+    pipe.execute()
