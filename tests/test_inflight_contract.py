@@ -9,6 +9,20 @@ its sidecar settles the table. See docs/reservation-contract.md.
 Every test drives real ``runworker`` processes (real signals, a real Redis) and asserts
 on outcomes: what the jobs recorded (tests/testapp/jobs.py, ``tracked*`` and ``storm``),
 what is left in Redis, and the failed store.
+
+Hooks the implementation honours (besides the contract itself):
+- ``runworker --reconnect-timeout=SECONDS`` (default 60): a worker cut off from Redis
+  recovers or exits non-zero within it plus the connection's ``socket_timeout``;
+- QUEUE connection keys ``socket_timeout`` and ``socket_connect_timeout``: tests/settings.py
+  adds a connection ``proxy`` (same Redis, through tests/tcp_proxy.py) when a worker is
+  started with TEST_PROXY_URL, its timeouts from TEST_SOCKET_TIMEOUT and
+  TEST_SOCKET_CONNECT_TIMEOUT;
+- the payload field ``runs`` (charged runs; ``attempts`` stays pop's delivery count);
+- the failure of a running job whose worker was SIGKILLed says the worker was lost or
+  killed.
+Tests that need a batch in hand warm the worker up with fast jobs (its prefetch grows
+with their measured runtime), push the batch in one MULTI while it waits, and check as a
+precondition that one pop took it all.
 """
 import json
 import os
@@ -140,7 +154,7 @@ def alive(*workers):
     return True
 
 
-def warm_up(client, *workers, count=40) -> None:
+def warm_up(client, *workers, count=60) -> None:
     """Fast jobs until the workers know their jobs are fast (so the next pop prefetches
     a whole batch), then wait for every worker to be idle in its blocking wait."""
     dispatch_many([jobs.noop.s(i) for i in range(count)])
@@ -174,8 +188,8 @@ def test_a_kill_mid_batch_settles_each_held_job_by_its_state(kill, spawn_worker,
         hung = entry("hung", args=["hung", 60])
     first = spawn_worker(*args, env=env)
     warm_up(rclient, first)
-    done = [f"done-{i}" for i in range(4)]
-    later = [f"later-{i}" for i in range(4)]
+    done = [f"done-{i}" for i in range(3)]
+    later = [f"later-{i}" for i in range(3)]
     push_atomically(rclient, [*map(entry, done), hung, *map(entry, later)])
     wait_until(lambda: alive(first) and starts("hung") == 1, timeout=20,
                message="the hung job to start")
@@ -282,8 +296,8 @@ def test_a_failing_recorder_never_strands_reruns_or_loses_a_job(fault, spawn_wor
     finally:
         rclient.config_set("maxmemory", old.get("maxmemory", "0"))
         rclient.config_set("maxmemory-policy", old.get("maxmemory-policy", "noeviction"))
-    assert code == 0, worker.output()[-3000:]
-    assert stranded == 0  # nothing reserved with no worker holding it
+    assert stranded == 0, "jobs left reserved with no worker holding them"
+    assert code == 0, worker.output()[-3000:]  # it went on, or stopped cleanly
     # Whatever the worker left waiting, another worker (the fault gone) finishes.
     rclient.delete(horizon_keys.job_metrics("tests.testapp.jobs.tracked_to_file"),
                    horizon_keys.queue_metrics("redis:default"))
@@ -370,8 +384,8 @@ def test_nan_arguments_are_refused_and_a_sigterm_mid_batch_settles_the_rest(spaw
                                                                              rclient):
     worker = spawn_worker("--queue=default", "--block-for=1")
     warm_up(rclient, worker)
-    before = [f"before-{i}" for i in range(3)]
-    after = [f"after-{i}" for i in range(3)]
+    before = [f"before-{i}" for i in range(2)]
+    after = [f"after-{i}" for i in range(2)]
     bad = {"nan-early": float("nan"), "inf-late": float("inf"), "ninf-late": float("-inf")}
     push_atomically(rclient, [
         *map(entry, before), raw_entry("nan-early", kwargs={"x": bad["nan-early"]}),
@@ -381,7 +395,7 @@ def test_nan_arguments_are_refused_and_a_sigterm_mid_batch_settles_the_rest(spaw
         raw_entry("ninf-late", args=["ninf-late", bad["ninf-late"]])])
     assert worker.wait(30) == 0, worker.output()[-3000:]
     stopper = events("stopper", "start")[0]
-    assert stopper["waiting"] == 0 and stopper["held"] >= 8, \
+    assert stopper["waiting"] == 0 and stopper["held"] >= 4, \
         f"precondition: the stop came mid-batch, all of it prefetched ({stopper})"
     assert rclient.zcard(DEFAULT.reserved) == 0  # finished acknowledged, the rest back
     assert ran_once([*before, "stopper"]) == {}
@@ -408,7 +422,7 @@ def test_pause_hands_back_a_pending_failure_recorded_once_with_its_exception(spa
     wait_until(lambda: alive(worker) and ends("pauser") == 1, timeout=20,
                message="the pausing job")
     pauser = events("pauser", "start")[0]
-    assert pauser["waiting"] == 0 and pauser["held"] == 4, \
+    assert pauser["waiting"] == 0 and pauser["held"] >= 4, \
         f"precondition: the pause came with the batch prefetched ({pauser})"
     wait_until(lambda: rclient.zcard(DEFAULT.reserved) == 0 and waiting(rclient) == 3,
                timeout=10, message="the paused worker to hand back what it held")
@@ -477,7 +491,7 @@ def test_a_handed_back_low_priority_job_does_not_pass_normal_jobs(spawn_worker, 
     driver.resume("default")
     assert worker.wait(30) == 0
     stopper = events("stopper", "start")[0]
-    assert stopper["waiting"] == 0 and stopper["held"] == 2, \
+    assert stopper["waiting"] == 0 and stopper["held"] >= 2, \
         f"precondition: the low-priority job was prefetched ({stopper})"
     assert starts("low") == 0
     assert rclient.zcard(DEFAULT.reserved) == 0
@@ -504,7 +518,7 @@ def test_kill_storm_loses_nothing_and_charges_at_most_one_job_per_kill(spawn_wor
     chooser = random.Random(21)
     last_kill_at = 0.9 * total  # the kills spread over the first 90% of the work
     kills = 0
-    deadline = time.monotonic() + 150
+    deadline = time.monotonic() + 180
     while kills < kills_wanted:
         assert time.monotonic() < deadline, f"only {kills} kills before the deadline"
         done = rclient.hlen(jobs.STORM)
