@@ -42,6 +42,11 @@ QUEUE_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")  # used with fullmatch
 DEFAULT_RETRY_AFTER = 30  # seconds an unrenewed lease lasts (its worker died) before redelivery
 DEFAULT_MIGRATION_BATCH = 1000  # due jobs moved per pop, so one pop never stalls Redis
 DEFAULT_MAX_DELIVERIES = 5  # silent deliveries (worker died) before an entry is failed
+# A Redis that stops answering must not hang a worker: every client gives up a connect
+# after this long, and a reply after socket_timeout (longer than any blocking wait, which
+# the worker cuts into one-second slices).
+DEFAULT_SOCKET_CONNECT_TIMEOUT = 5.0
+DEFAULT_SOCKET_TIMEOUT = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +63,8 @@ class ConnectionConfig:
     migration_batch_size: int = DEFAULT_MIGRATION_BATCH
     max_deliveries: int = DEFAULT_MAX_DELIVERIES  # 0: no poison cap
     options: dict[str, Any] = field(default_factory=dict)  # extra redis-py client kwargs
+    socket_timeout: float = DEFAULT_SOCKET_TIMEOUT  # seconds a reply may take
+    socket_connect_timeout: float = DEFAULT_SOCKET_CONNECT_TIMEOUT  # seconds to connect
     cluster: bool = False  # connect with redis-py's RedisCluster (url names any seed node)
     database: str = "default"  # driver "database": the DATABASES alias holding the jobs
     listen: bool = True  # driver "database" on PostgreSQL: wake idle workers by NOTIFY
@@ -112,7 +119,7 @@ def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
     known = {
         "driver", "queue", "queues", "url", "embedded_dir", "retry_after",
         "block_for", "prefix", "migration_batch_size", "max_deliveries", "options",
-        "cluster",
+        "cluster", "socket_timeout", "socket_connect_timeout",
         "database", "listen", "synchronous_commit",
     }
     unknown = set(raw) - known
@@ -175,6 +182,16 @@ def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
         raise ConfigurationError(
             f"QUEUE['connections'][{name!r}]['prefix'] must be a string without braces"
         )
+    timeouts = {}
+    for key, default in (("socket_timeout", DEFAULT_SOCKET_TIMEOUT),
+                         ("socket_connect_timeout", DEFAULT_SOCKET_CONNECT_TIMEOUT)):
+        value = raw.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+                not 0 < value <= 3600:
+            raise ConfigurationError(
+                f"QUEUE['connections'][{name!r}][{key!r}] must be seconds in (0, 3600], "
+                f"got {value!r}")
+        timeouts[key] = float(value)
     url, cluster = cluster_url(name, raw.get("url") or None, raw.get("cluster", False))
     return ConnectionConfig(
         name=name,
@@ -194,6 +211,7 @@ def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
         database=database,
         listen=raw.get("listen", True),
         synchronous_commit=synchronous_commit,
+        **timeouts,
     )
 
 

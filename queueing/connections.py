@@ -23,6 +23,7 @@ from queueing.drivers.contract import DispatchTarget, QueueDriver
 from queueing.drivers.null import NullDriver
 from queueing.drivers.redis.driver import RedisDriver
 from queueing.drivers.redis.embedded import EmbeddedRedis
+from queueing.drivers.redis.replies import RedisClient
 from queueing.drivers.sync import SyncDriver
 from queueing.errors import ConfigurationError
 from queueing.redaction import redacted_url as _redact_url
@@ -55,16 +56,34 @@ def redis_url(config: ConnectionConfig) -> str:
     raise ConfigurationError(f"connection {config.name!r} has no Redis url")
 
 
-def make_client(config: ConnectionConfig) -> redis.Redis | RedisCluster:
-    """A client for the connection: RedisCluster when the connection selects cluster mode."""
+def make_client(config: ConnectionConfig, *, socket_timeout: float | None = None
+                ) -> RedisClient:
+    """A client for the connection: RedisCluster when the connection selects cluster mode.
+
+    Every client has connect and socket timeouts (the connection's settings; redis-py
+    has none by default), so a Redis that silently stops answering raises a timeout
+    instead of hanging the caller; `socket_timeout` overrides the setting (the sidecar
+    uses a shorter one, so a stuck renewal is retried before the lease lapses).
+    """
     url = redis_url(config)
-    options: dict = {"socket_connect_timeout": 5, "health_check_interval": 30}
+    options: dict = {"socket_connect_timeout": config.socket_connect_timeout,
+                     "socket_timeout": socket_timeout or config.socket_timeout,
+                     "health_check_interval": 30}
     if not url.startswith("unix:"):
         options["socket_keepalive"] = True
     options.update(config.options)
     if config.cluster:
         return RedisCluster.from_url(url, **options)
     return redis.Redis.from_url(url, **options)
+
+
+def driver_with_timeout(name: str, socket_timeout: float) -> QueueDriver:
+    """A new, uncached driver of a Redis or database connection whose Redis client
+    gives up a reply after `socket_timeout` seconds (the sidecar's renewals)."""
+    config = queue_settings().connection(name)
+    if config.driver == "redis":
+        return RedisDriver(config, make_client(config, socket_timeout=socket_timeout))
+    return queue_driver(name)
 
 
 def driver(name: str | None = None) -> DispatchTarget:

@@ -238,7 +238,7 @@ def test_pop_batch_reserves_in_queue_order_and_acknowledges_a_list(dbconn):
     nxt = driver.pop_batch("default", 2, finished=first)
     assert QueuedJob.objects.using(driver.alias).count() == 7 - len(first)
     assert driver.renew_many([*nxt, first[0]], time.time() + 60) == [True] * len(nxt) + [False]
-    assert driver.unreserve(nxt, [None] * len(nxt)) == len(nxt)
+    assert driver.unreserve(nxt) == len(nxt)
     again = driver.pop("default")
     assert label_of(again) == label_of(nxt[0])
     assert json.loads(again.raw)["attempts"] == 1  # handed back uncounted

@@ -96,7 +96,9 @@ def test_malformed_rows_fail_at_first_delivery_and_good_jobs_still_run(dbconn):
 
 def test_a_job_past_its_tries_fails_without_running(dbconn):
     jobs.record.using(connection=dbconn, tries=1).delay("once")
-    rows(dbconn).update(attempts=1)  # as if a worker died holding it
+    row = rows(dbconn).get()  # as if its one run had timed out or lost its worker
+    payload = json.loads(row.payload)
+    rows(dbconn).update(attempts=1, payload=json.dumps({**payload, "runs": 1}))
     drain(dbconn)
     assert labels() == []
     assert "max attempts exceeded" in FailedJob.objects.get().exception

@@ -29,7 +29,8 @@ def test_encoded_payload_starts_with_attempts_and_has_design_fields():
 def test_decode_round_trip():
     job = payload_lib.decode(payload_lib.encode(build(tries=2)).encode())
     assert job.job == "app.jobs.x" and job.args == [1, "a"] and job.kwargs == {"k": [1, 2]}
-    assert job.max_tries == 2 and job.attempts == 0
+    # never delivered: its first delivery will be attempt 1
+    assert job.max_tries == 2 and job.deliveries == 0 and job.attempts == 1
 
 
 @pytest.mark.parametrize("raw, reason", [

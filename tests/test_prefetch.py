@@ -43,18 +43,18 @@ def test_fast_jobs_are_reserved_in_batches_and_all_acknowledged(rclient):
     dispatch_many([jobs.record.s(i) for i in range(300)])
     pops = []
     driver = redis_driver("redis")
-    original = driver.pop_batch
+    original = driver.reserve
 
     def counting(queue, count, **kwargs):
         found = original(queue, count, **kwargs)
-        pops.append(len(found) if isinstance(found, list) else 0)
+        pops.append(len(found.jobs))
         return found
 
-    driver.pop_batch = counting
+    driver.reserve = counting
     try:
         assert worker(prefetch=16).run() == 0
     finally:
-        del driver.pop_batch
+        del driver.reserve
     assert sorted(n["label"] for n in jobs.notes()) == list(range(300))
     # batches grow with the measured runtime (at most 16 here; fewer on a slow machine)
     assert 2 <= max(pops) <= 16 and sum(pops) == 300 and len(pops) < 200

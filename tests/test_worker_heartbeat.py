@@ -30,7 +30,7 @@ def test_a_killed_workers_job_shows_worker_gone(spawn_worker, rclient, admin_cli
     page = admin_client.get("/jobs/reserved/").content.decode()
     assert owner in page and "worker gone" not in page
 
-    worker.send(signal.SIGKILL)  # no chance to say goodbye
+    worker.send_group(signal.SIGKILL)  # worker and sidecar: no chance to say goodbye
     wait_until(lambda: not heartbeat.alive(rclient, [owner])[owner], timeout=5,
                message="the heartbeat to lapse")
     page = admin_client.get("/jobs/reserved/").content.decode()

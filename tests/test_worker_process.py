@@ -109,9 +109,10 @@ def test_kill_9_mid_job_runs_again_after_retry_after_with_attempts_2(spawn_worke
 def test_a_job_past_its_tries_fails_without_running(spawn_worker, rclient):
     from queueing.dispatching import payload as payload_lib
 
+    # one charged run already (it timed out, or its worker died running it)
     text = payload_lib.encode({"attempts": 1, "uuid": "come-back", "job":
                                "tests.testapp.jobs.record", "args": ["x"], "kwargs": {},
-                               "maxTries": 1})
+                               "maxTries": 1, "runs": 1})
     rclient.rpush(DEFAULT.ready, text)
     worker = spawn_worker("--stop-when-empty")
     assert worker.wait() == 0

@@ -35,6 +35,11 @@ class WorkerProcess:
     def send(self, signum: int) -> None:
         os.kill(self.proc.pid, signum)
 
+    def send_group(self, signum: int) -> None:
+        """Signal the worker and its sidecar together (a host crash, as far as the
+        queue can tell: nobody is left to settle what they held)."""
+        os.killpg(self.proc.pid, signum)
+
     def wait(self, timeout: float = 15.0) -> int:
         try:
             return self.proc.wait(timeout)

@@ -14,7 +14,6 @@ An entry that did not start with ``{"attempts":N,`` arrives wrapped by the pop s
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import re
@@ -137,7 +136,7 @@ def reset_for_retry(payload: dict[str, Any], now: float | None = None) -> dict[s
     """
     now = time.time() if now is None else now
     fresh = {k: v for k, v in payload.items()
-             if k not in ("attempts", "settled", *RESERVATION_FIELDS)}
+             if k not in ("attempts", "settled", "runs", *RESERVATION_FIELDS)}
     until, pushed = payload.get("retryUntil"), payload.get("pushedAt")
     if finite(until) and finite(pushed) and until > pushed:
         fresh["retryUntil"] = now + (until - pushed)
@@ -146,37 +145,27 @@ def reset_for_retry(payload: dict[str, Any], now: float | None = None) -> dict[s
     return {"attempts": 0, **fresh}
 
 
-def normalised(job: Payload, *, settled: int | None = None,
+def normalised(job: Payload, *, settled: bool = False, charged: bool = False,
                pending_failure: str | None = None) -> str:
-    """The entry to store when a job is handed back: attempts first (so the pop script
-    counts the next delivery by string surgery), reservation stamps removed.
+    """The entry to store when a job goes back to its queue: the delivery count first
+    (so the pop script counts the next delivery by string surgery), reservation stamps
+    removed.
 
-    `settled` records the attempt that had an outcome (released after an exception or
-    a timeout), so the poison cap counts only deliveries that ended silently;
-    `pending_failure` carries a failure the store could not take yet.
+    `charged` counts this run as an attempt: ``runs`` becomes this attempt's number, so
+    the next run is the one after. `settled` (which implies `charged`) also records
+    this delivery as one the worker ended with an outcome of its own (released after an
+    exception or a timeout): the poison cap counts the deliveries since, so a run whose
+    worker died (charged, not settled) still counts toward it. `pending_failure` carries
+    a failure the store could not take yet.
     """
     data = {k: v for k, v in job.data.items() if k not in ("attempts", *RESERVATION_FIELDS)}
-    if settled is not None:
-        data["settled"] = settled
+    if settled:
+        data["settled"] = job.deliveries
+    if settled or charged:
+        data["runs"] = job.attempts
     if pending_failure is not None:
         data["pendingFailure"] = pending_failure
-    return encode({"attempts": job.attempts, **data})
-
-
-def unreserved_entry(raw: bytes | str) -> bytes | str | None:
-    """A prefetched entry that never started, as it was before pop counted it: its
-    attempts lowered by one and its stamps removed (None when it cannot be rebuilt;
-    its lease then brings it back, counted)."""
-    original = original_entry(raw)
-    if original is not raw and original != raw:
-        return original  # it was wrapped: put back the original bytes
-    try:
-        job = decode(raw)
-    except MalformedPayload:
-        return None
-    if job.attempts < 1:
-        return None
-    return normalised(dataclasses.replace(job, attempts=job.attempts - 1))
+    return encode({"attempts": job.deliveries, **data})
 
 
 _ATTEMPTS_HEAD = re.compile(rb'\{"attempts":(\d{1,9}),')
@@ -191,16 +180,19 @@ def delivery_count(raw: bytes | str) -> int | None:
 
 
 def _malformed(reason: str, original: bytes | None, attempts: int | None) -> MalformedPayload:
-    exc = MalformedPayload(reason)
-    exc.original = original
-    exc.attempts = attempts
-    return exc
+    return MalformedPayload(reason, original=original, attempts=attempts)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def _loads(text: str) -> Any:
-    """json.loads that turns every failure (depth included) into ValueError."""
+    """json.loads that turns every failure (depth included) into ValueError, and refuses
+    what ``encode`` could not write back (NaN, Infinity): an entry is either readable
+    and writable, or malformed."""
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_refuse_constant)
     except RecursionError:
         raise ValueError("nested too deeply to decode") from None
     except (ValueError, TypeError, MemoryError) as exc:

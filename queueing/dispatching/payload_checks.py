@@ -112,8 +112,20 @@ def validate(data: Any, original: bytes | None) -> Payload:
         _check_link(link)
     if fields["display_name"] is None:
         fields["display_name"] = data["job"]
-    return Payload(uuid=data["uuid"], job=data["job"], attempts=data["attempts"], data=data,
-                   original=original, **fields)
+    deliveries = data["attempts"]
+    return Payload(uuid=data["uuid"], job=data["job"], attempts=runs_of(data) + 1,
+                   deliveries=deliveries, data=data, original=original, **fields)
+
+
+def runs_of(data: dict[str, Any]) -> int:
+    """Runs settled before this delivery (the JSON ``runs`` field). Entries written before
+    it existed count their last settled delivery (``settled``) instead, which was the
+    attempt number then; entries with neither have had no run."""
+    for key in ("runs", "settled"):
+        value = data.get(key)
+        if type(value) is int and 0 <= value < 10 ** 9:
+            return value
+    return 0
 
 
 def _check_link(link: Any) -> None:

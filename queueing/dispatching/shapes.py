@@ -5,17 +5,24 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 
-def finite(value: Any) -> bool:
+def finite(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and \
         math.isfinite(value)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Payload:
-    """A decoded, validated payload as the worker sees it."""
+    """A decoded, validated payload as the worker sees it.
+
+    ``attempts`` is the number of this run: the runs settled before it (released after
+    an exception or a timeout, the JSON ``runs`` field) plus one. ``deliveries`` is how
+    often pop has handed the entry out (the JSON ``attempts`` field, which pop counts by
+    string surgery): a delivery that never started, or whose worker and sidecar both
+    vanished, adds a delivery but no attempt (docs/reservation-contract.md).
+    """
 
     uuid: str
     job: str
@@ -23,6 +30,7 @@ class Payload:
     args: list
     kwargs: dict
     attempts: int
+    deliveries: int
     max_tries: int | None
     max_exceptions: int | None
     backoff: list[float] | None

@@ -16,7 +16,7 @@ Two protocols:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, runtime_checkable
 
 
@@ -50,6 +50,23 @@ class Reservation:
 
 PAUSED: Final = -1
 """What ``pop_batch`` answers for a queue that is paused (an empty one answers ``[]``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reserved:
+    """What one ``reserve`` round trip did.
+
+    ``jobs`` were reserved (in queue order) and are held by the caller from now on,
+    whatever else failed in the round trip. ``unacknowledged`` are finished jobs whose
+    acknowledgement failed (the caller keeps them and tries again). ``recorder_errors``
+    are the completion recorders' calls that failed: logged and counted by the caller,
+    never a reason to lose, strand or re-run a job.
+    """
+
+    jobs: list[Reservation] = field(default_factory=list)
+    paused: bool = False
+    unacknowledged: list[Reservation] = field(default_factory=list)
+    recorder_errors: list[Exception] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,13 +140,21 @@ class QueueDriver(DispatchTarget, Protocol):
         Reservations, or PAUSED. Each reserved job's ``attempts`` is raised by one and its
         lease lasts ``retry_after`` seconds."""
 
-    def acknowledge(self, finished: list[Reservation], extra: list | None = None) -> None:
-        """Forget finished jobs for good (they succeeded); run `extra` on the way."""
+    def reserve(self, queue: str, count: int, *, finished: list[Reservation] | None = None,
+                extra: list | None = None, owner: str = "") -> Reserved:
+        """The worker's round trip: ``pop_batch``, reporting failed acknowledgements and
+        recorder calls instead of raising once the pop has run (see Reserved). Raises
+        only when the round trip failed as a whole (then leases bring back whatever the
+        pop may have reserved)."""
 
-    def unreserve(self, held: list[Reservation], entries: list[Any]) -> int:
-        """Hand reserved jobs that never started back to the head of their queue, with
-        `entries` (their payloads with the delivery undone) as written. Answers how many
-        were still held."""
+    def acknowledge(self, finished: list[Reservation], extra: list | None = None) -> None:
+        """Forget finished jobs for good (they succeeded); run `extra` on the way (a
+        failing `extra` call is logged, never raised)."""
+
+    def unreserve(self, held: list[Reservation]) -> int:
+        """Hand reserved jobs that never started back to the head of their place in
+        their queue (priority kept), as if never delivered: the delivery count lowered
+        again, every other field kept. Answers how many were still held."""
 
     def delete(self, reservation: Reservation) -> bool:
         """Forget a reserved job (it succeeded or failed for good)."""

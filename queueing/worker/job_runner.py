@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import logging
 import signal
+import threading
 import time
 import uuid as uuid_lib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any, Protocol
 
 import redis
 
@@ -27,13 +28,14 @@ from queueing.dispatching import payload_checks
 from queueing.dispatching.dispatch import dispatch_next_link
 from queueing.dispatching.payload import Payload
 from queueing.dispatching.registry import JobDefinition, resolve
-from queueing.drivers.redis.driver import RedisDriver, Reservation
+from queueing.drivers.contract import QueueDriver, Reservation
 from queueing.errors import MalformedPayload, UnknownJob
 from queueing.redaction import for_log
 from queueing.signals import job_exception_occurred, job_failed, job_processed, job_processing
 from queueing.worker import policy
 from queueing.worker.database_use import ConnectionChecks
 from queueing.worker.execution import call, run_failed_hook
+from queueing.worker.inflight import InFlight
 from queueing.worker.options import WorkerOptions
 from queueing.worker.process_control import TimeoutInterrupt
 from queueing.worker.recorders import record_outcome
@@ -55,11 +57,39 @@ class JobTimeout(Exception):
     """What the failed store and signals see for a job stopped by its timeout."""
 
 
+class WorkerLost(Exception):
+    """What the failed store and signals see for a running job whose worker died (a
+    SIGKILL, an out-of-memory kill, a segfault): recorded by the worker's sidecar."""
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    kind: str  # "done", "released", "failed", "timed_out" or "kept" (store unreachable)
+    kind: str  # "done", "released", "failed", "timed_out", "cancelled" or "kept"
     runtime: float = 0.0
     job: Payload | None = None
+
+
+class JobCancelled(BaseException):
+    """Raised inside a running job an operator cancelled (queue_cancel, the dashboard).
+    A BaseException, so a job's ``except Exception`` cannot swallow it."""
+
+    def __init__(self, by: str = "", reason: str = "") -> None:
+        super().__init__(f"cancelled by {by or 'an operator'}" +
+                         (f": {reason}" if reason else ""))
+        self.by, self.reason = by, reason
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A job that passed every check and is about to run: what running and settling it
+    need, whichever thread or loop runs it."""
+
+    held: Reservation
+    job: Payload
+    definition: JobDefinition
+    tries: int
+    timeout: float
+    meta: dict
 
 
 
@@ -70,10 +100,19 @@ def printable(value: Any, limit: int = 2000) -> str:
     return for_log(str(value).encode("utf-8", "backslashreplace").decode("utf-8"), limit)
 
 
+class OutputStream(Protocol):
+    """Where a worker or master writes its lines: a text file such as ``sys.stdout``,
+    or the ``OutputWrapper`` a management command's ``self.stdout`` is."""
+
+    def write(self, text: str, /) -> object: ...
+
+    def flush(self) -> object: ...
+
+
 class JobLog:
     """One line per job, like ``queue:work``: running, then done / released / failed."""
 
-    def __init__(self, stream: TextIO | None) -> None:
+    def __init__(self, stream: OutputStream | None) -> None:
         self.stream = stream
 
     def line(self, job: Payload | None, status: str, detail: str = "") -> None:
@@ -91,8 +130,11 @@ class JobLog:
 
     def _write(self, text: str) -> None:
         try:
-            self.stream.write(text + "\n")
-            self.stream.flush()
+            stream = self.stream
+            if stream is None:
+                return
+            stream.write(text + "\n")
+            stream.flush()
         except Exception:  # a closed or broken stream never stops the worker
             pass
 
@@ -128,17 +170,31 @@ def send_signal(sig, **kwargs: Any) -> None:
 
 
 class JobRunner:
-    def __init__(self, driver: RedisDriver, options: WorkerOptions, log: JobLog,
-                 worker: Any = None, slot: Any = None) -> None:
+    """Runs one reserved job and settles it: the outcome (released, failed, kept for a
+    store that was down) is written here; a success is marked finished in the in-flight
+    table and acknowledged by the worker with its next round trip. ``process`` never
+    raises for anything an entry holds."""
+
+    def __init__(self, driver: QueueDriver, options: WorkerOptions, log: JobLog,
+                 worker: Any = None, inflight: InFlight | None = None) -> None:
         self.driver = driver
         self.options = options
         self.log = log
         self.worker = worker
-        self.slot = slot  # the sidecar's shared slot (see sidecar.py), if one runs
+        self.inflight = inflight  # the worker's table (see inflight.py), if it keeps one
         self.in_job = False
         self.current_timeout = 0.0
         self.max_deliveries = driver.config.max_deliveries
-        self.connections = ConnectionChecks()
+        self._checks = threading.local()  # per thread: Django's connections are
+
+    @property
+    def connections(self) -> ConnectionChecks:
+        """This thread's database-connection bookkeeping (jobs on several threads each
+        open, check and close their own connections, as requests do)."""
+        checks = getattr(self._checks, "value", None)
+        if checks is None:
+            checks = self._checks.value = ConnectionChecks()
+        return checks
 
     # -- the alarm ----------------------------------------------------------------------
     def on_alarm(self, signum: int, frame: object) -> None:
@@ -150,22 +206,20 @@ class JobRunner:
         self.current_timeout = timeout
         if timeout > 0:
             signal.setitimer(signal.ITIMER_REAL, timeout)
-        if self.slot is not None:
+        if self.inflight is not None:
             kill_at = time.time() + timeout + self.options.kill_grace if timeout > 0 else 0.0
-            self.slot.job_started(held.token, kill_at)
+            self.inflight.started(held, kill_at)
 
     def _disarm(self) -> None:
         if self.current_timeout > 0:
             signal.setitimer(signal.ITIMER_REAL, 0)
-        if self.slot is not None:
-            self.slot.job_ended()
 
     # -- processing ---------------------------------------------------------------------
     def process(self, held: Reservation) -> Outcome:
-        """Settle one reserved entry. Never raises (a job's own timeout excepted: the
-        worker process is then ended by its caller)."""
+        """Settle one reserved entry, and its row of the in-flight table: finished (to
+        be acknowledged) after a success, gone after any other outcome. Never raises."""
         try:
-            return self._process(held)
+            outcome = self._process(held)
         except Exception as exc:  # a bug of ours, or a hostile entry we did not foresee
             logger.error("could not settle a reserved entry on %s: %s", held.queue,
                          printable(exc, 300), exc_info=exc)
@@ -173,9 +227,24 @@ class JobRunner:
                 self.fail(held, None, None, exc)
             except Exception:
                 logger.exception("could not fail the entry either; its lease brings it back")
-            return Outcome("failed")
+            outcome = Outcome("failed")
+        if self.inflight is not None:
+            if outcome.kind == "done":
+                self.inflight.finished_ok(held)
+            else:
+                self.inflight.settled([held])
+        return outcome
 
     def _process(self, held: Reservation) -> Outcome:
+        prepared = self.prepare(held)
+        if isinstance(prepared, Outcome):
+            return prepared
+        return self.run(prepared, alarm=True)
+
+    def prepare(self, held: Reservation) -> Prepared | Outcome:
+        """Every check before a job may run; an Outcome when the entry was settled
+        without running (malformed, unknown, poison, past its tries, a pending failure
+        recorded). Sends job_processing and logs RUNNING for a job that will run."""
         try:
             job = payload_lib.decode(held.raw)
         except MalformedPayload as exc:
@@ -195,7 +264,7 @@ class JobRunner:
         except UnknownJob as exc:
             self.fail(held, job, None, exc)
             return Outcome("failed", job=job)
-        silent = job.attempts - _settled(job) - 1  # earlier deliveries with no outcome
+        silent = job.deliveries - _settled(job) - 1  # earlier deliveries with no outcome
         if self.max_deliveries and silent >= self.max_deliveries:
             self.fail(held, job, definition, PoisonEntry(
                 f"{job.job} delivered {silent} times without finishing: its worker keeps "
@@ -214,29 +283,72 @@ class JobRunner:
 
         self.log.line(job, "RUNNING", f"attempt {job.attempts}")
         timeout = self.options.timeout if job.timeout is None else job.timeout
+        return Prepared(held, job, definition, tries, timeout, meta)
+
+    def kill_at(self, prepared: Prepared) -> float:
+        """When the sidecar kills the process if this job still runs (0: never)."""
+        if prepared.timeout <= 0:
+            return 0.0
+        return time.time() + prepared.timeout + self.options.kill_grace
+
+    def run(self, prepared: Prepared, *, alarm: bool,
+            guard: Any = None) -> Outcome:
+        """Run a prepared sync job in this thread and settle it. `alarm`: the timeout is
+        SIGALRM's (the main thread, one job at a time); otherwise the worker's watchdog
+        raises TimeoutInterrupt into this thread, and `guard` (the slot pool) says when
+        the job's own code runs, so an interrupt never lands outside it."""
+        held, job, definition = prepared.held, prepared.job, prepared.definition
         started = time.perf_counter()
-        self.connections.before_job(started)
+        checks = self.connections
+        checks.before_job(started)
         try:
-            self.in_job = True
-            self._arm(held, timeout)
-            try:
-                call(definition, job)
-            finally:
-                self.in_job = False
-                self._disarm()
+            if alarm:
+                self.in_job = True
+                self._arm(held, prepared.timeout)
+                try:
+                    call(definition, job)
+                finally:
+                    self.in_job = False
+                    self._disarm()
+            else:  # its row was marked running when it was handed to this slot
+                guard.call(held.token, call, definition, job)
         except TimeoutInterrupt:
-            return self.timed_out(held, job, definition, tries, timeout,
+            return self.timed_out(held, job, definition, prepared.tries, prepared.timeout,
                                   time.perf_counter() - started)
+        except JobCancelled as exc:
+            return self.cancelled(prepared, exc, time.perf_counter() - started)
         except Exception as exc:
-            return self._exception(held, job, definition, tries, exc,
+            return self._exception(held, job, definition, prepared.tries, exc,
                                    time.perf_counter() - started)
         finally:
-            self.connections.after_job()  # CONN_MAX_AGE honoured per job, as per request
-        runtime = time.perf_counter() - started
+            checks.after_job()  # CONN_MAX_AGE honoured per job, as per request
+        return self.succeeded(prepared, time.perf_counter() - started)
+
+    def succeeded(self, prepared: Prepared, runtime: float) -> Outcome:
+        job = prepared.job
         self.log.line(job, "DONE", f"{runtime * 1000:.2f} ms")
-        send_signal(job_processed, sender=self.worker, runtime=runtime, **meta)
+        send_signal(job_processed, sender=self.worker, runtime=runtime, **prepared.meta)
         self._continue_chain(job)
         return Outcome("done", runtime, job)
+
+    def failed_with(self, prepared: Prepared, exc: BaseException, runtime: float) -> Outcome:
+        """Settle a prepared job whose run raised `exc` (the event loop's path)."""
+        if isinstance(exc, TimeoutInterrupt):
+            return self.timed_out(prepared.held, prepared.job, prepared.definition,
+                                  prepared.tries, prepared.timeout, runtime)
+        if isinstance(exc, JobCancelled):
+            return self.cancelled(prepared, exc, runtime)
+        if isinstance(exc, Exception):
+            return self._exception(prepared.held, prepared.job, prepared.definition,
+                                   prepared.tries, exc, runtime)
+        raise exc
+
+    def cancelled(self, prepared: Prepared, exc: JobCancelled, runtime: float) -> Outcome:
+        """An operator cancelled the running job: failed (not retried; retry by hand),
+        with who and why."""
+        self.fail(prepared.held, prepared.job, prepared.definition, exc,
+                  detail="cancelled, not retried")
+        return Outcome("cancelled", runtime, prepared.job)
 
     def _continue_chain(self, job: Payload) -> None:
         if not job.chain:
@@ -269,14 +381,16 @@ class JobRunner:
         self.log.line(job, "RELEASED", f"{type(exc).__name__}: {exc} (retry in {delay:g}s)")
         return Outcome("released", runtime, job)
 
-    def _release_with_backoff(self, held: Reservation, job: Payload) -> float:
+    def _release_with_backoff(self, held: Reservation, job: Payload, *,
+                              settled: bool = True) -> float:
         """Hand the job back for its next attempt after this attempt's backoff; the delay.
 
-        The stored entry is re-encoded with attempts first and this attempt marked as
-        settled (it had an outcome), so the poison cap counts only silent deliveries.
+        The stored entry is re-encoded with the delivery count first and this attempt
+        counted; `settled` (the run ended with an outcome of its own) also restarts the
+        poison cap's count of deliveries that ended without one.
         """
         delay = policy.backoff_delay(job.backoff or self.options.backoff, job.attempts)
-        entry = payload_lib.normalised(job, settled=job.attempts)
+        entry = payload_lib.normalised(job, settled=settled, charged=True)
         with_retries(lambda: self.driver.release(held, time.time() + delay, entry), "release")
         return delay
 
@@ -311,6 +425,32 @@ class JobRunner:
         # counted for /metrics like an in-process timeout (issue 14; runtime is the kill time)
         record_outcome(self.driver, job, held.queue, "timed_out",
                        timeout + self.options.kill_grace)
+
+    def settle_lost(self, held: Reservation) -> None:
+        """Record the outcome of a running job whose worker died (SIGKILL, OOM kill,
+        segfault), for the sidecar: released with backoff, or failed when its tries or
+        deadline are spent. This attempt counts: the job had started."""
+        try:
+            job = payload_lib.decode(held.raw)
+        except MalformedPayload:
+            return  # cannot happen for a job that was running; the lease handles it
+        try:
+            definition = resolve(job.job)
+        except UnknownJob:
+            definition = None
+        tries = policy.effective_tries(job.max_tries, self.options.tries)
+        exc = WorkerLost(f"{job.job}: the worker running it died before it finished "
+                         "(killed, out of memory, or crashed)")
+        reason = policy.will_exceed(attempts=job.attempts, tries=tries,
+                                    retry_until=job.retry_until, now=time.time())
+        if reason:
+            self.fail(held, job, definition, exc, detail=reason)
+            kind = "failed"
+        else:  # charged, but not an outcome of its own: the poison cap still counts it
+            delay = self._release_with_backoff(held, job, settled=False)
+            self.log.line(job, "RELEASED", f"{exc} (retry in {delay:g}s)")
+            kind = "released"
+        record_outcome(self.driver, job, held.queue, kind, 0.0)
 
     # -- failing ------------------------------------------------------------------------
     def fail(self, held: Reservation, job: Payload | None, definition: JobDefinition | None,
@@ -364,7 +504,7 @@ class JobRunner:
         logger.error("failed-job store unreachable", exc_info=store_exc)
         entry = None
         if job is not None:
-            entry = payload_lib.normalised(job, settled=job.attempts, pending_failure=text)
+            entry = payload_lib.normalised(job, settled=True, pending_failure=text)
         with_retries(lambda: self.driver.release(held, time.time() + STORE_RETRY_DELAY, entry),
                      "keep failed job")
 
@@ -382,5 +522,6 @@ class JobRunner:
 
 
 def _settled(job: Payload) -> int:
+    """The last delivery that ended with an outcome (0: none)."""
     value = job.data.get("settled")
-    return value if type(value) is int and 0 <= value <= job.attempts else 0
+    return value if type(value) is int and 0 <= value <= job.deliveries else 0

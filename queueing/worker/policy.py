@@ -29,8 +29,9 @@ def already_exceeded(*, attempts: int, tries: int, retry_until: float | None,
                      now: float) -> str | None:
     """Checked before running: a reason to fail the job without running it, or None.
 
-    A job comes back with attempts past its tries when an earlier attempt never
-    reported back (its worker was killed, or it hit its timeout).
+    Attempts count runs that were charged (released, timed out, or lost with their
+    worker); a job comes back past its tries when its budget shrank since (a lower
+    ``--tries``), or when an entry was written that way.
     """
     if retry_until is not None:
         return None if now < retry_until else "retry_until passed before the job could run"

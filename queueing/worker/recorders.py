@@ -21,6 +21,25 @@ from queueing.dispatching.payload import Payload
 logger = logging.getLogger("queueing.worker")
 
 ScriptCall = tuple[Any, list, list]  # (registered Script, keys, args)
+LOG_EVERY = 100  # a recorder failing on every batch logs its 1st, 100th, 200th... failure
+
+
+class FailureCount:
+    """Recorder calls that failed in this process: counted, logged now and then, and
+    skipped. Recorders feed metrics; a job's outcome never waits on them."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def add(self, errors: Sequence[BaseException]) -> None:
+        for exc in errors:
+            self.count += 1
+            if self.count == 1 or self.count % LOG_EVERY == 0:
+                logger.warning("completion recorder call failed (%d so far in this worker; "
+                               "jobs are unaffected): %s", self.count, exc)
+
+
+recorder_failures = FailureCount()
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +109,5 @@ def record_outcome(driver: Any, job: Payload | None, queue: str, kind: str,
         return
     try:
         driver.send_extra(calls)
-    except Exception:
-        logger.exception("could not record the %s outcome of %s", kind,
-                         job.uuid if job else "an unreadable entry")
+    except Exception as exc:  # metrics only: the job's outcome is already written
+        recorder_failures.add([exc])

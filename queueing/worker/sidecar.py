@@ -1,21 +1,27 @@
-"""The worker's sidecar: a small process that watches the running job from outside.
+"""The worker's sidecar: a small process that watches the worker's jobs from outside.
 
 Why a separate process: a job stuck in C code that holds the GIL stops every thread
-of its interpreter, the SIGALRM handler included, so nothing inside the worker can
-stop it or keep its lease alive. The sidecar is forked by the worker at start-up (so
-it costs no interpreter start and shares memory copy-on-write) and reads a slot of
-shared memory the worker writes at the start and end of every job: no syscall and no
-Redis call on the hot path, only a few stores and one memcpy of the reserved entry.
+of its interpreter, the SIGALRM handler included, so nothing inside the worker can stop
+it or keep its lease alive; and when the worker dies (SIGKILL, OOM kill, segfault), only
+something outside it can settle what it held. The sidecar is forked by the worker at
+start-up (no interpreter start; memory shared copy-on-write) and reads the in-flight
+table the worker keeps in shared memory (inflight.py): no syscall and no Redis call on
+the worker's hot path.
 
 Every tick (0.1 s) the sidecar:
-- renews the running job's lease every ``retry_after / 3`` (the renew script; a no-op
-  once the reservation is gone), so a job never runs twice while its worker lives,
-  however long it runs;
-- SIGKILLs the worker when the job is still running ``kill_grace`` seconds after its
-  timeout, then records the outcome the worker could not: the job is released with
-  backoff, or failed when out of tries or ``fail_on_timeout`` is set (the same rules as
-  the in-process alarm), and the sidecar exits;
-- exits as soon as the worker is gone or says it is stopping.
+- renews the lease of every row the worker holds (prefetched, running, finished but not
+  yet acknowledged) once a third of ``retry_after`` has passed since it was last set, in
+  one round trip; a renewal that fails is tried again on a fresh connection;
+- when a lease cannot be renewed before it would lapse (Redis unreachable) while a job
+  runs, kills the worker rather than let a second worker start the same job, and logs
+  the job's uuid; a lease found lapsed is logged with the job's uuid too;
+- SIGKILLs the worker when a running job is still running ``kill_grace`` seconds after
+  its timeout; the hung job is released or failed by its rules (a timeout), any other
+  running job is handed back uncounted (cut short by the kill, not by itself);
+- when the worker is gone (it died, or exited leaving rows), settles the table by state:
+  finished rows are acknowledged, prefetched rows handed back uncounted to their place,
+  running rows released or failed by their rules; then exits. Settling is retried (on
+  a fresh connection) until the leases would lapse anyway.
 
 RQ and Celery stop a hung job from a parent process that forks one child per job (RQ)
 or per pool slot (Celery); forking per job costs milliseconds a job, this costs nothing
@@ -24,160 +30,49 @@ per job. See docs/reservation-contract.md.
 from __future__ import annotations
 
 import logging
-import mmap
 import os
 import signal
-import struct
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import Any
 
 from queueing.drivers.contract import QueueDriver, Reservation
+from queueing.worker.inflight import (
+    FINISHED,
+    LEAVING,
+    PREFETCHED,
+    RUNNING,
+    STOPPING,
+    Row,
+    TableMemory,
+)
 
 logger = logging.getLogger("queueing.worker")
 
-TICK = 0.1  # seconds between the sidecar's looks at the slot
-# Header: seq (Q), state (q: 0 idle, 1 running, 2 stopping), started (d), kill_at (d,
-# 0 = none), held_at (d), held blob length (Q), running token length (Q); then the
-# running token (TOKEN_ROOM bytes), then the held blob: for every reservation the worker
-# holds (running, prefetched, finished but not yet acknowledged), "=HHQ" lengths of its
-# queue, token and member, then those bytes.
-_HEADER = struct.Struct("=QqdddQQ")
-_ENTRY = struct.Struct("=HHQ")
-TOKEN_ROOM = 256
-SLOT_SIZE = 64 * 1024 * 1024  # address space only: pages are used as entries need them
-BLOB_START = _HEADER.size + TOKEN_ROOM
-BLOB_ROOM = SLOT_SIZE - BLOB_START
-IDLE, RUNNING, STOPPING = 0, 1, 2
+TICK = 0.1  # seconds between the sidecar's looks at the table
+SETTLE_RETRY = 0.5  # seconds between tries to settle a dead worker's table
 
-
-@dataclass(frozen=True, slots=True)
-class Held:
-    queue: str
-    token: str
-    member: bytes | None  # None when it did not fit in the slot (found by token instead)
-
-
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """What the sidecar reads: the state, the running job, and when the held set was
-    last written."""
-
-    seq: int
-    state: int
-    started: float
-    kill_at: float
-    held_at: float
-    token: str
-
-
-class JobSlot:
-    """Shared memory between the worker (writer) and its sidecar (reader).
-
-    A seqlock: the writer makes ``seq`` odd while it writes and even when done; a
-    reader that sees an odd or changed ``seq`` reads again.
-    """
-
-    def __init__(self) -> None:
-        self.buffer = mmap.mmap(-1, SLOT_SIZE, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS)
-        self.seq = 0
-        self.state = IDLE
-        self.started = self.kill_at = self.held_at = 0.0
-        self.blob_len = 0
-        self.token = b""
-        self._publish()
-
-    def _begin(self) -> None:
-        self.seq += 1  # odd: writing
-        struct.pack_into("=Q", self.buffer, 0, self.seq)
-
-    def _publish(self) -> None:
-        if self.seq % 2 == 0:
-            self._begin()
-        # The fields first, under the odd sequence number; the even number last, alone,
-        # so a reader never pairs a finished number with half-written fields.
-        _HEADER.pack_into(self.buffer, 0, self.seq, self.state, self.started, self.kill_at,
-                          self.held_at, self.blob_len, len(self.token))
-        self.seq += 1
-        struct.pack_into("=Q", self.buffer, 0, self.seq)
-
-    def hold(self, reservations) -> None:
-        """Record every reservation the worker now holds (after each pop)."""
-        self._begin()
-        offset = BLOB_START
-        for held in reservations:
-            queue, token = held.queue.encode(), held.token.encode()
-            member = held.raw
-            if offset + _ENTRY.size + len(queue) + len(token) + len(member) > SLOT_SIZE:
-                member = b""  # too large for the slot: the sidecar finds it by token
-            _ENTRY.pack_into(self.buffer, offset, len(queue), len(token), len(member))
-            offset += _ENTRY.size
-            for part in (queue, token, member):
-                self.buffer[offset:offset + len(part)] = part
-                offset += len(part)
-        self.blob_len = offset - BLOB_START
-        self.held_at = time.time()
-        self._publish()
-
-    def job_started(self, token: str, kill_at: float) -> None:
-        self._begin()
-        self.state, self.started, self.kill_at = RUNNING, time.time(), kill_at
-        self.token = token.encode()[:TOKEN_ROOM]
-        self.buffer[_HEADER.size:_HEADER.size + len(self.token)] = self.token
-        self._publish()
-
-    def job_ended(self) -> None:
-        self._begin()
-        self.state, self.kill_at = IDLE, 0.0
-        self._publish()
-
-    def stopping(self) -> None:
-        self._begin()
-        self.state = STOPPING
-        self._publish()
-
-    # -- the reader's side ----------------------------------------------------------------
-    def read(self) -> Snapshot:
-        while True:
-            seq, state, started, kill_at, held_at, _, token_len = \
-                _HEADER.unpack_from(self.buffer, 0)
-            if seq % 2:
-                time.sleep(0.0005)
-                continue
-            token = bytes(self.buffer[_HEADER.size:_HEADER.size + token_len]).decode()
-            if struct.unpack_from("=Q", self.buffer, 0)[0] == seq:
-                return Snapshot(seq, state, started, kill_at, held_at, token)
-
-    def read_held(self) -> list[Held]:
-        while True:
-            seq, *_, blob_len, _ = _HEADER.unpack_from(self.buffer, 0)
-            if seq % 2:
-                time.sleep(0.0005)
-                continue
-            blob = bytes(self.buffer[BLOB_START:BLOB_START + blob_len])
-            if struct.unpack_from("=Q", self.buffer, 0)[0] != seq:
-                continue
-            held, offset = [], 0
-            while offset < len(blob):
-                qlen, tlen, mlen = _ENTRY.unpack_from(blob, offset)
-                offset += _ENTRY.size
-                queue = blob[offset:offset + qlen].decode()
-                token = blob[offset + qlen:offset + qlen + tlen].decode()
-                member = blob[offset + qlen + tlen:offset + qlen + tlen + mlen]
-                offset += qlen + tlen + mlen
-                held.append(Held(queue, token, member or None))
-            return held
+# (driver, the hung job) -> None: release or fail a job killed past its timeout
+KillSettler = Callable[[QueueDriver, Reservation], None]
+# (driver, a running job whose worker died) -> None: release or fail it by its rules
+LostSettler = Callable[[QueueDriver, Reservation], None]
 
 
 class Sidecar:
-    """Fork-and-watch. ``start()`` returns in the worker; the child runs ``_watch``."""
+    """Fork-and-watch. ``start()`` returns in the worker; the child runs ``_watch``.
 
-    def __init__(self, slot: JobSlot, *, driver_factory: Callable, on_kill: Callable,
-                 stderr=None) -> None:
-        self.slot = slot
-        self.driver_factory = driver_factory  # builds a fresh driver in the child
-        self.on_kill = on_kill  # (driver, Reservation) -> None: record the killed job's outcome
+    `driver_factory` builds a fresh driver (in the child, and again after a connection
+    failure); `on_kill` and `on_lost` record the outcome of a running job the worker
+    could not settle itself.
+    """
+
+    def __init__(self, memory: TableMemory, *, driver_factory: Callable[[], QueueDriver],
+                 on_kill: KillSettler, on_lost: LostSettler, stderr: Any = None) -> None:
+        self.memory = memory
+        self.driver_factory = driver_factory
+        self.on_kill = on_kill
+        self.on_lost = on_lost
         self.stderr = stderr or sys.stderr
         self.pid: int | None = None
 
@@ -197,11 +92,29 @@ class Sidecar:
         finally:
             os._exit(code)
 
+    def exited(self) -> bool:
+        """True once the sidecar process has ended (it is reaped here); the worker asks
+        this every second and restarts it, so leases never go unrenewed for long."""
+        if self.pid is None:
+            return False
+        try:
+            done, _ = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            done = self.pid
+        if done:
+            self.pid = None
+            return True
+        return False
+
     def stop(self) -> None:
-        """Tell the sidecar to exit and reap it (the worker is stopping normally)."""
+        """The worker exits. With nothing held the sidecar exits at once (reaped here);
+        with rows left (Redis was unreachable) it stays behind to settle them, and the
+        worker does not wait for it."""
         if self.pid is None:
             return
-        self.slot.stopping()
+        mode, _rows = self.memory.read()
+        if mode == LEAVING:
+            return
         deadline = time.monotonic() + 2.0
         while time.monotonic() < deadline:
             done, _ = os.waitpid(self.pid, os.WNOHANG)
@@ -218,63 +131,152 @@ class Sidecar:
         driver = self.driver_factory()
         retry_after = driver.config.retry_after
         renew_every = None if retry_after is None else max(retry_after / 3.0, 0.2)
-        renewed_at = 0.0
-        warned = ""
+        margin = None if retry_after is None else max(retry_after / 6.0, 2 * TICK)
+        renewed: dict[str, float] = {}  # token -> when this sidecar last renewed it
+        warned: set[str] = set()
         while True:
             time.sleep(TICK)
-            if os.getppid() != worker_pid:
-                return 0  # the worker is gone: its leases bring its jobs back
-            snap = self.slot.read()
-            if snap.state == STOPPING:
+            mode, rows = self.memory.read()
+            if os.getppid() != worker_pid or mode == LEAVING:
+                self._settle(driver, rows, worker_pid, hung=None)
+                return 0
+            if mode == STOPPING:
                 return 0
             now = time.time()
-            if snap.state == RUNNING and snap.kill_at and now >= snap.kill_at:
-                self._kill(worker_pid, driver, snap)
+            hung = next((r for r in rows if r.state == RUNNING and r.kill_at
+                         and now >= r.kill_at), None)
+            if hung is not None:
+                if self._kill(worker_pid, f"its job {hung.token} was still running past "
+                                          "its timeout and grace"):
+                    self._settle(driver, self._final_rows(), worker_pid, hung=hung)
                 return 0
-            if renew_every is None or now - max(renewed_at, snap.held_at) < renew_every:
+            if renew_every is None or retry_after is None or margin is None:
+                continue
+            due = [r for r in rows if now - max(r.leased_at, renewed.get(r.token, 0.0))
+                   >= renew_every]
+            if not due:
                 continue
             try:
-                lapsed = self._renew_all(driver, snap, now + retry_after)
-            except Exception as exc:  # Redis away: try again next tick
+                lapsed = self._renew(driver, due, now + retry_after)
+            except Exception as exc:  # Redis away: a fresh connection next tick
+                driver = self._fresh_driver(driver)
                 self._say(f"could not renew leases: {exc}")
+                if self._must_fence(rows, renewed, now, retry_after, margin):
+                    running = [r for r in rows if r.state == RUNNING]
+                    uuids = ", ".join(_uuid_of(r) for r in running)
+                    self._kill(worker_pid, f"the lease of its running job ({uuids}) could "
+                                           "not be renewed before lapsing, so another worker "
+                                           "could start it too")
+                    self._settle(driver, self._final_rows(), worker_pid, hung=None)
+                    return 1
                 continue
-            renewed_at = now
-            if lapsed and warned != snap.token:
-                warned = snap.token
-                self._say(f"the lease of running job {snap.token} lapsed before it could be "
-                          "renewed (Redis was away longer than retry_after?): the job may be "
-                          "running in another worker too")
+            for row in due:
+                renewed[row.token] = now
+            for row in lapsed:
+                if row.token not in warned and row.state != FINISHED:
+                    warned.add(row.token)
+                    self._say(f"the lease of {STATE_WORDS[row.state]} job {_uuid_of(row)} "
+                              f"(reservation {row.token}) lapsed before it could be renewed "
+                              "(Redis was away longer than retry_after?): another worker may "
+                              "run it too")
+            live = {r.token for r in rows}
+            for token in [t for t in renewed if t not in live]:
+                del renewed[token]
 
-    def _renew_all(self, driver: QueueDriver, snap: Snapshot, until: float) -> bool:
-        """Renew every held lease in one round trip; True if the running job's lapsed.
+    @staticmethod
+    def _must_fence(rows: list[Row], renewed: dict[str, float], now: float,
+                    retry_after: float, margin: float) -> bool:
+        """A running job's lease lapses within `margin`: stop it before someone else
+        can reserve it."""
+        return any(r.state == RUNNING and
+                   max(r.leased_at, renewed.get(r.token, 0.0)) + retry_after - margin <= now
+                   for r in rows)
 
-        Finished jobs whose acknowledgement is still to be sent stay held, so their
-        leases are renewed too; an acknowledged one is simply gone (a no-op)."""
-        held = self.slot.read_held()
-        reservations, running = [], None
-        for item in held:
-            member = item.member or driver.find_member(item.queue, item.token)
+    def _renew(self, driver: QueueDriver, rows: list[Row], until: float) -> list[Row]:
+        """Renew these rows' leases in one round trip; the rows whose lease was gone."""
+        reservations, kept = [], []
+        for row in rows:
+            member = row.member or driver.find_member(row.queue, row.token)
             if member is None:
-                continue
-            if item.token == snap.token and snap.state == RUNNING:
-                running = len(reservations)
-            reservations.append(Reservation(item.queue, member, item.token))
+                continue  # settled meanwhile (acknowledged, released): nothing to renew
+            reservations.append(row.reservation(member))
+            kept.append(row)
         results = driver.renew_many(reservations, until) if reservations else []
-        return running is not None and not results[running]
+        return [row for row, ok in zip(kept, results) if not ok]
 
-    def _kill(self, worker_pid: int, driver, snap: Snapshot) -> None:
+    def _kill(self, worker_pid: int, why: str) -> bool:
         try:
             os.kill(worker_pid, signal.SIGKILL)
         except ProcessLookupError:
+            return False
+        self._say(f"killed worker {worker_pid}: {why}")
+        deadline = time.monotonic() + 5.0
+        while os.getppid() == worker_pid and time.monotonic() < deadline:
+            time.sleep(0.01)  # until the kernel has taken it down (no more writes)
+        return True
+
+    def _final_rows(self) -> list[Row]:
+        return self.memory.read()[1]
+
+    def _settle(self, driver: QueueDriver, rows: list[Row], worker_pid: int,
+                hung: Row | None) -> None:
+        """Settle a dead (or departed) worker's rows by state; retried on a fresh
+        connection until the leases would lapse (they then bring the jobs back)."""
+        if not rows:
             return
-        self._say(f"killed worker {worker_pid}: its job {snap.token} was still running "
-                  "past its timeout and grace")
-        for item in self.slot.read_held():
-            if item.token == snap.token:
-                member = item.member or driver.find_member(item.queue, item.token)
-                if member is not None:
-                    self.on_kill(driver, Reservation(item.queue, member, item.token))
-                return
+        retry_after = driver.config.retry_after or 60.0
+        give_up = max(r.leased_at for r in rows) + retry_after
+        pending = list(rows)
+        while pending:
+            try:
+                pending = self._settle_once(driver, pending, hung)
+            except Exception as exc:
+                self._say(f"could not settle worker {worker_pid}'s jobs yet: {exc}")
+                driver = self._fresh_driver(driver)
+            if pending:
+                if time.time() + SETTLE_RETRY >= give_up:
+                    self._say(f"gave up settling {len(pending)} job(s) of worker "
+                              f"{worker_pid}: their leases bring them back")
+                    return
+                time.sleep(SETTLE_RETRY)
+
+    def _settle_once(self, driver: QueueDriver, rows: list[Row],
+                     hung: Row | None) -> list[Row]:
+        held: list[tuple[Row, Reservation]] = []
+        for row in rows:
+            member = row.member or driver.find_member(row.queue, row.token)
+            if member is not None:  # else settled already, or its lease lapsed
+                held.append((row, row.reservation(member)))
+        finished = [res for row, res in held if row.state == FINISHED]
+        if finished:
+            driver.acknowledge(finished)
+        # Not started, or cut short by a kill aimed at another job: uncounted.
+        back = [res for row, res in held if row.state == PREFETCHED or
+                (row.state == RUNNING and hung is not None and row.token != hung.token)]
+        if back:
+            driver.unreserve(back)
+        done = {row.token for row, res in held
+                if row.state in (FINISHED, PREFETCHED) or
+                (row.state == RUNNING and hung is not None and row.token != hung.token)}
+        for row, res in held:
+            if row.state != RUNNING or row.token in done:
+                continue
+            if hung is not None and row.token == hung.token:
+                self.on_kill(driver, res)
+            else:
+                self.on_lost(driver, res)
+            done.add(row.token)
+        return [row for row, _ in held if row.token not in done]
+
+    def _fresh_driver(self, driver: QueueDriver) -> QueueDriver:
+        try:
+            driver.close()
+        except Exception:
+            pass
+        try:
+            return self.driver_factory()
+        except Exception:
+            return driver
 
     def _say(self, text: str) -> None:
         try:
@@ -284,12 +286,26 @@ class Sidecar:
             pass
 
 
+STATE_WORDS = {PREFETCHED: "prefetched", RUNNING: "running", FINISHED: "finished"}
+
+
+def _uuid_of(row: Row) -> str:
+    """The job's uuid from its reserved entry, for log lines (its token if unreadable)."""
+    member = row.member or b""
+    start = member.find(b'"uuid":"')
+    if start < 0:
+        return row.token
+    end = member.find(b'"', start + 8)
+    return member[start + 8:end].decode("utf-8", "replace")[:64] if end > 0 else row.token
+
+
 def _become_sidecar() -> None:
     """Shed what the child inherited from the worker and must not use or close."""
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT, signal.SIGHUP,
                    signal.SIGUSR2, signal.SIGCONT):
         signal.signal(signum, signal.SIG_IGN)
     signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     signal.setitimer(signal.ITIMER_REAL, 0)
     try:
         from django.db import connections

@@ -279,3 +279,22 @@ def storm(label):
     pipe.hincrby(STORM, label, 1)
     pipe.hincrby(STORM_PIDS, str(os.getpid()), 1)  # which workers are at work
     pipe.execute()
+@job(tries=2, backoff=0)
+async def async_record(label, fail=False):
+    """An async def job: its body must really run (and its failures retry like a sync
+    job's)."""
+    import asyncio
+
+    await asyncio.sleep(0.01)
+    if fail:
+        raise RuntimeError(f"async failure {label}")
+    note(RAN, label=label, kind="async")
+
+
+@job
+async def async_sleep_then_record(seconds, label):
+    import asyncio
+
+    note(RAN, label=label, phase="start")
+    await asyncio.sleep(seconds)
+    note(RAN, label=label, phase="end")

@@ -31,7 +31,13 @@ from django.db import connections as db_connections
 
 from queueing.config import ConnectionConfig
 from queueing.dispatching.payload import peek
-from queueing.drivers.contract import Capabilities, ControlState, QueueSizes, Reservation
+from queueing.drivers.contract import (
+    Capabilities,
+    ControlState,
+    QueueSizes,
+    Reservation,
+    Reserved,
+)
 from queueing.drivers.database.delivery import parse_token, stamp, token_of
 from queueing.drivers.database.listen import Listener
 from queueing.drivers.database.sql import FOREVER, Statements
@@ -76,7 +82,7 @@ class DatabaseDriver:
         self.vendor = vendor
         self.sql = Statements.for_connection(db_connections[self.alias])
         self._local = threading.local()
-        self._listener = None
+        self._listener: Listener | None = None
         self._extra: list = []
         self._extra_since = 0.0
         self._pid = os.getpid()
@@ -209,9 +215,9 @@ class DatabaseDriver:
         done = [parse_token(h.token) for h in _as_list(finished)]
         count = max(int(count), 1)
         if self.vendor == "postgresql":
-            ids, attempts = [d[0] for d in done], [d[1] for d in done]
+            ids, attempt_counts = [d[0] for d in done], [d[1] for d in done]
             rows = self._run(self.sql.pop_batch(),
-                             [ids, attempts, queue, now, self.name, queue, ids, count,
+                             [ids, attempt_counts, queue, now, self.name, queue, ids, count,
                               lease, lease, owner], fetch="all")
             rows = [row[:3] for row in sorted(rows, key=lambda r: (-r[3], r[4], r[0]))]
         elif self.vendor == "sqlite":
@@ -230,6 +236,14 @@ class DatabaseDriver:
             found.append(Reservation(queue, stamp(payload, attempts, token, owner).encode(),
                                      token))
         return found
+
+    def reserve(self, queue: str, count: int, *, finished: list[Reservation] | None = None,
+                extra: list | None = None, owner: str = "") -> Reserved:
+        """pop_batch for the worker. The acknowledgement and the pop are one statement
+        (or one transaction), so either both happened or neither; recorder calls go to
+        Horizon's Redis in batches and never raise (see run_extra)."""
+        return Reserved(self.pop_batch(queue, count, finished=finished, extra=extra,
+                                       owner=owner))
 
     def _pop_in_transaction(self, done, pick, lease, owner, count):
         """MySQL/MariaDB: lock the next rows with SKIP LOCKED, reserve them, read back."""
@@ -295,7 +309,7 @@ class DatabaseDriver:
         renewed = {tuple(row) for row in rows}
         return [d in renewed for d in done]
 
-    def unreserve(self, held: list[Reservation], entries: list) -> int:
+    def unreserve(self, held: list[Reservation]) -> int:
         """Prefetched jobs that never started go back to the head of their queue,
         uncounted (attempts as before the pop). The stored payload is kept: the column,
         not the entry, holds the count. The next delivery of such a row reuses the token

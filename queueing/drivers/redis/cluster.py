@@ -26,6 +26,7 @@ from __future__ import annotations
 import selectors
 import time
 import uuid
+from typing import TypeGuard
 
 import redis
 from redis.cluster import RedisCluster
@@ -51,7 +52,7 @@ REDIRECT_PAUSE = 0.05  # seconds to wait when a slot is mid-migration, before po
 WAKE_KEY_TTL_MS = 60_000  # a wake token left by a worker that died mid-wait expires
 
 
-def is_cluster(client: object) -> bool:
+def is_cluster(client: object) -> TypeGuard[RedisCluster]:
     return isinstance(client, RedisCluster)
 
 
@@ -89,21 +90,26 @@ class SlotWaiter:
         self.client = client
         self._blockers: dict[int, _Blocker] = {}
 
-    def wait(self, keys: list[str], timeout: float) -> bool:
-        """Block up to `timeout` for a token on any key; True when woken by one."""
+    def wait(self, keys: list[str], timeout: float) -> tuple[bool, list[str]]:
+        """Block up to `timeout` for a token on any key: (woken, the keys whose token
+        this wait took). The caller owes those tokens to its next pops (see
+        RedisDriver.wait_for_jobs); a redirection wakes with none taken."""
         timeout = max(timeout, 0.01)
         groups = group_by_slot(keys)
         if len(groups) == 1:
-            return self.client.blpop(keys, timeout=timeout) is not None
+            reply = self.client.blpop(keys, timeout=timeout)
+            taken = [] if reply is None else [_key(reply[0])]
+            return bool(taken), taken
         try:
-            return self._wait_many(groups, timeout)
+            taken = self._wait_many(groups, timeout)
+            return bool(taken), taken
         except (MovedError, AskError, TryAgainError):
             # The slot moved or is moving: drop the connections (the next wait asks the
             # refreshed slot map) and let the worker pop, which follows the redirection.
             self.close()
             self.client.nodes_manager.initialize()
             time.sleep(REDIRECT_PAUSE)
-            return True
+            return True, []
         except BaseException:
             self.close()
             raise
@@ -118,7 +124,7 @@ class SlotWaiter:
             blocker = self._blockers[slot] = _Blocker(self.client, slot, keys[0])
         return blocker
 
-    def _wait_many(self, groups: dict[int, list[str]], timeout: float) -> bool:
+    def _wait_many(self, groups: dict[int, list[str]], timeout: float) -> list[str]:
         pending = []
         for slot, keys in groups.items():
             blocker = self._blocker(slot, keys)
@@ -128,14 +134,14 @@ class SlotWaiter:
         first = self._first_ready(pending, time.monotonic() + timeout + REPLY_GRACE)
         if first is None:
             raise redis.TimeoutError("no reply from a cluster node to a blocking wait")
-        woke = self._is_job_token(first, first.connection.read_response())
+        taken = self._job_token(first, first.connection.read_response())
         pending.remove(first)
         for blocker in pending:
-            woke = self._end_wait(blocker) or woke
-        return woke
+            taken += self._end_wait(blocker)
+        return taken
 
-    def _end_wait(self, blocker: _Blocker) -> bool:
-        """End a BLPOP still pending; True if it had taken a job's token meanwhile.
+    def _end_wait(self, blocker: _Blocker) -> list[str]:
+        """End a BLPOP still pending; the key whose job token it took meanwhile, if any.
 
         A token pushed to the BLPOP's own wake key ends it, even when the node has not
         read the BLPOP yet (then the BLPOP finds the token at once). CLIENT UNBLOCK is
@@ -144,20 +150,23 @@ class SlotWaiter:
         manual failover does.
         """
         if blocker.connection.can_read(0):
-            return self._is_job_token(blocker, blocker.connection.read_response())
+            return self._job_token(blocker, blocker.connection.read_response())
         pipe = self.client.pipeline(transaction=False)
         pipe.rpush(blocker.wake_key, "1")
         pipe.pexpire(blocker.wake_key, WAKE_KEY_TTL_MS)  # a worker killed here leaks nothing
         pipe.execute()
         reply = blocker.connection.read_response(timeout=REPLY_GRACE)
-        taken = self._is_job_token(blocker, reply)
+        taken = self._job_token(blocker, reply)
         if reply is None or taken:  # it answered before the wake token came: drop that
             self.client.delete(blocker.wake_key)
         return taken
 
     @staticmethod
-    def _is_job_token(blocker: _Blocker, reply) -> bool:
-        return reply is not None and reply[0].decode() != blocker.wake_key
+    def _job_token(blocker: _Blocker, reply) -> list[str]:
+        """[the notify key] when a BLPOP reply took a job's token, else []."""
+        if reply is None or _key(reply[0]) == blocker.wake_key:
+            return []
+        return [_key(reply[0])]
 
     @staticmethod
     def _first_ready(pending: list[_Blocker], deadline: float) -> _Blocker | None:
@@ -180,3 +189,7 @@ class SlotWaiter:
             except Exception:
                 pass
         self._blockers.clear()
+
+
+def _key(name: bytes | str) -> str:
+    return name.decode() if isinstance(name, bytes) else name

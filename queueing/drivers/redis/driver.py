@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import os
 import re
 import time
@@ -24,15 +25,27 @@ from queueing.drivers.contract import (
     ControlState,
     QueueSizes,
     Reservation,
+    Reserved,
 )
 from queueing.drivers.redis import control
 from queueing.drivers.redis.cluster import SlotWaiter, is_cluster
 from queueing.drivers.redis.keys import EXCEPTIONS_TTL, QueueKeys, exceptions_key
+from queueing.drivers.redis.replies import RedisClient, as_str, scored
 from queueing.drivers.redis.scripts import Scripts, run_pipelined
 
 __all__ = ["PAUSED", "RedisDriver", "Reservation", "owner_json"]  # Reservation, PAUSED:
 # re-exported for code written against this module before drivers/contract.py held them
 _UNSAFE_OWNER = re.compile(r'[^A-Za-z0-9_.:@\-]')
+logger = logging.getLogger("queueing.worker")
+
+
+def _as_list(finished) -> list[Reservation]:
+    """`finished` as a list: None, one Reservation, or several."""
+    if finished is None:
+        return []
+    if isinstance(finished, Reservation):
+        return [finished]
+    return list(finished)
 
 
 def owner_json(owner: str) -> str:
@@ -43,7 +56,7 @@ def owner_json(owner: str) -> str:
 class RedisDriver:
     """The ``redis`` driver: keeps ``queueing.drivers.contract.QueueDriver``."""
 
-    def __init__(self, config: ConnectionConfig, client: redis.Redis) -> None:
+    def __init__(self, config: ConnectionConfig, client: RedisClient) -> None:
         self.config = config
         self.name = config.name
         self.client = client
@@ -57,6 +70,9 @@ class RedisDriver:
         self._token_prefix = f"{os.getpid():x}.{uuid_lib.uuid4().hex[:8]}"
         self._token_counter = itertools.count(1)
         self._token_pid = os.getpid()
+        # Notify tokens a plain wait took (BLPOP consumes one) that the next pop of that
+        # queue must not trim again: k jobs consume exactly k tokens (see pop.lua).
+        self._owed_tokens: dict[str, int] = {}
 
     def close(self) -> None:
         """Drop this driver's sockets (after a settings change, or in a forked child)."""
@@ -64,7 +80,7 @@ class RedisDriver:
             self.waiter.close()
             # close() would forget the slot map, breaking anyone still holding this
             # client; dropping its sockets is what a plain client's close does.
-            self.client.disconnect_connection_pools()
+            self.waiter.client.disconnect_connection_pools()  # the same client
         else:
             self.client.close()
 
@@ -101,18 +117,19 @@ class RedisDriver:
 
     def new_token(self) -> str:
         if os.getpid() != self._token_pid:  # forked: another process, another prefix
-            self.__init__(self.config, self.client)
+            RedisDriver.__init__(self, self.config, self.client)
         return f"{self._token_prefix}.{next(self._token_counter)}"
 
     def lease_expiry(self, now: float) -> float | None:
         retry_after = self.config.retry_after
         return None if retry_after is None else now + retry_after
 
-    def _pop_args(self, now: float, owner: str, token: str, count: int = 1) -> list:
+    def _pop_args(self, now: float, owner: str, token: str, count: int = 1,
+                  taken: int = 0) -> list:
         lease = self.lease_expiry(now)
         reclaim = "0" if lease is None else "1"
         return [now, "+inf" if lease is None else lease, self.config.migration_batch_size,
-                reclaim, owner_json(owner), token, count]
+                reclaim, owner_json(owner), token, count, taken]
 
     def pop(self, queue: str, *, finished=None, extra: list | None = None,
             owner: str = "") -> Reservation | None:
@@ -138,44 +155,77 @@ class RedisDriver:
                   owner: str = ""):
         """Reserve up to `count` jobs of `queue` in one round trip (a worker's prefetch):
         a list in queue order, empty when there are none, or PAUSED."""
+        got = self.reserve(queue, count, finished=_as_list(finished), extra=extra,
+                           owner=owner)
+        return PAUSED if got.paused else got.jobs
+
+    def reserve(self, queue: str, count: int, *, finished: list[Reservation] | None = None,
+                extra: list | None = None, owner: str = "") -> Reserved:
+        """pop_batch for the worker: the acknowledgements, the recorders' calls and the
+        pop share one pipeline, but each call's reply is read on its own, so a failing
+        recorder (Redis out of memory, a key of the wrong type) or acknowledgement never
+        hides the jobs the pop reserved (docs/reservation-contract.md)."""
         token = self.new_token()
         pop = self._pop_call(queue, token, count, owner)
-        calls = self._ack_calls(finished, extra)
-        if not calls:
+        acks = self._ack_calls(finished, None)
+        calls = [*acks, *(extra or []), pop]
+        if len(calls) == 1:
             raws = pop[0](keys=pop[1], args=pop[2])
-        else:
-            raws = run_pipelined(self.client, [*calls, pop])[-1]
-        return self._reservations(queue, token, raws)
+            self._owed_tokens.pop(queue, None)
+            return self._reserved(queue, token, raws)
+        results = run_pipelined(self.client, calls, raise_on_error=False)
+        if isinstance(results[-1], Exception):
+            raise results[-1]  # nothing was reserved: the caller keeps what it holds
+        self._owed_tokens.pop(queue, None)
+        unacked = [held for result, group in zip(results, self._ack_groups(finished))
+                   if isinstance(result, Exception) for held in group]
+        errors = [r for r in results[len(acks):-1] if isinstance(r, Exception)]
+        found = self._reserved(queue, token, results[-1])
+        return Reserved(found.jobs, found.paused, unacked, errors)
 
     def _pop_call(self, queue: str, token: str, count: int, owner: str):
         """The pop script's call (script, keys, args), reserving up to `count` jobs now."""
         k = self.keys(queue)
         return (self.scripts.pop, [k.ready, k.delayed, k.reserved, k.notify, k.paused,
                                    k.prio_hi, k.prio_lo, k.prio_seq],
-                self._pop_args(time.time(), owner, token, max(int(count), 1)))
+                self._pop_args(time.time(), owner, token, max(int(count), 1),
+                               self._owed_tokens.get(queue, 0)))
 
     @staticmethod
-    def _reservations(queue: str, token: str, raws):
+    def _reserved(queue: str, token: str, raws) -> Reserved:
         if raws == PAUSED:
-            return PAUSED
-        return [Reservation(queue, raw, f"{token}.{i}") for i, raw in enumerate(raws, 1)]
+            return Reserved(paused=True)
+        return Reserved([Reservation(queue, raw, f"{token}.{i}")
+                         for i, raw in enumerate(raws, 1)])
+
+    @staticmethod
+    def _ack_groups(finished) -> list[list[Reservation]]:
+        """Finished jobs grouped by queue, in the order of _ack_calls."""
+        by_queue: dict[str, list[Reservation]] = {}
+        for held in _as_list(finished):
+            by_queue.setdefault(held.queue, []).append(held)
+        return list(by_queue.values())
 
     def _ack_calls(self, finished, extra: list | None) -> list:
         """Script calls acknowledging `finished` (one per queue), then `extra`."""
-        if isinstance(finished, Reservation):
-            finished = [finished]
-        by_queue: dict[str, list[bytes]] = {}
-        for held in finished or ():
-            by_queue.setdefault(held.queue, []).append(held.raw)
-        calls = [(self.scripts.delete, [self.keys(queue).reserved], members)
-                 for queue, members in by_queue.items()]
+        calls = [(self.scripts.delete, [self.keys(group[0].queue).reserved],
+                  [held.raw for held in group]) for group in self._ack_groups(finished)]
         return calls + list(extra or [])
 
     def acknowledge(self, finished, extra: list | None = None) -> None:
-        """Delete finished jobs' reservations (plus `extra` calls) in one round trip."""
-        calls = self._ack_calls(finished, extra)
-        if calls:
-            run_pipelined(self.client, calls)
+        """Delete finished jobs' reservations (plus `extra` calls) in one round trip. A
+        failed acknowledgement raises; a failed `extra` call is logged and skipped."""
+        acks = self._ack_calls(finished, None)
+        calls = [*acks, *(extra or [])]
+        if not calls:
+            return
+        results = run_pipelined(self.client, calls, raise_on_error=False)
+        for result in results[:len(acks)]:
+            if isinstance(result, Exception):
+                raise result
+        for result in results[len(acks):]:
+            if isinstance(result, Exception):
+                logger.warning("a completion recorder call failed: %s", result)
 
     def send_extra(self, calls: list) -> None:
         """Recorders' calls outside the pop cycle: one round trip now."""
@@ -186,15 +236,17 @@ class RedisDriver:
         """Recorders writing to this driver's own Redis ride in its pipelines."""
         return client is self.client
 
-    def unreserve(self, held: list[Reservation], entries: list[str | bytes]) -> int:
-        """Hand prefetched, never-started jobs back to the head of their ready lists."""
+    def unreserve(self, held: list[Reservation]) -> int:
+        """Hand never-started jobs back to the head of their place (unreserve.lua undoes
+        pop's stamps by string surgery, so every field and the priority survive)."""
         back = 0
-        by_queue: dict[str, list] = {}
-        for reservation, entry in zip(held, entries):
-            by_queue.setdefault(reservation.queue, []).extend([reservation.raw, entry])
-        for queue, args in by_queue.items():
+        by_queue: dict[str, list[bytes]] = {}
+        for reservation in held:
+            by_queue.setdefault(reservation.queue, []).append(reservation.raw)
+        for queue, members in by_queue.items():
             k = self.keys(queue)
-            back += self.scripts.unreserve(keys=[k.ready, k.reserved, k.notify], args=args)
+            back += self.scripts.unreserve(
+                keys=[k.ready, k.reserved, k.notify, k.prio_hi, k.prio_lo], args=members)
         return back
 
     def delete(self, reservation: Reservation) -> bool:
@@ -270,7 +322,7 @@ class RedisDriver:
         embedded server) share it."""
         return f"redis:{self.config.url or self.config.embedded_dir}"
 
-    def heartbeat_store(self) -> redis.Redis:
+    def heartbeat_store(self) -> RedisClient:
         return self.client
 
     def ping(self) -> None:
@@ -325,10 +377,16 @@ class RedisDriver:
         job, so no job is ever held outside Redis between two calls. On a cluster the
         queues may sit in different slots: see ``cluster.py`` for that wait.
         """
-        notify = [self.keys(q).notify for q in queues]
+        names = {self.keys(q).notify: q for q in queues}
         if self.waiter is not None:
-            return self.waiter.wait(notify, timeout)
-        return self.client.blpop(notify, timeout=max(timeout, 0.01)) is not None
+            woken, taken = self.waiter.wait(list(names), timeout)
+        else:
+            reply = self.client.blpop(list(names), timeout=max(timeout, 0.01))
+            woken, taken = reply is not None, [] if reply is None else [as_str(reply[0])]
+        for key in taken:  # the next pop of that queue trims one token fewer
+            queue = names[key]
+            self._owed_tokens[queue] = self._owed_tokens.get(queue, 0) + 1
+        return woken
 
     def wait_then_pop(self, queue: str, timeout: float, count: int, *, owner: str = ""):
         """Block up to `timeout` seconds for a notify token of one queue, then reserve up
@@ -343,9 +401,14 @@ class RedisDriver:
             return None
         token = self.new_token()
         pop = self._pop_call(queue, token, count, owner)
-        raws = run_pipelined(self.client, [pop], before=[("BLPOP", self.keys(queue).notify,
-                                                            max(timeout, 0.01))])[-1]
-        return self._reservations(queue, token, raws)
+        notify = self.keys(queue).notify
+        # BLMOVE to the same list waits for a token without taking it (it rotates), so
+        # the pop that follows trims exactly one token per job it reserves.
+        raws = run_pipelined(self.client, [pop], before=[
+            ("BLMOVE", notify, notify, "LEFT", "RIGHT", max(timeout, 0.01))])[-1]
+        self._owed_tokens.pop(queue, None)
+        found = self._reserved(queue, token, raws)
+        return PAUSED if found.paused else found.jobs
 
     # -- reads --------------------------------------------------------------------------
     def sizes(self, queue: str) -> QueueSizes:
@@ -370,7 +433,7 @@ class RedisDriver:
 
     def delayed(self, queue: str, start: int = 0, stop: int = 49) -> list[tuple[bytes, float]]:
         """Delayed jobs, soonest first, with the unix time each becomes available."""
-        return self.client.zrange(self.keys(queue).delayed, start, stop, withscores=True)
+        return scored(self.client.zrange(self.keys(queue).delayed, start, stop, withscores=True))
 
     def oldest_pending(self, queues: list[str]) -> list[bytes | None]:
         """The head of each queue's ready list, in one round trip."""
@@ -381,4 +444,5 @@ class RedisDriver:
 
     def reserved(self, queue: str, start: int = 0, stop: int = 49) -> list[tuple[bytes, float]]:
         """Reserved jobs, soonest lease expiry first, with that expiry time."""
-        return self.client.zrange(self.keys(queue).reserved, start, stop, withscores=True)
+        return scored(self.client.zrange(self.keys(queue).reserved, start, stop,
+                                         withscores=True))

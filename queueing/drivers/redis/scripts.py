@@ -8,12 +8,15 @@ restarted Redis (with an empty script cache) needs nothing special.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
 
 import redis
 from redis.commands.core import Script
+
+from queueing.drivers.redis.replies import RedisClient
 
 QUEUEING_LUA = "queueing.drivers.redis"  # the package whose lua/ folder holds the core's
 _bound: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], Script]] = \
@@ -61,19 +64,23 @@ class Scripts:
     push_priority: Script
     pending: Script
 
-    def __init__(self, client: redis.Redis) -> None:
+    def __init__(self, client: RedisClient) -> None:
         for name in SCRIPT_NAMES:
             setattr(self, name, script_for(client, name))
 
 
-def run_pipelined(client: redis.Redis, calls: list[tuple[Script, list, list]],
-                  before: list[tuple] = ()) -> list:
+def run_pipelined(client: RedisClient, calls: list[tuple[Script, list, list]],
+                  before: Sequence[tuple] = (), *, raise_on_error: bool = True) -> list:
     """Run several scripts in one round trip, in order, after the plain commands in
     `before` (their replies come first).
 
     redis-py's own pipeline sends SCRIPT EXISTS before every execute (a second round
     trip per job); this sends bare EVALSHAs and, only when Redis answers NOSCRIPT (after
     a restart), loads that script and runs that one call again.
+
+    With ``raise_on_error=False`` a call's error is left in its place in the replies (the
+    pipeline does not stop at it: each call ran or failed on its own), so a caller can
+    keep what the other calls did; a failure of the round trip itself still raises.
     """
     pipe = client.pipeline(transaction=False)
     for command in before:
@@ -84,7 +91,12 @@ def run_pipelined(client: redis.Redis, calls: list[tuple[Script, list, list]],
     for index, result in enumerate(results):
         if isinstance(result, redis.exceptions.NoScriptError):
             script, keys, args = calls[index - len(before)]
-            results[index] = script(keys=keys, args=args)
-        elif isinstance(result, Exception):
+            try:
+                results[index] = script(keys=keys, args=args)
+            except redis.ResponseError as exc:
+                if raise_on_error:
+                    raise
+                results[index] = exc
+        elif isinstance(result, Exception) and (raise_on_error or index < len(before)):
             raise result
     return results

@@ -39,6 +39,8 @@
 -- ARGV[5]  the reserving worker's id as a JSON string without escapes, or ''
 -- ARGV[6]  the reservation token prefix (letters, digits, '-', ':', '.')
 -- ARGV[7]  how many jobs to reserve at most (1 when absent)
+-- ARGV[8]  notify tokens the caller already took for this queue (a BLPOP that woke it;
+--          0 when absent): the pop trims that many fewer, so k jobs cost k tokens
 -- Returns the reserved payloads in queue order (an empty list when the queue is
 -- empty), or -1 when it is paused.
 local flagged = redis.call('EXISTS', KEYS[5], KEYS[6], KEYS[7])
@@ -125,5 +127,6 @@ for i = 1, wanted do
   redis.call('ZADD', KEYS[3], ARGV[2], entry)
   reserved[#reserved + 1] = entry
 end
-if #reserved > 0 then redis.call('LTRIM', KEYS[4], #reserved, -1) end
+local trim = #reserved - (tonumber(ARGV[8] or '0') or 0)
+if trim > 0 then redis.call('LTRIM', KEYS[4], trim, -1) end
 return reserved

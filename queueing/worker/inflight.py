@@ -1,0 +1,265 @@
+"""The worker's in-flight table: every reservation the process holds, and its state.
+
+A worker holds several jobs at once: the ones it prefetched and has not started, the
+ones running (one per slot; several once a worker runs jobs concurrently), and the ones
+that finished but whose acknowledgement rides with the next pop. Each is a row:
+
+* ``PREFETCHED``: reserved, not started. Settled by handing it back uncounted.
+* ``RUNNING``: started (with its hard deadline). Settled by the job's own rules:
+  released or failed; the only state whose attempt is charged.
+* ``FINISHED``: succeeded. Settled by acknowledging it; it never runs again.
+
+A row leaves the table once settled (acknowledged, released, failed, handed back).
+
+The table lives in the worker (``InFlight``) and is mirrored into memory it shares with
+its sidecar (``TableMemory``), so that when the worker dies (SIGKILL, OOM, a segfault,
+a timeout kill) the sidecar can settle every row by its state. Writes are a seqlock:
+the writer makes the sequence number odd, writes, then makes it even; a reader that saw
+an odd or changed number reads again. A state change writes one row (a few stores, no
+syscall, no Redis call); only a change of the set of rows (a pop) rewrites the table.
+"""
+from __future__ import annotations
+
+import mmap
+import struct
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from queueing.drivers.contract import Reservation
+
+EMPTY, PREFETCHED, RUNNING, FINISHED = 0, 1, 2, 3
+STATE_NAMES = {EMPTY: "empty", PREFETCHED: "prefetched", RUNNING: "running",
+               FINISHED: "finished"}
+
+# What the worker says about the table as a whole.
+ACTIVE = 0  # the worker is alive and owns its rows
+STOPPING = 1  # the worker settled every row itself and is exiting: the sidecar just exits
+LEAVING = 2  # the worker is exiting with rows it could not settle: the sidecar settles them
+
+# Header: seq, mode, written_at, row count, data length. Row: state, leased_at (when its
+# lease was last set by a pop), kill_at (0: none), started, data offset, queue length,
+# token length, member length. Then MAX_ROWS rows, then the rows' bytes.
+_HEADER = struct.Struct("=QqdQQ")
+_ROW = struct.Struct("=B7xdddQHHQ")
+_SEQ = struct.Struct("=Q")
+MAX_ROWS = 4096  # rows the table holds: prefetch plus running plus finished, capped
+SIZE = 64 * 1024 * 1024  # address space only: pages are used as rows need them
+ROWS_START = _HEADER.size
+DATA_START = ROWS_START + MAX_ROWS * _ROW.size
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One row as the sidecar reads it. ``member`` is None when the reserved entry did
+    not fit in the shared memory (the sidecar then finds it by its token)."""
+
+    index: int
+    state: int
+    leased_at: float
+    kill_at: float
+    started: float
+    queue: str
+    token: str
+    member: bytes | None
+
+    def reservation(self, member: bytes) -> Reservation:
+        return Reservation(self.queue, member, self.token)
+
+
+class TableMemory:
+    """Shared memory between the worker (the one writer) and its sidecar (the reader)."""
+
+    def __init__(self) -> None:
+        self.buffer = mmap.mmap(-1, SIZE, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS)
+        self.seq = 0
+        self.mode = ACTIVE
+        self.count = 0
+        self.data_len = 0
+        self._publish_header()
+
+    # -- the writer's side (callers hold InFlight's lock) -----------------------------
+    def _begin(self) -> None:
+        if self.seq % 2 == 0:
+            self.seq += 1  # odd: writing
+            _SEQ.pack_into(self.buffer, 0, self.seq)
+
+    def _end(self) -> None:
+        # The fields first, under the odd sequence number; the even number last, alone,
+        # so a reader never pairs a finished number with half-written fields.
+        _HEADER.pack_into(self.buffer, 0, self.seq, self.mode, time.time(), self.count,
+                          self.data_len)
+        self.seq += 1
+        _SEQ.pack_into(self.buffer, 0, self.seq)
+
+    def _publish_header(self) -> None:
+        self._begin()
+        self._end()
+
+    def rewrite(self, rows: list[tuple[int, float, float, float, Reservation]]) -> None:
+        """Write the whole table: (state, leased_at, kill_at, started, reservation)."""
+        self._begin()
+        offset = DATA_START
+        for index, (state, leased_at, kill_at, started, held) in enumerate(rows):
+            queue, token, member = held.queue.encode(), held.token.encode(), held.raw
+            if offset + len(queue) + len(token) + len(member) > SIZE:
+                member = b""  # too large for the memory: the sidecar finds it by token
+            _ROW.pack_into(self.buffer, ROWS_START + index * _ROW.size, state, leased_at,
+                           kill_at, started, offset, len(queue), len(token), len(member))
+            for part in (queue, token, member):
+                self.buffer[offset:offset + len(part)] = part
+                offset += len(part)
+        self.count = len(rows)
+        self.data_len = offset - DATA_START
+        self._end()
+
+    def set_state(self, index: int, state: int, kill_at: float = 0.0,
+                  started: float = 0.0) -> None:
+        """Change one row's state (and deadline) in place."""
+        self._begin()
+        at = ROWS_START + index * _ROW.size
+        _, leased_at, _, _, offset, qlen, tlen, mlen = _ROW.unpack_from(self.buffer, at)
+        _ROW.pack_into(self.buffer, at, state, leased_at, kill_at, started, offset, qlen,
+                       tlen, mlen)
+        self._end()
+
+    def set_mode(self, mode: int) -> None:
+        self._begin()
+        self.mode = mode
+        self._end()
+
+    # -- the reader's side ----------------------------------------------------------------
+    def read(self) -> tuple[int, list[Row]]:
+        """(mode, the non-empty rows), consistent with one another."""
+        while True:
+            seq, mode, _, count, data_len = _HEADER.unpack_from(self.buffer, 0)
+            if seq % 2:
+                time.sleep(0.0005)
+                continue
+            table = bytes(self.buffer[ROWS_START:ROWS_START + count * _ROW.size])
+            data = bytes(self.buffer[DATA_START:DATA_START + data_len])
+            if _SEQ.unpack_from(self.buffer, 0)[0] != seq:
+                continue
+            rows = []
+            for index in range(count):
+                state, leased_at, kill_at, started, offset, qlen, tlen, mlen = \
+                    _ROW.unpack_from(table, index * _ROW.size)
+                if state == EMPTY:
+                    continue
+                at = offset - DATA_START
+                queue = data[at:at + qlen].decode()
+                token = data[at + qlen:at + qlen + tlen].decode()
+                member = data[at + qlen + tlen:at + qlen + tlen + mlen]
+                rows.append(Row(index, state, leased_at, kill_at, started, queue, token,
+                                member or None))
+            return mode, rows
+
+
+@dataclass(slots=True)
+class _Entry:
+    held: Reservation
+    state: int
+    leased_at: float
+    kill_at: float = 0.0
+    started: float = 0.0
+    index: int = -1
+
+
+class InFlight:
+    """The worker's side of the table: what it holds, in the order it reserved it.
+
+    Thread-safe (one lock), since jobs may start and finish on several threads while
+    the main thread reserves and acknowledges. Every change is mirrored into `memory`
+    when a sidecar runs.
+    """
+
+    def __init__(self, memory: TableMemory | None = None) -> None:
+        self.memory = memory
+        self._lock = threading.Lock()
+        self._entries: dict[str, _Entry] = {}  # token -> entry, in insertion order
+
+    # -- reading ------------------------------------------------------------------------
+    def _in(self, state: int) -> list[Reservation]:
+        with self._lock:
+            return [e.held for e in self._entries.values() if e.state == state]
+
+    def prefetched(self) -> list[Reservation]:
+        return self._in(PREFETCHED)
+
+    def running(self) -> list[Reservation]:
+        return self._in(RUNNING)
+
+    def finished(self) -> list[Reservation]:
+        return self._in(FINISHED)
+
+    def next_prefetched(self) -> Reservation | None:
+        with self._lock:
+            return next((e.held for e in self._entries.values() if e.state == PREFETCHED),
+                        None)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def states(self) -> dict[str, int]:
+        """How many rows are in each state (for logs and tests)."""
+        with self._lock:
+            counts = {name: 0 for name in STATE_NAMES.values() if name != "empty"}
+            for entry in self._entries.values():
+                counts[STATE_NAMES[entry.state]] += 1
+            return counts
+
+    # -- changes ------------------------------------------------------------------------
+    def reserved(self, found: Iterable[Reservation], leased_at: float | None = None) -> None:
+        """Jobs a pop just reserved: PREFETCHED, in queue order."""
+        at = time.time() if leased_at is None else leased_at
+        with self._lock:
+            for held in found:
+                self._entries[held.token] = _Entry(held, PREFETCHED, at)
+            self._rewrite()
+
+    def started(self, held: Reservation, kill_at: float) -> None:
+        self._set(held, RUNNING, kill_at, time.time())
+
+    def finished_ok(self, held: Reservation) -> None:
+        """It succeeded: its acknowledgement rides with the next round trip."""
+        self._set(held, FINISHED)
+
+    def settled(self, reservations: Iterable[Reservation]) -> None:
+        """Acknowledged, released, failed or handed back: no longer held."""
+        with self._lock:
+            changed = False
+            for held in reservations:
+                entry = self._entries.pop(held.token, None)
+                if entry is not None and self.memory is not None and entry.index >= 0:
+                    self.memory.set_state(entry.index, EMPTY)
+                    changed = True
+            if changed and not self._entries and self.memory is not None:
+                self.memory.rewrite([])  # empty: start the data area afresh
+
+    def leaving(self) -> None:
+        """The worker exits: the sidecar settles whatever rows are left, or just exits
+        when there are none."""
+        if self.memory is not None:
+            with self._lock:
+                self.memory.set_mode(LEAVING if self._entries else STOPPING)
+
+    # -- internals ----------------------------------------------------------------------
+    def _set(self, held: Reservation, state: int, kill_at: float = 0.0,
+             started: float = 0.0) -> None:
+        with self._lock:
+            entry = self._entries.get(held.token)
+            if entry is None:  # not reserved through the table (an inline run)
+                return
+            entry.state, entry.kill_at, entry.started = state, kill_at, started
+            if self.memory is not None and entry.index >= 0:
+                self.memory.set_state(entry.index, state, kill_at, started)
+
+    def _rewrite(self) -> None:
+        if len(self._entries) > MAX_ROWS:
+            raise RuntimeError(f"more than {MAX_ROWS} jobs in flight")
+        for index, entry in enumerate(self._entries.values()):
+            entry.index = index
+        if self.memory is not None:
+            self.memory.rewrite([(e.state, e.leased_at, e.kill_at, e.started, e.held)
+                                 for e in self._entries.values()])
