@@ -143,7 +143,7 @@ def push_atomically(client, entries, keys=DEFAULT) -> None:
 
 
 def blocked_clients(client) -> int:
-    return sum(1 for c in client.client_list() if c.get("cmd") in ("blpop", "brpop", "bzpopmin"))
+    return sum(1 for c in client.client_list() if "b" in c.get("flags", ""))
 
 
 def alive(*workers):

@@ -279,6 +279,8 @@ def storm(label):
     pipe.hincrby(STORM, label, 1)
     pipe.hincrby(STORM_PIDS, str(os.getpid()), 1)  # which workers are at work
     pipe.execute()
+
+
 @job(tries=2, backoff=0)
 async def async_record(label, fail=False):
     """An async def job: its body must really run (and its failures retry like a sync
