@@ -146,6 +146,17 @@ def blocked_clients(client) -> int:
     return sum(1 for c in client.client_list() if "b" in c.get("flags", ""))
 
 
+def at_most_blocked(client, count, window) -> bool:
+    """No more than `count` clients blocked at any sample over `window` seconds (a
+    worker between two blocking slices is unblocked for a moment only)."""
+    until = time.monotonic() + window
+    while time.monotonic() < until:
+        if blocked_clients(client) > count:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def alive(*workers):
     for worker in workers:
         if not worker.running():
@@ -352,23 +363,32 @@ def test_a_worker_cut_off_from_redis_never_runs_a_job_twice_and_exits_in_bound(
                            env={"TEST_PROXY_URL": proxy.url, "TEST_RETRY_AFTER": f"{retry_after:g}",
                                 "TEST_SOCKET_TIMEOUT": f"{socket_timeout:g}",
                                 "TEST_SOCKET_CONNECT_TIMEOUT": f"{socket_timeout:g}"})
-        wait_until(lambda: alive(cut) and blocked_clients(rclient) >= 1, timeout=20,
-                   message="the proxied worker to wait for work")
-        jobs.tracked.delay("cut-off", 8)  # longer than the lease
+        watcher = spawn_worker("--queue=default", "--tries=3", "--block-for=1", "--timeout=0",
+                               "--sleep=0.2", env={"TEST_RETRY_AFTER": f"{retry_after:g}"})
+        wait_until(lambda: alive(cut, watcher) and blocked_clients(rclient) >= 2, timeout=30,
+                   message="both workers to wait for work")
+        # The watcher is paused (SIGUSR2) until the link freezes, so the proxied worker
+        # takes the job, and the freeze comes right after the job starts.
+        watcher.send(signal.SIGUSR2)
+        wait_until(lambda: alive(cut, watcher) and at_most_blocked(rclient, 1, 1.5),
+                   timeout=15, message="the watcher to pause")
+        jobs.tracked.delay("cut-off", 10)  # longer than the lease and than the bound
         wait_until(lambda: alive(cut) and starts("cut-off") == 1, timeout=20,
                    message="the proxied worker to start the job")
         assert events("cut-off", "start")[0]["pid"] == cut.pid
-        watcher = spawn_worker("--queue=default", "--tries=3", "--block-for=1", "--timeout=0",
-                               env={"TEST_RETRY_AFTER": f"{retry_after:g}"})
-        wait_until(lambda: alive(watcher) and blocked_clients(rclient) >= 1, timeout=20,
-                   message="the direct worker to wait for work")
         proxy.freeze()
         frozen_at = time.monotonic()
+        watcher.send(signal.SIGCONT)
         bound = reconnect_timeout + socket_timeout
         code = cut.wait(bound + 10)  # generous, to report the real time below
         took = time.monotonic() - frozen_at
         assert code != 0, cut.output()[-3000:]
-        assert took <= bound + 3.0, f"exited {took:.1f}s after the freeze (bound {bound:g}s)"
+        # The documented bound counts from when the worker is cut off; a busy worker
+        # learns it at its sidecar's next renewal (every retry_after / 3), and exiting a
+        # process on a loaded machine takes a moment.
+        limit = bound + retry_after / 3 + 2.0
+        assert took <= limit, \
+            f"exited {took:.1f}s after the freeze (bound {bound:g}s, allowed {limit:g}s)"
         wait_until(lambda: ends("cut-off") >= 1 and queue_is_empty(rclient), timeout=40,
                    message="the job to complete")
         assert overlaps(rclient, "cut-off") == []
