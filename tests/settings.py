@@ -36,6 +36,17 @@ QUEUE["connections"]["redis"]["block_for"] = 1
 # Worker processes started by tests may shorten the lease to test expiry.
 QUEUE["connections"]["redis"]["retry_after"] = float(os.environ.get("TEST_RETRY_AFTER", 90))
 QUEUE["connections"]["redis"]["max_deliveries"] = int(os.environ.get("TEST_MAX_DELIVERIES", 5))
+# A second Redis connection, "proxy", to the same server through a test's TCP proxy
+# (tests/tcp_proxy.py), with short socket timeouts: only in worker processes a test
+# starts with TEST_PROXY_URL (tests/test_inflight_contract.py).
+if os.environ.get("TEST_PROXY_URL"):
+    QUEUE["connections"]["proxy"] = {
+        "driver": "redis", "url": os.environ["TEST_PROXY_URL"], "queues": "*", "block_for": 1,
+        "retry_after": float(os.environ.get("TEST_RETRY_AFTER", 90)),
+        "max_deliveries": int(os.environ.get("TEST_MAX_DELIVERIES", 5)),
+        "socket_timeout": float(os.environ.get("TEST_SOCKET_TIMEOUT", 10)),
+        "socket_connect_timeout": float(os.environ.get("TEST_SOCKET_CONNECT_TIMEOUT", 5)),
+    }
 
 _db = os.environ.setdefault("HORIZON_TEST_DB", str(VAR_DIR / "test.sqlite3"))
 DATABASES = {

@@ -188,6 +188,99 @@ def new_year_report():
     note(RAN, label="new-year-report")
 
 
+# -- issue 21 (tests/test_inflight_contract.py): jobs that prove "ran once", "never ran
+# twice at the same time" and "never ran" ---------------------------------------------------
+TRACK = "test:track"  # list of JSON events: label, phase (start|end), pid, at, reservation
+
+
+def _track(label, phase, **fields) -> None:
+    running = current_job()
+    fields.update(label=label, phase=phase, pid=os.getpid(), at=time.time())
+    if running is not None:
+        fields.update(uuid=running.uuid, attempts=running.attempts,
+                      reservation=running.data.get("reservation"))
+    redis_driver("redis").client.rpush(TRACK, json.dumps(fields))
+
+
+def track_run(label, seconds: float) -> None:
+    """While a run lasts, its row in ``test:track:runs:<label>`` says when it was last
+    alive (every 0.1 s), so a test can tell two runs apart in time even when one of them
+    was killed (its row stops moving when its process dies)."""
+    client = redis_driver("redis").client
+    run_id = f"{os.getpid()}-{time.time():.6f}"
+    started = time.time()
+    end = time.monotonic() + seconds
+    while True:
+        client.hset(f"{TRACK}:runs:{label}", run_id,
+                    json.dumps({"pid": os.getpid(), "start": started, "last": time.time()}))
+        left = end - time.monotonic()
+        if left <= 0:
+            break
+        time.sleep(min(0.1, left))
+
+
+@job
+def tracked(label, seconds=0.0, **extra):
+    """Records its start and end in TRACK; a long one keeps its run row alive."""
+    _track(label, "start")
+    if seconds:
+        track_run(label, seconds)
+    _track(label, "end")
+
+
+@job
+def tracked_hog(label):
+    """A hung job nothing inside its worker can stop: a C loop holding the GIL (no
+    signal handler and no thread runs), so only the sidecar's SIGKILL ends it."""
+    import itertools
+
+    _track(label, "start")
+    sum(itertools.repeat(1, 10 ** 11))
+    _track(label, "end")
+
+
+@job
+def tracked_then_signal(label, signame="SIGTERM"):
+    """Records how many reservations its worker holds, then signals its own worker (an
+    operator's SIGTERM or SIGUSR2 arriving mid-batch, at a known point)."""
+    import signal as signal_lib
+
+    from queueing.drivers.redis.keys import QueueKeys
+
+    keys = QueueKeys.for_queue("default")
+    client = redis_driver("redis").client
+    held = client.zcard(keys.reserved)
+    waiting = client.llen(keys.ready) + client.zcard(keys.prio_hi) + client.zcard(keys.prio_lo)
+    _track(label, "start", held=held, waiting=waiting)
+    os.kill(os.getpid(), getattr(signal_lib, signame))
+    _track(label, "end")
+
+
+@job
+def tracked_to_file(path, label, seconds=0.0):
+    """Records outside Redis (for tests that make Redis refuse writes)."""
+    with open(path, "a") as handle:
+        handle.write(f"start {label} {os.getpid()}\n")
+    if seconds:
+        time.sleep(seconds)
+    with open(path, "a") as handle:
+        handle.write(f"end {label} {os.getpid()}\n")
+
+
+STORM = "test:storm:done"
+STORM_PIDS = "test:storm:pids"
+
+
+@job
+def storm(label):
+    """1 ms of work, then one round trip: the kill storm counts completions per label."""
+    time.sleep(0.001)
+    pipe = redis_driver("redis").client.pipeline(transaction=False)
+    pipe.hincrby(STORM, label, 1)
+    pipe.hincrby(STORM_PIDS, str(os.getpid()), 1)  # which workers are at work
+    pipe.execute()
+
+
 @job(tries=2, backoff=0)
 async def async_record(label, fail=False):
     """An async def job: its body must really run (and its failures retry like a sync
