@@ -83,6 +83,18 @@ def queue_is_empty(rclient) -> bool:
             and rclient.zcard(DEFAULT.delayed) == 0)
 
 
+def until(predicate, timeout, message, alive=None):
+    """wait_until, failing at once (with the worker's output) if `alive` exits first."""
+    def check():
+        value = predicate()
+        if not value and alive is not None and not alive.running():
+            raise AssertionError(f"the worker exited ({alive.proc.returncode}) while waiting "
+                                 f"for {message}:\n{alive.output()}")
+        return value
+
+    return wait_until(check, timeout=timeout, message=message)
+
+
 def stop(worker, timeout=30.0) -> int:
     if worker.running():
         worker.send(signal.SIGTERM)
@@ -163,9 +175,9 @@ def test_a_hung_job_is_killed_and_its_7_neighbours_run_again_once_uncounted(
     dispatch_many([(jobs.gated_sync if i < 4 else jobs.gated_async).s(label)
                    for i, label in enumerate(neighbours)])
     first = spawn_worker("--concurrency=8", "--tries=1")
-    wait_until(lambda: started(*neighbours), timeout=30, message="7 neighbours running")
+    until(lambda: started(*neighbours), timeout=30, message="7 neighbours running", alive=first)
     hung_uuid = HUNG[kind].delay("hung")
-    wait_until(lambda: started("hung"), timeout=15, message="the hung job to start")
+    until(lambda: started("hung"), timeout=15, message="the hung job to start", alive=first)
     hung_start = by_label("start")["hung"][0]["at"]
     first.wait(2 + KILL_GRACE + SLACK + 5)
     assert time.time() - hung_start < 2 + KILL_GRACE + SLACK + 5
@@ -200,7 +212,7 @@ def test_sigkill_with_8_in_flight_brings_all_8_back_and_each_completes_once(spaw
     dispatch_many([(jobs.sleep_mark if i < 5 else jobs.async_sleep_mark)
                    .s(3.0, label).using(tries=3, backoff=0) for i, label in enumerate(labels)])
     first = spawn_worker("--concurrency=8")
-    wait_until(lambda: started(*labels), timeout=30, message="8 jobs in flight")
+    until(lambda: started(*labels), timeout=30, message="8 jobs in flight", alive=first)
     first.send(signal.SIGKILL)  # the worker only: its sidecar is left to settle
     first.wait()
     assert not any(m["pid"] == first.pid for m in jobs.marks("end"))
@@ -220,7 +232,7 @@ def test_sigterm_with_8_in_flight_finishes_all_8_then_exits_0(spawn_worker, rcli
     dispatch_many([(jobs.sleep_mark if i < 5 else jobs.async_sleep_mark).s(3.0, label)
                    for i, label in enumerate(labels)])
     worker = spawn_worker("--concurrency=8")
-    wait_until(lambda: started(*labels), timeout=30, message="8 jobs in flight")
+    until(lambda: started(*labels), timeout=30, message="8 jobs in flight", alive=worker)
     dispatch_many([jobs.sleep_mark.s(0.1, label) for label in waiting])
     worker.send(signal.SIGTERM)
     assert worker.wait(30) == 0, worker.output()
@@ -235,16 +247,16 @@ def test_sigusr2_stops_intake_while_the_jobs_in_flight_finish(spawn_worker, rcli
     dispatch_many([(jobs.gated_sync if i < 2 else jobs.gated_async).s(label)
                    for i, label in enumerate(labels)])
     worker = spawn_worker("--concurrency=8")
-    wait_until(lambda: started(*labels), timeout=30, message="4 jobs in flight")
+    until(lambda: started(*labels), timeout=30, message="4 jobs in flight", alive=worker)
     worker.send(signal.SIGUSR2)
     dispatch_many([jobs.sleep_mark.s(0.0, label) for label in ("later0", "later1")])
     rclient.set(jobs.GATE, 1)
-    wait_until(lambda: ended(*labels), timeout=15, message="the jobs in flight to finish")
+    until(lambda: ended(*labels), timeout=15, message="the jobs in flight to finish", alive=worker)
     time.sleep(1.5)  # a negative: nothing new starts while paused
     assert not started("later0") and not started("later1")
     assert rclient.llen(DEFAULT.ready) == 2 and worker.running()
     worker.send(signal.SIGCONT)
-    wait_until(lambda: ended("later0", "later1"), timeout=15, message="intake to resume")
+    until(lambda: ended("later0", "later1"), timeout=15, message="intake to resume", alive=worker)
     assert stop(worker) == 0
     assert_each_ended_once([*labels, "later0", "later1"], attempts=1)
 
@@ -256,27 +268,27 @@ def test_queue_cancel_stops_a_running_job_records_it_and_it_is_not_retried(
     worker = spawn_worker("--concurrency=4")
     uuid = gated.using(tries=3, backoff=0).delay("victim")
     neighbour = jobs.gated_sync.delay("neighbour")
-    wait_until(lambda: started("victim", "neighbour"), timeout=30, message="both running")
+    until(lambda: started("victim", "neighbour"), timeout=30, message="both running", alive=worker)
     asked = time.time()
     done = run_command("queue_cancel", uuid)
     assert done.returncode == 0, done.stdout + done.stderr
-    row = wait_until(lambda: FailedJob.objects.filter(uuid=uuid).first(), timeout=15,
-                     message="the cancelled job in the failed store")
+    row = until(lambda: FailedJob.objects.filter(uuid=uuid).first(), timeout=15,
+                message="the cancelled job in the failed store", alive=worker)
     assert time.time() - asked < 20
     assert "cancelled" in row.exception.lower(), row.exception
     assert not ended("victim")  # it stopped: its body never reached its end
     # Not retried (tries 3): nothing left of it on the queue, and the worker goes on.
     assert rclient.zcard(DEFAULT.delayed) == 0
     jobs.sleep_mark.delay(0.0, "after")
-    wait_until(lambda: ended("after"), timeout=15, message="a later job to run")
+    until(lambda: ended("after"), timeout=15, message="a later job to run", alive=worker)
     assert len(by_label("start")["victim"]) == 1
     assert not ended("neighbour")  # the neighbour was not touched
     # It can be retried by hand: a fresh run, which finishes once the gate is open.
     rclient.set(jobs.GATE, 1)
-    wait_until(lambda: ended("neighbour"), timeout=15)
+    until(lambda: ended("neighbour"), timeout=15, message="the neighbour", alive=worker)
     retried = run_command("queue_retry", uuid)
     assert retried.returncode == 0, retried.stdout + retried.stderr
-    wait_until(lambda: ended("victim"), timeout=20, message="the retried job")
+    until(lambda: ended("victim"), timeout=20, message="the retried job", alive=worker)
     assert len(by_label("start")["victim"]) == 2
     assert not FailedJob.objects.filter(uuid=uuid).exists()
     assert neighbour not in set(FailedJob.objects.values_list("uuid", flat=True))
@@ -286,9 +298,9 @@ def test_queue_cancel_stops_a_running_job_records_it_and_it_is_not_retried(
 def test_queue_cancel_reports_a_job_that_does_not_stop_within_the_grace(spawn_worker):
     """A job in one long C call cannot take the exception: the command says so with a
     non-zero exit, after about the grace period, instead of claiming success."""
-    spawn_worker("--concurrency=2")
+    worker = spawn_worker("--concurrency=2")
     uuid = jobs.stuck_in_c_for.delay(40, "stuck")
-    wait_until(lambda: started("stuck"), timeout=30, message="the stuck job to start")
+    until(lambda: started("stuck"), timeout=30, message="the stuck job to start", alive=worker)
     asked = time.time()
     done = run_command("queue_cancel", uuid, timeout=60)
     assert done.returncode != 0, done.stdout + done.stderr
@@ -331,10 +343,10 @@ def test_8_concurrent_orm_jobs_write_everything_share_no_connection_and_leak_non
     ControlValue.objects.using(alias).count()  # this process's own session, opened now
     worker = spawn_worker("--concurrency=8")
     jobs.sleep_mark.delay(0.0, "warm-up")  # the worker is up and idle once this ran
-    wait_until(lambda: ended("warm-up"), timeout=30, message="the worker to start")
+    until(lambda: ended("warm-up"), timeout=30, message="the worker to start", alive=worker)
     open_before = pg_connections() if alias == "pg" else sqlite_handles(worker.pid)
     dispatch_many([jobs.orm_writes.s(label, alias) for label in labels])
-    wait_until(lambda: ended(*labels), timeout=60, message="8 ORM jobs")
+    until(lambda: ended(*labels), timeout=60, message="8 ORM jobs", alive=worker)
     # Every write landed.
     keys = set(ControlValue.objects.using(alias).filter(key__startswith="orm:")
                .values_list("key", flat=True))
@@ -360,11 +372,11 @@ def test_8_concurrent_orm_jobs_write_everything_share_no_connection_and_leak_non
     # No connection left open once the jobs are done, while the worker still runs
     # (CONN_MAX_AGE 0: each thread closes what its job opened, as one job at a time does).
     if alias == "pg":
-        wait_until(lambda: pg_connections() <= open_before, timeout=15,
-                   message=f"PostgreSQL sessions back to {open_before}")
+        until(lambda: pg_connections() <= open_before, timeout=15,
+              message=f"PostgreSQL sessions back to {open_before}", alive=worker)
     else:
-        wait_until(lambda: sqlite_handles(worker.pid) <= open_before, timeout=15,
-                   message=f"the worker's handles on the SQLite file back to {open_before}")
+        until(lambda: sqlite_handles(worker.pid) <= open_before, timeout=15,
+              message=f"the worker's SQLite handles back to {open_before}", alive=worker)
     assert worker.running()
     assert stop(worker) == 0
 
