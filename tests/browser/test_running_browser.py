@@ -47,8 +47,9 @@ def test_cancel_a_running_job_from_the_running_now_page(page, browser, live_serv
     worker = spawn_worker("--concurrency=4")
     victim = test_jobs.gated_sync.using(tries=3, backoff=0).delay("victim")
     neighbour = test_jobs.gated_async.delay("neighbour")
-    wait_until(lambda: started("victim") and started("neighbour"), timeout=30,
-               message="both jobs running")
+    wait_until(lambda: (started("victim") and started("neighbour")) or not worker.running(),
+               timeout=30, message="both jobs running")
+    assert worker.running(), worker.output()
 
     # A read-only user sees the running jobs but cannot cancel them.
     viewer = browser.new_context(base_url=live_server.url).new_page()
