@@ -249,6 +249,7 @@ def test_sigusr2_stops_intake_while_the_jobs_in_flight_finish(spawn_worker, rcli
     worker = spawn_worker("--concurrency=8")
     until(lambda: started(*labels), timeout=30, message="4 jobs in flight", alive=worker)
     worker.send(signal.SIGUSR2)
+    time.sleep(1.0)  # the signal is handled between Redis waits, as in test_worker_process
     dispatch_many([jobs.sleep_mark.s(0.0, label) for label in ("later0", "later1")])
     rclient.set(jobs.GATE, 1)
     until(lambda: ended(*labels), timeout=15, message="the jobs in flight to finish", alive=worker)
@@ -259,6 +260,20 @@ def test_sigusr2_stops_intake_while_the_jobs_in_flight_finish(spawn_worker, rcli
     until(lambda: ended("later0", "later1"), timeout=15, message="intake to resume", alive=worker)
     assert stop(worker) == 0
     assert_each_ended_once([*labels, "later0", "later1"], attempts=1)
+
+
+def test_queue_restart_with_4_in_flight_lets_them_finish_then_exits_0(spawn_worker, rclient):
+    labels = [f"r{i}" for i in range(4)]
+    dispatch_many([(jobs.gated_sync if i < 2 else jobs.gated_async).s(label)
+                   for i, label in enumerate(labels)])
+    worker = spawn_worker("--concurrency=8")
+    until(lambda: started(*labels), timeout=30, message="4 jobs in flight", alive=worker)
+    done = run_command("queue_restart")
+    assert done.returncode == 0, done.stdout + done.stderr
+    rclient.set(jobs.GATE, 1)
+    assert worker.wait(30) == 0, worker.output()
+    assert_each_ended_once(labels, attempts=1)
+    assert queue_is_empty(rclient) and FailedJob.objects.count() == 0
 
 
 # -- 6. cancel a running job from the CLI ---------------------------------------------------------
