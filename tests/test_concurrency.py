@@ -131,7 +131,7 @@ def test_100_async_jobs_awaiting_1s_run_at_once_with_concurrency_100(spawn_worke
     spans = list(intervals().values())
     took = max(e for _, e in spans) - min(s for s, _ in spans)
     assert took < 15, f"100 x 1 s awaits on 100 slots took {took:.1f} s (one at a time: 100 s)"
-    assert most_at_once(spans) <= 100
+    assert most_at_once(spans) >= 10
     assert len({m["pid"] for m in jobs.marks("end")}) == 1
     assert queue_is_empty(rclient) and FailedJob.objects.count() == 0
 
@@ -179,8 +179,9 @@ def test_a_hung_job_is_killed_and_its_7_neighbours_run_again_once_uncounted(
     hung_uuid = HUNG[kind].delay("hung")
     until(lambda: started("hung"), timeout=15, message="the hung job to start", alive=first)
     hung_start = by_label("start")["hung"][0]["at"]
-    first.wait(2 + KILL_GRACE + SLACK + 5)
-    assert time.time() - hung_start < 2 + KILL_GRACE + SLACK + 5
+    first.wait(2 + KILL_GRACE + SLACK + 15)  # the sidecar SIGKILLs the whole worker
+    stopped_after = time.time() - hung_start
+    assert stopped_after < 2 + KILL_GRACE + SLACK, f"stopped {stopped_after:.1f} s after start"
     assert not ended("hung")
     # The sidecar settled the table: the hung job failed (tries 1) as a timeout...
     row = wait_until(lambda: FailedJob.objects.filter(uuid=hung_uuid).first(), timeout=15,
