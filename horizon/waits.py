@@ -20,11 +20,10 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import redis
-
 from horizon import keys
 from horizon.repositories.latency import oldest_ages
 from horizon.signals import long_wait_detected, long_wait_recovered
+from queueing.drivers.redis.replies import RedisClient
 
 logger = logging.getLogger("horizon.waits")
 CHECK_INTERVAL = 5.0  # seconds between evaluations
@@ -61,9 +60,9 @@ def decide(alert: dict | None, seconds: float, threshold: float, now: float,
     `alert` is the stored state: {"since": first over, "notified_at": last notice}.
     """
     over = threshold > 0 and seconds > threshold
-    if over and alert is None:
-        return "long", {"since": now, "notified_at": now}
     if over:
+        if alert is None:
+            return "long", {"since": now, "notified_at": now}
         if now - alert["notified_at"] >= cooldown:
             return "repeat", {**alert, "notified_at": now}
         return None, alert
@@ -108,7 +107,7 @@ class Notifier:
 
 
 class WaitMonitor:
-    def __init__(self, waits: dict[str, float], client: redis.Redis, notifier: Notifier, *,
+    def __init__(self, waits: dict[str, float], client: RedisClient, notifier: Notifier, *,
                  cooldown: float = 300.0, owner: str = "",
                  interval: float = CHECK_INTERVAL) -> None:
         self.waits = {label: t for label, t in waits.items() if t > 0}
@@ -120,7 +119,7 @@ class WaitMonitor:
         self._checked = 0.0
 
     @classmethod
-    def from_config(cls, config, client: redis.Redis, *, owner: str,
+    def from_config(cls, config, client: RedisClient, *, owner: str,
                     log: Callable[[str], None] = lambda _: None) -> WaitMonitor:
         n = config.notifications
         return cls(config.waits, client, Notifier(n.get("mail") or [], n.get("webhook"),
@@ -139,7 +138,8 @@ class WaitMonitor:
             if not self.client.set(keys.WAITS_LOCK, self.owner or "master", nx=True,
                                    px=max(int(self.interval * 1000) - 100, 100)):
                 return []
-        refs = [tuple(label.split(":", 1)) for label in self.waits]
+        # every label is "connection:queue" (parse_waits prefixes a bare queue name)
+        refs = [(conn, queue) for conn, _, queue in (label.partition(":") for label in self.waits)]
         ages = oldest_ages(refs, now)
         pipe = self.client.pipeline(transaction=False)
         for label in self.waits:
@@ -159,7 +159,8 @@ class WaitMonitor:
                 continue
             notice = Notice("recovered" if kind == "recovered" else "long", label, seconds,
                             threshold, repeat=kind == "repeat",
-                            lasted=now - alert["since"] if kind == "recovered" else 0.0)
+                            lasted=(now - alert["since"]
+                                    if kind == "recovered" and alert is not None else 0.0))
             self.notifier.send(notice, self)
             notices.append(notice)
         return notices

@@ -14,6 +14,8 @@ import importlib.abc
 import importlib.util
 import sys
 import warnings
+from collections.abc import Sequence
+from importlib.machinery import ModuleSpec
 from types import ModuleType
 
 MOVED = {
@@ -51,12 +53,13 @@ class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def __init__(self, moved: dict[str, str]) -> None:
         self.moved = moved
 
-    def find_spec(self, fullname: str, path, target=None):  # type: ignore[no-untyped-def]
+    def find_spec(self, fullname: str, path: Sequence[str] | None,
+                  target: ModuleType | None = None) -> ModuleSpec | None:
         if fullname not in self.moved:
             return None
         return importlib.util.spec_from_loader(fullname, self)
 
-    def create_module(self, spec) -> ModuleType:  # type: ignore[no-untyped-def]
+    def create_module(self, spec: ModuleSpec) -> ModuleType:
         new = self.moved[spec.name]
         warnings.warn(f"{spec.name} moved to {new}; the old path goes in 0.3",
                       DeprecationWarning, stacklevel=2)

@@ -23,6 +23,7 @@ from queueing.drivers.contract import DispatchTarget, QueueDriver
 from queueing.drivers.null import NullDriver
 from queueing.drivers.redis.driver import RedisDriver
 from queueing.drivers.redis.embedded import EmbeddedRedis
+from queueing.drivers.redis.replies import RedisClient
 from queueing.drivers.sync import SyncDriver
 from queueing.errors import ConfigurationError
 from queueing.redaction import redacted_url as _redact_url
@@ -56,7 +57,7 @@ def redis_url(config: ConnectionConfig) -> str:
 
 
 def make_client(config: ConnectionConfig, *, socket_timeout: float | None = None
-                ) -> redis.Redis | RedisCluster:
+                ) -> RedisClient:
     """A client for the connection: RedisCluster when the connection selects cluster mode.
 
     Every client has connect and socket timeouts (the connection's settings; redis-py

@@ -38,4 +38,17 @@ class UnknownJob(QueueError, LookupError):
 
 
 class MalformedPayload(QueueError, ValueError):
-    """A queue entry is not a payload this version can run (not JSON, missing fields...)."""
+    """A queue entry is not a payload this version can run (not JSON, missing fields...).
+
+    ``original`` is the entry a wrapped payload carried (None: not known), and
+    ``attempts`` the deliveries counted in its head (None: not readable).
+    """
+
+    original: bytes | None
+    attempts: int | None
+
+    def __init__(self, *args: object, original: bytes | None = None,
+                 attempts: int | None = None) -> None:
+        super().__init__(*args)
+        self.original = original
+        self.attempts = attempts

@@ -33,6 +33,11 @@ CONTENT_SECURITY_POLICY = (
     "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; "
     "object-src 'none'"
 )
+# Attributes the decorators set, read by name (setattr/getattr: a view function or a
+# request has no such declared attribute):
+CAN_OPERATE_ATTR = "horizon_can_operate"  # on a request: may this user operate?
+ACTION_ATTR = "horizon_action"  # on a view: True for an action, False for a page
+MACHINE_ENDPOINT_ATTR = "horizon_machine_endpoint"  # on a view: for machines, no login
 
 
 def _staff(user) -> bool:
@@ -86,8 +91,9 @@ def _guarded(view: Callable, *, operate: bool = False) -> Callable:
             # A page of its own (not a bare 403) so the user can log out and switch.
             return render(request, "horizon/forbidden.html", {"permission": PERMISSION},
                           status=403)
-        request.horizon_can_operate = can_operate_dashboard(request.user)
-        if operate and not request.horizon_can_operate:
+        can_operate = can_operate_dashboard(request.user)
+        setattr(request, CAN_OPERATE_ATTR, can_operate)
+        if operate and not can_operate:
             return render(request, "horizon/forbidden.html",
                           {"permission": OPERATE_PERMISSION, "read_only": True}, status=403)
         return view(request, *args, **kwargs)
@@ -98,12 +104,12 @@ def _guarded(view: Callable, *, operate: bool = False) -> Callable:
 def page(view: Callable) -> Callable:
     """A read-only page or fragment: GET (and HEAD) only."""
     guarded = _guarded(require_safe(view))
-    guarded.horizon_action = False
+    setattr(guarded, ACTION_ATTR, False)
     return guarded
 
 
 def action(view: Callable) -> Callable:
     """A state-changing endpoint: POST only, with a valid CSRF token."""
     guarded = _guarded(csrf_protect(require_POST(view)), operate=True)
-    guarded.horizon_action = True
+    setattr(guarded, ACTION_ATTR, True)
     return guarded

@@ -140,7 +140,8 @@ def line_chart(series: list[tuple[float, float]], width: int = 600, height: int 
     y_ticks = tuple(Tick(round(y_of(v), 1), describe(v) if v else f"0 {unit}".strip())
                     for v in (0.0, top / 2, top))
     if len(series) > 1:
-        x_ticks = (Tick(left, clock(t0), "start"), Tick(right, clock(t1), "end"))
+        x_ticks: tuple[Tick, ...] = (Tick(left, clock(t0), "start"),
+                                     Tick(right, clock(t1), "end"))
         if inner_w > 300 and t1 - t0 >= 180:
             x_ticks = (x_ticks[0], Tick(left + inner_w / 2, clock((t0 + t1) / 2)), x_ticks[1])
     else:

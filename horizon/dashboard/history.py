@@ -9,9 +9,8 @@ from __future__ import annotations
 import json
 import time
 
-import redis
-
 from horizon import keys
+from queueing.drivers.redis.replies import RedisClient
 
 KEEP = 20
 TTL = 30 * 86400
@@ -21,7 +20,7 @@ def key(uuid: str) -> str:
     return keys.retries_log(uuid)
 
 
-def record(client: redis.Redis, uuids: list[str], user: str, now: float | None = None) -> None:
+def record(client: RedisClient, uuids: list[str], user: str, now: float | None = None) -> None:
     now = time.time() if now is None else now
     entry = json.dumps({"at": now, "by": user})
     pipe = client.pipeline(transaction=False)
@@ -32,7 +31,7 @@ def record(client: redis.Redis, uuids: list[str], user: str, now: float | None =
     pipe.execute()
 
 
-def entries(client: redis.Redis, uuid: str) -> list[dict]:
+def entries(client: RedisClient, uuid: str) -> list[dict]:
     """Newest first: {"at": unix time, "by": username}."""
     out = []
     for raw in client.lrange(key(uuid), 0, KEEP - 1):

@@ -94,7 +94,8 @@ def row_from(state: str, queue: str, data: dict, *, position: int, score: float 
 def matches(needle: str, data: dict) -> bool:
     """Does a job's name, class, uuid or one of its tags contain `needle` (lower case)?"""
     fields = [data.get("displayName"), data.get("job"), data.get("uuid")]
-    tags = data.get("tags") if isinstance(data.get("tags"), list) else []
+    raw_tags = data.get("tags")
+    tags = raw_tags if isinstance(raw_tags, list) else []
     return any(needle in str(f).lower() for f in [*fields, *tags] if f)
 
 

@@ -23,6 +23,7 @@ TAG_LIMIT = 20  # tags shown per row
 
 def shown_tags(data: dict) -> list[str]:
     """A payload's tags as a row shows them: a few, each masked and clipped."""
-    tags = data.get("tags") if isinstance(data.get("tags"), list) else []
+    raw_tags = data.get("tags")
+    tags = raw_tags if isinstance(raw_tags, list) else []
     return [display(str(tag), NAME_LIMIT) for tag in tags[:TAG_LIMIT]]
 

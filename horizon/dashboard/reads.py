@@ -82,11 +82,13 @@ def runtimes(labels: list[str]) -> dict[str, float]:
     """Average runtime (ms) per queue label: running aggregate, else the latest snapshot."""
     client = horizon_client()
     current = metrics_repo.current(client, "queue", labels)
-    out = {}
+    out: dict[str, float] = {}
+    missing: list[str] = []
     for label in labels:
         count, total = current[label]
-        out[label] = total / count if count else None
-    missing = [label for label, value in out.items() if value is None]
+        out[label] = total / count if count else 0.0  # 0.0 for now: filled in below
+        if not count:
+            missing.append(label)
     if missing:
         pipe = client.pipeline(transaction=False)
         for label in missing:
@@ -110,7 +112,7 @@ def queue_rows(sups: list[SupervisorState]) -> list[QueueRow]:
     for ref in refs:
         by_conn.setdefault(ref.connection, []).append(ref)
     sizes = {}
-    paused_refs = set()
+    paused_refs: set[QueueRef] = set()
     for conn, conn_refs in by_conn.items():
         found = connections.queue_driver(conn).sizes_many([r.name for r in conn_refs])
         sizes.update({QueueRef(conn, q): s for q, s in found.items()})

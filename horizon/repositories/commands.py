@@ -7,21 +7,20 @@ from __future__ import annotations
 
 import json
 
-import redis
-
 from horizon import keys
 from horizon.repositories.state import masters
+from queueing.drivers.redis.replies import RedisClient
 
 COMMANDS = ("pause", "continue", "terminate", "pause_supervisor", "continue_supervisor")
 
 
-def push(client: redis.Redis, master: str, command: str, **args: object) -> None:
+def push(client: RedisClient, master: str, command: str, **args: object) -> None:
     if command not in COMMANDS:
         raise ValueError(f"unknown horizon command {command!r}")
     client.rpush(keys.commands(master), json.dumps({"command": command, "args": args}))
 
 
-def broadcast(client: redis.Redis, command: str, **args: object) -> list[str]:
+def broadcast(client: RedisClient, command: str, **args: object) -> list[str]:
     """Send a command to every live master; return their names."""
     names = [m.name for m in masters(client)]
     for name in names:
@@ -29,7 +28,7 @@ def broadcast(client: redis.Redis, command: str, **args: object) -> list[str]:
     return names
 
 
-def drain(client: redis.Redis, master: str) -> list[dict]:
+def drain(client: RedisClient, master: str) -> list[dict]:
     pipe = client.pipeline(transaction=True)
     pipe.lrange(keys.commands(master), 0, -1)
     pipe.delete(keys.commands(master))

@@ -16,10 +16,9 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
-import redis
-
 from horizon import keys
 from queueing.dispatching.registry import resolve
+from queueing.drivers.redis.replies import RedisClient, as_str
 from queueing.drivers.redis.scripts import script_for
 from queueing.errors import UnknownJob
 
@@ -49,7 +48,7 @@ def job_label(name: str | None) -> str:
     return name
 
 
-def outcome_call(client: redis.Redis, *, queue_label: str, job: str | None, kind: str,
+def outcome_call(client: RedisClient, *, queue_label: str, job: str | None, kind: str,
                  runtime: float | None, wait: float | None):
     """The script call counting one outcome (to run now or in a pipeline)."""
     label = job_label(job)
@@ -79,8 +78,8 @@ def _buckets(raw: dict[str, str], prefix: str, size: int) -> list[int]:
     return [int(raw.get(f"{prefix}:{i}", 0)) for i in range(size + 1)]
 
 
-def read_all(client: redis.Redis) -> list[Series]:
-    names = sorted(m.decode() for m in client.smembers(keys.PROMETHEUS_SERIES))
+def read_all(client: RedisClient) -> list[Series]:
+    names = sorted(as_str(m) for m in client.smembers(keys.PROMETHEUS_SERIES))
     pipe = client.pipeline(transaction=False)
     for name in names:
         pipe.hgetall(keys.prometheus_series(*name.split("|", 1)))

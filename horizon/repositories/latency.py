@@ -23,8 +23,8 @@ def available_since(raw: bytes | str | None) -> float | None:
     wrapped = data.get("wrapped")
     if isinstance(wrapped, str):  # an entry pop wrapped (see the reservation contract)
         data = peek(wrapped)
-    stamps = [data.get(k) for k in ("availableAt", "pushedAt")]
-    stamps = [s for s in stamps if isinstance(s, (int, float)) and not isinstance(s, bool)]
+    found = [data.get(k) for k in ("availableAt", "pushedAt")]
+    stamps = [s for s in found if isinstance(s, (int, float)) and not isinstance(s, bool)]
     return max(stamps) if stamps else None
 
 

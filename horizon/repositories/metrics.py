@@ -10,8 +10,6 @@ import json
 import time
 from dataclasses import dataclass
 
-import redis
-
 from horizon import keys
 from horizon.config import horizon_settings
 from horizon.repositories import horizon_client
@@ -24,14 +22,15 @@ from horizon.repositories.counters import (
     outcome_call,
 )
 from queueing.dispatching.payload import normalised
+from queueing.drivers.redis.replies import RedisClient, as_bytes, as_str
 from queueing.drivers.redis.scripts import run_pipelined, script_for
 
 
-def _script(client: redis.Redis, name: str):
+def _script(client: RedisClient, name: str):
     return script_for(client, name, package="horizon")
 
 
-def completion_call(client: redis.Redis, *, job_name: str, uuid: str, label: str,
+def completion_call(client: RedisClient, *, job_name: str, uuid: str, label: str,
                     runtime: float, payload: dict, keep_seconds: int, now: float,
                     keep_count: int = 10000):
     """The script call recording one finished job (seeding pages and tests; workers
@@ -53,7 +52,7 @@ class CompletedJob:
     wait: float | None = None  # seconds from available to reserved (first deliveries)
 
 
-def completions_call(client: redis.Redis, done: list[CompletedJob], *, keep_seconds: int,
+def completions_call(client: RedisClient, done: list[CompletedJob], *, keep_seconds: int,
                      keep_count: int = 10000):
     """One script call folding a batch of finished jobs into the metrics hashes (summed
     per job name and per queue), the Prometheus counters (summed per series) and the
@@ -168,7 +167,7 @@ class Snapshot:
     runtime: float  # average ms
 
 
-def take_snapshots(client: redis.Redis, *, now: float | None = None,
+def take_snapshots(client: RedisClient, *, now: float | None = None,
                    keep_minutes: float = 1440) -> int:
     """Snapshot every measured job and queue; returns how many series were snapshotted."""
     now = time.time() if now is None else now
@@ -176,8 +175,8 @@ def take_snapshots(client: redis.Redis, *, now: float | None = None,
     minutes = max((now - float(last)) / 60 if last else 1.0, 1 / 60)
     cutoff = now - keep_minutes * 60
     script = _script(client, "take_snapshot")
-    jobs = [m.decode() for m in client.smembers(keys.MEASURED_JOBS)]
-    queues = [m.decode() for m in client.smembers(keys.MEASURED_QUEUES)]
+    jobs = [as_str(m) for m in client.smembers(keys.MEASURED_JOBS)]
+    queues = [as_str(m) for m in client.smembers(keys.MEASURED_QUEUES)]
     calls = [(script, [keys.job_metrics(name), keys.job_snapshots(name)], [now, cutoff, minutes])
              for name in jobs]
     calls += [(script, [keys.queue_metrics(label), keys.queue_snapshots(label)],
@@ -188,17 +187,18 @@ def take_snapshots(client: redis.Redis, *, now: float | None = None,
     return len(jobs) + len(queues)
 
 
-def snapshots(client: redis.Redis, kind: str, name: str, since: float = 0) -> list[Snapshot]:
+def snapshots(client: RedisClient, kind: str, name: str, since: float = 0) -> list[Snapshot]:
     key = keys.job_snapshots(name) if kind == "job" else keys.queue_snapshots(name)
-    return [Snapshot(**json.loads(raw)) for raw in client.zrangebyscore(key, since, "+inf")]
+    return [Snapshot(**json.loads(as_bytes(raw)))
+            for raw in client.zrangebyscore(key, since, "+inf")]
 
 
-def measured(client: redis.Redis, kind: str) -> list[str]:
+def measured(client: RedisClient, kind: str) -> list[str]:
     key = keys.MEASURED_JOBS if kind == "job" else keys.MEASURED_QUEUES
-    return sorted(m.decode() for m in client.smembers(key))
+    return sorted(as_str(m) for m in client.smembers(key))
 
 
-def current(client: redis.Redis, kind: str, names: list[str]) -> dict[str, tuple[int, float]]:
+def current(client: RedisClient, kind: str, names: list[str]) -> dict[str, tuple[int, float]]:
     """Per name: (jobs since the last snapshot, their total runtime in ms)."""
     pipe = client.pipeline(transaction=False)
     for name in names:
@@ -210,14 +210,14 @@ def current(client: redis.Redis, kind: str, names: list[str]) -> dict[str, tuple
     return out
 
 
-def average_runtime_ms(client: redis.Redis, kind: str, name: str) -> float:
+def average_runtime_ms(client: RedisClient, kind: str, name: str) -> float:
     """Runtime of recent jobs: current aggregate, else the latest snapshot with jobs."""
     count, total = current(client, kind, [name])[name]
     if count:
         return total / count
     key = keys.job_snapshots(name) if kind == "job" else keys.queue_snapshots(name)
     for raw in client.zrevrange(key, 0, 59):
-        snap = json.loads(raw)
+        snap = json.loads(as_bytes(raw))
         if snap["count"]:
             return float(snap["runtime"])
     return 0.0
@@ -230,7 +230,7 @@ def wait_seconds(pending: int, runtime_ms: float, processes: int) -> float:
     return pending * (runtime_ms / 1000.0) / max(processes, 1)
 
 
-def jobs_since(client: redis.Redis, since: float) -> int:
+def jobs_since(client: RedisClient, since: float) -> int:
     """Jobs finished since `since` (snapshots plus what has not been snapshotted yet)."""
     labels = measured(client, "queue")
     total = sum(count for count, _ in current(client, "queue", labels).values())
@@ -239,7 +239,7 @@ def jobs_since(client: redis.Redis, since: float) -> int:
     return total
 
 
-def jobs_per_minute(client: redis.Redis, now: float | None = None) -> float:
+def jobs_per_minute(client: RedisClient, now: float | None = None) -> float:
     """Throughput over the last snapshot interval, or since it if it is over a minute old."""
     now = time.time() if now is None else now
     labels = measured(client, "queue")
@@ -250,7 +250,7 @@ def jobs_per_minute(client: redis.Redis, now: float | None = None) -> float:
         for label in labels:
             raw = client.zrevrange(keys.queue_snapshots(label), 0, 0)
             if raw:
-                latest += json.loads(raw[0])["throughput"]
+                latest += json.loads(as_bytes(raw[0]))["throughput"]
         return latest
     minutes = (now - float(last)) / 60 if last else 1.0
     return pending / max(minutes, 1.0)

@@ -3,31 +3,30 @@ from __future__ import annotations
 
 import time
 
-import redis
-
 from horizon import keys
+from queueing.drivers.redis.replies import RedisClient, as_bytes
 from queueing.safe_json import peek
 
 
-def completed(client: redis.Redis, start: int = 0, stop: int = 49) -> list[dict]:
+def completed(client: RedisClient, start: int = 0, stop: int = 49) -> list[dict]:
     """Newest first, by rank range; each with its payload decoded."""
-    uuids = client.zrevrange(keys.COMPLETED, start, stop)
+    uuids = [as_bytes(uuid) for uuid in client.zrevrange(keys.COMPLETED, start, stop)]
     if not uuids:
         return []
-    return [_decode(record) for record in client.hmget(keys.COMPLETED_RECORDS, uuids)
+    return [_decode(as_bytes(record)) for record in client.hmget(keys.COMPLETED_RECORDS, uuids)
             if record]
 
 
-def count(client: redis.Redis) -> int:
+def count(client: RedisClient) -> int:
     return client.zcard(keys.COMPLETED)
 
 
-def find(client: redis.Redis, uuid: str) -> dict | None:
+def find(client: RedisClient, uuid: str) -> dict | None:
     record = client.hget(keys.COMPLETED_RECORDS, uuid)
-    return _decode(record) if record else None
+    return _decode(as_bytes(record)) if record else None
 
 
-def exist(client: redis.Redis, uuids: list[str]) -> set[str]:
+def exist(client: RedisClient, uuids: list[str]) -> set[str]:
     """Which of `uuids` have a record."""
     if not uuids:
         return set()
@@ -61,7 +60,7 @@ def _number(text: str) -> float:
         return 0.0
 
 
-def trim(client: redis.Redis, keep_minutes: float, now: float | None = None) -> int:
+def trim(client: RedisClient, keep_minutes: float, now: float | None = None) -> int:
     """Drop records older than the retention, with their index entries (the workers'
     script does the same as it writes; this covers a quiet period)."""
     now = time.time() if now is None else now

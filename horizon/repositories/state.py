@@ -12,9 +12,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import redis
-
 from horizon import keys
+from queueing.drivers.redis.replies import RedisClient, as_str
 
 STATE_TTL = 15  # seconds a master/supervisor stays visible without a heartbeat
 
@@ -58,7 +57,7 @@ def supervisor_id(master: str, name: str) -> str:
     return f"{master}:{name}"
 
 
-def _publish(client: redis.Redis, index: str, key: str, name: str, state: Any) -> None:
+def _publish(client: RedisClient, index: str, key: str, name: str, state: Any) -> None:
     state.heartbeat = time.time()
     pipe = client.pipeline(transaction=False)
     pipe.set(key, json.dumps(asdict(state)), ex=STATE_TTL)
@@ -66,16 +65,16 @@ def _publish(client: redis.Redis, index: str, key: str, name: str, state: Any) -
     pipe.execute()
 
 
-def publish_master(client: redis.Redis, state: MasterState) -> None:
+def publish_master(client: RedisClient, state: MasterState) -> None:
     _publish(client, keys.MASTERS, keys.master(state.name), state.name, state)
 
 
-def publish_supervisor(client: redis.Redis, state: SupervisorState) -> None:
+def publish_supervisor(client: RedisClient, state: SupervisorState) -> None:
     _publish(client, keys.SUPERVISORS, keys.supervisor(state.key), state.key, state)
 
 
-def _read(client: redis.Redis, index: str, key_of, kind: type) -> list:
-    names = [n.decode() for n in client.zrange(index, 0, -1)]
+def _read(client: RedisClient, index: str, key_of, kind: type) -> list:
+    names = [as_str(n) for n in client.zrange(index, 0, -1)]
     if not names:
         return []
     blobs = client.mget([key_of(n) for n in names])
@@ -90,19 +89,19 @@ def _read(client: redis.Redis, index: str, key_of, kind: type) -> list:
     return found
 
 
-def masters(client: redis.Redis) -> list[MasterState]:
+def masters(client: RedisClient) -> list[MasterState]:
     return _read(client, keys.MASTERS, keys.master, MasterState)
 
 
-def supervisors(client: redis.Redis) -> list[SupervisorState]:
+def supervisors(client: RedisClient) -> list[SupervisorState]:
     return _read(client, keys.SUPERVISORS, keys.supervisor, SupervisorState)
 
 
-def master_alive(client: redis.Redis, name: str) -> bool:
+def master_alive(client: RedisClient, name: str) -> bool:
     return bool(client.exists(keys.master(name)))
 
 
-def forget_master(client: redis.Redis, name: str, supervisor_names: list[str]) -> None:
+def forget_master(client: RedisClient, name: str, supervisor_names: list[str]) -> None:
     pipe = client.pipeline(transaction=False)
     pipe.delete(keys.master(name))
     pipe.delete(keys.commands(name))  # one key per call: a cluster pipeline wants that
@@ -113,7 +112,7 @@ def forget_master(client: redis.Redis, name: str, supervisor_names: list[str]) -
     pipe.execute()
 
 
-def overall_status(client: redis.Redis) -> str:
+def overall_status(client: RedisClient) -> str:
     """"running" if any master runs, "paused" if all are paused, else "inactive"."""
     found = masters(client)
     if not found:

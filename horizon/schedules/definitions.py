@@ -56,12 +56,14 @@ class ScheduleDefinition:
         """How often, for people: the cron expression (and zone) or the interval."""
         if self.cron is not None:
             return self.cron.expression + ("" if self.tz == "UTC" else f" ({self.tz})")
+        assert self.interval is not None  # make() gives a schedule a cron or an interval
         return f"every {self.interval.seconds}s"
 
     def next_after(self, after: float) -> float:
         """The first slot strictly after `after` (unix time), the same on every host."""
         if self.interval is not None:
             return self.interval.next_after(after)
+        assert self.cron is not None  # make() gives a schedule a cron or an interval
         moment = dt.datetime.fromtimestamp(after, cron_lib.UTC)
         return cron_lib.next_fire(self.cron, moment, self.tz).timestamp()
 

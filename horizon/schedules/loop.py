@@ -11,16 +11,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-import redis
-
 from horizon.schedules import store
 from horizon.schedules.definitions import ScheduleDefinition, ScheduleError
+from queueing.drivers.redis.replies import RedisClient
 
 CATCH_UP = 100  # slots considered per schedule per tick at most
 
 
 class ScheduleLoop:
-    def __init__(self, schedules: list[ScheduleDefinition], client: redis.Redis, *,
+    def __init__(self, schedules: list[ScheduleDefinition], client: RedisClient, *,
                  owner: str, log: Callable[[str], None] = lambda _: None,
                  grace: float = store.GRACE, now: float | None = None) -> None:
         self.schedules = schedules

@@ -19,8 +19,6 @@ import time
 import uuid as uuid_lib
 from dataclasses import dataclass
 
-import redis
-
 from horizon import keys
 from horizon.schedules.definitions import ScheduleDefinition, ScheduleError
 from queueing import connections
@@ -29,6 +27,7 @@ from queueing.dispatching.dispatch import target_of
 from queueing.dispatching.jobs import Signature
 from queueing.dispatching.registry import resolve
 from queueing.drivers.redis.keys import QueueKeys
+from queueing.drivers.redis.replies import RedisClient, as_str
 
 HISTORY = 20  # runs kept per schedule
 GRACE = 60.0  # seconds a late slot is still fired; older ones are skipped
@@ -113,13 +112,13 @@ def history(schedule: ScheduleDefinition, limit: int = HISTORY) -> list[dict]:
     return out
 
 
-def pause(client: redis.Redis, name: str) -> None:
+def pause(client: RedisClient, name: str) -> None:
     client.sadd(keys.SCHEDULES_PAUSED, name)
 
 
-def resume(client: redis.Redis, name: str) -> None:
+def resume(client: RedisClient, name: str) -> None:
     client.srem(keys.SCHEDULES_PAUSED, name)
 
 
-def paused_names(client: redis.Redis) -> set[str]:
-    return {m.decode() for m in client.smembers(keys.SCHEDULES_PAUSED)}
+def paused_names(client: RedisClient) -> set[str]:
+    return {as_str(m) for m in client.smembers(keys.SCHEDULES_PAUSED)}

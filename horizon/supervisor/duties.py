@@ -15,6 +15,7 @@ from horizon.config import HorizonSettings
 from horizon.schedules.definitions import ScheduleError, all_schedules
 from horizon.schedules.loop import ScheduleLoop
 from horizon.waits import WaitMonitor
+from queueing.drivers.redis.replies import RedisClient
 
 
 class Duties:
@@ -25,7 +26,7 @@ class Duties:
         self.log = log
 
     @classmethod
-    def for_master(cls, config: HorizonSettings, client: redis.Redis, *, owner: str,
+    def for_master(cls, config: HorizonSettings, client: RedisClient, *, owner: str,
                    log: Callable[[str], None]) -> Duties:
         try:
             found = all_schedules()

@@ -10,7 +10,6 @@ import os
 import socket
 import sys
 import time
-from typing import TextIO
 
 import redis
 
@@ -21,7 +20,9 @@ from horizon.supervisor import staleness
 from horizon.supervisor.duties import Duties
 from horizon.supervisor.supervisor import Supervisor
 from horizon.supervisor.wakeup import SignalWakeup
+from queueing.drivers.redis.replies import RedisClient
 from queueing.redaction import for_log
+from queueing.worker.job_runner import OutputStream
 from queueing.worker.process_control import SignalFlags
 
 LOOP_INTERVAL = 0.5  # seconds between loop turns
@@ -33,8 +34,8 @@ class AlreadyRunning(Exception):
 
 
 class Master:
-    def __init__(self, config: HorizonSettings, client: redis.Redis, *,
-                 stdout: TextIO | None = None, worker_output=None) -> None:
+    def __init__(self, config: HorizonSettings, client: RedisClient, *,
+                 stdout: OutputStream | None = None, worker_output=None) -> None:
         self.config = config
         self.client = client
         self.stdout = stdout or sys.stdout

@@ -112,9 +112,10 @@ class WorkerProcess:
         return None if self.proc is None else self.proc.poll()
 
     def signal(self, signum: int) -> None:
-        if self.running():
+        proc = self.proc
+        if proc is not None and proc.poll() is None:  # running()
             try:
-                self.proc.send_signal(signum)
+                proc.send_signal(signum)
             except ProcessLookupError:
                 pass
 

@@ -1,6 +1,7 @@
 """A supervisor: the pools for one HORIZON block, scaled by queue load."""
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 
@@ -24,7 +25,7 @@ class Supervisor:
         for name in balancer.pool_names(config.balance, config.queues):
             queues = tuple(name.split(balancer.POOL_ALL))
             self.pools[name] = ProcessPool(
-                queues, lambda queues=queues: self.config.worker_arguments(queues),
+                queues, functools.partial(self.config.worker_arguments, queues),
                 nice=config.nice, output=output,
                 log=lambda message: self.log(f"[{config.name}] {message}"))
 

@@ -180,10 +180,7 @@ def delivery_count(raw: bytes | str) -> int | None:
 
 
 def _malformed(reason: str, original: bytes | None, attempts: int | None) -> MalformedPayload:
-    exc = MalformedPayload(reason)
-    exc.original = original
-    exc.attempts = attempts
-    return exc
+    return MalformedPayload(reason, original=original, attempts=attempts)
 
 
 def _refuse_constant(name: str) -> Any:

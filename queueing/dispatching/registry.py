@@ -10,6 +10,7 @@ when the backend validates them).
 """
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,15 @@ class JobDefinition:
     @property
     def origin(self) -> str:
         return f"{self.target.__module__}.{self.target.__qualname__}"
+
+    @property
+    def is_async(self) -> bool:
+        """An ``async def`` job (its function, or its class's ``handle``). A Django Task
+        is run by its adapter, which awaits an async function itself."""
+        if self.adapter is not None:
+            return False
+        code = self.target.handle if self.is_class else self.target
+        return inspect.iscoroutinefunction(code)
 
     def instantiate(self) -> Callable[..., Any]:
         """The callable that runs the job: the function, or a fresh instance's handle."""

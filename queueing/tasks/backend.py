@@ -19,6 +19,7 @@ from typing import Any
 import redis
 from django.core import checks
 from django.utils import timezone
+from redis.commands.core import Script
 
 from queueing import connections
 from queueing.config import queue_settings
@@ -40,7 +41,8 @@ from queueing.tasks.translate import to_task_result
 KNOWN_OPTIONS = {"connection", "result_ttl", "max_result_bytes"}
 
 
-class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[misc,name-defined]
+# A base class picked at import time (core or backport), which mypy cannot follow.
+class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[name-defined]
     """Runs Django Tasks on our Redis queue; results are kept in Redis."""
 
     task_class = task_class_for(PRIMARY)
@@ -133,6 +135,7 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[misc,name-defined]
         keys = driver.keys(queue)
         pipe = driver.client.pipeline(transaction=False)
         store.create_calls(pipe, record, ttl)
+        call: tuple[Script, list[str], list[float | str]]
         if available_at is not None and available_at > now:
             call = (scripts.later, [keys.delayed], [available_at, text])
         elif priority:

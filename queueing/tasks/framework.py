@@ -19,18 +19,20 @@ class Framework:
     """The parts of one Tasks framework the backend uses."""
 
     module: str  # "django.tasks" or "django_tasks"
-    Task: type
-    TaskResult: type
-    TaskResultStatus: type
-    TaskError: type
-    TaskContext: type
-    BaseTaskBackend: type
+    # Classes of whichever framework was loaded (the two differ): type[Any] says "a
+    # class" and lets the backend reach the members it uses.
+    Task: type[Any]
+    TaskResult: type[Any]
+    TaskResultStatus: type[Any]
+    TaskError: type[Any]
+    TaskContext: type[Any]
+    BaseTaskBackend: type[Any]
     task_backends: Any
     task_enqueued: Any
     task_started: Any
     task_finished: Any
-    invalid_task: tuple[type, ...]  # InvalidTask and/or InvalidTaskError
-    result_does_not_exist: type
+    invalid_task: tuple[type[Exception], ...]  # InvalidTask and/or InvalidTaskError
+    result_does_not_exist: type[Exception]
     normalize_json: Any
 
     @classmethod

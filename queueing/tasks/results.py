@@ -21,9 +21,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-import redis
-
 from queueing.drivers.redis.keys import task_result_key as result_key
+from queueing.drivers.redis.replies import RedisClient
 
 MAX_TRACEBACK = 16_000  # characters of one traceback kept (head and tail)
 MAX_ERRORS = 20  # errors kept per result (the latest)
@@ -131,7 +130,7 @@ def cut_traceback(text: str, limit: int = MAX_TRACEBACK) -> str:
 class ResultStore:
     """Reads and writes results on one Redis client."""
 
-    def __init__(self, client: redis.Redis, ttl: int = DEFAULT_RESULT_TTL) -> None:
+    def __init__(self, client: RedisClient, ttl: int = DEFAULT_RESULT_TTL) -> None:
         self.client = client
         self.ttl = ttl
 
@@ -170,8 +169,11 @@ class ResultStore:
         """
         key, workers, errors = self._keys(record.id)
         pipe = self.client.pipeline(transaction=True)
-        pipe.hset(key, mapping={**base_fields(record), "status": "RUNNING",
-                                "last_attempted_at": _time(now), "finished_at": ""})
+        fields = {**base_fields(record), "status": "RUNNING",
+                  "last_attempted_at": _time(now), "finished_at": ""}
+        # redis-py's stub types `mapping` as Mapping[FieldT, EncodableT]: Mapping's key is
+        # invariant, so it refuses a dict[str, str] although str is a FieldT.
+        pipe.hset(key, mapping=fields)  # type: ignore[arg-type]
         pipe.hsetnx(key, "started_at", _time(now))
         pipe.hdel(key, "return_value")
         pipe.rpush(workers, worker_id)

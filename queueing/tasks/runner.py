@@ -23,7 +23,7 @@ import socket
 import threading
 from dataclasses import dataclass
 from traceback import format_exception
-from typing import Any
+from typing import Any, TypeGuard
 
 from django.dispatch import receiver
 from django.utils import timezone
@@ -33,7 +33,7 @@ from queueing.connections import redis_driver
 from queueing.dispatching.payload import Payload
 from queueing.dispatching.registry import lookup
 from queueing.signals import job_failed
-from queueing.tasks.framework import framework_of
+from queueing.tasks.framework import Framework, framework_of
 from queueing.tasks.results import ResultRecord, ResultStore
 from queueing.tasks.translate import to_task_result
 
@@ -122,7 +122,7 @@ def record_of(job: Payload, task: Any) -> ResultRecord:
         args=list(job.args), kwargs=dict(job.kwargs))
 
 
-def is_task_payload(payload: Payload | None) -> bool:
+def is_task_payload(payload: Payload | None) -> TypeGuard[Payload]:
     return payload is not None and isinstance(payload.data.get("task"), dict)
 
 
@@ -142,13 +142,13 @@ def mark_failed(sender: Any, payload: Payload | None = None, exception: BaseExce
 def _finish_failed(payload: Payload, exception: BaseException | None) -> None:
     task = task_for_path(payload.job)
     alias = payload.data["task"].get("backend") or "default"
+    framework: Framework | None = None
+    backend: Any = None
     if task is not None:
         framework = framework_of(task)
         backend = framework.task_backends[alias]
         store = backend.results()
     else:  # not registered here: still mark the stored result, without signals
-
-        framework = backend = None
         store = ResultStore(redis_driver(payload.data.get("connection")).client)
     now = timezone.now()
     recorded = getattr(_last_error, "attempt", None) == (payload.uuid, payload.attempts)
@@ -158,7 +158,7 @@ def _finish_failed(payload: Payload, exception: BaseException | None) -> None:
     else:
         store.set_status(payload.uuid, "FAILED", now)
     _last_error.attempt = None
-    if task is None:
+    if framework is None:  # set exactly when the task is registered here
         return
     record = store.load(payload.uuid)
     if record is None:

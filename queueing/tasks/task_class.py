@@ -19,7 +19,8 @@ OPTION_NAMES = ("tries", "max_attempts", "backoff", "timeout", "retry_until", "m
 
 def _define(framework: Framework, name: str) -> type:
     @dataclass(frozen=True, slots=True, kw_only=True)
-    class RedisTask(framework.Task):  # type: ignore[misc,name-defined]
+    # A base class picked at run time (core or backport), which mypy cannot follow.
+    class RedisTask(framework.Task):  # type: ignore[name-defined]
         tries: int | None = None  # None: the worker's --tries; 0: retry forever
         max_attempts: int | None = None  # alias of tries
         backoff: Any = None  # seconds, or a list of seconds (the last repeats)

@@ -13,7 +13,7 @@ def to_task_result(framework: Framework, task: Any, record: ResultRecord) -> Any
     The task is rebuilt with the priority and queue it was enqueued with (a ``using()``
     copy of the registered task), so ``result.task`` says how it was sent.
     """
-    changes = {}
+    changes: dict[str, Any] = {}
     if record.priority != task.priority:
         changes["priority"] = record.priority
     if record.queue and record.queue != task.queue_name:

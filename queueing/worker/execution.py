@@ -4,10 +4,16 @@ Shared by the worker and the sync driver, so a job behaves the same inline and q
 """
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import inspect
 import logging
+import threading
+from collections.abc import Awaitable
 from contextvars import ContextVar
 from typing import Any
+
+from asgiref.sync import async_to_sync
 
 from queueing import tracing
 from queueing.dispatching import payload as payload_lib
@@ -43,11 +49,70 @@ def call(definition: JobDefinition, job: Payload) -> Any:
     token = _current.set(job)
     try:
         if not tracing.enabled():  # no span to open: skip the context manager's cost
-            return func(*job.args, **job.kwargs)
+            return finish(func(*job.args, **job.kwargs))
         with tracing.job_span(job):
-            return func(*job.args, **job.kwargs)
+            return finish(func(*job.args, **job.kwargs))
     finally:
         _current.reset(token)
+
+
+def enter(job: Payload) -> None:
+    """Make `job` the current job of this context (for a task created from a copy)."""
+    _current.set(job)
+
+
+def start(definition: JobDefinition, job: Payload) -> Any:
+    """The awaitable of an ``async def`` job, not yet awaited (the event loop's path);
+    the caller's context must hold the job (see enter)."""
+    if definition.is_class:
+        instance = definition.target()
+        instance.payload = job
+        return instance.handle(*job.args, **job.kwargs)
+    return definition.target(*job.args, **job.kwargs)
+
+
+def finish(value: Any) -> Any:
+    """The job's result: an ``async def`` job's coroutine is run to its end here (never
+    left un-awaited, which would report success without running its body)."""
+    if inspect.isawaitable(value):
+        return run_awaitable(value)
+    return value
+
+
+_runners = threading.local()
+
+
+def run_awaitable(awaitable: Awaitable[Any]) -> Any:
+    """Run an async job's coroutine to completion in this thread, on a loop this thread
+    keeps for its jobs (made once, so a worker pays no loop start per job). When a loop
+    already runs in this thread (the sync driver called from async code), it runs on
+    asgiref's helper thread instead. An exception raised into the thread while it waits
+    (a timeout's, a cancel's) cancels the coroutine before it propagates."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        return async_to_sync(_awaited)(awaitable)
+    runner = getattr(_runners, "runner", None)
+    if runner is None:
+        runner = _runners.runner = asyncio.Runner()
+    loop = runner.get_loop()
+    task = loop.create_task(_awaited(awaitable))
+    try:
+        return loop.run_until_complete(task)
+    except BaseException:
+        if not task.done():
+            task.cancel()
+            try:
+                loop.run_until_complete(asyncio.wait([task], timeout=1.0))
+            except BaseException:  # a second interrupt: the task is abandoned
+                pass
+        raise
+
+
+async def _awaited(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable
 
 
 def run_failed_hook(definition: JobDefinition | None, job: Payload | None,

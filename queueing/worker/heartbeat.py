@@ -19,6 +19,7 @@ from django.conf import settings
 
 from queueing.connections import make_client
 from queueing.drivers.redis.keys import heartbeat_key as key
+from queueing.drivers.redis.replies import RedisClient
 
 DEFAULT_INTERVAL = 5.0  # seconds between beats
 MISSED_BEATS = 3  # beats a key outlives its last renewal
@@ -29,7 +30,7 @@ def interval() -> float:
 
 
 class Heartbeat:
-    def __init__(self, client: redis.Redis, owner: str, every: float) -> None:
+    def __init__(self, client: RedisClient, owner: str, every: float) -> None:
         self.client = client
         self.owner = owner
         self.every = every
@@ -79,7 +80,7 @@ def beating(driver, owner: str):
         heart.stop()
 
 
-def alive(client: redis.Redis, owners: Iterable[str]) -> dict[str, bool]:
+def alive(client: RedisClient, owners: Iterable[str]) -> dict[str, bool]:
     """Which of these workers have a current heartbeat (one round trip)."""
     names = list(dict.fromkeys(o for o in owners if o))
     if not names:

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import logging
 import signal
+import threading
 import time
 import uuid as uuid_lib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any, Protocol
 
 import redis
 
@@ -63,9 +64,32 @@ class WorkerLost(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    kind: str  # "done", "released", "failed", "timed_out" or "kept" (store unreachable)
+    kind: str  # "done", "released", "failed", "timed_out", "cancelled" or "kept"
     runtime: float = 0.0
     job: Payload | None = None
+
+
+class JobCancelled(BaseException):
+    """Raised inside a running job an operator cancelled (queue_cancel, the dashboard).
+    A BaseException, so a job's ``except Exception`` cannot swallow it."""
+
+    def __init__(self, by: str = "", reason: str = "") -> None:
+        super().__init__(f"cancelled by {by or 'an operator'}" +
+                         (f": {reason}" if reason else ""))
+        self.by, self.reason = by, reason
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A job that passed every check and is about to run: what running and settling it
+    need, whichever thread or loop runs it."""
+
+    held: Reservation
+    job: Payload
+    definition: JobDefinition
+    tries: int
+    timeout: float
+    meta: dict
 
 
 
@@ -76,10 +100,19 @@ def printable(value: Any, limit: int = 2000) -> str:
     return for_log(str(value).encode("utf-8", "backslashreplace").decode("utf-8"), limit)
 
 
+class OutputStream(Protocol):
+    """Where a worker or master writes its lines: a text file such as ``sys.stdout``,
+    or the ``OutputWrapper`` a management command's ``self.stdout`` is."""
+
+    def write(self, text: str, /) -> object: ...
+
+    def flush(self) -> object: ...
+
+
 class JobLog:
     """One line per job, like ``queue:work``: running, then done / released / failed."""
 
-    def __init__(self, stream: TextIO | None) -> None:
+    def __init__(self, stream: OutputStream | None) -> None:
         self.stream = stream
 
     def line(self, job: Payload | None, status: str, detail: str = "") -> None:
@@ -97,8 +130,11 @@ class JobLog:
 
     def _write(self, text: str) -> None:
         try:
-            self.stream.write(text + "\n")
-            self.stream.flush()
+            stream = self.stream
+            if stream is None:
+                return
+            stream.write(text + "\n")
+            stream.flush()
         except Exception:  # a closed or broken stream never stops the worker
             pass
 
@@ -149,7 +185,16 @@ class JobRunner:
         self.in_job = False
         self.current_timeout = 0.0
         self.max_deliveries = driver.config.max_deliveries
-        self.connections = ConnectionChecks()
+        self._checks = threading.local()  # per thread: Django's connections are
+
+    @property
+    def connections(self) -> ConnectionChecks:
+        """This thread's database-connection bookkeeping (jobs on several threads each
+        open, check and close their own connections, as requests do)."""
+        checks = getattr(self._checks, "value", None)
+        if checks is None:
+            checks = self._checks.value = ConnectionChecks()
+        return checks
 
     # -- the alarm ----------------------------------------------------------------------
     def on_alarm(self, signum: int, frame: object) -> None:
@@ -191,6 +236,15 @@ class JobRunner:
         return outcome
 
     def _process(self, held: Reservation) -> Outcome:
+        prepared = self.prepare(held)
+        if isinstance(prepared, Outcome):
+            return prepared
+        return self.run(prepared, alarm=True)
+
+    def prepare(self, held: Reservation) -> Prepared | Outcome:
+        """Every check before a job may run; an Outcome when the entry was settled
+        without running (malformed, unknown, poison, past its tries, a pending failure
+        recorded). Sends job_processing and logs RUNNING for a job that will run."""
         try:
             job = payload_lib.decode(held.raw)
         except MalformedPayload as exc:
@@ -229,29 +283,72 @@ class JobRunner:
 
         self.log.line(job, "RUNNING", f"attempt {job.attempts}")
         timeout = self.options.timeout if job.timeout is None else job.timeout
+        return Prepared(held, job, definition, tries, timeout, meta)
+
+    def kill_at(self, prepared: Prepared) -> float:
+        """When the sidecar kills the process if this job still runs (0: never)."""
+        if prepared.timeout <= 0:
+            return 0.0
+        return time.time() + prepared.timeout + self.options.kill_grace
+
+    def run(self, prepared: Prepared, *, alarm: bool,
+            guard: Any = None) -> Outcome:
+        """Run a prepared sync job in this thread and settle it. `alarm`: the timeout is
+        SIGALRM's (the main thread, one job at a time); otherwise the worker's watchdog
+        raises TimeoutInterrupt into this thread, and `guard` (the slot pool) says when
+        the job's own code runs, so an interrupt never lands outside it."""
+        held, job, definition = prepared.held, prepared.job, prepared.definition
         started = time.perf_counter()
-        self.connections.before_job(started)
+        checks = self.connections
+        checks.before_job(started)
         try:
-            self.in_job = True
-            self._arm(held, timeout)
-            try:
-                call(definition, job)
-            finally:
-                self.in_job = False
-                self._disarm()
+            if alarm:
+                self.in_job = True
+                self._arm(held, prepared.timeout)
+                try:
+                    call(definition, job)
+                finally:
+                    self.in_job = False
+                    self._disarm()
+            else:  # its row was marked running when it was handed to this slot
+                guard.call(held.token, call, definition, job)
         except TimeoutInterrupt:
-            return self.timed_out(held, job, definition, tries, timeout,
+            return self.timed_out(held, job, definition, prepared.tries, prepared.timeout,
                                   time.perf_counter() - started)
+        except JobCancelled as exc:
+            return self.cancelled(prepared, exc, time.perf_counter() - started)
         except Exception as exc:
-            return self._exception(held, job, definition, tries, exc,
+            return self._exception(held, job, definition, prepared.tries, exc,
                                    time.perf_counter() - started)
         finally:
-            self.connections.after_job()  # CONN_MAX_AGE honoured per job, as per request
-        runtime = time.perf_counter() - started
+            checks.after_job()  # CONN_MAX_AGE honoured per job, as per request
+        return self.succeeded(prepared, time.perf_counter() - started)
+
+    def succeeded(self, prepared: Prepared, runtime: float) -> Outcome:
+        job = prepared.job
         self.log.line(job, "DONE", f"{runtime * 1000:.2f} ms")
-        send_signal(job_processed, sender=self.worker, runtime=runtime, **meta)
+        send_signal(job_processed, sender=self.worker, runtime=runtime, **prepared.meta)
         self._continue_chain(job)
         return Outcome("done", runtime, job)
+
+    def failed_with(self, prepared: Prepared, exc: BaseException, runtime: float) -> Outcome:
+        """Settle a prepared job whose run raised `exc` (the event loop's path)."""
+        if isinstance(exc, TimeoutInterrupt):
+            return self.timed_out(prepared.held, prepared.job, prepared.definition,
+                                  prepared.tries, prepared.timeout, runtime)
+        if isinstance(exc, JobCancelled):
+            return self.cancelled(prepared, exc, runtime)
+        if isinstance(exc, Exception):
+            return self._exception(prepared.held, prepared.job, prepared.definition,
+                                   prepared.tries, exc, runtime)
+        raise exc
+
+    def cancelled(self, prepared: Prepared, exc: JobCancelled, runtime: float) -> Outcome:
+        """An operator cancelled the running job: failed (not retried; retry by hand),
+        with who and why."""
+        self.fail(prepared.held, prepared.job, prepared.definition, exc,
+                  detail="cancelled, not retried")
+        return Outcome("cancelled", runtime, prepared.job)
 
     def _continue_chain(self, job: Payload) -> None:
         if not job.chain:

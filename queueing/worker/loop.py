@@ -23,7 +23,7 @@ import signal
 import socket
 import sys
 import time
-from typing import Any, TextIO
+from typing import Any
 
 from django.db import InterfaceError, OperationalError
 
@@ -33,7 +33,14 @@ from queueing.drivers.redis.cluster import TRANSIENT_ERRORS
 from queueing.signals import worker_stopping
 from queueing.worker import policy
 from queueing.worker.inflight import InFlight, TableMemory
-from queueing.worker.job_runner import JobLog, JobRunner, printable, send_signal
+from queueing.worker.job_runner import (
+    JobLog,
+    JobRunner,
+    Outcome,
+    OutputStream,
+    printable,
+    send_signal,
+)
 from queueing.worker.options import WorkerOptions
 from queueing.worker.process_control import SignalFlags, interruptible_sleep, memory_mb
 from queueing.worker.recorders import (
@@ -43,6 +50,7 @@ from queueing.worker.recorders import (
     recorder_failures,
 )
 from queueing.worker.sidecar import Sidecar
+from queueing.worker.slots import Done, SlotPool
 
 logger = logging.getLogger("queueing.worker")
 
@@ -62,7 +70,8 @@ class Worker:
     docstring). ``run()`` returns the exit code; it never raises for a job's sake."""
 
     def __init__(self, driver: QueueDriver, options: WorkerOptions, *,
-                 stdout: TextIO | None = None, stderr: TextIO | None = None) -> None:
+                 stdout: OutputStream | None = None,
+                 stderr: OutputStream | None = None) -> None:
         self.driver = driver
         self.options = options
         self.queues = options.queues or (driver.config.queue,)
@@ -90,6 +99,9 @@ class Worker:
         self._control_known = False  # the restart stamp seen at start has been read
         self._lost_since: float | None = None
         self._started = 0.0
+        # --once means one job: it runs in the main thread whatever the concurrency.
+        self.concurrent = options.concurrency > 1 and not options.once
+        self.pool: SlotPool | None = None
 
     # -- lifecycle ----------------------------------------------------------------------
     def run(self) -> int:
@@ -111,8 +123,10 @@ class Worker:
             except CONNECTION_ERRORS as exc:  # a failover or restart under way: the loop
                 self._connection_lost(exc)    # reconnects, and its first read is initial
             self.runner.log.event(f"worker {self.owner} started on {self.driver.name}: "
-                                  f"{', '.join(self.queues)}")
-            return self._loop()
+                                  f"{', '.join(self.queues)}" + (
+                                      f" ({self.options.concurrency} at once)"
+                                      if self.concurrent else ""))
+            return self._loop_concurrent() if self.concurrent else self._loop()
         finally:
             signal.signal(signal.SIGCHLD, previous_chld)
             self.flags.uninstall()
@@ -225,9 +239,127 @@ class Worker:
                 elif self._lost_since is None and not (
                         self.options.once or self.options.stop_when_empty):
                     self._wait_for_work()
-            stop = self._stop_reason(popped)
+            stop = self._stop_reason(idle=popped is None)
             if stop is not None:
                 return self._stop(*stop)
+
+    # -- several jobs at once --------------------------------------------------------
+    def _loop_concurrent(self) -> int:
+        """The control loop with N slots (see slots.py): keep the slots full from the
+        prefetched rows, reserve more while jobs run, settle what the slots hand back,
+        enforce timeouts. A stop takes no new job and waits for the running ones."""
+        self.pool = pool = SlotPool(self.options.concurrency, self.runner)
+        stop: tuple[str, int] | None = None
+        found_none = False
+        try:
+            while True:
+                self._check_sidecar()
+                self._take_done(pool, wait=0.0)
+                pool.watch()
+                if stop is None:
+                    stop = self._stop_reason(idle=found_none)
+                if stop is not None or self.flags.paused:
+                    self._give_back()
+                    if pool.active:
+                        self._take_done(pool, wait=0.1)
+                        self._flush_ack()
+                        continue
+                    self._flush_ack()
+                    if stop is not None:
+                        return self._stop(*stop)
+                    interruptible_sleep(min(self.options.sleep or 1, 1.0), self._should_wake)
+                    continue
+                self._fill_slots(pool)
+                want = pool.free() + self._prefetch() - len(self.inflight.prefetched())
+                reserved = False
+                if want > 0 and pool.free() > 0:
+                    before = len(self.inflight)
+                    self._next_batch(want)
+                    reserved = len(self.inflight) > before
+                    self._fill_slots(pool)
+                found_none = not reserved and not pool.active and \
+                    not self.inflight.prefetched()
+                if found_none:
+                    if self._lost_since is None and not self.options.stop_when_empty:
+                        self._flush_ack()
+                        self._wait_for_work()
+                elif not reserved or not pool.free():
+                    self._take_done(pool, wait=0.05)
+                    if len(self.inflight.finished()) >= self.options.concurrency:
+                        self._flush_ack()
+        finally:
+            pool.shutdown()
+
+    def _fill_slots(self, pool: SlotPool) -> None:
+        """Start prefetched jobs in free slots, in the order they were reserved."""
+        while pool.free() > 0:
+            held = self.inflight.next_prefetched()
+            if held is None:
+                return
+            prepared = self.runner.prepare(held)
+            if isinstance(prepared, Outcome):  # settled without running
+                self.inflight.settled([held])
+                self._count(held, prepared)
+                continue
+            self.inflight.started(held, self.runner.kill_at(prepared))
+            pool.submit(prepared)
+
+    def _take_done(self, pool: SlotPool, wait: float) -> None:
+        """Settle what the slots finished: the first waits up to `wait` seconds, the rest
+        are taken as they are."""
+        timeout: float | None = wait
+        while True:
+            try:
+                done: Done = pool.done.get(timeout=timeout) if timeout else \
+                    pool.done.get_nowait()
+            except Exception:  # queue.Empty
+                return
+            timeout = 0.0
+            pool.finished(done.prepared.held.token)
+            outcome = done.outcome
+            if outcome is None:
+                outcome = self._settle_async(done)
+            held = done.prepared.held
+            if outcome.kind == "done":
+                self.inflight.finished_ok(held)
+            else:
+                self.inflight.settled([held])
+            self._count(held, outcome)
+
+    def _settle_async(self, done: Done) -> Outcome:
+        """An async job's (or a stray interrupt's) outcome, settled in the main thread."""
+        if done.error is None:
+            return self.runner.succeeded(done.prepared, done.runtime)
+        try:
+            return self.runner.failed_with(done.prepared, done.error, done.runtime)
+        except BaseException as exc:  # not an outcome we know: fail it, keep going
+            self.runner.fail(done.prepared.held, done.prepared.job,
+                             done.prepared.definition, exc)
+            return Outcome("failed", done.runtime, done.prepared.job)
+
+    def _count(self, held: Reservation, outcome: Outcome) -> None:
+        self.jobs_processed += 1
+        self.runtime_average = policy.moving_average(self.runtime_average, outcome.runtime)
+        if outcome.kind == "done" and outcome.job is not None:
+            self.completions.append(Completion(outcome.job, held.queue, outcome.runtime,
+                                               time.time(), held.raw))
+        else:
+            record_outcome(self.driver, outcome.job, held.queue, outcome.kind,
+                           outcome.runtime)
+
+    def _next_batch(self, count: int) -> None:
+        """Reserve up to `count` jobs from the queues in priority order (one round trip
+        per queue tried), acknowledging the finished rows on the way."""
+        try:
+            self._read_control()
+            for queue in self.queues:
+                if queue in self.paused_queues:
+                    continue
+                if self._reserve(queue, count):
+                    break
+            self._lost_since = None
+        except CONNECTION_ERRORS as exc:
+            self._connection_lost(exc)
 
     def _stop(self, reason: str, code: int) -> int:
         """Settle what the worker holds (acknowledge the finished, hand back the rest),
@@ -400,7 +532,9 @@ class Worker:
         self._memory_read_at = now
         return True
 
-    def _stop_reason(self, popped: Reservation | None) -> tuple[str, int] | None:
+    def _stop_reason(self, idle: bool) -> tuple[str, int] | None:
+        """Why the worker should stop now, with its exit code; None to go on. `idle`:
+        the last look found no job (for --stop-when-empty)."""
         options = self.options
         if self.flags.quit:
             return "stop signal received", EXIT_OK
@@ -415,7 +549,7 @@ class Worker:
             return "queue_restart requested", EXIT_OK
         if options.once:
             return "--once", EXIT_OK
-        if options.stop_when_empty and popped is None and self._lost_since is None \
+        if options.stop_when_empty and idle and self._lost_since is None \
                 and not self.flags.paused:
             return "queues empty", EXIT_OK
         if options.max_time and time.monotonic() - self._started >= options.max_time:

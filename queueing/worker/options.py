@@ -31,6 +31,8 @@ class WorkerOptions:
     sidecar: bool = True  # fork the watchdog that renews leases and enforces the hard timeout
     control_interval: float = 1.0  # how often restart/paused-queue flags are re-read
     reconnect_timeout: float = 60.0  # seconds without Redis before the worker exits 1
+    concurrency: int = 1  # jobs in flight at once (threads for sync jobs, one event loop
+    # for async def jobs); 1 runs each job in the main thread, Laravel's semantics
 
 
 DEFAULTS = WorkerOptions()

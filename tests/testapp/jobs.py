@@ -188,6 +188,27 @@ def new_year_report():
     note(RAN, label="new-year-report")
 
 
+@job(tries=2, backoff=0)
+async def async_record(label, fail=False):
+    """An async def job: its body must really run (and its failures retry like a sync
+    job's)."""
+    import asyncio
+
+    await asyncio.sleep(0.01)
+    if fail:
+        raise RuntimeError(f"async failure {label}")
+    note(RAN, label=label, kind="async")
+
+
+@job
+async def async_sleep_then_record(seconds, label):
+    import asyncio
+
+    note(RAN, label=label, phase="start")
+    await asyncio.sleep(seconds)
+    note(RAN, label=label, phase="end")
+
+
 # -- several jobs at once in one worker (issue 22: tests/test_concurrency.py) ----------------
 # Every one of these writes marks to MARKS: {label, phase, uuid, attempts, pid, thread, at}.
 # ``phase`` is "start" when the body begins and "end" when it returns normally, so a test

@@ -88,7 +88,7 @@ def _find_queued(request: HtmxHttpRequest, state: str, uuid: str) -> lookup.Foun
 def delete_job(request: HtmxHttpRequest, state: str, uuid: str) -> HttpResponse:
     back = reverse("horizon:jobs", args=[state])
     found = _find_queued(request, state, uuid)
-    if found is None:
+    if found is None or found.ref is None:  # a job found in a queue always has its ref
         return confirm(request, f"Job {uuid} is no longer {state}.", fallback=back,
                        level="error")
     driver = connections.queue_driver(found.ref.connection)
@@ -105,8 +105,8 @@ def delete_job(request: HtmxHttpRequest, state: str, uuid: str) -> HttpResponse:
 def run_now(request: HtmxHttpRequest, uuid: str) -> HttpResponse:
     back = reverse("horizon:jobs", args=["delayed"])
     found = _find_queued(request, "delayed", uuid)
-    if found is None or not connections.queue_driver(found.ref.connection).promote_delayed(
-            found.ref.name, found.raw):
+    if found is None or found.ref is None or not connections.queue_driver(
+            found.ref.connection).promote_delayed(found.ref.name, found.raw):
         return confirm(request, f"Job {uuid} is no longer delayed.", fallback=back,
                        level="error")
     audit.record(_who(request), "run now", uuid, found.ref.label)

@@ -45,9 +45,12 @@ def int_param(params: QueryDict, name: str, default: int = 0) -> int:
 
 
 def float_param(params: QueryDict, name: str) -> float | None:
+    raw = params.get(name)  # None when absent (a QueryDict holds no empty lists)
+    if raw is None:
+        return None
     try:
-        value = float(params[name])
-    except (KeyError, ValueError):
+        value = float(raw)
+    except ValueError:
         return None
     return value if value == value and abs(value) != float("inf") else None
 

@@ -95,7 +95,8 @@ def holder_gone(found: lookup.Found) -> bool:
 
 def context(found: lookup.Found, now: float, limits: Limits = GLANCE) -> dict:
     data = found.data
-    tags = data.get("tags") if isinstance(data.get("tags"), list) else []
+    raw_tags = data.get("tags")
+    tags = raw_tags if isinstance(raw_tags, list) else []
     retries = [(formatting.moment(e.get("at"), now), str(e.get("by", "")))
                for e in history.entries(horizon_client(), found.uuid)]
     return {

@@ -19,7 +19,7 @@ def metrics(request: HtmxHttpRequest) -> HttpResponse:
     jobs = reads.series("job", width=SPARK[0], height=SPARK[1])
     queues = reads.series("queue", width=SPARK[0], height=SPARK[1])
     pool = {s.key: s for s in [*queues, *jobs]}
-    chosen = pool.get(request.GET.get("series", "")) or (queues or jobs or [None])[0]
+    chosen = pool.get(request.GET.get("series", "")) or next(iter(queues or jobs), None)
     selected = None
     if chosen is not None:
         selected = reads.one_series(chosen.kind, chosen.name, HISTORY, *LARGE)

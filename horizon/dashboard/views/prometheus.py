@@ -20,7 +20,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from horizon.dashboard.auth import can_use_dashboard
+from horizon.dashboard.auth import MACHINE_ENDPOINT_ATTR, can_use_dashboard
 from horizon.prometheus import exposition
 
 
@@ -61,4 +61,4 @@ def prometheus_metrics(request: HttpRequest) -> HttpResponse:
     return HttpResponse(exposition(), content_type=CONTENT_TYPE_LATEST)
 
 
-prometheus_metrics.horizon_machine_endpoint = True  # not a page: no login redirect
+setattr(prometheus_metrics, MACHINE_ENDPOINT_ATTR, True)  # not a page: no login redirect

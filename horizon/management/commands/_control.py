@@ -7,11 +7,12 @@ from django.core.management.base import BaseCommand, CommandError
 from horizon.config import horizon_settings
 from horizon.repositories import commands, state
 from queueing.connections import redis_driver, redis_location
+from queueing.drivers.redis.replies import RedisClient
 
 EXIT_UNREACHABLE = 3  # Redis cannot be reached (horizon_status: 0 running, 1 paused, 2 inactive)
 
 
-def reachable_client() -> redis.Redis:
+def reachable_client() -> RedisClient:
     """Horizon's Redis client, or CommandError (exit 3) saying where it failed to connect."""
 
     driver = redis_driver(horizon_settings().connection)
@@ -65,7 +66,8 @@ class SupervisorCommand(ControlCommand):
         parser.add_argument("name", help="A supervisor of a running master (see the "
                                          "dashboard's Workers page).")
 
-    def handle(self, *args, name, masters, **options):
+    def handle(self, *args, masters, **options):
+        name = options["name"]
         found = state.supervisors(reachable_client())
         if masters:
             found = [s for s in found if s.master in masters]

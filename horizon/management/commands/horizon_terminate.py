@@ -17,7 +17,8 @@ class Command(ControlCommand):
         parser.add_argument("--wait", action="store_true")
         parser.add_argument("--wait-timeout", type=float, default=600.0)
 
-    def handle(self, *args, wait, wait_timeout, masters, **options):
+    def handle(self, *args, masters, **options):
+        wait, wait_timeout = options["wait"], options["wait_timeout"]
         client = reachable_client()
         # A master is identified by name, pid and start: under `serve` (or systemd) a new
         # master with the same name may be up again before this command looks.

@@ -82,7 +82,7 @@ class DatabaseDriver:
         self.vendor = vendor
         self.sql = Statements.for_connection(db_connections[self.alias])
         self._local = threading.local()
-        self._listener = None
+        self._listener: Listener | None = None
         self._extra: list = []
         self._extra_since = 0.0
         self._pid = os.getpid()
@@ -215,9 +215,9 @@ class DatabaseDriver:
         done = [parse_token(h.token) for h in _as_list(finished)]
         count = max(int(count), 1)
         if self.vendor == "postgresql":
-            ids, attempts = [d[0] for d in done], [d[1] for d in done]
+            ids, attempt_counts = [d[0] for d in done], [d[1] for d in done]
             rows = self._run(self.sql.pop_batch(),
-                             [ids, attempts, queue, now, self.name, queue, ids, count,
+                             [ids, attempt_counts, queue, now, self.name, queue, ids, count,
                               lease, lease, owner], fetch="all")
             rows = [row[:3] for row in sorted(rows, key=lambda r: (-r[3], r[4], r[0]))]
         elif self.vendor == "sqlite":

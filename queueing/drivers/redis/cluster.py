@@ -26,6 +26,7 @@ from __future__ import annotations
 import selectors
 import time
 import uuid
+from typing import TypeGuard
 
 import redis
 from redis.cluster import RedisCluster
@@ -51,7 +52,7 @@ REDIRECT_PAUSE = 0.05  # seconds to wait when a slot is mid-migration, before po
 WAKE_KEY_TTL_MS = 60_000  # a wake token left by a worker that died mid-wait expires
 
 
-def is_cluster(client: object) -> bool:
+def is_cluster(client: object) -> TypeGuard[RedisCluster]:
     return isinstance(client, RedisCluster)
 
 

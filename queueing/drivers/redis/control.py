@@ -5,10 +5,10 @@ checks, and ``broadcast_restart`` writes the stamp."""
 from __future__ import annotations
 
 import time
-
-import redis
+from collections.abc import Iterable
 
 from queueing.drivers.redis.keys import PAUSED_QUEUES_KEY, RESTART_KEY
+from queueing.drivers.redis.replies import RedisClient, as_str
 
 
 def member(connection: str, queue: str) -> str:
@@ -16,29 +16,29 @@ def member(connection: str, queue: str) -> str:
     return f"{connection}:{queue}"
 
 
-def broadcast(client: redis.Redis, now: float | None = None) -> float:
+def broadcast(client: RedisClient, now: float | None = None) -> float:
     stamp = time.time() if now is None else now
     client.set(RESTART_KEY, repr(stamp))
     return stamp
 
 
-def last_restart(client: redis.Redis) -> float | None:
+def last_restart(client: RedisClient) -> float | None:
     value = client.get(RESTART_KEY)
     return float(value) if value is not None else None
 
 
-def queues_of(members: set[bytes], connection: str) -> set[str]:
+def queues_of(members: Iterable[bytes | str], connection: str) -> set[str]:
     """The queue names of one connection among the paused set's members."""
     prefix = f"{connection}:"
-    names = (m.decode() for m in members)
+    names = (as_str(m) for m in members)
     return {name[len(prefix):] for name in names if name.startswith(prefix)}
 
 
-def paused_queues(client: redis.Redis, connection: str) -> set[str]:
+def paused_queues(client: RedisClient, connection: str) -> set[str]:
     return queues_of(client.smembers(PAUSED_QUEUES_KEY), connection)
 
 
-def read(client: redis.Redis, connection: str) -> tuple[float | None, set[str]]:
+def read(client: RedisClient, connection: str) -> tuple[float | None, set[str]]:
     """The restart stamp and the connection's paused queues, in one round trip."""
     pipe = client.pipeline(transaction=False)
     pipe.get(RESTART_KEY)

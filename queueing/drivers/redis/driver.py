@@ -30,6 +30,7 @@ from queueing.drivers.contract import (
 from queueing.drivers.redis import control
 from queueing.drivers.redis.cluster import SlotWaiter, is_cluster
 from queueing.drivers.redis.keys import EXCEPTIONS_TTL, QueueKeys, exceptions_key
+from queueing.drivers.redis.replies import RedisClient, as_str, scored
 from queueing.drivers.redis.scripts import Scripts, run_pipelined
 
 __all__ = ["PAUSED", "RedisDriver", "Reservation", "owner_json"]  # Reservation, PAUSED:
@@ -55,7 +56,7 @@ def owner_json(owner: str) -> str:
 class RedisDriver:
     """The ``redis`` driver: keeps ``queueing.drivers.contract.QueueDriver``."""
 
-    def __init__(self, config: ConnectionConfig, client: redis.Redis) -> None:
+    def __init__(self, config: ConnectionConfig, client: RedisClient) -> None:
         self.config = config
         self.name = config.name
         self.client = client
@@ -79,7 +80,7 @@ class RedisDriver:
             self.waiter.close()
             # close() would forget the slot map, breaking anyone still holding this
             # client; dropping its sockets is what a plain client's close does.
-            self.client.disconnect_connection_pools()
+            self.waiter.client.disconnect_connection_pools()  # the same client
         else:
             self.client.close()
 
@@ -116,7 +117,7 @@ class RedisDriver:
 
     def new_token(self) -> str:
         if os.getpid() != self._token_pid:  # forked: another process, another prefix
-            self.__init__(self.config, self.client)
+            RedisDriver.__init__(self, self.config, self.client)
         return f"{self._token_prefix}.{next(self._token_counter)}"
 
     def lease_expiry(self, now: float) -> float | None:
@@ -321,7 +322,7 @@ class RedisDriver:
         embedded server) share it."""
         return f"redis:{self.config.url or self.config.embedded_dir}"
 
-    def heartbeat_store(self) -> redis.Redis:
+    def heartbeat_store(self) -> RedisClient:
         return self.client
 
     def ping(self) -> None:
@@ -381,9 +382,9 @@ class RedisDriver:
             woken, taken = self.waiter.wait(list(names), timeout)
         else:
             reply = self.client.blpop(list(names), timeout=max(timeout, 0.01))
-            woken, taken = reply is not None, [] if reply is None else [reply[0]]
+            woken, taken = reply is not None, [] if reply is None else [as_str(reply[0])]
         for key in taken:  # the next pop of that queue trims one token fewer
-            queue = names[key.decode() if isinstance(key, bytes) else key]
+            queue = names[key]
             self._owed_tokens[queue] = self._owed_tokens.get(queue, 0) + 1
         return woken
 
@@ -432,7 +433,7 @@ class RedisDriver:
 
     def delayed(self, queue: str, start: int = 0, stop: int = 49) -> list[tuple[bytes, float]]:
         """Delayed jobs, soonest first, with the unix time each becomes available."""
-        return self.client.zrange(self.keys(queue).delayed, start, stop, withscores=True)
+        return scored(self.client.zrange(self.keys(queue).delayed, start, stop, withscores=True))
 
     def oldest_pending(self, queues: list[str]) -> list[bytes | None]:
         """The head of each queue's ready list, in one round trip."""
@@ -443,4 +444,5 @@ class RedisDriver:
 
     def reserved(self, queue: str, start: int = 0, stop: int = 49) -> list[tuple[bytes, float]]:
         """Reserved jobs, soonest lease expiry first, with that expiry time."""
-        return self.client.zrange(self.keys(queue).reserved, start, stop, withscores=True)
+        return scored(self.client.zrange(self.keys(queue).reserved, start, stop,
+                                         withscores=True))

@@ -8,12 +8,15 @@ restarted Redis (with an empty script cache) needs nothing special.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
 
 import redis
 from redis.commands.core import Script
+
+from queueing.drivers.redis.replies import RedisClient
 
 QUEUEING_LUA = "queueing.drivers.redis"  # the package whose lua/ folder holds the core's
 _bound: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], Script]] = \
@@ -61,13 +64,13 @@ class Scripts:
     push_priority: Script
     pending: Script
 
-    def __init__(self, client: redis.Redis) -> None:
+    def __init__(self, client: RedisClient) -> None:
         for name in SCRIPT_NAMES:
             setattr(self, name, script_for(client, name))
 
 
-def run_pipelined(client: Any, calls: list[tuple[Script, list, list]],
-                  before: list[tuple] | tuple = (), *, raise_on_error: bool = True) -> list:
+def run_pipelined(client: RedisClient, calls: list[tuple[Script, list, list]],
+                  before: Sequence[tuple] = (), *, raise_on_error: bool = True) -> list:
     """Run several scripts in one round trip, in order, after the plain commands in
     `before` (their replies come first).
 

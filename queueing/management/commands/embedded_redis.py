@@ -26,6 +26,8 @@ class Command(BaseCommand):
             self.stdout.write(f"connection {config.name!r} uses {redacted_url(config.url)}; "
                               "nothing to do")
             return
+        # the settings refuse a redis connection with neither a url nor an embedded_dir
+        assert config.embedded_dir is not None
         server = EmbeddedRedis(config.embedded_dir)
         if action == "start":
             try:

@@ -72,6 +72,10 @@ class Command(BaseCommand):
         parser.add_argument("--prefetch", type=non_negative(int), default=DEFAULTS.prefetch,
                             help="Most jobs reserved per round trip when jobs are fast "
                                  f"(default {DEFAULTS.prefetch}; 1 turns prefetch off).")
+        parser.add_argument("--concurrency", type=non_negative(int),
+                            default=DEFAULTS.concurrency,
+                            help="Jobs in flight at once: sync jobs on threads, async def "
+                                 f"jobs on one event loop (default {DEFAULTS.concurrency}).")
         parser.add_argument("--reconnect-timeout", type=non_negative(float),
                             default=DEFAULTS.reconnect_timeout,
                             help="Exit 1 after this many seconds without Redis (default "
@@ -104,6 +108,7 @@ class Command(BaseCommand):
             max_time=opts["max_time"], rest=opts["rest"], once=opts["once"],
             stop_when_empty=opts["stop_when_empty"], quiet=opts["quiet"],
             prefetch=max(opts["prefetch"], 1), reconnect_timeout=opts["reconnect_timeout"],
+            concurrency=max(opts["concurrency"], 1),
         )
         worker = Worker(driver, options, stdout=self.stdout, stderr=self.stderr)
         if not options.quiet:
