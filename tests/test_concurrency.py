@@ -204,6 +204,36 @@ def test_a_hung_job_is_killed_and_its_7_neighbours_run_again_once_uncounted(
     assert queue_is_empty(rclient)
 
 
+@pytest.mark.parametrize("gated", [jobs.gated_sync, jobs.gated_async], ids=["sync", "async"])
+def test_a_job_past_its_timeout_that_can_be_interrupted_stops_in_its_slot(gated, spawn_worker,
+                                                                          rclient):
+    """A job that runs Python code (a sync job gets the exception in its thread) or awaits
+    (an async job is cancelled) is stopped at its timeout, before the grace: no kill, and
+    its running neighbour of the other kind is not cut short."""
+    other = jobs.gated_async if gated is jobs.gated_sync else jobs.gated_sync
+    worker = spawn_worker("--concurrency=4", "--tries=1")
+    other.delay("neighbour")
+    until(lambda: started("neighbour"), timeout=30, message="the neighbour", alive=worker)
+    uuid = gated.using(timeout=2, tries=1).delay("slow")
+    until(lambda: started("slow"), timeout=15, message="the slow job", alive=worker)
+    begun = by_label("start")["slow"][0]["at"]
+    row = wait_until(lambda: FailedJob.objects.filter(uuid=uuid).first(), timeout=20,
+                     message="the timed-out job in the failed store")
+    assert time.time() - begun < 2 + KILL_GRACE + 2
+    assert "timeout" in row.exception.lower() or "timed out" in row.exception.lower(), \
+        row.exception
+    assert not ended("slow")
+    assert worker.running() or worker.proc.returncode in (0, 1), worker.output()  # not killed
+    rclient.set(jobs.GATE, 1)
+    wait_until(lambda: ended("neighbour") or not worker.running(), timeout=15,
+               message="the neighbour to finish")
+    if not ended("neighbour"):  # the worker stopped after the timeout: it handed it back
+        second = spawn_worker("--concurrency=4", "--stop-when-empty")
+        assert second.wait(30) == 0, second.output()
+    assert_each_ended_once(["neighbour"], attempts=1)
+    assert list(FailedJob.objects.values_list("uuid", flat=True)) == [uuid]
+
+
 # -- 4. SIGKILL with 8 in flight --------------------------------------------------------------
 def test_sigkill_with_8_in_flight_brings_all_8_back_and_each_completes_once(spawn_worker,
                                                                             rclient):
