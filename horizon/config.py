@@ -51,7 +51,7 @@ SUPERVISOR_DEFAULTS: dict[str, Any] = {
     # what each worker process is started with: the worker's own defaults
     **{option: getattr(WORKER_DEFAULTS, option) for option in (
         "tries", "backoff", "timeout", "memory", "sleep", "block_for", "max_jobs",
-        "max_time", "rest", "prefetch")},
+        "max_time", "rest", "prefetch", "concurrency")},
 }
 
 
@@ -82,6 +82,7 @@ class SupervisorConfig:
     rest: float = 0
     nice: int = 0
     prefetch: int = 32  # most jobs a worker reserves per round trip (1: none)
+    concurrency: int = 1  # jobs each worker process runs at once
 
     def worker_arguments(self, queues: tuple[str, ...] | None = None) -> list[str]:
         """The runworker command-line arguments for one process of this supervisor."""
@@ -98,6 +99,7 @@ class SupervisorConfig:
             f"--max-time={self.max_time:g}",
             f"--rest={self.rest:g}",
             f"--prefetch={self.prefetch}",
+            f"--concurrency={self.concurrency}",
         ]
         if self.block_for is not None:
             args.append(f"--block-for={self.block_for:g}")
@@ -192,6 +194,7 @@ def parse_supervisor(name: str, raw: dict[str, Any], default_connection: str) ->
         rest=_number(name, "rest", values["rest"]),
         nice=_int(name, "nice", values["nice"], 0),
         prefetch=_int(name, "prefetch", values["prefetch"], 1),
+        concurrency=_int(name, "concurrency", values["concurrency"], 1),
     )
 
 

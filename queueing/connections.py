@@ -5,14 +5,22 @@ reads Django models, which cannot be imported while Django is still loading the 
 (when ``queueing`` itself is imported). The sync driver runs jobs with the worker's
 ``run_inline``, handed in by ``QueueingConfig.ready`` (the worker sits above the
 drivers, so this module cannot import it).
+
+Async dispatch (``adelay``, ``aenqueue``) uses ``redis.asyncio`` clients, which belong to
+the event loop they first ran on: ``async_redis_driver`` keeps one per connection per
+running loop, and forgets the clients of a loop once that loop is closed or collected.
 """
 from __future__ import annotations
 
+import asyncio
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
 import redis
+import redis.asyncio
+import redis.asyncio.cluster
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.utils.module_loading import import_string
@@ -21,6 +29,7 @@ from redis.cluster import RedisCluster
 from queueing.config import ConnectionConfig, queue_settings
 from queueing.drivers.contract import DispatchTarget, QueueDriver
 from queueing.drivers.null import NullDriver
+from queueing.drivers.redis.async_driver import AsyncRedisDriver
 from queueing.drivers.redis.driver import RedisDriver
 from queueing.drivers.redis.embedded import EmbeddedRedis
 from queueing.drivers.redis.replies import RedisClient
@@ -32,6 +41,11 @@ DATABASE_DRIVER = "queueing.drivers.database.driver.DatabaseDriver"
 _lock = threading.Lock()
 _drivers: dict[str, DispatchTarget] = {}
 _inline_runner: Callable[[str], Any] | None = None
+ASYNC_MAX_CONNECTIONS = 100  # per connection per event loop (redis.asyncio's own default)
+# event loop -> connection name -> its async driver (see the module docstring)
+_async_drivers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop,
+                                          dict[str, AsyncRedisDriver]] = \
+    weakref.WeakKeyDictionary()
 
 
 def use_inline_runner(run: Callable[[str], Any]) -> None:
@@ -65,6 +79,15 @@ def make_client(config: ConnectionConfig, *, socket_timeout: float | None = None
     instead of hanging the caller; `socket_timeout` overrides the setting (the sidecar
     uses a shorter one, so a stuck renewal is retried before the lease lapses).
     """
+    url, options = client_options(config, socket_timeout=socket_timeout)
+    if config.cluster:
+        return RedisCluster.from_url(url, **options)
+    return redis.Redis.from_url(url, **options)
+
+
+def client_options(config: ConnectionConfig, *, socket_timeout: float | None = None
+                   ) -> tuple[str, dict[str, Any]]:
+    """The URL and client options of a connection, shared by sync and asyncio clients."""
     url = redis_url(config)
     options: dict = {"socket_connect_timeout": config.socket_connect_timeout,
                      "socket_timeout": socket_timeout or config.socket_timeout,
@@ -72,9 +95,47 @@ def make_client(config: ConnectionConfig, *, socket_timeout: float | None = None
     if not url.startswith("unix:"):
         options["socket_keepalive"] = True
     options.update(config.options)
+    return url, options
+
+
+def make_async_client(config: ConnectionConfig) -> Any:
+    """A ``redis.asyncio`` client with the sync client's URL, timeouts and options
+    (``redis.asyncio.cluster.RedisCluster`` in cluster mode). It connects on first use,
+    on the event loop that awaits it."""
+    url, options = client_options(config)
     if config.cluster:
-        return RedisCluster.from_url(url, **options)
-    return redis.Redis.from_url(url, **options)
+        return redis.asyncio.cluster.RedisCluster.from_url(url, **options)
+    # redis.asyncio's default pool raises "Too many connections" past 100 dispatches in
+    # flight (asyncio.gather over a list); a blocking pool makes the surplus wait for a
+    # free connection instead, no longer than a reply may take.
+    options.setdefault("max_connections", ASYNC_MAX_CONNECTIONS)
+    options.setdefault("timeout", options["socket_timeout"])
+    pool = redis.asyncio.BlockingConnectionPool.from_url(url, **options)
+    return redis.asyncio.Redis(connection_pool=pool)
+
+
+def async_redis_driver(name: str | None = None) -> AsyncRedisDriver:
+    """The async driver of a Redis connection for the running event loop (call it from
+    async code). Clients of loops that have been closed are dropped here, since a client
+    holds its loop (so the weak key alone would never let go); ConfigurationError for a
+    connection whose driver is not 'redis'."""
+    loop = asyncio.get_running_loop()
+    config = queue_settings().connection(name)
+    if config.driver != "redis":
+        raise ConfigurationError(f"connection {config.name!r} uses the {config.driver!r} "
+                                 "driver; async Redis dispatch needs a 'redis' connection")
+    per_loop = _async_drivers.get(loop)
+    found = per_loop.get(config.name) if per_loop is not None else None
+    if found is not None:
+        return found
+    with _lock:
+        for closed in [other for other in _async_drivers if other.is_closed()]:
+            del _async_drivers[closed]
+        per_loop = _async_drivers.setdefault(loop, {})
+        found = per_loop.get(config.name)
+        if found is None:
+            found = per_loop[config.name] = AsyncRedisDriver(config, make_async_client(config))
+    return found
 
 
 def driver_with_timeout(name: str, socket_timeout: float) -> QueueDriver:
@@ -136,6 +197,7 @@ def reset() -> None:
             if isinstance(existing, QueueDriver):
                 existing.close()
         _drivers.clear()
+        _async_drivers.clear()  # their sockets close when collected: no loop to await on
 
 
 @receiver(setting_changed)

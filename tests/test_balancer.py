@@ -47,3 +47,18 @@ def test_steps_are_bounded_by_max_shift():
     assert step_toward({"a": 1, "b": 5}, {"a": 4, "b": 1}, 1) == {"a": 2, "b": 4}
     assert step_toward({"a": 1}, {"a": 4}, 5) == {"a": 4}
     assert step_toward({}, {"a": 2}, 1) == {"a": 1}
+
+
+def test_capacity_is_processes_times_concurrency():
+    """A process running 8 jobs at once covers 8 pending jobs: 16 pending need 2, not 16."""
+    from horizon.supervisor.balancer import desired_processes, processes_for
+
+    assert processes_for(16, 8) == 2 and processes_for(17, 8) == 3 and processes_for(0, 8) == 0
+    for mode in ("auto", "simple"):
+        got = desired_processes(mode=mode, queues=["default"], pending={"default": 16},
+                                runtime_ms={}, min_processes=1, max_processes=10,
+                                concurrency=8)
+        assert got == {"default": 2}
+    assert desired_processes(mode="off", queues=["a", "b"], pending={"a": 30, "b": 10},
+                             runtime_ms={}, min_processes=1, max_processes=10,
+                             concurrency=8) == {"a,b": 5}

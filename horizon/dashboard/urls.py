@@ -18,6 +18,7 @@ from horizon.dashboard.views import (
     metrics,
     overview,
     prometheus,
+    running,
     schedules,
     workers,
 )
@@ -75,6 +76,8 @@ register_converter(Verb, "hz_verb")
 app_name = "horizon"
 urlpatterns = [
     path("", overview.overview, name="overview"),
+    path("jobs/running/", running.running, name="running"),
+    path("jobs/running/<hz_name:uuid>/cancel/", running.cancel, name="job-cancel"),
     path("jobs/<hz_list:state>/", jobs.jobs, name="jobs"),
     path("jobs/<hz_state:state>/<hz_name:uuid>/", detail.job, name="job"),
     path("jobs/<hz_removable:state>/<hz_name:uuid>/delete/", actions.delete_job, name="job-delete"),

@@ -33,17 +33,25 @@ def _apportion(total: int, weights: Mapping[str, float], caps: Mapping[str, int]
     return shares
 
 
+def processes_for(jobs: int, concurrency: int) -> int:
+    """Processes that run `jobs` at once when each holds `concurrency` of them."""
+    return -(-max(jobs, 0) // max(concurrency, 1))
+
+
 def desired_processes(*, mode: str, queues: Sequence[str], pending: Mapping[str, int],
                       runtime_ms: Mapping[str, float], min_processes: int,
-                      max_processes: int) -> dict[str, int]:
-    """Target process count per pool for the current load."""
+                      max_processes: int, concurrency: int = 1) -> dict[str, int]:
+    """Target process count per pool for the current load. A process runs `concurrency`
+    jobs at once, so a backlog needs that many times fewer processes (capacity is
+    processes x concurrency)."""
     if mode == "off":
         backlog = sum(max(pending.get(q, 0), 0) for q in queues)
-        target = max(min_processes, min(max_processes, backlog))
+        target = max(min_processes, min(max_processes, processes_for(backlog, concurrency)))
         return {POOL_ALL.join(queues): target}
     floor = dict.fromkeys(queues, min_processes)
     spare = max(max_processes - min_processes * len(queues), 0)
-    caps = {q: max(pending.get(q, 0) - min_processes, 0) for q in queues}
+    caps = {q: max(processes_for(pending.get(q, 0), concurrency) - min_processes, 0)
+            for q in queues}
     if mode == "simple":
         weights = {q: 1.0 if pending.get(q, 0) > 0 else 0.0 for q in queues}
     else:

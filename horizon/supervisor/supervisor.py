@@ -61,7 +61,7 @@ class Supervisor:
         desired = balancer.desired_processes(
             mode=self.config.balance, queues=self.config.queues, pending=pending,
             runtime_ms=runtime, min_processes=self.config.min_processes,
-            max_processes=self.config.max_processes)
+            max_processes=self.config.max_processes, concurrency=self.config.concurrency)
         current = {name: len(pool) for name, pool in self.pools.items()}
         targets = balancer.step_toward(current, desired, self.config.balance_max_shift)
         for name, target in targets.items():

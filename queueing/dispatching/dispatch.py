@@ -38,6 +38,12 @@ class Signature:
         """Dispatch now (or on commit); return the job's uuid."""
         return dispatch(self)
 
+    async def adelay(self) -> str:
+        """``delay`` for async code: the push awaits ``redis.asyncio`` (async_dispatch.py)."""
+        from queueing.dispatching.async_dispatch import adispatch
+
+        return await adispatch(self)
+
     def using(self, **overrides: Any) -> Signature:
         return Signature(self.definition, self.args, self.kwargs, self.options.replace(**overrides))
 
@@ -57,6 +63,21 @@ class PendingDispatch:
 
     def delay(self, *args: Any, **kwargs: Any) -> str:
         return self.s(*args, **kwargs).delay()
+
+    async def adelay(self, *args: Any, **kwargs: Any) -> str:
+        return await self.s(*args, **kwargs).adelay()
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A validated, encoded dispatch that has not been sent: what the sync and the async
+    paths share, so both send byte-for-byte the same payload to the same place."""
+
+    connection: ConnectionConfig
+    queue: str
+    uuid: str
+    text: str
+    available_at: float | None  # None: ready now
 
 
 def target_of(signature: Signature) -> tuple[ConnectionConfig, str]:
@@ -82,29 +103,47 @@ def link_spec(signature: Signature) -> dict[str, Any]:
     }
 
 
-def _should_defer(signature: Signature, using: str = DEFAULT_DB_ALIAS) -> bool:
-    conn = queue_settings().connection(signature.options.connection)
-    if conn.driver == "database" and db_connections[conn.database].in_atomic_block:
-        return False  # the job row is written by the caller's own transaction
+def wants_after_commit(signature: Signature) -> bool:
+    """The signature's ``after_commit``, or the QUEUE setting's when it sets none."""
     after_commit = signature.options.after_commit
     if after_commit is None:
         after_commit = queue_settings().after_commit
-    return bool(after_commit) and db_connections[using].in_atomic_block
+    return bool(after_commit)
+
+
+def should_defer(signature: Signature, using: str = DEFAULT_DB_ALIAS) -> bool:
+    conn = queue_settings().connection(signature.options.connection)
+    if conn.driver == "database" and db_connections[conn.database].in_atomic_block:
+        return False  # the job row is written by the caller's own transaction
+    return wants_after_commit(signature) and db_connections[using].in_atomic_block
+
+
+def prepare(signature: Signature, chain: list[dict] | None = None,
+            now: float | None = None) -> Prepared:
+    """Validate and encode one dispatch (pure: nothing is sent, no I/O)."""
+    conn, queue = validate_signature(signature)
+    now = time.time() if now is None else now
+    delay = signature.options.delay
+    available_at = delay.resolve(now) if delay is not None else None
+    job_uuid, text = _encode(signature, conn, queue, now, chain, available_at)
+    return Prepared(conn, queue, job_uuid, text, available_at)
+
+
+def sender(prepared: Prepared) -> partial[None]:
+    """The sync send of a prepared dispatch (what ``on_commit`` is handed)."""
+    return partial(_send, prepared.connection.name, prepared.queue, prepared.text,
+                   prepared.available_at)
 
 
 def dispatch(signature: Signature, *, chain: list[dict] | None = None) -> str:
     """Validate, encode and push (or schedule on commit); return the job's uuid."""
-    conn, queue = validate_signature(signature)
-    now = time.time()
-    delay = signature.options.delay
-    available_at = delay.resolve(now) if delay is not None else None
-    job_uuid, text = _encode(signature, conn, queue, now, chain, available_at)
-    send = partial(_send, conn.name, queue, text, available_at)
-    if _should_defer(signature):
+    prepared = prepare(signature, chain)
+    send = sender(prepared)
+    if should_defer(signature):
         transaction.on_commit(send)
     else:
         send()
-    return job_uuid
+    return prepared.uuid
 
 
 def _encode(signature: Signature, conn: ConnectionConfig, queue: str, now: float,
@@ -155,28 +194,42 @@ def dispatch_many(signatures: list[Signature]) -> list[str]:
     All are validated and encoded before the first one is sent. Delayed signatures go
     one by one to the delayed set; ``after_commit`` applies to the whole batch.
     """
-    now = time.time()
-    batches: dict[tuple[str, str], list[str]] = {}
-    delayed: list[tuple[str, str, str, float]] = []
-    uuids = []
-    for signature in signatures:
-        conn, queue = validate_signature(signature)
-        at = signature.options.delay.resolve(now) if signature.options.delay else None
-        job_uuid, text = _encode(signature, conn, queue, now, available_at=at)
-        uuids.append(job_uuid)
-        if at is not None and at > now:
-            delayed.append((conn.name, queue, text, at))
-        else:
-            batches.setdefault((conn.name, queue), []).append(text)
-
-    def send() -> None:
-        for (connection, queue), texts in batches.items():
-            connections.driver(connection).push_many(queue, texts)
-        for connection, queue, text, at in delayed:
-            connections.driver(connection).later(queue, text, at)
-
-    if signatures and _should_defer(signatures[0]):
+    plan = plan_many(signatures)
+    send = partial(send_plan, plan)
+    if signatures and should_defer(signatures[0]):
         transaction.on_commit(send)
     else:
         send()
-    return uuids
+    return plan.uuids
+
+
+@dataclass(slots=True)
+class BatchPlan:
+    """A batch, validated and encoded: ready payloads grouped by (connection, queue),
+    delayed ones one by one. Shared by dispatch_many and its async twin."""
+
+    uuids: list[str] = field(default_factory=list)
+    batches: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    delayed: list[tuple[str, str, str, float]] = field(default_factory=list)
+
+
+def plan_many(signatures: list[Signature]) -> BatchPlan:
+    """Every signature validated and encoded (all of them before any is sent)."""
+    now = time.time()
+    plan = BatchPlan()
+    for signature in signatures:
+        prepared = prepare(signature, now=now)
+        plan.uuids.append(prepared.uuid)
+        at, name = prepared.available_at, prepared.connection.name
+        if at is not None and at > now:
+            plan.delayed.append((name, prepared.queue, prepared.text, at))
+        else:
+            plan.batches.setdefault((name, prepared.queue), []).append(prepared.text)
+    return plan
+
+
+def send_plan(plan: BatchPlan) -> None:
+    for (connection, queue), texts in plan.batches.items():
+        connections.driver(connection).push_many(queue, texts)
+    for connection, queue, text, at in plan.delayed:
+        connections.driver(connection).later(queue, text, at)

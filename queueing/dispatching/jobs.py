@@ -4,6 +4,7 @@
     def send_welcome(user_id): ...
 
     send_welcome.delay(user.pk)                        # now
+    await send_welcome.adelay(user.pk)                 # now, from async code
     send_welcome.using(delay=60, queue="high").delay(user.pk)
     chain(send_welcome.s(1), audit.s("welcome"))       # one after the other
     send_welcome(user.pk)                              # inline, no queue
@@ -33,7 +34,8 @@ OPTION_ATTRIBUTES = (
 
 
 class JobFunction:
-    """What ``@job`` returns: still callable inline, plus ``delay``, ``using`` and ``s``."""
+    """What ``@job`` returns: still callable inline, plus ``delay``/``adelay``, ``using``
+    and ``s``."""
 
     def __init__(self, func: Callable[..., Any], definition: JobDefinition) -> None:
         functools.update_wrapper(self, func)
@@ -56,6 +58,10 @@ class JobFunction:
     def delay(self, *args: Any, **kwargs: Any) -> str:
         return self.s(*args, **kwargs).delay()
 
+    async def adelay(self, *args: Any, **kwargs: Any) -> str:
+        """``delay`` for async code, without blocking the event loop (async_dispatch.py)."""
+        return await self.s(*args, **kwargs).adelay()
+
     def __repr__(self) -> str:
         return f"<job {self.definition.name}>"
 
@@ -77,7 +83,7 @@ def job(func: Callable[..., Any] | None = None, *, name: str | None = None, **op
 
 
 class _ClassDispatch:
-    """``delay``/``using``/``s`` that work on the Job class itself."""
+    """``delay``/``adelay``/``using``/``s`` that work on the Job class itself."""
 
     def __init__(self, attribute: str) -> None:
         self.attribute = attribute
@@ -120,6 +126,7 @@ class Job:
     tags: Any = ()
 
     delay = _ClassDispatch("delay")
+    adelay = _ClassDispatch("adelay")
     using = _ClassDispatch("using")
     s = _ClassDispatch("s")
 

@@ -210,6 +210,18 @@ class QueueDriver(DispatchTarget, Protocol):
     def read_control(self) -> ControlState:
         """The restart stamp and the paused queues, in one round trip."""
 
+    def request_cancel(self, uuid: str, by: str, reason: str = "") -> None:
+        """Ask whichever worker runs job `uuid` to cancel it (read every second)."""
+
+    def cancel_requests(self, uuids: list[str]) -> dict[str, dict]:
+        """The cancel requests for these jobs: uuid -> {"by", "reason", "at"}."""
+
+    def forget_cancel(self, uuid: str) -> None:
+        """Drop a cancel request (the job stopped, or is no longer running)."""
+
+    def reserved_job(self, queue: str, uuid: str) -> bytes | None:
+        """The reserved entry of job `uuid` in `queue`, while a worker holds it."""
+
     def broadcast_restart(self, stamp: float) -> None:
         """Ask every worker of this store to stop after its current job."""
 

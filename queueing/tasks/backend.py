@@ -14,6 +14,8 @@ Redis (``results.py``); the worker side is ``runner.py``.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import redis
@@ -24,6 +26,7 @@ from redis.commands.core import Script
 from queueing import connections
 from queueing.config import queue_settings
 from queueing.dispatching import payload as payload_lib
+from queueing.drivers.redis.keys import QueueKeys
 from queueing.errors import ConfigurationError, InvalidOption, QueueError
 from queueing.tasks import priority as priority_lib
 from queueing.tasks.framework import PRIMARY, InvalidTask, TaskResultDoesNotExist, framework_of
@@ -91,6 +94,28 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[name-defined]
 
     # -- enqueue --------------------------------------------------------------------------
     def enqueue(self, task: Any, args: Any, kwargs: Any) -> Any:
+        framework, enqueue = self._prepare(task, args, kwargs)
+        self._send(enqueue)
+        result = to_task_result(framework, task, enqueue.record)
+        framework.task_enqueued.send(type(self), task_result=result)
+        return result
+
+    async def aenqueue(self, task: Any, args: Any, kwargs: Any) -> Any:
+        """``enqueue`` awaited on the event loop: the same checks and payload, the same
+        result record and script in one round trip, through ``redis.asyncio`` (no thread
+        hop, unlike Django's default ``aenqueue``). It sends at once, as ``enqueue``."""
+        framework, enqueue = self._prepare(task, args, kwargs)
+        driver = connections.async_redis_driver(enqueue.connection)
+        store = ResultStore(driver.client, ttl=int(self.result_ttl))  # for create_calls
+        await driver.pipelined(partial(store.create_calls, record=enqueue.record,
+                                       ttl=enqueue.result_ttl(store.ttl)),
+                               enqueue.script_call(driver.keys(enqueue.queue)))
+        result = to_task_result(framework, task, enqueue.record)
+        await framework.task_enqueued.asend(type(self), task_result=result)
+        return result
+
+    def _prepare(self, task: Any, args: Any, kwargs: Any) -> tuple[Any, _Enqueue]:
+        """Validate and encode one enqueue (nothing is sent): shared by both paths."""
         self.validate_task(task)
         framework = framework_of(task)
         conn = self.connection
@@ -118,31 +143,17 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[name-defined]
             connection=conn.name, priority=task.priority, enqueued_at=now,
             run_after=task.run_after, args=args, kwargs=kwargs)
         available_at = task.run_after.timestamp() if task.run_after is not None else None
-        self._send(conn.name, queue, text, record, available_at, task.priority, unix_now)
-        result = to_task_result(framework, task, record)
-        framework.task_enqueued.send(type(self), task_result=result)
-        return result
+        return framework, _Enqueue(conn.name, queue, text, record, available_at,
+                                   task.priority, unix_now)
 
-    def _send(self, connection: str, queue: str, text: str, record: ResultRecord,
-              available_at: float | None, priority: int, now: float) -> None:
+    def _send(self, enqueue: _Enqueue) -> None:
         """Write the result record and push the job in one round trip."""
-        driver = connections.redis_driver(connection)
+        driver = connections.redis_driver(enqueue.connection)
         store = self.results()
-        ttl = store.ttl
-        if available_at is not None and available_at > now:
-            ttl += int(available_at - now) + 1  # the result outlives the wait
-        scripts = driver.scripts
-        keys = driver.keys(queue)
+        name, script_keys, script_args = enqueue.script_call(driver.keys(enqueue.queue))
+        script: Script = getattr(driver.scripts, name)
         pipe = driver.client.pipeline(transaction=False)
-        store.create_calls(pipe, record, ttl)
-        call: tuple[Script, list[str], list[float | str]]
-        if available_at is not None and available_at > now:
-            call = (scripts.later, [keys.delayed], [available_at, text])
-        elif priority:
-            call = priority_lib.push_call(scripts, keys, priority, text)
-        else:
-            call = (scripts.push, [keys.ready, keys.notify], [text])
-        script, script_keys, script_args = call
+        store.create_calls(pipe, enqueue.record, enqueue.result_ttl(store.ttl))
         pipe.evalsha(script.sha, len(script_keys), *script_keys, *script_args)
         replies = pipe.execute(raise_on_error=False)
         for reply in replies[:-1]:
@@ -164,6 +175,37 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[name-defined]
                 f"{result_id}: its task {record.task_path!r} is not registered in this "
                 "process (is it a module-level @task in an installed app's tasks module?)")
         return to_task_result(framework_of(task), task, record)
+
+
+@dataclass(frozen=True, slots=True)
+class _Enqueue:
+    """One validated, encoded enqueue, not yet sent (enqueue's and aenqueue's)."""
+
+    connection: str
+    queue: str
+    text: str
+    record: ResultRecord
+    available_at: float | None
+    priority: int
+    now: float
+
+    @property
+    def waits(self) -> bool:
+        return self.available_at is not None and self.available_at > self.now
+
+    def result_ttl(self, ttl: int) -> int:
+        """The result's TTL: it outlives the wait of a deferred task."""
+        if self.available_at is not None and self.waits:
+            return ttl + int(self.available_at - self.now) + 1
+        return ttl
+
+    def script_call(self, keys: QueueKeys) -> tuple[str, list, list]:
+        """(script name, keys, args): the delayed set, a priority set, or the ready list."""
+        if self.available_at is not None and self.waits:
+            return ("later", [keys.delayed], [self.available_at, self.text])
+        if self.priority:
+            return priority_lib.push_priority_call(keys, self.priority, self.text)
+        return ("push", [keys.ready, keys.notify], [self.text])
 
 
 def configuration_errors(backend: RedisBackend):

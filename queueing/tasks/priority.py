@@ -40,5 +40,11 @@ def with_priority(data: dict[str, Any], priority: int) -> dict[str, Any]:
 
 
 def push_call(scripts: Scripts, keys: QueueKeys, priority: int, text: str) -> tuple:
+    _, script_keys, args = push_priority_call(keys, priority, text)
+    return (scripts.push_priority, script_keys, args)
+
+
+def push_priority_call(keys: QueueKeys, priority: int, text: str) -> tuple[str, list, list]:
+    """The push_priority script's (name, keys, args), for sync and asyncio clients alike."""
     target = keys.prio_hi if priority > 0 else keys.prio_lo
-    return (scripts.push_priority, [target, keys.prio_seq, keys.notify], [priority, text])
+    return ("push_priority", [target, keys.prio_seq, keys.notify], [priority, text])

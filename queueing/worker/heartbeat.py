@@ -10,16 +10,18 @@ and keeps beating while a job runs in the main thread.
 """
 from __future__ import annotations
 
+import json
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 
 import redis
 from django.conf import settings
 
 from queueing.connections import make_client
+from queueing.drivers.redis.keys import HEARTBEAT_PREFIX
 from queueing.drivers.redis.keys import heartbeat_key as key
-from queueing.drivers.redis.replies import RedisClient
+from queueing.drivers.redis.replies import RedisClient, as_str
 
 DEFAULT_INTERVAL = 5.0  # seconds between beats
 MISSED_BEATS = 3  # beats a key outlives its last renewal
@@ -30,15 +32,26 @@ def interval() -> float:
 
 
 class Heartbeat:
-    def __init__(self, client: RedisClient, owner: str, every: float) -> None:
+    """The thread that keeps a worker's key alive; the key holds `state()` as JSON (its
+    slots and running jobs) when given, else "1"."""
+
+    def __init__(self, client: RedisClient, owner: str, every: float,
+                 state: Callable[[], dict] | None = None) -> None:
         self.client = client
         self.owner = owner
         self.every = every
+        self.state = state
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="worker-heartbeat", daemon=True)
 
     def beat(self) -> None:
-        self.client.set(key(self.owner), "1", px=max(int(self.every * MISSED_BEATS * 1000), 1))
+        value = "1"
+        if self.state is not None:
+            try:
+                value = json.dumps(self.state(), separators=(",", ":"))
+            except Exception:  # a state that cannot be read never stops the beat
+                value = "1"
+        self.client.set(key(self.owner), value, px=max(int(self.every * MISSED_BEATS * 1000), 1))
 
     def _run(self) -> None:
         while not self._stop.wait(self.every):
@@ -63,13 +76,13 @@ class Heartbeat:
 
 
 @contextmanager
-def beating(driver, owner: str):
+def beating(driver, owner: str, state: Callable[[], dict] | None = None):
     """Publish `owner`'s heartbeat on the driver's Redis while the block runs (a
     database connection has none: its dashboard shows the holder and the lease)."""
     if driver.heartbeat_store() is None:
         yield None
         return
-    heart = Heartbeat(make_client(driver.config), owner, interval())
+    heart = Heartbeat(make_client(driver.config), owner, interval(), state)
     try:
         heart.start()
     except redis.RedisError:
@@ -89,3 +102,24 @@ def alive(client: RedisClient, owners: Iterable[str]) -> dict[str, bool]:
     for owner in names:
         pipe.exists(key(owner))
     return {owner: bool(found) for owner, found in zip(names, pipe.execute())}
+
+
+def running(client: RedisClient) -> list[dict]:
+    """Every live worker's running jobs, from their heartbeats: dicts with the worker
+    ("owner"), "uuid", "job", "queue" and "started" (unix time), oldest first."""
+    owners = [as_str(k)[len(HEARTBEAT_PREFIX):]
+              for k in client.scan_iter(match=HEARTBEAT_PREFIX + "*", count=500)]
+    if not owners:
+        return []
+    found = []
+    for owner, raw in zip(owners, client.mget([key(o) for o in owners])):
+        if raw is None or raw == b"1":
+            continue
+        try:
+            state = json.loads(raw)
+        except ValueError:
+            continue
+        for job in state.get("running") or []:
+            if isinstance(job, dict):
+                found.append({**job, "owner": owner})
+    return sorted(found, key=lambda job: job.get("started") or 0)

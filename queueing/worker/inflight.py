@@ -164,6 +164,7 @@ class _Entry:
     kill_at: float = 0.0
     started: float = 0.0
     index: int = -1
+    label: tuple[str, str] = ("", "")  # (uuid, job name) once it runs, for the dashboard
 
 
 class InFlight:
@@ -218,8 +219,20 @@ class InFlight:
                 self._entries[held.token] = _Entry(held, PREFETCHED, at)
             self._rewrite()
 
-    def started(self, held: Reservation, kill_at: float) -> None:
+    def started(self, held: Reservation, kill_at: float, uuid: str = "",
+                job: str = "") -> None:
+        with self._lock:
+            entry = self._entries.get(held.token)
+            if entry is not None:
+                entry.label = (uuid, job)
         self._set(held, RUNNING, kill_at, time.time())
+
+    def running_info(self) -> list[dict]:
+        """The running jobs, for the worker's heartbeat (the dashboard's Running now)."""
+        with self._lock:
+            return [{"uuid": e.label[0], "job": e.label[1], "queue": e.held.queue,
+                     "started": e.started}
+                    for e in self._entries.values() if e.state == RUNNING]
 
     def finished_ok(self, held: Reservation) -> None:
         """It succeeded: its acknowledgement rides with the next round trip."""

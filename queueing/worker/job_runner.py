@@ -12,6 +12,7 @@ raise out of ``process``.
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import threading
 import time
@@ -183,6 +184,8 @@ class JobRunner:
         self.worker = worker
         self.inflight = inflight  # the worker's table (see inflight.py), if it keeps one
         self.in_job = False
+        self.current: Payload | None = None  # the main thread's running job
+        self.pending_cancel: JobCancelled | None = None
         self.current_timeout = 0.0
         self.max_deliveries = driver.config.max_deliveries
         self._checks = threading.local()  # per thread: Django's connections are
@@ -198,17 +201,33 @@ class JobRunner:
 
     # -- the alarm ----------------------------------------------------------------------
     def on_alarm(self, signum: int, frame: object) -> None:
-        if self.in_job:
-            self.in_job = False
-            raise TimeoutInterrupt()
+        """SIGALRM in the main thread: the running job's timeout, or a cancel the
+        worker's cancel watcher asked for (it signals the process the same way, since a
+        signal reaches a job even in a blocking call such as time.sleep)."""
+        if not self.in_job:
+            return
+        cancel, self.pending_cancel = self.pending_cancel, None
+        self.in_job = False
+        if cancel is not None:
+            raise cancel
+        raise TimeoutInterrupt()
 
-    def _arm(self, held: Reservation, timeout: float) -> None:
+    def cancel_current(self, uuid: str, exc: JobCancelled) -> bool:
+        """Cancel the main thread's running job if it is `uuid` (one job at a time)."""
+        current = self.current
+        if not self.in_job or current is None or current.uuid != uuid:
+            return False
+        self.pending_cancel = exc
+        os.kill(os.getpid(), signal.SIGALRM)
+        return True
+
+    def _arm(self, held: Reservation, timeout: float, job: Payload) -> None:
         self.current_timeout = timeout
         if timeout > 0:
             signal.setitimer(signal.ITIMER_REAL, timeout)
         if self.inflight is not None:
             kill_at = time.time() + timeout + self.options.kill_grace if timeout > 0 else 0.0
-            self.inflight.started(held, kill_at)
+            self.inflight.started(held, kill_at, job.uuid, job.job)
 
     def _disarm(self) -> None:
         if self.current_timeout > 0:
@@ -303,12 +322,15 @@ class JobRunner:
         checks.before_job(started)
         try:
             if alarm:
+                self.current = job
                 self.in_job = True
-                self._arm(held, prepared.timeout)
+                self._arm(held, prepared.timeout, job)
                 try:
                     call(definition, job)
                 finally:
                     self.in_job = False
+                    self.current = None
+                    self.pending_cancel = None
                     self._disarm()
             else:  # its row was marked running when it was handed to this slot
                 guard.call(held.token, call, definition, job)
@@ -316,7 +338,9 @@ class JobRunner:
             return self.timed_out(held, job, definition, prepared.tries, prepared.timeout,
                                   time.perf_counter() - started)
         except JobCancelled as exc:
-            return self.cancelled(prepared, exc, time.perf_counter() - started)
+            meant = guard.raised(held.token, exc) if guard is not None else exc
+            cancel = meant if isinstance(meant, JobCancelled) else exc
+            return self.cancelled(prepared, cancel, time.perf_counter() - started)
         except Exception as exc:
             return self._exception(held, job, definition, prepared.tries, exc,
                                    time.perf_counter() - started)
@@ -348,6 +372,11 @@ class JobRunner:
         with who and why."""
         self.fail(prepared.held, prepared.job, prepared.definition, exc,
                   detail="cancelled, not retried")
+        try:
+            self.driver.forget_cancel(prepared.job.uuid)
+        except Exception as forget_exc:  # it names a job that is gone: harmless
+            logger.warning("could not drop the cancel request of %s: %s", prepared.job.uuid,
+                           printable(forget_exc, 200))
         return Outcome("cancelled", runtime, prepared.job)
 
     def _continue_chain(self, job: Payload) -> None:

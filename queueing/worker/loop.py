@@ -22,6 +22,7 @@ import os
 import signal
 import socket
 import sys
+import threading
 import time
 from typing import Any
 
@@ -34,6 +35,7 @@ from queueing.signals import worker_stopping
 from queueing.worker import policy
 from queueing.worker.inflight import InFlight, TableMemory
 from queueing.worker.job_runner import (
+    JobCancelled,
     JobLog,
     JobRunner,
     Outcome,
@@ -60,6 +62,7 @@ EXIT_MEMORY = 12
 MAX_BLOCK_SLICE = 1.0  # seconds a blocking wait lasts before flags are looked at again
 MEMORY_CHECK_INTERVAL = 0.5  # seconds between reads of resident memory
 SIDECAR_CHECK_INTERVAL = 1.0  # seconds between looks at whether the sidecar still runs
+CANCEL_CHECK_INTERVAL = 1.0  # seconds between looks for operators' cancel requests
 MIN_RETRY_AFTER = 2.0  # below this a lease cannot be renewed reliably (every third of it)
 CONNECTION_ERRORS = (*TRANSIENT_ERRORS, OperationalError, InterfaceError)  # Redis or cluster
 # failing over/resharding, or the database of a database connection away
@@ -102,6 +105,9 @@ class Worker:
         # --once means one job: it runs in the main thread whatever the concurrency.
         self.concurrent = options.concurrency > 1 and not options.once
         self.pool: SlotPool | None = None
+        self._cancels_read_at = 0.0
+        self._stopped = threading.Event()
+        self._watcher: threading.Thread | None = None
 
     # -- lifecycle ----------------------------------------------------------------------
     def run(self) -> int:
@@ -115,6 +121,10 @@ class Worker:
         self.flags.install(on_alarm=self.runner.on_alarm)
         previous_chld = signal.signal(signal.SIGCHLD, self._on_child_exit)
         self._started = time.monotonic()
+        if not self.concurrent:
+            self._watcher = threading.Thread(target=self._watch_cancels, daemon=True,
+                                             name="cancel-watcher")
+            self._watcher.start()
         try:
             self._warn_about_timeout()
             self._warn_about_eviction()
@@ -128,11 +138,49 @@ class Worker:
                                       if self.concurrent else ""))
             return self._loop_concurrent() if self.concurrent else self._loop()
         finally:
+            self._stopped.set()
             signal.signal(signal.SIGCHLD, previous_chld)
             self.flags.uninstall()
             self.inflight.leaving()
             if self.sidecar is not None:
                 self.sidecar.stop()
+
+    def heartbeat_state(self) -> dict:
+        """What the worker's heartbeat publishes: its slots and the jobs running in them."""
+        return {"concurrency": self.options.concurrency if self.concurrent else 1,
+                "running": self.inflight.running_info()}
+
+    def _watch_cancels(self) -> None:
+        """One job at a time runs in the main thread, which cannot look for cancel
+        requests while it runs: this thread does, every CANCEL_CHECK_INTERVAL seconds,
+        and interrupts the job through SIGALRM (JobRunner.cancel_current)."""
+        while not self._stopped.wait(CANCEL_CHECK_INTERVAL):
+            current = self.runner.current
+            if current is None:
+                continue
+            try:
+                asked = self.driver.cancel_requests([current.uuid]).get(current.uuid)
+            except Exception:  # Redis away: the main loop reports it
+                continue
+            if asked is not None:
+                self.runner.cancel_current(current.uuid, JobCancelled(
+                    str(asked.get("by") or ""), str(asked.get("reason") or "")))
+
+    def _check_cancels(self, pool: SlotPool) -> None:
+        """Deliver cancel requests for the jobs in the slots (at most once a second)."""
+        now = time.monotonic()
+        if not pool.active or now - self._cancels_read_at < CANCEL_CHECK_INTERVAL:
+            return
+        self._cancels_read_at = now
+        by_uuid = {entry.prepared.job.uuid: token for token, entry in pool.active.items()}
+        try:
+            asked = self.driver.cancel_requests(list(by_uuid))
+        except CONNECTION_ERRORS as exc:
+            self._connection_lost(exc)
+            return
+        for uuid, request in asked.items():
+            pool.cancel(by_uuid[uuid], JobCancelled(str(request.get("by") or ""),
+                                                    str(request.get("reason") or "")))
 
     def _start_sidecar(self) -> bool:
         if self.memory is None:
@@ -255,7 +303,14 @@ class Worker:
             while True:
                 self._check_sidecar()
                 self._take_done(pool, wait=0.0)
-                pool.watch()
+                self._check_cancels(pool)
+                for stuck in pool.watch():
+                    stuck.stuck_reported = True
+                    why = "cancelled" if stuck.cancel is not None else "past its timeout"
+                    self.stderr.write(
+                        f"worker {self.owner}: job {stuck.prepared.job.uuid} is still "
+                        f"running {self.options.kill_grace:g}s after being {why} (stuck in "
+                        "code that ignores interrupts)\n")
                 if stop is None:
                     stop = self._stop_reason(idle=found_none)
                 if stop is not None or self.flags.paused:
@@ -301,7 +356,8 @@ class Worker:
                 self.inflight.settled([held])
                 self._count(held, prepared)
                 continue
-            self.inflight.started(held, self.runner.kill_at(prepared))
+            self.inflight.started(held, self.runner.kill_at(prepared), prepared.job.uuid,
+                                  prepared.job.job)
             pool.submit(prepared)
 
     def _take_done(self, pool: SlotPool, wait: float) -> None:

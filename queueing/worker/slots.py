@@ -49,6 +49,12 @@ class ThreadInterrupts:
         self._lock = threading.Lock()
         self._running: dict[int, str] = {}  # thread id -> token of the job it runs
         self._sent: dict[str, type[BaseException]] = {}  # token -> interrupt sent
+        self._details: dict[str, BaseException] = {}  # token -> the exception meant
+
+    def raised(self, token: str, caught: BaseException) -> BaseException:
+        """The exception an interrupt of `token` stands for (with its details)."""
+        with self._lock:
+            return self._details.pop(token, caught)
 
     def call(self, token: str, func: Callable[..., Any], *args: Any) -> Any:
         """Run a job's code, interruptible for `token` while (and only while) it runs."""
@@ -64,12 +70,16 @@ class ThreadInterrupts:
                 _set_async_exc(thread, None)  # an interrupt that did not land yet: dropped
                 self._sent.pop(token, None)
 
-    def interrupt(self, token: str, exc: type[BaseException]) -> bool:
+    def interrupt(self, token: str, exc: type[BaseException],
+                  detail: BaseException | None = None) -> bool:
         """Raise `exc` in the thread running `token` (once per job); False when no
-        thread runs it any more."""
+        thread runs it any more. `detail` is the instance the job's runner should see
+        (an interrupt arrives as a bare class: see raised)."""
         with self._lock:
             if token in self._sent:
                 return False
+            if detail is not None:
+                self._details[token] = detail
             thread = next((t for t, running in self._running.items() if running == token),
                           None)
             if thread is None:
@@ -87,6 +97,7 @@ class Active:
     is_async: bool
     task: Any = None  # the asyncio task of an async job
     cancel: JobCancelled | None = None  # an operator's cancel, once asked
+    cancel_at: float = 0.0  # monotonic, when it was asked
     stuck_reported: bool = False
 
 
@@ -164,13 +175,10 @@ class SlotPool:
         stuck = []
         for token, entry in list(self.active.items()):
             timeout = entry.prepared.timeout
-            if entry.is_async:
-                past = entry.cancel is not None and now - entry.started > grace
-            else:
-                if timeout > 0 and now - entry.started >= timeout:
-                    self.guard.interrupt(token, TimeoutInterrupt)
-                past = (timeout > 0 and now - entry.started >= timeout + grace) or \
-                    entry.cancel is not None
+            if not entry.is_async and timeout > 0 and now - entry.started >= timeout:
+                self.guard.interrupt(token, TimeoutInterrupt)
+            past = (timeout > 0 and now - entry.started >= timeout + grace) or \
+                (entry.cancel is not None and now - entry.cancel_at >= grace)
             if past and not entry.stuck_reported:
                 stuck.append(entry)
         return stuck
@@ -180,13 +188,12 @@ class SlotPool:
         entry = self.active.get(token)
         if entry is None or entry.cancel is not None:
             return False
-        entry.cancel = exc
-        entry.started = min(entry.started, time.monotonic())
+        entry.cancel, entry.cancel_at = exc, time.monotonic()
         if entry.is_async:
             if entry.task is not None and self._loop is not None:
                 self._loop.call_soon_threadsafe(entry.task.cancel)
             return True
-        return self.guard.interrupt(token, JobCancelled)
+        return self.guard.interrupt(token, JobCancelled, exc)
 
     # -- running --------------------------------------------------------------------------
     def _thread_main(self) -> None:

@@ -209,6 +209,17 @@ async def async_sleep_then_record(seconds, label):
     note(RAN, label=label, phase="end")
 
 
+@job
+def sleep_in_steps(seconds, label):
+    """Python-level waiting (as a job polling an API does): an interrupt raised into its
+    thread lands within a step. A single time.sleep(60) would only see it on return."""
+    note(RAN, label=label, phase="start")
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+    note(RAN, label=label, phase="end")
+
+
 # -- several jobs at once in one worker (issue 22: tests/test_concurrency.py) ----------------
 # Every one of these writes marks to MARKS: {label, phase, uuid, attempts, pid, thread, at}.
 # ``phase`` is "start" when the body begins and "end" when it returns normally, so a test

@@ -6,13 +6,18 @@ from django.shortcuts import render
 
 from horizon.dashboard import reads
 from horizon.dashboard.auth import page
+from horizon.dashboard.running import running_now
 from horizon.dashboard.views.common import HtmxHttpRequest, fragment, render_page
 
 PARTIAL = "horizon/partials/workers.html"
 
 
 def context() -> dict:
-    return {"section": "workers", "masters": reads.workers()}
+    in_flight: dict[str, list] = {}
+    for row in running_now():
+        in_flight.setdefault(row.worker, []).append(row)
+    return {"section": "workers", "masters": reads.workers(),
+            "in_flight": sorted(in_flight.items())}
 
 
 @page

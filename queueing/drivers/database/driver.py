@@ -18,6 +18,7 @@ LISTEN/NOTIFY (``listen.py``); other databases are polled every ``--sleep`` seco
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import os
 import re
@@ -384,6 +385,30 @@ class DatabaseDriver:
     def last_restart(self) -> float | None:
         row = self._run(self.sql.control_value(), [RESTART_KEY], fetch="one")
         return float(row[0]) if row is not None else None
+
+    def request_cancel(self, uuid: str, by: str, reason: str = "") -> None:
+        ControlValue.objects.using(self.alias).update_or_create(
+            key=f"cancel:{uuid}"[:100],
+            defaults={"value": json.dumps({"by": by, "reason": reason, "at": time.time()})})
+
+    def cancel_requests(self, uuids: list[str]) -> dict[str, dict]:
+        if not uuids:
+            return {}
+        keys = {f"cancel:{uuid}"[:100]: uuid for uuid in uuids}
+        found = {}
+        for row in ControlValue.objects.using(self.alias).filter(key__in=list(keys)):
+            try:
+                found[keys[row.key]] = json.loads(row.value)
+            except ValueError:
+                found[keys[row.key]] = {"by": "", "reason": ""}
+        return found
+
+    def forget_cancel(self, uuid: str) -> None:
+        ControlValue.objects.using(self.alias).filter(key=f"cancel:{uuid}"[:100]).delete()
+
+    def reserved_job(self, queue: str, uuid: str) -> bytes | None:
+        found = self.find("reserved", queue, uuid)
+        return bytes(found[0][0]) if found else None
 
     def read_control(self) -> ControlState:
         """Both from the connection's own tables, on the worker's private session."""

@@ -30,7 +30,7 @@ from queueing.drivers.contract import (
 from queueing.drivers.redis import control
 from queueing.drivers.redis.cluster import SlotWaiter, is_cluster
 from queueing.drivers.redis.keys import EXCEPTIONS_TTL, QueueKeys, exceptions_key
-from queueing.drivers.redis.replies import RedisClient, as_str, scored
+from queueing.drivers.redis.replies import RedisClient, as_bytes, as_str, scored
 from queueing.drivers.redis.scripts import Scripts, run_pipelined
 
 __all__ = ["PAUSED", "RedisDriver", "Reservation", "owner_json"]  # Reservation, PAUSED:
@@ -313,6 +313,33 @@ class RedisDriver:
     def read_control(self) -> ControlState:
         stamp, paused = control.read(self.client, self.name)
         return ControlState(stamp, frozenset(paused))
+
+    def request_cancel(self, uuid: str, by: str, reason: str = "") -> None:
+        self.client.hset(control.CANCEL_KEY, uuid,
+                         json.dumps({"by": by, "reason": reason, "at": time.time()}))
+
+    def cancel_requests(self, uuids: list[str]) -> dict[str, dict]:
+        if not uuids:
+            return {}
+        found = {}
+        for uuid, raw in zip(uuids, self.client.hmget(control.CANCEL_KEY, uuids)):
+            if raw is not None:
+                try:
+                    found[uuid] = json.loads(raw)
+                except ValueError:
+                    found[uuid] = {"by": "", "reason": ""}
+        return found
+
+    def forget_cancel(self, uuid: str) -> None:
+        self.client.hdel(control.CANCEL_KEY, uuid)
+
+    def reserved_job(self, queue: str, uuid: str) -> bytes | None:
+        """A scan of the queue's reserved set for the uuid (an operator's lookup)."""
+        pattern = f'*"uuid":"{uuid}"*'
+        for member, _score in self.client.zscan_iter(self.keys(queue).reserved,
+                                                     match=pattern):
+            return as_bytes(member)
+        return None
 
     def broadcast_restart(self, stamp: float) -> None:
         control.broadcast(self.client, stamp)

@@ -7,6 +7,7 @@ restarted Redis (with an empty script cache) needs nothing special.
 """
 from __future__ import annotations
 
+import hashlib
 import weakref
 from collections.abc import Sequence
 from functools import cache
@@ -33,6 +34,13 @@ SCRIPT_NAMES = (
 def source(name: str, package: str = QUEUEING_LUA) -> str:
     """The text of ``<package>/lua/<name>.lua``."""
     return resources.files(package).joinpath("lua", f"{name}.lua").read_text()
+
+
+@cache
+def sha(name: str, package: str = QUEUEING_LUA) -> str:
+    """The SHA1 Redis knows ``source(name, package)`` by (as redis-py's Script computes
+    it), for clients that call EVALSHA themselves (the asyncio adapter, async_driver.py)."""
+    return hashlib.sha1(source(name, package).encode()).hexdigest()
 
 
 def script_for(client: Any, name: str, package: str = QUEUEING_LUA) -> Script:

@@ -115,7 +115,8 @@ class Command(BaseCommand):
             stamp = time.strftime("%Y-%m-%d %H:%M:%S")
             self.stdout.write(f"{stamp} {registry.describe_modules()}")
         readiness.report_ready()  # to a supervisor, if one started us (see queueing.readiness)
-        with heartbeat.beating(driver, worker.owner):  # lets the dashboard see it die
+        # the heartbeat lets the dashboard see the worker die, and what it runs
+        with heartbeat.beating(driver, worker.owner, worker.heartbeat_state):
             code = worker.run()
         if code == EXIT_ERROR:
             # A timed-out job may have left threads behind; leave without waiting for them.

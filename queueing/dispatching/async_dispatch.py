@@ -1,0 +1,114 @@
+"""``await job.adelay(...)`` and ``await dispatch_many_async([...])``: dispatch from async
+code (an async view, an ASGI consumer) without blocking its event loop.
+
+The payload is the sync path's own: ``dispatch.prepare`` validates and encodes it, so a
+refused dispatch raises the same error and writes nothing. Only the send differs, by
+the connection's driver:
+
+* ``redis``: the same Lua scripts through a ``redis.asyncio`` client of the running loop
+  (``drivers/redis/async_driver.py``), awaited on the loop itself, with no thread.
+* ``database`` and ``sync``: the sync dispatch, run with ``sync_to_async`` in Django's
+  thread-sensitive thread. The database driver writes through the ORM, and a ``sync``
+  connection runs the job inline, which may use the ORM: Django's ORM is sync only.
+* ``null``: validated and encoded, then dropped, as ``delay`` does.
+
+Transactions. Django opens no transaction in async code (``atomic()`` there raises
+SynchronousOnlyOperation), so a coroutine on its loop is never inside one and the push
+happens at once. A transaction can only be open in a *sync* thread that is waiting on
+this coroutine, which is when sync code calls ``async_to_sync(...)`` (asgiref then
+records that thread's executor). Only in that case the check hops once to that thread
+(where Django's connection for it lives): if its connection is in an atomic block and
+``after_commit`` applies, the push is registered with ``transaction.on_commit`` there and
+made by the sync driver at the commit, exactly as ``delay`` would; a rollback drops it.
+We defer rather than refuse because that keeps ``delay``'s promise (a worker never sees
+a job before the rows it needs) and the caller's code works the same in both worlds.
+Not covered: ``asyncio.run(job.adelay())`` inside ``atomic()`` in sync code, where no
+asgiref executor names the waiting thread; sync code dispatches with ``delay``.
+"""
+from __future__ import annotations
+
+import os
+from functools import partial
+
+from asgiref.sync import AsyncToSync, sync_to_async
+from django.db import transaction
+
+from queueing import connections
+from queueing.config import queue_settings
+from queueing.dispatching.dispatch import (
+    BatchPlan,
+    Prepared,
+    Signature,
+    dispatch,
+    dispatch_many,
+    plan_many,
+    prepare,
+    send_plan,
+    sender,
+    should_defer,
+    wants_after_commit,
+)
+
+THREAD_DRIVERS = frozenset({"database", "sync"})  # sends that need Django's sync thread
+
+
+async def adispatch(signature: Signature, *, chain: list[dict] | None = None) -> str:
+    """Validate, encode and push from async code; return the job's uuid."""
+    driver = queue_settings().connection(signature.options.connection).driver
+    if driver in THREAD_DRIVERS:
+        return await sync_to_async(dispatch)(signature, chain=chain)
+    prepared = prepare(signature, chain)
+    if driver != "redis":  # null: nothing to send
+        return prepared.uuid
+    if await _deferred_to_commit(signature, partial(_defer_one, signature, prepared)):
+        return prepared.uuid
+    async_driver = connections.async_redis_driver(prepared.connection.name)
+    await async_driver.send(prepared.queue, prepared.text, prepared.available_at)
+    return prepared.uuid
+
+
+async def dispatch_many_async(signatures: list[Signature]) -> list[str]:
+    """``dispatch_many`` for async code: one script call per queue (and per 1,000 jobs),
+    all validated and encoded before the first is sent. A batch that names any
+    non-Redis connection runs the sync ``dispatch_many`` in Django's sync thread."""
+    settings = queue_settings()
+    drivers = {settings.connection(s.options.connection).driver for s in signatures}
+    if drivers - {"redis"}:
+        return await sync_to_async(dispatch_many)(signatures)
+    plan = plan_many(signatures)
+    if signatures and await _deferred_to_commit(
+            signatures[0], partial(_defer_plan, signatures[0], plan)):
+        return plan.uuids
+    for (name, queue), texts in plan.batches.items():
+        await connections.async_redis_driver(name).push_many(queue, texts)
+    for name, queue, text, at in plan.delayed:
+        await connections.async_redis_driver(name).later(queue, text, at)
+    return plan.uuids
+
+
+def _defer_one(signature: Signature, prepared: Prepared) -> bool:
+    """In the calling thread: register the sync push on commit when a transaction of
+    this thread must come first; True when it did."""
+    if not should_defer(signature):
+        return False
+    transaction.on_commit(sender(prepared))
+    return True
+
+
+def _defer_plan(first: Signature, plan: BatchPlan) -> bool:
+    if not should_defer(first):
+        return False
+    transaction.on_commit(partial(send_plan, plan))
+    return True
+
+
+async def _deferred_to_commit(signature: Signature, defer) -> bool:
+    """Apply the transaction rule of the module docstring; True when the send was left
+    to a commit. `defer` checks and registers in whichever thread runs it."""
+    if not wants_after_commit(signature):
+        return False
+    if os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE") and defer():
+        return True  # atomic() opened in async code, which only that setting allows
+    if getattr(AsyncToSync.executors, "current", None) is None:
+        return False  # no sync caller is waiting on us: no transaction can be open
+    return bool(await sync_to_async(defer)())
