@@ -311,3 +311,153 @@ def sleep_in_steps(seconds, label):
     while time.monotonic() < deadline:
         time.sleep(0.05)
     note(RAN, label=label, phase="end")
+
+
+# -- several jobs at once in one worker (issue 22: tests/test_concurrency.py) ----------------
+# Every one of these writes marks to MARKS: {label, phase, uuid, attempts, pid, thread, at}.
+# ``phase`` is "start" when the body begins and "end" when it returns normally, so a test
+# can tell a run that finished from one that was cut short, and which process and thread
+# ran it. GATE is a key the tests set to let the "gated" jobs finish.
+MARKS = "test:marks"
+GATE = "test:gate"
+
+
+def mark(label, phase: str, **extra) -> None:
+    import threading
+
+    running = current_job()
+    fields = {"label": label, "phase": phase, "pid": os.getpid(),
+              "thread": threading.get_ident(), "at": time.time(),
+              "uuid": running.uuid if running is not None else None,
+              "attempts": running.attempts if running is not None else None}
+    fields.update(extra)
+    redis_driver("redis").client.rpush(MARKS, json.dumps(fields))
+
+
+def marks(phase: str | None = None) -> list[dict]:
+    found = [json.loads(x) for x in redis_driver("redis").client.lrange(MARKS, 0, -1)]
+    return [m for m in found if phase is None or m["phase"] == phase]
+
+
+def _gate_open() -> bool:
+    return bool(redis_driver("redis").client.exists(GATE))
+
+
+@job
+def sleep_mark(seconds, label):
+    """A sync job that waits (the GIL released, as a socket read would)."""
+    mark(label, "start")
+    time.sleep(seconds)
+    mark(label, "end")
+
+
+@job
+async def async_sleep_mark(seconds, label):
+    """The same as an ``async def`` job: it awaits, so its neighbours on the loop run."""
+    import asyncio
+
+    mark(label, "start")
+    await asyncio.sleep(seconds)
+    mark(label, "end")
+
+
+@job(tries=2, backoff=0)
+async def async_explode(label):
+    """Raises after an await: retried once (tries 2, no backoff), then failed."""
+    import asyncio
+
+    mark(label, "start")
+    await asyncio.sleep(0.01)
+    raise RuntimeError(f"async boom {label}")
+
+
+@job(tries=1)
+def gated_sync(label, limit=40.0):
+    """Runs until the tests open GATE (or `limit` seconds), in short Python-level sleeps:
+    an exception raised in its thread (timeout, cancel) is delivered within 50 ms."""
+    mark(label, "start")
+    deadline = time.monotonic() + limit
+    while not _gate_open() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    mark(label, "end")
+
+
+@job(tries=1)
+async def gated_async(label, limit=40.0):
+    """The same as an ``async def`` job: it awaits between looks at GATE, so cancelling
+    the task stops it at once."""
+    import asyncio
+
+    mark(label, "start")
+    deadline = time.monotonic() + limit
+    while not _gate_open() and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    mark(label, "end")
+
+
+@job(tries=1, timeout=2)
+def hung_in_c_sleep(label):
+    """Ignores the exception raised in its thread: time.sleep(60) is one C call, and an
+    asynchronous exception is only delivered between bytecodes."""
+    mark(label, "start")
+    time.sleep(60)
+    mark(label, "end")
+
+
+@job(tries=1, timeout=2)
+def hung_holding_the_gil(label):
+    """A C loop that never releases the GIL (see hold_the_gil): no thread of the worker
+    runs until the sidecar kills it."""
+    import itertools
+
+    mark(label, "start")
+    sum(itertools.repeat(1, 10 ** 11))
+    mark(label, "end")
+
+
+@job(tries=1, timeout=2)
+async def hung_async_blocking_the_loop(label):
+    """An ``async def`` job that blocks its event loop with time.sleep: cancelling its
+    task cannot take effect until the loop runs again."""
+    import asyncio
+
+    mark(label, "start")
+    await asyncio.sleep(0)
+    time.sleep(60)
+    mark(label, "end")
+
+
+@job(tries=1, timeout=0)
+def stuck_in_c_for(seconds, label):
+    """Cannot be cancelled in time: one long C call (time.sleep) with no timeout."""
+    mark(label, "start")
+    time.sleep(seconds)
+    mark(label, "end")
+
+
+@job(tries=1)
+def orm_writes(label, alias, writes=5, hold=1.0):
+    """ORM writes on database `alias` from whatever thread runs it, holding its connection
+    for `hold` seconds so concurrent jobs overlap. Records which connection it used: the
+    wrapper's and the DB-API connection's identity, and for PostgreSQL the server pid."""
+    import threading
+
+    from django.db import connections as db_connections
+
+    from queueing.models import ControlValue
+
+    mark(label, "start", alias=alias)
+    wrapper = db_connections[alias]
+    identities = set()
+    for i in range(writes):
+        ControlValue.objects.using(alias).create(key=f"orm:{label}:{i}", value=str(os.getpid()))
+        identities.add((id(wrapper), id(wrapper.connection)))
+        if i == 0:
+            time.sleep(hold)
+    backend_pid = None
+    if wrapper.vendor == "postgresql":
+        with wrapper.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            backend_pid = cursor.fetchone()[0]
+    mark(label, "end", alias=alias, thread_name=threading.current_thread().name,
+         identities=sorted(identities), backend_pid=backend_pid)
