@@ -331,12 +331,14 @@ class Worker:
                     interruptible_sleep(min(self.options.sleep or 1, 1.0), self._should_wake)
                     continue
                 self._fill_slots(pool)
-                want = pool.free() + self._prefetch() - len(self.inflight.prefetched())
+                # Keep about N jobs waiting for the N slots (prefetch sized for N), and
+                # reserve them in batches: once half of them have started.
+                waiting = len(self.inflight.prefetched())
+                want = pool.size + self._prefetch() - waiting - len(pool.active)
                 reserved = False
-                if want > 0 and pool.free() > 0 and time.monotonic() >= empty_until:
-                    before = len(self.inflight)
-                    self._next_batch(want)
-                    reserved = len(self.inflight) > before
+                if want > 0 and waiting <= pool.size // 2 and \
+                        time.monotonic() >= empty_until:
+                    reserved = self._next_batch(want)
                     self._fill_slots(pool)
                     # Queues empty while jobs run: look again after a growing pause (up
                     # to a second), not on every turn of the loop.
@@ -414,21 +416,24 @@ class Worker:
             record_outcome(self.driver, outcome.job, held.queue, outcome.kind,
                            outcome.runtime)
 
-    def _next_batch(self, count: int) -> None:
+    def _next_batch(self, count: int) -> bool:
         """Reserve up to `count` jobs from the queues in priority order (one round trip
-        per queue tried), acknowledging the finished rows on the way."""
+        per queue tried), acknowledging the finished rows on the way; True when some
+        were reserved."""
         try:
             self._read_control()
             for queue in self.queues:
                 if queue in self.paused_queues:
                     continue
                 if self._reserve(queue, count):
-                    break
+                    self._lost_since = None
+                    return True
             self._lost_since = None
         except CONNECTION_ERRORS as exc:
             self._connection_lost(exc)
         except REFUSALS as exc:
             self._refused(exc)
+        return False
 
     def _stop(self, reason: str, code: int) -> int:
         """Settle what the worker holds (acknowledge the finished, hand back the rest),
