@@ -30,6 +30,7 @@ class QueueSizes:
 
     @property
     def total(self) -> int:
+        """Every job the queue has, whatever its state."""
         return self.pending + self.delayed + self.reserved
 
 
@@ -202,7 +203,8 @@ class QueueDriver(DispatchTarget, Protocol):
     def resume(self, queue: str) -> None:
         """Undo ``pause``."""
 
-    def is_paused(self, queue: str) -> bool: ...
+    def is_paused(self, queue: str) -> bool:
+        """Whether `queue` is paused now (one read; workers use read_control)."""
 
     def paused_queues(self) -> set[str]:
         """The paused queues of this connection."""
@@ -241,23 +243,31 @@ class QueueDriver(DispatchTarget, Protocol):
         """A memory policy under which the store may drop queued jobs, else None."""
 
     # -- reads and operator actions ----------------------------------------------------
-    def sizes_many(self, queues: Iterable[str]) -> dict[str, QueueSizes]: ...
+    def sizes_many(self, queues: Iterable[str]) -> dict[str, QueueSizes]:
+        """``sizes`` of several queues in one round trip where the store allows."""
 
     def oldest_pending(self, queues: list[str]) -> list[bytes | None]:
         """The next job each queue would hand out, in one round trip where possible."""
 
-    def pending(self, queue: str, start: int = 0, stop: int = 49) -> list[bytes]: ...
+    def pending(self, queue: str, start: int = 0, stop: int = 49) -> list[bytes]:
+        """Ready jobs in the order workers take them, by index range (inclusive)."""
 
     def delayed(self, queue: str, start: int = 0,
-                stop: int = 49) -> list[tuple[bytes, float]]: ...
+                stop: int = 49) -> list[tuple[bytes, float]]:
+        """Delayed jobs, soonest first, with the unix time each becomes available."""
 
     def reserved(self, queue: str, start: int = 0,
-                 stop: int = 49) -> list[tuple[bytes, float]]: ...
+                 stop: int = 49) -> list[tuple[bytes, float]]:
+        """Reserved jobs, soonest lease expiry first, with that expiry."""
 
-    def clear(self, queue: str) -> int: ...
+    def clear(self, queue: str) -> int:
+        """Drop every pending and delayed job of `queue` (reserved ones finish); how many."""
 
-    def forget_pending(self, queue: str, raw_or_id: Any) -> bool: ...
+    def forget_pending(self, queue: str, raw_or_id: Any) -> bool:
+        """Delete one pending job (as listed by ``pending``); False if it was gone."""
 
-    def promote_delayed(self, queue: str, raw_or_id: Any) -> bool: ...
+    def promote_delayed(self, queue: str, raw_or_id: Any) -> bool:
+        """Make one delayed job ready now; False if it was gone."""
 
-    def forget_delayed(self, queue: str, raw_or_id: Any) -> bool: ...
+    def forget_delayed(self, queue: str, raw_or_id: Any) -> bool:
+        """Delete one delayed job; False if it was gone."""

@@ -28,6 +28,7 @@ MISSED_BEATS = 3  # beats a key outlives its last renewal
 
 
 def interval() -> float:
+    """Seconds between beats (settings.QUEUE_WORKER_HEARTBEAT, default 5)."""
     return float(getattr(settings, "QUEUE_WORKER_HEARTBEAT", DEFAULT_INTERVAL))
 
 

@@ -65,6 +65,8 @@ class WorkerLost(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
+    """How one job's run ended, for the loop's counters and the recorders."""
+
     kind: str  # "done", "released", "failed", "timed_out", "cancelled" or "kept"
     runtime: float = 0.0
     job: Payload | None = None

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WorkerOptions:
+    """How one worker process behaves: its queues, retry defaults, limits and stops."""
+
     connection: str | None = None
     queues: tuple[str, ...] = ()  # priority order; empty: the connection's default queue
     name: str = "default"

@@ -14,6 +14,7 @@ ALREADY_EXCEEDED = "max attempts exceeded: it may have timed out or its worker d
 
 
 def effective_tries(job_tries: int | None, worker_tries: int) -> int:
+    """The tries that apply: the job's own, else the worker's --tries (0: forever)."""
     return worker_tries if job_tries is None else job_tries
 
 

@@ -60,11 +60,13 @@ _recorders: list[Recorder] = []
 
 
 def add_completion_recorder(recorder: Recorder) -> None:
+    """Have `recorder` see every batch of finished jobs (Horizon's metrics do)."""
     if recorder not in _recorders:
         _recorders.append(recorder)
 
 
 def remove_completion_recorder(recorder: Recorder) -> None:
+    """Stop feeding `recorder`."""
     if recorder in _recorders:
         _recorders.remove(recorder)
 
@@ -87,11 +89,13 @@ _outcome_recorders: list[OutcomeRecorder] = []
 
 
 def add_outcome_recorder(recorder: OutcomeRecorder) -> None:
+    """Have `recorder` see every outcome other than success (released, failed...)."""
     if recorder not in _outcome_recorders:
         _outcome_recorders.append(recorder)
 
 
 def remove_outcome_recorder(recorder: OutcomeRecorder) -> None:
+    """Stop feeding `recorder`."""
     if recorder in _outcome_recorders:
         _outcome_recorders.remove(recorder)
 
