@@ -20,6 +20,25 @@ def clean_redis():
 
 
 @pytest.fixture(autouse=True)
+def no_running_loop_left_by_the_browser(request):
+    """Playwright's sync API (the session's browser fixture) leaves its event loop marked
+    as running in the main thread for the rest of the session; async code under test
+    (async_to_sync, asyncio.run) would then refuse to start. Hidden outside browser
+    tests, put back after each."""
+    import asyncio
+
+    loop = asyncio._get_running_loop()
+    if loop is None or "tests/browser/" in str(request.path):
+        yield
+        return
+    asyncio._set_running_loop(None)
+    try:
+        yield
+    finally:
+        asyncio._set_running_loop(loop)
+
+
+@pytest.fixture(autouse=True)
 def in_process_workers_ignore_the_runners_memory(monkeypatch):
     """A Worker run inside pytest would measure the test runner's resident memory (every
     module the suite imported), not a worker's, and stop with exit 12 at --memory 128.
