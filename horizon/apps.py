@@ -10,7 +10,9 @@ class HorizonConfig(AppConfig):
         from queueing.hooks import add_completion_recorder, add_outcome_recorder
 
         from . import checks  # noqa: F401  (registers system checks)
+        from . import login_throttle
         from .repositories.metrics import record_completions, record_other_outcome
 
         add_completion_recorder(record_completions)
         add_outcome_recorder(record_other_outcome)
+        login_throttle.connect()

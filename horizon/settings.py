@@ -116,6 +116,13 @@ DATABASES = {
     }
 }
 
+# The login throttle comes first, so every login form (the admin's too) goes through it
+# (horizon/login_throttle.py).
+AUTHENTICATION_BACKENDS = [
+    "horizon.login_throttle.LoginThrottleBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
