@@ -185,7 +185,8 @@ def connect() -> None:
 class LoginThrottleBackend:
     """Listed first in ``AUTHENTICATION_BACKENDS``: refuses every password check while
     the attempt is held back, so no login form (the admin's included) can go around it.
-    It never authenticates anyone itself."""
+    It never authenticates anyone itself; `get_user` asks the other backends, because
+    ``Client.force_login`` and ``login()`` without a backend record the first one."""
 
     def authenticate(self, request: HttpRequest | None, username=None, **credentials):
         if request is None:
@@ -198,4 +199,11 @@ class LoginThrottleBackend:
         return None
 
     def get_user(self, user_id):
+        from django.contrib.auth import get_backends
+
+        for backend in get_backends():
+            if not isinstance(backend, LoginThrottleBackend) and hasattr(backend, "get_user"):
+                user = backend.get_user(user_id)
+                if user is not None:
+                    return user
         return None
