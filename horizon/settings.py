@@ -204,6 +204,9 @@ LOGGING = {
         "horizon": {"handlers": ["console"], "level": "INFO", "propagate": False},
         # Every 500 leaves its traceback (masked) on stderr, i.e. in the journal.
         "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
+        # Django Tasks' own lines (a failed task's traceback), masked like ours.
+        "django_tasks": {"handlers": ["console"], "level": "WARNING", "propagate": False},
+        "django.tasks": {"handlers": ["console"], "level": "WARNING", "propagate": False},
     },
 }
 

@@ -8,6 +8,8 @@ class QueueingConfig(AppConfig):
 
     def ready(self) -> None:
         from . import checks  # noqa: F401  (registers system checks)
+        from .log_masking import install
         from .registry import autodiscover
 
         autodiscover()
+        install()

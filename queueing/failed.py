@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from . import payload as payload_lib
 from .models import FailedJob
+from .redaction import mask_text
 
 
 def describe(exc: BaseException) -> str:
@@ -45,6 +46,11 @@ def record(*, connection: str, queue: str, raw: bytes | str, exception: str,
     BEGIN, where the busy timeout applies), so eight workers failing jobs at once queue
     up instead of getting "database is locked" on the read-to-write upgrade.
     A missing or malformed uuid gets a fresh one; the original stays in the payload.
+
+    The exception is stored masked (queueing/redaction.py): it is only ever read by
+    operators, every page showed it masked anyway, and the failed-jobs search matches
+    stored text, so a raw copy let a read-only viewer recover a secret one character
+    at a time. The payload stays as it was: a retry needs the real arguments.
     """
     if isinstance(raw, bytes):
         text = raw.decode("utf-8", "backslashreplace")
@@ -58,7 +64,7 @@ def record(*, connection: str, queue: str, raw: bytes | str, exception: str,
                 "queue": _storable(queue)[:100],
                 "job": _storable(job_name)[:255],
                 "payload": _storable(text),
-                "exception": _storable(exception),
+                "exception": _storable(mask_text(exception)),
                 "failed_at": timezone.now(),
             },
         )
