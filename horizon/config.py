@@ -215,8 +215,8 @@ def parse(raw: dict[str, Any] | None) -> HorizonConfig:
 
     raw = dict(raw or {})
     known = {"name", "connection", "environment", "defaults", "supervisors", "environments",
-             "trim", "snapshot_interval", "mask_keys", "audit_keep", "schedule", "waits",
-             "notifications"}
+             "trim", "snapshot_interval", "mask_keys", "audit_keep", "audit_days", "schedule",
+             "schedule_catch_up", "waits", "notifications"}
     unknown = set(raw) - known
     if unknown:
         raise HorizonConfigError(f"HORIZON has unknown keys: {', '.join(sorted(unknown))}",
