@@ -114,28 +114,18 @@ def dispatch_next_link(chain: list[dict]) -> str | None:
     return dispatch(signature, chain=rest)
 
 
-def dispatch_many(signatures: list[Signature]) -> list[str]:
-    """Dispatch many jobs with one script call per queue (and per 1,000 jobs).
+class _Outgoing:
+    """Encoded jobs waiting to be sent: ready ones grouped per queue, delayed ones."""
 
-    All are validated and encoded before the first one is sent. Delayed signatures go
-    one by one to the delayed set; ``after_commit`` applies to the whole batch.
-    """
-    now = time.time()
-    batches: dict[tuple[str, str], list[str]] = {}
-    delayed: list[tuple[str, str, str, float]] = []
-    uuids = []
-    for signature in signatures:
-        conn, queue = validate_signature(signature)
-        at = signature.options.delay.resolve(now) if signature.options.delay else None
-        job_uuid, text = _encode(signature, conn, queue, now, available_at=at)
-        uuids.append(job_uuid)
-        if at is not None and at > now:
-            delayed.append((conn.name, queue, text, at))
-        else:
-            batches.setdefault((conn.name, queue), []).append(text)
+    def __init__(self) -> None:
+        self.batches: dict[tuple[str, str], list[str]] = {}
+        self.delayed: list[tuple[str, str, str, float]] = []
 
-    def send() -> None:
-        for (connection, queue), texts in batches.items():
+    def __bool__(self) -> bool:
+        return bool(self.batches or self.delayed)
+
+    def send(self) -> None:
+        for (connection, queue), texts in self.batches.items():
             target = connections.driver(connection)
             push_many = getattr(target, "push_many", None)
             if push_many is None:
@@ -143,11 +133,34 @@ def dispatch_many(signatures: list[Signature]) -> list[str]:
                     target.push(queue, text)
             else:
                 push_many(queue, texts)
-        for connection, queue, text, at in delayed:
+        for connection, queue, text, at in self.delayed:
             connections.driver(connection).later(queue, text, at)
 
-    if signatures and _should_defer(signatures[0]):
-        transaction.on_commit(send)
-    else:
-        send()
+
+def dispatch_many(signatures: list[Signature]) -> list[str]:
+    """Dispatch many jobs with one script call per queue (and per 1,000 jobs).
+
+    All are validated and encoded before the first one is sent. Delayed signatures go
+    one by one to the delayed set. ``after_commit`` is decided per signature, as
+    `dispatch` does: inside ``atomic()``, a Redis job waits for the commit while a
+    database-driver job in the same batch is written by the transaction itself (deciding
+    from the first signature alone pushed a Redis job that followed a database job before
+    the commit, and it stayed queued after a rollback).
+    """
+    now = time.time()
+    at_once, on_commit = _Outgoing(), _Outgoing()
+    uuids = []
+    for signature in signatures:
+        conn, queue = validate_signature(signature)
+        at = signature.options.delay.resolve(now) if signature.options.delay else None
+        job_uuid, text = _encode(signature, conn, queue, now, available_at=at)
+        uuids.append(job_uuid)
+        outgoing = on_commit if _should_defer(signature) else at_once
+        if at is not None and at > now:
+            outgoing.delayed.append((conn.name, queue, text, at))
+        else:
+            outgoing.batches.setdefault((conn.name, queue), []).append(text)
+    if on_commit:
+        transaction.on_commit(on_commit.send)
+    at_once.send()
     return uuids

@@ -92,20 +92,27 @@ class JobLog:
             pass
 
 
-def with_retries(action: Callable[[], Any], what: str, attempts: int = 20) -> Any:
-    """Run a Redis write that must not be dropped, riding out a short outage.
+REDIS_TRANSIENT = (redis.ConnectionError, redis.TimeoutError)
 
-    If Redis stays away, the reservation is still there and expires, so the job comes
-    back later: at-least-once, never lost.
+
+def with_retries(action: Callable[[], Any], what: str, attempts: int = 20,
+                 errors: tuple[type[BaseException], ...] = REDIS_TRANSIENT) -> Any:
+    """Run a driver write that must not be dropped, riding out a short outage.
+
+    `errors` are the transient ones: Redis's, plus the database driver's
+    ``connection_errors`` for its writes (a dropped session or "database is locked" on
+    a release used to fail the job for good, under a fresh uuid, with the database's
+    error instead of the job's). If the store stays away, the reservation is still there
+    and expires, so the job comes back later: at-least-once, never lost.
     """
     delay = 0.1
     for attempt in range(attempts):
         try:
             return action()
-        except (redis.ConnectionError, redis.TimeoutError):
+        except errors as exc:
             if attempt == attempts - 1:
-                logger.error("gave up on %s: Redis unreachable; the lease will bring the job "
-                             "back", what)
+                logger.error("gave up on %s: %s; the lease will bring the job back", what,
+                             printable(exc, 300))
                 return None
             time.sleep(delay)
             delay = min(delay * 2, 2.0)
@@ -134,6 +141,11 @@ class JobRunner:
         self.current_timeout = 0.0
         self.max_deliveries = getattr(driver.config, "max_deliveries", 5)
         self.connections = ConnectionChecks()
+        self.transient = (*REDIS_TRANSIENT, *getattr(driver, "connection_errors", ()))
+
+    def _retrying(self, action: Callable[[], Any], what: str) -> Any:
+        """`with_retries` for this driver's own transient errors."""
+        return with_retries(action, what, errors=self.transient)
 
     # -- the alarm ----------------------------------------------------------------------
     def on_alarm(self, signum: int, frame: object) -> None:
@@ -248,8 +260,8 @@ class JobRunner:
                    tries: int, exc: Exception, runtime: float) -> Outcome:
         exceptions = None
         if job.max_exceptions is not None:
-            exceptions = with_retries(lambda: self.driver.count_exception(job.uuid),
-                                      "count exceptions")
+            exceptions = self._retrying(lambda: self.driver.count_exception(job.uuid),
+                                        "count exceptions")
         reason = policy.will_exceed(attempts=job.attempts, tries=tries,
                                     retry_until=job.retry_until, now=time.time(),
                                     exceptions=exceptions, max_exceptions=job.max_exceptions)
@@ -273,7 +285,7 @@ class JobRunner:
         """
         delay = policy.backoff_delay(job.backoff or self.options.backoff, job.attempts)
         entry = payload_lib.normalised(job, settled=job.attempts)
-        with_retries(lambda: self.driver.release(held, time.time() + delay, entry), "release")
+        self._retrying(lambda: self.driver.release(held, time.time() + delay, entry), "release")
         return delay
 
     def timed_out(self, held: Reservation, job: Payload, definition: JobDefinition | None,
@@ -328,9 +340,9 @@ class JobRunner:
         except Exception as store_exc:
             self._keep_for_later(held, job, text, store_exc)
             return
-        with_retries(lambda: self.driver.delete(held), "delete failed job")
+        self._retrying(lambda: self.driver.delete(held), "delete failed job")
         if job is not None and job.max_exceptions is not None:
-            with_retries(lambda: self.driver.forget_exceptions(job.uuid), "forget exceptions")
+            self._retrying(lambda: self.driver.forget_exceptions(job.uuid), "forget exceptions")
         run_failed_hook(definition, job, exc)
         send_signal(job_failed, sender=self.worker, payload=job, connection=self.driver.name,
                     queue=held.queue, exception=exc, reason=detail or str(exc))
@@ -361,8 +373,8 @@ class JobRunner:
         entry = None
         if job is not None:
             entry = payload_lib.normalised(job, settled=job.attempts, pending_failure=text)
-        with_retries(lambda: self.driver.release(held, time.time() + STORE_RETRY_DELAY, entry),
-                     "keep failed job")
+        self._retrying(lambda: self.driver.release(held, time.time() + STORE_RETRY_DELAY,
+                                                   entry), "keep failed job")
 
     def _record_pending_failure(self, held: Reservation, job: Payload, text: str) -> Outcome:
         try:
@@ -372,7 +384,7 @@ class JobRunner:
         except Exception as store_exc:
             self._keep_for_later(held, job, text, store_exc)
             return Outcome("kept", job=job)
-        with_retries(lambda: self.driver.delete(held), "delete failed job")
+        self._retrying(lambda: self.driver.delete(held), "delete failed job")
         self.log.line(job, "FAILED", text.splitlines()[0] if text else "")
         return Outcome("failed", job=job)
 

@@ -205,10 +205,10 @@ class DatabaseDriver:
             rows = self._run(self.sql.pop_batch(),
                              [ids, attempts, queue, now, self.name, queue, ids, count,
                               lease, lease, owner], fetch="all")
-            rows = [row[:3] for row in sorted(rows, key=lambda r: (-r[3], r[4], r[0]))]
+            rows = [row[:4] for row in sorted(rows, key=lambda r: (-r[4], r[5], r[0]))]
         elif self.vendor == "sqlite":
-            for row_id, attempts in done:
-                self._run(self.sql.delete(), [row_id, attempts])
+            for row_id, delivery in done:
+                self._run(self.sql.delete(), [row_id, delivery])
             row = self._run(self.sql.pop(False), [lease, lease, owner, queue, now, self.name,
                                                   queue, 0], fetch="one")
             rows = [row] if row is not None else []
@@ -217,8 +217,8 @@ class DatabaseDriver:
                                             owner, count)
         self._add_extra(extra, flush=not rows)
         found = []
-        for row_id, attempts, payload in rows:
-            token = token_of(row_id, attempts)
+        for row_id, attempts, delivery, payload in rows:
+            token = token_of(row_id, delivery)
             found.append(Reservation(queue, stamp(payload, attempts, token, owner).encode(),
                                      token))
         return found
@@ -230,8 +230,8 @@ class DatabaseDriver:
             with wrapper.cursor() as cursor:
                 cursor.execute("START TRANSACTION")
                 try:
-                    for row_id, attempts in done:
-                        cursor.execute(self.sql.delete(), [row_id, attempts])
+                    for row_id, delivery in done:
+                        cursor.execute(self.sql.delete(), [row_id, delivery])
                     cursor.execute(self.sql.pick_for_update(count), pick)
                     ids = [found[0] for found in cursor.fetchall()]
                     rows = []
@@ -254,8 +254,8 @@ class DatabaseDriver:
         if self.vendor == "postgresql" and done:
             self._run(self.sql.delete_many(), [[d[0] for d in done], [d[1] for d in done]])
         else:
-            for row_id, attempts in done:
-                self._run(self.sql.delete(), [row_id, attempts])
+            for row_id, delivery in done:
+                self._run(self.sql.delete(), [row_id, delivery])
         self._add_extra(extra, flush=True)
 
     def delete(self, reservation: Reservation) -> bool:
@@ -265,15 +265,15 @@ class DatabaseDriver:
                 payload: str | bytes | None = None) -> bool:
         """Back to the queue at `available_at`; nothing happens if this delivery is no
         longer the row's latest (its lease expired and another worker took it)."""
-        row_id, attempts = parse_token(reservation.token)
+        row_id, delivery = parse_token(reservation.token)
         if isinstance(payload, bytes):
             payload = payload.decode("utf-8", "surrogateescape")
         return self._run(self.sql.release(), [available_at, payload or None, row_id,
-                                              attempts]) > 0
+                                              delivery]) > 0
 
     def renew(self, reservation: Reservation, until: float) -> bool:
-        row_id, attempts = parse_token(reservation.token)
-        return self._run(self.sql.renew(), [until, until, row_id, attempts]) > 0
+        row_id, delivery = parse_token(reservation.token)
+        return self._run(self.sql.renew(), [until, until, row_id, delivery]) > 0
 
     def renew_many(self, reservations: list[Reservation], until: float) -> list[bool]:
         """Renew every lease a worker holds in one statement (PostgreSQL); the sidecar's
@@ -290,12 +290,12 @@ class DatabaseDriver:
     def unreserve(self, held: list[Reservation], entries: list) -> int:
         """Prefetched jobs that never started go back to the head of their queue,
         uncounted (attempts as before the pop). The stored payload is kept: the column,
-        not the entry, holds the count. The next delivery of such a row reuses the token
-        of the handed-back one, which no one holds any more."""
+        not the entry, holds the count. Deliveries are not lowered, so the next delivery
+        of such a row gets a token of its own."""
         back = 0
         for reservation in held:
-            row_id, attempts = parse_token(reservation.token)
-            back += self._run(self.sql.unreserve(), [row_id, attempts])
+            row_id, delivery = parse_token(reservation.token)
+            back += self._run(self.sql.unreserve(), [row_id, delivery])
         return back
 
     def send_extra(self, calls: list) -> None:
@@ -386,11 +386,11 @@ class DatabaseDriver:
 
     def find_member(self, queue: str, token: str) -> bytes | None:
         """The delivery named by `token` while it is still held (the sidecar's lookup)."""
-        row_id, attempts = parse_token(token)
+        row_id, delivery = parse_token(token)
         row = self._run(self.sql.read_row(), [row_id], fetch="one")
-        if row is None or row[1] != attempts:
+        if row is None or row[2] != delivery:
             return None
-        return stamp(row[2], attempts, token).encode()
+        return stamp(row[3], row[1], token).encode()
 
     def forget_exceptions(self, job_uuid: str) -> None:
         from ..models import ControlValue
@@ -421,9 +421,9 @@ class DatabaseDriver:
         return [self._entry(state, row) for row in rows]
 
     def _entry(self, state: str, row) -> Any:
-        row_id, attempts, payload, available_at, owner = row
+        row_id, attempts, payload, available_at, owner, delivery = row
         if state == "reserved":
-            raw = stamp(payload, attempts, token_of(row_id, attempts), owner)
+            raw = stamp(payload, attempts, token_of(row_id, delivery), owner)
         else:
             raw = stamp(payload, attempts)
         entry = ListedJob(raw, row_id)
