@@ -226,6 +226,12 @@ def parse(raw: dict[str, Any] | None) -> HorizonConfig:
             isinstance(k, str) and k for k in mask_keys)):
         raise HorizonConfigError("HORIZON mask_keys must be a list of non-empty strings",
                                  "horizon.E008")
+    for key in ("audit_keep", "audit_days", "schedule_catch_up"):
+        value = raw.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or value < 0):
+            raise HorizonConfigError(f"HORIZON {key} must be a number >= 0, got {value!r}",
+                                     "horizon.E008")
     for name in (raw.get("supervisors") or {}):
         if not isinstance(name, str) or not SUPERVISOR_NAME.fullmatch(name):
             raise HorizonConfigError(

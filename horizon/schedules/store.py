@@ -71,8 +71,9 @@ def _script(client: redis.Redis):
 
 
 def claim(schedule: ScheduleDefinition, slot: float | str, *, trigger: str = "schedule",
-          by: str = "", now: float | None = None) -> str | None:
-    """Push the job of `slot` unless another master already did; its uuid, or None."""
+          by: str = "", now: float | None = None, ttl: int = SLOT_TTL) -> str | None:
+    """Push the job of `slot` unless another master already did; its uuid, or None.
+    `ttl`: how long the claim is remembered (longer than any master retries the slot)."""
     now = time.time() if now is None else now
     where = target(schedule)
     signature = _signature(schedule)
@@ -88,7 +89,7 @@ def claim(schedule: ScheduleDefinition, slot: float | str, *, trigger: str = "sc
     queue_keys, base = _keys(schedule, where)
     client = connections.redis_driver(where.connection).client
     pushed = _script(client)(keys=[*queue_keys, f"{base}:{slot_id}", f"{base}:runs"],
-                             args=[SLOT_TTL, payload_lib.encode(data), record, HISTORY])
+                             args=[ttl, payload_lib.encode(data), record, HISTORY])
     return data["uuid"] if pushed else None
 
 
