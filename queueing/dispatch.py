@@ -19,6 +19,7 @@ from django.db import DEFAULT_DB_ALIAS, connections as db_connections, transacti
 from . import connections, payload as payload_lib, tracing
 from .conf import ConnectionConfig, queue_settings
 from .jobs import Signature
+from .payload_limits import check_size
 
 
 def target_of(signature: Signature) -> tuple[ConnectionConfig, str]:
@@ -86,7 +87,9 @@ def _encode(signature: Signature, conn: ConnectionConfig, queue: str, now: float
         available_at=available_at,
         headers=tracing.outgoing_headers(),
     )
-    return data["uuid"], payload_lib.encode(data)
+    text = payload_lib.encode(data)
+    check_size(signature.definition.name, text)
+    return data["uuid"], text
 
 
 def _send(connection: str, queue: str, text: str, available_at: float | None) -> None:

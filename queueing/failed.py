@@ -24,8 +24,12 @@ def describe(exc: BaseException) -> str:
 
 
 def _storable(text: str) -> str:
-    """Text any database accepts: lone surrogates and NULs escaped, nothing dropped."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")
+    """Text any database accepts: lone surrogates and NULs escaped, nothing dropped.
+    ASCII text without NULs (every payload dispatch writes) is returned as it is: a
+    multi-megabyte entry is not copied twice more on its way to the store."""
+    if not text.isascii():
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text.replace("\x00", "\\x00") if "\x00" in text else text
 
 
 _JOB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}")

@@ -28,6 +28,7 @@ from .execution import call, run_failed_hook
 from .hooks import record_outcome
 from .options import WorkerOptions
 from .payload import Payload
+from .payload_preview import PREVIEW_BYTES, read_prefix
 from .process_control import JobTimedOut
 from .redaction import for_log
 from .registry import JobDefinition, resolve
@@ -360,7 +361,7 @@ class JobRunner:
             entry = payload_lib.normalised(job) if job.original is not None else held.raw
             return job.uuid, job.job, entry
         original = getattr(exc, "original", None) or payload_lib.original_entry(held.raw)
-        peek = payload_lib.peek(original)
+        peek = read_prefix(bytes(original[:PREVIEW_BYTES]).decode("utf-8", "replace"))
         name = peek.get("job") if isinstance(peek.get("job"), str) else ""
         return str(uuid_lib.uuid4()), printable(name, 255), original
 

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from queueing import connections, heartbeat
-from queueing.safe_json import peek
+from queueing.payload_preview import peek_entry
 
 from ..repositories import horizon_client
 from ..repositories import recent
-from . import formatting, paging
+from . import formatting, paging, previews
 from .masking import NAME_LIMIT, display, shown_tags
 from .queues import QueueRef
 
@@ -128,6 +128,11 @@ def _read(state: str, piece: paging.Slice) -> Iterator[tuple[bytes | dict, float
         return
     conn, _, queue = piece.key.partition(":")
     driver = connections.queue_driver(conn)
+    if previews.supported(driver):  # each entry cut to a bounded prefix
+        for offset, (raw, score) in enumerate(previews.read(driver, state, queue,
+                                                            piece.start, piece.stop)):
+            yield raw, score, piece.start + offset
+        return
     if state == "pending":
         for offset, raw in enumerate(driver.pending(queue, piece.start, piece.stop)):
             yield raw, None, piece.start + offset
@@ -140,7 +145,7 @@ def _read(state: str, piece: paging.Slice) -> Iterator[tuple[bytes | dict, float
 def _entry(state: str, key: str, raw, score, index) -> Entry:
     if state == "completed":
         return raw.get("queue", ""), raw.get("payload") or {}, score, index, raw
-    return key, peek(raw), score, index, None
+    return key, peek_entry(raw), score, index, None
 
 
 def _row(state: str, entry: Entry, now: float) -> JobRow:

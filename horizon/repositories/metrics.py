@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import redis
 
 from queueing.payload import normalised
+from queueing.payload_preview import preview_entry
 from queueing.scripts import run_pipelined
 
 from .. import keys
@@ -109,6 +110,7 @@ def record_completions(driver, completions) -> list:
             labels[job.job] = job_label(job.job)
         # a wrapped entry (see pop.lua) is recorded as the job it holds
         entry = item.entry if job.original is None else normalised(job)
+        entry = preview_entry(entry)  # a bounded record, however large the payload
         done.append(CompletedJob(
             job.job, job.uuid, f"{driver.name}:{item.queue}", item.runtime, item.finished_at,
             entry, counted_as=labels[job.job],

@@ -36,6 +36,9 @@ class Reservation:
 
 
 PAUSED = -1  # what the pop script answers for a paused queue
+# A prefetch stops once its entries reach this many bytes (the first is always taken):
+# 32 prefetched 5 MB entries would all sit in the worker at once.
+PREFETCH_BYTES = 1024 * 1024
 _UNSAFE_OWNER = re.compile(r'[^A-Za-z0-9_.:@\-]')
 
 
@@ -93,7 +96,7 @@ class RedisDriver:
         lease = self.lease_expiry(now)
         reclaim = "0" if lease is None else "1"
         return [now, "+inf" if lease is None else lease, self.config.migration_batch_size,
-                reclaim, owner_json(owner), token, count]
+                reclaim, owner_json(owner), token, count, PREFETCH_BYTES]
 
     def pop(self, queue: str, *, finished=None, extra: list | None = None,
             owner: str = "") -> Reservation | None:

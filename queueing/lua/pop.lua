@@ -39,6 +39,9 @@
 -- ARGV[5]  the reserving worker's id as a JSON string without escapes, or ''
 -- ARGV[6]  the reservation token prefix (letters, digits, '-', ':', '.')
 -- ARGV[7]  how many jobs to reserve at most (1 when absent)
+-- ARGV[8]  bytes a batch may hold: no further job is reserved once the reserved entries
+--          reach it (the first always is; 0 or absent: no bound), so a prefetch of
+--          multi-megabyte entries does not hold them all in the worker at once
 -- Returns the reserved payloads in queue order (an empty list when the queue is
 -- empty), or -1 when it is paused.
 local flagged = redis.call('EXISTS', KEYS[5], KEYS[6], KEYS[7])
@@ -102,6 +105,8 @@ if ARGV[4] == '1' then migrate(KEYS[3]) end
 local owner = ''
 if #ARGV[5] > 0 then owner = '"reservedBy":' .. ARGV[5] .. ',' end
 local wanted = tonumber(ARGV[7] or '1') or 1
+local budget = tonumber(ARGV[8] or '0') or 0
+local reserved_bytes = 0
 local reserved = {}
 
 for i = 1, wanted do
@@ -124,6 +129,8 @@ for i = 1, wanted do
   end
   redis.call('ZADD', KEYS[3], ARGV[2], entry)
   reserved[#reserved + 1] = entry
+  reserved_bytes = reserved_bytes + #entry
+  if budget > 0 and reserved_bytes >= budget then break end
 end
 if #reserved > 0 then redis.call('LTRIM', KEYS[4], #reserved, -1) end
 return reserved

@@ -23,6 +23,7 @@ from django.utils import timezone
 from .. import connections, payload as payload_lib
 from ..conf import queue_settings
 from ..errors import ConfigurationError, InvalidOption, QueueError
+from ..payload_limits import check_depth, check_size
 from . import priority as priority_lib
 from .framework import PRIMARY, InvalidTask, TaskResultDoesNotExist, framework_of
 from .registration import register_task, task_for_path
@@ -92,6 +93,7 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[misc,name-defined]
                 f"{conn.driver!r}; the Tasks backend needs a 'redis' connection")
         queue = conn.check_queue(task.queue_name)
         options = job_options(task, connection=conn.name)
+        check_depth(task.module_path, args, kwargs)  # normalize_json recurses: bound it first
         args = framework.normalize_json(list(args))  # TypeError for what JSON cannot carry,
         kwargs = framework.normalize_json(dict(kwargs))  # as Django's own backends raise
         payload_lib.check_arguments(task.module_path, tuple(args), kwargs)
@@ -105,6 +107,7 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[misc,name-defined]
         data["task"] = {"backend": self.alias, "priority": task.priority,
                         "enqueuedAt": now.isoformat()}
         text = payload_lib.encode(priority_lib.with_priority(data, task.priority))
+        check_size(task.module_path, text)
         record = ResultRecord(
             id=data["uuid"], task_path=task.module_path, backend=self.alias, queue=queue,
             connection=conn.name, priority=task.priority, enqueued_at=now,
