@@ -28,6 +28,10 @@ def check_schedules(app_configs, **kwargs):
     except ScheduleError as exc:
         return [Error(str(exc), id="horizon.E009",
                       hint="Fix the @schedule declaration or HORIZON['schedule'].")]
+    except Exception as exc:  # noqa: BLE001  (a check must report, never crash `check`)
+        return [Error(f"schedules could not be read: {type(exc).__name__}: {str(exc)[:200]}",
+                      id="horizon.E009",
+                      hint="Fix the @schedule declaration or HORIZON['schedule'].")]
     return []
 
 

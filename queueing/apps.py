@@ -7,7 +7,7 @@ class QueueingConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import checks  # noqa: F401  (registers system checks)
+        from . import checks, store_checks  # noqa: F401  (register system checks)
         from .log_masking import install
         from .registry import autodiscover
 
