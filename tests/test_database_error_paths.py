@@ -99,3 +99,16 @@ def test_dispatch_many_with_mixed_drivers_inside_atomic_then_rollback_queues_not
         dispatch_many([jobs.record.s("database").using(connection=conn),
                        jobs.record.s("redis")])
     assert rclient.llen(ready) == 1 and QueuedJob.objects.count() == 1
+
+
+def test_a_database_listing_shows_a_large_payload_cut(dbconn):
+    from queueing.payload_preview import PREVIEW_BYTES, peek_entry
+
+    driver = connections.driver(dbconn)
+    uuid = jobs.record.using(connection=dbconn).delay("big", blob="q" * 3 * 2 ** 20)
+    [listed] = driver.pending("default")
+    assert len(listed) < PREVIEW_BYTES + 200, "the listing read the whole payload"
+    shown = peek_entry(listed)
+    assert shown["uuid"] == uuid and shown["job"] == "tests.testapp.jobs.record"
+    assert shown["preview"]["bytes"] > 3 * 2 ** 20
+    assert driver.forget_pending("default", listed), "actions still name the row"

@@ -32,6 +32,7 @@ from . import QueueSizes
 from .base import Reservation
 from .database_sql import FOREVER, Statements
 from .delivery import parse_token, stamp, token_of
+from ..payload_preview import PREVIEW_BYTES, CutEntry
 
 logger = logging.getLogger("queueing.worker")
 
@@ -416,17 +417,20 @@ class DatabaseDriver:
 
     def _listed(self, state: str, queue: str, start: int, stop: int) -> list:
         limit = max(stop - start + 1, 0) if stop >= 0 else 10 ** 9
-        rows = self._run(self.sql.listing(state), [queue, time.time(), limit, max(start, 0)],
-                         fetch="all", shared=True)
-        return [self._entry(state, row) for row in rows]
+        rows = self._run(self.sql.listing(state), [PREVIEW_BYTES, queue, time.time(), limit,
+                                                   max(start, 0)], fetch="all", shared=True)
+        return [self._entry(state, row[:6], size=row[6]) for row in rows]
 
-    def _entry(self, state: str, row) -> Any:
+    def _entry(self, state: str, row, size: int | None = None) -> Any:
         row_id, attempts, payload, available_at, owner, delivery = row
         if state == "reserved":
             raw = stamp(payload, attempts, token_of(row_id, delivery), owner)
         else:
             raw = stamp(payload, attempts)
         entry = ListedJob(raw, row_id)
+        if size is not None and size > len(payload):  # a listing's cut payload
+            entry = CutEntry(entry, len(entry) + size - len(payload))
+            entry.row_id = row_id
         return entry if state == "pending" else (entry, available_at)
 
     def pending(self, queue: str, start: int = 0, stop: int = 49) -> list[bytes]:

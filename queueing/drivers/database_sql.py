@@ -173,10 +173,11 @@ class Statements:
     }
 
     def listing(self, state: str) -> str:
-        """Params queue, now, limit, offset."""
+        """Params preview length, queue, now, limit, offset. A page shows rows, not
+        whole payloads: each comes cut to the preview length, with its full length."""
         where, order = self.STATES[state]
-        return (f"SELECT id, attempts, payload, available_at, reserved_by, deliveries "
-                f"FROM {self.jobs} "
+        return (f"SELECT id, attempts, SUBSTR(payload, 1, %s), available_at, reserved_by, "
+                f"deliveries, LENGTH(payload) FROM {self.jobs} "
                 f"WHERE queue = %s AND {where} ORDER BY {order} LIMIT %s OFFSET %s")
 
     def find(self, state: str) -> str:
