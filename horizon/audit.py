@@ -15,31 +15,23 @@ from __future__ import annotations
 
 import datetime as dt
 
-from django.conf import settings
 from django.utils import timezone
 
+from horizon.config import horizon_settings
+from horizon.models import AuditEntry
 from queueing.redaction import escape_control, mask_text
 
-from .models import AuditEntry
-
-DEFAULT_KEEP = 10_000
-DEFAULT_KEEP_DAYS = 90
 PRUNE_EVERY = 100
-
-
-def _option(name: str, default: int) -> int:
-    value = (getattr(settings, "HORIZON", None) or {}).get(name, default)
-    return max(int(value), 1)
 
 
 def keep() -> int:
     """The floor: at least this many newest rows are kept, however old."""
-    return _option("audit_keep", DEFAULT_KEEP)
+    return horizon_settings().audit_keep
 
 
-def keep_days() -> int:
+def keep_days() -> float:
     """Rows younger than this many days are never pruned."""
-    return _option("audit_days", DEFAULT_KEEP_DAYS)
+    return horizon_settings().audit_days
 
 
 def prune(newest_id: int) -> int:

@@ -1,15 +1,14 @@
 """System checks horizon.E001... for the HORIZON setting."""
+from django.conf import settings
 from django.core.checks import Error, register
 
-from .config import HorizonConfigError, parse
+from horizon.config import HorizonConfigError, parse
+from horizon.schedules.definitions import ScheduleError, all_schedules
+from queueing.errors import QueueError
 
 
 @register()
 def check_horizon_setting(app_configs, **kwargs):
-    from django.conf import settings
-
-    from queueing.errors import QueueError
-
     try:
         parse(getattr(settings, "HORIZON", None))
     except HorizonConfigError as exc:
@@ -21,14 +20,14 @@ def check_horizon_setting(app_configs, **kwargs):
 
 @register()
 def check_schedules(app_configs, **kwargs):
-    from .schedules.definitions import ScheduleError, all_schedules
-
     try:
         all_schedules()
     except ScheduleError as exc:
         return [Error(str(exc), id="horizon.E009",
                       hint="Fix the @schedule declaration or HORIZON['schedule'].")]
-    except Exception as exc:  # noqa: BLE001  (a check must report, never crash `check`)
+    except (HorizonConfigError, QueueError):
+        return []  # reported by check_horizon_setting and queueing.E001
+    except Exception as exc:
         return [Error(f"schedules could not be read: {type(exc).__name__}: {str(exc)[:200]}",
                       id="horizon.E009",
                       hint="Fix the @schedule declaration or HORIZON['schedule'].")]
@@ -38,7 +37,7 @@ def check_schedules(app_configs, **kwargs):
 @register()
 def check_metrics_token(app_configs, **kwargs):
     """horizon.E010: a /metrics token short enough to guess."""
-    from .dashboard.views.prometheus import MIN_TOKEN_LENGTH, configured_token
+    from horizon.dashboard.views.prometheus import MIN_TOKEN_LENGTH, configured_token
 
     token = configured_token()
     if token and len(token) < MIN_TOKEN_LENGTH:

@@ -33,8 +33,8 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 
-from .keys import PREFIX
-from .repositories import horizon_client
+from horizon import keys
+from horizon.repositories import horizon_client
 
 ADDRESS_LIMIT = 20
 PAIR_LIMIT = 5
@@ -50,14 +50,20 @@ THROTTLED_ATTRIBUTE = "horizon_login_throttled"
 
 @dataclass(frozen=True)
 class Count:
-    """One failure count: its Redis key and the failures allowed before backoff."""
+    """One failure count: its kind, its Redis keys and the failures allowed before
+    backoff."""
 
-    key: str
+    kind: str
+    digest: str
     limit: int
 
     @property
+    def key(self) -> str:
+        return keys.login_failures(self.kind, self.digest)
+
+    @property
     def hold_key(self) -> str:
-        return self.key + ":hold"
+        return keys.login_hold(self.kind, self.digest)
 
 
 def _digest(*parts: str) -> str:
@@ -66,7 +72,7 @@ def _digest(*parts: str) -> str:
 
 
 def _count(kind: str, limit: int, *parts: str) -> Count:
-    return Count(f"{PREFIX}throttle:{kind}:{_digest(*parts)}", limit)
+    return Count(kind, _digest(*parts), limit)
 
 
 def address_of(request: HttpRequest | None) -> str:
@@ -78,7 +84,7 @@ def normalised(username: object) -> str:
 
 
 def _trusted_key(username: str, address: str) -> str:
-    return f"{PREFIX}throttle:trusted:{_digest(username, address)}"
+    return keys.login_trusted(_digest(username, address))
 
 
 def login_counts(address: str, username: str) -> list[Count]:
@@ -137,7 +143,7 @@ def _applicable(address: str, username: str) -> list[Count]:
     address that logged in as that user recently."""
     counts = login_counts(address, username)
     if username and horizon_client().exists(_trusted_key(username, address)):
-        counts = [c for c in counts if ":username:" not in c.key]
+        counts = [c for c in counts if c.kind != "username"]
     return counts
 
 
@@ -164,7 +170,7 @@ def logged_in(sender, request: HttpRequest | None, user, **kwargs) -> None:
     if request is None or user is None:
         return
     username, address = normalised(user.get_username()), address_of(request)
-    counts = [c for c in login_counts(address, username) if ":address:" not in c.key]
+    counts = [c for c in login_counts(address, username) if c.kind != "address"]
     clear(counts)
     horizon_client().set(_trusted_key(username, address), "1", ex=TRUSTED_SECONDS)
 

@@ -14,10 +14,9 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.decorators import method_decorator
 from django.views.debug import SafeExceptionReporterFilter
 
+from horizon import login_throttle
+from horizon.dashboard.auth import with_security_headers
 from queueing.redaction import is_secret_key, mask_text
-
-from . import login_throttle
-from .dashboard.auth import with_security_headers
 
 
 @method_decorator(with_security_headers, name="dispatch")

@@ -7,9 +7,17 @@ class QueueingConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import checks, store_checks  # noqa: F401  (register system checks)
-        from .log_masking import install
-        from .registry import autodiscover
+        # Deferred to ready(): these import the apps' job modules and Django models,
+        # which cannot load while Django is still populating INSTALLED_APPS.
+        from queueing import (
+            checks,  # noqa: F401  (registers system checks)
+            connections,
+            store_checks,  # noqa: F401  (registers queueing.W004)
+        )
+        from queueing.dispatching.registry import autodiscover
+        from queueing.log_masking import install_masking_filters
+        from queueing.worker.execution import run_inline
 
+        connections.use_inline_runner(run_inline)
         autodiscover()
-        install()
+        install_masking_filters()

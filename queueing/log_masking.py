@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import traceback
 
-from .redaction import LOG_LIMIT, escape_control, for_log, mask_text
+from queueing.redaction import LOG_LIMIT, escape_control, for_log, mask_text
 
 # Loggers that carry application data (task arguments, exception messages).
 MASKED_LOGGERS = ("django_tasks", "django.tasks")
@@ -37,7 +37,7 @@ class MaskingFilter(logging.Filter):
         return True
 
 
-def install(names: tuple[str, ...] = MASKED_LOGGERS) -> None:
+def install_masking_filters(names: tuple[str, ...] = MASKED_LOGGERS) -> None:
     """Attach one `MaskingFilter` to each named logger (idempotent)."""
     for name in names:
         target = logging.getLogger(name)

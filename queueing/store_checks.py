@@ -17,7 +17,7 @@ from django.core.checks import Warning, register
 
 HINT = ('Set DATABASES[{alias!r}]["OPTIONS"] = {{"transaction_mode": "IMMEDIATE", '
         '"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;"}} (Django 5.1+), '
-        "as the standalone site does (horizon/settings.py).")
+        "as the standalone site does (standalone/settings.py).")
 
 
 def _wal_file(name: Any) -> bool:
@@ -50,7 +50,7 @@ def check_failed_store(app_configs, **kwargs):
     from django.conf import settings
     from django.db import router
 
-    from .models import FailedJob
+    from queueing.models import FailedJob
 
     alias = router.db_for_write(FailedJob)
     db = settings.DATABASES.get(alias) or {}

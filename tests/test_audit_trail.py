@@ -13,7 +13,7 @@ from horizon import audit
 from horizon.models import AuditEntry
 from queueing import failed as failed_store
 from queueing.connections import redis_driver
-from queueing.payload import encode
+from queueing.dispatching.payload import encode
 
 from .test_dashboard_pages import payload, publish
 from .test_schedules import EVERY_SECOND

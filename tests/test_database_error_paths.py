@@ -9,10 +9,10 @@ from django.conf import settings
 from django.db import transaction
 
 from queueing import connections, dispatch_many
-from queueing.keys import QueueKeys
+from queueing.drivers.redis.keys import QueueKeys
 from queueing.models import FailedJob, QueuedJob
-from queueing.options import WorkerOptions
-from queueing.worker import Worker
+from queueing.worker.options import WorkerOptions
+from queueing.worker.loop import Worker
 from tests.conftest import WORKER_DATABASES
 from tests.testapp import jobs
 
@@ -102,11 +102,11 @@ def test_dispatch_many_with_mixed_drivers_inside_atomic_then_rollback_queues_not
 
 
 def test_a_database_listing_shows_a_large_payload_cut(dbconn):
-    from queueing.payload_preview import PREVIEW_BYTES, peek_entry
+    from queueing.dispatching.preview import PREVIEW_BYTES, peek_entry
 
     driver = connections.driver(dbconn)
     uuid = jobs.record.using(connection=dbconn).delay("big", blob="q" * 3 * 2 ** 20)
-    [listed] = driver.pending("default")
+    [listed] = driver.pending("default", preview=PREVIEW_BYTES)
     assert len(listed) < PREVIEW_BYTES + 200, "the listing read the whole payload"
     shown = peek_entry(listed)
     assert shown["uuid"] == uuid and shown["job"] == "tests.testapp.jobs.record"

@@ -11,7 +11,7 @@ from django.test import Client
 from queueing import failed as failed_store
 from queueing import redaction
 from queueing.models import FailedJob
-from queueing.payload import encode
+from queueing.dispatching.payload import encode
 from tests.test_tasks_process import finished
 from tests.testapp import tasks
 from tests.workers import wait_until

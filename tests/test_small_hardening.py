@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from horizon import secret_key
+from standalone import secret_key
 from horizon.checks import check_schedules
 from horizon.schedules import cron
 from queueing import store_checks
@@ -55,7 +55,7 @@ def test_many_first_starts_at_once_share_one_secret_key(tmp_path):
 
 
 def test_the_settings_module_uses_the_race_free_key(tmp_path, monkeypatch):
-    import horizon.settings as site
+    import standalone.settings as site
 
     monkeypatch.delenv("DJANGO_SECRET_KEY", raising=False)
     monkeypatch.setattr(site, "VAR_DIR", tmp_path)

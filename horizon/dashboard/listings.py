@@ -9,17 +9,16 @@ thousand entries per request.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
-from queueing import connections, heartbeat
-from queueing.payload_preview import peek_entry
-
-from ..repositories import horizon_client
-from ..repositories import recent
-from . import formatting, paging, previews
-from .masking import NAME_LIMIT, display, shown_tags
-from .queues import QueueRef
+from horizon.dashboard import formatting, paging
+from horizon.dashboard.masking import NAME_LIMIT, display, shown_tags
+from horizon.dashboard.queues import QueueRef
+from horizon.repositories import horizon_client, recent
+from queueing import connections
+from queueing.dispatching.preview import PREVIEW_BYTES, peek_entry
+from queueing.worker import heartbeat
 
 STATES = ("pending", "delayed", "reserved", "completed")
 SCAN_WINDOW = 2000  # entries examined per filtered request
@@ -128,17 +127,14 @@ def _read(state: str, piece: paging.Slice) -> Iterator[tuple[bytes | dict, float
         return
     conn, _, queue = piece.key.partition(":")
     driver = connections.queue_driver(conn)
-    if previews.supported(driver):  # each entry cut to a bounded prefix
-        for offset, (raw, score) in enumerate(previews.read(driver, state, queue,
-                                                            piece.start, piece.stop)):
-            yield raw, score, piece.start + offset
-        return
+    # Each entry cut to a bounded prefix: a page shows rows, never whole payloads.
     if state == "pending":
-        for offset, raw in enumerate(driver.pending(queue, piece.start, piece.stop)):
+        for offset, raw in enumerate(driver.pending(queue, piece.start, piece.stop,
+                                                    preview=PREVIEW_BYTES)):
             yield raw, None, piece.start + offset
     else:
-        for offset, (raw, score) in enumerate(getattr(driver, state)(queue, piece.start,
-                                                                     piece.stop)):
+        for offset, (raw, score) in enumerate(getattr(driver, state)(
+                queue, piece.start, piece.stop, preview=PREVIEW_BYTES)):
             yield raw, score, piece.start + offset
 
 
@@ -213,7 +209,7 @@ def mark_gone_holders(rows: list[JobRow]) -> None:
         if row.reserved_by:
             by_connection.setdefault(row.queue.partition(":")[0], []).append(row)
     for connection, held in by_connection.items():
-        client = getattr(connections.queue_driver(connection), "client", None)
+        client = connections.queue_driver(connection).heartbeat_store()
         if client is None:
             continue  # database connections keep no heartbeats: the lease tells
         live = heartbeat.alive(client, [row.reserved_by for row in held])

@@ -8,8 +8,17 @@ from urllib.parse import quote, unquote
 
 from django.urls import path, register_converter
 
-from .views import (
-    actions, audit, control, detail, failed, jobs, metrics, overview, prometheus, schedules,
+from horizon.dashboard.views import (
+    actions,
+    audit,
+    control,
+    detail,
+    failed,
+    jobs,
+    metrics,
+    overview,
+    prometheus,
+    schedules,
     workers,
 )
 

@@ -14,24 +14,21 @@ Catching up stays once-only across masters because firing is claim-or-nothing pe
 """
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import redis
 
-from .. import keys
-from . import store
-from .definitions import ScheduleDefinition
+from horizon import keys
+from horizon.config import horizon_settings
+from horizon.schedules import store
+from horizon.schedules.definitions import ScheduleDefinition
 
 DEFAULT_LOOK_BACK = 300.0
 RECORD_SECONDS = 7 * 86400  # how long the last considered slot is remembered
 
 
 def look_back() -> float:
-    from django.conf import settings
-
-    value = (getattr(settings, "HORIZON", None) or {}).get("schedule_catch_up",
-                                                           DEFAULT_LOOK_BACK)
-    return max(float(value or 0), 0.0)
+    return horizon_settings().schedule_catch_up
 
 
 def claim_ttl(look_back_seconds: float, grace: float = store.GRACE) -> int:
@@ -41,7 +38,7 @@ def claim_ttl(look_back_seconds: float, grace: float = store.GRACE) -> int:
 
 
 def considered_key(name: str) -> str:
-    return f"{keys.PREFIX}schedules:considered:{name}"
+    return keys.schedule_considered(name)
 
 
 def resume_points(client: redis.Redis, schedules: list[ScheduleDefinition], start: float,

@@ -10,12 +10,12 @@ loop turn does not lose it) and skipped otherwise. Firing is claim-or-nothing
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import redis
 
-from . import catch_up, store
-from .definitions import ScheduleDefinition, ScheduleError
+from horizon.schedules import catch_up, store
+from horizon.schedules.definitions import ScheduleDefinition, ScheduleError
 
 CATCH_UP = 100  # slots considered per schedule per tick at most
 

@@ -5,16 +5,15 @@ from __future__ import annotations
 from django.http import HttpResponse
 from django.urls import reverse
 
+from horizon import audit
+from horizon.dashboard import failures, history, lookup, queues
+from horizon.dashboard.auth import action
+from horizon.dashboard.views.common import HtmxHttpRequest, confirm, float_param, int_param, plural
+from horizon.repositories import horizon_client
 from queueing import connections
 from queueing import failed as failed_store
 from queueing.errors import QueueError
 from queueing.models import FailedJob
-
-from ... import audit
-from ...repositories import horizon_client
-from .. import failures, history, lookup, queues
-from ..auth import action
-from .common import HtmxHttpRequest, confirm, float_param, int_param, plural
 
 
 def _who(request: HtmxHttpRequest) -> str:

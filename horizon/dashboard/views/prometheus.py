@@ -24,10 +24,9 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from ... import login_throttle
-from ...prometheus import exposition
-from ..auth import can_use_dashboard
-
+from horizon import login_throttle
+from horizon.dashboard.auth import can_use_dashboard
+from horizon.prometheus import exposition
 
 MIN_TOKEN_LENGTH = 32
 
