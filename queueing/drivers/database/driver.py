@@ -66,6 +66,12 @@ class ListedJob(bytes):
         return entry
 
 
+class ListedCut(CutEntry):
+    """A listed entry cut to the listing's preview, with its row id (as `ListedJob`)."""
+
+    row_id: int
+
+
 class DatabaseDriver:
     """The ``database`` driver: keeps ``queueing.drivers.contract.QueueDriver``."""
 
@@ -462,10 +468,11 @@ class DatabaseDriver:
             raw = stamp(payload, attempts, token_of(row_id, delivery), owner)
         else:
             raw = stamp(payload, attempts)
-        entry = ListedJob(raw, row_id)
+        entry: bytes = ListedJob(raw, row_id)
         if size is not None and size > len(payload):  # a listing's cut payload
-            entry = CutEntry(entry, len(entry) + size - len(payload))
-            entry.row_id = row_id
+            cut = ListedCut(entry, len(entry) + size - len(payload))
+            cut.row_id = row_id
+            entry = cut
         return entry if state == "pending" else (entry, available_at)
 
     def pending(self, queue: str, start: int = 0, stop: int = 49, *,
