@@ -79,6 +79,12 @@ def test_a_5_mb_payload_runs_and_no_page_or_record_holds_it_whole(rclient, spawn
     page = client.get("/jobs/pending/")
     assert page.status_code == 200 and uuid in page.content.decode()
     assert len(page.content) < 300_000, "the pending page carried the payload"
+    detail = client.get(f"/jobs/pending/{uuid}/", {"queue": "redis:default", "at": "0"})
+    assert detail.status_code == 200 and len(detail.content) < 300_000
+    assert client.post(f"/jobs/pending/{uuid}/delete/", {"job_queue": "redis:default",
+                                                          "at": "0"}).status_code == 302
+    assert rclient.llen(READY) == 0, "the delete found the entry and removed it whole"
+    uuid = jobs.record.delay("big", blob="z" * 5 * MB)
     worker = spawn_worker("--stop-when-empty")
     assert worker.wait(60) == 0, worker.output()
     assert [n["label"] for n in jobs.notes()] == ["big"]
