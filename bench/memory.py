@@ -1,6 +1,7 @@
 """Worker memory over a long run: resident memory after 10,000 jobs and after N.
 
     .venv/bin/python bench/memory.py [N]      (default 100,000)
+    .venv/bin/python bench/memory.py large [MB]    (large payloads: bench/large_payloads.py)
 
 Queues N no-op jobs, starts one `runworker --quiet` process, samples its resident
 memory (psutil) every 10,000 jobs it completes, and prints the growth between the first
@@ -27,6 +28,11 @@ STEP = 10_000
 
 
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "large":
+        from large_payloads import measure
+
+        measure(float(sys.argv[2]) if len(sys.argv) > 2 else 5)
+        return
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
     client = redis_driver().client
     client.flushdb()

@@ -27,4 +27,22 @@ def check_schedules(app_configs, **kwargs):
                       hint="Fix the @schedule declaration or HORIZON['schedule'].")]
     except (HorizonConfigError, QueueError):
         return []  # reported by check_horizon_setting and queueing.E001
+    except Exception as exc:
+        return [Error(f"schedules could not be read: {type(exc).__name__}: {str(exc)[:200]}",
+                      id="horizon.E009",
+                      hint="Fix the @schedule declaration or HORIZON['schedule'].")]
+    return []
+
+
+@register()
+def check_metrics_token(app_configs, **kwargs):
+    """horizon.E010: a /metrics token short enough to guess."""
+    from horizon.dashboard.views.prometheus import MIN_TOKEN_LENGTH, configured_token
+
+    token = configured_token()
+    if token and len(token) < MIN_TOKEN_LENGTH:
+        return [Error(f"HORIZON_METRICS_TOKEN has {len(token)} characters; at least "
+                      f"{MIN_TOKEN_LENGTH} are required", id="horizon.E010",
+                      hint="Generate one with: python -c 'import secrets; "
+                           "print(secrets.token_urlsafe(32))'")]
     return []

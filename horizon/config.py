@@ -125,7 +125,9 @@ class HorizonSettings:
     options: dict = field(default_factory=dict)
     waits: dict = field(default_factory=dict)  # "connection:queue" -> seconds (0: no alert)
     notifications: dict = field(default_factory=dict)  # mail, webhook, cooldown
-    audit_keep: int = 10_000  # audit entries kept at most
+    audit_keep: int = 10_000  # audit entries kept however old (the floor of pruning)
+    audit_days: float = 90  # audit entries younger than this are never pruned
+    schedule_catch_up: float = 300  # seconds a starting master looks back for missed slots
     schedule: Any = None  # HORIZON['schedule'] as written (horizon.schedules parses it)
 
 
@@ -215,8 +217,8 @@ def master_name(configured: Any) -> str:
 def parse(raw: dict[str, Any] | None) -> HorizonSettings:
     raw = dict(raw or {})
     known = {"name", "connection", "environment", "defaults", "supervisors", "environments",
-             "trim", "snapshot_interval", "mask_keys", "audit_keep", "schedule", "waits",
-             "notifications"}
+             "trim", "snapshot_interval", "mask_keys", "audit_keep", "audit_days", "schedule",
+             "schedule_catch_up", "waits", "notifications"}
     unknown = set(raw) - known
     if unknown:
         raise HorizonConfigError(f"HORIZON has unknown keys: {', '.join(sorted(unknown))}",
@@ -262,8 +264,18 @@ def parse(raw: dict[str, Any] | None) -> HorizonSettings:
         waits=parse_waits(raw.get("waits"), connection),
         notifications=parse_notifications(raw.get("notifications")),
         audit_keep=_audit_keep(raw.get("audit_keep", 10_000)),
+        audit_days=_seconds_or_days("audit_days", raw.get("audit_days", 90), minimum=1),
+        schedule_catch_up=_seconds_or_days("schedule_catch_up",
+                                           raw.get("schedule_catch_up", 300), minimum=0),
         schedule=raw.get("schedule"),
     )
+
+
+def _seconds_or_days(key: str, value: Any, *, minimum: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
+        raise HorizonConfigError(f"HORIZON[{key!r}] must be a number >= {minimum:g}, "
+                                 f"got {value!r}", "horizon.E008")
+    return float(value)
 
 
 def _audit_keep(value: Any) -> int:

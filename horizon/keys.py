@@ -58,6 +58,18 @@ def login_failures(kind: str, digest: str) -> str:
     return f"{PREFIX}login-failures:{kind}:{digest}"  # counter of failed logins, expires
 
 
+def login_hold(kind: str, digest: str) -> str:
+    return f"{PREFIX}login-failures:{kind}:{digest}:hold"  # set while attempts are held back
+
+
+def login_trusted(digest: str) -> str:
+    return f"{PREFIX}login-trusted:{digest}"  # an address that logged in as a user, expires
+
+
+def schedule_considered(name: str) -> str:
+    return f"{PREFIX}schedules:considered:{name}"  # the last slot a master considered
+
+
 def retries_log(uuid: str) -> str:
     return f"{PREFIX}dashboard:retries:{uuid}"  # list: retries of a job from the dashboard
 

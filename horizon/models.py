@@ -23,7 +23,8 @@ class AuditEntry(models.Model):
     """One operator action taken from the dashboard: who did what to what, and when.
 
     Kept in the database (not Redis) so it survives a flushed or replaced Redis, and
-    bounded to the newest ``HORIZON["audit_keep"]`` entries (see horizon/audit.py).
+    pruned by age with a floor (``HORIZON["audit_days"]``, ``HORIZON["audit_keep"]``; see
+    horizon/audit.py).
     """
 
     at = models.DateTimeField(db_index=True)

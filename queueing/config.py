@@ -47,6 +47,7 @@ DEFAULT_MAX_DELIVERIES = 5  # silent deliveries (worker died) before an entry is
 # the worker cuts into one-second slices).
 DEFAULT_SOCKET_CONNECT_TIMEOUT = 5.0
 DEFAULT_SOCKET_TIMEOUT = 10.0
+DEFAULT_MAX_PAYLOAD_BYTES = 10 * 1024 * 1024  # largest encoded payload dispatch sends
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +91,7 @@ class QueueSettings:
     default: str
     after_commit: bool
     connections: dict[str, ConnectionConfig]
+    max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES  # 0: unbounded (dispatching/limits.py)
 
     def connection(self, name: str | None = None) -> ConnectionConfig:
         name = name or self.default
@@ -250,10 +252,14 @@ def parse_settings(raw: dict[str, Any] | None) -> QueueSettings:
     default = raw.get("default") or next(iter(connections))
     if default not in connections:
         raise ConfigurationError(f"QUEUE['default'] names unknown connection {default!r}")
+    max_payload = raw.get("max_payload_bytes", DEFAULT_MAX_PAYLOAD_BYTES)
+    if isinstance(max_payload, bool) or not isinstance(max_payload, int) or max_payload < 0:
+        raise ConfigurationError("QUEUE['max_payload_bytes'] must be an int >= 0 (0: no limit)")
     return QueueSettings(
         default=default,
         after_commit=bool(raw.get("after_commit", True)),
         connections=connections,
+        max_payload_bytes=max_payload,
     )
 
 

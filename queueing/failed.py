@@ -13,6 +13,7 @@ from django.utils import timezone
 from queueing import connections
 from queueing.dispatching import payload as payload_lib
 from queueing.models import FailedJob
+from queueing.redaction import mask_text
 
 
 def describe(exc: BaseException) -> str:
@@ -24,8 +25,12 @@ def describe(exc: BaseException) -> str:
 
 
 def _storable(text: str) -> str:
-    """Text any database accepts: lone surrogates and NULs escaped, nothing dropped."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")
+    """Text any database accepts: lone surrogates and NULs escaped, nothing dropped.
+    ASCII text without NULs (every payload dispatch writes) is returned as it is: a
+    multi-megabyte entry is not copied twice more on its way to the store."""
+    if not text.isascii():
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text.replace("\x00", "\\x00") if "\x00" in text else text
 
 
 _JOB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}")
@@ -46,6 +51,11 @@ def record(*, connection: str, queue: str, raw: bytes | str, exception: str,
     BEGIN, where the busy timeout applies), so eight workers failing jobs at once queue
     up instead of getting "database is locked" on the read-to-write upgrade.
     A missing or malformed uuid gets a fresh one; the original stays in the payload.
+
+    The exception is stored masked (queueing/redaction.py): it is only ever read by
+    operators, every page showed it masked anyway, and the failed-jobs search matches
+    stored text, so a raw copy let a read-only viewer recover a secret one character
+    at a time. The payload stays as it was: a retry needs the real arguments.
     """
     if isinstance(raw, bytes):
         text = raw.decode("utf-8", "backslashreplace")
@@ -59,7 +69,7 @@ def record(*, connection: str, queue: str, raw: bytes | str, exception: str,
                 "queue": _storable(queue)[:100],
                 "job": _storable(job_name)[:255],
                 "payload": _storable(text),
-                "exception": _storable(exception),
+                "exception": _storable(mask_text(exception)),
                 "failed_at": timezone.now(),
             },
         )

@@ -30,12 +30,15 @@ class QueuedJob(models.Model):
     expired reservation is eligible again with no sweep, and one index serves the pop.
     A row is reserved while ``reserved_until`` is set and still in the future.
     ``attempts`` is authoritative: each delivery adds one, and the worker sees it in the
-    payload it gets; (id, attempts) names one delivery.
+    payload it gets. ``deliveries`` also adds one per delivery but never goes back down
+    (attempts do, when a prefetched job is handed back unstarted): (id, deliveries) names
+    one delivery, so a handed-back delivery's token is never reused.
     """
 
     queue = models.CharField(max_length=100)
     payload = models.TextField(help_text="The same JSON payload the Redis driver stores.")
     attempts = models.PositiveIntegerField(default=0)
+    deliveries = models.PositiveIntegerField(default=0)
     priority = models.IntegerField(default=0, help_text="Higher is reserved first.")
     available_at = models.FloatField(help_text="Unix time it may next be reserved.")
     reserved_until = models.FloatField(null=True, blank=True,

@@ -102,6 +102,20 @@ _VALUE = re.compile(
     r"|(?P<open>\\?[\"'])?(?P<bare>[^\s\"'&,;<>\\]+))",
     re.IGNORECASE)
 _QUOTES = {"edq": '\\"', "dq": '"', "sq": "'"}
+# Credentials recognisable by their own shape, with no key name in front: AWS access key
+# ids, GitHub, Slack, Stripe and Google API tokens, JSON Web Tokens. Each starts with a
+# literal prefix and has bounded repetition, so a scan stays linear.
+_SHAPED = re.compile(
+    r"\b(?:"
+    r"(?:AKIA|ASIA|ABIA|ACCA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}"  # AWS key ids
+    r"|gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255}"  # GitHub
+    r"|xox[abposr]-[A-Za-z0-9\-]{10,255}"  # Slack
+    r"|(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,255}"  # Stripe secret and restricted keys
+    r"|AIza[0-9A-Za-z_\-]{35}"  # Google API keys
+    r"|eyJ[A-Za-z0-9_\-]{4,4096}\.eyJ[A-Za-z0-9_\-]{4,8192}\.[A-Za-z0-9_\-]{0,4096}"  # JWT
+    r")(?![A-Za-z0-9])")
+_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----")
+_PEM_END = "-----END "
 
 
 def _mask_url_passwords(text: str) -> str:
@@ -172,11 +186,32 @@ def _mask_key_values(text: str) -> str:
     return "".join(out)
 
 
+def _mask_private_keys(text: str) -> str:
+    """Hide the body of every PEM private key block (to its END line, or to the end)."""
+    if "PRIVATE KEY-----" not in text:
+        return text
+    out: list[str] = []
+    done = 0
+    for begin in _PEM_BEGIN.finditer(text):
+        if begin.start() < done:
+            continue
+        out.append(text[done:begin.end()])
+        out.append(MASK)
+        end = text.find(_PEM_END, begin.end())
+        done = end if end >= 0 else len(text)
+    out.append(text[done:])
+    return "".join(out)
+
+
 def mask_text(text: str) -> str:
-    """`text` with URL passwords, bearer-style credentials and ``secret=…`` values hidden."""
+    """`text` with URL passwords, bearer-style credentials, credential-shaped tokens
+    (AWS key ids, GitHub, Slack, Stripe, Google, JWT), private keys and ``secret=…``
+    values hidden."""
     if not text:
         return text
     text = _mask_url_passwords(text)
+    text = _mask_private_keys(text)
+    text = _SHAPED.sub(MASK, text)
     text = _BEARER.sub(lambda m: m.group("head") + MASK, text)
     return _mask_key_values(text)
 

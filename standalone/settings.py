@@ -12,7 +12,6 @@
 See docs/deployment.md for the whole checklist.
 """
 import os
-import secrets
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -28,12 +27,9 @@ def _secret_key() -> str:
     from_env = os.environ.get("DJANGO_SECRET_KEY")
     if from_env:
         return from_env
-    path = VAR_DIR / "secret_key"
-    if not path.exists():
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(secrets.token_urlsafe(50))
-    return path.read_text().strip()
+    from standalone.secret_key import read_or_create  # race-free between first starts
+
+    return read_or_create(VAR_DIR / "secret_key")
 
 
 SECRET_KEY = _secret_key()
@@ -117,6 +113,13 @@ DATABASES = {
     }
 }
 
+# The login throttle comes first, so every login form (the admin's too) goes through it
+# (horizon/login_throttle.py).
+AUTHENTICATION_BACKENDS = [
+    "horizon.login_throttle.LoginThrottleBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
@@ -198,6 +201,9 @@ LOGGING = {
         "horizon": {"handlers": ["console"], "level": "INFO", "propagate": False},
         # Every 500 leaves its traceback (masked) on stderr, i.e. in the journal.
         "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
+        # Django Tasks' own lines (a failed task's traceback), masked like ours.
+        "django_tasks": {"handlers": ["console"], "level": "WARNING", "propagate": False},
+        "django.tasks": {"handlers": ["console"], "level": "WARNING", "propagate": False},
     },
 }
 

@@ -13,7 +13,7 @@ from queueing.dispatching.options import JobOptions
 from tests.testapp import jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)
-TOKEN = "s3cret-scrape-token"
+TOKEN = "s3cret-scrape-token-long-enough-for-E010"
 
 
 @pytest.fixture(autouse=True)

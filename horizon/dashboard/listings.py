@@ -17,7 +17,7 @@ from horizon.dashboard.masking import NAME_LIMIT, display, shown_tags
 from horizon.dashboard.queues import QueueRef
 from horizon.repositories import horizon_client, recent
 from queueing import connections
-from queueing.safe_json import peek
+from queueing.dispatching.preview import PREVIEW_BYTES, peek_entry
 from queueing.worker import heartbeat
 
 STATES = ("pending", "delayed", "reserved", "completed")
@@ -128,19 +128,21 @@ def _read(state: str, piece: paging.Slice) -> Iterator[tuple[bytes | dict, float
         return
     conn, _, queue = piece.key.partition(":")
     driver = connections.queue_driver(conn)
+    # Each entry cut to a bounded prefix: a page shows rows, never whole payloads.
     if state == "pending":
-        for offset, raw in enumerate(driver.pending(queue, piece.start, piece.stop)):
+        for offset, raw in enumerate(driver.pending(queue, piece.start, piece.stop,
+                                                    preview=PREVIEW_BYTES)):
             yield raw, None, piece.start + offset
     else:
-        for offset, (raw, score) in enumerate(getattr(driver, state)(queue, piece.start,
-                                                                     piece.stop)):
+        for offset, (raw, score) in enumerate(getattr(driver, state)(
+                queue, piece.start, piece.stop, preview=PREVIEW_BYTES)):
             yield raw, score, piece.start + offset
 
 
 def _entry(state: str, key: str, raw, score, index) -> Entry:
     if state == "completed":
         return raw.get("queue", ""), raw.get("payload") or {}, score, index, raw
-    return key, peek(raw), score, index, None
+    return key, peek_entry(raw), score, index, None
 
 
 def _row(state: str, entry: Entry, now: float) -> JobRow:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from horizon.dashboard.queues import QueueRef
 from horizon.repositories import horizon_client, recent
 from queueing import connections
+from queueing.dispatching.preview import PREVIEW_BYTES, peek_entry
 from queueing.models import FailedJob
 from queueing.safe_json import peek
 
@@ -34,7 +35,7 @@ class Found:
 
 
 def _is(raw: bytes, uuid: str) -> bool:
-    return uuid.encode() in raw and peek(raw).get("uuid") == uuid
+    return uuid.encode() in raw and peek_entry(raw).get("uuid") == uuid
 
 
 def find_pending(ref: QueueRef, uuid: str, at: int | None = None) -> Found | None:
@@ -46,9 +47,15 @@ def find_pending(ref: QueueRef, uuid: str, at: int | None = None) -> Found | Non
         return None
     at = max(at or 0, 0)
     low = max(at - LOOKBACK, 0)
-    for offset, raw in enumerate(driver.pending(ref.name, low, at + 50)):
-        if _is(raw, uuid):
-            return Found("pending", uuid, peek(raw), ref, raw, position=low + offset)
+    # Scanned as previews (2,050 entries of megabytes each were read whole), then the one
+    # that matches is read whole: actions hand its exact bytes back to Redis.
+    for offset, cut in enumerate(driver.pending(ref.name, low, at + 50,
+                                                preview=PREVIEW_BYTES)):
+        if _is(cut, uuid):
+            position = low + offset
+            for raw in driver.pending(ref.name, position, position):
+                if _is(raw, uuid):
+                    return Found("pending", uuid, peek(raw), ref, raw, position=position)
     return None
 
 
@@ -57,20 +64,24 @@ def find_scored(state: str, ref: QueueRef, uuid: str, score: float | None = None
     if hasattr(driver, "find"):  # a database connection looks the uuid up directly
         candidates = driver.find(state, ref.name, uuid)
     else:
-        candidates = _scored_in_redis(driver, state, ref, score)
+        candidates = _scored_in_redis(driver, state, ref, score, uuid)
     for raw, found_score in candidates:
         if _is(raw, uuid):
             return Found(state, uuid, peek(raw), ref, raw, score=found_score)
     return None
 
 
-def _scored_in_redis(driver, state: str, ref: QueueRef, score: float | None) -> list:
+def _scored_in_redis(driver, state: str, ref: QueueRef, score: float | None,
+                     uuid: str) -> list:
     key = getattr(driver.keys(ref.name), state)
-    if score is not None:
-        candidates = driver.client.zrangebyscore(key, repr(score), repr(score), withscores=True)
-    else:
-        candidates = driver.client.zrange(key, 0, LOOKBACK - 1, withscores=True)
-    return candidates
+    if score is None:  # found among previews first, then read whole by its score
+        found = [s for cut, s in getattr(driver, state)(ref.name, 0, LOOKBACK - 1,
+                                                        preview=PREVIEW_BYTES)
+                 if _is(cut, uuid)]
+        if not found:
+            return []
+        score = found[0]
+    return driver.client.zrangebyscore(key, repr(score), repr(score), withscores=True)
 
 
 def find_completed(uuid: str) -> Found | None:

@@ -22,6 +22,7 @@ from horizon.repositories.counters import (
     outcome_call,
 )
 from queueing.dispatching.payload import normalised
+from queueing.dispatching.preview import preview_entry
 from queueing.drivers.redis.replies import RedisClient, as_bytes, as_str
 from queueing.drivers.redis.scripts import run_pipelined, script_for
 
@@ -106,6 +107,7 @@ def record_completions(driver, completions) -> list:
             labels[job.job] = job_label(job.job)
         # a wrapped entry (see pop.lua) is recorded as the job it holds
         entry = item.entry if job.original is None else normalised(job)
+        entry = preview_entry(entry)  # a bounded record, however large the payload
         done.append(CompletedJob(
             job.job, job.uuid, f"{driver.name}:{item.queue}", item.runtime, item.finished_at,
             entry, counted_as=labels[job.job],

@@ -38,14 +38,22 @@ class CronError(ValueError):
     """A cron expression that cannot be parsed, with the reason."""
 
 
+def _small_number(text: str) -> int | None:
+    """`text` as a number when it is 1-4 ASCII digits, else None. ``str.isdigit`` accepts
+    '²' and ``int`` refuses 4,300 digits with a ValueError, which crashed ``check``."""
+    if 1 <= len(text) <= 4 and text.isascii() and text.isdigit():
+        return int(text)
+    return None
+
+
 def _value(text: str, low: int, high: int, names: dict[str, int], field: str) -> int:
     lowered = text.lower()
     if lowered in names:
         return names[lowered]
-    if not text.isdigit():
-        raise CronError(f"{field}: {text!r} is not a number" +
+    number = _small_number(text)
+    if number is None:
+        raise CronError(f"{field}: {text[:20]!r} is not a number" +
                         (f" or a name ({', '.join(names)})" if names else ""))
-    number = int(text)
     if not low <= number <= high:
         raise CronError(f"{field}: {number} is outside {low}-{high}")
     return number
@@ -62,9 +70,10 @@ def parse_field(text: str, low: int, high: int, names: dict[str, int] | None = N
         base, slash, step_text = part.partition("/")
         step = 1
         if slash:
-            if not step_text.isdigit() or int(step_text) < 1:
-                raise CronError(f"{field}: step {step_text!r} must be a whole number >= 1")
-            step = int(step_text)
+            step = _small_number(step_text) or 0
+            if step < 1:
+                raise CronError(f"{field}: step {step_text[:20]!r} must be a whole number "
+                                ">= 1")
         if base == "*":
             start, stop = low, high
         elif "-" in base:

@@ -61,8 +61,9 @@ def _queue_keys(where: Target) -> QueueKeys:
 
 
 def claim(schedule: ScheduleDefinition, slot: float | str, *, trigger: str = "schedule",
-          by: str = "", now: float | None = None) -> str | None:
-    """Push the job of `slot` unless another master already did; its uuid, or None."""
+          by: str = "", now: float | None = None, ttl: int = SLOT_TTL) -> str | None:
+    """Push the job of `slot` unless another master already did; its uuid, or None.
+    `ttl`: how long the claim is remembered (longer than any master retries the slot)."""
     now = time.time() if now is None else now
     where = target(schedule)
     signature = _signature(schedule)
@@ -78,8 +79,7 @@ def claim(schedule: ScheduleDefinition, slot: float | str, *, trigger: str = "sc
     driver = connections.redis_driver(where.connection)
     queue_keys = _queue_keys(where)
     if not driver.push_claimed(where.queue, payload_lib.encode(data),
-                               queue_keys.schedule_slot(schedule.name, slot_id), SLOT_TTL,
-                               record):
+                               queue_keys.schedule_slot(schedule.name, slot_id), ttl, record):
         return None
     runs = queue_keys.schedule_runs(schedule.name)
     pipe = driver.client.pipeline(transaction=False)

@@ -21,6 +21,7 @@ from django.db import connections as db_connections
 from queueing import connections, tracing
 from queueing.config import ConnectionConfig, queue_settings
 from queueing.dispatching import payload as payload_lib
+from queueing.dispatching.limits import check_size
 from queueing.dispatching.options import JobOptions
 from queueing.dispatching.registry import JobDefinition, resolve
 
@@ -163,7 +164,9 @@ def _encode(signature: Signature, conn: ConnectionConfig, queue: str, now: float
         available_at=available_at,
         headers=tracing.outgoing_headers(),
     )
-    return data["uuid"], payload_lib.encode(data)
+    text = payload_lib.encode(data)
+    check_size(signature.definition.name, text)
+    return data["uuid"], text
 
 
 def _send(connection: str, queue: str, text: str, available_at: float | None) -> None:
@@ -192,15 +195,17 @@ def dispatch_many(signatures: list[Signature]) -> list[str]:
     """Dispatch many jobs with one script call per queue (and per 1,000 jobs).
 
     All are validated and encoded before the first one is sent. Delayed signatures go
-    one by one to the delayed set; ``after_commit`` applies to the whole batch.
+    one by one to the delayed set. ``after_commit`` is decided per signature, as
+    `dispatch` does: inside ``atomic()``, a Redis job waits for the commit while a
+    database-driver job in the same batch is written by the transaction itself (deciding
+    from the first signature alone pushed a Redis job that followed a database job before
+    the commit, and it stayed queued after a rollback).
     """
-    plan = plan_many(signatures)
-    send = partial(send_plan, plan)
-    if signatures and should_defer(signatures[0]):
-        transaction.on_commit(send)
-    else:
-        send()
-    return plan.uuids
+    uuids, at_once, on_commit = plan_split(signatures)
+    if on_commit:
+        transaction.on_commit(partial(send_plan, on_commit))
+    send_plan(at_once)
+    return uuids
 
 
 @dataclass(slots=True)
@@ -212,20 +217,38 @@ class BatchPlan:
     batches: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     delayed: list[tuple[str, str, str, float]] = field(default_factory=list)
 
+    def __bool__(self) -> bool:
+        return bool(self.batches or self.delayed)
+
+    def add(self, prepared: Prepared, now: float) -> None:
+        self.uuids.append(prepared.uuid)
+        at, name = prepared.available_at, prepared.connection.name
+        if at is not None and at > now:
+            self.delayed.append((name, prepared.queue, prepared.text, at))
+        else:
+            self.batches.setdefault((name, prepared.queue), []).append(prepared.text)
+
 
 def plan_many(signatures: list[Signature]) -> BatchPlan:
     """Every signature validated and encoded (all of them before any is sent)."""
     now = time.time()
     plan = BatchPlan()
     for signature in signatures:
-        prepared = prepare(signature, now=now)
-        plan.uuids.append(prepared.uuid)
-        at, name = prepared.available_at, prepared.connection.name
-        if at is not None and at > now:
-            plan.delayed.append((name, prepared.queue, prepared.text, at))
-        else:
-            plan.batches.setdefault((name, prepared.queue), []).append(prepared.text)
+        plan.add(prepare(signature, now=now), now)
     return plan
+
+
+def plan_split(signatures: list[Signature]) -> tuple[list[str], BatchPlan, BatchPlan]:
+    """(uuids in order, what to send now, what waits for the commit): after-commit is
+    decided per signature, as `dispatch` does."""
+    now = time.time()
+    uuids: list[str] = []
+    at_once, on_commit = BatchPlan(), BatchPlan()
+    for signature in signatures:
+        prepared = prepare(signature, now=now)
+        uuids.append(prepared.uuid)
+        (on_commit if should_defer(signature) else at_once).add(prepared, now)
+    return uuids, at_once, on_commit
 
 
 def send_plan(plan: BatchPlan) -> None:

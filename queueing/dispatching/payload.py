@@ -15,12 +15,12 @@ An entry that did not start with ``{"attempts":N,`` arrives wrapped by the pop s
 from __future__ import annotations
 
 import json
-import math
 import re
 import time
 import uuid as uuid_lib
 from typing import Any
 
+from queueing.dispatching.limits import check_json_safe
 from queueing.dispatching.options import JobOptions
 from queueing.dispatching.payload_checks import validate
 from queueing.dispatching.shapes import JOB_NAME_SHAPE, UUID_SHAPE, Payload, finite
@@ -29,37 +29,6 @@ from queueing.errors import MalformedPayload, NotSerializable
 __all__ = ["JOB_NAME_SHAPE", "UUID_SHAPE", "Payload", "build", "decode", "encode", "peek"]
 
 ATTEMPTS_PREFIX = '{"attempts":'
-
-
-def check_json_safe(value: Any, path: str) -> None:
-    """Raise NotSerializable naming `path` if `value` would not survive JSON unchanged."""
-    if value is None or isinstance(value, (bool, int, str)):
-        return
-    if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            raise NotSerializable(f"{path} is {value!r}, which JSON cannot carry")
-        return
-    if isinstance(value, (list, tuple)):
-        for index, item in enumerate(value):
-            check_json_safe(item, f"{path}[{index}]")
-        return
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise NotSerializable(
-                    f"{path} has the non-string key {key!r}; JSON object keys must be strings"
-                )
-            check_json_safe(item, f"{path}[{key!r}]")
-        return
-    hint = ""
-    if hasattr(value, "_meta") and hasattr(value, "pk"):
-        hint = f"; pass its primary key instead (pk={value.pk!r})"
-    elif hasattr(value, "isoformat"):
-        hint = "; pass value.isoformat() and parse it in the job"
-    raise NotSerializable(
-        f"{path} is a {type(value).__module__}.{type(value).__qualname__}, "
-        f"which is not JSON-serialisable{hint}"
-    )
 
 
 def check_arguments(job_name: str, args: tuple, kwargs: dict) -> None:
@@ -94,13 +63,13 @@ def build(
     cross-cutting context such as trace ids (queueing.tracing), empty by default.
     """
     now = time.time() if now is None else now
+    # Arguments and the chain come last: a bounded prefix of the encoded payload (the
+    # dashboard's list pages and completed records keep one) then holds every other field.
     return {
         "attempts": 0,
         "uuid": job_uuid or str(uuid_lib.uuid4()),
         "displayName": display_name,
         "job": job_name,
-        "args": list(args),
-        "kwargs": dict(kwargs),
         "maxTries": options.tries,
         "maxExceptions": options.max_exceptions,
         "backoff": list(options.backoff) if options.backoff is not None else None,
@@ -111,9 +80,11 @@ def build(
         "availableAt": max(available_at, now) if available_at is not None else now,
         "headers": dict(headers or {}),
         "tags": list(options.tags),
-        "chain": list(chain or []),
         "connection": connection,
         "queue": queue,
+        "args": list(args),
+        "kwargs": dict(kwargs),
+        "chain": list(chain or []),
     }
 
 

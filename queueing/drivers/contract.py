@@ -41,12 +41,25 @@ class Reservation:
     ``raw`` is the payload exactly as the driver holds it while reserved (for Redis, the
     member of the reserved set, stamped with ``token``), so ``delete``, ``release`` and
     ``renew`` can pass it back unchanged. ``token`` is unique to this delivery: for
-    Redis a per-process counter, for the database driver ``"<row id>.<attempts>"``.
+    Redis a per-process counter, for the database driver ``"<row id>.<deliveries>"``.
     """
 
     queue: str
     raw: bytes
     token: str = ""
+
+
+class CutEntry(bytes):
+    """The first bytes of a longer entry, and the entry's full size: what the listing
+    reads (``pending``, ``delayed``, ``reserved``) answer for an entry longer than their
+    ``preview`` (queueing/dispatching/preview.py reads the fields a page shows)."""
+
+    size: int
+
+    def __new__(cls, prefix: bytes, size: int) -> CutEntry:
+        entry = super().__new__(cls, prefix)
+        entry.size = size
+        return entry
 
 
 PAUSED: Final = -1
@@ -125,6 +138,9 @@ class QueueDriver(DispatchTarget, Protocol):
 
     config: Any  # queueing.config.ConnectionConfig
     capabilities: Capabilities
+    # The errors that mean "the store is away for now" (a dropped connection, a
+    # failover, "database is locked"): the worker retries its settling writes on them.
+    transient_errors: tuple[type[BaseException], ...]
 
     def close(self) -> None:
         """Drop the driver's connections (a new driver is made on next use)."""
@@ -249,15 +265,18 @@ class QueueDriver(DispatchTarget, Protocol):
     def oldest_pending(self, queues: list[str]) -> list[bytes | None]:
         """The next job each queue would hand out, in one round trip where possible."""
 
-    def pending(self, queue: str, start: int = 0, stop: int = 49) -> list[bytes]:
-        """Ready jobs in the order workers take them, by index range (inclusive)."""
+    def pending(self, queue: str, start: int = 0, stop: int = 49, *,
+                preview: int | None = None) -> list[bytes]:
+        """Ready jobs in the order pop takes them, by index range (inclusive). With
+        `preview`, an entry longer than that many bytes comes as a :class:`CutEntry` (a
+        page never reads it whole)."""
 
-    def delayed(self, queue: str, start: int = 0,
-                stop: int = 49) -> list[tuple[bytes, float]]:
+    def delayed(self, queue: str, start: int = 0, stop: int = 49, *,
+                preview: int | None = None) -> list[tuple[bytes, float]]:
         """Delayed jobs, soonest first, with the unix time each becomes available."""
 
-    def reserved(self, queue: str, start: int = 0,
-                 stop: int = 49) -> list[tuple[bytes, float]]:
+    def reserved(self, queue: str, start: int = 0, stop: int = 49, *,
+                 preview: int | None = None) -> list[tuple[bytes, float]]:
         """Reserved jobs, soonest lease expiry first, with that expiry."""
 
     def clear(self, queue: str) -> int:

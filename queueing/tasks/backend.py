@@ -26,6 +26,7 @@ from redis.commands.core import Script
 from queueing import connections
 from queueing.config import queue_settings
 from queueing.dispatching import payload as payload_lib
+from queueing.dispatching.limits import check_depth, check_size
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.errors import ConfigurationError, InvalidOption, QueueError
 from queueing.tasks import priority as priority_lib
@@ -125,6 +126,7 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[name-defined]
                 f"{conn.driver!r}; the Tasks backend needs a 'redis' connection")
         queue = conn.check_queue(task.queue_name)
         options = job_options(task, connection=conn.name)
+        check_depth(task.module_path, args, kwargs)  # normalize_json recurses: bound it first
         args = framework.normalize_json(list(args))  # TypeError for what JSON cannot carry,
         kwargs = framework.normalize_json(dict(kwargs))  # as Django's own backends raise
         payload_lib.check_arguments(task.module_path, tuple(args), kwargs)
@@ -138,6 +140,7 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[name-defined]
         data["task"] = {"backend": self.alias, "priority": task.priority,
                         "enqueuedAt": now.isoformat()}
         text = payload_lib.encode(priority_lib.with_priority(data, task.priority))
+        check_size(task.module_path, text)
         record = ResultRecord(
             id=data["uuid"], task_path=task.module_path, backend=self.alias, queue=queue,
             connection=conn.name, priority=task.priority, enqueued_at=now,

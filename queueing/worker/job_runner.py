@@ -28,6 +28,7 @@ from queueing.dispatching import payload as payload_lib
 from queueing.dispatching import payload_checks
 from queueing.dispatching.dispatch import dispatch_next_link
 from queueing.dispatching.payload import Payload
+from queueing.dispatching.preview import PREVIEW_BYTES, read_prefix
 from queueing.dispatching.registry import JobDefinition, resolve
 from queueing.drivers.contract import QueueDriver, Reservation
 from queueing.errors import MalformedPayload, UnknownJob
@@ -142,20 +143,27 @@ class JobLog:
             pass
 
 
-def with_retries(action: Callable[[], Any], what: str, attempts: int = 20) -> Any:
-    """Run a Redis write that must not be dropped, riding out a short outage.
+REDIS_TRANSIENT = (redis.ConnectionError, redis.TimeoutError)
 
-    If Redis stays away, the reservation is still there and expires, so the job comes
-    back later: at-least-once, never lost.
+
+def with_retries(action: Callable[[], Any], what: str, attempts: int = 20,
+                 errors: tuple[type[BaseException], ...] = REDIS_TRANSIENT) -> Any:
+    """Run a driver write that must not be dropped, riding out a short outage.
+
+    `errors` are the transient ones: Redis's, plus the driver's ``transient_errors``
+    for its writes (a dropped session or "database is locked" on
+    a release used to fail the job for good, under a fresh uuid, with the database's
+    error instead of the job's). If the store stays away, the reservation is still there
+    and expires, so the job comes back later: at-least-once, never lost.
     """
     delay = 0.1
     for attempt in range(attempts):
         try:
             return action()
-        except (redis.ConnectionError, redis.TimeoutError):
+        except errors as exc:
             if attempt == attempts - 1:
-                logger.error("gave up on %s: Redis unreachable; the lease will bring the job "
-                             "back", what)
+                logger.error("gave up on %s: %s; the lease will bring the job back", what,
+                             printable(exc, 300))
                 return None
             time.sleep(delay)
             delay = min(delay * 2, 2.0)
@@ -191,6 +199,12 @@ class JobRunner:
         self.current_timeout = 0.0
         self.max_deliveries = driver.config.max_deliveries
         self._checks = threading.local()  # per thread: Django's connections are
+        self.transient: tuple[type[BaseException], ...] = (*REDIS_TRANSIENT,
+                                                           *driver.transient_errors)
+
+    def _retrying(self, action: Callable[[], Any], what: str) -> Any:
+        """`with_retries` for this driver's own transient errors."""
+        return with_retries(action, what, errors=self.transient)
 
     @property
     def connections(self) -> ConnectionChecks:
@@ -395,8 +409,8 @@ class JobRunner:
                    tries: int, exc: Exception, runtime: float) -> Outcome:
         exceptions = None
         if job.max_exceptions is not None:
-            exceptions = with_retries(lambda: self.driver.count_exception(job.uuid),
-                                      "count exceptions")
+            exceptions = self._retrying(lambda: self.driver.count_exception(job.uuid),
+                                        "count exceptions")
         reason = policy.will_exceed(attempts=job.attempts, tries=tries,
                                     retry_until=job.retry_until, now=time.time(),
                                     exceptions=exceptions, max_exceptions=job.max_exceptions)
@@ -422,7 +436,7 @@ class JobRunner:
         """
         delay = policy.backoff_delay(job.backoff or self.options.backoff, job.attempts)
         entry = payload_lib.normalised(job, settled=settled, charged=True)
-        with_retries(lambda: self.driver.release(held, time.time() + delay, entry), "release")
+        self._retrying(lambda: self.driver.release(held, time.time() + delay, entry), "release")
         return delay
 
     def timed_out(self, held: Reservation, job: Payload, definition: JobDefinition | None,
@@ -503,9 +517,9 @@ class JobRunner:
         except Exception as store_exc:
             self._keep_for_later(held, job, text, store_exc)
             return
-        with_retries(lambda: self.driver.delete(held), "delete failed job")
+        self._retrying(lambda: self.driver.delete(held), "delete failed job")
         if job is not None and job.max_exceptions is not None:
-            with_retries(lambda: self.driver.forget_exceptions(job.uuid), "forget exceptions")
+            self._retrying(lambda: self.driver.forget_exceptions(job.uuid), "forget exceptions")
         run_failed_hook(definition, job, exc)
         send_signal(job_failed, sender=self.worker, payload=job, connection=self.driver.name,
                     queue=held.queue, exception=exc, reason=detail or str(exc))
@@ -523,7 +537,7 @@ class JobRunner:
             entry = payload_lib.normalised(job) if job.original is not None else held.raw
             return job.uuid, job.job, entry
         original = getattr(exc, "original", None) or payload_lib.original_entry(held.raw)
-        peek = payload_lib.peek(original)
+        peek = read_prefix(bytes(original[:PREVIEW_BYTES]).decode("utf-8", "replace"))
         name = peek.get("job") if isinstance(peek.get("job"), str) else ""
         return str(uuid_lib.uuid4()), printable(name, 255), original
 
@@ -536,8 +550,8 @@ class JobRunner:
         entry = None
         if job is not None:
             entry = payload_lib.normalised(job, settled=True, pending_failure=text)
-        with_retries(lambda: self.driver.release(held, time.time() + STORE_RETRY_DELAY, entry),
-                     "keep failed job")
+        self._retrying(lambda: self.driver.release(held, time.time() + STORE_RETRY_DELAY,
+                                                   entry), "keep failed job")
 
     def _record_pending_failure(self, held: Reservation, job: Payload, text: str) -> Outcome:
         try:
@@ -547,7 +561,7 @@ class JobRunner:
         except Exception as store_exc:
             self._keep_for_later(held, job, text, store_exc)
             return Outcome("kept", job=job)
-        with_retries(lambda: self.driver.delete(held), "delete failed job")
+        self._retrying(lambda: self.driver.delete(held), "delete failed job")
         self.log.line(job, "FAILED", text.splitlines()[0] if text else "")
         return Outcome("failed", job=job)
 

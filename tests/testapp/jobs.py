@@ -461,3 +461,27 @@ def orm_writes(label, alias, writes=5, hold=1.0):
             backend_pid = cursor.fetchone()[0]
     mark(label, "end", alias=alias, thread_name=threading.current_thread().name,
          identities=sorted(identities), backend_pid=backend_pid)
+
+
+def end_other_database_sessions(alias: str) -> None:
+    """A transient database error, for real: the server ends every other session of this
+    database (the worker's private one among them), as a failover or restart would."""
+    from django.db import connections as db_connections
+
+    with db_connections[alias].cursor() as cursor:
+        cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                       "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+
+
+@job(tries=3, backoff=[30])
+def lose_the_queue_session_then_raise(alias, label):
+    note(RAN, label=label)
+    end_other_database_sessions(alias)
+    raise ValueError(f"the job's own error {label}")
+
+
+@job(tries=1)
+def lose_the_queue_session_then_fail(alias, label):
+    note(RAN, label=label)
+    end_other_database_sessions(alias)
+    raise ValueError(f"the job's own error {label}")

@@ -22,4 +22,5 @@ def audit_log(request: HtmxHttpRequest) -> HttpResponse:
         "rows": rows,
         "page": paging.Page(start, paging.PAGE_SIZE, total),
         "keep": audit.keep(),
+        "keep_days": audit.keep_days(),
     })

@@ -4,7 +4,11 @@ Who may scrape: a request with ``Authorization: Bearer <HORIZON_METRICS_TOKEN>``
 (the setting, or the environment variable of that name), or a logged-in dashboard
 user. Anonymous gets 401 with a ``WWW-Authenticate`` header (a scraper has no login
 page to follow), a wrong token 401, a logged-in user without dashboard rights 403.
-The token is compared in constant time and never echoed.
+The token is compared in constant time and never echoed. Wrong tokens are counted per
+address by the login throttle (horizon/login_throttle.py): past `METRICS_LIMIT` of them,
+that address gets 429 with a growing ``Retry-After`` (a right token too, until it
+passes), so a token cannot be guessed at request speed. ``horizon.E010`` refuses a
+token shorter than `MIN_TOKEN_LENGTH` characters.
 
 It sits at ``metrics`` without a trailing slash (Prometheus' default metrics_path),
 beside the dashboard's metrics page at ``metrics/``.
@@ -20,8 +24,11 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from horizon import login_throttle
 from horizon.dashboard.auth import MACHINE_ENDPOINT_ATTR, can_use_dashboard
 from horizon.prometheus import exposition
+
+MIN_TOKEN_LENGTH = 32
 
 
 def configured_token() -> str:
@@ -40,11 +47,18 @@ def allowed(request: HttpRequest) -> HttpResponse | None:
     """None when the request may scrape, else the refusal to send."""
     header = request.headers.get("Authorization", "")
     if header:
+        counts = login_throttle.metrics_counts(login_throttle.address_of(request))
+        wait = login_throttle.held_for(counts)
+        if wait:
+            response = _refuse(429, "too many invalid tokens")
+            response["Retry-After"] = str(wait)
+            return response
         scheme, _, given = header.partition(" ")
         token = configured_token()
         if scheme.lower() == "bearer" and token and hmac.compare_digest(
                 given.strip().encode(), token.encode()):
             return None
+        login_throttle.record_failure(counts)
         return _refuse(401, "invalid bearer token")
     user = getattr(request, "user", None)
     if user is not None and user.is_authenticated:

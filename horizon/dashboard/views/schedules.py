@@ -10,6 +10,7 @@ from django.http import Http404, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
 
+from horizon import audit
 from horizon.dashboard import schedules as read_model
 from horizon.dashboard.auth import action, page
 from horizon.dashboard.views.common import HtmxHttpRequest, confirm, fragment, render_page
@@ -55,6 +56,7 @@ def pause_or_resume(request: HtmxHttpRequest, name: str, verb: str) -> HttpRespo
     else:
         store.resume(client, schedule.name)
         message = f"Schedule {schedule.name} resumed: it runs from its next slot."
+    audit.record(request.user.get_username(), f"{verb} schedule", schedule.name)
     return confirm(request, message, fallback=reverse("horizon:schedules"))
 
 
@@ -65,5 +67,6 @@ def run_now(request: HtmxHttpRequest, name: str) -> HttpResponse:
         uuid = store.run_now(schedule, by=f"dashboard:{request.user.get_username()}")
     except ScheduleError as exc:
         return confirm(request, str(exc), fallback=reverse("horizon:schedules"), level="error")
+    audit.record(request.user.get_username(), "run schedule", schedule.name, uuid)
     return confirm(request, f"Pushed {schedule.job} for schedule {schedule.name} ({uuid}).",
                    fallback=reverse("horizon:schedules"))

@@ -21,13 +21,15 @@ _FRONT = re.compile(
 )
 
 
-def token_of(row_id: int, attempts: int) -> str:
-    """One delivery's name: a row is delivered once per value of its attempts column."""
-    return f"{row_id}.{attempts}"
+def token_of(row_id: int, delivery: int) -> str:
+    """One delivery's name: a row is delivered once per value of its deliveries column
+    (attempts can go back down when a prefetched job is handed back; deliveries never
+    do, so no two deliveries share a token)."""
+    return f"{row_id}.{delivery}"
 
 
 def parse_token(token: str) -> tuple[int, int]:
-    """(row id, attempts) from a token; ValueError for anything else."""
+    """(row id, delivery number) from a token; ValueError for anything else."""
     row_id, _, attempts = token.partition(".")
     return int(row_id), int(attempts)
 

@@ -35,6 +35,7 @@ from queueing.dispatching.payload import peek
 from queueing.drivers.contract import (
     Capabilities,
     ControlState,
+    CutEntry,
     QueueSizes,
     Reservation,
     Reserved,
@@ -47,6 +48,7 @@ from queueing.models import ControlValue, PausedQueue
 
 logger = logging.getLogger("queueing.worker")
 
+WHOLE = 2 ** 31 - 1  # a listing's SUBSTR length when no preview is asked for
 CHUNK = 1000  # rows per INSERT in push_many
 EXTRA_BATCH = 200  # completion-recorder calls sent to Redis together
 EXTRA_DELAY = 0.5  # seconds the first buffered call waits at most
@@ -66,10 +68,17 @@ class ListedJob(bytes):
         return entry
 
 
+class ListedCut(CutEntry):
+    """A listed entry cut to the listing's preview, with its row id (as `ListedJob`)."""
+
+    row_id: int
+
+
 class DatabaseDriver:
     """The ``database`` driver: keeps ``queueing.drivers.contract.QueueDriver``."""
 
     connection_errors = (OperationalError, InterfaceError)
+    transient_errors: tuple[type[BaseException], ...] = connection_errors
     capabilities = Capabilities(prefetch=True, wait_then_pop=False, heartbeats=False,
                                 transactional=True)
 
@@ -220,10 +229,10 @@ class DatabaseDriver:
             rows = self._run(self.sql.pop_batch(),
                              [ids, attempt_counts, queue, now, self.name, queue, ids, count,
                               lease, lease, owner], fetch="all")
-            rows = [row[:3] for row in sorted(rows, key=lambda r: (-r[3], r[4], r[0]))]
+            rows = [row[:4] for row in sorted(rows, key=lambda r: (-r[4], r[5], r[0]))]
         elif self.vendor == "sqlite":
-            for row_id, attempts in done:
-                self._run(self.sql.delete(), [row_id, attempts])
+            for row_id, delivery in done:
+                self._run(self.sql.delete(), [row_id, delivery])
             row = self._run(self.sql.pop(False), [lease, lease, owner, queue, now, self.name,
                                                   queue, 0], fetch="one")
             rows = [row] if row is not None else []
@@ -232,8 +241,8 @@ class DatabaseDriver:
                                             owner, count)
         self._add_extra(extra, flush=not rows)
         found = []
-        for row_id, attempts, payload in rows:
-            token = token_of(row_id, attempts)
+        for row_id, attempts, delivery, payload in rows:
+            token = token_of(row_id, delivery)
             found.append(Reservation(queue, stamp(payload, attempts, token, owner).encode(),
                                      token))
         return found
@@ -253,8 +262,8 @@ class DatabaseDriver:
             with wrapper.cursor() as cursor:
                 cursor.execute("START TRANSACTION")
                 try:
-                    for row_id, attempts in done:
-                        cursor.execute(self.sql.delete(), [row_id, attempts])
+                    for row_id, delivery in done:
+                        cursor.execute(self.sql.delete(), [row_id, delivery])
                     cursor.execute(self.sql.pick_for_update(count), pick)
                     ids = [found[0] for found in cursor.fetchall()]
                     rows = []
@@ -277,8 +286,8 @@ class DatabaseDriver:
         if self.vendor == "postgresql" and done:
             self._run(self.sql.delete_many(), [[d[0] for d in done], [d[1] for d in done]])
         else:
-            for row_id, attempts in done:
-                self._run(self.sql.delete(), [row_id, attempts])
+            for row_id, delivery in done:
+                self._run(self.sql.delete(), [row_id, delivery])
         self._add_extra(extra, flush=True)
 
     def delete(self, reservation: Reservation) -> bool:
@@ -288,15 +297,15 @@ class DatabaseDriver:
                 payload: str | bytes | None = None) -> bool:
         """Back to the queue at `available_at`; nothing happens if this delivery is no
         longer the row's latest (its lease expired and another worker took it)."""
-        row_id, attempts = parse_token(reservation.token)
+        row_id, delivery = parse_token(reservation.token)
         if isinstance(payload, bytes):
             payload = payload.decode("utf-8", "surrogateescape")
         return self._run(self.sql.release(), [available_at, payload or None, row_id,
-                                              attempts]) > 0
+                                              delivery]) > 0
 
     def renew(self, reservation: Reservation, until: float) -> bool:
-        row_id, attempts = parse_token(reservation.token)
-        return self._run(self.sql.renew(), [until, until, row_id, attempts]) > 0
+        row_id, delivery = parse_token(reservation.token)
+        return self._run(self.sql.renew(), [until, until, row_id, delivery]) > 0
 
     def renew_many(self, reservations: list[Reservation], until: float) -> list[bool]:
         """Renew every lease a worker holds in one statement (PostgreSQL); the sidecar's
@@ -313,12 +322,12 @@ class DatabaseDriver:
     def unreserve(self, held: list[Reservation]) -> int:
         """Prefetched jobs that never started go back to the head of their queue,
         uncounted (attempts as before the pop). The stored payload is kept: the column,
-        not the entry, holds the count. The next delivery of such a row reuses the token
-        of the handed-back one, which no one holds any more."""
+        not the entry, holds the count. Deliveries are not lowered, so the next delivery
+        of such a row gets a token of its own."""
         back = 0
         for reservation in held:
-            row_id, attempts = parse_token(reservation.token)
-            back += self._run(self.sql.unreserve(), [row_id, attempts])
+            row_id, delivery = parse_token(reservation.token)
+            back += self._run(self.sql.unreserve(), [row_id, delivery])
         return back
 
     def send_extra(self, calls: list) -> None:
@@ -453,11 +462,11 @@ class DatabaseDriver:
 
     def find_member(self, queue: str, token: str) -> bytes | None:
         """The delivery named by `token` while it is still held (the sidecar's lookup)."""
-        row_id, attempts = parse_token(token)
+        row_id, delivery = parse_token(token)
         row = self._run(self.sql.read_row(), [row_id], fetch="one")
-        if row is None or row[1] != attempts:
+        if row is None or row[2] != delivery:
             return None
-        return stamp(row[2], attempts, token).encode()
+        return stamp(row[3], row[1], token).encode()
 
     def forget_exceptions(self, job_uuid: str) -> None:
         ControlValue.objects.using(self.alias).filter(
@@ -479,32 +488,40 @@ class DatabaseDriver:
             found[queue] = QueueSizes(int(pending or 0), int(delayed or 0), int(reserved or 0))
         return found
 
-    def _listed(self, state: str, queue: str, start: int, stop: int) -> list:
+    def _listed(self, state: str, queue: str, start: int, stop: int,
+                preview: int | None = None) -> list:
         limit = max(stop - start + 1, 0) if stop >= 0 else 10 ** 9
-        rows = self._run(self.sql.listing(state), [queue, time.time(), limit, max(start, 0)],
-                         fetch="all", shared=True)
-        return [self._entry(state, row) for row in rows]
+        cut = preview or WHOLE
+        rows = self._run(self.sql.listing(state), [cut, queue, time.time(), limit,
+                                                   max(start, 0)], fetch="all", shared=True)
+        return [self._entry(state, row[:6], size=row[6]) for row in rows]
 
-    def _entry(self, state: str, row) -> Any:
-        row_id, attempts, payload, available_at, owner = row
+    def _entry(self, state: str, row, size: int | None = None) -> Any:
+        row_id, attempts, payload, available_at, owner, delivery = row
         if state == "reserved":
-            raw = stamp(payload, attempts, token_of(row_id, attempts), owner)
+            raw = stamp(payload, attempts, token_of(row_id, delivery), owner)
         else:
             raw = stamp(payload, attempts)
-        entry = ListedJob(raw, row_id)
+        entry: bytes = ListedJob(raw, row_id)
+        if size is not None and size > len(payload):  # a listing's cut payload
+            cut = ListedCut(entry, len(entry) + size - len(payload))
+            cut.row_id = row_id
+            entry = cut
         return entry if state == "pending" else (entry, available_at)
 
-    def pending(self, queue: str, start: int = 0, stop: int = 49) -> list[bytes]:
+    def pending(self, queue: str, start: int = 0, stop: int = 49, *,
+                preview: int | None = None) -> list[bytes]:
         """Ready jobs in the order workers take them (expired reservations included)."""
-        return self._listed("pending", queue, start, stop)
+        return self._listed("pending", queue, start, stop, preview)
 
-    def delayed(self, queue: str, start: int = 0, stop: int = 49) -> list[tuple[bytes, float]]:
-        return self._listed("delayed", queue, start, stop)
+    def delayed(self, queue: str, start: int = 0, stop: int = 49, *,
+                preview: int | None = None) -> list[tuple[bytes, float]]:
+        return self._listed("delayed", queue, start, stop, preview)
 
-    def reserved(self, queue: str, start: int = 0,
-                 stop: int = 49) -> list[tuple[bytes, float]]:
+    def reserved(self, queue: str, start: int = 0, stop: int = 49, *,
+                 preview: int | None = None) -> list[tuple[bytes, float]]:
         """Reserved jobs, soonest lease expiry first, with that expiry."""
-        return self._listed("reserved", queue, start, stop)
+        return self._listed("reserved", queue, start, stop, preview)
 
     def find(self, state: str, queue: str, uuid: str) -> list:
         """Entries of `state` whose payload carries `uuid` (the dashboard's lookup)."""

@@ -22,7 +22,7 @@ from queueing.models import ControlValue, PausedQueue, QueuedJob
 
 NOTIFY_CHANNEL = "queueing_jobs"  # PostgreSQL: payload = queue name
 FOREVER = 1e15  # available_at of a reservation that never expires (retry_after None)
-INSERT_COLUMNS = ("queue", "payload", "attempts", "priority", "available_at",
+INSERT_COLUMNS = ("queue", "payload", "attempts", "deliveries", "priority", "available_at",
                   "reserved_until", "reserved_by", "created_at")
 
 
@@ -48,7 +48,7 @@ class Statements:
         """Insert `rows` jobs; params per row: queue, payload, priority, available_at,
         created_at. On PostgreSQL each row also sends a NOTIFY (delivered at commit,
         repeated ones folded into one by the server)."""
-        values = ", ".join(["(%s, %s, 0, %s, %s, NULL, '', %s)"] * rows)
+        values = ", ".join(["(%s, %s, 0, 0, %s, %s, NULL, '', %s)"] * rows)
         sql = f"INSERT INTO {self.jobs} ({', '.join(INSERT_COLUMNS)}) VALUES {values}"
         if self.postgres:
             sql += f" RETURNING pg_notify('{NOTIFY_CHANNEL}', queue)"
@@ -63,59 +63,69 @@ class Statements:
                f"ORDER BY priority DESC, available_at, id LIMIT {int(limit)}")
         return sql + (" FOR UPDATE SKIP LOCKED" if lock else "")
 
-    _SET_RESERVED = ("attempts = attempts + 1, available_at = %s, reserved_until = %s, "
-                     "reserved_by = %s")
+    # A delivery is named by (id, deliveries): deliveries only ever grows, while attempts
+    # goes back down when a prefetched job is handed back unstarted (see unreserve).
+    _SET_RESERVED = ("attempts = attempts + 1, deliveries = deliveries + 1, "
+                     "available_at = %s, reserved_until = %s, reserved_by = %s")
 
     def pop(self, acknowledge: bool) -> str:
-        """PostgreSQL and SQLite: reserve the next job, returning id, attempts, payload.
+        """PostgreSQL and SQLite: reserve the next job, returning id, attempts,
+        deliveries, payload.
 
-        Params: [finished id, finished attempts,] queue, now, connection, queue, skip id,
+        Params: [finished id, finished deliveries,] queue, now, connection, queue, skip id,
         lease, lease, owner."""
         if self.postgres:
             done = ""
             if acknowledge:
                 done = (f"WITH done AS (DELETE FROM {self.jobs} WHERE id = %s "
-                        "AND attempts = %s) ")
+                        "AND deliveries = %s) ")
             return (f"{done}UPDATE {self.jobs} SET {self._SET_RESERVED} "
                     f"WHERE id = ({self._pick(lock=True)}) "
-                    "RETURNING id, attempts, payload")
+                    "RETURNING id, attempts, deliveries, payload")
         return (f"UPDATE {self.jobs} SET {self._SET_RESERVED} "
-                f"WHERE id = ({self._pick(lock=False)}) RETURNING id, attempts, payload")
+                f"WHERE id = ({self._pick(lock=False)}) "
+                "RETURNING id, attempts, deliveries, payload")
 
     def pop_batch(self) -> str:
         """PostgreSQL: acknowledge finished deliveries and reserve up to N jobs in one
-        statement. Params: finished ids[], finished attempts[], queue, now, connection,
-        queue, finished ids[], limit, lease, lease, owner. Returns id, attempts, payload
-        and the picked row's priority and available_at (for queue order)."""
+        statement. Params: finished ids[], finished deliveries[], queue, now, connection,
+        queue, finished ids[], limit, lease, lease, owner. Returns id, attempts,
+        deliveries, payload and the picked row's priority and available_at (for queue
+        order)."""
         return (
-            f"WITH done AS (DELETE FROM {self.jobs} WHERE (id, attempts) IN "
+            f"WITH done AS (DELETE FROM {self.jobs} WHERE (id, deliveries) IN "
             "(SELECT * FROM unnest(%s::bigint[], %s::int[]))), "
             f"picked AS (SELECT id, priority, available_at FROM {self.jobs} "
             "WHERE queue = %s AND available_at <= %s "
             f"AND NOT EXISTS (SELECT 1 FROM {self.paused} p WHERE p.connection = %s "
             "AND p.queue = %s) AND id <> ALL(%s::bigint[]) "
             "ORDER BY priority DESC, available_at, id LIMIT %s FOR UPDATE SKIP LOCKED) "
-            f"UPDATE {self.jobs} AS j SET attempts = j.attempts + 1, available_at = %s, "
+            f"UPDATE {self.jobs} AS j SET attempts = j.attempts + 1, "
+            "deliveries = j.deliveries + 1, available_at = %s, "
             "reserved_until = %s, reserved_by = %s FROM picked WHERE j.id = picked.id "
-            "RETURNING j.id, j.attempts, j.payload, picked.priority, picked.available_at")
+            "RETURNING j.id, j.attempts, j.deliveries, j.payload, picked.priority, "
+            "picked.available_at")
 
     def delete_many(self) -> str:
-        """PostgreSQL: params ids[], attempts[]."""
-        return (f"DELETE FROM {self.jobs} WHERE (id, attempts) IN "
+        """PostgreSQL: params ids[], deliveries[]."""
+        return (f"DELETE FROM {self.jobs} WHERE (id, deliveries) IN "
                 "(SELECT * FROM unnest(%s::bigint[], %s::int[]))")
 
     def renew_many(self) -> str:
-        """PostgreSQL: params until, until, ids[], attempts[]; returns the renewed ones."""
+        """PostgreSQL: params until, until, ids[], deliveries[]; returns the renewed ones."""
         return (f"UPDATE {self.jobs} SET available_at = %s, reserved_until = %s "
-                "WHERE (id, attempts) IN (SELECT * FROM unnest(%s::bigint[], %s::int[])) "
-                "AND reserved_until IS NOT NULL RETURNING id, attempts")
+                "WHERE (id, deliveries) IN (SELECT * FROM unnest(%s::bigint[], %s::int[])) "
+                "AND reserved_until IS NOT NULL RETURNING id, deliveries")
 
     def unreserve(self) -> str:
-        """Params id, attempts: a prefetched job that never started goes back, uncounted,
-        to the head of its queue (available since it was first queued)."""
+        """Params id, deliveries: a prefetched job that never started goes back,
+        uncounted, to the head of its queue (available since it was first queued).
+        Attempts go back down; deliveries do not, so the next delivery has a new token
+        and nothing the handing-back worker still does (its sidecar's renewals) can
+        touch it."""
         return (f"UPDATE {self.jobs} SET attempts = attempts - 1, available_at = created_at, "
                 "reserved_until = NULL, reserved_by = '' "
-                "WHERE id = %s AND attempts = %s AND reserved_until IS NOT NULL")
+                "WHERE id = %s AND deliveries = %s AND reserved_until IS NOT NULL")
 
     def pick_for_update(self, limit: int = 1) -> str:
         """MySQL/MariaDB: the locked pick of the pop transaction."""
@@ -126,22 +136,22 @@ class Statements:
         return f"UPDATE {self.jobs} SET {self._SET_RESERVED} WHERE id = %s"
 
     def read_row(self) -> str:
-        return f"SELECT id, attempts, payload FROM {self.jobs} WHERE id = %s"
+        return f"SELECT id, attempts, deliveries, payload FROM {self.jobs} WHERE id = %s"
 
     def delete(self) -> str:
-        """Params id, attempts: drops only that delivery (a later one is left alone)."""
-        return f"DELETE FROM {self.jobs} WHERE id = %s AND attempts = %s"
+        """Params id, deliveries: drops only that delivery (a later one is left alone)."""
+        return f"DELETE FROM {self.jobs} WHERE id = %s AND deliveries = %s"
 
     def release(self) -> str:
-        """Params available_at, payload or NULL, id, attempts."""
+        """Params available_at, payload or NULL, id, deliveries."""
         return (f"UPDATE {self.jobs} SET available_at = %s, reserved_until = NULL, "
                 "reserved_by = '', payload = COALESCE(%s, payload) "
-                "WHERE id = %s AND attempts = %s AND reserved_until IS NOT NULL")
+                "WHERE id = %s AND deliveries = %s AND reserved_until IS NOT NULL")
 
     def renew(self) -> str:
-        """Params until, until, id, attempts."""
+        """Params until, until, id, deliveries."""
         return (f"UPDATE {self.jobs} SET available_at = %s, reserved_until = %s "
-                "WHERE id = %s AND attempts = %s AND reserved_until IS NOT NULL")
+                "WHERE id = %s AND deliveries = %s AND reserved_until IS NOT NULL")
 
     # -- reads and operator actions -----------------------------------------------------
     def sizes(self, queues: int) -> str:
@@ -163,15 +173,19 @@ class Statements:
     }
 
     def listing(self, state: str) -> str:
-        """Params queue, now, limit, offset."""
+        """Params preview length, queue, now, limit, offset. A page shows rows, not
+        whole payloads: each comes cut to the preview length, with its full length
+        (the driver passes 2**31 - 1 when it wants them whole)."""
         where, order = self.STATES[state]
-        return (f"SELECT id, attempts, payload, available_at, reserved_by FROM {self.jobs} "
+        return (f"SELECT id, attempts, SUBSTR(payload, 1, %s), available_at, reserved_by, "
+                f"deliveries, LENGTH(payload) FROM {self.jobs} "
                 f"WHERE queue = %s AND {where} ORDER BY {order} LIMIT %s OFFSET %s")
 
     def find(self, state: str) -> str:
         """Params queue, now, payload LIKE pattern: the rows of one uuid in a state."""
         where, order = self.STATES[state]
-        return (f"SELECT id, attempts, payload, available_at, reserved_by FROM {self.jobs} "
+        return (f"SELECT id, attempts, payload, available_at, reserved_by, deliveries "
+                f"FROM {self.jobs} "
                 f"WHERE queue = %s AND {where} AND payload LIKE %s ORDER BY {order} LIMIT 5")
 
     def delete_in_state(self, state: str) -> str:

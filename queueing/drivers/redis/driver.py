@@ -27,7 +27,7 @@ from queueing.drivers.contract import (
     Reservation,
     Reserved,
 )
-from queueing.drivers.redis import control
+from queueing.drivers.redis import control, previews
 from queueing.drivers.redis.cluster import SlotWaiter, is_cluster
 from queueing.drivers.redis.keys import EXCEPTIONS_TTL, QueueKeys, exceptions_key
 from queueing.drivers.redis.replies import RedisClient, as_bytes, as_str, scored
@@ -35,6 +35,9 @@ from queueing.drivers.redis.scripts import Scripts, run_pipelined
 
 __all__ = ["PAUSED", "RedisDriver", "Reservation", "owner_json"]  # Reservation, PAUSED:
 # re-exported for code written against this module before drivers/contract.py held them
+# A prefetch stops once its entries reach this many bytes (the first is always taken):
+# 32 prefetched 5 MB entries would all sit in the worker at once.
+PREFETCH_BYTES = 1024 * 1024
 _UNSAFE_OWNER = re.compile(r'[^A-Za-z0-9_.:@\-]')
 logger = logging.getLogger("queueing.worker")
 
@@ -55,6 +58,9 @@ def owner_json(owner: str) -> str:
 
 class RedisDriver:
     """The ``redis`` driver: keeps ``queueing.drivers.contract.QueueDriver``."""
+
+    transient_errors: tuple[type[BaseException], ...] = (redis.ConnectionError,
+                                                         redis.TimeoutError)
 
     def __init__(self, config: ConnectionConfig, client: RedisClient) -> None:
         self.config = config
@@ -129,7 +135,7 @@ class RedisDriver:
         lease = self.lease_expiry(now)
         reclaim = "0" if lease is None else "1"
         return [now, "+inf" if lease is None else lease, self.config.migration_batch_size,
-                reclaim, owner_json(owner), token, count, taken]
+                reclaim, owner_json(owner), token, count, taken, PREFETCH_BYTES]
 
     def pop(self, queue: str, *, finished=None, extra: list | None = None,
             owner: str = "") -> Reservation | None:
@@ -452,14 +458,20 @@ class RedisDriver:
         ])
         return {q: QueueSizes(*counts) for q, counts in zip(queues, results)}
 
-    def pending(self, queue: str, start: int = 0, stop: int = 49) -> list[bytes]:
+    def pending(self, queue: str, start: int = 0, stop: int = 49, *,
+                preview: int | None = None) -> list[bytes]:
         """Waiting jobs in the order pop takes them, by index range (inclusive, like
         LRANGE): Django Tasks' high-priority set, the ready list, the low-priority set."""
         k = self.keys(queue)
+        if preview:
+            return previews.pending(self.client, k, start, stop, preview)
         return self.scripts.pending(keys=[k.prio_hi, k.ready, k.prio_lo], args=[start, stop])
 
-    def delayed(self, queue: str, start: int = 0, stop: int = 49) -> list[tuple[bytes, float]]:
+    def delayed(self, queue: str, start: int = 0, stop: int = 49, *,
+                preview: int | None = None) -> list[tuple[bytes, float]]:
         """Delayed jobs, soonest first, with the unix time each becomes available."""
+        if preview:
+            return previews.scored(self.client, self.keys(queue).delayed, start, stop, preview)
         return scored(self.client.zrange(self.keys(queue).delayed, start, stop, withscores=True))
 
     def oldest_pending(self, queues: list[str]) -> list[bytes | None]:
@@ -469,7 +481,11 @@ class RedisDriver:
             pipe.lindex(self.keys(name).ready, 0)
         return pipe.execute()
 
-    def reserved(self, queue: str, start: int = 0, stop: int = 49) -> list[tuple[bytes, float]]:
+    def reserved(self, queue: str, start: int = 0, stop: int = 49, *,
+                 preview: int | None = None) -> list[tuple[bytes, float]]:
         """Reserved jobs, soonest lease expiry first, with that expiry time."""
+        if preview:
+            return previews.scored(self.client, self.keys(queue).reserved, start, stop,
+                                   preview)
         return scored(self.client.zrange(self.keys(queue).reserved, start, stop,
                                          withscores=True))

@@ -41,6 +41,9 @@
 -- ARGV[7]  how many jobs to reserve at most (1 when absent)
 -- ARGV[8]  notify tokens the caller already took for this queue (a BLPOP that woke it;
 --          0 when absent): the pop trims that many fewer, so k jobs cost k tokens
+-- ARGV[9]  bytes a batch may hold: no further job is reserved once the reserved entries
+--          reach it (the first always is; 0 or absent: no bound), so a prefetch of
+--          multi-megabyte entries does not hold them all in the worker at once
 -- Returns the reserved payloads in queue order (an empty list when the queue is
 -- empty), or -1 when it is paused.
 local flagged = redis.call('EXISTS', KEYS[5], KEYS[6], KEYS[7])
@@ -104,6 +107,8 @@ if ARGV[4] == '1' then migrate(KEYS[3]) end
 local owner = ''
 if #ARGV[5] > 0 then owner = '"reservedBy":' .. ARGV[5] .. ',' end
 local wanted = tonumber(ARGV[7] or '1') or 1
+local budget = tonumber(ARGV[9] or '0') or 0
+local reserved_bytes = 0
 local reserved = {}
 
 for i = 1, wanted do
@@ -126,6 +131,8 @@ for i = 1, wanted do
   end
   redis.call('ZADD', KEYS[3], ARGV[2], entry)
   reserved[#reserved + 1] = entry
+  reserved_bytes = reserved_bytes + #entry
+  if budget > 0 and reserved_bytes >= budget then break end
 end
 local trim = #reserved - (tonumber(ARGV[8] or '0') or 0)
 if trim > 0 then redis.call('LTRIM', KEYS[4], trim, -1) end

@@ -1,0 +1,215 @@
+"""One throttle for every way into the site: failures counted in Redis, backoff, no lock-out.
+
+Why it sits on Django's auth signals and an authentication backend rather than in one
+view: the standalone site also mounts Django's admin, whose login form never went
+through the throttled view, so thirty wrong passwords at ``/admin/login/`` were all
+answered and the right one then opened the dashboard. Failures are now counted on
+``user_login_failed`` (sent by every ``authenticate()`` call, whichever form made it), and
+`LoginThrottleBackend`, listed first in ``AUTHENTICATION_BACKENDS``, refuses to check a
+password while the attempt is held back.
+
+Why backoff per address and per (username, address) instead of a hard lock per username:
+a lock per username let anyone lock any user out for 15 minutes, right password or not.
+Here the counts that hold an attempt back are
+
+- per address: `ADDRESS_LIMIT` failures, whatever the usernames;
+- per username from this address: `PAIR_LIMIT` failures;
+- per username from any address: `USERNAME_LIMIT` failures (a guessing attack spread over
+  many addresses), which does not apply to an address that logged in as that user
+  during the last `TRUSTED_SECONDS` (the real user's usual place keeps working).
+
+Past its limit, each further failure holds that count back for twice as long as the
+previous one: `BASE_DELAY` seconds, then double, up to `MAX_DELAY`. A success clears the
+username's counts. The counts live in Redis so every gunicorn worker and host shares
+them; they expire `COUNT_SECONDS` after the last failure.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest
+
+from horizon import keys
+from horizon.repositories import horizon_client
+
+ADDRESS_LIMIT = 20
+PAIR_LIMIT = 5
+USERNAME_LIMIT = 50
+METRICS_LIMIT = 10  # wrong /metrics tokens from one address
+BASE_DELAY = 15  # seconds held back at the limit; doubled by each further failure
+MAX_DELAY = 15 * 60
+COUNT_SECONDS = 24 * 3600
+TRUSTED_SECONDS = 30 * 24 * 3600
+BACKEND = "horizon.login_throttle.LoginThrottleBackend"
+THROTTLED_ATTRIBUTE = "horizon_login_throttled"
+
+
+@dataclass(frozen=True)
+class Count:
+    """One failure count: its kind, its Redis keys and the failures allowed before
+    backoff."""
+
+    kind: str
+    digest: str
+    limit: int
+
+    @property
+    def key(self) -> str:
+        return keys.login_failures(self.kind, self.digest)
+
+    @property
+    def hold_key(self) -> str:
+        return keys.login_hold(self.kind, self.digest)
+
+
+def _digest(*parts: str) -> str:
+    joined = "\x00".join(parts)
+    return hashlib.sha256(joined.encode("utf-8", "replace")).hexdigest()[:32]
+
+
+def _count(kind: str, limit: int, *parts: str) -> Count:
+    return Count(kind, _digest(*parts), limit)
+
+
+def address_of(request: HttpRequest | None) -> str:
+    return (request.META.get("REMOTE_ADDR") if request is not None else None) or "-"
+
+
+def normalised(username: object) -> str:
+    return str(username or "").strip().lower()[:150]
+
+
+def _trusted_key(username: str, address: str) -> str:
+    return keys.login_trusted(_digest(username, address))
+
+
+def login_counts(address: str, username: str) -> list[Count]:
+    counts = [_count("address", ADDRESS_LIMIT, address)]
+    if username:
+        counts.append(_count("pair", PAIR_LIMIT, username, address))
+        counts.append(_count("username", USERNAME_LIMIT, username))
+    return counts
+
+
+def metrics_counts(address: str) -> list[Count]:
+    return [_count("metrics", METRICS_LIMIT, address)]
+
+
+def delay_after(failures: int, limit: int) -> int:
+    """Seconds held back after `failures` (0 below the limit)."""
+    if failures < limit:
+        return 0
+    return min(BASE_DELAY * 2 ** min(failures - limit, 32), MAX_DELAY)
+
+
+def held_for(counts: list[Count]) -> int:
+    """Seconds until every count lets an attempt through (0: go ahead)."""
+    if not counts:
+        return 0
+    pipe = horizon_client().pipeline(transaction=False)
+    for count in counts:
+        pipe.pttl(count.hold_key)
+    return max(max(0, -(-int(ms) // 1000)) for ms in pipe.execute())
+
+
+def record_failure(counts: list[Count]) -> None:
+    client = horizon_client()
+    pipe = client.pipeline(transaction=False)
+    for count in counts:
+        pipe.incr(count.key)
+        pipe.expire(count.key, COUNT_SECONDS)
+    failures = pipe.execute()[::2]
+    pipe = client.pipeline(transaction=False)
+    for count, value in zip(counts, failures):
+        delay = delay_after(int(value), count.limit)
+        if delay:
+            pipe.set(count.hold_key, "1", ex=delay)
+    pipe.execute()
+
+
+def clear(counts: list[Count]) -> None:
+    keys = [key for count in counts for key in (count.key, count.hold_key)]
+    if keys:
+        horizon_client().delete(*keys)
+
+
+# -- logins --------------------------------------------------------------------------------
+def _applicable(address: str, username: str) -> list[Count]:
+    """The counts that hold back a login attempt: the username-wide one is waived for an
+    address that logged in as that user recently."""
+    counts = login_counts(address, username)
+    if username and horizon_client().exists(_trusted_key(username, address)):
+        counts = [c for c in counts if c.kind != "username"]
+    return counts
+
+
+def login_held_for(request: HttpRequest, username: object) -> int:
+    return held_for(_applicable(address_of(request), normalised(username)))
+
+
+def _username_from(credentials: dict) -> str:
+    field = get_user_model().USERNAME_FIELD
+    return normalised(credentials.get(field) or credentials.get("username"))
+
+
+def login_failed(sender, credentials: dict, request: HttpRequest | None = None,
+                 **kwargs) -> None:
+    """``user_login_failed``: count it, unless the throttle itself refused the attempt
+    (refusals do not extend the backoff, so waiting it out is always enough)."""
+    if request is None or getattr(request, THROTTLED_ATTRIBUTE, False):
+        return
+    record_failure(login_counts(address_of(request), _username_from(credentials)))
+
+
+def logged_in(sender, request: HttpRequest | None, user, **kwargs) -> None:
+    """``user_logged_in``: clear the username's counts and trust this address for it."""
+    if request is None or user is None:
+        return
+    username, address = normalised(user.get_username()), address_of(request)
+    counts = [c for c in login_counts(address, username) if c.kind != "address"]
+    clear(counts)
+    horizon_client().set(_trusted_key(username, address), "1", ex=TRUSTED_SECONDS)
+
+
+def enabled() -> bool:
+    return BACKEND in getattr(settings, "AUTHENTICATION_BACKENDS", ())
+
+
+def connect() -> None:
+    """Count failures and successes (when `LoginThrottleBackend` is configured)."""
+    from django.contrib.auth.signals import user_logged_in, user_login_failed
+
+    if enabled():
+        user_login_failed.connect(login_failed, dispatch_uid="horizon-login-throttle")
+        user_logged_in.connect(logged_in, dispatch_uid="horizon-login-throttle")
+
+
+class LoginThrottleBackend:
+    """Listed first in ``AUTHENTICATION_BACKENDS``: refuses every password check while
+    the attempt is held back, so no login form (the admin's included) can go around it.
+    It never authenticates anyone itself; `get_user` asks the other backends, because
+    ``Client.force_login`` and ``login()`` without a backend record the first one."""
+
+    def authenticate(self, request: HttpRequest | None, username=None, **credentials):
+        if request is None:
+            return None
+        if username is None:
+            username = credentials.get(get_user_model().USERNAME_FIELD)
+        if login_held_for(request, username):
+            setattr(request, THROTTLED_ATTRIBUTE, True)
+            raise PermissionDenied("too many failed login attempts")
+        return None
+
+    def get_user(self, user_id):
+        from django.contrib.auth import get_backends
+
+        for backend in get_backends():
+            if not isinstance(backend, LoginThrottleBackend) and hasattr(backend, "get_user"):
+                user = backend.get_user(user_id)
+                if user is not None:
+                    return user
+        return None
