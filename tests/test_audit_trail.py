@@ -53,6 +53,9 @@ def action_posts() -> dict:
     retried, deleted, pending = failed_row(), failed_row(), pending_job()
     failed_row()
     (delayed, at), (runnable, run_at) = delayed_job(), delayed_job()
+    running = payload()
+    redis_driver("redis").push("cancel-me", encode(running))
+    redis_driver("redis").pop("cancel-me")  # reserved: as far as Cancel can tell, it runs
     return {
         "failed-retry": (f"/failed/{retried['uuid']}/retry/", {}),
         "failed-delete": (f"/failed/{deleted['uuid']}/delete/", {}),
@@ -71,6 +74,7 @@ def action_posts() -> dict:
         "schedule-control": ("/schedules/tick/pause/", {}),
         "schedule-control resume": ("/schedules/tick/continue/", {}),
         "schedule-run": ("/schedules/tick/run/", {}),
+        "job-cancel": (f"/jobs/running/{running['uuid']}/cancel/", {"queue": "redis:cancel-me"}),
     }
 
 

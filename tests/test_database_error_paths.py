@@ -62,7 +62,7 @@ def test_a_handed_back_row_gets_a_fresh_token_on_its_next_delivery(dbconn):
     driver = connections.driver(dbconn)
     driver.push("default", json.dumps({"attempts": 0, "uuid": "u-1", "job": "x"}))
     first = driver.pop("default", owner="paused-worker")
-    assert driver.unreserve([first], [None]) == 1
+    assert driver.unreserve([first]) == 1
     second = driver.pop("default", owner="other-worker")
     assert json.loads(second.raw)["attempts"] == 1, "handed back uncounted"
     assert second.token != first.token, "the handed-back delivery's token was reused"
