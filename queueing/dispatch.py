@@ -54,9 +54,15 @@ def _should_defer(signature: Signature, using: str = DEFAULT_DB_ALIAS) -> bool:
     return bool(after_commit) and db_connections[using].in_atomic_block
 
 
-def dispatch(signature: Signature, *, chain: list[dict] | None = None) -> str:
-    """Validate, encode and push (or schedule on commit); return the job's uuid."""
+def dispatch(signature: Signature, *, chain: list[dict] | None = None) -> str | None:
+    """Validate, encode and push (or schedule on commit); return the job's uuid (None
+    for a unique job whose lock another job holds: see queueing/unique_jobs.py)."""
     conn, queue = validate_signature(signature)
+    if signature.definition.unique is not None and conn.driver not in ("sync", "null"):
+        from .unique_jobs import dispatch_controlled
+
+        return dispatch_controlled(signature, conn, queue, chain, _encode, _send,
+                                   _should_defer(signature))
     now = time.time()
     delay = signature.options.delay
     available_at = delay.resolve(now) if delay is not None else None
@@ -71,8 +77,10 @@ def dispatch(signature: Signature, *, chain: list[dict] | None = None) -> str:
 
 def _encode(signature: Signature, conn: ConnectionConfig, queue: str, now: float,
             chain: list[dict] | None = None,
-            available_at: float | None = None) -> tuple[str, str]:
-    """The job's uuid and its encoded payload (nothing is sent)."""
+            available_at: float | None = None,
+            extra: dict[str, Any] | None = None) -> tuple[str, str]:
+    """The job's uuid and its encoded payload (nothing is sent); `extra` fields join the
+    payload (a unique job's lock, a debounce window)."""
     data = payload_lib.build(
         job_name=signature.definition.name,
         display_name=signature.definition.target.__qualname__,
@@ -86,6 +94,8 @@ def _encode(signature: Signature, conn: ConnectionConfig, queue: str, now: float
         available_at=available_at,
         headers=tracing.outgoing_headers(),
     )
+    if extra:
+        data.update(extra)
     return data["uuid"], payload_lib.encode(data)
 
 
@@ -120,6 +130,8 @@ def dispatch_many(signatures: list[Signature]) -> list[str]:
     All are validated and encoded before the first one is sent. Delayed signatures go
     one by one to the delayed set; ``after_commit`` applies to the whole batch.
     """
+    if any(s.definition.unique is not None for s in signatures):  # each takes its lock
+        return [dispatch(s) for s in signatures]
     now = time.time()
     batches: dict[tuple[str, str], list[str]] = {}
     delayed: list[tuple[str, str, str, float]] = []

@@ -12,6 +12,9 @@ from django.utils import timezone
 
 from . import payload as payload_lib
 from .models import FailedJob
+from .unique_jobs import UniqueJobQueued, retake as retake_unique_lock
+
+__all__ = ["UniqueJobQueued"]  # raised by retry(): re-exported for callers
 
 
 def describe(exc: BaseException) -> str:
@@ -91,7 +94,11 @@ def retry(row: FailedJob) -> str:
     from . import connections
 
     driver = connections.driver(row.connection)
-    driver.push(row.queue, retry_entry(driver, row.payload))
+    entry = retry_entry(driver, row.payload)
+    if not retake_unique_lock(driver, entry):  # a unique job takes its lock again
+        raise UniqueJobQueued(f"not retried: another {row.job} with the same unique id is "
+                              "queued or running")
+    driver.push(row.queue, entry)
     row.delete()
     return row.uuid
 

@@ -26,6 +26,8 @@ from .database_use import ConnectionChecks
 from .errors import MalformedPayload, UnknownJob
 from .execution import call, run_failed_hook
 from .hooks import record_outcome
+from .middleware import settle as controls
+from .middleware.pipeline import plan_for
 from .options import WorkerOptions
 from .payload import Payload
 from .process_control import JobTimedOut
@@ -209,13 +211,19 @@ class JobRunner:
 
         self.log.line(job, "RUNNING", f"attempt {job.attempts}")
         timeout = self.options.timeout if job.timeout is None else job.timeout
+        plan = plan_for(definition)  # None: no middleware and not unique, the plain path
+        verdict = None
         started = time.perf_counter()
         self.connections.before_job(started)
         try:
             self.in_job = True
             self._arm(held, timeout)
             try:
-                call(definition, job)
+                if plan is None:
+                    call(definition, job)
+                else:  # job controls: middleware chain, unique lock (queueing/middleware)
+                    verdict = controls.run(self, plan, held, job, definition,
+                                           lambda: call(definition, job), timeout)
             finally:
                 self.in_job = False
                 self._disarm()
@@ -228,6 +236,10 @@ class JobRunner:
         finally:
             self.connections.after_job()  # CONN_MAX_AGE honoured per job, as per request
         runtime = time.perf_counter() - started
+        if plan is not None:  # released or skipped by middleware; a unique lock let go
+            settled = controls.settle(self, held, job, verdict, runtime)
+            if settled is not None:
+                return settled
         self.log.line(job, "DONE", f"{runtime * 1000:.2f} ms")
         send_signal(job_processed, sender=self.worker, runtime=runtime, **meta)
         self._continue_chain(job)
@@ -329,6 +341,8 @@ class JobRunner:
             self._keep_for_later(held, job, text, store_exc)
             return
         with_retries(lambda: self.driver.delete(held), "delete failed job")
+        if job is not None and "unique" in job.data:  # its unique lock goes with it
+            controls.release_unique(self, job)
         if job is not None and job.max_exceptions is not None:
             with_retries(lambda: self.driver.forget_exceptions(job.uuid), "forget exceptions")
         run_failed_hook(definition, job, exc)
@@ -373,6 +387,8 @@ class JobRunner:
             self._keep_for_later(held, job, text, store_exc)
             return Outcome("kept", job=job)
         with_retries(lambda: self.driver.delete(held), "delete failed job")
+        if "unique" in job.data:  # its unique lock goes with it
+            controls.release_unique(self, job)
         self.log.line(job, "FAILED", text.splitlines()[0] if text else "")
         return Outcome("failed", job=job)
 

@@ -16,6 +16,9 @@ from typing import Any, Callable
 
 from .job_options import JobOptions, make_options
 from .registry import JobDefinition, register
+from .unique_jobs import parse as parse_unique
+
+CONTROL_OPTIONS = ("unique_for", "unique_id", "unique_until", "debounce_for")
 
 OPTION_ATTRIBUTES = (
     "queue", "connection", "tries", "backoff", "timeout", "retry_until",
@@ -32,8 +35,9 @@ class Signature:
     kwargs: dict = field(default_factory=dict)
     options: JobOptions = field(default_factory=JobOptions)
 
-    def delay(self) -> str:
-        """Dispatch now (or on commit); return the job's uuid."""
+    def delay(self) -> str | None:
+        """Dispatch now (or on commit); return the job's uuid (None: a unique job that
+        was dropped because one with its id is queued or running)."""
         from .dispatch import dispatch
 
         return dispatch(self)
@@ -55,7 +59,7 @@ class PendingDispatch:
     def s(self, *args: Any, **kwargs: Any) -> Signature:
         return Signature(self.definition, args, kwargs, self.options)
 
-    def delay(self, *args: Any, **kwargs: Any) -> str:
+    def delay(self, *args: Any, **kwargs: Any) -> str | None:
         return self.s(*args, **kwargs).delay()
 
 
@@ -80,15 +84,32 @@ class JobFunction:
     def s(self, *args: Any, **kwargs: Any) -> Signature:
         return Signature(self.definition, args, kwargs, self.definition.options)
 
-    def delay(self, *args: Any, **kwargs: Any) -> str:
+    def delay(self, *args: Any, **kwargs: Any) -> str | None:
         return self.s(*args, **kwargs).delay()
 
     def __repr__(self) -> str:
         return f"<job {self.definition.name}>"
 
 
-def job(func: Callable[..., Any] | None = None, *, name: str | None = None, **options: Any):
-    """Declare a dispatchable job; usable bare (``@job``) or with options (``@job(tries=3)``)."""
+def _middleware(value: Any, where: str) -> tuple:
+    from .middleware.pipeline import check_middleware
+
+    if value is None:
+        return ()
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+        raise TypeError(f"{where} must be a list of middleware, got {value!r}")
+    return tuple(check_middleware(item, where) for item in value)
+
+
+def job(func: Callable[..., Any] | None = None, *, name: str | None = None,
+        middleware: Any = None, **options: Any):
+    """Declare a dispatchable job; usable bare (``@job``) or with options (``@job(tries=3)``).
+
+    ``middleware=[...]`` runs the job through those middleware (queueing.middleware);
+    ``unique_for``/``unique_id``/``unique_until`` and ``debounce_for`` are the controls of
+    queueing/unique_jobs.py.
+    """
+    controls = {key: options.pop(key) for key in CONTROL_OPTIONS if key in options}
 
     def decorate(fn: Callable[..., Any]) -> JobFunction:
         definition = JobDefinition(
@@ -96,6 +117,8 @@ def job(func: Callable[..., Any] | None = None, *, name: str | None = None, **op
             target=fn,
             options=make_options(**options),
             is_class=False,
+            middleware=_middleware(middleware, f"@job {fn.__qualname__} middleware"),
+            unique=parse_unique(**controls),
         )
         wrapper = JobFunction(fn, register(definition))
         return wrapper
@@ -145,6 +168,11 @@ class Job:
     max_exceptions: int | None = None
     fail_on_timeout: bool = False
     tags: Any = ()
+    middleware: Any = ()  # objects with handle(job, call_next): see queueing.middleware
+    unique_for: float | None = None  # see queueing/unique_jobs.py
+    unique_id: Any = None  # a method of the job's arguments: def unique_id(self, order_id)
+    unique_until: str | None = None
+    debounce_for: float | None = None
 
     delay = _ClassDispatch("delay")
     using = _ClassDispatch("using")
@@ -156,11 +184,16 @@ class Job:
             cls._definition = None
             return
         options = make_options(**{attr: getattr(cls, attr) for attr in OPTION_ATTRIBUTES})
+        unique_id = cls.unique_id
+        if unique_id is not None:  # a method: called on a fresh instance
+            unique_id = lambda *args, **kwargs: cls().unique_id(*args, **kwargs)  # noqa: E731
         cls._definition = register(JobDefinition(
             name=cls.__dict__.get("name") or f"{cls.__module__}.{cls.__qualname__}",
             target=cls,
             options=options,
             is_class=True,
+            middleware=_middleware(cls.middleware, f"{cls.__qualname__}.middleware"),
+            unique=parse_unique(cls.unique_for, unique_id, cls.unique_until, cls.debounce_for),
         ))
 
     def handle(self, *args: Any, **kwargs: Any) -> Any:

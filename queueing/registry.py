@@ -25,6 +25,10 @@ class JobDefinition:
     is_class: bool
     # Runs the payload instead of calling `target` (Django Tasks: see queueing/tasks/runner.py)
     adapter: Any = None
+    # Job controls (queueing/middleware, queueing/unique_jobs.py): the job's own middleware,
+    # and its unique/debounce declaration (None: neither)
+    middleware: tuple = ()
+    unique: Any = None
 
     @property
     def origin(self) -> str:

@@ -36,6 +36,8 @@ QUEUE["connections"]["redis"]["block_for"] = 1
 # Worker processes started by tests may shorten the lease to test expiry.
 QUEUE["connections"]["redis"]["retry_after"] = float(os.environ.get("TEST_RETRY_AFTER", 90))
 QUEUE["connections"]["redis"]["max_deliveries"] = int(os.environ.get("TEST_MAX_DELIVERIES", 5))
+# Middleware every job runs through, for worker processes that test QUEUE["middleware"].
+QUEUE["middleware"] = [m for m in os.environ.get("TEST_QUEUE_MIDDLEWARE", "").split(",") if m]
 
 _db = os.environ.setdefault("HORIZON_TEST_DB", str(VAR_DIR / "test.sqlite3"))
 DATABASES = {

@@ -144,18 +144,25 @@ def retry_rows(rows: QuerySet[FailedJob]) -> tuple[list[str], int]:
         if not chunk:
             return retried, skipped
         last_id = chunk[-1][0]
-        batches: dict[tuple[str, str], list[str]] = {}
+        batches: dict[tuple[str, str], list[tuple[int, str]]] = {}
         done_ids = []
+        held = set()  # unique jobs whose id another job holds: not retried, rows kept
         for pk, uuid, conn, queue, text in chunk:
-            batches.setdefault((conn, queue), []).append(text)
+            batches.setdefault((conn, queue), []).append((pk, text))
             done_ids.append((pk, uuid, conn))
         pushed_conns = set()
-        for (conn, queue), texts in batches.items():
+        for (conn, queue), rows_of_queue in batches.items():
             try:
                 driver = connections.driver(conn)
             except QueueError:
                 continue
-            texts = [failed.retry_entry(driver, text) for text in texts]
+            texts = []
+            for pk, text in rows_of_queue:
+                entry = failed.retry_entry(driver, text)
+                if failed.retake_unique_lock(driver, entry):
+                    texts.append(entry)
+                else:
+                    held.add(pk)
             push_many = getattr(driver, "push_many", None)
             if push_many is not None:
                 push_many(queue, texts)
@@ -163,7 +170,8 @@ def retry_rows(rows: QuerySet[FailedJob]) -> tuple[list[str], int]:
                 for text in texts:
                     driver.push(queue, text)
             pushed_conns.add(conn)
-        ok = [(pk, uuid) for pk, uuid, conn in done_ids if conn in pushed_conns]
+        ok = [(pk, uuid) for pk, uuid, conn in done_ids if conn in pushed_conns
+              and pk not in held]
         skipped += len(done_ids) - len(ok)
         FailedJob.objects.filter(id__in=[pk for pk, _ in ok]).delete()
         retried.extend(uuid for _, uuid in ok)

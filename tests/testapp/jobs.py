@@ -186,3 +186,5 @@ def record_then_stop(label):
 @job(queue="low")
 def new_year_report():
     note(RAN, label="new-year-report")
+
+from .control_jobs import *  # noqa: E402,F401,F403  (job-control tests' jobs)

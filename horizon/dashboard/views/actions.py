@@ -5,9 +5,10 @@ from __future__ import annotations
 from django.http import HttpResponse
 from django.urls import reverse
 
-from queueing import connections
+from queueing import connections, unique_jobs
 from queueing import failed as failed_store
 from queueing.errors import QueueError
+from queueing.middleware.settle import state_client
 from queueing.models import FailedJob
 
 from ... import audit
@@ -97,6 +98,7 @@ def delete_job(request: HtmxHttpRequest, state: str, uuid: str) -> HttpResponse:
     if not forget(found.ref.name, found.raw):
         return confirm(request, f"Job {uuid} left the {state} list before it could be "
                                 "deleted.", fallback=back, level="error")
+    unique_jobs.release_for_entry(state_client(driver), found.raw)  # a unique job's lock
     audit.record(_who(request), f"delete {state}", uuid, found.ref.label)
     return confirm(request, f"Deleted {state} job {uuid} from {found.ref.label}.",
                    fallback=back)

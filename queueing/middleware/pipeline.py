@@ -1,0 +1,120 @@
+"""Which middleware a job runs through, and running it.
+
+A job's chain is ``QUEUE["middleware"]`` (every job) followed by the job's own
+(``@job(middleware=[...])`` or ``Job.middleware``). It is built once per job name and
+kept; a job with no middleware and no unique lock to release gets ``None``, and the
+worker then calls it exactly as it did before middleware existed: no Redis call, no
+object, one dict lookup (see bench/middleware_cost.py).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+from django.utils.module_loading import import_string
+
+from ..errors import ConfigurationError
+from .context import RAN, SKIPPED, RunningJob, Verdict
+
+_global: tuple | None = None
+
+
+def check_middleware(item: Any, where: str) -> Any:
+    """A middleware object as given, or the object a dotted path names (a class is
+    instantiated without arguments); ConfigurationError for anything without handle()."""
+    if isinstance(item, str):
+        try:
+            item = import_string(item)
+        except ImportError as exc:
+            raise ConfigurationError(f"{where}: cannot import middleware {item!r}: {exc}") \
+                from None
+        if isinstance(item, type):
+            item = item()
+    if isinstance(item, type) or not callable(getattr(item, "handle", None)):
+        raise ConfigurationError(
+            f"{where}: {item!r} is not a job middleware (an object with "
+            "handle(job, call_next); pass an instance, not a class)")
+    return item
+
+
+def global_middleware() -> tuple:
+    """``QUEUE["middleware"]``, resolved once (reset when the setting changes)."""
+    global _global
+    if _global is None:
+        raw = (getattr(settings, "QUEUE", None) or {}).get("middleware") or ()
+        if isinstance(raw, (str, bytes)) or not isinstance(raw, (list, tuple)):
+            raise ConfigurationError("QUEUE['middleware'] must be a list of middleware")
+        _global = tuple(check_middleware(item, "QUEUE['middleware']") for item in raw)
+    return _global
+
+
+@receiver(setting_changed)
+def _reset(*, setting: str, **_: Any) -> None:
+    global _global
+    if setting == "QUEUE":
+        _global = None
+        _plans.clear()
+
+
+class Plan:
+    """The controls of one job: its middleware chain and whether it holds a unique lock
+    until processing starts."""
+
+    __slots__ = ("middleware", "unique_until_processing", "unique")
+
+    def __init__(self, middleware: tuple, unique: Any) -> None:
+        self.middleware = middleware
+        self.unique = unique
+        self.unique_until_processing = unique is not None and unique.until == "processing"
+
+    def run(self, job: RunningJob, body: Callable[[], Any]) -> Verdict:
+        """Run `body` (the job itself) through the chain; what the chain decided."""
+        chain = self.middleware
+
+        def terminal(running: RunningJob) -> Any:
+            running.ran = True
+            running.current = None
+            if self.unique_until_processing:
+                from ..unique_jobs import release_for_payload
+
+                release_for_payload(running.client, running.payload)
+            return body()
+
+        def link(index: int) -> Callable[[RunningJob], Any]:
+            if index == len(chain):
+                return terminal
+
+            def call_next(running: RunningJob) -> Any:
+                if running.verdict is not None:
+                    return None  # a decision was taken: the rest of the chain is skipped
+                running.current = chain[index]
+                try:
+                    return chain[index].handle(running, link(index + 1))
+                finally:
+                    running.current = chain[index - 1] if index else None
+            return call_next
+
+        link(0)(job)
+        if job.verdict is not None and not job.ran:
+            return job.verdict
+        if not job.ran:  # nothing decided and nothing ran: the chain swallowed the job
+            return Verdict(SKIPPED, by="middleware", reason="no middleware called call_next")
+        return Verdict(RAN)
+
+
+_plans: dict[str, Plan | None] = {}
+
+
+def plan_for(definition: Any) -> Plan | None:
+    """The controls of a job definition (cached by name); None for a plain job."""
+    try:
+        return _plans[definition.name]
+    except KeyError:
+        pass
+    chain = global_middleware() + tuple(getattr(definition, "middleware", ()) or ())
+    unique = getattr(definition, "unique", None)
+    plan = Plan(chain, unique) if chain or unique is not None else None
+    _plans[definition.name] = plan
+    return plan
