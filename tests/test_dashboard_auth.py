@@ -30,6 +30,8 @@ SAMPLES = {
     "workers": [],
     "metrics": [],
     "audit": [],
+    "locks": [],
+    "lock-release": [],
     "control": ["pause"],
     "supervisor-control": ["supervisor-1", "pause"],
     "master-control": ["test-master", "pause"],

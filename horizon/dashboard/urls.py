@@ -9,8 +9,8 @@ from urllib.parse import quote, unquote
 from django.urls import path, register_converter
 
 from .views import (
-    actions, audit, control, detail, failed, jobs, metrics, overview, prometheus, schedules,
-    workers,
+    actions, audit, control, detail, failed, jobs, locks, metrics, overview, prometheus,
+    schedules, workers,
 )
 
 
@@ -78,6 +78,8 @@ urlpatterns = [
     path("workers/", workers.workers, name="workers"),
     path("metrics/", metrics.metrics, name="metrics"),
     path("audit/", audit.audit_log, name="audit"),
+    path("locks/", locks.locks, name="locks"),
+    path("locks/release/", locks.release_lock, name="lock-release"),
     path("metrics", prometheus.prometheus_metrics, name="prometheus"),  # for scrapers
     path("schedules/", schedules.schedules, name="schedules"),
     path("schedules/<hz_name:name>/<hz_verb:verb>/", schedules.pause_or_resume,

@@ -12,7 +12,7 @@ from django.utils.http import urlencode
 from queueing import connections, heartbeat
 
 from ...repositories import horizon_client
-from .. import formatting, history, lookup, queues, task_results
+from .. import formatting, history, job_controls, lookup, queues, task_results
 from ..auth import page
 from ..masking import CLIP_MARGIN, clip, display, mask
 from .common import HtmxHttpRequest, float_param, int_param, render_page
@@ -136,6 +136,7 @@ def job(request: HtmxHttpRequest, state: str, uuid: str) -> HttpResponse:
     now = time.time()
     limits = FULL if request.GET.get("full") == "1" else GLANCE
     extra = context(found, now, limits) if found is not None else {"state": state}
+    extra["controls"] = job_controls.panel(uuid, now)  # what middleware did (issue 23)
     response = render_page(request, "horizon/job.html", "horizon/partials/job.html", {
         "section": (found.state if found else state),
         "uuid": uuid,
