@@ -279,3 +279,15 @@ def test_debounce_runs_only_the_last_dispatch_of_a_burst(spawn_worker, rclient):
     assert sorted(n["label"] for n in ran()) == ["d-19", "other"]
     assert rclient.zcard(DEFAULT.delayed) == 0
     stop_all([worker])
+
+
+# -- Django Tasks -----------------------------------------------------------------------------
+@pytest.mark.skipif(control_jobs.task_with_middleware is None, reason="no Tasks framework")
+def test_a_task_runs_through_its_middleware(spawn_worker):
+    worker = spawn_worker("--queue=default")
+    control_jobs.task_with_middleware.enqueue("skip-me")
+    control_jobs.task_with_middleware.enqueue("run-me")
+    wait_until(lambda: ran("run-me"), message="the task to run")
+    time.sleep(0.3)
+    assert [n["label"] for n in ran()] == ["run-me"]
+    stop_all([worker])

@@ -22,8 +22,12 @@ def register_task(task: Any, options: JobOptions) -> None:
         return
     from .runner import TaskAdapter
 
+    from ..jobs import _middleware
+
     register(JobDefinition(name=task.module_path, target=task.func, options=options,
-                           is_class=False, adapter=TaskAdapter(task)))
+                           is_class=False, adapter=TaskAdapter(task),
+                           middleware=_middleware(getattr(task, "middleware", ()),
+                                                  f"@task {task.module_path} middleware")))
 
 
 def task_for_path(path: str) -> Any | None:

@@ -99,3 +99,13 @@ class SeesEveryJob:
     def handle(self, running, call_next):
         note(CONTROL, job=running.name, uuid=running.uuid)
         return call_next(running)
+
+
+try:  # a Django Tasks task with middleware (only where a Tasks framework is installed)
+    from queueing.tasks import task as redis_task
+
+    @redis_task(middleware=(Skip(when=lambda label: label.startswith("skip")),))
+    def task_with_middleware(label):
+        note(RAN, label=label)
+except ImportError:
+    task_with_middleware = None
