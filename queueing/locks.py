@@ -88,3 +88,26 @@ def release(client: Any, key: str, owner: str) -> bool:
     if parse_lock(key) is None:
         return False  # only our lock keys, whatever a form posts
     return bool(scripts_for(client).lock_release(keys=[key], args=[owner]))
+
+
+def find(key: str) -> tuple[str, Any, HeldLock] | None:
+    """(connection, client, lock) of the lock stored at `key`, on whichever Redis has it."""
+    for name, client in redis_clients():
+        owner = client.get(key) if parse_lock(key) is not None else None
+        if owner is not None:
+            kind, user_key = parse_lock(key)  # type: ignore[misc]
+            ttl = client.pttl(key)
+            return name, client, HeldLock(name, kind, user_key, key, _text(owner),
+                                          ttl / 1000 if ttl and ttl > 0 else None)
+    return None
+
+
+def audit(user: str, lock: HeldLock) -> None:
+    """Write the release to Horizon's audit log when Horizon is installed."""
+    from django.apps import apps
+
+    if apps.is_installed("horizon"):
+        from horizon import audit as audit_log
+
+        audit_log.record(user, "release lock", lock.key,
+                         f"owner {lock.owner} on {lock.connection}")

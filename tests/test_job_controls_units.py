@@ -201,3 +201,35 @@ def test_a_jobs_page_shows_its_middleware_outcomes(operator, rclient):
     outcomes.record(rclient, "gone-1", "skipped by Skip")
     missing = operator.get("/jobs/pending/gone-1/")
     assert missing.status_code == 404 and "Skipped by Skip" in missing.content.decode()
+
+
+def test_a_bad_settings_middleware_is_a_system_error(settings):
+    from queueing.checks import check_queue_middleware
+
+    settings.QUEUE = {**settings.QUEUE, "middleware": ["no.such.Thing"]}
+    errors = check_queue_middleware(None)
+    assert [e.id for e in errors] == ["queueing.E010"] and "no.such.Thing" in errors[0].msg
+    settings.QUEUE = {**settings.QUEUE, "middleware": [
+        "tests.testapp.control_jobs.SeesEveryJob"]}
+    assert check_queue_middleware(None) == []
+
+
+@pytest.mark.django_db
+def test_the_cli_lists_and_releases_a_lock_with_an_audit_entry(rclient):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    key = keys.state_key("overlap", "nightly")
+    scripts_for(rclient).lock_take(keys=[key], args=["job-5 host:1:w", 60_000])
+    out = StringIO()
+    call_command("queue_locks", stdout=out)
+    assert key in out.getvalue() and "job-5 host:1:w" in out.getvalue()
+    with pytest.raises(CommandError, match="held by job-5"):
+        call_command("queue_locks", "--release", key, "--owner", "someone-else")
+    call_command("queue_locks", "--release", key, stdout=StringIO())
+    assert not rclient.exists(key)
+    entry = AuditEntry.objects.get(action="release lock")
+    assert entry.user.startswith("cli:") and entry.target == key
+    with pytest.raises(CommandError, match="no lock held"):
+        call_command("queue_locks", "--release", key)
