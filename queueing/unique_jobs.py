@@ -241,3 +241,46 @@ def retake(driver: Any, text: str) -> bool:
     taken, _ = scripts_for(state_client(driver)).lock_take(
         keys=[key], args=[data["uuid"], int(seconds * 1000)])
     return bool(taken)
+
+
+# -- clearing a queue (manage.py queue_clear) ----------------------------------------------
+def waiting_locks(driver: Any, queue: str, chunk: int = 1000) -> dict[str, str]:
+    """{job uuid: lock key} of the unique jobs waiting in a queue (ready or delayed),
+    read in chunks; entries without a lock are not decoded."""
+    from .payload import peek
+
+    found: dict[str, str] = {}
+
+    def collect(raws: list) -> None:
+        for raw in raws:
+            if b'"unique":{' not in (raw if isinstance(raw, bytes) else raw.encode()):
+                continue
+            data = peek(raw)
+            key = lock_of(data)
+            if key is not None and isinstance(data.get("uuid"), str):
+                found[data["uuid"]] = key
+
+    for read in (lambda a, b: driver.pending(queue, a, b),
+                 lambda a, b: [raw for raw, _ in driver.delayed(queue, a, b)]):
+        start = 0
+        while True:
+            raws = read(start, start + chunk - 1)
+            collect(raws)
+            if len(raws) < chunk:
+                break
+            start += chunk
+    return found
+
+
+def release_cleared(driver: Any, queue: str, waiting: dict[str, str]) -> int:
+    """After a queue was cleared: release the locks of the unique jobs that were waiting
+    in it, except those a worker took meanwhile (they are reserved, and hold it)."""
+    if not waiting:
+        return 0
+    from .middleware.settle import state_client
+
+    still_held = {uuid for raw, _ in driver.reserved(queue, 0, -1) for uuid in waiting
+                  if f'"uuid":"{uuid}"'.encode() in raw}
+    scripts = scripts_for(state_client(driver))
+    return sum(int(scripts.lock_release(keys=[key], args=[uuid]))
+               for uuid, key in waiting.items() if uuid not in still_held)

@@ -291,3 +291,16 @@ def test_a_task_runs_through_its_middleware(spawn_worker):
     time.sleep(0.3)
     assert [n["label"] for n in ran()] == ["run-me"]
     stop_all([worker])
+
+
+def test_queue_clear_releases_the_locks_of_the_jobs_it_drops(rclient):
+    from django.core.management import call_command
+
+    now = control_jobs.unique_record.delay("a", "pending")
+    later = control_jobs.unique_record.using(delay=3600).delay("b", "delayed")
+    assert now and later
+    with open(os.devnull, "w") as quiet:
+        call_command("queue_clear", "redis", "--queue=default", "--force", stdout=quiet)
+    assert not rclient.exists(unique_lock(control_jobs.unique_record, "a"))
+    assert not rclient.exists(unique_lock(control_jobs.unique_record, "b"))
+    assert control_jobs.unique_record.delay("a", "again") is not None

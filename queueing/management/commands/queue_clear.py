@@ -1,7 +1,7 @@
 """Drop the pending (ready and delayed) jobs of a queue."""
 from django.core.management.base import BaseCommand, CommandError
 
-from queueing import connections
+from queueing import connections, unique_jobs
 from queueing.errors import QueueError
 
 
@@ -24,5 +24,7 @@ class Command(BaseCommand):
             if answer.strip().lower() not in ("y", "yes"):
                 self.stdout.write("Nothing deleted.")
                 return
+        locked = unique_jobs.waiting_locks(driver, queue) if hasattr(driver, "client") else {}
         count = driver.clear(queue)
+        unique_jobs.release_cleared(driver, queue, locked)  # their unique locks go too
         self.stdout.write(self.style.SUCCESS(f"Cleared {count} job(s) from {driver.name}:{queue}."))
