@@ -51,7 +51,7 @@ class RunningJob:
     """
 
     __slots__ = ("payload", "definition", "connection", "queue", "client", "worker",
-                 "timeout", "verdict", "current", "ran")
+                 "timeout", "verdict", "current", "ran", "body")
 
     def __init__(self, payload: Any, definition: Any, *, connection: str, queue: str,
                  client: Any, worker: str = "", timeout: float = 0.0) -> None:
@@ -65,6 +65,7 @@ class RunningJob:
         self.verdict: Verdict | None = None
         self.current: Any = None  # the middleware whose handle() is running
         self.ran = False
+        self.body: Any = None  # runs the job itself (set by the chain)
 
     # -- what the job is ----------------------------------------------------------------
     @property

@@ -60,48 +60,55 @@ def _reset(*, setting: str, **_: Any) -> None:
 
 class Plan:
     """The controls of one job: its middleware chain and whether it holds a unique lock
-    until processing starts."""
+    until processing starts. The chain's ``call_next`` functions are built once here and
+    take the running job as their argument, so running a job builds no closures."""
 
-    __slots__ = ("middleware", "unique_until_processing", "unique")
+    __slots__ = ("middleware", "unique_until_processing", "unique", "_entry")
 
     def __init__(self, middleware: tuple, unique: Any) -> None:
         self.middleware = middleware
         self.unique = unique
         self.unique_until_processing = unique is not None and unique.until == "processing"
+        self._entry = self._link(0)
+
+    def _terminal(self, running: RunningJob) -> Any:
+        running.ran = True
+        running.current = None
+        if self.unique_until_processing:
+            from ..unique_jobs import release_for_payload
+
+            release_for_payload(running.client, running.payload)
+        return running.body()
+
+    def _link(self, index: int) -> Callable[[RunningJob], Any]:
+        chain = self.middleware
+        if index == len(chain):
+            return self._terminal
+        middleware, call_rest = chain[index], self._link(index + 1)
+        outer = chain[index - 1] if index else None
+
+        def call_next(running: RunningJob) -> Any:
+            if running.verdict is not None:
+                return None  # a decision was taken: the rest of the chain is skipped
+            running.current = middleware
+            try:
+                return middleware.handle(running, call_rest)
+            finally:
+                running.current = outer
+        return call_next
 
     def run(self, job: RunningJob, body: Callable[[], Any]) -> Verdict:
         """Run `body` (the job itself) through the chain; what the chain decided."""
-        chain = self.middleware
-
-        def terminal(running: RunningJob) -> Any:
-            running.ran = True
-            running.current = None
-            if self.unique_until_processing:
-                from ..unique_jobs import release_for_payload
-
-                release_for_payload(running.client, running.payload)
-            return body()
-
-        def link(index: int) -> Callable[[RunningJob], Any]:
-            if index == len(chain):
-                return terminal
-
-            def call_next(running: RunningJob) -> Any:
-                if running.verdict is not None:
-                    return None  # a decision was taken: the rest of the chain is skipped
-                running.current = chain[index]
-                try:
-                    return chain[index].handle(running, link(index + 1))
-                finally:
-                    running.current = chain[index - 1] if index else None
-            return call_next
-
-        link(0)(job)
+        job.body = body
+        self._entry(job)
         if job.verdict is not None and not job.ran:
             return job.verdict
         if not job.ran:  # nothing decided and nothing ran: the chain swallowed the job
             return Verdict(SKIPPED, by="middleware", reason="no middleware called call_next")
-        return Verdict(RAN)
+        return _RAN
+
+
+_RAN = Verdict(RAN)
 
 
 _plans: dict[str, Plan | None] = {}
