@@ -104,8 +104,8 @@ def _client(conn: Any) -> Any:
 def _send_unique(unique: UniqueOptions, definition: Any, args: tuple, kwargs: dict,
                  conn: Any, key: str, job_uuid: str, send: Callable[[], None]) -> bool:
     """Take the lock, then send; False (and the signal) when another job holds it."""
-    client = _client(conn)
-    scripts = scripts_for(client)
+    assert unique.unique_for is not None  # parse() requires it without debounce_for
+    scripts = scripts_for(_client(conn))
     taken, holder = scripts.lock_take(keys=[key], args=[job_uuid,
                                                         int(unique.unique_for * 1000)])
     if not taken:
