@@ -21,7 +21,7 @@ def asset_packages() -> dict[str, list[str]]:
 
 
 ASSETS = asset_packages()
-LUA = {"queueing.lua": ["*.lua"], "queueing.middleware.lua": ["*.lua"],
+LUA = {"queueing.drivers.redis.lua": ["*.lua"], "queueing.middleware.lua": ["*.lua"],
        "horizon.lua": ["*.lua"]}  # scripts, not Python
 
 setup(

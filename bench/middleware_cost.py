@@ -23,13 +23,12 @@ from common import setup_django
 
 setup_django()
 
-from queueing import dispatch_many  # noqa: E402
-from queueing.connections import redis_driver  # noqa: E402
-from queueing.options import WorkerOptions  # noqa: E402
-from queueing.worker import Worker  # noqa: E402
-
 from bench import jobs  # noqa: E402
 from bench.jobs import noop  # noqa: E402
+from queueing import dispatch_many  # noqa: E402
+from queueing.connections import redis_driver  # noqa: E402
+from queueing.worker.loop import Worker  # noqa: E402
+from queueing.worker.options import WorkerOptions  # noqa: E402
 
 # On a checkout from before middleware (to compare against it), only the first exists.
 KINDS = {name: getattr(jobs, attr) for name, attr in (

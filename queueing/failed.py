@@ -10,11 +10,13 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from . import payload as payload_lib
-from .models import FailedJob
-from .unique_jobs import UniqueJobQueued, retake as retake_unique_lock
+from queueing import connections
+from queueing.dispatching import payload as payload_lib
+from queueing.dispatching.unique import UniqueJobQueued
+from queueing.dispatching.unique import retake as retake_unique_lock
+from queueing.models import FailedJob
 
-__all__ = ["UniqueJobQueued"]  # raised by retry(): re-exported for callers
+__all__ = ["UniqueJobQueued", "retake_unique_lock"]  # for retry()'s callers
 
 
 def describe(exc: BaseException) -> str:
@@ -91,8 +93,6 @@ def retry_entry(driver, text: str, now: float | None = None) -> str:
 
 def retry(row: FailedJob) -> str:
     """Push the payload again with a fresh budget (same uuid) and delete the row."""
-    from . import connections
-
     driver = connections.driver(row.connection)
     entry = retry_entry(driver, row.payload)
     if not retake_unique_lock(driver, entry):  # a unique job takes its lock again

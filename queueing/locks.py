@@ -6,11 +6,12 @@ lock that expired and was taken by another job meanwhile is left alone.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
-from .middleware.keys import lock_pattern, parse_lock
-from .middleware.scripts import scripts_for
+from queueing.drivers.redis.keys import lock_pattern, parse_lock
+from queueing.middleware.store import script
 
 LIST_LIMIT = 500  # locks shown at most, per kind and connection
 
@@ -35,18 +36,19 @@ class HeldLock:
 
 def redis_clients() -> Iterator[tuple[str, Any]]:
     """(connection name, client) of every Redis connection configured, one per server."""
-    from . import connections
-    from .conf import queue_settings
+    from queueing import connections
+    from queueing.config import queue_settings
 
     seen: set[str] = set()
     for config in queue_settings().connections.values():
-        if config.driver != "redis":
+        client = connections.driver(config.name).control_store()
+        if client is None:
             continue
-        location = f"{config.url}|{config.embedded_dir}"
+        location = connections.redis_location(config)
         if location in seen:
             continue
         seen.add(location)
-        yield config.name, connections.redis_driver(config.name).client
+        yield config.name, client
 
 
 def _text(value: Any) -> str:
@@ -87,7 +89,7 @@ def release(client: Any, key: str, owner: str) -> bool:
     """Release a lock if `owner` still holds it; False when it is gone or changed hands."""
     if parse_lock(key) is None:
         return False  # only our lock keys, whatever a form posts
-    return bool(scripts_for(client).lock_release(keys=[key], args=[owner]))
+    return bool(script(client, "lock_release")(keys=[key], args=[owner]))
 
 
 def find(key: str) -> tuple[str, Any, HeldLock] | None:

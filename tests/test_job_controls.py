@@ -9,8 +9,7 @@ import pytest
 from django.core.management import call_command
 
 from queueing import dispatch_many, failed
-from queueing.keys import QueueKeys
-from queueing.middleware.keys import outcomes_key, state_key, unique_key
+from queueing.drivers.redis.keys import QueueKeys, control_key, outcomes_key, unique_key
 from queueing.models import FailedJob
 from queueing.signals import job_unique_skipped
 from tests.testapp import control_jobs, jobs
@@ -109,7 +108,7 @@ def test_a_killed_workers_overlap_lock_expires(spawn_worker, rclient):
     first = spawn_worker("--queue=default")
     control_jobs.hold_overlap_lock.delay("first", 60)
     wait_until(lambda: ran("first", phase="start"), message="first job to start")
-    lock = state_key("overlap", "test-held")
+    lock = control_key("overlap", "test-held")
     owner = rclient.get(lock).decode()
     assert owner.startswith(ran("first")[0]["uuid"]) and f":{first.pid}:" in owner
     os.killpg(first.pid, signal.SIGKILL)

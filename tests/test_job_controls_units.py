@@ -7,14 +7,14 @@ from django.test import Client
 
 from horizon.models import AuditEntry
 from queueing import job
+from queueing.dispatching.payload import Payload
+from queueing.dispatching.registry import lookup
+from queueing.drivers.redis import keys
 from queueing.errors import ConfigurationError, InvalidOption
-from queueing.middleware import RateLimited, Skip, ThrottlesExceptions, WithoutOverlapping
-from queueing.middleware import keys, outcomes
+from queueing.middleware import RateLimited, Skip, ThrottlesExceptions, WithoutOverlapping, outcomes
 from queueing.middleware.context import RELEASED, SKIPPED, RunningJob
 from queueing.middleware.pipeline import Plan, plan_for
-from queueing.middleware.scripts import scripts_for
-from queueing.payload import Payload
-from queueing.registry import lookup
+from queueing.middleware.store import script
 from tests.testapp import control_jobs, jobs
 
 HX = {"HX-Request": "true"}
@@ -31,16 +31,16 @@ def running(client, name="tests.job", args=(), uuid="u-1", timeout=0.0):
 
 # -- keys and scripts ---------------------------------------------------------------------
 def test_keys_keep_user_text_inside_one_hash_tag():
-    assert keys.state_key("rate", "a{b}c") == "queueing:rate:{a(b)c}"
-    long_key = keys.state_key("rate", "x" * 1000)
+    assert keys.control_key("rate", "a{b}c") == "queueing:rate:{a(b)c}"
+    long_key = keys.control_key("rate", "x" * 1000)
     assert len(long_key) < 260 and long_key.count("{") == 1 and long_key.endswith("}")
     assert keys.parse_lock(keys.unique_key("app.job", 7)) == ("unique", "app.job:7")
     assert keys.parse_lock("queueing:rate:{x}") is None
 
 
 def test_the_window_admits_limit_starts_then_says_how_long_to_wait(rclient):
-    window = scripts_for(rclient).window
-    key = keys.state_key("rate", "w")
+    window = script(rclient, "window")
+    key = keys.control_key("rate", "w")
     answers = [window(keys=[key], args=[3, 1_000_000, f"m{i}"]) for i in range(4)]
     assert answers[:3] == [0, 0, 0]
     assert 900_000 < answers[3] <= 1_000_000
@@ -48,20 +48,20 @@ def test_the_window_admits_limit_starts_then_says_how_long_to_wait(rclient):
 
 
 def test_locks_have_owners_and_only_the_owner_releases(rclient):
-    scripts = scripts_for(rclient)
-    key = keys.state_key("overlap", "k")
-    assert scripts.lock_take(keys=[key], args=["a", 5000]) == [1, b"a"]
-    assert scripts.lock_take(keys=[key], args=["b", 5000]) == [0, b"a"]
-    assert scripts.lock_take(keys=[key], args=["a", 9000]) == [1, b"a"], "owner renews"
+    take, release = script(rclient, "lock_take"), script(rclient, "lock_release")
+    key = keys.control_key("overlap", "k")
+    assert take(keys=[key], args=["a", 5000]) == [1, b"a"]
+    assert take(keys=[key], args=["b", 5000]) == [0, b"a"]
+    assert take(keys=[key], args=["a", 9000]) == [1, b"a"], "owner renews"
     assert rclient.pttl(key) > 5000
-    assert scripts.lock_release(keys=[key], args=["b"]) == 0
-    assert scripts.lock_release(keys=[key], args=["a"]) == 1
+    assert release(keys=[key], args=["b"]) == 0
+    assert release(keys=[key], args=["a"]) == 1
     assert not rclient.exists(key)
 
 
 def test_the_throttle_closes_after_max_exceptions_for_the_decay(rclient):
-    throttle = scripts_for(rclient).throttle
-    key = keys.state_key("throttle", "t")
+    throttle = script(rclient, "throttle")
+    key = keys.control_key("throttle", "t")
     assert throttle(keys=[key], args=["check", 2, 5000]) == 0
     assert throttle(keys=[key], args=["hit", 2, 5000]) == 1
     assert throttle(keys=[key], args=["check", 2, 5000]) == 0
@@ -93,7 +93,7 @@ def test_without_overlapping_releases_while_the_key_is_held(rclient):
         return "ran"
 
     assert Plan((guard,), None).run(running(rclient, uuid="outer"), body).kind == "ran"
-    assert not rclient.exists(keys.state_key("overlap", "k")), "released after the job"
+    assert not rclient.exists(keys.control_key("overlap", "k")), "released after the job"
 
 
 def test_throttles_exceptions_counts_only_what_when_accepts(rclient):
@@ -159,8 +159,8 @@ def operator(db):
 @pytest.mark.django_db
 def test_the_locks_page_lists_owners_and_releases_one_with_an_audit_entry(operator, rclient):
     uuid = control_jobs.unique_record.using(after_commit=False).delay("k", "held")
-    overlap = keys.state_key("overlap", "rebuild:42")
-    scripts_for(rclient).lock_take(keys=[overlap], args=["job-9 host:7:w", 60_000])
+    overlap = keys.control_key("overlap", "rebuild:42")
+    script(rclient, "lock_take")(keys=[overlap], args=["job-9 host:7:w", 60_000])
     page = operator.get("/locks/").content.decode()
     assert "tests.testapp.control_jobs.unique_record:k" in page and uuid in page
     assert "rebuild:42" in page and "host:7:w" in page
@@ -184,8 +184,8 @@ def test_a_viewer_cannot_release_a_lock(rclient):
     user = User.objects.create_user("viewer", password="pw", is_staff=True)
     client = Client()
     client.force_login(user)
-    overlap = keys.state_key("overlap", "k")
-    scripts_for(rclient).lock_take(keys=[overlap], args=["job-1", 60_000])
+    overlap = keys.control_key("overlap", "k")
+    script(rclient, "lock_take")(keys=[overlap], args=["job-1", 60_000])
     response = client.post("/locks/release/", {"connection": "redis", "key": overlap,
                                                "owner": "job-1"})
     assert response.status_code == 403 and rclient.exists(overlap)
@@ -220,8 +220,8 @@ def test_the_cli_lists_and_releases_a_lock_with_an_audit_entry(rclient):
 
     from django.core.management import CommandError, call_command
 
-    key = keys.state_key("overlap", "nightly")
-    scripts_for(rclient).lock_take(keys=[key], args=["job-5 host:1:w", 60_000])
+    key = keys.control_key("overlap", "nightly")
+    script(rclient, "lock_take")(keys=[key], args=["job-5 host:1:w", 60_000])
     out = StringIO()
     call_command("queue_locks", stdout=out)
     assert key in out.getvalue() and "job-5 host:1:w" in out.getvalue()

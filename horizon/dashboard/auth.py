@@ -13,8 +13,8 @@ project's settings set neither.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import wraps
-from typing import Callable
 
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login

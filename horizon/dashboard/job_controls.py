@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from horizon.dashboard import formatting
 from queueing.middleware import outcomes
-
-from . import formatting
 
 
 def panel(uuid: str, now: float) -> dict[str, Any] | None:

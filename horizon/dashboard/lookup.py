@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from horizon.dashboard.queues import QueueRef
+from horizon.repositories import horizon_client, recent
 from queueing import connections
 from queueing.models import FailedJob
 from queueing.safe_json import peek
-
-from ..repositories import horizon_client, recent
-from .queues import QueueRef
 
 LOOKBACK = 2000  # entries read before a pending job's last known index
 

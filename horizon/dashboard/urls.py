@@ -8,9 +8,19 @@ from urllib.parse import quote, unquote
 
 from django.urls import path, register_converter
 
-from .views import (
-    actions, audit, control, detail, failed, jobs, locks, metrics, overview, prometheus,
-    schedules, workers,
+from horizon.dashboard.views import (
+    actions,
+    audit,
+    control,
+    detail,
+    failed,
+    jobs,
+    locks,
+    metrics,
+    overview,
+    prometheus,
+    schedules,
+    workers,
 )
 
 

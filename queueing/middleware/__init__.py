@@ -12,11 +12,11 @@ context.py). ``QUEUE["middleware"]`` lists middleware (objects or dotted paths) 
 every job runs through, before its own. Shared state is kept in Redis by atomic
 scripts, one hash-tagged key per limiter, so it holds on a Redis Cluster too.
 """
-from .context import RunningJob, Verdict
-from .overlap import WithoutOverlapping
-from .rate_limited import RateLimited
-from .skip import Skip
-from .throttle import ThrottlesExceptions
+from queueing.middleware.context import RunningJob, Verdict
+from queueing.middleware.overlap import WithoutOverlapping
+from queueing.middleware.rate_limited import RateLimited
+from queueing.middleware.skip import Skip
+from queueing.middleware.throttle import ThrottlesExceptions
 
 __all__ = ["RateLimited", "RunningJob", "Skip", "ThrottlesExceptions", "Verdict",
            "WithoutOverlapping"]

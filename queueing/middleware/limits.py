@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import InvalidOption
+from queueing.errors import InvalidOption
 
 
 def seconds(value: Any, name: str, *, positive: bool = True) -> float:

@@ -6,8 +6,8 @@ import logging
 import time
 from typing import Any
 
-from .keys import outcomes_key
-from .scripts import scripts_for
+from queueing.drivers.redis.keys import outcomes_key
+from queueing.middleware.store import script
 
 logger = logging.getLogger("queueing.worker")
 
@@ -17,7 +17,7 @@ KEEP_SECONDS = 7 * 86400
 def record(client: Any, job_uuid: str, label: str) -> None:
     """Count one outcome; never raises (the job's own settlement matters more)."""
     try:
-        scripts_for(client).outcome(keys=[outcomes_key(job_uuid)],
+        script(client, "outcome")(keys=[outcomes_key(job_uuid)],
                                     args=[label[:300], time.time(), KEEP_SECONDS])
     except Exception as exc:
         logger.warning("could not record middleware outcome %r of %s: %s", label, job_uuid,

@@ -1,11 +1,12 @@
 """WithoutOverlapping: no two jobs with the same key run at once, across every worker."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from .keys import state_key
-from .limits import key_text, seconds, spec_label
-from .scripts import scripts_for
+from queueing.drivers.redis.keys import control_key
+from queueing.middleware.limits import key_text, seconds, spec_label
+from queueing.middleware.store import script
 
 DEFAULT_EXPIRE = 3600.0  # seconds an overlap lock lasts when the job has no timeout
 
@@ -40,10 +41,9 @@ class WithoutOverlapping:
         return job.timeout + 60.0 if job.timeout else DEFAULT_EXPIRE
 
     def handle(self, job: Any, call_next: Callable[[Any], Any]) -> Any:
-        lock = state_key("overlap", key_text(self.key, job, "WithoutOverlapping"))
+        lock = control_key("overlap", key_text(self.key, job, "WithoutOverlapping"))
         owner = f"{job.uuid} {job.worker}".strip()
-        scripts = scripts_for(job.client)
-        taken, holder = scripts.lock_take(
+        taken, holder = script(job.client, "lock_take")(
             keys=[lock], args=[owner, max(int(self.lock_seconds(job) * 1000), 1)])
         if not taken:
             holder = holder.decode("utf-8", "replace") if isinstance(holder, bytes) else holder
@@ -55,7 +55,7 @@ class WithoutOverlapping:
         try:
             return call_next(job)
         finally:
-            scripts.lock_release(keys=[lock], args=[owner])
+            script(job.client, "lock_release")(keys=[lock], args=[owner])
 
     def __repr__(self) -> str:
         return f"WithoutOverlapping({self.key!r})"

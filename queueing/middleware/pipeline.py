@@ -8,15 +8,16 @@ object, one dict lookup (see bench/middleware_cost.py).
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
-from ..errors import ConfigurationError
-from .context import RAN, SKIPPED, RunningJob, Verdict
+from queueing.errors import ConfigurationError
+from queueing.middleware.context import RAN, SKIPPED, RunningJob, Verdict
 
 _global: tuple | None = None
 
@@ -37,6 +38,15 @@ def check_middleware(item: Any, where: str) -> Any:
             f"{where}: {item!r} is not a job middleware (an object with "
             "handle(job, call_next); pass an instance, not a class)")
     return item
+
+
+def middleware_list(value: Any, where: str) -> tuple:
+    """A job's declared middleware (a list or tuple) as a checked tuple."""
+    if value is None:
+        return ()
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+        raise ConfigurationError(f"{where} must be a list of middleware, got {value!r}")
+    return tuple(check_middleware(item, where) for item in value)
 
 
 def global_middleware() -> tuple:
@@ -75,7 +85,7 @@ class Plan:
         running.ran = True
         running.current = None
         if self.unique_until_processing:
-            from ..unique_jobs import release_for_payload
+            from queueing.dispatching.unique import release_for_payload
 
             release_for_payload(running.client, running.payload)
         return running.body()

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from ..errors import InvalidOption
-from .keys import state_key
-from .limits import key_text, seconds, spec_label
-from .scripts import scripts_for
+from queueing.drivers.redis.keys import control_key
+from queueing.errors import InvalidOption
+from queueing.middleware.limits import key_text, seconds, spec_label
+from queueing.middleware.store import script
 
 logger = logging.getLogger("queueing.worker")
 
@@ -37,8 +38,8 @@ class RateLimited:
     def handle(self, job: Any, call_next: Callable[[Any], Any]) -> Any:
         key = key_text(self.key, job, "RateLimited")
         member = f"{job.uuid}:{job.attempts}:{id(job):x}"
-        wait_us = scripts_for(job.client).window(
-            keys=[state_key("rate", key)],
+        wait_us = script(job.client, "window")(
+            keys=[control_key("rate", key)],
             args=[self.limit, int(self.per * 1_000_000), member])
         if not wait_us:
             return call_next(job)

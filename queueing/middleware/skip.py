@@ -1,7 +1,8 @@
 """Skip: delete a job unrun when a condition holds (a cancelled order, a deleted user)."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 class Skip:

@@ -1,12 +1,13 @@
 """ThrottlesExceptions: after N exceptions within `decay`, hold jobs of that key back."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from ..errors import InvalidOption
-from .keys import state_key
-from .limits import key_text, seconds, spec_label
-from .scripts import scripts_for
+from queueing.drivers.redis.keys import control_key
+from queueing.errors import InvalidOption
+from queueing.middleware.limits import key_text, seconds, spec_label
+from queueing.middleware.store import script
 
 
 class ThrottlesExceptions:
@@ -32,10 +33,10 @@ class ThrottlesExceptions:
         self.label = f"ThrottlesExceptions({spec_label(key) or 'job'})"
 
     def handle(self, job: Any, call_next: Callable[[Any], Any]) -> Any:
-        counter = state_key("throttle", key_text(self.key, job, "ThrottlesExceptions"))
-        scripts = scripts_for(job.client)
+        counter = control_key("throttle", key_text(self.key, job, "ThrottlesExceptions"))
+        throttle = script(job.client, "throttle")
         args = [self.max_exceptions, int(self.decay * 1000)]
-        closed_ms = scripts.throttle(keys=[counter], args=["check", *args])
+        closed_ms = throttle(keys=[counter], args=["check", *args])
         if closed_ms:
             job.release(int(closed_ms) / 1000,
                         f"{self.max_exceptions} exceptions within {self.decay:g}s")
@@ -44,7 +45,7 @@ class ThrottlesExceptions:
             return call_next(job)
         except Exception as exc:
             if self.when is None or self.when(exc):
-                scripts.throttle(keys=[counter], args=["hit", *args])
+                throttle(keys=[counter], args=["hit", *args])
             raise
 
     def __repr__(self) -> str:

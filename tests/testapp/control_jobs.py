@@ -7,7 +7,7 @@ import time
 from queueing import Job, job
 from queueing.middleware import RateLimited, Skip, ThrottlesExceptions, WithoutOverlapping
 
-from .jobs import RAN, note
+from tests.testapp.jobs import RAN, note
 
 CONTROL = "test:control"
 

@@ -187,4 +187,4 @@ def record_then_stop(label):
 def new_year_report():
     note(RAN, label="new-year-report")
 
-from .control_jobs import *  # noqa: E402,F401,F403  (job-control tests' jobs)
+from tests.testapp.control_jobs import *  # noqa: E402,F403  (the job-control tests' jobs)

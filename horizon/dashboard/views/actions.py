@@ -5,17 +5,17 @@ from __future__ import annotations
 from django.http import HttpResponse
 from django.urls import reverse
 
-from queueing import connections, unique_jobs
+from horizon import audit
+from horizon.dashboard import failures, history, lookup, queues
+from horizon.dashboard.auth import action
+from horizon.dashboard.views.common import HtmxHttpRequest, confirm, float_param, int_param, plural
+from horizon.repositories import horizon_client
+from queueing import connections
 from queueing import failed as failed_store
+from queueing.dispatching import unique
 from queueing.errors import QueueError
-from queueing.middleware.settle import state_client
+from queueing.middleware.store import state_client
 from queueing.models import FailedJob
-
-from ... import audit
-from ...repositories import horizon_client
-from .. import failures, history, lookup, queues
-from ..auth import action
-from .common import HtmxHttpRequest, confirm, float_param, int_param, plural
 
 
 def _who(request: HtmxHttpRequest) -> str:
@@ -98,7 +98,7 @@ def delete_job(request: HtmxHttpRequest, state: str, uuid: str) -> HttpResponse:
     if not forget(found.ref.name, found.raw):
         return confirm(request, f"Job {uuid} left the {state} list before it could be "
                                 "deleted.", fallback=back, level="error")
-    unique_jobs.release_for_entry(state_client(driver), found.raw)  # a unique job's lock
+    unique.release_for_entry(state_client(driver), found.raw)  # a unique job's lock
     audit.record(_who(request), f"delete {state}", uuid, found.ref.label)
     return confirm(request, f"Deleted {state} job {uuid} from {found.ref.label}.",
                    fallback=back)

@@ -5,12 +5,11 @@ from __future__ import annotations
 from django.http import HttpResponse
 from django.urls import reverse
 
+from horizon import audit
+from horizon.dashboard.auth import action, page
+from horizon.dashboard.views.common import HtmxHttpRequest, confirm, render_page
 from queueing import locks as locks_lib
 from queueing.errors import QueueError
-
-from ... import audit
-from ..auth import action, page
-from .common import HtmxHttpRequest, confirm, render_page
 
 
 def _context() -> dict:

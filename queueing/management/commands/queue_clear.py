@@ -1,7 +1,8 @@
 """Drop the pending (ready and delayed) jobs of a queue."""
 from django.core.management.base import BaseCommand, CommandError
 
-from queueing import connections, unique_jobs
+from queueing import connections
+from queueing.dispatching import unique
 from queueing.errors import QueueError
 
 
@@ -24,7 +25,7 @@ class Command(BaseCommand):
             if answer.strip().lower() not in ("y", "yes"):
                 self.stdout.write("Nothing deleted.")
                 return
-        locked = unique_jobs.waiting_locks(driver, queue) if hasattr(driver, "client") else {}
+        locked = unique.waiting_locks(driver, queue)  # unique jobs' locks go with them
         count = driver.clear(queue)
-        unique_jobs.release_cleared(driver, queue, locked)  # their unique locks go too
+        unique.release_cleared(driver, queue, locked)
         self.stdout.write(self.style.SUCCESS(f"Cleared {count} job(s) from {driver.name}:{queue}."))

@@ -1,0 +1,181 @@
+"""The public way to declare and dispatch jobs: ``@job`` functions and ``Job`` classes.
+
+    @job(queue="mail", tries=3, backoff=[10, 60])
+    def send_welcome(user_id): ...
+
+    send_welcome.delay(user.pk)                        # now
+    send_welcome.using(delay=60, queue="high").delay(user.pk)
+    chain(send_welcome.s(1), audit.s("welcome"))       # one after the other
+    send_welcome(user.pk)                              # inline, no queue
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from queueing.dispatching.dispatch import (
+    PendingDispatch,
+    Signature,
+    dispatch,
+    link_spec,
+    validate_signature,
+)
+from queueing.dispatching.options import make_options
+from queueing.dispatching.registry import JobDefinition, register
+from queueing.dispatching.unique import parse as parse_unique
+from queueing.middleware.pipeline import middleware_list
+
+__all__ = ["Job", "JobFunction", "PendingDispatch", "Signature", "chain", "job"]
+
+OPTION_ATTRIBUTES = (
+    "queue", "connection", "tries", "backoff", "timeout", "retry_until",
+    "max_exceptions", "fail_on_timeout", "tags",
+)
+CONTROL_OPTIONS = ("unique_for", "unique_id", "unique_until", "debounce_for")
+
+
+class JobFunction:
+    """What ``@job`` returns: still callable inline, plus ``delay``, ``using`` and ``s``."""
+
+    def __init__(self, func: Callable[..., Any], definition: JobDefinition) -> None:
+        functools.update_wrapper(self, func)
+        self.func = func
+        self.definition = definition
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.func(*args, **kwargs)
+
+    @property
+    def name(self) -> str:
+        return self.definition.name
+
+    def using(self, **overrides: Any) -> PendingDispatch:
+        return PendingDispatch(self.definition, self.definition.options.replace(**overrides))
+
+    def s(self, *args: Any, **kwargs: Any) -> Signature:
+        return Signature(self.definition, args, kwargs, self.definition.options)
+
+    def delay(self, *args: Any, **kwargs: Any) -> str | None:
+        return self.s(*args, **kwargs).delay()
+
+    def __repr__(self) -> str:
+        return f"<job {self.definition.name}>"
+
+
+def job(func: Callable[..., Any] | None = None, *, name: str | None = None,
+        middleware: Any = None, **options: Any):
+    """Declare a dispatchable job; usable bare (``@job``) or with options (``@job(tries=3)``).
+
+    ``middleware=[...]`` runs the job through those middleware (queueing.middleware);
+    ``unique_for``/``unique_id``/``unique_until`` and ``debounce_for`` are the controls of
+    queueing/dispatching/unique.py.
+    """
+    controls = {key: options.pop(key) for key in CONTROL_OPTIONS if key in options}
+
+    def decorate(fn: Callable[..., Any]) -> JobFunction:
+        definition = JobDefinition(
+            name=name or f"{fn.__module__}.{fn.__qualname__}",
+            target=fn,
+            options=make_options(**options),
+            is_class=False,
+            middleware=middleware_list(middleware, f"@job {fn.__qualname__} middleware"),
+            unique=parse_unique(**controls),
+        )
+        wrapper = JobFunction(fn, register(definition))
+        return wrapper
+
+    return decorate(func) if func is not None else decorate
+
+
+class _ClassDispatch:
+    """``delay``/``using``/``s`` that work on the Job class itself."""
+
+    def __init__(self, attribute: str) -> None:
+        self.attribute = attribute
+
+    def __get__(self, instance: Any, owner: type[Job]) -> Callable[..., Any]:
+        definition = owner._definition
+        if definition is None:
+            raise TypeError(f"{owner.__qualname__} is abstract and cannot be dispatched")
+        if self.attribute == "using":
+            return lambda **overrides: PendingDispatch(
+                definition, definition.options.replace(**overrides))
+        pending = PendingDispatch(definition, definition.options)
+        return getattr(pending, self.attribute)
+
+
+class Job:
+    """Base class for class-based jobs.
+
+        class SendInvoice(Job):
+            queue = "billing"
+            tries = 5
+            def handle(self, invoice_id): ...
+            def failed(self, exc): ...       # optional: runs once the job has failed
+
+    Set ``abstract = True`` on an intermediate base class to keep it out of the registry.
+    """
+
+    abstract = True
+    name: str | None = None
+    _definition: JobDefinition | None = None
+
+    queue: str | None = None
+    connection: str | None = None
+    tries: int | None = None
+    backoff: Any = None
+    timeout: float | None = None
+    retry_until: Any = None
+    max_exceptions: int | None = None
+    fail_on_timeout: bool = False
+    tags: Any = ()
+    middleware: Any = ()  # objects with handle(job, call_next): see queueing.middleware
+    unique_for: float | None = None  # see queueing/dispatching/unique.py
+    unique_id: Any = None  # a method of the job's arguments: def unique_id(self, order_id)
+    unique_until: str | None = None
+    debounce_for: float | None = None
+
+    delay = _ClassDispatch("delay")
+    using = _ClassDispatch("using")
+    s = _ClassDispatch("s")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("abstract", False):
+            cls._definition = None
+            return
+        options = make_options(**{attr: getattr(cls, attr) for attr in OPTION_ATTRIBUTES})
+        unique_id = None
+        if cls.unique_id is not None:  # a method: called on a fresh instance
+            def unique_id(*args: Any, **kwargs: Any) -> Any:
+                return cls().unique_id(*args, **kwargs)
+        cls._definition = register(JobDefinition(
+            name=cls.__dict__.get("name") or f"{cls.__module__}.{cls.__qualname__}",
+            target=cls,
+            options=options,
+            is_class=True,
+            middleware=middleware_list(cls.middleware, f"{cls.__qualname__}.middleware"),
+            unique=parse_unique(cls.unique_for, unique_id, cls.unique_until, cls.debounce_for),
+        ))
+
+    def handle(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__qualname__} must define handle()")
+
+    def failed(self, exc: BaseException) -> None:
+        """Called once the job has failed for good; override to clean up or notify."""
+
+
+def chain(*links: Signature) -> str | None:
+    """Dispatch the first link now; each later one is dispatched after the previous succeeded.
+
+    Every link is validated up front, so a bad argument anywhere refuses the whole chain.
+    Returns the first job's uuid.
+    """
+    if not links:
+        raise ValueError("chain() needs at least one job signature (job.s(...))")
+    for link in links:
+        if not isinstance(link, Signature):
+            raise TypeError(f"chain() takes job signatures (job.s(...)), got {link!r}")
+        validate_signature(link)
+    return dispatch(links[0], chain=[link_spec(link) for link in links[1:]])

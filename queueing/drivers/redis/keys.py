@@ -1,0 +1,127 @@
+"""Every Redis key name of the queue core (``queueing``), built in one place; Horizon's
+own keys are in ``horizon/keys.py``.
+
+All keys of one queue share the hash tag ``{NAME}`` so each Lua script touches a
+single Redis Cluster slot.
+"""
+import hashlib
+from dataclasses import dataclass
+
+DEFAULT_PREFIX = "queues:"
+RESTART_KEY = "queueing:restart"  # unix time of the last `queue_restart`
+PAUSED_QUEUES_KEY = "queueing:paused"  # set of "connection:queue" names workers skip
+HEARTBEAT_PREFIX = "queueing:worker:"  # + worker id: exists while the worker is alive
+TASK_RESULT_PREFIX = "queueing:task:"  # + {result id}: a Django Task's result hash
+
+
+def heartbeat_key(owner: str) -> str:
+    """A worker's heartbeat (queueing/worker/heartbeat.py): expires unless renewed."""
+    return HEARTBEAT_PREFIX + owner
+
+
+def task_result_key(result_id: str) -> str:
+    """A Django Task's result (queueing/tasks/results.py), in its own hash tag; its
+    ``:workers`` and ``:errors`` keys follow it."""
+    return f"{TASK_RESULT_PREFIX}{{{result_id}}}"
+
+
+@dataclass(frozen=True, slots=True)
+class QueueKeys:
+    """The keys of one queue (all in one hash tag, so one cluster slot)."""
+
+    ready: str
+    notify: str
+    delayed: str
+    reserved: str
+    paused: str  # exists while the queue is paused; the pop script checks it
+    # Django Tasks with a non-zero priority (queueing/tasks/priority.py); unused otherwise
+    prio_hi: str  # zset: priority 1..100, taken before the ready list
+    prio_lo: str  # zset: priority -100..-1, taken after it
+    prio_seq: str  # counter: FIFO order within one priority
+
+    @classmethod
+    def for_queue(cls, name: str, prefix: str = DEFAULT_PREFIX) -> "QueueKeys":
+        ready = f"{prefix}{{{name}}}"
+        return cls(
+            ready=ready,
+            notify=f"{ready}:notify",
+            delayed=f"{ready}:delayed",
+            reserved=f"{ready}:reserved",
+            paused=f"{ready}:paused",
+            prio_hi=f"{ready}:prio:hi",
+            prio_lo=f"{ready}:prio:lo",
+            prio_seq=f"{ready}:prio:seq",
+        )
+
+    def schedule_slot(self, schedule: str, slot: str) -> str:
+        """A schedule's claim of one slot (horizon/schedules/store.py): SET NX by the
+        master that pushes that slot's job."""
+        return f"{self.ready}:schedule:{schedule}:{slot}"
+
+    def schedule_runs(self, schedule: str) -> str:
+        """A schedule's run history, newest first."""
+        return f"{self.ready}:schedule:{schedule}:runs"
+
+    def as_list(self) -> list[str]:
+        return [self.ready, self.delayed, self.reserved, self.notify]
+
+
+def exceptions_key(job_uuid: str) -> str:
+    """Counter of exceptions a job has raised, for max_exceptions (expires after a day)."""
+    return f"queueing:exceptions:{job_uuid}"
+
+
+EXCEPTIONS_TTL = 86400  # seconds an exception counter outlives its last exception
+
+
+# -- job controls (queueing/middleware, queueing/dispatching/unique.py) -------------------
+# Each key carries its own hash tag around the whole user-given part, so a script that
+# touches one limiter or lock stays in one cluster slot, and limiters spread over the
+# cluster. User text is cleaned so it can never open or close a hash tag of its own.
+CONTROL_PREFIX = "queueing:"
+CONTROL_KEY_MAX = 200  # characters of a user key kept as given; longer ones get a digest
+LOCK_KINDS = ("unique", "overlap")  # the controls whose keys are owned locks
+
+
+def clean_key(key: object) -> str:
+    """A user key as text safe inside a hash tag: braces replaced, long ones digested."""
+    text = str(key).replace("{", "(").replace("}", ")")
+    if len(text) > CONTROL_KEY_MAX:
+        digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+        text = f"{text[:CONTROL_KEY_MAX - 41]}~{digest}"
+    return text
+
+
+def control_key(kind: str, key: object) -> str:
+    """``queueing:<kind>:{<key>}``: one rate window, overlap lock, throttle counter..."""
+    return f"{CONTROL_PREFIX}{kind}:{{{clean_key(key)}}}"
+
+
+def unique_key(job_name: str, unique_id: object) -> str:
+    """The lock of one unique job id: the job's name and the id, in one slot."""
+    return control_key("unique", f"{job_name}:{unique_id}")
+
+
+def outcomes_key(job_uuid: str) -> str:
+    """Hash of what middleware did to one job (released 3 times by RateLimited...)."""
+    return control_key("outcomes", job_uuid)
+
+
+def debounce_key(queue: QueueKeys, job_name: str, debounce_id: str) -> str:
+    """A debounced burst's latest entry: in the queue's hash tag, so the debounce script
+    touches one slot with the queue's delayed set."""
+    return f"{queue.ready}:debounce:{clean_key(job_name)}:{clean_key(debounce_id)}"
+
+
+def lock_pattern(kind: str) -> str:
+    """SCAN pattern of every lock of one kind."""
+    return f"{CONTROL_PREFIX}{kind}:{{*"
+
+
+def parse_lock(key: str) -> tuple[str, str] | None:
+    """(kind, user key) of a lock key, or None for any other key."""
+    for kind in LOCK_KINDS:
+        head = f"{CONTROL_PREFIX}{kind}:{{"
+        if key.startswith(head) and key.endswith("}"):
+            return kind, key[len(head):-1]
+    return None
