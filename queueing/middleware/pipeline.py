@@ -84,10 +84,6 @@ class Plan:
     def _terminal(self, running: RunningJob) -> Any:
         running.ran = True
         running.current = None
-        if self.unique_until_processing:
-            from queueing.dispatching.unique import release_for_payload
-
-            release_for_payload(running.client, running.payload)
         return running.body()
 
     def _link(self, index: int) -> Callable[[RunningJob], Any]:

@@ -33,10 +33,16 @@ logger = logging.getLogger("queueing.worker")
 
 def run(runner: Any, plan: Plan, held: Any, job: Any, definition: Any,
         body: Callable[[], Any], timeout: float) -> Verdict:
+    client = state_client(runner.driver)
     running = RunningJob(job, definition, connection=runner.driver.name, queue=held.queue,
-                         client=state_client(runner.driver),
-                         worker=getattr(runner.worker, "owner", "") or "",
+                         client=client, worker=getattr(runner.worker, "owner", "") or "",
                          timeout=timeout)
+    if plan.unique_until_processing:  # the lock goes as the job itself starts
+        run_job = body
+
+        def body() -> Any:
+            release_for_payload(client, job)
+            return run_job()
     return plan.run(running, body)
 
 
