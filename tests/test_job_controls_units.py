@@ -233,3 +233,26 @@ def test_the_cli_lists_and_releases_a_lock_with_an_audit_entry(rclient):
     assert entry.user.startswith("cli:") and entry.target == key
     with pytest.raises(CommandError, match="no lock held"):
         call_command("queue_locks", "--release", key)
+
+
+@pytest.mark.django_db
+def test_retry_all_keeps_a_unique_job_whose_id_another_holds(operator, driver, rclient):
+    from queueing import failed
+    from queueing.models import FailedJob
+
+    first = control_jobs.unique_record.using(after_commit=False).delay("k", "failed-one")
+    raw = driver.pending("default")[0]
+    driver.clear("default")
+    failed.record(connection="redis", queue="default", raw=raw, exception="boom",
+                  job_uuid=first, job_name=control_jobs.unique_record.name)
+    rclient.delete(keys.unique_key(control_jobs.unique_record.name, "k"))  # as on failure
+    jobs.record.using(after_commit=False).delay("other")
+    failed.record(connection="redis", queue="default", raw=driver.pending("default")[0],
+                  exception="boom", job_uuid="plain-1", job_name=jobs.record.name)
+    driver.clear("default")
+    newer = control_jobs.unique_record.using(after_commit=False).delay("k", "newer")
+    response = operator.post("/failed/retry/", {}, headers=HX)
+    assert "Retried 1 failed job. (1 job kept: another job holds its unique id)" in \
+        response.content.decode()
+    assert list(FailedJob.objects.values_list("uuid", flat=True)) == [first]
+    assert rclient.get(keys.unique_key(control_jobs.unique_record.name, "k")).decode() == newer

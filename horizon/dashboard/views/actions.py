@@ -57,11 +57,13 @@ def delete_failed(request: HtmxHttpRequest, uuid: str) -> HttpResponse:
 @action
 def retry_failed_matching(request: HtmxHttpRequest) -> HttpResponse:
     queue, q = queues.parse(request.POST.get("queue")), request.POST.get("q", "").strip()
-    retried, skipped = failures.retry_rows(failures.filtered(queue, q))
+    retried, skipped, kept = failures.retry_rows(failures.filtered(queue, q))
     history.record(horizon_client(), retried, _who(request))
     audit.record(_who(request), "retry matching", f"{len(retried)} failed jobs",
                  f"filter:{_filter_note(queue, q) or ' none'}")
     note = f" ({plural(skipped, 'job')} skipped: unknown connection)" if skipped else ""
+    if kept:
+        note += f" ({plural(kept, 'job')} kept: another job holds its unique id)"
     return confirm(request, f"Retried {plural(len(retried), 'failed job')}"
                             f"{_filter_note(queue, q)}.{note}",
                    fallback=reverse("horizon:failed"))
