@@ -61,7 +61,8 @@ def settle(runner: Any, held: Any, job: Any, verdict: Verdict | None, runtime: f
         entry = payload_lib.normalised(dataclasses.replace(job, attempts=given_back),
                                        settled=given_back)
         at = time.time() + verdict.delay
-        with_retries(lambda: runner.driver.release(held, at, entry), "release")
+        with_retries(lambda: runner.driver.release(held, at, entry, uncounted=True),
+                     "release")
         runner.log.line(job, "DEFERRED", f"{detail} (again in {verdict.delay:.3g}s)")
         return Outcome("deferred", runtime, job)
     with_retries(lambda: runner.driver.delete(held), "delete skipped job")
