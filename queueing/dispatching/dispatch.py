@@ -23,6 +23,7 @@ from queueing.config import ConnectionConfig, queue_settings
 from queueing.dispatching import payload as payload_lib
 from queueing.dispatching.options import JobOptions
 from queueing.dispatching.registry import JobDefinition, resolve
+from queueing.dispatching.unique import dispatch_controlled
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,8 +99,6 @@ def dispatch(signature: Signature, *, chain: list[dict] | None = None) -> str | 
     for a unique job whose lock another job holds: see queueing/dispatching/unique.py)."""
     conn, queue = validate_signature(signature)
     if signature.definition.unique is not None and conn.driver not in ("sync", "null"):
-        from queueing.dispatching.unique import dispatch_controlled
-
         return dispatch_controlled(signature, conn, queue, chain, _encode, _send,
                                    _should_defer(signature))
     now = time.time()
