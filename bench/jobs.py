@@ -24,3 +24,20 @@ def stamp(sent_at):
     """Record dispatch-to-start latency in ms (the harness reads bench:latency)."""
     started = time.time()
     redis_driver().client.rpush("bench:latency", (started - sent_at) * 1000.0)
+
+
+class PassThrough:
+    """A middleware that only lets the job run (bench/middleware_cost.py)."""
+
+    def handle(self, job, call_next):
+        return call_next(job)
+
+
+@job(middleware=[])
+def noop_empty_middleware(n=0):
+    return None
+
+
+@job(middleware=[PassThrough()])
+def noop_pass_through(n=0):
+    return None

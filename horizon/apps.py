@@ -7,10 +7,15 @@ class HorizonConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from horizon import checks, login_throttle  # noqa: F401  (registers system checks)
+        # Deferred to ready(): these import Django models (the audit log, the login
+        # throttle's records), which cannot load while Django populates INSTALLED_APPS.
+        from horizon import audit, checks, login_throttle  # noqa: F401  (registers checks)
         from horizon.repositories.metrics import record_completions, record_other_outcome
+        from queueing.signals import lock_released
         from queueing.worker.recorders import add_completion_recorder, add_outcome_recorder
 
         add_completion_recorder(record_completions)
         add_outcome_recorder(record_other_outcome)
         login_throttle.connect()
+        lock_released.connect(audit.record_lock_release,
+                              dispatch_uid="horizon.audit.lock_released")

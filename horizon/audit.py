@@ -14,6 +14,7 @@ burst of writes does not pay for it each time.
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 from django.utils import timezone
 
@@ -60,3 +61,8 @@ def count() -> int:
 
 def page(start: int, size: int) -> list[AuditEntry]:
     return list(AuditEntry.objects.order_by("-id")[start:start + size])
+
+
+def record_lock_release(sender: Any, lock: Any, by: str, **_: Any) -> None:
+    """queueing.signals.lock_released: a lock released from the command line."""
+    record(by, "release lock", lock.key, f"owner {lock.owner} on {lock.connection}")

@@ -3,6 +3,7 @@ from django.conf import settings
 from django.core.checks import Error, register
 
 from horizon.config import HorizonConfigError, parse
+from horizon.dashboard.views.prometheus import MIN_TOKEN_LENGTH, configured_token
 from horizon.schedules.definitions import ScheduleError, all_schedules
 from queueing.errors import QueueError
 
@@ -37,8 +38,6 @@ def check_schedules(app_configs, **kwargs):
 @register()
 def check_metrics_token(app_configs, **kwargs):
     """horizon.E010: a /metrics token short enough to guess."""
-    from horizon.dashboard.views.prometheus import MIN_TOKEN_LENGTH, configured_token
-
     token = configured_token()
     if token and len(token) < MIN_TOKEN_LENGTH:
         return [Error(f"HORIZON_METRICS_TOKEN has {len(token)} characters; at least "

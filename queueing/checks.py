@@ -5,6 +5,7 @@ from django.core.checks import Error, Warning, register
 from queueing.config import queue_settings
 from queueing.dispatching import registry
 from queueing.errors import ConfigurationError, UnknownQueue
+from queueing.middleware import pipeline
 
 
 @register("queueing")
@@ -56,3 +57,18 @@ def check_job_queues(app_configs, **kwargs):
                      + ".",
                 obj=definition.origin, id="queueing.W002"))
     return warnings
+
+
+@register("queueing")
+def check_queue_middleware(app_configs, **kwargs):
+    """queueing.E010: QUEUE['middleware'] names something that is not a job middleware
+    (a dotted path that does not import, a class that is no middleware): every worker
+    would otherwise fail every job with it."""
+    pipeline._reset(setting="QUEUE")
+    try:
+        pipeline.global_middleware()
+    except ConfigurationError as exc:
+        return [Error(str(exc), id="queueing.E010",
+                      hint="List middleware objects, or dotted paths to them or to classes "
+                           "that take no arguments.")]
+    return []

@@ -12,8 +12,12 @@ from django.utils import timezone
 
 from queueing import connections
 from queueing.dispatching import payload as payload_lib
+from queueing.dispatching.unique import UniqueJobQueued
+from queueing.dispatching.unique import retake as retake_unique_lock
 from queueing.models import FailedJob
 from queueing.redaction import mask_text
+
+__all__ = ["UniqueJobQueued", "retake_unique_lock"]  # for retry()'s callers
 
 
 def describe(exc: BaseException) -> str:
@@ -100,7 +104,11 @@ def retry_entry(driver, text: str, now: float | None = None) -> str:
 def retry(row: FailedJob) -> str:
     """Push the payload again with a fresh budget (same uuid) and delete the row."""
     driver = connections.driver(row.connection)
-    driver.push(row.queue, retry_entry(driver, row.payload))
+    entry = retry_entry(driver, row.payload)
+    if not retake_unique_lock(driver, entry):  # a unique job takes its lock again
+        raise UniqueJobQueued(f"not retried: another {row.job} with the same unique id is "
+                              "queued or running")
+    driver.push(row.queue, entry)
     row.delete()
     return row.uuid
 

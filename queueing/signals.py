@@ -10,3 +10,11 @@ job_processed = Signal()  # payload, connection, queue, runtime (seconds)
 job_exception_occurred = Signal()  # payload, connection, queue, exception, released (bool)
 job_failed = Signal()  # payload, connection, queue, exception, reason
 worker_stopping = Signal()  # reason, exit_code
+# A unique job was not dispatched because another with its id holds the lock. Sent with
+# sender = the job's function or class; job (name), key (the lock), holder (its owner's
+# uuid), args, kwargs.
+job_unique_skipped = Signal()
+# An operator released a held lock from the command line (queue_locks --release); sent
+# with sender = None, lock (queueing.locks.HeldLock), by ("cli:<user>"). Horizon
+# records it in its audit log; the dashboard's release records its own entry.
+lock_released = Signal()

@@ -15,6 +15,8 @@ from typing import Any
 
 from django.core.checks import Warning, register
 
+from queueing.models import FailedJob
+
 HINT = ('Set DATABASES[{alias!r}]["OPTIONS"] = {{"transaction_mode": "IMMEDIATE", '
         '"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;"}} (Django 5.1+), '
         "as the standalone site does (standalone/settings.py).")
@@ -50,7 +52,6 @@ def check_failed_store(app_configs, **kwargs):
     from django.conf import settings
     from django.db import router
 
-    from queueing.models import FailedJob
 
     alias = router.db_for_write(FailedJob)
     db = settings.DATABASES.get(alias) or {}

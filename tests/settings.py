@@ -47,6 +47,8 @@ if os.environ.get("TEST_PROXY_URL"):
         "socket_timeout": float(os.environ.get("TEST_SOCKET_TIMEOUT", 10)),
         "socket_connect_timeout": float(os.environ.get("TEST_SOCKET_CONNECT_TIMEOUT", 5)),
     }
+# Middleware every job runs through, for worker processes that test QUEUE["middleware"].
+QUEUE["middleware"] = [m for m in os.environ.get("TEST_QUEUE_MIDDLEWARE", "").split(",") if m]
 
 _db = os.environ.setdefault("HORIZON_TEST_DB", str(VAR_DIR / "test.sqlite3"))
 DATABASES = {

@@ -32,6 +32,8 @@ SAMPLES = {
     "job-cancel": ["0f0e0d0c-0000-4000-8000-000000000000"],
     "metrics": [],
     "audit": [],
+    "locks": [],
+    "lock-release": [],
     "control": ["pause"],
     "supervisor-control": ["supervisor-1", "pause"],
     "master-control": ["test-master", "pause"],

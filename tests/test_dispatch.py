@@ -152,7 +152,7 @@ def test_chain_dispatches_the_first_link_carrying_the_rest(rclient):
 
 
 def test_chain_links_are_dispatched_in_turn(rclient):
-    from queueing.dispatching.dispatch import dispatch_next_link
+    from queueing.dispatching.signature import dispatch_next_link
 
     chain(jobs.record.s(1), jobs.record_high.s(2), jobs.record.using(delay=60).s(3))
     first = ready(rclient)[0]

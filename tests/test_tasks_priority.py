@@ -52,7 +52,7 @@ def test_a_released_prioritised_job_keeps_its_priority(driver, rclient):
     tasks.record_order.using(priority=-30).enqueue("low")
     held = driver.pop("default")
     job = payload_lib.decode(held.raw)
-    driver.release(held, time.time() - 1, payload_lib.normalised(job, settled=True))
+    driver.release(held, time.time() - 1, payload_lib.normalised(job, settled=True, charged=True))
     tasks.record_order.using(priority=-10).enqueue("less low")
     tasks.record_order.enqueue("plain")
     order = [label_of(driver.pop("default")) for _ in range(3)]

@@ -5,6 +5,8 @@ import subprocess
 import tempfile
 import time
 
+import psutil
+
 from tests.conftest import ROOT, manage_command, subprocess_env
 
 
@@ -54,12 +56,26 @@ class WorkerProcess:
         return self.proc.poll() is None
 
     def stop(self) -> None:
+        """Kill it and wait for everything it started (a master's workers stop on their
+        own when it dies, finishing a blocking wait first): a process left behind would
+        take the next test's jobs."""
+        descendants = []
         if self.running():
+            try:
+                descendants = psutil.Process(self.proc.pid).children(recursive=True)
+            except psutil.Error:
+                pass
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
             self.proc.wait(5)
+        _gone, alive = psutil.wait_procs(descendants, timeout=5)
+        for process in alive:
+            try:
+                process.kill()
+            except psutil.Error:
+                pass
         os.unlink(self.log.name)
 
 

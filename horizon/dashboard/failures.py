@@ -126,34 +126,41 @@ def listing(queue: QueueRef | None, q: str, start: int = 0, window: int = 0,
                          len(found) > size, searched)
 
 
-def retry_rows(rows: QuerySet[FailedJob]) -> tuple[list[str], int]:
+def retry_rows(rows: QuerySet[FailedJob]) -> tuple[list[str], int, int]:
     """Push every row's job again (attempts reset) and delete the rows.
 
-    Returns (retried uuids, rows skipped because their connection is gone). A row is
-    deleted only after its job was pushed, so a crash in between repeats a job rather
-    than losing it.
+    Returns (retried uuids, rows skipped because their connection is gone, rows kept
+    because another job holds their unique id). A row is deleted only after its job was
+    pushed, so a crash in between repeats a job rather than losing it.
     """
     retried: list[str] = []
-    skipped = 0
+    skipped = kept = 0
     last_id = 0
     while True:
         chunk = list(rows.filter(id__gt=last_id).order_by("id")
                      .values_list("id", "uuid", "connection", "queue", "payload")[:CHUNK])
         if not chunk:
-            return retried, skipped
+            return retried, skipped, kept
         last_id = chunk[-1][0]
-        batches: dict[tuple[str, str], list[str]] = {}
+        batches: dict[tuple[str, str], list[tuple[int, str]]] = {}
         done_ids = []
+        held = set()  # unique jobs whose id another job holds: not retried, rows kept
         for pk, uuid, conn, queue, text in chunk:
-            batches.setdefault((conn, queue), []).append(text)
+            batches.setdefault((conn, queue), []).append((pk, text))
             done_ids.append((pk, uuid, conn))
         pushed_conns = set()
-        for (conn, queue), texts in batches.items():
+        for (conn, queue), rows_of_queue in batches.items():
             try:
                 driver = connections.driver(conn)
             except QueueError:
                 continue
-            texts = [failed.retry_entry(driver, text) for text in texts]
+            texts = []
+            for pk, text in rows_of_queue:
+                entry = failed.retry_entry(driver, text)
+                if failed.retake_unique_lock(driver, entry):
+                    texts.append(entry)
+                else:
+                    held.add(pk)
             push_many = getattr(driver, "push_many", None)
             if push_many is not None:
                 push_many(queue, texts)
@@ -161,7 +168,9 @@ def retry_rows(rows: QuerySet[FailedJob]) -> tuple[list[str], int]:
                 for text in texts:
                     driver.push(queue, text)
             pushed_conns.add(conn)
-        ok = [(pk, uuid) for pk, uuid, conn in done_ids if conn in pushed_conns]
-        skipped += len(done_ids) - len(ok)
+        ok = [(pk, uuid) for pk, uuid, conn in done_ids if conn in pushed_conns
+              and pk not in held]
+        skipped += len(done_ids) - len(ok) - len(held)
+        kept += len(held)
         FailedJob.objects.filter(id__in=[pk for pk, _ in ok]).delete()
         retried.extend(uuid for _, uuid in ok)

@@ -15,6 +15,7 @@ from horizon.dashboard.views import (
     detail,
     failed,
     jobs,
+    locks,
     metrics,
     overview,
     prometheus,
@@ -90,6 +91,8 @@ urlpatterns = [
     path("workers/", workers.workers, name="workers"),
     path("metrics/", metrics.metrics, name="metrics"),
     path("audit/", audit.audit_log, name="audit"),
+    path("locks/", locks.locks, name="locks"),
+    path("locks/release/", locks.release_lock, name="lock-release"),
     path("metrics", prometheus.prometheus_metrics, name="prometheus"),  # for scrapers
     path("schedules/", schedules.schedules, name="schedules"),
     path("schedules/<hz_name:name>/<hz_verb:verb>/", schedules.pause_or_resume,

@@ -24,8 +24,8 @@ from horizon.schedules.definitions import ScheduleDefinition, ScheduleError
 from queueing import connections
 from queueing.dispatching import payload as payload_lib
 from queueing.dispatching.dispatch import target_of
-from queueing.dispatching.jobs import Signature
 from queueing.dispatching.registry import resolve
+from queueing.dispatching.signature import Signature
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.drivers.redis.replies import RedisClient, as_str
 

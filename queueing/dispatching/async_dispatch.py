@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 from functools import partial
+from typing import TYPE_CHECKING
 
 from asgiref.sync import AsyncToSync, sync_to_async
 from django.db import transaction
@@ -38,7 +39,6 @@ from queueing.config import queue_settings
 from queueing.dispatching.dispatch import (
     BatchPlan,
     Prepared,
-    Signature,
     dispatch,
     dispatch_many,
     plan_many,
@@ -51,11 +51,17 @@ from queueing.dispatching.dispatch import (
 
 THREAD_DRIVERS = frozenset({"database", "sync"})  # sends that need Django's sync thread
 
+if TYPE_CHECKING:  # signature.py imports this module, not back
+    from queueing.dispatching.signature import Signature
 
-async def adispatch(signature: Signature, *, chain: list[dict] | None = None) -> str:
-    """Validate, encode and push from async code; return the job's uuid."""
+
+async def adispatch(signature: Signature, *,
+                    chain: list[dict] | None = None) -> str | None:
+    """Validate, encode and push from async code; return the job's uuid (None: a unique
+    job whose lock another job holds). Unique and debounced jobs take their lock through
+    the sync dispatch, in Django's sync thread."""
     driver = queue_settings().connection(signature.options.connection).driver
-    if driver in THREAD_DRIVERS:
+    if driver in THREAD_DRIVERS or signature.definition.unique is not None:
         return await sync_to_async(dispatch)(signature, chain=chain)
     prepared = prepare(signature, chain)
     if driver != "redis":  # null: nothing to send
@@ -67,23 +73,23 @@ async def adispatch(signature: Signature, *, chain: list[dict] | None = None) ->
     return prepared.uuid
 
 
-async def dispatch_many_async(signatures: list[Signature]) -> list[str]:
+async def dispatch_many_async(signatures: list[Signature]) -> list[str | None]:
     """``dispatch_many`` for async code: one script call per queue (and per 1,000 jobs),
     all validated and encoded before the first is sent. A batch that names any
     non-Redis connection runs the sync ``dispatch_many`` in Django's sync thread."""
     settings = queue_settings()
     drivers = {settings.connection(s.options.connection).driver for s in signatures}
-    if drivers - {"redis"}:
+    if drivers - {"redis"} or any(s.definition.unique is not None for s in signatures):
         return await sync_to_async(dispatch_many)(signatures)
     plan = plan_many(signatures)
     if signatures and await _deferred_to_commit(
             signatures[0], partial(_defer_plan, signatures[0], plan)):
-        return plan.uuids
+        return list[str | None](plan.uuids)
     for (name, queue), texts in plan.batches.items():
         await connections.async_redis_driver(name).push_many(queue, texts)
     for name, queue, text, at in plan.delayed:
         await connections.async_redis_driver(name).later(queue, text, at)
-    return plan.uuids
+    return list[str | None](plan.uuids)
 
 
 def _defer_one(signature: Signature, prepared: Prepared) -> bool:

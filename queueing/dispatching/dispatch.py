@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import DEFAULT_DB_ALIAS, transaction
 from django.db import connections as db_connections
@@ -22,51 +22,10 @@ from queueing import connections, tracing
 from queueing.config import ConnectionConfig, queue_settings
 from queueing.dispatching import payload as payload_lib
 from queueing.dispatching.limits import check_size
-from queueing.dispatching.options import JobOptions
-from queueing.dispatching.registry import JobDefinition, resolve
+from queueing.dispatching.unique import dispatch_controlled
 
-
-@dataclass(frozen=True, slots=True)
-class Signature:
-    """A job bound to its arguments and options, ready to dispatch or to chain."""
-
-    definition: JobDefinition
-    args: tuple = ()
-    kwargs: dict = field(default_factory=dict)
-    options: JobOptions = field(default_factory=JobOptions)
-
-    def delay(self) -> str:
-        """Dispatch now (or on commit); return the job's uuid."""
-        return dispatch(self)
-
-    async def adelay(self) -> str:
-        """``delay`` for async code: the push awaits ``redis.asyncio`` (async_dispatch.py)."""
-        from queueing.dispatching.async_dispatch import adispatch
-
-        return await adispatch(self)
-
-    def using(self, **overrides: Any) -> Signature:
-        return Signature(self.definition, self.args, self.kwargs, self.options.replace(**overrides))
-
-
-@dataclass(frozen=True, slots=True)
-class PendingDispatch:
-    """Options chosen for one dispatch: ``job.using(delay=10).delay(...)``."""
-
-    definition: JobDefinition
-    options: JobOptions
-
-    def using(self, **overrides: Any) -> PendingDispatch:
-        return PendingDispatch(self.definition, self.options.replace(**overrides))
-
-    def s(self, *args: Any, **kwargs: Any) -> Signature:
-        return Signature(self.definition, args, kwargs, self.options)
-
-    def delay(self, *args: Any, **kwargs: Any) -> str:
-        return self.s(*args, **kwargs).delay()
-
-    async def adelay(self, *args: Any, **kwargs: Any) -> str:
-        return await self.s(*args, **kwargs).adelay()
+if TYPE_CHECKING:  # the shapes dispatched (signature.py imports this module, not back)
+    from queueing.dispatching.signature import Signature
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,8 +95,14 @@ def sender(prepared: Prepared) -> partial[None]:
                    prepared.available_at)
 
 
-def dispatch(signature: Signature, *, chain: list[dict] | None = None) -> str:
-    """Validate, encode and push (or schedule on commit); return the job's uuid."""
+def dispatch(signature: Signature, *, chain: list[dict] | None = None) -> str | None:
+    """Validate, encode and push (or schedule on commit); return the job's uuid (None
+    for a unique job whose lock another job holds: see queueing/dispatching/unique.py)."""
+    if signature.definition.unique is not None:
+        conn, queue = validate_signature(signature)
+        if conn.driver not in ("sync", "null"):
+            return dispatch_controlled(signature, conn, queue, chain, _encode, _send,
+                                       should_defer(signature))
     prepared = prepare(signature, chain)
     send = sender(prepared)
     if should_defer(signature):
@@ -149,8 +114,10 @@ def dispatch(signature: Signature, *, chain: list[dict] | None = None) -> str:
 
 def _encode(signature: Signature, conn: ConnectionConfig, queue: str, now: float,
             chain: list[dict] | None = None,
-            available_at: float | None = None) -> tuple[str, str]:
-    """The job's uuid and its encoded payload (nothing is sent)."""
+            available_at: float | None = None,
+            extra: dict[str, Any] | None = None) -> tuple[str, str]:
+    """The job's uuid and its encoded payload (nothing is sent); `extra` fields join the
+    payload (a unique job's lock, a debounce window)."""
     data = payload_lib.build(
         job_name=signature.definition.name,
         display_name=signature.definition.target.__qualname__,
@@ -164,6 +131,8 @@ def _encode(signature: Signature, conn: ConnectionConfig, queue: str, now: float
         available_at=available_at,
         headers=tracing.outgoing_headers(),
     )
+    if extra:
+        data.update(extra)
     text = payload_lib.encode(data)
     check_size(signature.definition.name, text)
     return data["uuid"], text
@@ -177,21 +146,7 @@ def _send(connection: str, queue: str, text: str, available_at: float | None) ->
         driver.push(queue, text)
 
 
-def dispatch_next_link(chain: list[dict]) -> str | None:
-    """Dispatch the first of the remaining chain links, carrying the rest along."""
-    if not chain:
-        return None
-    head, rest = chain[0], chain[1:]
-    signature = Signature(
-        resolve(head["job"]),
-        tuple(head.get("args") or ()),
-        dict(head.get("kwargs") or {}),
-        JobOptions.from_json({**(head.get("options") or {}), "after_commit": False}),
-    )
-    return dispatch(signature, chain=rest)
-
-
-def dispatch_many(signatures: list[Signature]) -> list[str]:
+def dispatch_many(signatures: list[Signature]) -> list[str | None]:
     """Dispatch many jobs with one script call per queue (and per 1,000 jobs).
 
     All are validated and encoded before the first one is sent. Delayed signatures go
@@ -201,11 +156,13 @@ def dispatch_many(signatures: list[Signature]) -> list[str]:
     from the first signature alone pushed a Redis job that followed a database job before
     the commit, and it stayed queued after a rollback).
     """
+    if any(s.definition.unique is not None for s in signatures):  # each takes its lock
+        return [dispatch(s) for s in signatures]
     uuids, at_once, on_commit = plan_split(signatures)
     if on_commit:
         transaction.on_commit(partial(send_plan, on_commit))
     send_plan(at_once)
-    return uuids
+    return list[str | None](uuids)
 
 
 @dataclass(slots=True)

@@ -15,15 +15,12 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from queueing.dispatching.dispatch import (
-    PendingDispatch,
-    Signature,
-    dispatch,
-    link_spec,
-    validate_signature,
-)
+from queueing.dispatching.dispatch import dispatch, link_spec, validate_signature
 from queueing.dispatching.options import make_options
 from queueing.dispatching.registry import JobDefinition, register
+from queueing.dispatching.signature import PendingDispatch, Signature
+from queueing.dispatching.unique import parse as parse_unique
+from queueing.middleware.pipeline import middleware_list
 
 __all__ = ["Job", "JobFunction", "PendingDispatch", "Signature", "chain", "job"]
 
@@ -31,6 +28,7 @@ OPTION_ATTRIBUTES = (
     "queue", "connection", "tries", "backoff", "timeout", "retry_until",
     "max_exceptions", "fail_on_timeout", "tags",
 )
+CONTROL_OPTIONS = ("unique_for", "unique_id", "unique_until", "debounce_for")
 
 
 class JobFunction:
@@ -55,10 +53,10 @@ class JobFunction:
     def s(self, *args: Any, **kwargs: Any) -> Signature:
         return Signature(self.definition, args, kwargs, self.definition.options)
 
-    def delay(self, *args: Any, **kwargs: Any) -> str:
+    def delay(self, *args: Any, **kwargs: Any) -> str | None:
         return self.s(*args, **kwargs).delay()
 
-    async def adelay(self, *args: Any, **kwargs: Any) -> str:
+    async def adelay(self, *args: Any, **kwargs: Any) -> str | None:
         """``delay`` for async code, without blocking the event loop (async_dispatch.py)."""
         return await self.s(*args, **kwargs).adelay()
 
@@ -66,8 +64,15 @@ class JobFunction:
         return f"<job {self.definition.name}>"
 
 
-def job(func: Callable[..., Any] | None = None, *, name: str | None = None, **options: Any):
-    """Declare a dispatchable job; usable bare (``@job``) or with options (``@job(tries=3)``)."""
+def job(func: Callable[..., Any] | None = None, *, name: str | None = None,
+        middleware: Any = None, **options: Any):
+    """Declare a dispatchable job; usable bare (``@job``) or with options (``@job(tries=3)``).
+
+    ``middleware=[...]`` runs the job through those middleware (queueing.middleware);
+    ``unique_for``/``unique_id``/``unique_until`` and ``debounce_for`` are the controls of
+    queueing/dispatching/unique.py.
+    """
+    controls = {key: options.pop(key) for key in CONTROL_OPTIONS if key in options}
 
     def decorate(fn: Callable[..., Any]) -> JobFunction:
         definition = JobDefinition(
@@ -75,6 +80,8 @@ def job(func: Callable[..., Any] | None = None, *, name: str | None = None, **op
             target=fn,
             options=make_options(**options),
             is_class=False,
+            middleware=middleware_list(middleware, f"@job {fn.__qualname__} middleware"),
+            unique=parse_unique(**controls),
         )
         wrapper = JobFunction(fn, register(definition))
         return wrapper
@@ -124,6 +131,11 @@ class Job:
     max_exceptions: int | None = None
     fail_on_timeout: bool = False
     tags: Any = ()
+    middleware: Any = ()  # objects with handle(job, call_next): see queueing.middleware
+    unique_for: float | None = None  # see queueing/dispatching/unique.py
+    unique_id: Any = None  # a method of the job's arguments: def unique_id(self, order_id)
+    unique_until: str | None = None
+    debounce_for: float | None = None
 
     delay = _ClassDispatch("delay")
     adelay = _ClassDispatch("adelay")
@@ -136,11 +148,17 @@ class Job:
             cls._definition = None
             return
         options = make_options(**{attr: getattr(cls, attr) for attr in OPTION_ATTRIBUTES})
+        unique_id = None
+        if cls.unique_id is not None:  # a method: called on a fresh instance
+            def unique_id(*args: Any, **kwargs: Any) -> Any:
+                return cls().unique_id(*args, **kwargs)
         cls._definition = register(JobDefinition(
             name=cls.__dict__.get("name") or f"{cls.__module__}.{cls.__qualname__}",
             target=cls,
             options=options,
             is_class=True,
+            middleware=middleware_list(cls.middleware, f"{cls.__qualname__}.middleware"),
+            unique=parse_unique(cls.unique_for, unique_id, cls.unique_until, cls.debounce_for),
         ))
 
     def handle(self, *args: Any, **kwargs: Any) -> Any:
@@ -150,7 +168,7 @@ class Job:
         """Called once the job has failed for good; override to clean up or notify."""
 
 
-def chain(*links: Signature) -> str:
+def chain(*links: Signature) -> str | None:
     """Dispatch the first link now; each later one is dispatched after the previous succeeded.
 
     Every link is validated up front, so a bad argument anywhere refuses the whole chain.

@@ -123,16 +123,16 @@ def normalised(job: Payload, *, settled: bool = False, charged: bool = False,
     removed.
 
     `charged` counts this run as an attempt: ``runs`` becomes this attempt's number, so
-    the next run is the one after. `settled` (which implies `charged`) also records
-    this delivery as one the worker ended with an outcome of its own (released after an
-    exception or a timeout): the poison cap counts the deliveries since, so a run whose
+    the next run is the one after. `settled` records this delivery as one the worker
+    ended with an outcome of its own (released after an exception or a timeout, or held
+    back by middleware): the poison cap counts the deliveries since, so a run whose
     worker died (charged, not settled) still counts toward it. `pending_failure` carries
     a failure the store could not take yet.
     """
     data = {k: v for k, v in job.data.items() if k not in ("attempts", *RESERVATION_FIELDS)}
     if settled:
         data["settled"] = job.deliveries
-    if settled or charged:
+    if charged:
         data["runs"] = job.attempts
     if pending_failure is not None:
         data["pendingFailure"] = pending_failure

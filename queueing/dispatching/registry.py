@@ -28,6 +28,10 @@ class JobDefinition:
     is_class: bool
     # Runs the payload instead of calling `target` (Django Tasks: see queueing/tasks/runner.py)
     adapter: Any = None
+    # Job controls (queueing/middleware, queueing/dispatching/unique.py): the job's own middleware,
+    # and its unique/debounce declaration (None: neither)
+    middleware: tuple = ()
+    unique: Any = None
 
     @property
     def origin(self) -> str:

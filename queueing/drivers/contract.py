@@ -129,6 +129,11 @@ class DispatchTarget(Protocol):
     def sizes(self, queue: str) -> QueueSizes:
         """The queue's counts (zeros for drivers that keep nothing)."""
 
+    def control_store(self) -> Any:
+        """The Redis client job controls (middleware state, unique and overlap locks,
+        debounce) use for this connection's jobs; None when it has no Redis (they then
+        use the first connection that has one: queueing/middleware/store.py)."""
+
 
 @runtime_checkable
 class QueueDriver(DispatchTarget, Protocol):
@@ -177,9 +182,11 @@ class QueueDriver(DispatchTarget, Protocol):
         """Forget a reserved job (it succeeded or failed for good)."""
 
     def release(self, reservation: Reservation, available_at: float,
-                payload: str | None = None) -> bool:
+                payload: str | None = None, *, uncounted: bool = False) -> bool:
         """Put a reserved job back, delayed until `available_at` (its retry), with
-        `payload` replacing the reserved one when given."""
+        `payload` replacing the reserved one when given. `uncounted`: this delivery did
+        not start the job (job middleware held it back), so its attempts count goes back
+        to what it was before the pop."""
 
     def renew(self, reservation: Reservation, until: float) -> bool:
         """Extend a held lease; False when the reservation is gone (lapsed or settled)."""

@@ -19,3 +19,6 @@ class NullDriver:
 
     def sizes(self, queue: str) -> QueueSizes:
         return QueueSizes()
+
+    def control_store(self) -> None:
+        return None

@@ -32,3 +32,6 @@ class SyncDriver:
 
     def sizes(self, queue: str) -> QueueSizes:
         return QueueSizes()
+
+    def control_store(self) -> None:
+        return None

@@ -91,7 +91,10 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[name-defined]
             options = job_options(task)
         except InvalidOption as exc:
             raise InvalidTask(str(exc)) from None
-        register_task(task, options)
+        try:
+            register_task(task, options)
+        except (ConfigurationError, TypeError) as exc:  # e.g. middleware that is none
+            raise InvalidTask(str(exc)) from None
 
     # -- enqueue --------------------------------------------------------------------------
     def enqueue(self, task: Any, args: Any, kwargs: Any) -> Any:

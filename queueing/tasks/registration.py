@@ -12,6 +12,7 @@ from typing import Any
 
 from queueing.dispatching.options import JobOptions
 from queueing.dispatching.registry import JobDefinition, lookup, register
+from queueing.middleware.pipeline import middleware_list
 from queueing.tasks.runner import TaskAdapter
 
 
@@ -22,4 +23,6 @@ def register_task(task: Any, options: JobOptions) -> None:
             existing.adapter.task.func is task.func:
         return
     register(JobDefinition(name=task.module_path, target=task.func, options=options,
-                           is_class=False, adapter=TaskAdapter(task)))
+                           is_class=False, adapter=TaskAdapter(task),
+                           middleware=middleware_list(getattr(task, "middleware", ()),
+                                                      f"@task {task.module_path} middleware")))

@@ -27,6 +27,8 @@ def _define(framework: Framework, name: str) -> type:
         timeout: float | None = None  # None: the worker's --timeout; 0: no limit
         retry_until: Any = None  # seconds or a timedelta, counted from each enqueue
         max_exceptions: int | None = None
+        # job middleware (queueing.middleware), a tuple: a Task is a frozen dataclass
+        middleware: tuple = ()
 
     RedisTask.__name__ = RedisTask.__qualname__ = name
     RedisTask.__module__ = __name__

@@ -16,9 +16,9 @@ from typing import Any
 
 from queueing import tracing
 from queueing.dispatching import payload as payload_lib
-from queueing.dispatching.dispatch import dispatch_next_link
 from queueing.dispatching.payload import Payload
 from queueing.dispatching.registry import JobDefinition, resolve
+from queueing.dispatching.signature import dispatch_next_link
 from queueing.signals import job_failed, job_processed, job_processing
 
 logger = logging.getLogger("queueing")

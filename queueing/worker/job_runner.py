@@ -21,24 +21,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import redis
-
 from queueing import failed
 from queueing.dispatching import payload as payload_lib
 from queueing.dispatching import payload_checks
-from queueing.dispatching.dispatch import dispatch_next_link
 from queueing.dispatching.payload import Payload
 from queueing.dispatching.preview import PREVIEW_BYTES, read_prefix
 from queueing.dispatching.registry import JobDefinition, resolve
+from queueing.dispatching.signature import dispatch_next_link
 from queueing.drivers.contract import QueueDriver, Reservation
 from queueing.errors import MalformedPayload, UnknownJob
-from queueing.redaction import for_log
+from queueing.middleware.pipeline import Plan, plan_for
 from queueing.signals import job_exception_occurred, job_failed, job_processed, job_processing
-from queueing.worker import policy
+from queueing.worker import controls, policy
 from queueing.worker.database_use import ConnectionChecks
 from queueing.worker.execution import call, run_failed_hook
 from queueing.worker.inflight import InFlight
 from queueing.worker.options import WorkerOptions
+from queueing.worker.outcome import REDIS_TRANSIENT, Outcome, printable, with_retries
 from queueing.worker.process_control import TimeoutInterrupt
 from queueing.worker.recorders import record_outcome
 
@@ -64,15 +63,6 @@ class WorkerLost(Exception):
     SIGKILL, an out-of-memory kill, a segfault): recorded by the worker's sidecar."""
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """How one job's run ended, for the loop's counters and the recorders."""
-
-    kind: str  # "done", "released", "failed", "timed_out", "cancelled" or "kept"
-    runtime: float = 0.0
-    job: Payload | None = None
-
-
 class JobCancelled(BaseException):
     """Raised inside a running job an operator cancelled (queue_cancel, the dashboard).
     A BaseException, so a job's ``except Exception`` cannot swallow it."""
@@ -94,14 +84,9 @@ class Prepared:
     tries: int
     timeout: float
     meta: dict
+    plan: Plan | None = None  # its middleware / unique lock; None: the plain path
 
 
-
-
-def printable(value: Any, limit: int = 2000) -> str:
-    """Text safe for one log line: secrets masked and control characters escaped (the
-    policy of queueing/redaction.py), never an encoding error."""
-    return for_log(str(value).encode("utf-8", "backslashreplace").decode("utf-8"), limit)
 
 
 class OutputStream(Protocol):
@@ -141,33 +126,6 @@ class JobLog:
             stream.flush()
         except Exception:  # a closed or broken stream never stops the worker
             pass
-
-
-REDIS_TRANSIENT = (redis.ConnectionError, redis.TimeoutError)
-
-
-def with_retries(action: Callable[[], Any], what: str, attempts: int = 20,
-                 errors: tuple[type[BaseException], ...] = REDIS_TRANSIENT) -> Any:
-    """Run a driver write that must not be dropped, riding out a short outage.
-
-    `errors` are the transient ones: Redis's, plus the driver's ``transient_errors``
-    for its writes (a dropped session or "database is locked" on
-    a release used to fail the job for good, under a fresh uuid, with the database's
-    error instead of the job's). If the store stays away, the reservation is still there
-    and expires, so the job comes back later: at-least-once, never lost.
-    """
-    delay = 0.1
-    for attempt in range(attempts):
-        try:
-            return action()
-        except errors as exc:
-            if attempt == attempts - 1:
-                logger.error("gave up on %s: %s; the lease will bring the job back", what,
-                             printable(exc, 300))
-                return None
-            time.sleep(delay)
-            delay = min(delay * 2, 2.0)
-    return None
 
 
 def send_signal(sig, **kwargs: Any) -> None:
@@ -318,7 +276,7 @@ class JobRunner:
 
         self.log.line(job, "RUNNING", f"attempt {job.attempts}")
         timeout = self.options.timeout if job.timeout is None else job.timeout
-        return Prepared(held, job, definition, tries, timeout, meta)
+        return Prepared(held, job, definition, tries, timeout, meta, plan_for(definition))
 
     def kill_at(self, prepared: Prepared) -> float:
         """When the sidecar kills the process if this job still runs (0: never)."""
@@ -336,20 +294,21 @@ class JobRunner:
         started = time.perf_counter()
         checks = self.connections
         checks.before_job(started)
+        verdict = None
         try:
             if alarm:
                 self.current = job
                 self.in_job = True
                 self._arm(held, prepared.timeout, job)
                 try:
-                    call(definition, job)
+                    verdict = self._call(prepared)
                 finally:
                     self.in_job = False
                     self.current = None
                     self.pending_cancel = None
                     self._disarm()
             else:  # its row was marked running when it was handed to this slot
-                guard.call(held.token, call, definition, job)
+                verdict = guard.call(held.token, self._call, prepared)
         except TimeoutInterrupt:
             return self.timed_out(held, job, definition, prepared.tries, prepared.timeout,
                                   time.perf_counter() - started)
@@ -362,7 +321,22 @@ class JobRunner:
                                    time.perf_counter() - started)
         finally:
             checks.after_job()  # CONN_MAX_AGE honoured per job, as per request
-        return self.succeeded(prepared, time.perf_counter() - started)
+        runtime = time.perf_counter() - started
+        if prepared.plan is not None:  # released or skipped by middleware; unique lock
+            settled = controls.settle(self, held, job, verdict, runtime)
+            if settled is not None:
+                return settled
+        return self.succeeded(prepared, runtime)
+
+    def _call(self, prepared: Prepared) -> Any:
+        """The job's own code, through its middleware chain when it has one (job
+        controls: middleware, a unique lock; see queueing/middleware); the verdict."""
+        definition, job = prepared.definition, prepared.job
+        if prepared.plan is None:
+            call(definition, job)
+            return None
+        return controls.run(self, prepared.plan, prepared.held, job, definition,
+                            lambda: call(definition, job), prepared.timeout)
 
     def succeeded(self, prepared: Prepared, runtime: float) -> Outcome:
         job = prepared.job
@@ -518,6 +492,8 @@ class JobRunner:
             self._keep_for_later(held, job, text, store_exc)
             return
         self._retrying(lambda: self.driver.delete(held), "delete failed job")
+        if job is not None and "unique" in job.data:  # its unique lock goes with it
+            controls.release_unique(self, job)
         if job is not None and job.max_exceptions is not None:
             self._retrying(lambda: self.driver.forget_exceptions(job.uuid), "forget exceptions")
         run_failed_hook(definition, job, exc)
@@ -549,7 +525,8 @@ class JobRunner:
         logger.error("failed-job store unreachable", exc_info=store_exc)
         entry = None
         if job is not None:
-            entry = payload_lib.normalised(job, settled=True, pending_failure=text)
+            entry = payload_lib.normalised(job, settled=True, charged=True,
+                                           pending_failure=text)
         self._retrying(lambda: self.driver.release(held, time.time() + STORE_RETRY_DELAY,
                                                    entry), "keep failed job")
 
@@ -562,6 +539,8 @@ class JobRunner:
             self._keep_for_later(held, job, text, store_exc)
             return Outcome("kept", job=job)
         self._retrying(lambda: self.driver.delete(held), "delete failed job")
+        if "unique" in job.data:  # its unique lock goes with it
+            controls.release_unique(self, job)
         self.log.line(job, "FAILED", text.splitlines()[0] if text else "")
         return Outcome("failed", job=job)
 

@@ -485,3 +485,6 @@ def lose_the_queue_session_then_fail(alias, label):
     note(RAN, label=label)
     end_other_database_sessions(alias)
     raise ValueError(f"the job's own error {label}")
+
+
+from tests.testapp.control_jobs import *  # noqa: E402,F403  (the job-control tests' jobs)

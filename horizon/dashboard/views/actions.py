@@ -12,7 +12,9 @@ from horizon.dashboard.views.common import HtmxHttpRequest, confirm, float_param
 from horizon.repositories import horizon_client
 from queueing import connections
 from queueing import failed as failed_store
+from queueing.dispatching import unique
 from queueing.errors import QueueError
+from queueing.middleware.store import state_client
 from queueing.models import FailedJob
 
 
@@ -55,11 +57,13 @@ def delete_failed(request: HtmxHttpRequest, uuid: str) -> HttpResponse:
 @action
 def retry_failed_matching(request: HtmxHttpRequest) -> HttpResponse:
     queue, q = queues.parse(request.POST.get("queue")), request.POST.get("q", "").strip()
-    retried, skipped = failures.retry_rows(failures.filtered(queue, q))
+    retried, skipped, kept = failures.retry_rows(failures.filtered(queue, q))
     history.record(horizon_client(), retried, _who(request))
     audit.record(_who(request), "retry matching", f"{len(retried)} failed jobs",
                  f"filter:{_filter_note(queue, q) or ' none'}")
     note = f" ({plural(skipped, 'job')} skipped: unknown connection)" if skipped else ""
+    if kept:
+        note += f" ({plural(kept, 'job')} kept: another job holds its unique id)"
     return confirm(request, f"Retried {plural(len(retried), 'failed job')}"
                             f"{_filter_note(queue, q)}.{note}",
                    fallback=reverse("horizon:failed"))
@@ -96,6 +100,7 @@ def delete_job(request: HtmxHttpRequest, state: str, uuid: str) -> HttpResponse:
     if not forget(found.ref.name, found.raw):
         return confirm(request, f"Job {uuid} left the {state} list before it could be "
                                 "deleted.", fallback=back, level="error")
+    unique.release_for_entry(state_client(driver), found.raw)  # a unique job's lock
     audit.record(_who(request), f"delete {state}", uuid, found.ref.label)
     return confirm(request, f"Deleted {state} job {uuid} from {found.ref.label}.",
                    fallback=back)

@@ -9,7 +9,7 @@ from django.http import HttpResponse
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from horizon.dashboard import formatting, history, lookup, queues, task_results
+from horizon.dashboard import formatting, history, job_controls, lookup, queues, task_results
 from horizon.dashboard.auth import page
 from horizon.dashboard.masking import CLIP_MARGIN, clip, display, mask
 from horizon.dashboard.views.common import HtmxHttpRequest, float_param, int_param, render_page
@@ -137,6 +137,7 @@ def job(request: HtmxHttpRequest, state: str, uuid: str) -> HttpResponse:
     now = time.time()
     limits = FULL if request.GET.get("full") == "1" else GLANCE
     extra = context(found, now, limits) if found is not None else {"state": state}
+    extra["controls"] = job_controls.panel(uuid, now)  # what middleware did (issue 23)
     response = render_page(request, "horizon/job.html", "horizon/partials/job.html", {
         "section": (found.state if found else state),
         "uuid": uuid,

@@ -294,14 +294,15 @@ class DatabaseDriver:
         return self._run(self.sql.delete(), list(parse_token(reservation.token))) > 0
 
     def release(self, reservation: Reservation, available_at: float,
-                payload: str | bytes | None = None) -> bool:
+                payload: str | bytes | None = None, *, uncounted: bool = False) -> bool:
         """Back to the queue at `available_at`; nothing happens if this delivery is no
-        longer the row's latest (its lease expired and another worker took it)."""
+        longer the row's latest (its lease expired and another worker took it). The
+        attempts column counts deliveries: an `uncounted` release lowers it again."""
         row_id, delivery = parse_token(reservation.token)
         if isinstance(payload, bytes):
             payload = payload.decode("utf-8", "surrogateescape")
-        return self._run(self.sql.release(), [available_at, payload or None, row_id,
-                                              delivery]) > 0
+        sql = self.sql.release(uncounted=uncounted)
+        return self._run(sql, [available_at, payload or None, row_id, delivery]) > 0
 
     def renew(self, reservation: Reservation, until: float) -> bool:
         row_id, delivery = parse_token(reservation.token)
@@ -433,6 +434,9 @@ class DatabaseDriver:
 
     def heartbeat_store(self) -> None:
         return None  # the dashboard shows each row's holder and lease instead
+
+    def control_store(self) -> None:
+        return None  # job controls keep their state on a Redis connection
 
     def eviction_policy(self) -> str | None:
         return None  # a database never drops rows to free memory

@@ -142,9 +142,12 @@ class Statements:
         """Params id, deliveries: drops only that delivery (a later one is left alone)."""
         return f"DELETE FROM {self.jobs} WHERE id = %s AND deliveries = %s"
 
-    def release(self) -> str:
-        """Params available_at, payload or NULL, id, deliveries."""
-        return (f"UPDATE {self.jobs} SET available_at = %s, reserved_until = NULL, "
+    def release(self, uncounted: bool = False) -> str:
+        """Params available_at, payload or NULL, id, deliveries. `uncounted`: the
+        delivery did not start the job (middleware held it back): the attempts column
+        goes back."""
+        back = "attempts = attempts - 1, " if uncounted else ""
+        return (f"UPDATE {self.jobs} SET {back}available_at = %s, reserved_until = NULL, "
                 "reserved_by = '', payload = COALESCE(%s, payload) "
                 "WHERE id = %s AND deliveries = %s AND reserved_until IS NOT NULL")
 

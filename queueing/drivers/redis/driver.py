@@ -260,8 +260,10 @@ class RedisDriver:
         return bool(self.scripts.delete(keys=[k.reserved], args=[reservation.raw]))
 
     def release(self, reservation: Reservation, available_at: float,
-                payload: str | bytes | None = None) -> bool:
-        """Hand the job back for `available_at`; `payload` replaces the stored entry."""
+                payload: str | bytes | None = None, *, uncounted: bool = False) -> bool:
+        """Hand the job back for `available_at`; `payload` replaces the stored entry.
+        The entry carries the attempts count here, so an `uncounted` release is the
+        caller's re-encoded payload (attempts lowered): nothing else to do."""
         k = self.keys(reservation.queue)
         return bool(self.scripts.release(keys=[k.delayed, k.reserved],
                                          args=[reservation.raw, available_at, payload or ""]))
@@ -356,6 +358,9 @@ class RedisDriver:
         return f"redis:{self.config.url or self.config.embedded_dir}"
 
     def heartbeat_store(self) -> RedisClient:
+        return self.client
+
+    def control_store(self) -> RedisClient:
         return self.client
 
     def ping(self) -> None:

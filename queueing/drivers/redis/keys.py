@@ -4,6 +4,7 @@ own keys are in ``horizon/keys.py``.
 All keys of one queue share the hash tag ``{NAME}`` so each Lua script touches a
 single Redis Cluster slot.
 """
+import hashlib
 from dataclasses import dataclass
 
 DEFAULT_PREFIX = "queues:"
@@ -72,3 +73,56 @@ def exceptions_key(job_uuid: str) -> str:
 
 
 EXCEPTIONS_TTL = 86400  # seconds an exception counter outlives its last exception
+
+
+# -- job controls (queueing/middleware, queueing/dispatching/unique.py) -------------------
+# Each key carries its own hash tag around the whole user-given part, so a script that
+# touches one limiter or lock stays in one cluster slot, and limiters spread over the
+# cluster. User text is cleaned so it can never open or close a hash tag of its own.
+CONTROL_PREFIX = "queueing:"
+CONTROL_KEY_MAX = 200  # characters of a user key kept as given; longer ones get a digest
+LOCK_KINDS = ("unique", "overlap")  # the controls whose keys are owned locks
+
+
+def clean_key(key: object) -> str:
+    """A user key as text safe inside a hash tag: braces replaced, long ones digested."""
+    text = str(key).replace("{", "(").replace("}", ")")
+    if len(text) > CONTROL_KEY_MAX:
+        digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+        text = f"{text[:CONTROL_KEY_MAX - 41]}~{digest}"
+    return text
+
+
+def control_key(kind: str, key: object) -> str:
+    """``queueing:<kind>:{<key>}``: one rate window, overlap lock, throttle counter..."""
+    return f"{CONTROL_PREFIX}{kind}:{{{clean_key(key)}}}"
+
+
+def unique_key(job_name: str, unique_id: object) -> str:
+    """The lock of one unique job id: the job's name and the id, in one slot."""
+    return control_key("unique", f"{job_name}:{unique_id}")
+
+
+def outcomes_key(job_uuid: str) -> str:
+    """Hash of what middleware did to one job (released 3 times by RateLimited...)."""
+    return control_key("outcomes", job_uuid)
+
+
+def debounce_key(queue: QueueKeys, job_name: str, debounce_id: str) -> str:
+    """A debounced burst's latest entry: in the queue's hash tag, so the debounce script
+    touches one slot with the queue's delayed set."""
+    return f"{queue.ready}:debounce:{clean_key(job_name)}:{clean_key(debounce_id)}"
+
+
+def lock_pattern(kind: str) -> str:
+    """SCAN pattern of every lock of one kind."""
+    return f"{CONTROL_PREFIX}{kind}:{{*"
+
+
+def parse_lock(key: str) -> tuple[str, str] | None:
+    """(kind, user key) of a lock key, or None for any other key."""
+    for kind in LOCK_KINDS:
+        head = f"{CONTROL_PREFIX}{kind}:{{"
+        if key.startswith(head) and key.endswith("}"):
+            return kind, key[len(head):-1]
+    return None

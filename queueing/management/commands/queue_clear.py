@@ -2,6 +2,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from queueing import connections
+from queueing.dispatching import unique
 from queueing.errors import QueueError
 
 
@@ -24,5 +25,7 @@ class Command(BaseCommand):
             if answer.strip().lower() not in ("y", "yes"):
                 self.stdout.write("Nothing deleted.")
                 return
+        locked = unique.waiting_locks(driver, queue)  # unique jobs' locks go with them
         count = driver.clear(queue)
+        unique.release_cleared(driver, queue, locked)
         self.stdout.write(self.style.SUCCESS(f"Cleared {count} job(s) from {driver.name}:{queue}."))

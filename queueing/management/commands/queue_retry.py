@@ -23,7 +23,11 @@ class Command(BaseCommand):
             if missing:
                 raise CommandError(f"no failed job with uuid: {', '.join(sorted(missing))}")
         for row in rows:
-            failed.retry(row)
+            try:
+                failed.retry(row)
+            except failed.UniqueJobQueued as exc:  # the row is kept for a later retry
+                self.stderr.write(f"Failed job {row.uuid}: {exc}.")
+                continue
             self.stdout.write(f"Pushed failed job {row.uuid} back onto {row.queue}.")
         if not rows:
             self.stdout.write("No failed jobs to retry.")

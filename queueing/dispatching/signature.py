@@ -1,0 +1,69 @@
+"""What is dispatched: a job bound to its arguments and options (``Signature``), options
+chosen for one dispatch (``PendingDispatch``), and the next link of a chain. It sits on
+top of dispatch.py and async_dispatch.py, which take a Signature without importing this
+module, so neither depends on the other's direction."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from queueing.dispatching.async_dispatch import adispatch
+from queueing.dispatching.dispatch import dispatch
+from queueing.dispatching.options import JobOptions
+from queueing.dispatching.registry import JobDefinition, resolve
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """A job bound to its arguments and options, ready to dispatch or to chain."""
+
+    definition: JobDefinition
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+    options: JobOptions = field(default_factory=JobOptions)
+
+    def delay(self) -> str | None:
+        """Dispatch now (or on commit); return the job's uuid (None: a unique job that
+        was dropped because one with its id is queued or running)."""
+        return dispatch(self)
+
+    async def adelay(self) -> str | None:
+        """``delay`` for async code: the push awaits ``redis.asyncio`` (async_dispatch.py)."""
+        return await adispatch(self)
+
+    def using(self, **overrides: Any) -> Signature:
+        return Signature(self.definition, self.args, self.kwargs, self.options.replace(**overrides))
+
+
+@dataclass(frozen=True, slots=True)
+class PendingDispatch:
+    """Options chosen for one dispatch: ``job.using(delay=10).delay(...)``."""
+
+    definition: JobDefinition
+    options: JobOptions
+
+    def using(self, **overrides: Any) -> PendingDispatch:
+        return PendingDispatch(self.definition, self.options.replace(**overrides))
+
+    def s(self, *args: Any, **kwargs: Any) -> Signature:
+        return Signature(self.definition, args, kwargs, self.options)
+
+    def delay(self, *args: Any, **kwargs: Any) -> str | None:
+        return self.s(*args, **kwargs).delay()
+
+    async def adelay(self, *args: Any, **kwargs: Any) -> str | None:
+        return await self.s(*args, **kwargs).adelay()
+
+
+def dispatch_next_link(chain: list[dict]) -> str | None:
+    """Dispatch the first of the remaining chain links, carrying the rest along."""
+    if not chain:
+        return None
+    head, rest = chain[0], chain[1:]
+    signature = Signature(
+        resolve(head["job"]),
+        tuple(head.get("args") or ()),
+        dict(head.get("kwargs") or {}),
+        JobOptions.from_json({**(head.get("options") or {}), "after_commit": False}),
+    )
+    return dispatch(signature, chain=rest)

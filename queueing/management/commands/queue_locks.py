@@ -1,0 +1,38 @@
+"""List the locks job controls hold (unique jobs, WithoutOverlapping), or release one."""
+import getpass
+
+from django.core.management.base import BaseCommand, CommandError
+
+from queueing import locks
+from queueing.signals import lock_released
+
+
+class Command(BaseCommand):
+    help = ("List held locks with their owners: queue_locks | release a stuck one: "
+            "queue_locks --release KEY [--owner OWNER]")
+
+    def add_arguments(self, parser):
+        parser.add_argument("--release", metavar="KEY", help="The lock's Redis key.")
+        parser.add_argument("--owner", help="Release only if this owner still holds it "
+                                            "(default: whoever holds it now).")
+
+    def handle(self, *args, release=None, owner=None, **options):
+        if release is None:
+            held = locks.all_held()
+            for lock in held:
+                expiry = f"{lock.expires_in:.1f}s" if lock.expires_in is not None else "never"
+                self.stdout.write(f"{lock.kind:<7} {lock.key}  owner {lock.owner}  "
+                                  f"expires in {expiry}")
+            if not held:
+                self.stdout.write("No locks held.")
+            return
+        found = locks.find(release)
+        if found is None:
+            raise CommandError(f"no lock held at {release!r}")
+        _name, client, lock = found
+        if owner is not None and owner != lock.owner:
+            raise CommandError(f"{release} is held by {lock.owner}, not {owner}")
+        if not locks.release(client, lock.key, lock.owner):
+            raise CommandError(f"{release} changed hands or expired meanwhile; not released")
+        lock_released.send(sender=None, lock=lock, by=f"cli:{getpass.getuser()}")
+        self.stdout.write(self.style.SUCCESS(f"Released {lock.key} (held by {lock.owner})."))

@@ -1,0 +1,84 @@
+"""The worker's side of job controls: run a controlled job, settle what was decided.
+
+``JobRunner`` calls into this module only for jobs that have a Plan (middleware, or a
+unique lock to release); a plain job never reaches it:
+
+* ``run(runner, plan, held, job, definition, body, timeout)`` runs the job through its
+  middleware chain (queueing/middleware/pipeline.py) and returns the Verdict;
+* ``settle(runner, held, job, verdict, runtime)`` turns a verdict into an outcome the
+  runner already knows: a release (the attempt given back, no exception counted) or a
+  delete; after a run that succeeded it releases the job's unique lock and returns None;
+* ``release_unique(runner, job)`` lets go of a settled job's unique lock (the runner's
+  failure path calls it too).
+
+Outcomes are counted per job for its dashboard page (queueing/middleware/outcomes.py).
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from queueing.dispatching import payload as payload_lib
+from queueing.dispatching.unique import release_for_payload
+from queueing.middleware import outcomes
+from queueing.middleware.context import RAN, RELEASED, RunningJob, Verdict
+from queueing.middleware.pipeline import Plan
+from queueing.middleware.store import state_client
+from queueing.worker.outcome import Outcome, with_retries
+
+logger = logging.getLogger("queueing.worker")
+
+
+def run(runner: Any, plan: Plan, held: Any, job: Any, definition: Any,
+        body: Callable[[], Any], timeout: float) -> Verdict:
+    client = state_client(runner.driver)
+    running = RunningJob(job, definition, connection=runner.driver.name, queue=held.queue,
+                         client=client, worker=getattr(runner.worker, "owner", "") or "",
+                         timeout=timeout)
+    if plan.unique_until_processing:  # the lock goes as the job itself starts
+        run_job = body
+
+        def body() -> Any:
+            release_for_payload(client, job)
+            return run_job()
+    return plan.run(running, body)
+
+
+def settle(runner: Any, held: Any, job: Any, verdict: Verdict | None, runtime: float) -> Any:
+    """The runner's Outcome for a verdict; None after a plain run (the runner goes on)."""
+    if verdict is None or verdict.kind == RAN:
+        if "unique" in job.data:
+            release_unique(runner, job)
+        return None
+    outcomes.record(state_client(runner.driver), job.uuid, verdict.label)
+    detail = verdict.label + (f": {verdict.reason}" if verdict.reason else "")
+    if verdict.kind == RELEASED:
+        # Uncounted: the delivery is given back and no run is charged; marked settled,
+        # so the poison cap does not count a delivery middleware held back.
+        given_back = max(job.deliveries - 1, 0)
+        entry = payload_lib.normalised(dataclasses.replace(job, deliveries=given_back),
+                                       settled=True)
+        at = time.time() + verdict.delay
+        with_retries(lambda: runner.driver.release(held, at, entry, uncounted=True),
+                     "release")
+        runner.log.line(job, "DEFERRED", f"{detail} (again in {verdict.delay:.3g}s)")
+        return Outcome("deferred", runtime, job)
+    with_retries(lambda: runner.driver.delete(held), "delete skipped job")
+    if "unique" in job.data:
+        release_unique(runner, job)
+    runner.log.line(job, "SKIPPED", detail)
+    return Outcome("skipped", runtime, job)
+
+
+def release_unique(runner: Any, job: Any) -> None:
+    """Let go of the unique lock a settled job holds (success, final failure, skip);
+    never raises: at worst the lock expires by itself after unique_for."""
+    try:
+        client = state_client(runner.driver)
+        with_retries(lambda: release_for_payload(client, job), "release unique lock")
+    except Exception as exc:
+        logger.warning("could not release the unique lock of %s %s: %s", job.job, job.uuid,
+                       exc)

@@ -1,0 +1,59 @@
+"""What a job's settling shares between the runner and the job controls: the Outcome
+it ends with, text safe for one log line, and retries of driver writes that must not be
+dropped. A leaf module, so the runner and queueing/worker/controls.py both import it."""
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from queueing.dispatching.payload import Payload
+from queueing.redaction import for_log
+
+logger = logging.getLogger("queueing.worker")
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How one job's run ended, for the loop's counters and the recorders."""
+
+    kind: str  # "done", "released", "failed", "timed_out", "cancelled" or "kept"
+    runtime: float = 0.0
+    job: Payload | None = None
+
+
+def printable(value: Any, limit: int = 2000) -> str:
+    """Text safe for one log line: secrets masked and control characters escaped (the
+    policy of queueing/redaction.py), never an encoding error."""
+    return for_log(str(value).encode("utf-8", "backslashreplace").decode("utf-8"), limit)
+
+
+REDIS_TRANSIENT = (redis.ConnectionError, redis.TimeoutError)
+
+
+def with_retries(action: Callable[[], Any], what: str, attempts: int = 20,
+                 errors: tuple[type[BaseException], ...] = REDIS_TRANSIENT) -> Any:
+    """Run a driver write that must not be dropped, riding out a short outage.
+
+    `errors` are the transient ones: Redis's, plus the driver's ``transient_errors``
+    for its writes (a dropped session or "database is locked" on
+    a release used to fail the job for good, under a fresh uuid, with the database's
+    error instead of the job's). If the store stays away, the reservation is still there
+    and expires, so the job comes back later: at-least-once, never lost.
+    """
+    delay = 0.1
+    for attempt in range(attempts):
+        try:
+            return action()
+        except errors as exc:
+            if attempt == attempts - 1:
+                logger.error("gave up on %s: %s; the lease will bring the job back", what,
+                             printable(exc, 300))
+                return None
+            time.sleep(delay)
+            delay = min(delay * 2, 2.0)
+    return None

@@ -1,0 +1,111 @@
+"""Jobs of the job-control tests (middleware, unique, debounce); imported by jobs.py.
+
+Each records what happened in Redis (tests.testapp.jobs.note), so tests assert outcomes.
+"""
+import time
+
+from queueing import Job, job
+from queueing.middleware import RateLimited, Skip, ThrottlesExceptions, WithoutOverlapping
+
+from tests.testapp.jobs import RAN, note
+
+CONTROL = "test:control"
+
+
+@job(middleware=[RateLimited("test-rate", limit=10, per=1)], tries=1)
+def rate_limited(index):
+    note(RAN, label="rate", index=index)
+
+
+@job(middleware=[RateLimited("test-drop", limit=2, per=60, release=False)])
+def rate_limited_or_dropped(index):
+    note(RAN, label="drop", index=index)
+
+
+@job(middleware=[WithoutOverlapping(lambda key, index: key, release_after=0.05)], tries=1)
+def overlapping(key, index):
+    note(RAN, label="overlap", id=key, index=index, phase="start", t=time.time())
+    time.sleep(0.05)
+    note(RAN, label="overlap", id=key, index=index, phase="end", t=time.time())
+
+
+@job(middleware=[WithoutOverlapping("test-held", expire_after=3, release_after=0.1)],
+     tries=0, timeout=0)
+def hold_overlap_lock(label, seconds):
+    note(RAN, label=label, phase="start")
+    time.sleep(seconds)
+    note(RAN, label=label, phase="end")
+
+
+@job(middleware=[ThrottlesExceptions(3, decay=2, key="test-throttle")], tries=1,
+     backoff=0)
+def throttled(label, fail):
+    note(RAN, label=label)
+    if fail:
+        raise RuntimeError(f"boom {label}")
+
+
+@job(middleware=[Skip(when=lambda label, skip: skip)])
+def skippable(label, skip):
+    note(RAN, label=label)
+
+
+@job(middleware=[])
+def empty_middleware(label):
+    note(RAN, label=label)
+
+
+@job(unique_for=60, unique_id=lambda key, label: key, tries=1)
+def unique_record(key, label):
+    note(RAN, label=label, id=key)
+
+
+@job(unique_for=60, unique_id=lambda key, label: key, tries=1)
+def unique_explode(key, label):
+    note(RAN, label=label, id=key)
+    raise RuntimeError(f"boom {label}")
+
+
+@job(unique_for=60, unique_id=lambda key, label: key, tries=1)
+def unique_sleep(key, label):
+    note(RAN, label=label, id=key, phase="start")
+    time.sleep(1.0)
+
+
+@job(unique_for=60, unique_id=lambda key, label: key, unique_until="processing", tries=1)
+def unique_until_processing(key, label):
+    note(RAN, label=label, id=key, phase="start")
+    time.sleep(1.0)
+
+
+@job(debounce_for=0.5, unique_id=lambda key, label: key)
+def debounced(key, label):
+    note(RAN, label=label, id=key)
+
+
+class ClassWithMiddleware(Job):
+    name = "tests.class_with_middleware"
+    middleware = [Skip(when=lambda label: label.startswith("skip"))]
+
+    def handle(self, label):
+        note(RAN, label=label)
+
+
+class SeesEveryJob:
+    """A middleware for QUEUE["middleware"] (by dotted path): notes every job it sees."""
+
+    label = "SeesEveryJob"
+
+    def handle(self, running, call_next):
+        note(CONTROL, job=running.name, uuid=running.uuid)
+        return call_next(running)
+
+
+try:  # a Django Tasks task with middleware (only where a Tasks framework is installed)
+    from queueing.tasks import task as redis_task
+
+    @redis_task(middleware=(Skip(when=lambda label: label.startswith("skip")),))
+    def task_with_middleware(label):
+        note(RAN, label=label)
+except ImportError:
+    task_with_middleware = None
