@@ -24,6 +24,8 @@ SAMPLES = {
     "job-run": ["0f0e0d0c-0000-4000-8000-000000000000"],
     "failed": [],
     "failed-retry-matching": [],
+    "failed-selected": ["retry"],
+    "jobs-selected": ["pending", "delete"],
     "failed-delete-matching": [],
     "failed-retry": ["0f0e0d0c-0000-4000-8000-000000000000"],
     "failed-delete": ["0f0e0d0c-0000-4000-8000-000000000000"],

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Max, Q, QuerySet
 
 from queueing import connections, failed
 from queueing import payload as payload_lib
@@ -75,6 +75,28 @@ def filtered(queue: QueueRef | None = None, q: str = "") -> QuerySet[FailedJob]:
         rows = rows.filter(Q(job__icontains=q) | Q(queue__icontains=q) |
                            Q(exception__icontains=q))
     return rows
+
+
+@dataclass(frozen=True)
+class Matching:
+    """How many failed jobs a filter matches, and the newest row id counted: a bulk
+    action acts on rows up to that id, so a job that failed after the operator read the
+    count is not swept in with the others."""
+
+    count: int
+    upto: int
+
+
+def matching(queue: QueueRef | None = None, q: str = "") -> Matching:
+    found = filtered(queue, q).aggregate(count=Count("id"), upto=Max("id"))
+    return Matching(found["count"] or 0, found["upto"] or 0)
+
+
+def filter_note(queue: QueueRef | None, q: str) -> str:
+    """" matching queue redis:default and “boom”", or "" without a filter."""
+    parts = [f"queue {queue.label}" if queue else "", f"“{q}”" if q else ""]
+    found = " and ".join(p for p in parts if p)
+    return f" matching {found}" if found else ""
 
 
 def _window_bounds(rows: QuerySet[FailedJob], index: int) -> Q:

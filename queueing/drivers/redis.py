@@ -231,6 +231,12 @@ class RedisDriver:
         return bool(self.scripts.promote_delayed(keys=[k.delayed, k.ready, k.notify],
                                                  args=[raw, "promote"]))
 
+    def run_now(self, queue: str, raw: bytes | str) -> bool:
+        """A delayed job to the head of the ready list: the next one a worker takes."""
+        k = self.keys(queue)
+        return bool(self.scripts.promote_delayed(keys=[k.delayed, k.ready, k.notify],
+                                                 args=[raw, "head"]))
+
     def forget_delayed(self, queue: str, raw: bytes | str) -> bool:
         k = self.keys(queue)
         return bool(self.scripts.promote_delayed(keys=[k.delayed, k.ready, k.notify],

@@ -53,10 +53,25 @@ def delete_failed(request: HtmxHttpRequest, uuid: str) -> HttpResponse:
     return confirm(request, f"Job {uuid} was already gone.", fallback=back, level="error")
 
 
+def _matching_rows(request: HtmxHttpRequest):
+    """The rows a "… all N matching" button covers: the filter, up to the newest row id
+    the page counted (`upto`), so failures newer than the confirmed count are left."""
+    queue, q = queues.parse(request.POST.get("queue")), request.POST.get("q", "").strip()
+    rows = failures.filtered(queue, q)
+    upto = int_param(request.POST, "upto")
+    if upto:
+        rows = rows.filter(id__lte=upto)
+    return queue, q, rows
+
+
 @action
 def retry_failed_matching(request: HtmxHttpRequest) -> HttpResponse:
-    queue, q = queues.parse(request.POST.get("queue")), request.POST.get("q", "").strip()
-    retried, skipped = failures.retry_rows(failures.filtered(queue, q))
+    return retry_matching(request)
+
+
+def retry_matching(request: HtmxHttpRequest) -> HttpResponse:
+    queue, q, rows = _matching_rows(request)
+    retried, skipped = failures.retry_rows(rows)
     history.record(horizon_client(), retried, _who(request))
     audit.record(_who(request), "retry matching", f"{len(retried)} failed jobs",
                  f"filter:{_filter_note(queue, q) or ' none'}")
@@ -68,8 +83,12 @@ def retry_failed_matching(request: HtmxHttpRequest) -> HttpResponse:
 
 @action
 def delete_failed_matching(request: HtmxHttpRequest) -> HttpResponse:
-    queue, q = queues.parse(request.POST.get("queue")), request.POST.get("q", "").strip()
-    deleted, _ = failures.filtered(queue, q).delete()
+    return delete_matching(request)
+
+
+def delete_matching(request: HtmxHttpRequest) -> HttpResponse:
+    queue, q, rows = _matching_rows(request)
+    deleted, _ = rows.delete()
     audit.record(_who(request), "delete matching", f"{deleted} failed jobs",
                  f"filter:{_filter_note(queue, q) or ' none'}")
     return confirm(request, f"Deleted {plural(deleted, 'failed job')}{_filter_note(queue, q)}.",
@@ -106,10 +125,18 @@ def delete_job(request: HtmxHttpRequest, state: str, uuid: str) -> HttpResponse:
 def run_now(request: HtmxHttpRequest, uuid: str) -> HttpResponse:
     back = reverse("horizon:jobs", args=["delayed"])
     found = _find_queued(request, "delayed", uuid)
-    if found is None or not connections.queue_driver(found.ref.connection).promote_delayed(
-            found.ref.name, found.raw):
+    if found is None or not promote_to_head(found):
         return confirm(request, f"Job {uuid} is no longer delayed.", fallback=back,
                        level="error")
     audit.record(_who(request), "run now", uuid, found.ref.label)
-    return confirm(request, f"Job {uuid} moved to the end of {found.ref.label}'s pending "
-                            "list; it runs as soon as a worker takes it.", fallback=back)
+    return confirm(request, f"Job {uuid} moved to the head of {found.ref.label}'s pending "
+                            "list; the next free worker takes it.", fallback=back)
+
+
+def promote_to_head(found: lookup.Found) -> bool:
+    """Make a delayed job ready now, at the head of its queue where the driver can."""
+    driver = connections.queue_driver(found.ref.connection)
+    run_now = getattr(driver, "run_now", None)
+    if run_now is not None:
+        return run_now(found.ref.name, found.raw)
+    return driver.promote_delayed(found.ref.name, found.raw)

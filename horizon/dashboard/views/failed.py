@@ -25,6 +25,8 @@ def context(params: QueryDict) -> dict:
                                  ("window", str(window) if needle and window else "")) if v}
     return {
         "section": "failed",
+        "matching": failures.matching(chosen, needle),
+        "filter_note": failures.filter_note(chosen, needle),
         "listing": listing,
         "queues": queues.known_queues(),
         "chosen": chosen,
