@@ -26,6 +26,8 @@ from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.http import require_POST, require_safe
 from django_htmx.http import HttpResponseClientRedirect
 
+from . import health
+
 PERMISSION = "horizon.view_dashboard"
 OPERATE_PERMISSION = "horizon.operate_dashboard"
 CONTENT_SECURITY_POLICY = (
@@ -90,7 +92,10 @@ def _guarded(view: Callable, *, operate: bool = False) -> Callable:
         if operate and not request.horizon_can_operate:
             return render(request, "horizon/forbidden.html",
                           {"permission": OPERATE_PERMISSION, "read_only": True}, status=403)
-        return view(request, *args, **kwargs)
+        try:
+            return view(request, *args, **kwargs)
+        except health.REDIS_ERRORS as exc:  # a 503 naming the problem, not a bare 500
+            return health.unavailable(request, exc)
 
     return with_security_headers(never_cache(wrapped))
 

@@ -57,7 +57,7 @@
   function holdReason(el) {
     if (userPaused()) { return "paused"; }
     if ($("input.pick:checked", el) || el.getAttribute("data-scope") === "all") { return "rows are ticked"; }
-    if (pointer) {
+    if (pointer && el.getAttribute("data-poll") !== "soft") {
       var under = document.elementFromPoint(pointer.x, pointer.y);
       if (under && el.contains(under)) { return "the pointer is on it"; }
     }
