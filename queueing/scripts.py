@@ -14,7 +14,7 @@ from redis.commands.core import Script
 SCRIPT_NAMES = (
     "push", "later", "pop", "release", "delete", "size", "clear",
     "forget_pending", "promote_delayed", "renew", "unreserve", "push_priority",
-    "pending",
+    "pending", "locate",
 )
 
 
@@ -39,6 +39,7 @@ class Scripts:
     unreserve: Script
     push_priority: Script
     pending: Script
+    locate: Script
 
     def __init__(self, client: redis.Redis) -> None:
         for name in SCRIPT_NAMES:

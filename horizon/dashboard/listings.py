@@ -8,6 +8,7 @@ thousand entries per request.
 """
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from typing import Iterator
@@ -17,12 +18,13 @@ from queueing.safe_json import peek
 
 from ..repositories import horizon_client
 from ..repositories import recent
-from . import formatting, paging
+from . import formatting, lookup, paging
 from .masking import NAME_LIMIT, display, shown_tags
 from .queues import QueueRef
 
 STATES = ("pending", "delayed", "reserved", "completed")
 SCAN_WINDOW = 2000  # entries examined per filtered request
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 CHUNK = 500  # entries per Redis call while scanning
 
 
@@ -64,6 +66,8 @@ class Listing:
     total: int
     page: paging.Page | None  # unfiltered listings
     scan: Scan | None  # filtered listings
+    via_index: bool = False  # a uuid search answered by the uuid index, not a scan
+    elsewhere: lookup.Found | None = None  # that uuid, found in another state
 
 
 def row_from(state: str, queue: str, data: dict, *, position: int, score: float | None,
@@ -164,7 +168,26 @@ def listing(state: str, refs: list[QueueRef], *, start: int = 0, needle: str = "
             for raw, score, index in _read(state, piece):
                 rows.append(_row(state, _entry(state, piece.key, raw, score, index), now))
         return Listing(state, rows, total, paging.Page(start, size, total), None)
+    if state != "completed" and UUID.fullmatch(needle):
+        found = _by_uuid(state, refs, needle, total, now)
+        if found is not None:
+            return found
     return _scan(state, segments, total, start, needle, queue_filter, size, now)
+
+
+def _by_uuid(state: str, refs: list[QueueRef], uuid: str, total: int,
+             now: float) -> Listing | None:
+    """A uuid search answered by the uuid index (any queue length); None when the index
+    does not know the uuid, and the scan looks for it as before."""
+    found = lookup.locate_anywhere(uuid, refs)
+    if found is None or found.ref is None:
+        return None
+    rows = []
+    if found.state == state:
+        rows.append(row_from(state, found.ref.label, found.data,
+                             position=found.position or 0, score=found.score, now=now))
+    return Listing(state, rows, total, None, Scan(0, total, total, None), via_index=True,
+                   elsewhere=None if rows else found)
 
 
 def _keep(state: str, entry: Entry, needle: str, queue_filter: QueueRef | None) -> bool:

@@ -7,10 +7,13 @@
 -- KEYS[4] run history  queues:{NAME}:schedule:<schedule>:runs (newest first)
 -- ARGV[1] slot key TTL (seconds)   ARGV[2] encoded payload
 -- ARGV[3] run record (JSON)        ARGV[4] history entries kept
+-- KEYS[5] optional: uuid index queues:{NAME}:index   KEYS[6] its sequence queues:{NAME}:seq
 -- Returns 1 when this call claimed the slot and pushed, 0 when it was already claimed.
 if not redis.call('SET', KEYS[3], ARGV[3], 'NX', 'EX', ARGV[1]) then return 0 end
 redis.call('RPUSH', KEYS[1], ARGV[2])
 redis.call('RPUSH', KEYS[2], '1')
+local id = KEYS[6] and string.match(ARGV[2], '^{[^{}%[%]]-"uuid":"([^"\\]+)"')
+if id then redis.call('ZADD', KEYS[5], redis.call('INCR', KEYS[6]), id) end
 redis.call('LPUSH', KEYS[4], ARGV[3])
 redis.call('LTRIM', KEYS[4], 0, tonumber(ARGV[4]) - 1)
 return 1

@@ -22,6 +22,7 @@ import redis
 from queueing import connections, payload as payload_lib
 from queueing.dispatch import target_of
 from queueing.jobs import Signature
+from queueing.keys import QueueKeys
 from queueing.registry import resolve
 
 from .. import keys
@@ -55,10 +56,10 @@ def target(schedule: ScheduleDefinition) -> Target:
     return Target(conn.name, queue)
 
 
-def _keys(schedule: ScheduleDefinition, where: Target) -> tuple[list[str], str]:
+def _keys(schedule: ScheduleDefinition, where: Target) -> tuple[list[str], str, QueueKeys]:
     queue_keys = connections.redis_driver(where.connection).keys(where.queue)
     base = f"{queue_keys.ready}:schedule:{schedule.name}"
-    return [queue_keys.ready, queue_keys.notify], base
+    return [queue_keys.ready, queue_keys.notify], base, queue_keys
 
 
 _scripts: dict[int, object] = {}
@@ -85,9 +86,10 @@ def claim(schedule: ScheduleDefinition, slot: float | str, *, trigger: str = "sc
     data["schedule"] = {"name": schedule.name, "slot": slot_id, "trigger": trigger}
     record = json.dumps({"slot": slot_id, "at": now, "uuid": data["uuid"], "trigger": trigger,
                          "by": by, "connection": where.connection, "queue": where.queue})
-    queue_keys, base = _keys(schedule, where)
+    queue_keys, base, all_keys = _keys(schedule, where)
     client = connections.redis_driver(where.connection).client
-    pushed = _script(client)(keys=[*queue_keys, f"{base}:{slot_id}", f"{base}:runs"],
+    pushed = _script(client)(keys=[*queue_keys, f"{base}:{slot_id}", f"{base}:runs",
+                                   all_keys.index, all_keys.sequence],
                              args=[SLOT_TTL, payload_lib.encode(data), record, HISTORY])
     return data["uuid"] if pushed else None
 
@@ -105,7 +107,7 @@ def history(schedule: ScheduleDefinition, limit: int = HISTORY) -> list[dict]:
         where = target(schedule)
     except ScheduleError:
         return []
-    _, base = _keys(schedule, where)
+    _, base, _ = _keys(schedule, where)
     client = connections.redis_driver(where.connection).client
     out = []
     for raw in client.lrange(f"{base}:runs", 0, limit - 1):

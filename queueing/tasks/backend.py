@@ -128,11 +128,11 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[misc,name-defined]
         pipe = driver.client.pipeline(transaction=False)
         store.create_calls(pipe, record, ttl)
         if available_at is not None and available_at > now:
-            call = (scripts.later, [keys.delayed], [available_at, text])
+            call = (scripts.later, [keys.delayed, keys.due_index], [available_at, text])
         elif priority:
             call = priority_lib.push_call(scripts, keys, priority, text)
         else:
-            call = (scripts.push, [keys.ready, keys.notify], [text])
+            call = (scripts.push, [keys.ready, keys.notify, keys.index, keys.sequence], [text])
         script, script_keys, script_args = call
         pipe.evalsha(script.sha, len(script_keys), *script_keys, *script_args)
         replies = pipe.execute(raise_on_error=False)

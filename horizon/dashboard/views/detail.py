@@ -132,7 +132,7 @@ def job(request: HtmxHttpRequest, state: str, uuid: str) -> HttpResponse:
     if found is None:
         # It may have moved on since the link was drawn: follow it.
         found = lookup.follow(uuid, ref, state)
-        moved_from = state if found is not None else None
+        moved_from = state if found is not None and found.state != state else None
     now = time.time()
     limits = FULL if request.GET.get("full") == "1" else GLANCE
     extra = context(found, now, limits) if found is not None else {"state": state}
