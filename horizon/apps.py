@@ -9,8 +9,9 @@ class HorizonConfig(AppConfig):
     def ready(self) -> None:
         from queueing.hooks import add_completion_recorder, add_outcome_recorder
 
-        from . import checks  # noqa: F401  (registers system checks)
+        from . import attempts, checks  # noqa: F401  (checks registers system checks)
         from .repositories.metrics import record_completions, record_other_outcome
 
         add_completion_recorder(record_completions)
         add_outcome_recorder(record_other_outcome)
+        attempts.connect()  # each job's attempts and errors (horizon/attempts.py)

@@ -25,6 +25,7 @@ SAMPLES = {
     "failed": [],
     "failed-retry-matching": [],
     "failed-selected": ["retry"],
+    "retries": [],
     "jobs-selected": ["pending", "delete"],
     "failed-delete-matching": [],
     "failed-retry": ["0f0e0d0c-0000-4000-8000-000000000000"],

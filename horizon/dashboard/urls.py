@@ -10,7 +10,7 @@ from django.urls import path, register_converter
 
 from .views import (
     actions, audit, control, detail, failed, jobs, metrics, overview, prometheus, schedules,
-    selection, workers,
+    retries, selection, workers,
 )
 
 
@@ -78,6 +78,7 @@ urlpatterns = [
     path("jobs/<hz_removable:state>/<hz_name:uuid>/delete/", actions.delete_job, name="job-delete"),
     path("jobs/delayed/<hz_name:uuid>/run/", actions.run_now, name="job-run"),
     path("failed/", failed.failed, name="failed"),
+    path("retries/", retries.retries, name="retries"),
     path("failed/retry/", actions.retry_failed_matching, name="failed-retry-matching"),
     path("failed/delete/", actions.delete_failed_matching, name="failed-delete-matching"),
     path("failed/selected/<hz_bulk:verb>/", selection.failed_selected, name="failed-selected"),

@@ -11,6 +11,7 @@ from django.utils.http import urlencode
 
 from queueing import connections, heartbeat
 
+from ... import attempts
 from ...repositories import horizon_client
 from .. import formatting, history, lookup, queues, task_results
 from ..auth import page
@@ -115,12 +116,36 @@ def context(found: lookup.Found, now: float, limits: Limits = GLANCE) -> dict:
         "reserved_by": str(data.get("reservedBy") or ""),
         "task": task_results.panel(data, found.uuid, now),
         "holder_gone": holder_gone(found),
-        "facts": [(label, data.get(key)) for label, key in (
+        "attempts": timeline(found.uuid, now),
+        "facts": [(label, fact(data.get(key))) for label, key in (
             ("Job", "job"), ("Attempts", "attempts"), ("Max tries", "maxTries"),
             ("Max exceptions", "maxExceptions"), ("Timeout", "timeout"),
             ("Backoff", "backoff"), ("Fail on timeout", "failOnTimeout"),
         ) if data.get(key) is not None],
     }
+
+
+def fact(value) -> str:
+    """A payload value as an operator reads it: yes/no, not Python's True/False."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
+
+
+def timeline(uuid: str, now: float) -> list[dict]:
+    """Every recorded attempt (horizon/attempts.py), oldest first, errors masked."""
+    out = []
+    for entry in attempts.entries(uuid):
+        error = display(str(entry.get("error") or ""), attempts.ERROR_LIMIT)
+        out.append({"attempt": entry.get("attempt"), "at": formatting.moment(entry.get("at"), now),
+                    "worker": str(entry.get("worker") or ""),
+                    "outcome": str(entry.get("outcome") or ""),
+                    "summary": error.split("\n", 1)[0], "error": error,
+                    "runtime": formatting.runtime(entry["runtime_ms"])
+                    if isinstance(entry.get("runtime_ms"), (int, float)) else ""})
+    return out
 
 
 @page
