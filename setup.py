@@ -21,7 +21,7 @@ def asset_packages() -> dict[str, list[str]]:
 
 
 ASSETS = asset_packages()
-LUA = {"queueing.lua": ["*.lua"], "horizon.lua": ["*.lua"]}  # scripts, not Python
+LUA = {"queueing.drivers.redis.lua": ["*.lua"], "horizon.lua": ["*.lua"]}  # scripts, not Python
 
 setup(
     packages=find_packages(include=["queueing*", "horizon*"]) + sorted(LUA) + sorted(ASSETS),

@@ -96,7 +96,7 @@ def one_run(n: int, workers: int) -> dict:
 
 
 def single_server(directory: str) -> tuple[subprocess.Popen, str]:
-    from queueing.embedded_redis import find_binary
+    from queueing.drivers.redis.embedded import find_binary
     from tests.local_cluster import free_ports
 
     [port] = free_ports(1)

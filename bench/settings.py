@@ -11,11 +11,11 @@ import os
 import shutil
 import tempfile
 
-from horizon.settings import *  # noqa: F401,F403
-from horizon.settings import INSTALLED_APPS, QUEUE
+from standalone.settings import *  # noqa: F401,F403
+from standalone.settings import INSTALLED_APPS, QUEUE
 
 if not os.environ.get("BENCH_REDIS_URL"):
-    from queueing.embedded_redis import EmbeddedRedis
+    from queueing.drivers.redis.embedded import EmbeddedRedis
 
     _folder = tempfile.mkdtemp(prefix="hz-bench-redis-")
     _server = EmbeddedRedis(_folder, persistent=False)

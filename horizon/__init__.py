@@ -1,1 +1,15 @@
-"""The operator side: supervisor, dashboard, and the standalone site's wiring."""
+"""Horizon for Django: the operator side of ``queueing`` (supervisor, dashboard).
+
+The standalone site that used to live here (settings, urls, wsgi, the ``serve``
+launcher) is the top-level ``standalone`` package now, outside the wheel; its old module
+paths still import, with a DeprecationWarning, until 0.3.
+"""
+from queueing._moved import alias
+
+SITE_MOVED = {
+    "horizon.settings": "standalone.settings",
+    "horizon.urls": "standalone.urls",
+    "horizon.wsgi": "standalone.wsgi",
+    "horizon.launcher": "standalone.launcher",
+}
+alias(SITE_MOVED)

@@ -7,10 +7,9 @@ class HorizonConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from queueing.hooks import add_completion_recorder, add_outcome_recorder
-
-        from . import attempts, checks  # noqa: F401  (checks registers system checks)
-        from .repositories.metrics import record_completions, record_other_outcome
+        from horizon import attempts, checks  # noqa: F401  (checks registers system checks)
+        from horizon.repositories.metrics import record_completions, record_other_outcome
+        from queueing.worker.recorders import add_completion_recorder, add_outcome_recorder
 
         add_completion_recorder(record_completions)
         add_outcome_recorder(record_other_outcome)

@@ -16,10 +16,9 @@ import logging
 import time
 from typing import Any
 
+from horizon.keys import PREFIX
+from horizon.repositories import horizon_client
 from queueing.redaction import clip, mask_text
-
-from .keys import PREFIX
-from .repositories import horizon_client
 
 logger = logging.getLogger("horizon.attempts")
 KEEP = 25  # attempts kept per job
@@ -51,7 +50,7 @@ def record(uuid: str, entry: dict[str, Any], client=None) -> None:
         pipe.ltrim(key(uuid), -KEEP, -1)
         pipe.expire(key(uuid), TTL)
         pipe.execute()
-    except Exception:  # noqa: BLE001
+    except Exception:
         logger.warning("could not record attempt %s of %s", entry.get("attempt"), uuid,
                        exc_info=True)
 
@@ -125,8 +124,8 @@ def on_outcome(driver, job, queue: str, kind: str, runtime: float) -> list:
 
 
 def connect() -> None:
-    from queueing.hooks import add_outcome_recorder
     from queueing.signals import job_exception_occurred, job_failed, job_processed
+    from queueing.worker.recorders import add_outcome_recorder
 
     job_exception_occurred.connect(on_exception, dispatch_uid="horizon.attempts.exception")
     job_failed.connect(on_failed, dispatch_uid="horizon.attempts.failed")

@@ -7,19 +7,15 @@ one indexed range delete, so the table never grows without bound.
 """
 from __future__ import annotations
 
-from django.conf import settings
 from django.utils import timezone
 
+from horizon.config import horizon_settings
+from horizon.models import AuditEntry
 from queueing.redaction import escape_control, mask_text
-
-from .models import AuditEntry
-
-DEFAULT_KEEP = 10_000
 
 
 def keep() -> int:
-    value = (getattr(settings, "HORIZON", None) or {}).get("audit_keep", DEFAULT_KEEP)
-    return max(int(value), 1)
+    return horizon_settings().audit_keep
 
 
 def _field(text: str, limit: int) -> str:

@@ -1,15 +1,14 @@
 """System checks horizon.E001... for the HORIZON setting."""
+from django.conf import settings
 from django.core.checks import Error, register
 
-from .config import HorizonConfigError, parse
+from horizon.config import HorizonConfigError, parse
+from horizon.schedules.definitions import ScheduleError, all_schedules
+from queueing.errors import QueueError
 
 
 @register()
 def check_horizon_setting(app_configs, **kwargs):
-    from django.conf import settings
-
-    from queueing.errors import QueueError
-
     try:
         parse(getattr(settings, "HORIZON", None))
     except HorizonConfigError as exc:
@@ -21,13 +20,13 @@ def check_horizon_setting(app_configs, **kwargs):
 
 @register()
 def check_schedules(app_configs, **kwargs):
-    from .schedules.definitions import ScheduleError, all_schedules
-
     try:
         all_schedules()
     except ScheduleError as exc:
         return [Error(str(exc), id="horizon.E009",
                       hint="Fix the @schedule declaration or HORIZON['schedule'].")]
+    except (HorizonConfigError, QueueError):
+        return []  # reported by check_horizon_setting and queueing.E001
     return []
 
 

@@ -31,6 +31,11 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
+from queueing.config import queue_settings
+from queueing.dispatching.options import parse_backoff
+from queueing.errors import QueueError
+from queueing.worker.options import DEFAULTS as WORKER_DEFAULTS
+
 BALANCE_MODES = ("auto", "simple", "off")
 SUPERVISOR_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")  # fullmatch: no "/", no newline
 
@@ -42,17 +47,11 @@ SUPERVISOR_DEFAULTS: dict[str, Any] = {
     "max_processes": 1,
     "balance_max_shift": 1,
     "balance_cooldown": 3,
-    "tries": 1,
-    "backoff": 0,
-    "timeout": 60,
-    "memory": 128,
-    "sleep": 3,
-    "block_for": None,
-    "max_jobs": 0,
-    "max_time": 0,
-    "rest": 0,
     "nice": 0,
-    "prefetch": 32,
+    # what each worker process is started with: the worker's own defaults
+    **{option: getattr(WORKER_DEFAULTS, option) for option in (
+        "tries", "backoff", "timeout", "memory", "sleep", "block_for", "max_jobs",
+        "max_time", "rest", "prefetch")},
 }
 
 
@@ -109,7 +108,10 @@ class SupervisorConfig:
 
 
 @dataclass(frozen=True, slots=True)
-class HorizonConfig:
+class HorizonSettings:
+    """settings.HORIZON, parsed and checked: what every part of the operator side reads
+    (the supervisor, the dashboard, the audit log, schedules), never the raw dict."""
+
     name: str
     connection: str
     environment: str
@@ -121,6 +123,8 @@ class HorizonConfig:
     options: dict = field(default_factory=dict)
     waits: dict = field(default_factory=dict)  # "connection:queue" -> seconds (0: no alert)
     notifications: dict = field(default_factory=dict)  # mail, webhook, cooldown
+    audit_keep: int = 10_000  # audit entries kept at most
+    schedule: Any = None  # HORIZON['schedule'] as written (horizon.schedules parses it)
 
 
 def _int(block: str, key: str, value: Any, minimum: int) -> int:
@@ -140,10 +144,6 @@ def _number(block: str, key: str, value: Any) -> float:
 
 
 def parse_supervisor(name: str, raw: dict[str, Any], default_connection: str) -> SupervisorConfig:
-    from queueing.conf import queue_settings
-    from queueing.errors import QueueError
-    from queueing.job_options import parse_backoff
-
     unknown = set(raw) - set(SUPERVISOR_DEFAULTS)
     if unknown:
         raise HorizonConfigError(
@@ -209,10 +209,7 @@ def master_name(configured: Any) -> str:
     return name.strip()
 
 
-def parse(raw: dict[str, Any] | None) -> HorizonConfig:
-    from queueing.conf import queue_settings
-    from queueing.errors import QueueError
-
+def parse(raw: dict[str, Any] | None) -> HorizonSettings:
     raw = dict(raw or {})
     known = {"name", "connection", "environment", "defaults", "supervisors", "environments",
              "trim", "snapshot_interval", "mask_keys", "audit_keep", "schedule", "waits",
@@ -250,7 +247,7 @@ def parse(raw: dict[str, Any] | None) -> HorizonConfig:
     for name, override in ((raw.get("environments") or {}).get(environment) or {}).items():
         blocks[name] = {**blocks.get(name, defaults), **(override or {})}
     trim = raw.get("trim") or {}
-    return HorizonConfig(
+    return HorizonSettings(
         name=master_name(raw.get("name")),
         connection=connection,
         environment=environment,
@@ -261,7 +258,16 @@ def parse(raw: dict[str, Any] | None) -> HorizonConfig:
         snapshot_interval=float(raw.get("snapshot_interval", 60)),
         waits=parse_waits(raw.get("waits"), connection),
         notifications=parse_notifications(raw.get("notifications")),
+        audit_keep=_audit_keep(raw.get("audit_keep", 10_000)),
+        schedule=raw.get("schedule"),
     )
+
+
+def _audit_keep(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise HorizonConfigError("HORIZON['audit_keep'] must be an integer >= 1",
+                                 "horizon.E008")
+    return value
 
 
 def parse_waits(raw: Any, connection: str) -> dict[str, float]:
@@ -306,11 +312,11 @@ def parse_notifications(raw: Any) -> dict[str, Any]:
 
 
 @lru_cache(maxsize=1)
-def horizon_config() -> HorizonConfig:
+def horizon_settings() -> HorizonSettings:
     return parse(getattr(settings, "HORIZON", None))
 
 
 @receiver(setting_changed)
 def _reset(*, setting: str, **_: Any) -> None:
     if setting in ("HORIZON", "QUEUE"):
-        horizon_config.cache_clear()
+        horizon_settings.cache_clear()

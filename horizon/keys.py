@@ -54,4 +54,12 @@ def prometheus_series(label: str, job: str) -> str:
     return f"{PREFIX}prom:{label}|{job}"  # hash: outcome counters and histogram buckets
 
 
+def login_failures(kind: str, digest: str) -> str:
+    return f"{PREFIX}login-failures:{kind}:{digest}"  # counter of failed logins, expires
+
+
+def retries_log(uuid: str) -> str:
+    return f"{PREFIX}dashboard:retries:{uuid}"  # list: retries of a job from the dashboard
+
+
 PROMETHEUS_SERIES = PREFIX + "prom:series"  # set of "connection:queue|job" with counters

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
-from typing import Callable
+from collections.abc import Callable
 
 PR_SET_PDEATHSIG = 1
 

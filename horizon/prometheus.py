@@ -14,16 +14,19 @@ from __future__ import annotations
 import time
 
 from prometheus_client.core import (
-    CollectorRegistry, CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily,
+    CollectorRegistry,
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
 )
 from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector
 
+from horizon.dashboard.reads import queue_rows
+from horizon.repositories import counters, horizon_client
+from horizon.repositories import state as state_repo
+from horizon.repositories.latency import oldest_ages
 from queueing.models import FailedJob
-
-from .repositories import counters, horizon_client
-from .repositories import state as state_repo
-from .repositories.latency import oldest_ages
 
 COUNTERS = {
     "processed": "Jobs that completed successfully.",
@@ -72,8 +75,6 @@ class HorizonCollector(Collector):
         yield wait
 
     def queue_metrics(self):
-        from .dashboard.reads import queue_rows
-
         client = horizon_client()
         sups = state_repo.supervisors(client)
         rows = queue_rows(sups)

@@ -16,11 +16,10 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.decorators import method_decorator
 from django.views.debug import SafeExceptionReporterFilter
 
+from horizon import keys
+from horizon.dashboard.auth import with_security_headers
+from horizon.repositories import horizon_client
 from queueing.redaction import is_secret_key, mask_text
-
-from .dashboard.auth import with_security_headers
-from .keys import PREFIX
-from .repositories import horizon_client
 
 MAX_FAILURES_PER_ADDRESS = 20
 MAX_FAILURES_PER_USERNAME = 5
@@ -29,7 +28,7 @@ LOCKOUT_SECONDS = 15 * 60
 
 def _key(kind: str, value: str) -> str:
     digest = hashlib.sha256(value.encode("utf-8", "replace")).hexdigest()[:32]
-    return f"{PREFIX}login-failures:{kind}:{digest}"
+    return keys.login_failures(kind, digest)
 
 
 def _keys(request: HttpRequest) -> list[tuple[str, int]]:

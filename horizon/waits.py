@@ -17,14 +17,14 @@ import json
 import logging
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import redis
 
-from . import keys
-from .repositories.latency import oldest_ages
-from .signals import long_wait_detected, long_wait_recovered
+from horizon import keys
+from horizon.repositories.latency import oldest_ages
+from horizon.signals import long_wait_detected, long_wait_recovered
 
 logger = logging.getLogger("horizon.waits")
 CHECK_INTERVAL = 5.0  # seconds between evaluations
@@ -94,7 +94,7 @@ class Notifier:
 
                 send_mail(notice.subject, json.dumps(notice.as_json(), indent=2),
                           self.sender, self.mail)
-            except Exception as exc:  # noqa: BLE001  (any mail failure must not stop us)
+            except Exception as exc:
                 self.log(f"long-wait mail failed: {exc}")
         if self.webhook:
             body = json.dumps(notice.as_json()).encode()
@@ -103,7 +103,7 @@ class Notifier:
             try:
                 with urllib.request.urlopen(request, timeout=WEBHOOK_TIMEOUT) as answer:
                     answer.read(1024)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 self.log(f"long-wait webhook failed: {type(exc).__name__}: {exc}")
 
 
@@ -121,7 +121,7 @@ class WaitMonitor:
 
     @classmethod
     def from_config(cls, config, client: redis.Redis, *, owner: str,
-                    log: Callable[[str], None] = lambda _: None) -> "WaitMonitor":
+                    log: Callable[[str], None] = lambda _: None) -> WaitMonitor:
         n = config.notifications
         return cls(config.waits, client, Notifier(n.get("mail") or [], n.get("webhook"),
                                                    n.get("from"), log),

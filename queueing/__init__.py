@@ -2,9 +2,12 @@
 
 Public API::
 
-    from queueing import job, Job, chain, current_job
+    from queueing import job, Job, chain, current_job, dispatch_many
 """
-from .errors import (
+from queueing import _moved
+from queueing.dispatching.dispatch import dispatch_many
+from queueing.dispatching.jobs import Job, JobFunction, PendingDispatch, Signature, chain, job
+from queueing.errors import (
     DispatchError,
     InvalidOption,
     NotSerializable,
@@ -13,12 +16,12 @@ from .errors import (
     UnknownJob,
     UnknownQueue,
 )
-from .dispatch import dispatch_many
-from .execution import current_job
-from .jobs import Job, JobFunction, PendingDispatch, Signature, chain, job
+from queueing.worker.execution import current_job
+
+_moved.install()  # old module paths (before 0.2) still import; see _moved.py
 
 __all__ = [
-    "job", "Job", "chain", "dispatch_many", "current_job", "JobFunction", "PendingDispatch", "Signature",
-    "QueueError", "DispatchError", "InvalidOption", "NotSerializable", "UnknownConnection",
-    "UnknownQueue", "UnknownJob",
+    "job", "Job", "chain", "dispatch_many", "current_job", "JobFunction", "PendingDispatch",
+    "Signature", "QueueError", "DispatchError", "InvalidOption", "NotSerializable",
+    "UnknownConnection", "UnknownQueue", "UnknownJob",
 ]

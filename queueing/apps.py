@@ -7,7 +7,14 @@ class QueueingConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import checks  # noqa: F401  (registers system checks)
-        from .registry import autodiscover
+        # Deferred to ready(): these import the apps' job modules and Django models,
+        # which cannot load while Django is still populating INSTALLED_APPS.
+        from queueing import (
+            checks,  # noqa: F401  (registers system checks)
+            connections,
+        )
+        from queueing.dispatching.registry import autodiscover
+        from queueing.worker.execution import run_inline
 
+        connections.use_inline_runner(run_inline)
         autodiscover()

@@ -2,13 +2,13 @@
 connection block fails at startup and a mistyped queue shows up in `manage.py check`."""
 from django.core.checks import Error, Warning, register
 
-from .errors import ConfigurationError
+from queueing.config import queue_settings
+from queueing.dispatching import registry
+from queueing.errors import ConfigurationError, UnknownQueue
 
 
 @register("queueing")
 def check_queue_setting(app_configs, **kwargs):
-    from .conf import queue_settings
-
     queue_settings.cache_clear()
     try:
         queue_settings()
@@ -22,10 +22,6 @@ def check_job_queues(app_configs, **kwargs):
     """queueing.W002: a job declared with a queue its connection refuses (its own
     ``connection=``, else QUEUE['default'], as dispatch picks it): every dispatch of it
     would fail with UnknownQueue. queueing.W003: a job naming an unknown connection."""
-    from . import registry
-    from .conf import queue_settings
-    from .errors import UnknownQueue
-
     try:
         configured = queue_settings()
     except ConfigurationError:

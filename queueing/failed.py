@@ -10,8 +10,9 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from . import payload as payload_lib
-from .models import FailedJob
+from queueing import connections
+from queueing.dispatching import payload as payload_lib
+from queueing.models import FailedJob
 
 
 def describe(exc: BaseException) -> str:
@@ -88,8 +89,6 @@ def retry_entry(driver, text: str, now: float | None = None) -> str:
 
 def retry(row: FailedJob) -> str:
     """Push the payload again with a fresh budget (same uuid) and delete the row."""
-    from . import connections
-
     driver = connections.driver(row.connection)
     driver.push(row.queue, retry_entry(driver, row.payload))
     row.delete()

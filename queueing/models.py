@@ -1,4 +1,5 @@
-"""The failed-job store: one row per job that failed for good (or could not be decoded)."""
+"""The queue core's tables: the failed-job store (FailedJob), and the database driver's
+jobs (QueuedJob), paused queues (PausedQueue) and control values (ControlValue)."""
 from django.db import models
 from django.utils import timezone
 

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterable
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any
 
 from django.core.signals import setting_changed
 from django.dispatch import receiver
@@ -249,7 +250,7 @@ def mask(value: Any, *, string_limit: int | None = None, max_depth: int = MAX_DE
 
 # -- log lines ---------------------------------------------------------------------------
 def _control_escapes() -> dict[int, str]:
-    table = {code: f"\\x{code:02x}" for code in [*range(0x00, 0x20), *range(0x7f, 0xa0)]}
+    table = {code: f"\\x{code:02x}" for code in [*range(0x20), *range(0x7f, 0xa0)]}
     table.update({ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t",
                   0x2028: "\\u2028", 0x2029: "\\u2029"})
     return table
@@ -288,8 +289,8 @@ class RedactingFormatter(logging.Formatter):
             if record.exc_text else None)
         return super().format(safe)
 
-    def formatException(self, ei) -> str:  # noqa: N802 (logging's name)
+    def formatException(self, ei) -> str:
         return escape_control(mask_text(super().formatException(ei)), keep_newlines=True)
 
-    def formatStack(self, stack_info: str) -> str:  # noqa: N802
+    def formatStack(self, stack_info: str) -> str:
         return escape_control(mask_text(super().formatStack(stack_info)), keep_newlines=True)

@@ -9,8 +9,9 @@ once: headers stay ``{}`` and jobs run exactly as before. Set
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 _otel: Any = None  # None: not looked up yet; False: not installed or turned off
 

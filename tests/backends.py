@@ -29,7 +29,7 @@ def valkey_binary() -> str:
 
 class _Embedded:
     def __init__(self, binary: str | None) -> None:
-        from queueing.embedded_redis import EmbeddedRedis
+        from queueing.drivers.redis.embedded import EmbeddedRedis
 
         if binary:
             os.environ["REDIS_SERVER_BIN"] = binary  # EmbeddedRedis and workers use it

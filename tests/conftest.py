@@ -24,9 +24,9 @@ def in_process_workers_ignore_the_runners_memory(monkeypatch):
     """A Worker run inside pytest would measure the test runner's resident memory (every
     module the suite imported), not a worker's, and stop with exit 12 at --memory 128.
     The memory limit itself is tested on real worker processes."""
-    import queueing.worker
+    import queueing.worker.loop
 
-    monkeypatch.setattr(queueing.worker, "memory_mb", lambda: 0.0)
+    monkeypatch.setattr(queueing.worker.loop, "memory_mb", lambda: 0.0)
 
 
 @pytest.fixture

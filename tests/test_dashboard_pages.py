@@ -13,7 +13,7 @@ from horizon.dashboard import listings
 from horizon.repositories import metrics, state
 from queueing import failed as failed_store
 from queueing.models import FailedJob
-from queueing.payload import encode
+from queueing.dispatching.payload import encode
 
 pytestmark = pytest.mark.django_db
 

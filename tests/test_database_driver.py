@@ -7,9 +7,10 @@ import time
 import pytest
 from django.db import connections as db_connections, transaction
 
-from queueing import connections, payload as payload_lib
-from queueing.drivers.database import DatabaseDriver
-from queueing.drivers.delivery import parse_token, stamp
+from queueing import connections
+from queueing.dispatching import payload as payload_lib
+from queueing.drivers.database.driver import DatabaseDriver
+from queueing.drivers.database.delivery import parse_token, stamp
 from queueing.models import QueuedJob
 from tests.testapp import jobs
 

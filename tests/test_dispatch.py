@@ -9,8 +9,8 @@ from django.utils import timezone
 
 from queueing import UnknownConnection, UnknownQueue, chain, job
 from queueing.errors import InvalidOption, NotSerializable, UnknownJob
-from queueing.keys import QueueKeys
-from queueing.registry import names, resolve
+from queueing.drivers.redis.keys import QueueKeys
+from queueing.dispatching.registry import names, resolve
 from tests.testapp import jobs
 
 DEFAULT = QueueKeys.for_queue("default")
@@ -152,7 +152,7 @@ def test_chain_dispatches_the_first_link_carrying_the_rest(rclient):
 
 
 def test_chain_links_are_dispatched_in_turn(rclient):
-    from queueing.dispatch import dispatch_next_link
+    from queueing.dispatching.dispatch import dispatch_next_link
 
     chain(jobs.record.s(1), jobs.record_high.s(2), jobs.record.using(delay=60).s(3))
     first = ready(rclient)[0]

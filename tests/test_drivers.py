@@ -2,7 +2,7 @@
 import pytest
 
 from queueing import chain
-from queueing.conf import parse_settings
+from queueing.config import parse_settings
 from queueing.errors import ConfigurationError
 from tests.testapp import jobs
 

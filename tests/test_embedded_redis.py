@@ -5,7 +5,7 @@ import tempfile
 
 import redis
 
-from queueing.embedded_redis import EmbeddedRedis
+from queueing.drivers.redis.embedded import EmbeddedRedis
 from tests.conftest import ROOT, subprocess_env
 
 
@@ -34,7 +34,7 @@ def test_ensure_running_starts_once_persists_and_stops():
 def test_run_command_path_starts_the_configured_embedded_server():
     """`manage.py embedded_redis start` (what `make run` calls) with no Redis URL set."""
     var_dir = tempfile.mkdtemp(prefix="hz-run-")
-    env = subprocess_env(HORIZON_VAR_DIR=var_dir, DJANGO_SETTINGS_MODULE="horizon.settings")
+    env = subprocess_env(HORIZON_VAR_DIR=var_dir, DJANGO_SETTINGS_MODULE="standalone.settings")
     env.pop("QUEUE_REDIS_URL", None)
     try:
         out = subprocess.run([sys.executable, str(ROOT / "manage.py"), "embedded_redis", "start"],

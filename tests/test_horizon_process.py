@@ -6,7 +6,7 @@ import time
 import pytest
 
 from horizon.repositories import state
-from queueing.keys import QueueKeys
+from queueing.drivers.redis.keys import QueueKeys
 from tests.testapp import jobs
 from tests.workers import wait_until
 

@@ -11,8 +11,9 @@ from django.core import mail
 from horizon.config import HorizonConfigError, parse
 from horizon.signals import long_wait_detected, long_wait_recovered
 from horizon.waits import WaitMonitor, decide
-from queueing import connections, payload as payload_lib
-from queueing.job_options import JobOptions
+from queueing import connections
+from queueing.dispatching import payload as payload_lib
+from queueing.dispatching.options import JobOptions
 from tests.workers import wait_until
 
 
@@ -78,7 +79,7 @@ def test_alert_fires_once_repeats_after_cooldown_then_recovers(settings, rclient
     settings.HORIZON = {**settings.HORIZON, "waits": {"redis:default": 60},
                         "notifications": {"mail": ["ops@example.com"], "webhook": url,
                                           "cooldown": 300}}
-    from horizon.config import horizon_config
+    from horizon.config import horizon_settings
 
     seen = []
 
@@ -90,7 +91,7 @@ def test_alert_fires_once_repeats_after_cooldown_then_recovers(settings, rclient
     long_wait_detected.connect(on_long)
     long_wait_recovered.connect(on_ok)
     try:
-        monitor = WaitMonitor.from_config(horizon_config(), rclient, owner="m", log=print)
+        monitor = WaitMonitor.from_config(horizon_settings(), rclient, owner="m", log=print)
         hold_back(30)
         now = time.time()
         assert monitor.tick(now, force=True) == []  # 30 s: under the limit
@@ -102,7 +103,7 @@ def test_alert_fires_once_repeats_after_cooldown_then_recovers(settings, rclient
         assert monitor.tick(now + 10, force=True) == []  # still long: rate-limited
         assert monitor.tick(now + 100, force=True) == []
         # a second master (or a restarted one) reads the same state: no new first alert
-        other = WaitMonitor.from_config(horizon_config(), rclient, owner="n")
+        other = WaitMonitor.from_config(horizon_settings(), rclient, owner="n")
         assert other.tick(now + 120, force=True) == []
         [repeat] = monitor.tick(now + 301, force=True)
         assert repeat.kind == "long" and repeat.repeat
@@ -132,11 +133,11 @@ def test_one_master_evaluates_per_interval_and_a_dead_webhook_does_not_break_it(
         settings, rclient):
     settings.HORIZON = {**settings.HORIZON, "waits": {"redis:default": 1},
                         "notifications": {"webhook": "http://127.0.0.1:9/nothing"}}
-    from horizon.config import horizon_config
+    from horizon.config import horizon_settings
 
     logged = []
-    a = WaitMonitor.from_config(horizon_config(), rclient, owner="a", log=logged.append)
-    b = WaitMonitor.from_config(horizon_config(), rclient, owner="b", log=logged.append)
+    a = WaitMonitor.from_config(horizon_settings(), rclient, owner="a", log=logged.append)
+    b = WaitMonitor.from_config(horizon_settings(), rclient, owner="b", log=logged.append)
     hold_back(10)
     now = time.time()
     assert len(a.tick(now)) == 1

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from queueing.embedded_redis import EmbeddedRedis
+from queueing.drivers.redis.embedded import EmbeddedRedis
 
 ROOT = Path(__file__).resolve().parent.parent
 SNIPPET = re.compile(r"<!-- newcomer-test: (?P<name>[\w-]+) -->\s*```\w*\n(?P<code>.*?)```", re.S)

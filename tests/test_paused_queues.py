@@ -6,7 +6,8 @@ from horizon.dashboard import reads
 from horizon.repositories import metrics
 from horizon.supervisor import balancer
 from horizon.supervisor.supervisor import Supervisor
-from queueing import dispatch_many, restart
+from queueing import dispatch_many
+from queueing.drivers.redis import control as restart
 from tests.testapp import jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -26,7 +27,7 @@ def test_a_paused_queue_counts_as_idle_for_the_balancer(driver):
     pending, _ = sup.load()
     assert pending == {"high": 3, "default": 50}
 
-    restart.pause_queue(driver, "default")
+    driver.pause("default")
     pending, runtime = sup.load()
     assert pending == {"high": 3, "default": 0}
     desired = balancer.desired_processes(mode="auto", queues=("high", "default"),
@@ -34,7 +35,7 @@ def test_a_paused_queue_counts_as_idle_for_the_balancer(driver):
                                          min_processes=1, max_processes=6)
     assert desired["default"] == 1, "no growth for a queue no worker may take from"
 
-    restart.continue_queue(driver, "default")
+    driver.resume("default")
     assert sup.load()[0]["default"] == 50
 
 
@@ -48,7 +49,7 @@ def test_the_overview_shows_a_paused_queue_as_paused_not_as_waiting(driver, rcli
     dispatch_many([jobs.record.s(i) for i in range(10)])
     assert reads.overview().max_wait_queue.name == "default"
 
-    restart.pause_queue(driver, "default")
+    driver.pause("default")
     view = reads.overview()
     row = next(r for r in view.queues if r.ref.name == "default")
     assert row.paused and row.wait_text == "paused"

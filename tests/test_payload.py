@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from queueing import payload as payload_lib
+from queueing.dispatching import payload as payload_lib
 from queueing.errors import InvalidOption, MalformedPayload, NotSerializable
-from queueing.job_options import make_options, parse_backoff
+from queueing.dispatching.options import make_options, parse_backoff
 
 
 def build(**options):

@@ -7,8 +7,9 @@ from django.contrib.auth.models import Permission, User
 from django.test import Client
 from prometheus_client.parser import text_string_to_metric_families
 
-from queueing import connections, payload as payload_lib
-from queueing.job_options import JobOptions
+from queueing import connections
+from queueing.dispatching import payload as payload_lib
+from queueing.dispatching.options import JobOptions
 from tests.testapp import jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -96,9 +97,9 @@ def test_counters_histograms_and_gauges_after_a_known_workload(spawn_worker):
 
 def test_an_empty_queue_has_zero_latency_and_pausing_shows():
     jobs.record.delay("x")
-    from queueing import restart
+    from queueing.drivers.redis import control as restart
 
-    restart.pause_queue(connections.redis_driver("redis"), "default")
+    connections.redis_driver("redis").pause("default")
     found = samples(scrape(Authorization=f"Bearer {TOKEN}").content.decode())
     q = {"connection": "redis", "queue": "default"}
     assert value(found, "horizon_queue_paused", **q) == 1

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from queueing import dispatch_many, failed
 from queueing.connections import redis_driver
-from queueing.keys import QueueKeys
+from queueing.drivers.redis.keys import QueueKeys
 from queueing.models import FailedJob
 from tests.conftest import WORKER_DATABASES
 from tests.testapp import jobs

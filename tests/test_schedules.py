@@ -10,7 +10,7 @@ from django.core.management import call_command
 from horizon.schedules import definitions, store
 from horizon.schedules.definitions import ScheduleError, make
 from horizon.schedules.loop import ScheduleLoop
-from queueing.keys import QueueKeys
+from queueing.drivers.redis.keys import QueueKeys
 from tests.workers import wait_until
 
 SCHEDULED = QueueKeys.for_queue("scheduled")

@@ -23,11 +23,11 @@ from queueing import failed as failed_store
 from queueing import redaction, safe_json
 from queueing.connections import redis_driver
 from queueing.models import FailedJob
-from queueing.options import WorkerOptions
-from queueing.payload import encode
-from queueing.worker import Worker
+from queueing.worker.options import WorkerOptions
+from queueing.dispatching.payload import encode
+from queueing.worker.loop import Worker
 
-from .test_dashboard_pages import complete, payload, publish
+from tests.test_dashboard_pages import complete, payload, publish
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ROOT = Path(__file__).resolve().parent.parent
@@ -353,7 +353,7 @@ def test_a_supervisor_named_with_a_slash_keeps_the_workers_page_working(client, 
 def test_queue_and_supervisor_names_are_matched_whole(settings):
     from django.core.checks import run_checks
 
-    from queueing.conf import queue_settings
+    from queueing.config import queue_settings
     from queueing.errors import UnknownQueue
 
     with pytest.raises(UnknownQueue):
@@ -374,7 +374,7 @@ def test_dispatch_refuses_a_queue_name_ending_in_a_newline():
 
 # -- 5. production defaults --------------------------------------------------------------------
 def site(tmp_path, *args, https=True, **env):
-    environ = {**os.environ, "DJANGO_SETTINGS_MODULE": "horizon.settings",
+    environ = {**os.environ, "DJANGO_SETTINGS_MODULE": "standalone.settings",
                "HORIZON_VAR_DIR": str(tmp_path / "var"), **env}
     for name in ("DJANGO_SECRET_KEY", "DJANGO_ALLOW_ASYNC_UNSAFE"):  # set by other tests
         environ.pop(name, None)
@@ -410,7 +410,7 @@ def test_check_deploy_is_clean_with_the_https_switch_and_var_is_owner_only(tmp_p
 
 
 def test_embedded_redis_files_are_owner_only(tmp_path, loose_umask):
-    from queueing.embedded_redis import EmbeddedRedis
+    from queueing.drivers.redis.embedded import EmbeddedRedis
 
     server = EmbeddedRedis(str(tmp_path / "redis"), persistent=True)
     server.ensure_running()

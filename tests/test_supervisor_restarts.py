@@ -8,7 +8,7 @@ import pytest
 
 from horizon.supervisor.process import is_startup_crash, restart_delay
 from queueing import dispatch_many
-from queueing.keys import QueueKeys
+from queueing.drivers.redis.keys import QueueKeys
 from tests import proctree
 from tests.testapp import jobs
 from tests.workers import wait_until

@@ -17,13 +17,13 @@ from django.test import override_settings
 from django.utils import timezone
 
 from queueing.connections import redis_driver
-from queueing.keys import QueueKeys
+from queueing.drivers.redis.keys import QueueKeys
 from queueing.models import FailedJob
-from queueing.options import WorkerOptions
+from queueing.worker.options import WorkerOptions
 from queueing.tasks import RedisBackend, TaskResultDoesNotExist, task as our_task
 from queueing.tasks.framework import PRIMARY as FW
 from queueing.tasks.results import result_key
-from queueing.worker import Worker
+from queueing.worker.loop import Worker
 from tests.testapp import tasks
 
 pytestmark = pytest.mark.django_db(transaction=True)

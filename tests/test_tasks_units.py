@@ -5,10 +5,15 @@ import json
 import pytest
 
 from queueing.errors import InvalidOption
-from queueing.payload import encode
+from queueing.dispatching.payload import encode
 from queueing.tasks import priority
 from queueing.tasks.results import (
-    MAX_TRACEBACK, ResultRecord, cut_traceback, record_from_redis, record_to_redis)
+    MAX_TRACEBACK,
+    ResultRecord,
+    cut_traceback,
+    record_from_redis,
+    record_to_redis,
+)
 
 
 def test_a_record_survives_the_redis_format():

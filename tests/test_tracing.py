@@ -6,9 +6,10 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from queueing import connections, payload as payload_lib, tracing
-from queueing.options import WorkerOptions
-from queueing.worker import Worker
+from queueing import connections, tracing
+from queueing.dispatching import payload as payload_lib
+from queueing.worker.options import WorkerOptions
+from queueing.worker.loop import Worker
 from tests.testapp import jobs
 
 EXPORTER = InMemorySpanExporter()

@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from queueing.payload import encode, unreserved_entry
+from queueing.dispatching.payload import encode, unreserved_entry
 from tests.test_dashboard_pages import payload
 
 pytestmark = pytest.mark.django_db

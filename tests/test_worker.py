@@ -7,12 +7,13 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from queueing import chain, policy, signals
+from queueing import chain, signals
+from queueing.worker import policy
 from queueing.connections import redis_driver
-from queueing.keys import QueueKeys
+from queueing.drivers.redis.keys import QueueKeys
 from queueing.models import FailedJob
-from queueing.options import WorkerOptions
-from queueing.worker import Worker
+from queueing.worker.options import WorkerOptions
+from queueing.worker.loop import Worker
 from tests.testapp import jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -124,14 +125,14 @@ def test_signals_around_a_job(rclient):
 
 
 def test_paused_queue_is_skipped_while_others_run(rclient):
-    from queueing import restart
+    from queueing.drivers.redis import control as restart
 
-    restart.pause_queue(redis_driver("redis"), "default")
+    redis_driver("redis").pause("default")
     jobs.record.delay("paused")
     jobs.record_high.delay("open")
     drain(queues=("high", "default"))
     assert [n["label"] for n in jobs.notes()] == ["open"]
-    restart.continue_queue(redis_driver("redis"), "default")
+    redis_driver("redis").resume("default")
     drain(queues=("high", "default"))
     assert [n["label"] for n in jobs.notes()] == ["open", "paused"]
 
@@ -262,7 +263,7 @@ def test_redis_away_at_start_is_ridden_out_and_an_old_restart_is_not_taken_as_ne
     not as a queue_restart asked of it."""
     import redis
 
-    from queueing import restart
+    from queueing.drivers.redis import control as restart
 
     restart.broadcast(rclient, now=time.time() - 60)  # a deploy's restart, before this worker
     jobs.record.delay("after the outage")

@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from queueing import heartbeat
-from queueing.keys import QueueKeys
+from queueing.worker import heartbeat
+from queueing.drivers.redis.keys import HEARTBEAT_PREFIX, QueueKeys
 from tests.testapp import jobs
 from tests.workers import wait_until
 
@@ -16,7 +16,7 @@ FAST = {"TEST_WORKER_HEARTBEAT": "0.2"}  # the key lapses 0.6 s after the last b
 
 def holder(rclient) -> str:
     (raw,) = rclient.zrange(QueueKeys.for_queue("default").reserved, 0, -1)
-    from queueing.payload import peek
+    from queueing.dispatching.payload import peek
     return peek(raw)["reservedBy"]
 
 
@@ -43,4 +43,4 @@ def test_a_worker_that_stops_cleanly_removes_its_heartbeat(spawn_worker, rclient
     jobs.record.delay("one")
     worker = spawn_worker("--queue=default", "--stop-when-empty", env=FAST)
     assert worker.wait() == 0
-    assert rclient.keys(heartbeat.PREFIX + "*") == []
+    assert rclient.keys(HEARTBEAT_PREFIX + "*") == []

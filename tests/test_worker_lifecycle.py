@@ -8,9 +8,10 @@ import time
 
 import pytest
 
-from queueing import dispatch_many, restart
+from queueing import dispatch_many
+from queueing.drivers.redis import control as restart
 from queueing.connections import redis_driver
-from queueing.keys import QueueKeys
+from queueing.drivers.redis.keys import QueueKeys
 from queueing.models import FailedJob
 from tests.testapp import jobs
 from tests.workers import wait_until
@@ -78,12 +79,12 @@ def test_pause_is_in_force_when_it_returns(spawn_worker, rclient):
     workers = [spawn_worker("--queue=default", "--quiet") for _ in range(2)]
     jobs.record.delay("warm-up")
     wait_until(lambda: len(notes()) == 1, timeout=20, message="workers to be up")
-    restart.pause_queue(redis_driver("redis"), "default")
+    redis_driver("redis").pause("default")
     dispatch_many([jobs.record.s(f"p{i}") for i in range(1000)])
     time.sleep(2.0)
     assert len(notes()) == 1
     assert rclient.llen(DEFAULT.ready) == 1000
-    restart.continue_queue(redis_driver("redis"), "default")
+    redis_driver("redis").resume("default")
     wait_until(lambda: len(notes()) == 1001, timeout=60, message="all to run after continue")
     for worker in workers:
         worker.send(signal.SIGTERM)

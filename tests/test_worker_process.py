@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from queueing.keys import QueueKeys
+from queueing.drivers.redis.keys import QueueKeys
 from queueing.models import FailedJob
 from tests.testapp import jobs
 from tests.workers import wait_until
@@ -107,7 +107,7 @@ def test_kill_9_mid_job_runs_again_after_retry_after_with_attempts_2(spawn_worke
 
 
 def test_a_job_past_its_tries_fails_without_running(spawn_worker, rclient):
-    from queueing import payload as payload_lib
+    from queueing.dispatching import payload as payload_lib
 
     text = payload_lib.encode({"attempts": 1, "uuid": "come-back", "job":
                                "tests.testapp.jobs.record", "args": ["x"], "kwargs": {},
@@ -175,7 +175,7 @@ def test_backoff_delays_show_in_the_delayed_scores(spawn_worker, rclient):
 
 def test_malformed_entries_go_to_the_store_and_valid_jobs_all_finish(spawn_worker, rclient,
                                                                      tmp_path):
-    from queueing import payload as payload_lib
+    from queueing.dispatching import payload as payload_lib
 
     canary = tmp_path / "canary"
     bad = []
@@ -206,8 +206,8 @@ def test_malformed_entries_go_to_the_store_and_valid_jobs_all_finish(spawn_worke
 def test_redis_restarted_under_a_running_worker_loses_no_job(spawn_worker, tmp_path):
     import redis as redis_lib
 
-    from queueing import payload as payload_lib
-    from queueing.embedded_redis import EmbeddedRedis
+    from queueing.dispatching import payload as payload_lib
+    from queueing.drivers.redis.embedded import EmbeddedRedis
 
     server = EmbeddedRedis(tmp_path / "r", fsync="always")
     url = server.ensure_running()

@@ -13,8 +13,8 @@ project's settings set neither.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import wraps
-from typing import Callable
 
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
@@ -26,7 +26,7 @@ from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.http import require_POST, require_safe
 from django_htmx.http import HttpResponseClientRedirect
 
-from . import health
+from horizon.dashboard import health
 
 PERMISSION = "horizon.view_dashboard"
 OPERATE_PERMISSION = "horizon.operate_dashboard"

@@ -9,8 +9,8 @@ one hover target per snapshot whose value shows on hover or keyboard focus (CSS 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 # Room around the plot of a chart with axes: labels left of the y axis, below the x axis.
 AXIS_LEFT, AXIS_BOTTOM, AXIS_TOP, AXIS_RIGHT = 76, 24, 12, 14
@@ -92,7 +92,7 @@ def nice_ceiling(value: float) -> float:
 
 def clock(timestamp: float) -> str:
     """A snapshot's time on the x axis: hours and minutes, UTC like the rest of the pages."""
-    return dt.datetime.fromtimestamp(timestamp, tz=dt.timezone.utc).strftime("%H:%M")
+    return dt.datetime.fromtimestamp(timestamp, tz=dt.UTC).strftime("%H:%M")
 
 
 def plain_number(value: float) -> str:

@@ -13,15 +13,13 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Max, Q, QuerySet
 
+from horizon.dashboard import formatting, paging
+from horizon.dashboard.masking import CLIP_MARGIN, NAME_LIMIT, display, shown_tags
+from horizon.dashboard.queues import QueueRef
 from queueing import connections, failed
-from queueing import payload as payload_lib
-from queueing.safe_json import peek
 from queueing.errors import QueueError
 from queueing.models import FailedJob
-
-from . import formatting, paging
-from .masking import CLIP_MARGIN, NAME_LIMIT, display, shown_tags
-from .queues import QueueRef
+from queueing.safe_json import peek
 
 SEARCH_WINDOW = 20_000
 SUMMARY = 300  # characters of an exception's first line in the list

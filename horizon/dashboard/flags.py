@@ -12,11 +12,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from ..repositories import horizon_client
-from ..schedules import store
-from ..schedules.definitions import ScheduleError, all_schedules
-from . import formatting
-from .reads import Overview
+from horizon.dashboard import formatting
+from horizon.dashboard.reads import Overview
+from horizon.repositories import horizon_client
+from horizon.schedules import store
+from horizon.schedules.definitions import ScheduleError, all_schedules
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,7 @@ def moment(timestamp: float | None, now: float) -> Moment | None:
     if timestamp is None:
         return None
     try:
-        when = dt.datetime.fromtimestamp(float(timestamp), tz=dt.timezone.utc)
+        when = dt.datetime.fromtimestamp(float(timestamp), tz=dt.UTC)
     except (OverflowError, OSError, ValueError):
         return None
     delta = float(timestamp) - now

@@ -11,14 +11,14 @@ import time
 
 import redis
 
-from .. import keys
+from horizon import keys
 
 KEEP = 20
 TTL = 30 * 86400
 
 
 def key(uuid: str) -> str:
-    return f"{keys.PREFIX}dashboard:retries:{uuid}"
+    return keys.retries_log(uuid)
 
 
 def record(client: redis.Redis, uuids: list[str], user: str, now: float | None = None) -> None:

@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
-from queueing import connections, heartbeat
+from horizon.dashboard import formatting, lookup, paging
+from horizon.dashboard.masking import NAME_LIMIT, display, shown_tags
+from horizon.dashboard.queues import QueueRef
+from horizon.repositories import horizon_client, recent
+from queueing import connections
 from queueing.safe_json import peek
-
-from ..repositories import horizon_client
-from ..repositories import recent
-from . import formatting, lookup, paging
-from .masking import NAME_LIMIT, display, shown_tags
-from .queues import QueueRef
+from queueing.worker import heartbeat
 
 STATES = ("pending", "delayed", "reserved", "completed")
 SCAN_WINDOW = 2000  # entries examined per filtered request
@@ -231,7 +230,7 @@ def mark_gone_holders(rows: list[JobRow]) -> None:
         if row.reserved_by:
             by_connection.setdefault(row.queue.partition(":")[0], []).append(row)
     for connection, held in by_connection.items():
-        client = getattr(connections.queue_driver(connection), "client", None)
+        client = connections.queue_driver(connection).heartbeat_store()
         if client is None:
             continue  # database connections keep no heartbeats: the lease tells
         live = heartbeat.alive(client, [row.reserved_by for row in held])

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from horizon.dashboard.queues import QueueRef, known_queues
+from horizon.repositories import horizon_client, recent
 from queueing import connections
 from queueing.models import FailedJob
 from queueing.safe_json import peek
-
-from ..repositories import horizon_client, recent
-from .queues import QueueRef, known_queues
 
 LOOKBACK = 2000  # entries read before a pending job's last known index
 
@@ -41,17 +40,15 @@ def _is(raw: bytes, uuid: str) -> bool:
     return uuid.encode() in raw and peek(raw).get("uuid") == uuid
 
 
-def _indexed(driver, ref: QueueRef, uuid: str) -> Found | None | bool:
-    """The job as the uuid indexes place it; False when they do not know it."""
+def _indexed(driver, ref: QueueRef, uuid: str) -> Found | None:
+    """The job as the uuid indexes place it; None when they do not know it."""
     locate = getattr(driver, "locate", None)
-    if locate is None:
-        return False
-    found = locate(ref.name, uuid)
+    found = locate(ref.name, uuid) if locate is not None else None
     if found is None:
-        return False
+        return None
     state, raw, place = found
     if not _is(raw, uuid):
-        return False
+        return None
     if state == "pending":
         return Found("pending", uuid, peek(raw), ref, raw, position=place)
     return Found(state, uuid, peek(raw), ref, raw, score=place)
@@ -60,8 +57,7 @@ def _indexed(driver, ref: QueueRef, uuid: str) -> Found | None | bool:
 def locate(ref: QueueRef, uuid: str) -> Found | None:
     """Where the job is in one queue, whatever its state there (None when the indexes
     do not know it)."""
-    found = _indexed(connections.queue_driver(ref.connection), ref, uuid)
-    return found or None
+    return _indexed(connections.queue_driver(ref.connection), ref, uuid)
 
 
 def locate_anywhere(uuid: str, refs: list[QueueRef]) -> Found | None:
@@ -76,7 +72,7 @@ def locate_anywhere(uuid: str, refs: list[QueueRef]) -> Found | None:
 def find_pending(ref: QueueRef, uuid: str, at: int | None = None) -> Found | None:
     driver = connections.queue_driver(ref.connection)
     indexed = _indexed(driver, ref, uuid)
-    if indexed is not False:
+    if indexed is not None:
         return indexed if indexed.state == "pending" else None
     if hasattr(driver, "find"):  # a database connection looks the uuid up directly
         for raw in driver.find("pending", ref.name, uuid):
@@ -95,7 +91,7 @@ def find_scored(state: str, ref: QueueRef, uuid: str, score: float | None = None
     driver = connections.queue_driver(ref.connection)
     if score is None:
         indexed = _indexed(driver, ref, uuid)
-        if indexed is not False:
+        if indexed is not None:
             return indexed if indexed.state == state else None
     if hasattr(driver, "find"):  # a database connection looks the uuid up directly
         candidates = driver.find(state, ref.name, uuid)

@@ -3,9 +3,19 @@
 The policy lives in :mod:`queueing.redaction` so the worker's log lines, the queue
 commands and the dashboard hide the same things; this module names what pages use.
 """
-from queueing.redaction import (  # noqa: F401
-    CLIP_MARGIN, MASK, TOO_DEEP, clip, display, is_secret_key, mask, mask_text,
+from queueing.redaction import (
+    CLIP_MARGIN,
+    MASK,
+    TOO_DEEP,
+    clip,
+    display,
+    is_secret_key,
+    mask,
+    mask_text,
 )
+
+__all__ = ["CLIP_MARGIN", "MASK", "NAME_LIMIT", "TAG_LIMIT", "TOO_DEEP", "clip", "display",
+           "is_secret_key", "mask", "mask_text"]
 
 NAME_LIMIT = 200  # characters of a job name, uuid or tag in a list row
 TAG_LIMIT = 20  # tags shown per row

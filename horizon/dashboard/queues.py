@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from queueing import connections, restart
-from queueing.conf import queue_settings
+from horizon.config import horizon_settings
+from horizon.repositories import horizon_client
+from horizon.repositories.metrics import measured
+from horizon.repositories.state import SupervisorState
+from queueing import connections
+from queueing.config import queue_settings
 from queueing.errors import QueueError
-
-from ..config import horizon_config
-from ..repositories import horizon_client
-from ..repositories.metrics import measured
-from ..repositories.state import SupervisorState
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +44,7 @@ def known_queues(supervisors: list[SupervisorState] | None = None) -> list[Queue
     settings = queue_settings()
     for conn in names:
         names[conn].update(dict.fromkeys(settings.connection(conn).queues or ()))
-    for sup in horizon_config().supervisors:  # in priority order
+    for sup in horizon_settings().supervisors:  # in priority order
         if sup.connection in names:
             names[sup.connection].update(dict.fromkeys(sup.queues))
     for conn in names:
@@ -72,7 +71,7 @@ def known_queues(supervisors: list[SupervisorState] | None = None) -> list[Queue
 
 
 def paused(connection: str) -> set[str]:
-    return restart.paused_of(connections.queue_driver(connection))
+    return connections.queue_driver(connection).paused_queues()
 
 
 def parse(value: str | None) -> QueueRef | None:
@@ -81,7 +80,7 @@ def parse(value: str | None) -> QueueRef | None:
         return None
     conn, sep, name = value.partition(":")
     if not sep:
-        conn, name = horizon_config().connection, value
+        conn, name = horizon_settings().connection, value
     if conn not in queue_connections():
         return None
     try:

@@ -13,17 +13,16 @@ from dataclasses import dataclass, field
 
 from django.utils import timezone
 
+from horizon import keys
+from horizon.dashboard import charts, formatting
+from horizon.dashboard.queues import QueueRef, known_queues, paused, processes_for
+from horizon.repositories import horizon_client
+from horizon.repositories import metrics as metrics_repo
+from horizon.repositories import state as state_repo
+from horizon.repositories.latency import oldest_ages
+from horizon.repositories.state import MasterState, SupervisorState
 from queueing import connections
 from queueing.models import FailedJob
-
-from .. import keys
-from ..repositories import horizon_client
-from ..repositories import metrics as metrics_repo
-from ..repositories import state as state_repo
-from ..repositories.latency import oldest_ages
-from ..repositories.state import MasterState, SupervisorState
-from . import charts, formatting
-from .queues import QueueRef, known_queues, paused, processes_for
 
 SPARK_POINTS = 60  # snapshots drawn per series (an hour at the default interval)
 

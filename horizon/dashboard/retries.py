@@ -11,13 +11,12 @@ import re
 import time
 from dataclasses import dataclass
 
+from horizon import attempts
+from horizon.dashboard import formatting, listings
+from horizon.dashboard.masking import NAME_LIMIT, display
+from horizon.dashboard.queues import QueueRef
 from queueing import connections
 from queueing.safe_json import peek
-
-from .. import attempts
-from . import formatting, listings
-from .masking import NAME_LIMIT, display
-from .queues import QueueRef
 
 WINDOW = 2000
 SHOWN = 100
@@ -60,7 +59,7 @@ def retries(refs: list[QueueRef], now: float | None = None) -> Retries:
     rows = []
     datas = [peek(raw) for _, _, raw in shown]
     last = attempts.last_errors([str(d.get("uuid") or "") for d in datas])
-    for (score, ref, raw), data in zip(shown, datas):
+    for (score, ref, _raw), data in zip(shown, datas):
         row = listings.row_from("delayed", ref.label, data, position=0, score=score, now=now)
         note = last.get(str(data.get("uuid") or ""), {})
         error = str(note.get("error") or "")

@@ -12,13 +12,12 @@ from dataclasses import dataclass, field
 
 from django.urls import reverse
 
+from horizon.config import horizon_settings
+from horizon.dashboard import formatting
+from horizon.repositories import horizon_client, recent
+from horizon.schedules import store
+from horizon.schedules.definitions import ScheduleDefinition, ScheduleError, all_schedules
 from queueing.models import FailedJob
-
-from ..config import horizon_config
-from ..repositories import horizon_client, recent
-from ..schedules import store
-from ..schedules.definitions import ScheduleDefinition, ScheduleError, all_schedules
-from . import formatting
 
 HISTORY_SHOWN = 5
 
@@ -57,7 +56,7 @@ def _outcomes(records: list[dict], now: float) -> dict[str, str]:
         return {}
     failed = set(FailedJob.objects.filter(uuid__in=uuids).values_list("uuid", flat=True))
     completed = recent.exist(horizon_client(), uuids)
-    keep = horizon_config().trim_completed_minutes * 60
+    keep = horizon_settings().trim_completed_minutes * 60
     out = {}
     for record in records:
         uuid = record.get("uuid")

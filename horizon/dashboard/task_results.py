@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+
+from horizon.dashboard import formatting
+from horizon.dashboard.masking import mask, mask_text
 from queueing import connections
 from queueing.tasks.results import ResultRecord, ResultStore
-
-from . import formatting
-from .masking import mask, mask_text
 
 VALUE_LIMIT = 64 * 1024  # characters of a return value shown
 

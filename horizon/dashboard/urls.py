@@ -8,9 +8,20 @@ from urllib.parse import quote, unquote
 
 from django.urls import path, register_converter
 
-from .views import (
-    actions, audit, control, detail, failed, jobs, metrics, overview, prometheus, schedules,
-    retries, selection, workers,
+from horizon.dashboard.views import (
+    actions,
+    audit,
+    control,
+    detail,
+    failed,
+    jobs,
+    metrics,
+    overview,
+    prometheus,
+    retries,
+    schedules,
+    selection,
+    workers,
 )
 
 

@@ -1,20 +1,12 @@
-"""Redis-backed reads and writes of Horizon's state (masters, commands, metrics, recent jobs)."""
-from functools import lru_cache
-
+"""Redis-backed reads and writes of Horizon's state (masters, commands, metrics, recent
+jobs). Their keys are in ``horizon/keys.py``; their Lua scripts in ``horizon/lua/``,
+loaded with ``queueing.drivers.redis.scripts.script_for(client, name, "horizon")``."""
 import redis
+
+from horizon.config import horizon_settings
+from queueing.connections import redis_driver
 
 
 def horizon_client() -> redis.Redis:
     """The Redis client of the connection Horizon keeps its state on."""
-    from queueing.connections import redis_driver
-
-    from ..config import horizon_config
-
-    return redis_driver(horizon_config().connection).client
-
-
-@lru_cache(maxsize=None)
-def script_source(name: str) -> str:
-    from importlib import resources
-
-    return resources.files("horizon").joinpath("lua", f"{name}.lua").read_text()
+    return redis_driver(horizon_settings().connection).client

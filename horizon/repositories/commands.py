@@ -9,8 +9,8 @@ import json
 
 import redis
 
-from .. import keys
-from .state import masters
+from horizon import keys
+from horizon.repositories.state import masters
 
 COMMANDS = ("pause", "continue", "terminate", "pause_supervisor", "continue_supervisor")
 

@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 
 import redis
 
-from .. import keys
-from . import script_source
+from horizon import keys
+from queueing.dispatching.registry import resolve
+from queueing.drivers.redis.scripts import script_for
+from queueing.errors import UnknownJob
 
 OUTCOMES = ("processed", "failed", "released", "timed_out")
 RUNTIME_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
@@ -29,7 +31,6 @@ WAIT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 3
 KIND_TO_OUTCOME = {"done": "processed", "failed": "failed", "released": "released",
                    "timed_out": "timed_out"}
 
-_scripts: dict[int, object] = {}
 
 
 def bucket(bounds: tuple[float, ...], value: float) -> int:
@@ -40,8 +41,6 @@ def bucket(bounds: tuple[float, ...], value: float) -> int:
 def job_label(name: str | None) -> str:
     if not name:
         return "(malformed)"
-    from queueing.errors import UnknownJob
-    from queueing.registry import resolve
 
     try:
         resolve(name)
@@ -53,12 +52,10 @@ def job_label(name: str | None) -> str:
 def outcome_call(client: redis.Redis, *, queue_label: str, job: str | None, kind: str,
                  runtime: float | None, wait: float | None):
     """The script call counting one outcome (to run now or in a pipeline)."""
-    if id(client) not in _scripts:
-        _scripts[id(client)] = client.register_script(script_source("record_outcome"))
     label = job_label(job)
     series = f"{queue_label}|{label}"
-    return (_scripts[id(client)], [keys.prometheus_series(queue_label, label),
-                                   keys.PROMETHEUS_SERIES], [
+    script = script_for(client, "record_outcome", package="horizon")
+    return (script, [keys.prometheus_series(queue_label, label), keys.PROMETHEUS_SERIES], [
         series, KIND_TO_OUTCOME[kind],
         "" if runtime is None else bucket(RUNTIME_BUCKETS, runtime),
         0 if runtime is None else round(runtime, 6),

@@ -9,10 +9,10 @@ availableAt of its first attempt, so its age counts from then.
 from __future__ import annotations
 
 import time
-from typing import Iterable
+from collections.abc import Iterable
 
 from queueing import connections
-from queueing.payload import peek
+from queueing.dispatching.payload import peek
 
 
 def available_since(raw: bytes | str | None) -> float | None:
@@ -38,13 +38,7 @@ def oldest_ages(queues: Iterable[tuple[str, str]], now: float | None = None
     out: dict[tuple[str, str], float] = {}
     for conn, names in by_connection.items():
         driver = connections.queue_driver(conn)
-        if hasattr(driver, "client"):
-            pipe = driver.client.pipeline(transaction=False)
-            for name in names:
-                pipe.lindex(driver.keys(name).ready, 0)
-            heads = pipe.execute()
-        else:  # a database connection: the first row in the order workers take them
-            heads = [next(iter(driver.pending(name, 0, 0)), None) for name in names]
+        heads = driver.oldest_pending(names)
         for name, head in zip(names, heads):
             since = available_since(head)
             out[(conn, name)] = max(now - since, 0.0) if since is not None and head else 0.0

@@ -12,20 +12,23 @@ from dataclasses import dataclass
 
 import redis
 
-from queueing.payload import normalised
-from queueing.scripts import run_pipelined
-
-from .. import keys
-from . import horizon_client, script_source
-
-_scripts: dict[int, dict[str, object]] = {}
+from horizon import keys
+from horizon.config import horizon_settings
+from horizon.repositories import horizon_client
+from horizon.repositories.counters import (
+    KIND_TO_OUTCOME,
+    RUNTIME_BUCKETS,
+    WAIT_BUCKETS,
+    bucket,
+    job_label,
+    outcome_call,
+)
+from queueing.dispatching.payload import normalised
+from queueing.drivers.redis.scripts import run_pipelined, script_for
 
 
 def _script(client: redis.Redis, name: str):
-    per_client = _scripts.setdefault(id(client), {})
-    if name not in per_client:
-        per_client[name] = client.register_script(script_source(name))
-    return per_client[name]
+    return script_for(client, name, package="horizon")
 
 
 def completion_call(client: redis.Redis, *, job_name: str, uuid: str, label: str,
@@ -55,8 +58,6 @@ def completions_call(client: redis.Redis, done: list[CompletedJob], *, keep_seco
     """One script call folding a batch of finished jobs into the metrics hashes (summed
     per job name and per queue), the Prometheus counters (summed per series) and the
     recent-successes records (one each)."""
-    from .counters import RUNTIME_BUCKETS, WAIT_BUCKETS, bucket
-
     jobs: dict[str, list] = {}
     queues: dict[str, list] = {}
     series: dict[tuple[str, str], tuple[dict, dict]] = {}
@@ -96,10 +97,7 @@ def completions_call(client: redis.Redis, done: list[CompletedJob], *, keep_seco
 def record_completions(driver, completions) -> list:
     """The completion recorder Horizon registers with queueing.hooks: one call for the
     batch a worker finished since its last pop."""
-    from ..config import horizon_config
-    from .counters import job_label
-
-    config = horizon_config()
+    config = horizon_settings()
     client = horizon_client()
     labels: dict[str, str] = {}  # job name -> Prometheus label (resolved once per batch)
     done = []
@@ -124,8 +122,6 @@ def record_other_outcome(driver, job, queue: str, kind: str, runtime: float) -> 
     A "kept" outcome (failed store unreachable, job held for later) is not counted: the
     job comes back and its real outcome is counted then.
     """
-    from .counters import KIND_TO_OUTCOME
-
     if kind not in KIND_TO_OUTCOME:
         return []
     client = horizon_client()
@@ -134,8 +130,6 @@ def record_other_outcome(driver, job, queue: str, kind: str, runtime: float) -> 
 
 
 def _outcome(client, driver, job, queue: str, kind: str, runtime: float, now: float):
-    from .counters import outcome_call
-
     return outcome_call(client, queue_label=f"{driver.name}:{queue}",
                         job=job.job if job is not None else None, kind=kind,
                         runtime=runtime if job is not None else None,
@@ -159,7 +153,7 @@ def queue_wait(job, runtime: float, now: float) -> float | None:
 def _send_or_ride(client, driver, calls: list) -> list:
     """Ride in the worker's pipeline when Horizon shares its Redis, or in the batches a
     database connection's driver sends (see DatabaseDriver._add_extra); else send now."""
-    if client is getattr(driver, "client", None) or getattr(driver, "batches_extra", False):
+    if driver.carries_extra(client):
         return calls
     for script, keys_, args in calls:
         script(keys=keys_, args=args)

@@ -5,9 +5,8 @@ import time
 
 import redis
 
+from horizon import keys
 from queueing.safe_json import peek
-
-from .. import keys
 
 
 def completed(client: redis.Redis, start: int = 0, stop: int = 49) -> list[dict]:

@@ -14,7 +14,7 @@ from typing import Any
 
 import redis
 
-from .. import keys
+from horizon import keys
 
 STATE_TTL = 15  # seconds a master/supervisor stays visible without a heartbeat
 

@@ -1,4 +1,9 @@
 """Scheduled jobs: declare with ``@schedule``; ``manage.py horizon`` fires them."""
-from .definitions import ScheduleDefinition, ScheduleError, all_schedules, schedule
+from horizon.schedules.definitions import (
+    ScheduleDefinition,
+    ScheduleError,
+    all_schedules,
+    schedule,
+)
 
 __all__ = ["ScheduleDefinition", "ScheduleError", "all_schedules", "schedule"]

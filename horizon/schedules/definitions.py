@@ -26,7 +26,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from . import cron as cron_lib
+from horizon.config import horizon_settings
+from horizon.schedules import cron as cron_lib
+from queueing.dispatching.payload import check_arguments
+from queueing.dispatching.registry import resolve
+from queueing.errors import NotSerializable, UnknownJob
 
 ENTRY_KEYS = {"name", "job", "cron", "every", "tz", "args", "kwargs", "queue", "connection"}
 
@@ -91,8 +95,6 @@ def make(*, name: str | None, job: str, cron: str | None = None, every: Any = No
         raise ScheduleError(f"schedule {label!r}: unknown time zone {zone!r}") from None
     if not isinstance(args, (list, tuple)) or not isinstance(kwargs or {}, dict):
         raise ScheduleError(f"schedule {label!r}: args must be a list and kwargs a dict")
-    from queueing.errors import NotSerializable
-    from queueing.payload import check_arguments
 
     try:
         check_arguments(job, tuple(args), dict(kwargs or {}))
@@ -153,13 +155,8 @@ def from_settings(entries: Any) -> list[ScheduleDefinition]:
 
 def all_schedules() -> list[ScheduleDefinition]:
     """Every schedule, code-declared first, each checked against the job registry."""
-    from django.conf import settings
-
-    from queueing.errors import UnknownJob
-    from queueing.registry import resolve
-
     found: dict[str, ScheduleDefinition] = dict(_declared)
-    for made in from_settings((getattr(settings, "HORIZON", None) or {}).get("schedule")):
+    for made in from_settings(horizon_settings().schedule):
         if made.name in found and found[made.name] != made:
             raise ScheduleError(f"two schedules are named {made.name!r}; give one a name")
         found[made.name] = made

@@ -9,12 +9,12 @@ claim-or-nothing (store.claim), so any number of masters can run the same schedu
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import redis
 
-from . import store
-from .definitions import ScheduleDefinition, ScheduleError
+from horizon.schedules import store
+from horizon.schedules.definitions import ScheduleDefinition, ScheduleError
 
 CATCH_UP = 100  # slots considered per schedule per tick at most
 

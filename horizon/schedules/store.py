@@ -1,13 +1,15 @@
 """Schedules in Redis: claiming slots, pause state, run history.
 
-A slot is claimed and its job pushed by one Lua script (schedule_push.lua): SET NX on
-``queues:{NAME}:schedule:<schedule>:<slot>`` with a TTL, then RPUSH. Two masters on two
-hosts computing the same slot race on that key; exactly one wins. The key lives
+A slot is claimed and its job pushed in one atomic step by the Redis driver
+(``push_claimed``: the core's push script with a claim key): SET NX on
+``queues:{NAME}:schedule:<schedule>:<slot>`` with a TTL, then the push. Two masters on
+two hosts computing the same slot race on that key; exactly one wins. The key lives
 SLOT_TTL seconds, longer than any master would still try the slot (the catch-up grace)
-plus clock skew between hosts.
+plus clock skew between hosts, and holds the run's record.
 
 The run history (newest first, HISTORY entries) sits beside the slot keys, written by
-the same script, so a pushed job always has its history line. Pause state is a set
+the winner right after its push (a master killed between the two leaves the run
+without its history line; the slot key still holds the record). Pause state is a set
 under Horizon's keys: it survives master restarts and applies to every master.
 """
 from __future__ import annotations
@@ -19,15 +21,14 @@ from dataclasses import dataclass
 
 import redis
 
-from queueing import connections, payload as payload_lib
-from queueing.dispatch import target_of
-from queueing.jobs import Signature
-from queueing.keys import QueueKeys
-from queueing.registry import resolve
-
-from .. import keys
-from ..repositories import script_source
-from .definitions import ScheduleDefinition, ScheduleError
+from horizon import keys
+from horizon.schedules.definitions import ScheduleDefinition, ScheduleError
+from queueing import connections
+from queueing.dispatching import payload as payload_lib
+from queueing.dispatching.dispatch import target_of
+from queueing.dispatching.jobs import Signature
+from queueing.dispatching.registry import resolve
+from queueing.drivers.redis.keys import QueueKeys
 
 HISTORY = 20  # runs kept per schedule
 GRACE = 60.0  # seconds a late slot is still fired; older ones are skipped
@@ -56,19 +57,8 @@ def target(schedule: ScheduleDefinition) -> Target:
     return Target(conn.name, queue)
 
 
-def _keys(schedule: ScheduleDefinition, where: Target) -> tuple[list[str], str, QueueKeys]:
-    queue_keys = connections.redis_driver(where.connection).keys(where.queue)
-    base = f"{queue_keys.ready}:schedule:{schedule.name}"
-    return [queue_keys.ready, queue_keys.notify], base, queue_keys
-
-
-_scripts: dict[int, object] = {}
-
-
-def _script(client: redis.Redis):
-    if id(client) not in _scripts:
-        _scripts[id(client)] = client.register_script(script_source("schedule_push"))
-    return _scripts[id(client)]
+def _queue_keys(where: Target) -> QueueKeys:
+    return connections.redis_driver(where.connection).keys(where.queue)
 
 
 def claim(schedule: ScheduleDefinition, slot: float | str, *, trigger: str = "schedule",
@@ -86,12 +76,18 @@ def claim(schedule: ScheduleDefinition, slot: float | str, *, trigger: str = "sc
     data["schedule"] = {"name": schedule.name, "slot": slot_id, "trigger": trigger}
     record = json.dumps({"slot": slot_id, "at": now, "uuid": data["uuid"], "trigger": trigger,
                          "by": by, "connection": where.connection, "queue": where.queue})
-    queue_keys, base, all_keys = _keys(schedule, where)
-    client = connections.redis_driver(where.connection).client
-    pushed = _script(client)(keys=[*queue_keys, f"{base}:{slot_id}", f"{base}:runs",
-                                   all_keys.index, all_keys.sequence],
-                             args=[SLOT_TTL, payload_lib.encode(data), record, HISTORY])
-    return data["uuid"] if pushed else None
+    driver = connections.redis_driver(where.connection)
+    queue_keys = _queue_keys(where)
+    if not driver.push_claimed(where.queue, payload_lib.encode(data),
+                               queue_keys.schedule_slot(schedule.name, slot_id), SLOT_TTL,
+                               record):
+        return None
+    runs = queue_keys.schedule_runs(schedule.name)
+    pipe = driver.client.pipeline(transaction=False)
+    pipe.lpush(runs, record)
+    pipe.ltrim(runs, 0, HISTORY - 1)
+    pipe.execute()
+    return data["uuid"]
 
 
 def run_now(schedule: ScheduleDefinition, by: str = "dashboard") -> str:
@@ -107,10 +103,9 @@ def history(schedule: ScheduleDefinition, limit: int = HISTORY) -> list[dict]:
         where = target(schedule)
     except ScheduleError:
         return []
-    _, base, _ = _keys(schedule, where)
     client = connections.redis_driver(where.connection).client
     out = []
-    for raw in client.lrange(f"{base}:runs", 0, limit - 1):
+    for raw in client.lrange(_queue_keys(where).schedule_runs(schedule.name), 0, limit - 1):
         try:
             out.append(json.loads(raw))
         except ValueError:

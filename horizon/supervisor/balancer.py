@@ -23,7 +23,7 @@ def _apportion(total: int, weights: Mapping[str, float], caps: Mapping[str, int]
                order: Sequence[str]) -> dict[str, int]:
     """Hand out `total` units one at a time to the open name with the best
     weight / (share + 1) (the D'Hondt rule), never past a name's cap; ties go by `order`."""
-    shares = {name: 0 for name in order}
+    shares = dict.fromkeys(order, 0)
     for _ in range(total):
         open_names = [n for n in order if weights.get(n, 0) > 0 and shares[n] < caps[n]]
         if not open_names:
@@ -41,7 +41,7 @@ def desired_processes(*, mode: str, queues: Sequence[str], pending: Mapping[str,
         backlog = sum(max(pending.get(q, 0), 0) for q in queues)
         target = max(min_processes, min(max_processes, backlog))
         return {POOL_ALL.join(queues): target}
-    floor = {q: min_processes for q in queues}
+    floor = dict.fromkeys(queues, min_processes)
     spare = max(max_processes - min_processes * len(queues), 0)
     caps = {q: max(pending.get(q, 0) - min_processes, 0) for q in queues}
     if mode == "simple":

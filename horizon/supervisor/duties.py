@@ -7,14 +7,14 @@ never stops the master.
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import redis
 
-from ..config import HorizonConfig
-from ..schedules.definitions import ScheduleError, all_schedules
-from ..schedules.loop import ScheduleLoop
-from ..waits import WaitMonitor
+from horizon.config import HorizonSettings
+from horizon.schedules.definitions import ScheduleError, all_schedules
+from horizon.schedules.loop import ScheduleLoop
+from horizon.waits import WaitMonitor
 
 
 class Duties:
@@ -25,8 +25,8 @@ class Duties:
         self.log = log
 
     @classmethod
-    def for_master(cls, config: HorizonConfig, client: redis.Redis, *, owner: str,
-                   log: Callable[[str], None]) -> "Duties":
+    def for_master(cls, config: HorizonSettings, client: redis.Redis, *, owner: str,
+                   log: Callable[[str], None]) -> Duties:
         try:
             found = all_schedules()
         except ScheduleError as exc:
@@ -43,5 +43,5 @@ class Duties:
                 duty.tick()
             except redis.RedisError as exc:
                 self.log(f"{name} failed: {exc}")
-            except Exception as exc:  # noqa: BLE001  (a duty must never stop the master)
+            except Exception as exc:
                 self.log(f"{name} failed: {type(exc).__name__}: {exc}")

@@ -14,16 +14,15 @@ from typing import TextIO
 
 import redis
 
-from queueing.process_control import SignalFlags
+from horizon import keys
+from horizon.config import HorizonSettings
+from horizon.repositories import commands, metrics, recent, state
+from horizon.supervisor import staleness
+from horizon.supervisor.duties import Duties
+from horizon.supervisor.supervisor import Supervisor
+from horizon.supervisor.wakeup import SignalWakeup
 from queueing.redaction import for_log
-
-from .. import keys
-from ..config import HorizonConfig
-from ..repositories import commands, metrics, recent, state
-from . import staleness
-from .duties import Duties
-from .supervisor import Supervisor
-from .wakeup import SignalWakeup
+from queueing.worker.process_control import SignalFlags
 
 LOOP_INTERVAL = 0.5  # seconds between loop turns
 KILL_GRACE = 10.0  # seconds past the longest job timeout before terminate SIGKILLs
@@ -34,7 +33,7 @@ class AlreadyRunning(Exception):
 
 
 class Master:
-    def __init__(self, config: HorizonConfig, client: redis.Redis, *,
+    def __init__(self, config: HorizonSettings, client: redis.Redis, *,
                  stdout: TextIO | None = None, worker_output=None) -> None:
         self.config = config
         self.client = client

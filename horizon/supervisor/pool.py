@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import signal
 import time
-from typing import Callable
+from collections.abc import Callable
 
-from .process import WorkerProcess
+from horizon.supervisor.process import WorkerProcess
 
 
 class ProcessPool:

@@ -6,13 +6,12 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 from django.conf import settings
 
-from queueing.readiness import READY_FD_ENV
-
-from ..parent_death import child_setup
+from horizon.parent_death import child_setup
+from queueing.worker.readiness import READY_FD_ENV
 
 CLEAN_EXITS = (0, 12)  # a requested stop, the memory limit
 MAX_RESTART_DELAY = 60.0

@@ -13,9 +13,9 @@ on until its expiry (STATE_TTL) and must not stop the next master from starting:
 from __future__ import annotations
 
 import os
-from typing import Callable
+from collections.abc import Callable
 
-from ..repositories.state import MasterState
+from horizon.repositories.state import MasterState
 
 STALE_AFTER = 5.0  # seconds without a heartbeat before another host's master counts as gone
 PID_AGE_SLACK = 2.0  # seconds of clock rounding allowed when comparing process start times

@@ -2,16 +2,14 @@
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
+from horizon.config import SupervisorConfig
+from horizon.repositories import horizon_client, metrics
+from horizon.repositories.state import SupervisorState
+from horizon.supervisor import balancer
+from horizon.supervisor.pool import ProcessPool
 from queueing.connections import queue_driver
-from queueing.restart import paused_of
-
-from ..config import SupervisorConfig
-from ..repositories import horizon_client, metrics
-from ..repositories.state import SupervisorState
-from . import balancer
-from .pool import ProcessPool
 
 
 class Supervisor:
@@ -46,7 +44,7 @@ class Supervisor:
         driver = queue_driver(self.config.connection)
         sizes = driver.sizes_many(self.config.queues)
         client = horizon_client()
-        paused = paused_of(driver)
+        paused = driver.paused_queues()
         runtime = {q: metrics.average_runtime_ms(client, "queue", f"{driver.name}:{q}")
                    for q in self.config.queues}
         return {q: 0 if q in paused else s.pending + s.reserved

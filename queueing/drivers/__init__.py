@@ -1,28 +1,9 @@
-"""Queue drivers: ``redis`` (the real one), ``sync`` (runs inline) and ``null`` (drops)."""
-from __future__ import annotations
+"""Queue drivers, one per kind of store, all keeping ``contract.py``:
 
-from dataclasses import dataclass
-from typing import Protocol
-
-
-@dataclass(frozen=True, slots=True)
-class QueueSizes:
-    pending: int = 0
-    delayed: int = 0
-    reserved: int = 0
-
-    @property
-    def total(self) -> int:
-        return self.pending + self.delayed + self.reserved
-
-
-class Driver(Protocol):
-    """What dispatch needs from a connection."""
-
-    name: str
-
-    def push(self, queue: str, payload: str) -> None: ...
-
-    def later(self, queue: str, payload: str, available_at: float) -> None: ...
-
-    def sizes(self, queue: str) -> QueueSizes: ...
+* ``redis/``: the real one. Every move of a job is one atomic Lua script; also holds the
+  Redis keys, the script loader, cluster support and the embedded redis-server.
+* ``database/``: jobs in a table of a Django database (PostgreSQL ``SKIP LOCKED``,
+  SQLite, MariaDB), written in the caller's transaction.
+* ``sync.py``: runs each job inline at dispatch (tests, scripts).
+* ``null.py``: drops every job.
+"""

@@ -1,7 +1,7 @@
 """The ``null`` driver: accepts every dispatch and keeps nothing (for disabling a queue)."""
 from __future__ import annotations
 
-from . import QueueSizes
+from queueing.drivers.contract import QueueSizes
 
 
 class NullDriver:

@@ -5,17 +5,23 @@ run, so a failing job is as visible as a failing function call.
 """
 from __future__ import annotations
 
-from . import QueueSizes
+from collections.abc import Callable
+from typing import Any
+
+from queueing.drivers.contract import QueueSizes
 
 
 class SyncDriver:
-    def __init__(self, name: str) -> None:
+    """Keeps ``contract.DispatchTarget``. `run` runs one payload in this process and
+    raises what the job raises (``queueing.worker.execution.run_inline``, handed in by
+    ``queueing.connections``: the driver layer sits below the worker's)."""
+
+    def __init__(self, name: str, run: Callable[[str], Any]) -> None:
         self.name = name
+        self.run = run
 
     def push(self, queue: str, payload: str) -> None:
-        from ..execution import run_inline
-
-        run_inline(payload)
+        self.run(payload)
 
     def push_many(self, queue: str, payloads: list[str]) -> None:
         for payload in payloads:

@@ -20,16 +20,22 @@ import redis
 from django.core import checks
 from django.utils import timezone
 
-from .. import connections, payload as payload_lib
-from ..conf import queue_settings
-from ..errors import ConfigurationError, InvalidOption, QueueError
-from . import priority as priority_lib
-from .framework import PRIMARY, InvalidTask, TaskResultDoesNotExist, framework_of
-from .registration import register_task, task_for_path
-from .results import (
-    DEFAULT_MAX_RESULT_BYTES, DEFAULT_RESULT_TTL, ResultRecord, ResultStore)
-from .task_class import job_options, task_class_for
-from .translate import to_task_result
+from queueing import connections
+from queueing.config import queue_settings
+from queueing.dispatching import payload as payload_lib
+from queueing.errors import ConfigurationError, InvalidOption, QueueError
+from queueing.tasks import priority as priority_lib
+from queueing.tasks.framework import PRIMARY, InvalidTask, TaskResultDoesNotExist, framework_of
+from queueing.tasks.registration import register_task
+from queueing.tasks.results import (
+    DEFAULT_MAX_RESULT_BYTES,
+    DEFAULT_RESULT_TTL,
+    ResultRecord,
+    ResultStore,
+)
+from queueing.tasks.runner import task_for_path
+from queueing.tasks.task_class import job_options, task_class_for
+from queueing.tasks.translate import to_task_result
 
 KNOWN_OPTIONS = {"connection", "result_ttl", "max_result_bytes"}
 

@@ -11,9 +11,10 @@ on all three, so ``@task(tries=3)`` can be written once:
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from .framework import PRIMARY
+from queueing.tasks.framework import PRIMARY
 
 
 def task(function: Callable[..., Any] | None = None, *, priority: int = 0,

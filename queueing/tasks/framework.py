@@ -34,7 +34,7 @@ class Framework:
     normalize_json: Any
 
     @classmethod
-    def load(cls, module: str) -> "Framework | None":
+    def load(cls, module: str) -> Framework | None:
         try:
             root = importlib.import_module(module)
         except ImportError:

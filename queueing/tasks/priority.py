@@ -2,7 +2,8 @@
 
 Priority-0 jobs, which is every ``@job`` and every task that sets none, use the ready
 list exactly as before, and the pop script's paused check (one EXISTS) also tells it
-whether either priority set has jobs, so a queue without prioritised jobs pays nothing. A non-zero priority goes to one of two sorted sets of the same queue, in the
+whether either priority set has jobs, so a queue without prioritised jobs pays nothing.
+A non-zero priority goes to one of two sorted sets of the same queue, in the
 queue's hash tag (one Redis Cluster slot):
 
     queues:{NAME}:prio:hi   priority 1..100, taken before the ready list
@@ -18,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..keys import QueueKeys
-from ..scripts import Scripts
+from queueing.drivers.redis.keys import QueueKeys
+from queueing.drivers.redis.scripts import Scripts
 
 SEQUENCE_SPAN = 2 ** 44  # pushes per priority before scores of two priorities could meet
 MAX_PRIORITY = 100

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..job_options import JobOptions
-from ..registry import JobDefinition, lookup, register
+from queueing.dispatching.options import JobOptions
+from queueing.dispatching.registry import JobDefinition, lookup, register
+from queueing.tasks.runner import TaskAdapter
 
 
 def register_task(task: Any, options: JobOptions) -> None:
@@ -20,20 +21,5 @@ def register_task(task: Any, options: JobOptions) -> None:
     if existing is not None and existing.adapter is not None and \
             existing.adapter.task.func is task.func:
         return
-    from .runner import TaskAdapter
-
     register(JobDefinition(name=task.module_path, target=task.func, options=options,
                            is_class=False, adapter=TaskAdapter(task)))
-
-
-def task_for_path(path: str) -> Any | None:
-    """The registered Task called `path` (its module path), if this process has it."""
-    definition = lookup(path)
-    if definition is None or definition.adapter is None:
-        from django.utils.module_loading import autodiscover_modules
-
-        autodiscover_modules("tasks")  # a process that never imported the tasks modules
-        definition = lookup(path)
-    if definition is None or definition.adapter is None:
-        return None
-    return definition.adapter.task

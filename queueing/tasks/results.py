@@ -23,16 +23,13 @@ from typing import Any
 
 import redis
 
-RESULT_PREFIX = "queueing:task:"
+from queueing.drivers.redis.keys import task_result_key as result_key
+
 MAX_TRACEBACK = 16_000  # characters of one traceback kept (head and tail)
 MAX_ERRORS = 20  # errors kept per result (the latest)
 MAX_WORKER_IDS = 1000  # attempts recorded per result (the latest)
 DEFAULT_RESULT_TTL = 86_400  # seconds a result is kept after its last change
 DEFAULT_MAX_RESULT_BYTES = 1_048_576  # largest JSON return value stored
-
-
-def result_key(result_id: str) -> str:
-    return f"{RESULT_PREFIX}{{{result_id}}}"
 
 
 @dataclass(slots=True, kw_only=True)

@@ -27,12 +27,15 @@ from typing import Any
 
 from django.dispatch import receiver
 from django.utils import timezone
+from django.utils.module_loading import autodiscover_modules
 
-from ..payload import Payload
-from ..signals import job_failed
-from .framework import framework_of
-from .results import ResultRecord, ResultStore
-from .translate import to_task_result
+from queueing.connections import redis_driver
+from queueing.dispatching.payload import Payload
+from queueing.dispatching.registry import lookup
+from queueing.signals import job_failed
+from queueing.tasks.framework import framework_of
+from queueing.tasks.results import ResultRecord, ResultStore
+from queueing.tasks.translate import to_task_result
 
 logger = logging.getLogger("queueing.tasks")
 
@@ -137,8 +140,6 @@ def mark_failed(sender: Any, payload: Payload | None = None, exception: BaseExce
 
 
 def _finish_failed(payload: Payload, exception: BaseException | None) -> None:
-    from .registration import task_for_path
-
     task = task_for_path(payload.job)
     alias = payload.data["task"].get("backend") or "default"
     if task is not None:
@@ -146,7 +147,6 @@ def _finish_failed(payload: Payload, exception: BaseException | None) -> None:
         backend = framework.task_backends[alias]
         store = backend.results()
     else:  # not registered here: still mark the stored result, without signals
-        from ..connections import redis_driver
 
         framework = backend = None
         store = ResultStore(redis_driver(payload.data.get("connection")).client)
@@ -164,3 +164,14 @@ def _finish_failed(payload: Payload, exception: BaseException | None) -> None:
     if record is None:
         return
     framework.task_finished.send(type(backend), task_result=to_task_result(framework, task, record))
+
+
+def task_for_path(path: str) -> Any | None:
+    """The registered Task called `path` (its module path), if this process has it."""
+    definition = lookup(path)
+    if definition is None or definition.adapter is None:
+        autodiscover_modules("tasks")  # a process that never imported the tasks modules
+        definition = lookup(path)
+    if definition is None or definition.adapter is None:
+        return None
+    return definition.adapter.task

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import InvalidOption
-from ..job_options import JobOptions, make_options
-from .framework import BACKPORT, PRIMARY, Framework
+from queueing.dispatching.options import JobOptions, make_options
+from queueing.errors import InvalidOption
+from queueing.tasks.framework import BACKPORT, PRIMARY, Framework
 
 OPTION_NAMES = ("tries", "max_attempts", "backoff", "timeout", "retry_until", "max_exceptions")
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .framework import Framework
-from .results import ResultRecord
+from queueing.tasks.framework import Framework
+from queueing.tasks.results import ResultRecord
 
 
 def to_task_result(framework: Framework, task: Any, record: ResultRecord) -> Any:

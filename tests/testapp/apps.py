@@ -7,7 +7,7 @@ class TestAppConfig(AppConfig):
 
     def ready(self) -> None:
         try:
-            from .task_signals import connect
+            from tests.testapp.task_signals import connect
         except ImportError:  # no Tasks framework installed
             return
         connect()

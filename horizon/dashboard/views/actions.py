@@ -5,16 +5,15 @@ from __future__ import annotations
 from django.http import HttpResponse
 from django.urls import reverse
 
+from horizon import audit
+from horizon.dashboard import failures, history, lookup, queues
+from horizon.dashboard.auth import action
+from horizon.dashboard.views.common import HtmxHttpRequest, confirm, float_param, int_param, plural
+from horizon.repositories import horizon_client
 from queueing import connections
 from queueing import failed as failed_store
 from queueing.errors import QueueError
 from queueing.models import FailedJob
-
-from ... import audit
-from ...repositories import horizon_client
-from .. import failures, history, lookup, queues
-from ..auth import action
-from .common import HtmxHttpRequest, confirm, float_param, int_param, plural
 
 
 def _who(request: HtmxHttpRequest) -> str:
@@ -135,8 +134,11 @@ def run_now(request: HtmxHttpRequest, uuid: str) -> HttpResponse:
 
 def promote_to_head(found: lookup.Found) -> bool:
     """Make a delayed job ready now, at the head of its queue where the driver can."""
-    driver = connections.queue_driver(found.ref.connection)
+    ref = found.ref
+    if ref is None:
+        return False
+    driver = connections.queue_driver(ref.connection)
     run_now = getattr(driver, "run_now", None)
     if run_now is not None:
-        return run_now(found.ref.name, found.raw)
-    return driver.promote_delayed(found.ref.name, found.raw)
+        return bool(run_now(ref.name, found.raw))
+    return bool(driver.promote_delayed(ref.name, found.raw))

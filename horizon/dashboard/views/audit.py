@@ -5,10 +5,10 @@ import time
 
 from django.http import HttpResponse
 
-from ... import audit
-from .. import formatting, paging
-from ..auth import page
-from .common import HtmxHttpRequest, int_param, render_page
+from horizon import audit
+from horizon.dashboard import formatting, paging
+from horizon.dashboard.auth import page
+from horizon.dashboard.views.common import HtmxHttpRequest, int_param, render_page
 
 
 @page

@@ -1,7 +1,7 @@
 """What every dashboard view shares: the typed request, partial rendering, confirmations."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, QueryDict

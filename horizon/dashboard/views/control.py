@@ -10,13 +10,12 @@ from __future__ import annotations
 from django.http import Http404, HttpResponse
 from django.urls import reverse
 
-from queueing import connections, restart
-
-from ... import audit
-from ...repositories import commands, horizon_client, state
-from .. import queues
-from ..auth import action
-from .common import HtmxHttpRequest, confirm, plural
+from horizon import audit
+from horizon.dashboard import queues
+from horizon.dashboard.auth import action
+from horizon.dashboard.views.common import HtmxHttpRequest, confirm, plural
+from horizon.repositories import commands, horizon_client, state
+from queueing import connections
 
 PAST = {"pause": "paused", "continue": "continued"}
 
@@ -69,7 +68,7 @@ def queue_control(request: HtmxHttpRequest, queue: str, verb: str) -> HttpRespon
     if ref is None:
         raise Http404("No such queue.")
     driver = connections.queue_driver(ref.connection)
-    (restart.pause_queue if verb == "pause" else restart.continue_queue)(driver, ref.name)
+    (driver.pause if verb == "pause" else driver.resume)(ref.name)
     audit.record(request.user.get_username(), f"{verb} queue", ref.label)
     detail = ("workers take no new jobs from it until it is continued" if verb == "pause"
               else "workers take jobs from it again")

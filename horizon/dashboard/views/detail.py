@@ -9,14 +9,14 @@ from django.http import HttpResponse
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from queueing import connections, heartbeat
-
-from ... import attempts
-from ...repositories import horizon_client
-from .. import formatting, history, lookup, queues, task_results
-from ..auth import page
-from ..masking import CLIP_MARGIN, clip, display, mask
-from .common import HtmxHttpRequest, float_param, int_param, render_page
+from horizon import attempts
+from horizon.dashboard import formatting, history, lookup, queues, task_results
+from horizon.dashboard.auth import page
+from horizon.dashboard.masking import CLIP_MARGIN, clip, display, mask
+from horizon.dashboard.views.common import HtmxHttpRequest, float_param, int_param, render_page
+from horizon.repositories import horizon_client
+from queueing import connections
+from queueing.worker import heartbeat
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +88,7 @@ def holder_gone(found: lookup.Found) -> bool:
     owner = str(found.data.get("reservedBy") or "")
     if found.state != "reserved" or not owner or found.ref is None:
         return False
-    client = getattr(connections.queue_driver(found.ref.connection), "client", None)
+    client = connections.queue_driver(found.ref.connection).heartbeat_store()
     if client is None:
         return False  # database connections keep no heartbeats: the lease tells
     return not heartbeat.alive(client, [owner]).get(owner, True)

@@ -5,9 +5,9 @@ from django.http import HttpResponse, QueryDict
 from django.shortcuts import render
 from django.utils.http import urlencode
 
-from .. import failures, queues
-from ..auth import page
-from .common import HtmxHttpRequest, fragment, int_param, render_page
+from horizon.dashboard import failures, queues
+from horizon.dashboard.auth import page
+from horizon.dashboard.views.common import HtmxHttpRequest, fragment, int_param, render_page
 
 PARTIAL = "horizon/partials/failed.html"
 

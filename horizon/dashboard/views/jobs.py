@@ -9,11 +9,11 @@ from django.http import HttpResponse, QueryDict
 from django.shortcuts import render
 from django.utils.http import urlencode
 
-from ...config import horizon_config
-from ...repositories import horizon_client, recent
-from .. import listings, queues
-from ..auth import page
-from .common import HtmxHttpRequest, fragment, int_param, render_page
+from horizon.config import horizon_settings
+from horizon.dashboard import listings, queues
+from horizon.dashboard.auth import page
+from horizon.dashboard.views.common import HtmxHttpRequest, fragment, int_param, render_page
+from horizon.repositories import horizon_client, recent
 
 PARTIAL = "horizon/partials/jobs.html"
 TITLES = {"pending": "Pending jobs", "delayed": "Delayed jobs", "reserved": "Reserved jobs",
@@ -27,7 +27,7 @@ def context(state: str, params: QueryDict) -> dict:
     needle = params.get("q", "").strip()[:200]
     if state == "completed":
         # Successes are kept for a while, then trimmed; drop expired index entries first.
-        recent.trim(horizon_client(), horizon_config().trim_completed_minutes)
+        recent.trim(horizon_client(), horizon_settings().trim_completed_minutes)
     refs = [chosen] if chosen and state != "completed" else known
     listing = listings.listing(state, refs, start=int_param(params, "start"), needle=needle,
                                queue_filter=chosen if state == "completed" else None)
@@ -48,7 +48,7 @@ def context(state: str, params: QueryDict) -> dict:
         "start": listing.page.start if listing.page else (listing.scan.start if listing.scan
                                                           else 0),
         "can_delete": state in ("pending", "delayed"),
-        "keep_minutes": horizon_config().trim_completed_minutes,
+        "keep_minutes": horizon_settings().trim_completed_minutes,
         "scan_window": listings.SCAN_WINDOW,
     }
 

@@ -5,9 +5,9 @@ import time
 
 from django.http import HttpResponse
 
-from .. import formatting, reads
-from ..auth import page
-from .common import HtmxHttpRequest, render_page
+from horizon.dashboard import formatting, reads
+from horizon.dashboard.auth import page
+from horizon.dashboard.views.common import HtmxHttpRequest, render_page
 
 SPARK = (160, 36)
 LARGE = (540, 220)  # about the size it is drawn at, so labels stay legible

@@ -20,8 +20,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from ...prometheus import exposition
-from ..auth import can_use_dashboard
+from horizon.dashboard.auth import can_use_dashboard
+from horizon.prometheus import exposition
 
 
 def configured_token() -> str:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from django.http import HttpResponse, QueryDict
 from django.shortcuts import render
 
-from .. import queues, retries as retries_model
-from ..auth import page
-from .common import HtmxHttpRequest, fragment, render_page
+from horizon.dashboard import queues
+from horizon.dashboard import retries as retries_model
+from horizon.dashboard.auth import page
+from horizon.dashboard.views.common import HtmxHttpRequest, fragment, render_page
 
 PARTIAL = "horizon/partials/retries.html"
 

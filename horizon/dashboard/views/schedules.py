@@ -10,12 +10,12 @@ from django.http import Http404, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
 
-from ...repositories import horizon_client
-from ...schedules import store
-from ...schedules.definitions import ScheduleError, find
-from .. import schedules as read_model
-from ..auth import action, page
-from .common import HtmxHttpRequest, confirm, fragment, render_page
+from horizon.dashboard import schedules as read_model
+from horizon.dashboard.auth import action, page
+from horizon.dashboard.views.common import HtmxHttpRequest, confirm, fragment, render_page
+from horizon.repositories import horizon_client
+from horizon.schedules import store
+from horizon.schedules.definitions import ScheduleError, find
 
 PARTIAL = "horizon/partials/schedules.html"
 

@@ -11,15 +11,14 @@ from __future__ import annotations
 from django.http import Http404, HttpResponse
 from django.urls import reverse
 
+from horizon import audit
+from horizon.dashboard import failures, history, lookup, queues
+from horizon.dashboard.auth import action
+from horizon.dashboard.views import actions
+from horizon.dashboard.views.common import HtmxHttpRequest, confirm, plural
+from horizon.repositories import horizon_client
 from queueing import connections
 from queueing.models import FailedJob
-
-from ... import audit
-from ...repositories import horizon_client
-from .. import failures, history, lookup, queues
-from ..auth import action
-from . import actions
-from .common import HtmxHttpRequest, confirm, plural
 
 MAX_PICKS = 500
 
@@ -65,7 +64,7 @@ def jobs_selected(request: HtmxHttpRequest, state: str, verb: str) -> HttpRespon
     who = request.user.get_username()
     for pick in picks:
         uuid, found = _locate(state, pick)
-        if found is None:
+        if found is None or found.ref is None:
             gone.append(uuid)
             continue
         driver = connections.queue_driver(found.ref.connection)

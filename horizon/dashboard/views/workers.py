@@ -4,9 +4,9 @@ from __future__ import annotations
 from django.http import HttpResponse, QueryDict
 from django.shortcuts import render
 
-from .. import reads
-from ..auth import page
-from .common import HtmxHttpRequest, fragment, render_page
+from horizon.dashboard import reads
+from horizon.dashboard.auth import page
+from horizon.dashboard.views.common import HtmxHttpRequest, fragment, render_page
 
 PARTIAL = "horizon/partials/workers.html"
 

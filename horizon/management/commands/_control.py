@@ -4,18 +4,17 @@ of many)."""
 import redis
 from django.core.management.base import BaseCommand, CommandError
 
+from horizon.config import horizon_settings
 from horizon.repositories import commands, state
+from queueing.connections import redis_driver, redis_location
 
 EXIT_UNREACHABLE = 3  # Redis cannot be reached (horizon_status: 0 running, 1 paused, 2 inactive)
 
 
 def reachable_client() -> redis.Redis:
     """Horizon's Redis client, or CommandError (exit 3) saying where it failed to connect."""
-    from queueing.connections import redis_driver, redis_location
 
-    from horizon.config import horizon_config
-
-    driver = redis_driver(horizon_config().connection)
+    driver = redis_driver(horizon_settings().connection)
     try:
         driver.client.ping()
     except redis.RedisError as exc:

@@ -3,7 +3,7 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from horizon.config import HorizonConfigError, horizon_config
+from horizon.config import HorizonConfigError, horizon_settings
 from horizon.repositories import horizon_client
 from horizon.supervisor.master import AlreadyRunning, Master
 from queueing.errors import QueueError
@@ -14,7 +14,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         try:
-            config = horizon_config()
+            config = horizon_settings()
             if not config.supervisors:
                 raise CommandError("HORIZON has no supervisors for environment "
                                    f"{config.environment!r}")

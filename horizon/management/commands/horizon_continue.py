@@ -1,4 +1,4 @@
-from ._control import ControlCommand
+from horizon.management.commands._control import ControlCommand
 
 
 class Command(ControlCommand):

@@ -1,4 +1,4 @@
-from ._control import SupervisorCommand
+from horizon.management.commands._control import SupervisorCommand
 
 
 class Command(SupervisorCommand):

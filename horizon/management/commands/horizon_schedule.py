@@ -29,10 +29,10 @@ class Command(BaseCommand):
             upcoming, at = [], now
             for _ in range(max(options["next"], 1)):
                 at = schedule.next_after(at)
-                upcoming.append(dt.datetime.fromtimestamp(at, dt.timezone.utc)
+                upcoming.append(dt.datetime.fromtimestamp(at, dt.UTC)
                                 .strftime("%Y-%m-%d %H:%M:%S"))
             runs = store.history(schedule, 1)
-            last = (dt.datetime.fromtimestamp(runs[0]["at"], dt.timezone.utc)
+            last = (dt.datetime.fromtimestamp(runs[0]["at"], dt.UTC)
                     .strftime("%Y-%m-%d %H:%M:%S") + f" ({runs[0]['trigger']})"
                     if runs else "never")
             state = "PAUSED" if schedule.name in paused else "active"

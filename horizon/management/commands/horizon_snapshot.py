@@ -1,7 +1,7 @@
 """Take a metrics snapshot now (the master takes one every minute by itself)."""
 from django.core.management.base import BaseCommand
 
-from horizon.config import horizon_config
+from horizon.config import horizon_settings
 from horizon.repositories import horizon_client, metrics
 
 
@@ -10,5 +10,5 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         count = metrics.take_snapshots(horizon_client(),
-                                       keep_minutes=horizon_config().trim_metrics_minutes)
+                                       keep_minutes=horizon_settings().trim_metrics_minutes)
         self.stdout.write(self.style.SUCCESS(f"Snapshotted {count} metric series."))

@@ -4,9 +4,8 @@ import sys
 
 from django.core.management.base import BaseCommand
 
+from horizon.management.commands._control import EXIT_UNREACHABLE, reachable_client
 from horizon.repositories import state
-
-from ._control import EXIT_UNREACHABLE, reachable_client
 
 EXIT_CODES = {"running": 0, "paused": 1, "inactive": 2}
 

@@ -3,9 +3,8 @@ import time
 
 from django.core.management.base import CommandError
 
+from horizon.management.commands._control import ControlCommand, reachable_client
 from horizon.repositories import state
-
-from ._control import ControlCommand, reachable_client
 
 
 class Command(ControlCommand):

@@ -1,9 +1,9 @@
 """Start, stop or show the embedded redis-server of a connection without a Redis URL."""
 from django.core.management.base import BaseCommand, CommandError
 
-from queueing.conf import queue_settings
+from queueing.config import queue_settings
 from queueing.connections import redacted_url
-from queueing.embedded_redis import EmbeddedRedis
+from queueing.drivers.redis.embedded import EmbeddedRedis
 from queueing.errors import QueueError
 
 
@@ -38,6 +38,7 @@ class Command(BaseCommand):
             self.stdout.write("redis-server stopped")
         else:
             running = server.is_running()
-            self.stdout.write(f"redis-server at {redacted_url(server.url)}: {'running' if running else 'stopped'}")
+            state = "running" if running else "stopped"
+            self.stdout.write(f"redis-server at {redacted_url(server.url)}: {state}")
             if not running:
                 raise SystemExit(1)

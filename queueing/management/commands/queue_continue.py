@@ -1,5 +1,5 @@
 """Continue a paused queue."""
-from .queue_pause import Command as PauseCommand
+from queueing.management.commands.queue_pause import Command as PauseCommand
 
 
 class Command(PauseCommand):

@@ -27,4 +27,5 @@ class Command(BaseCommand):
         ) for r in rows]
         widths = [max(len(str(row[i])) for row in table) for i in range(len(header))]
         for row in table:
-            self.stdout.write("  ".join(str(cell).ljust(w) for cell, w in zip(row, widths)).rstrip())
+            cells = (str(cell).ljust(width) for cell, width in zip(row, widths))
+            self.stdout.write("  ".join(cells).rstrip())

@@ -1,7 +1,7 @@
 """Pause one queue: every worker skips it (within a second) while others keep running."""
 from django.core.management.base import BaseCommand, CommandError
 
-from queueing import connections, restart
+from queueing import connections
 from queueing.errors import QueueError
 
 
@@ -20,8 +20,8 @@ class Command(BaseCommand):
         except QueueError as exc:
             raise CommandError(str(exc)) from exc
         if self.pausing:
-            restart.pause_queue(driver, queue)
+            driver.pause(queue)
             self.stdout.write(self.style.SUCCESS(f"Paused {driver.name}:{queue}."))
         else:
-            restart.continue_queue(driver, queue)
+            driver.resume(queue)
             self.stdout.write(self.style.SUCCESS(f"Continued {driver.name}:{queue}."))

@@ -3,8 +3,9 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from queueing import connections, restart
-from queueing.conf import queue_settings
+from queueing import connections
+from queueing.config import queue_settings
+from queueing.drivers.contract import QueueDriver
 
 
 class Command(BaseCommand):
@@ -16,20 +17,14 @@ class Command(BaseCommand):
         unreachable = []
         for config in queue_settings().connections.values():
             try:
-                if config.driver == "database":
-                    # Its workers read the stamp from the connection's own database.
-                    driver = connections.driver(config.name)
-                    if driver.alias not in seen:
-                        seen.add(driver.alias)
-                        driver.broadcast_restart(stamp)
+                driver = connections.driver(config.name)
+                if not isinstance(driver, QueueDriver):
+                    continue  # sync and null connections have no workers
+                scope = driver.restart_scope()  # one broadcast per Redis server or database
+                if scope in seen:
                     continue
-                if config.driver != "redis":
-                    continue
-                location = connections.redis_url(config)  # one broadcast per server
-                if location in seen:
-                    continue
-                seen.add(location)
-                restart.broadcast(connections.redis_driver(config.name).client, stamp)
+                seen.add(scope)
+                driver.broadcast_restart(stamp)
             except Exception as exc:  # one unreachable connection must not hide the others
                 unreachable.append(f"{config.name}: {type(exc).__name__}: {exc}")
         if unreachable:

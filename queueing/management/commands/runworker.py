@@ -7,11 +7,13 @@ import time
 import redis
 from django.core.management.base import BaseCommand, CommandError
 
-from queueing import connections, heartbeat, readiness, registry
+from queueing import connections
+from queueing.dispatching import registry
+from queueing.dispatching.options import parse_backoff
 from queueing.errors import QueueError
-from queueing.job_options import parse_backoff
-from queueing.options import WorkerOptions
-from queueing.worker import EXIT_ERROR, Worker
+from queueing.worker import heartbeat, readiness
+from queueing.worker.loop import EXIT_ERROR, Worker
+from queueing.worker.options import DEFAULTS, WorkerOptions
 
 
 def non_negative(kind):
@@ -44,31 +46,32 @@ class Command(BaseCommand):
         parser.add_argument("--queue", default=None,
                             help="Comma-separated queues in priority order (default: the "
                                  "connection's queue).")
-        parser.add_argument("--name", default="default", help="Worker name, for logs.")
-        parser.add_argument("--sleep", type=non_negative(float), default=3.0,
-                            help="Seconds to wait when idle and not blocking (default 3).")
+        parser.add_argument("--name", default=DEFAULTS.name, help="Worker name, for logs.")
+        parser.add_argument("--sleep", type=non_negative(float), default=DEFAULTS.sleep,
+                            help="Seconds to wait when idle and not blocking "
+                                 f"(default {DEFAULTS.sleep:g}).")
         parser.add_argument("--block-for", type=non_negative(float), default=None,
                             help="Block on Redis for new jobs (seconds); overrides the "
                                  "connection's block_for.")
-        parser.add_argument("--tries", type=non_negative(int), default=1,
+        parser.add_argument("--tries", type=non_negative(int), default=DEFAULTS.tries,
                             help="Attempts for jobs that do not set tries; 0 = forever.")
-        parser.add_argument("--backoff", type=backoff_list, default=(0.0,),
+        parser.add_argument("--backoff", type=backoff_list, default=DEFAULTS.backoff,
                             help="Seconds before a retry, or a list like 10,60,300.")
-        parser.add_argument("--timeout", type=non_negative(float), default=60.0,
+        parser.add_argument("--timeout", type=non_negative(float), default=DEFAULTS.timeout,
                             help="Seconds a job may run, unless it sets its own (0 = none).")
-        parser.add_argument("--memory", type=non_negative(int), default=128,
+        parser.add_argument("--memory", type=non_negative(int), default=DEFAULTS.memory,
                             help="Stop (exit 12) after a job once resident memory passes "
                                  "this many MB (0 = no limit).")
-        parser.add_argument("--max-jobs", type=non_negative(int), default=0)
-        parser.add_argument("--max-time", type=non_negative(float), default=0.0)
-        parser.add_argument("--rest", type=non_negative(float), default=0.0,
+        parser.add_argument("--max-jobs", type=non_negative(int), default=DEFAULTS.max_jobs)
+        parser.add_argument("--max-time", type=non_negative(float), default=DEFAULTS.max_time)
+        parser.add_argument("--rest", type=non_negative(float), default=DEFAULTS.rest,
                             help="Seconds to rest after each job.")
         parser.add_argument("--once", action="store_true", help="Process one job, then stop.")
         parser.add_argument("--stop-when-empty", action="store_true")
         parser.add_argument("--quiet", action="store_true", help="No per-job log lines.")
-        parser.add_argument("--prefetch", type=non_negative(int), default=32,
+        parser.add_argument("--prefetch", type=non_negative(int), default=DEFAULTS.prefetch,
                             help="Most jobs reserved per round trip when jobs are fast "
-                                 "(default 32; 1 turns prefetch off).")
+                                 f"(default {DEFAULTS.prefetch}; 1 turns prefetch off).")
 
     def handle(self, *args, **opts):
         try:
@@ -84,8 +87,7 @@ class Command(BaseCommand):
                 f"--queue=high,default, or leave --queue out to use connection "
                 f"{driver.name!r}'s queue {driver.config.queue!r}")
         try:  # before reporting ready: a worker that cannot reach Redis did not start
-            if hasattr(driver, "client"):  # a database connection is reached at its first pop
-                driver.client.ping()
+            driver.ping()  # a database connection answers at once: it connects lazily
         except redis.RedisError as exc:
             raise CommandError(f"cannot reach Redis for connection {driver.name!r} "
                                f"({connections.redis_location(driver.config)}"

@@ -1,0 +1,250 @@
+"""settings.QUEUE -> typed, validated connection configs (cached, reset on setting change).
+
+Example::
+
+    QUEUE = {
+        "default": "redis",
+        "after_commit": True,
+        "connections": {
+            "redis": {"driver": "redis", "url": "redis://localhost:6379/0",
+                      "queue": "default", "queues": ["high", "default", "low"],
+                      "retry_after": 30, "block_for": 5},
+            "sync": {"driver": "sync"},
+            "db": {"driver": "database", "database": "default", "queues": ["default"]},
+        },
+    }
+
+Redis Cluster (or Valkey Cluster): a ``redis+cluster://`` / ``rediss+cluster://`` URL naming
+any node, or ``"cluster": True`` beside a plain URL (see docs/scaling.md).
+A ``database`` connection keeps its jobs in the ``queueing_jobs`` table of the
+``database`` alias (see docs/database-driver.md); ``block_for`` defaults to 5 seconds
+there on PostgreSQL (LISTEN/NOTIFY) and to polling every ``--sleep`` seconds elsewhere.
+
+A connection's ``queues`` lists the queue names it accepts, so a typo in a dispatch
+fails loudly instead of filling a queue no worker reads; ``"*"`` accepts any valid name.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+
+from queueing.drivers.redis.keys import DEFAULT_PREFIX
+from queueing.errors import ConfigurationError, UnknownConnection, UnknownQueue
+
+DRIVERS = ("redis", "database", "sync", "null")
+QUEUE_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")  # used with fullmatch
+DEFAULT_RETRY_AFTER = 30  # seconds an unrenewed lease lasts (its worker died) before redelivery
+DEFAULT_MIGRATION_BATCH = 1000  # due jobs moved per pop, so one pop never stalls Redis
+DEFAULT_MAX_DELIVERIES = 5  # silent deliveries (worker died) before an entry is failed
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionConfig:
+    name: str
+    driver: str
+    queue: str = "default"
+    queues: tuple[str, ...] | None = ("default",)  # None: any valid name
+    url: str | None = None
+    embedded_dir: str | None = None  # start a redis-server here when `url` is not set
+    retry_after: float | None = DEFAULT_RETRY_AFTER  # None: reservations never expire
+    block_for: float | None = None  # None: never block; workers sleep when idle
+    prefix: str = DEFAULT_PREFIX
+    migration_batch_size: int = DEFAULT_MIGRATION_BATCH
+    max_deliveries: int = DEFAULT_MAX_DELIVERIES  # 0: no poison cap
+    options: dict[str, Any] = field(default_factory=dict)  # extra redis-py client kwargs
+    cluster: bool = False  # connect with redis-py's RedisCluster (url names any seed node)
+    database: str = "default"  # driver "database": the DATABASES alias holding the jobs
+    listen: bool = True  # driver "database" on PostgreSQL: wake idle workers by NOTIFY
+    synchronous_commit: str = "off"  # driver "database" on PostgreSQL: workers' session
+
+    def check_queue(self, queue: str) -> str:
+        """Return `queue` if this connection accepts it, else raise UnknownQueue."""
+        if not isinstance(queue, str) or not QUEUE_NAME.fullmatch(queue):
+            raise UnknownQueue(
+                f"invalid queue name {queue!r}: use letters, digits, '_', '.' or '-'"
+            )
+        if self.queues is not None and queue not in self.queues:
+            raise UnknownQueue(
+                f"unknown queue {queue!r} on connection {self.name!r}; "
+                f"it accepts: {', '.join(self.queues)} (set QUEUE['connections']"
+                f"[{self.name!r}]['queues'])"
+            )
+        return queue
+
+
+@dataclass(frozen=True, slots=True)
+class QueueSettings:
+    default: str
+    after_commit: bool
+    connections: dict[str, ConnectionConfig]
+
+    def connection(self, name: str | None = None) -> ConnectionConfig:
+        name = name or self.default
+        try:
+            return self.connections[name]
+        except KeyError:
+            raise UnknownConnection(
+                f"unknown queue connection {name!r}; configured: "
+                f"{', '.join(sorted(self.connections)) or '(none)'}"
+            ) from None
+
+
+def _number(conn: str, key: str, value: Any, *, allow_none: bool) -> float | None:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ConfigurationError(
+            f"QUEUE['connections'][{conn!r}][{key!r}] must be a number >= 0, got {value!r}"
+        )
+    return value
+
+
+def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
+    """Validate one connection block; raise ConfigurationError naming the bad key."""
+    if not isinstance(raw, dict):
+        raise ConfigurationError(f"QUEUE['connections'][{name!r}] must be a dict")
+    known = {
+        "driver", "queue", "queues", "url", "embedded_dir", "retry_after",
+        "block_for", "prefix", "migration_batch_size", "max_deliveries", "options",
+        "cluster",
+        "database", "listen", "synchronous_commit",
+    }
+    unknown = set(raw) - known
+    if unknown:
+        raise ConfigurationError(
+            f"QUEUE['connections'][{name!r}] has unknown keys: {', '.join(sorted(unknown))}"
+        )
+    driver = raw.get("driver", "redis")
+    if driver not in DRIVERS:
+        raise ConfigurationError(
+            f"QUEUE['connections'][{name!r}]['driver'] must be one of {DRIVERS}, got {driver!r}"
+        )
+    queue = raw.get("queue", "default")
+    if not isinstance(queue, str) or not QUEUE_NAME.fullmatch(queue):
+        raise ConfigurationError(f"QUEUE['connections'][{name!r}]['queue'] is not a valid name")
+    queues_raw = raw.get("queues", [queue])
+    if queues_raw == "*":
+        queues = None
+    else:
+        if isinstance(queues_raw, str) or not all(
+            isinstance(q, str) and QUEUE_NAME.fullmatch(q) for q in queues_raw
+        ):
+            raise ConfigurationError(
+                f"QUEUE['connections'][{name!r}]['queues'] must be a list of queue names or '*'"
+            )
+        queues = tuple(dict.fromkeys(queues_raw))
+        if queue not in queues:
+            queues = (queue, *queues)
+    if driver == "redis" and not raw.get("url") and not raw.get("embedded_dir"):
+        raise ConfigurationError(
+            f"QUEUE['connections'][{name!r}] needs a 'url' (or 'embedded_dir' to start a "
+            "local redis-server)"
+        )
+    database = raw.get("database", "default")
+    if driver == "database" and database not in settings.DATABASES:
+        raise ConfigurationError(
+            f"QUEUE['connections'][{name!r}]['database'] names no DATABASES alias: "
+            f"{database!r} (configured: {', '.join(settings.DATABASES)})"
+        )
+    synchronous_commit = raw.get("synchronous_commit", "off")
+    if synchronous_commit not in ("off", "local", "remote_write", "remote_apply", "on"):
+        raise ConfigurationError(
+            f"QUEUE['connections'][{name!r}]['synchronous_commit'] must be one of off, local, "
+            f"remote_write, remote_apply, on; got {synchronous_commit!r}")
+    if not isinstance(raw.get("listen", True), bool):
+        raise ConfigurationError(f"QUEUE['connections'][{name!r}]['listen'] must be a bool")
+    batch = raw.get("migration_batch_size", DEFAULT_MIGRATION_BATCH)
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise ConfigurationError(
+            f"QUEUE['connections'][{name!r}]['migration_batch_size'] must be an int >= 1"
+        )
+    max_deliveries = raw.get("max_deliveries", DEFAULT_MAX_DELIVERIES)
+    if isinstance(max_deliveries, bool) or not isinstance(max_deliveries, int) or \
+            max_deliveries < 0:
+        raise ConfigurationError(
+            f"QUEUE['connections'][{name!r}]['max_deliveries'] must be an int >= 0"
+        )
+    prefix = raw.get("prefix", DEFAULT_PREFIX)
+    if not isinstance(prefix, str) or "{" in prefix or "}" in prefix:
+        raise ConfigurationError(
+            f"QUEUE['connections'][{name!r}]['prefix'] must be a string without braces"
+        )
+    url, cluster = cluster_url(name, raw.get("url") or None, raw.get("cluster", False))
+    return ConnectionConfig(
+        name=name,
+        driver=driver,
+        queue=queue,
+        queues=queues,
+        url=url,
+        embedded_dir=raw.get("embedded_dir") or None,
+        retry_after=_number(name, "retry_after", raw.get("retry_after", DEFAULT_RETRY_AFTER),
+                            allow_none=True),
+        block_for=_number(name, "block_for", raw.get("block_for"), allow_none=True),
+        prefix=prefix,
+        migration_batch_size=batch,
+        max_deliveries=max_deliveries,
+        options=dict(raw.get("options") or {}),
+        cluster=cluster,
+        database=database,
+        listen=raw.get("listen", True),
+        synchronous_commit=synchronous_commit,
+    )
+
+
+CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
+
+
+def cluster_url(conn: str, url: str | None, cluster: Any) -> tuple[str | None, bool]:
+    """(plain URL, cluster?) from a connection's url and `cluster` option.
+
+    ``redis+cluster://host:port`` selects cluster mode by itself; the URL handed to
+    redis-py is the plain ``redis://`` form. A cluster needs TCP seed nodes, so a unix
+    socket URL with cluster mode is refused here rather than at the first command.
+    """
+    if not isinstance(cluster, bool):
+        raise ConfigurationError(
+            f"QUEUE['connections'][{conn!r}]['cluster'] must be true or false, got {cluster!r}")
+    if url is None:
+        if cluster:
+            raise ConfigurationError(
+                f"QUEUE['connections'][{conn!r}] has 'cluster': true but no 'url' of a node")
+        return None, False
+    scheme, sep, rest = url.partition("://")
+    if sep and scheme.lower() in CLUSTER_SCHEMES:
+        url, cluster = f"{CLUSTER_SCHEMES[scheme.lower()]}://{rest}", True
+    if cluster and not url.lower().startswith(("redis://", "rediss://")):
+        raise ConfigurationError(
+            f"QUEUE['connections'][{conn!r}]: Redis Cluster needs a redis:// or rediss:// "
+            "URL of a node (unix sockets cannot reach the other nodes)")
+    return url, cluster
+
+
+def parse_settings(raw: dict[str, Any] | None) -> QueueSettings:
+    raw = dict(raw or {})
+    connections_raw = raw.get("connections") or {"sync": {"driver": "sync"}}
+    connections = {name: parse_connection(name, block) for name, block in connections_raw.items()}
+    default = raw.get("default") or next(iter(connections))
+    if default not in connections:
+        raise ConfigurationError(f"QUEUE['default'] names unknown connection {default!r}")
+    return QueueSettings(
+        default=default,
+        after_commit=bool(raw.get("after_commit", True)),
+        connections=connections,
+    )
+
+
+@lru_cache(maxsize=1)
+def queue_settings() -> QueueSettings:
+    return parse_settings(getattr(settings, "QUEUE", None))
+
+
+@receiver(setting_changed)
+def _reset_on_setting_change(*, setting: str, **_: Any) -> None:
+    if setting == "QUEUE":
+        queue_settings.cache_clear()  # queueing.connections drops its drivers too

@@ -1,0 +1,282 @@
+"""Payload <-> JSON. JSON only: a payload never carries pickled objects.
+
+The encoded payload always starts with ``{"attempts":N,``: the pop script bumps that
+number with a string match instead of a cjson decode/encode round trip, which would
+turn ``[]`` into ``{}``, round floats, and raise on a malformed entry after the LPOP
+(Lua has no rollback, so that entry would be lost).
+
+The worker trusts nothing in a reserved entry. ``decode`` reads any bytes at any
+depth and either returns a Payload whose every field is what ``dispatch`` would have
+accepted, or raises MalformedPayload carrying the original entry and its delivery
+count, so the worker can fail it on its first delivery (see docs/reservation-contract.md).
+An entry that did not start with ``{"attempts":N,`` arrives wrapped by the pop script as
+``{"attempts":K,"reservation":..,"wrapped":"<original>"}``; K is authoritative.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+import time
+import uuid as uuid_lib
+from typing import Any
+
+from queueing.dispatching.options import JobOptions
+from queueing.dispatching.payload_checks import validate
+from queueing.dispatching.shapes import JOB_NAME_SHAPE, UUID_SHAPE, Payload, finite
+from queueing.errors import MalformedPayload, NotSerializable
+
+__all__ = ["JOB_NAME_SHAPE", "UUID_SHAPE", "Payload", "build", "decode", "encode", "peek"]
+
+ATTEMPTS_PREFIX = '{"attempts":'
+
+
+def check_json_safe(value: Any, path: str) -> None:
+    """Raise NotSerializable naming `path` if `value` would not survive JSON unchanged."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            raise NotSerializable(f"{path} is {value!r}, which JSON cannot carry")
+        return
+    if isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            check_json_safe(item, f"{path}[{index}]")
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise NotSerializable(
+                    f"{path} has the non-string key {key!r}; JSON object keys must be strings"
+                )
+            check_json_safe(item, f"{path}[{key!r}]")
+        return
+    hint = ""
+    if hasattr(value, "_meta") and hasattr(value, "pk"):
+        hint = f"; pass its primary key instead (pk={value.pk!r})"
+    elif hasattr(value, "isoformat"):
+        hint = "; pass value.isoformat() and parse it in the job"
+    raise NotSerializable(
+        f"{path} is a {type(value).__module__}.{type(value).__qualname__}, "
+        f"which is not JSON-serialisable{hint}"
+    )
+
+
+def check_arguments(job_name: str, args: tuple, kwargs: dict) -> None:
+    try:
+        for index, value in enumerate(args):
+            check_json_safe(value, f"argument {index}")
+        for key, value in kwargs.items():
+            check_json_safe(value, f"argument {key!r}")
+    except NotSerializable as exc:
+        raise NotSerializable(f"cannot dispatch {job_name}: {exc}") from None
+
+
+def build(
+    *,
+    job_name: str,
+    display_name: str,
+    args: tuple | list,
+    kwargs: dict,
+    options: JobOptions,
+    connection: str,
+    queue: str,
+    chain: list[dict] | None = None,
+    now: float | None = None,
+    job_uuid: str | None = None,
+    available_at: float | None = None,
+    headers: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """The payload dict for one dispatch; `attempts` is first (see the module docstring).
+
+    ``availableAt`` (when the job may first run: now, or when its delay ends) lets the
+    worker measure queue wait and the dashboard queue latency; ``headers`` carries
+    cross-cutting context such as trace ids (queueing.tracing), empty by default.
+    """
+    now = time.time() if now is None else now
+    return {
+        "attempts": 0,
+        "uuid": job_uuid or str(uuid_lib.uuid4()),
+        "displayName": display_name,
+        "job": job_name,
+        "args": list(args),
+        "kwargs": dict(kwargs),
+        "maxTries": options.tries,
+        "maxExceptions": options.max_exceptions,
+        "backoff": list(options.backoff) if options.backoff is not None else None,
+        "timeout": options.timeout,
+        "retryUntil": options.retry_until.resolve(now) if options.retry_until else None,
+        "failOnTimeout": options.fail_on_timeout,
+        "pushedAt": now,
+        "availableAt": max(available_at, now) if available_at is not None else now,
+        "headers": dict(headers or {}),
+        "tags": list(options.tags),
+        "chain": list(chain or []),
+        "connection": connection,
+        "queue": queue,
+    }
+
+
+def encode(payload: dict[str, Any]) -> str:
+    if next(iter(payload)) != "attempts":
+        payload = {"attempts": payload.get("attempts", 0), **payload}
+    return json.dumps(payload, separators=(",", ":"), allow_nan=False)
+
+
+RESERVATION_FIELDS = ("reservation", "reservedBy", "pendingFailure")
+
+
+def reset_for_retry(payload: dict[str, Any], now: float | None = None) -> dict[str, Any]:
+    """The payload pushed again by a retry: a fresh budget under the same uuid.
+
+    Attempts start again from 0, and ``retryUntil`` is recomputed from the job's own
+    span (``retryUntil - pushedAt``) relative to the retry, as Laravel's retry does: an
+    expired deadline would otherwise fail the job again without running it. (The
+    exception counter is reset by the caller, which has the Redis connection.)
+    """
+    now = time.time() if now is None else now
+    fresh = {k: v for k, v in payload.items()
+             if k not in ("attempts", "settled", *RESERVATION_FIELDS)}
+    until, pushed = payload.get("retryUntil"), payload.get("pushedAt")
+    if finite(until) and finite(pushed) and until > pushed:
+        fresh["retryUntil"] = now + (until - pushed)
+    fresh["pushedAt"] = now
+    fresh["retryOf"] = payload.get("uuid")
+    return {"attempts": 0, **fresh}
+
+
+def normalised(job: Payload, *, settled: int | None = None,
+               pending_failure: str | None = None) -> str:
+    """The entry to store when a job is handed back: attempts first (so the pop script
+    counts the next delivery by string surgery), reservation stamps removed.
+
+    `settled` records the attempt that had an outcome (released after an exception or
+    a timeout), so the poison cap counts only deliveries that ended silently;
+    `pending_failure` carries a failure the store could not take yet.
+    """
+    data = {k: v for k, v in job.data.items() if k not in ("attempts", *RESERVATION_FIELDS)}
+    if settled is not None:
+        data["settled"] = settled
+    if pending_failure is not None:
+        data["pendingFailure"] = pending_failure
+    return encode({"attempts": job.attempts, **data})
+
+
+def unreserved_entry(raw: bytes | str) -> bytes | str | None:
+    """A prefetched entry that never started, as it was before pop counted it: its
+    attempts lowered by one and its stamps removed (None when it cannot be rebuilt;
+    its lease then brings it back, counted)."""
+    original = original_entry(raw)
+    if original is not raw and original != raw:
+        return original  # it was wrapped: put back the original bytes
+    try:
+        job = decode(raw)
+    except MalformedPayload:
+        return None
+    if job.attempts < 1:
+        return None
+    return normalised(dataclasses.replace(job, attempts=job.attempts - 1))
+
+
+_ATTEMPTS_HEAD = re.compile(rb'\{"attempts":(\d{1,9}),')
+
+
+def delivery_count(raw: bytes | str) -> int | None:
+    """How many times pop has delivered this reserved entry, read without decoding it."""
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8", "surrogateescape")
+    match = _ATTEMPTS_HEAD.match(raw)
+    return int(match.group(1)) if match else None
+
+
+def _malformed(reason: str, original: bytes | None, attempts: int | None) -> MalformedPayload:
+    exc = MalformedPayload(reason)
+    exc.original = original
+    exc.attempts = attempts
+    return exc
+
+
+def _loads(text: str) -> Any:
+    """json.loads that turns every failure (depth included) into ValueError."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply to decode") from None
+    except (ValueError, TypeError, MemoryError) as exc:
+        raise ValueError(str(exc)[:200]) from None
+
+
+def decode(raw: bytes | str) -> Payload:
+    """Parse a reserved entry; raise MalformedPayload with a reason an operator can act on.
+
+    Never raises anything else, whatever the entry holds.
+    """
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8", "surrogateescape")
+    attempts = delivery_count(raw)
+    try:
+        text, utf8 = raw.decode("utf-8"), True
+    except UnicodeDecodeError:  # only a wrapped entry may hold bytes that are not UTF-8
+        text, utf8 = raw.decode("utf-8", "surrogateescape"), False
+    try:
+        data = _loads(text)
+    except ValueError as exc:
+        reason = "payload is not UTF-8 text" if not utf8 else f"payload is not JSON: {exc}"
+        raise _malformed(reason, raw, attempts) from None
+    original = None
+    if isinstance(data, dict) and isinstance(data.get("wrapped"), str) and "reservation" in data:
+        # Wrapped by the pop script: the delivery count is the envelope's.
+        original = data["wrapped"].encode("utf-8", "surrogateescape")
+        attempts = data.get("attempts") if type(data.get("attempts")) is int else attempts
+        try:
+            data = _loads(original.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise _malformed("payload is not UTF-8 text", original, attempts) from None
+        except ValueError as exc:
+            raise _malformed(f"payload is not JSON: {exc}", original, attempts) from None
+        if isinstance(data, dict):
+            inner = data.get("attempts", 0)
+            if type(inner) is not int or not 0 <= inner < 10 ** 9:
+                raise _malformed("field 'attempts' must be an integer >= 0", original, attempts)
+            data["attempts"] = attempts
+    elif not utf8:
+        raise _malformed("payload is not UTF-8 text", raw, attempts)
+    try:
+        return validate(data, original)
+    except MalformedPayload as exc:
+        raise _malformed(str(exc), original if original is not None else raw, attempts) from None
+    except Exception as exc:  # anything odd in a field (deep nesting in a check...)
+        raise _malformed(f"payload could not be read: {type(exc).__name__}",
+                         original if original is not None else raw, attempts) from None
+
+
+def peek(raw: bytes | str) -> dict[str, Any]:
+    """Best-effort read of an entry for display or the failed store; never raises.
+
+    A wrapped entry (see the module docstring) shows as the entry it wraps.
+    """
+    try:
+        text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+        data = _loads(text)
+        if isinstance(data, dict) and isinstance(data.get("wrapped"), str) and \
+                "reservation" in data:
+            data = _loads(data["wrapped"])
+        return data if isinstance(data, dict) else {}
+    except Exception:
+        return {}
+
+
+def original_entry(raw: bytes | str) -> bytes:
+    """The entry as it was queued: a wrapped entry unwrapped, anything else unchanged."""
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8", "surrogateescape")
+    if not raw.startswith(b'{"attempts":') or b'"wrapped":' not in raw:
+        return raw
+    try:
+        data = _loads(raw.decode("utf-8", "surrogateescape"))
+        if isinstance(data, dict) and isinstance(data.get("wrapped"), str):
+            return data["wrapped"].encode("utf-8", "surrogateescape")
+    except Exception:
+        pass
+    return raw

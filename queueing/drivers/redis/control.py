@@ -1,0 +1,47 @@
+"""Worker control state on Redis: the ``queue_restart`` stamp and the set of paused
+queues. Workers read both in one round trip every control interval (``read``); the
+driver's ``pause``/``resume`` keep the set beside the per-queue flag its pop script
+checks, and ``broadcast_restart`` writes the stamp."""
+from __future__ import annotations
+
+import time
+
+import redis
+
+from queueing.drivers.redis.keys import PAUSED_QUEUES_KEY, RESTART_KEY
+
+
+def member(connection: str, queue: str) -> str:
+    """A paused queue's name in the shared set: ``"connection:queue"``."""
+    return f"{connection}:{queue}"
+
+
+def broadcast(client: redis.Redis, now: float | None = None) -> float:
+    stamp = time.time() if now is None else now
+    client.set(RESTART_KEY, repr(stamp))
+    return stamp
+
+
+def last_restart(client: redis.Redis) -> float | None:
+    value = client.get(RESTART_KEY)
+    return float(value) if value is not None else None
+
+
+def queues_of(members: set[bytes], connection: str) -> set[str]:
+    """The queue names of one connection among the paused set's members."""
+    prefix = f"{connection}:"
+    names = (m.decode() for m in members)
+    return {name[len(prefix):] for name in names if name.startswith(prefix)}
+
+
+def paused_queues(client: redis.Redis, connection: str) -> set[str]:
+    return queues_of(client.smembers(PAUSED_QUEUES_KEY), connection)
+
+
+def read(client: redis.Redis, connection: str) -> tuple[float | None, set[str]]:
+    """The restart stamp and the connection's paused queues, in one round trip."""
+    pipe = client.pipeline(transaction=False)
+    pipe.get(RESTART_KEY)
+    pipe.smembers(PAUSED_QUEUES_KEY)
+    stamp, paused = pipe.execute()
+    return (float(stamp) if stamp is not None else None), queues_of(paused, connection)

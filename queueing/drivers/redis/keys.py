@@ -1,0 +1,85 @@
+"""Every Redis key name of the queue core (``queueing``), built in one place; Horizon's
+own keys are in ``horizon/keys.py``.
+
+All keys of one queue share the hash tag ``{NAME}`` so each Lua script touches a
+single Redis Cluster slot.
+"""
+from dataclasses import dataclass
+
+DEFAULT_PREFIX = "queues:"
+RESTART_KEY = "queueing:restart"  # unix time of the last `queue_restart`
+PAUSED_QUEUES_KEY = "queueing:paused"  # set of "connection:queue" names workers skip
+HEARTBEAT_PREFIX = "queueing:worker:"  # + worker id: exists while the worker is alive
+TASK_RESULT_PREFIX = "queueing:task:"  # + {result id}: a Django Task's result hash
+
+
+def heartbeat_key(owner: str) -> str:
+    """A worker's heartbeat (queueing/worker/heartbeat.py): expires unless renewed."""
+    return HEARTBEAT_PREFIX + owner
+
+
+def task_result_key(result_id: str) -> str:
+    """A Django Task's result (queueing/tasks/results.py), in its own hash tag; its
+    ``:workers`` and ``:errors`` keys follow it."""
+    return f"{TASK_RESULT_PREFIX}{{{result_id}}}"
+
+
+@dataclass(frozen=True, slots=True)
+class QueueKeys:
+    """The keys of one queue (all in one hash tag, so one cluster slot)."""
+
+    ready: str
+    notify: str
+    delayed: str
+    reserved: str
+    paused: str  # exists while the queue is paused; the pop script checks it
+    # Django Tasks with a non-zero priority (queueing/tasks/priority.py); unused otherwise
+    prio_hi: str  # zset: priority 1..100, taken before the ready list
+    prio_lo: str  # zset: priority -100..-1, taken after it
+    prio_seq: str  # counter: FIFO order within one priority
+    # The uuid indexes (queueing/lua/push.lua, locate.lua): find a job by uuid at any length
+    index: str  # zset: uuid of each ready job -> its sequence (ZRANK = index in the list)
+    due_index: str  # zset: uuid of each delayed job -> its due time
+    sequence: str  # counter for `index`
+
+    @classmethod
+    def for_queue(cls, name: str, prefix: str = DEFAULT_PREFIX) -> "QueueKeys":
+        ready = f"{prefix}{{{name}}}"
+        return cls(
+            ready=ready,
+            notify=f"{ready}:notify",
+            delayed=f"{ready}:delayed",
+            reserved=f"{ready}:reserved",
+            paused=f"{ready}:paused",
+            prio_hi=f"{ready}:prio:hi",
+            prio_lo=f"{ready}:prio:lo",
+            prio_seq=f"{ready}:prio:seq",
+            index=f"{ready}:index",
+            due_index=f"{ready}:due-index",
+            sequence=f"{ready}:seq",
+        )
+
+    @property
+    def indexes(self) -> tuple[str, str, str]:
+        """The uuid index keys, in the order promote_delayed.lua takes them."""
+        return (self.index, self.due_index, self.sequence)
+
+    def schedule_slot(self, schedule: str, slot: str) -> str:
+        """A schedule's claim of one slot (horizon/schedules/store.py): SET NX by the
+        master that pushes that slot's job."""
+        return f"{self.ready}:schedule:{schedule}:{slot}"
+
+    def schedule_runs(self, schedule: str) -> str:
+        """A schedule's run history, newest first."""
+        return f"{self.ready}:schedule:{schedule}:runs"
+
+    def as_list(self) -> list[str]:
+        return [self.ready, self.delayed, self.reserved, self.notify]
+
+
+def exceptions_key(job_uuid: str) -> str:
+    """Counter of exceptions a job has raised, for max_exceptions (expires after a day)."""
+    return f"queueing:exceptions:{job_uuid}"
+
+
+EXCEPTIONS_TTL = 86400  # seconds an exception counter outlives its last exception

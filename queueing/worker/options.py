@@ -1,0 +1,35 @@
+"""WorkerOptions: how one worker process behaves (the runworker flags, typed).
+
+The field defaults are the worker defaults, written once: ``runworker``'s flags and a
+Horizon supervisor's options (``horizon.config.SUPERVISOR_DEFAULTS``) read them from
+``DEFAULTS``."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkerOptions:
+    connection: str | None = None
+    queues: tuple[str, ...] = ()  # priority order; empty: the connection's default queue
+    name: str = "default"
+    sleep: float = 3.0  # idle wait when not blocking (seconds)
+    block_for: float | None = None  # None: the connection's block_for
+    tries: int = 1  # for jobs that do not set tries; 0 = forever
+    backoff: tuple[float, ...] = (0.0,)
+    timeout: float = 60.0  # per job, unless the job sets one; 0 = none
+    memory: int = 128  # MB of resident memory before the worker stops with exit 12
+    max_jobs: int = 0  # 0 = no limit
+    max_time: float = 0.0  # seconds; 0 = no limit
+    rest: float = 0.0  # pause after each job (seconds)
+    once: bool = False
+    stop_when_empty: bool = False
+    quiet: bool = False
+    kill_grace: float = 3.0  # seconds past a timeout before the sidecar kills a hung job's worker
+    prefetch: int = 32  # most jobs reserved per round trip (1: no prefetch)
+    prefetch_budget: float = 0.02  # seconds of expected work a prefetch may hold back
+    sidecar: bool = True  # fork the watchdog that renews leases and enforces the hard timeout
+    control_interval: float = 1.0  # how often restart/paused-queue flags are re-read
+
+
+DEFAULTS = WorkerOptions()

@@ -1,0 +1,95 @@
+"""Completion recorders: extra Redis writes sent with finished jobs' acknowledgement.
+
+A recorder (Horizon's metrics, for one) is handed every job a worker finished since
+its last pop, and returns script calls that ride in the same pipeline as the worker's
+next pop: recording costs no extra round trip, and one call per batch (not per job)
+keeps both the worker's and Redis's share of it small. Recorders must not raise; one
+that does is logged and skipped.
+
+Outcome recorders see the other outcomes (released, failed, timed_out; the Prometheus
+counters, for one). Those are rarer, so their calls are sent at once, in one round trip.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from queueing.dispatching.payload import Payload
+
+logger = logging.getLogger("queueing.worker")
+
+ScriptCall = tuple[Any, list, list]  # (registered Script, keys, args)
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """One job a worker finished: what it was, where from, how long it ran, when it
+    ended, and the entry Redis held for it (the payload, as reserved)."""
+
+    job: Payload
+    queue: str
+    runtime: float
+    finished_at: float
+    entry: bytes | str
+
+
+Recorder = Callable[[Any, Sequence[Completion]], list[ScriptCall]]  # (driver, completions)
+
+_recorders: list[Recorder] = []
+
+
+def add_completion_recorder(recorder: Recorder) -> None:
+    if recorder not in _recorders:
+        _recorders.append(recorder)
+
+
+def remove_completion_recorder(recorder: Recorder) -> None:
+    if recorder in _recorders:
+        _recorders.remove(recorder)
+
+
+def completion_calls(driver: Any, completions: Sequence[Completion]) -> list[ScriptCall]:
+    """Every recorder's script calls for a batch of finished jobs."""
+    calls: list[ScriptCall] = []
+    if not completions:
+        return calls
+    for recorder in _recorders:
+        try:
+            calls.extend(recorder(driver, completions))
+        except Exception:
+            logger.exception("completion recorder %r failed", recorder)
+    return calls
+
+
+OutcomeRecorder = Callable[[Any, "Payload | None", str, str, float], list[ScriptCall]]
+_outcome_recorders: list[OutcomeRecorder] = []
+
+
+def add_outcome_recorder(recorder: OutcomeRecorder) -> None:
+    if recorder not in _outcome_recorders:
+        _outcome_recorders.append(recorder)
+
+
+def remove_outcome_recorder(recorder: OutcomeRecorder) -> None:
+    if recorder in _outcome_recorders:
+        _outcome_recorders.remove(recorder)
+
+
+def record_outcome(driver: Any, job: Payload | None, queue: str, kind: str,
+                   runtime: float) -> None:
+    """Send every outcome recorder's writes for a job that did not complete; never raises."""
+    calls: list[ScriptCall] = []
+    for recorder in _outcome_recorders:
+        try:
+            calls.extend(recorder(driver, job, queue, kind, runtime))
+        except Exception:
+            logger.exception("outcome recorder %r failed", recorder)
+    if not calls:
+        return
+    try:
+        driver.send_extra(calls)
+    except Exception:
+        logger.exception("could not record the %s outcome of %s", kind,
+                         job.uuid if job else "an unreadable entry")

@@ -1,0 +1,118 @@
+"""Run the whole product in one foreground command: the dashboard under gunicorn plus the
+Horizon master, stopped together (gracefully) on Ctrl-C, SIGTERM or SIGHUP.
+
+`serve` owns its children (see docs/operations-lifecycle.md):
+- each child dies with it, even when serve is SIGKILLed: they are started with
+  PR_SET_PDEATHSIG (horizon.parent_death), and pass it on to their own children;
+- a closed terminal (SIGHUP) stops everything like Ctrl-C; children run in their own
+  sessions so a terminal's signals reach serve only, which relays one SIGTERM;
+- the master is restarted when it exits: at once after a clean exit (`horizon_terminate`
+  on deploy: the new master runs the new code), after a growing delay when it fails;
+  the dashboard stays up meanwhile. If gunicorn exits, serve stops everything.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import TextIO
+
+from horizon.parent_death import child_setup
+from horizon.supervisor.process import restart_delay
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT, signal.SIGHUP)
+POLL = 0.2  # seconds between looks at the children
+STOP_WAIT = 120.0  # seconds a child may take to stop gracefully before it is killed
+HEALTHY_RUN = 30.0  # a master that ran this long and then failed starts a fresh delay series
+
+
+class Launcher:
+    def __init__(self, *, bind: str, web_workers: int, stdout: TextIO) -> None:
+        self.bind = bind
+        self.web_workers = web_workers
+        self.stdout = stdout
+        self.children: dict[str, subprocess.Popen] = {}
+        self.started_at: dict[str, float] = {}
+        self.stopping = False
+        self.master_failures = 0  # failed master exits in a row
+        self.master_restart_at: float | None = None
+
+    def commands(self) -> dict[str, list[str]]:
+        manage = os.path.abspath(sys.argv[0]) if sys.argv[0].endswith("manage.py") else None
+        horizon = [sys.executable, manage, "horizon"] if manage else \
+            [sys.executable, "-m", "django", "horizon"]
+        gunicorn = [sys.executable, "-m", "gunicorn", "standalone.wsgi", "--bind", self.bind,
+                    "--workers", str(self.web_workers), "--access-logfile", "-"]
+        return {"dashboard": gunicorn, "horizon": horizon}
+
+    def say(self, message: str) -> None:
+        """Write a line; a terminal that hung up (EIO) or a closed pipe must not stop the
+        shutdown that the hang-up started."""
+        try:
+            self.stdout.write(message + "\n")
+            self.stdout.flush()
+        except (OSError, ValueError):
+            pass
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        self.stopping = True
+
+    def start(self, name: str) -> None:
+        self.children[name] = subprocess.Popen(
+            self.commands()[name], start_new_session=True,
+            preexec_fn=child_setup(signal.SIGTERM))
+        self.started_at[name] = time.monotonic()
+
+    def run(self) -> int:
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, self._on_signal)
+        for name in self.commands():
+            self.start(name)
+        self.say(f"Dashboard on http://{self.bind}/  (Ctrl-C stops everything)")
+        code = 0
+        while not self.stopping:
+            dashboard = self.children["dashboard"]
+            if dashboard.poll() is not None:
+                self.say(f"dashboard exited with {dashboard.returncode}; stopping")
+                code = dashboard.returncode or 1
+                break
+            self.watch_master(time.monotonic())
+            time.sleep(POLL)
+        self.stop()
+        return code
+
+    def watch_master(self, now: float) -> None:
+        """Restart an exited master: at once after exit 0, else after restart_delay."""
+        master = self.children["horizon"]
+        if master.poll() is None:
+            return
+        if self.master_restart_at is None:
+            lived = now - self.started_at["horizon"]
+            if master.returncode == 0:
+                self.master_failures = 0
+                self.say("Horizon master exited (terminated); starting a new one")
+            else:
+                self.master_failures = 1 if lived >= HEALTHY_RUN else self.master_failures + 1
+                delay = restart_delay(self.master_failures)
+                self.say(f"Horizon master exited with {master.returncode}; restarting in "
+                         f"{delay:.0f}s (the dashboard stays up)")
+            self.master_restart_at = now + restart_delay(
+                0 if master.returncode == 0 else self.master_failures)
+        if now >= self.master_restart_at:
+            self.master_restart_at = None
+            self.start("horizon")
+
+    def stop(self) -> None:
+        self.say("Stopping: workers finish their current job first...")
+        for child in self.children.values():
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + STOP_WAIT
+        for child in self.children.values():
+            try:
+                child.wait(timeout=max(deadline - time.monotonic(), 0.1))
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
