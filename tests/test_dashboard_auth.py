@@ -26,6 +26,7 @@ SAMPLES = {
     "failed-retry-matching": [],
     "failed-selected": ["retry"],
     "retries": [],
+    "failed-edit": ["0f0e0d0c-0000-4000-8000-000000000000"],
     "jobs-selected": ["pending", "delete"],
     "failed-delete-matching": [],
     "failed-retry": ["0f0e0d0c-0000-4000-8000-000000000000"],

@@ -93,6 +93,7 @@ urlpatterns = [
     path("failed/retry/", actions.retry_failed_matching, name="failed-retry-matching"),
     path("failed/delete/", actions.delete_failed_matching, name="failed-delete-matching"),
     path("failed/selected/<hz_bulk:verb>/", selection.failed_selected, name="failed-selected"),
+    path("failed/<hz_name:uuid>/edit/", actions.edit_and_retry, name="failed-edit"),
     path("failed/<hz_name:uuid>/retry/", actions.retry_failed, name="failed-retry"),
     path("failed/<hz_name:uuid>/delete/", actions.delete_failed, name="failed-delete"),
     path("workers/", workers.workers, name="workers"),

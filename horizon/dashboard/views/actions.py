@@ -6,14 +6,16 @@ from django.http import HttpResponse
 from django.urls import reverse
 
 from horizon import audit
-from horizon.dashboard import failures, history, lookup, queues
+from horizon.dashboard import edit_retry, failures, history, lookup, queues
 from horizon.dashboard.auth import action
 from horizon.dashboard.views.common import HtmxHttpRequest, confirm, float_param, int_param, plural
 from horizon.repositories import horizon_client
 from queueing import connections
 from queueing import failed as failed_store
+from queueing.dispatching.payload import encode
 from queueing.errors import QueueError
 from queueing.models import FailedJob
+from queueing.safe_json import peek
 
 
 def _who(request: HtmxHttpRequest) -> str:
@@ -41,6 +43,36 @@ def retry_failed(request: HtmxHttpRequest, uuid: str) -> HttpResponse:
     audit.record(_who(request), "retry", uuid, f"{row.job} on {row.connection}:{row.queue}")
     return confirm(request, f"Retried {row.job or uuid}: it is pending again on "
                             f"{row.connection}:{row.queue}.", fallback=back)
+
+
+@action
+def edit_and_retry(request: HtmxHttpRequest, uuid: str) -> HttpResponse:
+    """Retry a failed job with edited arguments (validated JSON; masked values kept)."""
+    page = reverse("horizon:job", args=["failed", uuid])
+    row = FailedJob.objects.filter(uuid=uuid).first()
+    if row is None:
+        return confirm(request, f"Job {uuid} is no longer in the failed store.",
+                       fallback=reverse("horizon:failed"), level="error")
+    data = peek(row.payload)
+    if not data:
+        return confirm(request, f"Job {uuid} has no readable payload to edit.",
+                       fallback=page, level="error")
+    try:
+        updated, changed = edit_retry.apply(data, request.POST.get("arguments", ""))
+    except edit_retry.EditError as exc:
+        return confirm(request, f"Not retried: {exc}.", fallback=page, level="error")
+    row.payload = encode(updated)
+    try:
+        failed_store.retry(row)
+    except QueueError as exc:
+        return confirm(request, f"Could not retry {uuid}: {exc}", fallback=page, level="error")
+    history.record(horizon_client(), [uuid], _who(request))
+    what = " and ".join(changed) or "nothing"
+    audit.record(_who(request), "edit and retry", uuid,
+                 f"{row.job} on {row.connection}:{row.queue}; changed: {what}")
+    return confirm(request, f"Retried {row.job or uuid} with edited arguments (changed: "
+                            f"{what}): it is pending again on {row.connection}:{row.queue}.",
+                   fallback=reverse("horizon:failed"))
 
 
 @action

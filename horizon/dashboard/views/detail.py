@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 
 from horizon import attempts
-from horizon.dashboard import formatting, history, lookup, queues, task_results
+from horizon.dashboard import edit_retry, formatting, history, lookup, queues, task_results
 from horizon.dashboard.auth import page
 from horizon.dashboard.masking import CLIP_MARGIN, clip, display, mask
 from horizon.dashboard.views.common import HtmxHttpRequest, float_param, int_param, render_page
@@ -117,6 +117,7 @@ def context(found: lookup.Found, now: float, limits: Limits = GLANCE) -> dict:
         "task": task_results.panel(data, found.uuid, now),
         "holder_gone": holder_gone(found),
         "attempts": timeline(found.uuid, now),
+        "editable": edit_retry.shown(data) if found.failed is not None and data else "",
         "facts": [(label, fact(data.get(key))) for label, key in (
             ("Job", "job"), ("Attempts", "attempts"), ("Max tries", "maxTries"),
             ("Max exceptions", "maxExceptions"), ("Timeout", "timeout"),
