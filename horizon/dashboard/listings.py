@@ -8,13 +8,14 @@ thousand entries per request.
 """
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from horizon.dashboard import formatting, lookup, paging
-from horizon.dashboard.masking import NAME_LIMIT, display, shown_tags
+from horizon.dashboard.masking import NAME_LIMIT, display, mask, shown_tags
 from horizon.dashboard.queues import QueueRef
 from horizon.repositories import horizon_client, recent
 from queueing import connections
@@ -46,6 +47,7 @@ class JobRow:
     retry_of: str
     readable: bool  # False when the entry is not a JSON object
     holder_gone: bool = False  # reserved by a worker whose heartbeat has lapsed
+    preview: str = ""  # the arguments, masked, on one short line
 
 
 @dataclass
@@ -92,7 +94,26 @@ def row_from(state: str, queue: str, data: dict, *, position: int, score: float 
         reserved_by=display(str(data.get("reservedBy") or ""), NAME_LIMIT),
         runtime=runtime, position=position, score=score,
         retry_of=display(str(data.get("retryOf") or ""), NAME_LIMIT), readable=bool(data),
+        preview=argument_preview(data),
     )
+
+
+PREVIEW = 120  # characters of a row's argument preview
+
+
+def argument_preview(data: dict) -> str:
+    """``(42, "x", amount=10)``: the job's arguments as one masked line, clipped."""
+    args = data.get("args") if isinstance(data.get("args"), list) else []
+    kwargs = data.get("kwargs") if isinstance(data.get("kwargs"), dict) else {}
+    if not args and not kwargs:
+        return ""
+    shown = mask({"args": args[:20], "kwargs": dict(list(kwargs.items())[:20])},
+                 string_limit=PREVIEW, max_depth=3)
+    parts = [json.dumps(a, ensure_ascii=False, default=str) for a in shown["args"]]
+    parts += [f"{k}={json.dumps(v, ensure_ascii=False, default=str)}"
+              for k, v in shown["kwargs"].items()]
+    text = "(" + ", ".join(parts) + ")"
+    return text if len(text) <= PREVIEW else text[:PREVIEW - 1] + "…"
 
 
 def matches(needle: str, data: dict) -> bool:

@@ -1,9 +1,10 @@
 /* Horizon for Django: the dashboard's own script (no framework; htmx does the requests).
 
-   - Live updates: every list polls (hx-trigger="every 2s" on an element marked
-     data-poll). A poll is skipped while the pointer, the keyboard focus or a text
-     selection is inside that element, while a row is ticked, and while the operator
-     has paused updates with the toggle; #live-state says which.
+   - Live updates: every page part that polls (hx-trigger="every 2s") is marked
+     data-poll. A poll is skipped while a text selection is inside it, and while the
+     operator has paused updates with the toggle; a job list (data-poll="list") also
+     holds while the pointer or the keyboard focus is in it, or a row is ticked.
+     #live-state says which.
    - Stale data: a poll that fails (an error answer, no answer, a timeout) shows the
      #stale banner with the time of the last good refresh; the next good one hides it.
    - Confirms: forms with data-confirm-selection build their question from the ticked
@@ -57,12 +58,15 @@
   function holdReason(el) {
     if (userPaused()) { return "paused"; }
     if ($("input.pick:checked", el) || el.getAttribute("data-scope") === "all") { return "rows are ticked"; }
-    if (pointer && el.getAttribute("data-poll") !== "soft") {
+    // Job lists hold for the pointer and the focus too: their rows move under them.
+    // Summary pages (overview, workers, schedules) keep refreshing under the pointer.
+    var list = el.getAttribute("data-poll") === "list";
+    if (list && pointer) {
       var under = document.elementFromPoint(pointer.x, pointer.y);
       if (under && el.contains(under)) { return "the pointer is on it"; }
     }
     var active = document.activeElement;
-    if (active && active !== document.body && el.contains(active)) { return "a control in it has the focus"; }
+    if (list && active && active !== document.body && el.contains(active)) { return "a control in it has the focus"; }
     var selection = window.getSelection ? window.getSelection() : null;
     if (selection && !selection.isCollapsed && selection.anchorNode && el.contains(selection.anchorNode)) {
       return "text in it is selected";
