@@ -22,8 +22,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render, resolve_url
 from django.views.decorators.cache import never_cache
 from django.views.decorators.clickjacking import xframe_options_deny
-from django.views.decorators.gzip import gzip_page
 from django.views.decorators.csrf import csrf_protect
+from django.views.decorators.gzip import gzip_page
 from django.views.decorators.http import require_POST, require_safe
 from django_htmx.http import HttpResponseClientRedirect
 
