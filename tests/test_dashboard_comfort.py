@@ -36,3 +36,24 @@ def test_rows_preview_their_arguments_masked(client, driver):
     body = client.get("/jobs/pending/").content.decode()
     assert '(42, &quot;https://u:********@pay.example/&quot;, amount=10, api_token=&quot;********&quot;)' in body
     assert "hunter2" not in body and "tok-secret" not in body
+
+
+def test_failed_jobs_grouped_by_exception_class_with_group_actions(client, driver):
+    from queueing.models import FailedJob
+    from tests.test_dashboard_pages import fail
+
+    for i in range(3):
+        fail(name="app.jobs.Charge", exception=f"app.errors.CardDeclined: card {i}\n\nTraceback")
+    fail(name="app.jobs.Mail", exception="ValueError: bad address\n")
+    body = client.get("/failed/").content.decode()
+    assert 'app.errors.CardDeclined <span class="count">3</span>' in body
+    assert 'ValueError <span class="count">1</span>' in body
+    group = client.get("/failed/?exc=app.errors.CardDeclined").content.decode()
+    assert "1–3 of 3 failed jobs" in group and "Retry all 3 matching" in group
+    assert "Retry all 3 failed jobs matching exception app.errors.CardDeclined?" in group
+    response = client.post("/failed/retry/", {"exc": "app.errors.CardDeclined"},
+                           headers={"HX-Request": "true"})
+    assert "Retried 3 failed jobs matching exception app.errors.CardDeclined." in \
+        response.content.decode()
+    assert list(FailedJob.objects.values_list("job", flat=True)) == ["app.jobs.Mail"]
+    assert driver.sizes("default").pending == 3

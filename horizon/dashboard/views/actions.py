@@ -8,6 +8,7 @@ from django.urls import reverse
 from horizon import audit
 from horizon.dashboard import edit_retry, failures, history, lookup, queues
 from horizon.dashboard.auth import action
+from horizon.dashboard.views import failed as failed_view
 from horizon.dashboard.views.common import HtmxHttpRequest, confirm, float_param, int_param, plural
 from horizon.repositories import horizon_client
 from queueing import connections
@@ -20,12 +21,6 @@ from queueing.safe_json import peek
 
 def _who(request: HtmxHttpRequest) -> str:
     return request.user.get_username()
-
-
-def _filter_note(queue: queues.QueueRef | None, q: str) -> str:
-    parts = [f"queue {queue.label}" if queue else "", f"“{q}”" if q else ""]
-    found = " and ".join(p for p in parts if p)
-    return f" matching {found}" if found else ""
 
 
 @action
@@ -88,11 +83,13 @@ def _matching_rows(request: HtmxHttpRequest):
     """The rows a "… all N matching" button covers: the filter, up to the newest row id
     the page counted (`upto`), so failures newer than the confirmed count are left."""
     queue, q = queues.parse(request.POST.get("queue")), request.POST.get("q", "").strip()
-    rows = failures.filtered(queue, q)
+    exc = failed_view.exception_param(request.POST)
+    rows = failures.filtered(queue, q, exc)
+    described = failures.filter_note(queue, q, exc)
     upto = int_param(request.POST, "upto")
     if upto:
         rows = rows.filter(id__lte=upto)
-    return queue, q, rows
+    return described, rows
 
 
 @action
@@ -101,14 +98,14 @@ def retry_failed_matching(request: HtmxHttpRequest) -> HttpResponse:
 
 
 def retry_matching(request: HtmxHttpRequest) -> HttpResponse:
-    queue, q, rows = _matching_rows(request)
+    described, rows = _matching_rows(request)
     retried, skipped = failures.retry_rows(rows)
     history.record(horizon_client(), retried, _who(request))
     audit.record(_who(request), "retry matching", f"{len(retried)} failed jobs",
-                 f"filter:{_filter_note(queue, q) or ' none'}")
+                 f"filter:{described or ' none'}")
     note = f" ({plural(skipped, 'job')} skipped: unknown connection)" if skipped else ""
     return confirm(request, f"Retried {plural(len(retried), 'failed job')}"
-                            f"{_filter_note(queue, q)}.{note}",
+                            f"{described}.{note}",
                    fallback=reverse("horizon:failed"))
 
 
@@ -118,11 +115,11 @@ def delete_failed_matching(request: HtmxHttpRequest) -> HttpResponse:
 
 
 def delete_matching(request: HtmxHttpRequest) -> HttpResponse:
-    queue, q, rows = _matching_rows(request)
+    described, rows = _matching_rows(request)
     deleted, _ = rows.delete()
     audit.record(_who(request), "delete matching", f"{deleted} failed jobs",
-                 f"filter:{_filter_note(queue, q) or ' none'}")
-    return confirm(request, f"Deleted {plural(deleted, 'failed job')}{_filter_note(queue, q)}.",
+                 f"filter:{described or ' none'}")
+    return confirm(request, f"Deleted {plural(deleted, 'failed job')}{described}.",
                    fallback=reverse("horizon:failed"))
 
 
