@@ -103,8 +103,9 @@ PREVIEW = 120  # characters of a row's argument preview
 
 def argument_preview(data: dict) -> str:
     """``(42, "x", amount=10)``: the job's arguments as one masked line, clipped."""
-    args = data.get("args") if isinstance(data.get("args"), list) else []
-    kwargs = data.get("kwargs") if isinstance(data.get("kwargs"), dict) else {}
+    raw_args, raw_kwargs = data.get("args"), data.get("kwargs")
+    args: list = raw_args if isinstance(raw_args, list) else []
+    kwargs: dict = raw_kwargs if isinstance(raw_kwargs, dict) else {}
     if not args and not kwargs:
         return ""
     shown = mask({"args": args[:20], "kwargs": dict(list(kwargs.items())[:20])},
