@@ -169,3 +169,34 @@ def test_dark_mode_follows_the_system_and_has_a_toggle(page, operator):
     page.emulate_media(color_scheme="dark")
     page.reload()
     assert page.evaluate(background) == "rgb(18, 20, 28)"
+
+
+def test_operations_pages_are_cards_on_a_phone(browser, live_server, operator, rclient,
+                                               settings, screenshots):
+    from tests.test_dashboard_pages import publish
+
+    settings.HORIZON = {**settings.HORIZON, "schedule": [
+        {"name": "tick", "job": "tests.testapp.jobs.record", "every": 60, "args": ["tick"],
+         "queue": "default"}]}
+    publish(rclient)
+    context = browser.new_context(viewport={"width": 390, "height": 844},
+                                  base_url=live_server.url, is_mobile=True, has_touch=True)
+    try:
+        tab = context.new_page()
+        log_in(tab, next_path="/workers/")
+        for path, button in (("/workers/", "Pause"), ("/schedules/", "Run schedule tick now"),
+                             ("/metrics/", None), ("/audit/", None), ("/retries/", None)):
+            tab.goto(path)
+            width = tab.evaluate("() => document.documentElement.scrollWidth")
+            overflowing = tab.evaluate("""() => [...document.querySelectorAll('.panel')]
+                .filter(p => p.scrollWidth > p.clientWidth + 1).length""")
+            assert width <= 390 and overflowing == 0, (path, width, overflowing)
+            if button:
+                target = tab.get_by_role("button", name=button).first
+                target.scroll_into_view_if_needed()
+                box = target.bounding_box()
+                assert box and box["x"] >= 0 and box["x"] + box["width"] <= 390, (path, box)
+            tab.screenshot(path=str(screenshots / f"{path.strip('/')}-390px.png"),
+                           full_page=True)
+    finally:
+        context.close()
