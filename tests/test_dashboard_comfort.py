@@ -57,3 +57,24 @@ def test_failed_jobs_grouped_by_exception_class_with_group_actions(client, drive
         response.content.decode()
     assert list(FailedJob.objects.values_list("job", flat=True)) == ["app.jobs.Mail"]
     assert driver.sizes("default").pending == 3
+
+
+def test_failed_jobs_filtered_by_time_range_with_counts(client, driver):
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from queueing.models import FailedJob
+    from tests.test_dashboard_pages import fail
+
+    now = timezone.now()
+    fail(name="app.jobs.New", when=now - dt.timedelta(minutes=5))
+    fail(name="app.jobs.Today", when=now - dt.timedelta(hours=5))
+    fail(name="app.jobs.Old", when=now - dt.timedelta(days=3))
+    body = client.get("/failed/").content.decode()
+    assert '1h <span class="count">1</span>' in body
+    assert '24h <span class="count">2</span>' in body and '7d <span class="count">3</span>' in body
+    day = client.get("/failed/?since=24h").content.decode()
+    assert "1–2 of 2 failed jobs" in day and "Retry all 2 matching" in day
+    client.post("/failed/delete/", {"since": "24h"}, headers={"HX-Request": "true"})
+    assert list(FailedJob.objects.values_list("job", flat=True)) == ["app.jobs.Old"]

@@ -84,8 +84,9 @@ def _matching_rows(request: HtmxHttpRequest):
     the page counted (`upto`), so failures newer than the confirmed count are left."""
     queue, q = queues.parse(request.POST.get("queue")), request.POST.get("q", "").strip()
     exc = failed_view.exception_param(request.POST)
-    rows = failures.filtered(queue, q, exc)
-    described = failures.filter_note(queue, q, exc)
+    since = failed_view.since_param(request.POST)
+    rows = failures.filtered(queue, q, exc, since)
+    described = failures.filter_note(queue, q, exc, since)
     upto = int_param(request.POST, "upto")
     if upto:
         rows = rows.filter(id__lte=upto)
