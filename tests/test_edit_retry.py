@@ -70,3 +70,10 @@ def test_read_only_users_cannot_edit(driver):
     response = client.post(f"/failed/{row.uuid}/edit/", {"arguments": '{"args": []}'})
     assert response.status_code == 403
     assert FailedJob.objects.filter(uuid=row.uuid).exists()
+
+
+def test_arguments_too_large_to_edit_are_not_offered(driver):
+    row = fail(name="app.jobs.Import", args=["x" * 40_000])
+    page = client_with("operate_dashboard").get(f"/jobs/failed/{row.uuid}/").content.decode()
+    assert "too large to edit on this page" in page and 'name="arguments"' not in page
+    assert "<h2>Arguments" in page and len(page) < 60_000

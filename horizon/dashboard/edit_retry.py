@@ -14,17 +14,29 @@ from typing import Any
 from queueing.redaction import mask
 
 MAX_BYTES = 256 * 1024
+INLINE_LIMIT = 16 * 1024  # larger arguments are not offered for editing on the page
 
 
 class EditError(ValueError):
     pass
 
 
-def shown(data: dict) -> str:
-    """The editable text: the job's args and kwargs, masked, pretty-printed."""
-    args = data.get("args") if isinstance(data.get("args"), list) else []
-    kwargs = data.get("kwargs") if isinstance(data.get("kwargs"), dict) else {}
-    return json.dumps(mask({"args": args, "kwargs": kwargs}), indent=2, ensure_ascii=False)
+def shown(data: dict, string_limit: int | None = None) -> str:
+    """The job's args and kwargs, masked, pretty-printed: whole (the editable text) or,
+    with `string_limit`, with long strings clipped (for reading)."""
+    raw_args, raw_kwargs = data.get("args"), data.get("kwargs")
+    args = raw_args if isinstance(raw_args, list) else []
+    kwargs = raw_kwargs if isinstance(raw_kwargs, dict) else {}
+    return json.dumps(mask({"args": args, "kwargs": kwargs}, string_limit=string_limit),
+                      indent=2, ensure_ascii=False, default=str)
+
+
+def editable(data: dict) -> tuple[str, int]:
+    """(the text to edit, or "" when the arguments are too large to edit on a page;
+    their size in bytes)."""
+    text = shown(data)
+    size = len(text.encode("utf-8", "replace"))
+    return (text if size <= INLINE_LIMIT else ""), size
 
 
 def parse(text: str) -> dict:

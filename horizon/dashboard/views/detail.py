@@ -117,7 +117,11 @@ def context(found: lookup.Found, now: float, limits: Limits = GLANCE) -> dict:
         "task": task_results.panel(data, found.uuid, now),
         "holder_gone": holder_gone(found),
         "attempts": timeline(found.uuid, now),
-        "editable": edit_retry.shown(data) if found.failed is not None and data else "",
+        **dict(zip(("editable", "arguments_size"),
+                   edit_retry.editable(data) if found.failed is not None and data
+                   else ("", 0))),
+        "arguments": clip(edit_retry.shown(data, limits.string), limits.total)[0]
+        if data else "",
         "facts": [(label, fact(data.get(key))) for label, key in (
             ("Job", "job"), ("Attempts", "attempts"), ("Max tries", "maxTries"),
             ("Max exceptions", "maxExceptions"), ("Timeout", "timeout"),
