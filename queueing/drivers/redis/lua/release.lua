@@ -8,8 +8,6 @@
 -- ARGV[3]  optional: the payload to store instead (the worker's normalised re-encoding,
 --          e.g. a wrapped entry unwrapped, or a failure waiting to be recorded)
 -- KEYS[3]  optional: delayed uuid index  queues:{NAME}:due-index
--- KEYS[4]  optional: ready uuid index    queues:{NAME}:index (pop left the uuid there
---          only when the same uuid was pending twice; nothing to do then)
 -- Returns 1 if released, 0 if the reservation was not held.
 if redis.call('ZREM', KEYS[2], ARGV[1]) == 1 then
   local payload = ARGV[1]
