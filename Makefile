@@ -63,6 +63,7 @@ lint: $(VENV)/.lint-installed
 run: venv
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py embedded_redis start
+	$(PY) manage.py first_admin --url http://$(HOST):$(PORT)
 	$(PY) manage.py serve --bind $(HOST):$(PORT)
 
 # Chromium (browser tests) and python3-venv: installed with apt-get as root or with sudo,

@@ -9,7 +9,7 @@ class HorizonConfig(AppConfig):
     def ready(self) -> None:
         # Deferred to ready(): these import Django models (the audit log, the login
         # throttle's records), which cannot load while Django populates INSTALLED_APPS.
-        from horizon import audit, checks, login_throttle  # noqa: F401  (registers checks)
+        from horizon import attempts, audit, checks, login_throttle  # noqa: F401
         from horizon.repositories.metrics import record_completions, record_other_outcome
         from queueing.signals import lock_released
         from queueing.worker.recorders import add_completion_recorder, add_outcome_recorder
@@ -19,3 +19,4 @@ class HorizonConfig(AppConfig):
         login_throttle.connect()
         lock_released.connect(audit.record_lock_release,
                               dispatch_uid="horizon.audit.lock_released")
+        attempts.connect()  # each job's attempts and errors (horizon/attempts.py)

@@ -45,3 +45,31 @@ def check_metrics_token(app_configs, **kwargs):
                       hint="Generate one with: python -c 'import secrets; "
                            "print(secrets.token_urlsafe(32))'")]
     return []
+
+
+HTMX_MIDDLEWARE = "django_htmx.middleware.HtmxMiddleware"
+
+
+@register()
+def check_htmx(app_configs, **kwargs):
+    """The dashboard reads ``request.htmx`` on every page: without django-htmx's
+    middleware each page failed with an AttributeError 500."""
+    from django.conf import settings
+
+    errors = []
+    middleware = list(getattr(settings, "MIDDLEWARE", None) or [])
+    if HTMX_MIDDLEWARE not in middleware:
+        errors.append(Error(
+            f"The Horizon dashboard needs django-htmx's middleware: {HTMX_MIDDLEWARE!r} is "
+            "not in MIDDLEWARE.",
+            id="horizon.E010",
+            hint=f'Add MIDDLEWARE += ["{HTMX_MIDDLEWARE}"] to your settings (after '
+                 "SessionMiddleware and AuthenticationMiddleware is fine).",
+        ))
+    if "django_htmx" not in getattr(settings, "INSTALLED_APPS", ()):
+        errors.append(Error(
+            "The Horizon dashboard needs django-htmx: 'django_htmx' is not in INSTALLED_APPS.",
+            id="horizon.E011",
+            hint='Add INSTALLED_APPS += ["django_htmx"] (pip install django-htmx).',
+        ))
+    return errors

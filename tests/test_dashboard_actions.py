@@ -163,7 +163,9 @@ def test_delete_a_pending_job_that_already_ran(client, driver):
 
 
 def test_delete_and_run_now_for_delayed_jobs(client, driver):
+    """Run now puts the job at the head of its queue, ahead of the backlog."""
     due = time.time() + 3600
+    backlog = push(driver)
     gone, soon = later(driver, due), later(driver, due + 1)
     client.post(f"/jobs/delayed/{gone['uuid']}/delete/", {
         "job_queue": "redis:default", "score": repr(due)}, headers=HX)
@@ -171,9 +173,9 @@ def test_delete_and_run_now_for_delayed_jobs(client, driver):
     response = client.post(f"/jobs/delayed/{soon['uuid']}/run/", {
         "fragment": "jobs", "state": "delayed", "job_queue": "redis:default",
         "score": repr(due + 1)}, headers=HX)
-    assert "moved to the end of redis:default's pending list" in flash(response)
+    assert "moved to the head of redis:default's pending list" in flash(response)
     assert driver.delayed("default") == []
-    assert [j["uuid"] for j in pending(driver)] == [soon["uuid"]]
+    assert [j["uuid"] for j in pending(driver)] == [soon["uuid"], backlog["uuid"]]
 
 
 def test_job_actions_ignore_a_forged_queue(client, driver):

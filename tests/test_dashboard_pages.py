@@ -222,7 +222,7 @@ def test_failed_newest_first_with_search_and_queue_filter(client):
     assert ">New<" in found and ">Old<" not in found
     assert "1 match for “invoice”" in found
     high = text(client.get("/failed/?queue=redis:high"))
-    assert ">High<" in high and ">New<" not in high and "Retry all matching" in high
+    assert ">High<" in high and ">New<" not in high and "Retry all 1 matching" in high
 
 
 def test_failed_pages(client):

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 # Room around the plot of a chart with axes: labels left of the y axis, below the x axis.
-AXIS_LEFT, AXIS_BOTTOM, AXIS_TOP, AXIS_RIGHT = 76, 24, 12, 14
+AXIS_LEFT, AXIS_BOTTOM, AXIS_TOP, AXIS_RIGHT = 104, 24, 12, 14  # room for "12,500 jobs/min"
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,18 +103,20 @@ def plain_number(value: float) -> str:
 
 def line_chart(series: list[tuple[float, float]], width: int = 600, height: int = 160,
                pad: int = 4, *, axes: bool = False, unit: str = "",
-               value_text: Callable[[float], str] | None = None) -> Chart:
+               value_text: Callable[[float], str] | None = None,
+               top: float | None = None) -> Chart:
     """Scale (time, value) pairs, oldest first, into a `width` x `height` box.
 
     With `axes`, the plot leaves room for value ticks (0, half, top, labelled by
     `value_text`, else a number and `unit`) and time ticks, and every point gets a
-    hover label with its time and value.
+    hover label with its time and value. `top` gives charts that are compared (a
+    table of sparklines) one shared scale.
     """
     if not series:
         return Chart(width, height, "", "", 1.0, None, 0, None, None, unit)
     describe = value_text or (lambda v: f"{plain_number(v)} {unit}".strip())
     times = [t for t, _ in series]
-    top = nice_ceiling(max(v for _, v in series))
+    top = nice_ceiling(max(max(v for _, v in series), top or 0.0))
     t0, t1 = min(times), max(times)
     span = (t1 - t0) or 1.0
     if axes:

@@ -8,10 +8,14 @@ Bulk retry and delete act on every row that matches, in id-ordered chunks.
 """
 from __future__ import annotations
 
+import datetime as dt
+import re
 import time
 from dataclasses import dataclass
 
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Max, Q, QuerySet
+from django.db.models.functions import Substr
+from django.utils import timezone
 
 from horizon.dashboard import formatting, paging
 from horizon.dashboard.masking import CLIP_MARGIN, NAME_LIMIT, display, shown_tags
@@ -64,15 +68,49 @@ class FailedListing:
     window: Window | None  # set when a text search ran
 
 
-def filtered(queue: QueueRef | None = None, q: str = "") -> QuerySet[FailedJob]:
-    """Every row matching the filter (used by the bulk actions; unbounded on purpose)."""
+SINCE = {"1h": 3600, "24h": 86400, "7d": 7 * 86400}  # the time-range filter
+
+
+def filtered(queue: QueueRef | None = None, q: str = "", exc: str = "",
+             since: str = "") -> QuerySet[FailedJob]:
+    """Every row matching the filter (used by the bulk actions; unbounded on purpose).
+    `exc` is an exception class as the store's text starts with it ("ValueError");
+    `since` a key of SINCE (failed within the past hour, day or week)."""
     rows = FailedJob.objects.all()
+    if since in SINCE:
+        rows = rows.filter(failed_at__gte=timezone.now() - dt.timedelta(seconds=SINCE[since]))
+    if exc:
+        rows = rows.filter(exception__startswith=f"{exc}:")
     if queue is not None:
         rows = rows.filter(connection=queue.connection, queue=queue.name)
     if q:
         rows = rows.filter(Q(job__icontains=q) | Q(queue__icontains=q) |
                            Q(exception__icontains=q))
     return rows
+
+
+@dataclass(frozen=True)
+class Matching:
+    """How many failed jobs a filter matches, and the newest row id counted: a bulk
+    action acts on rows up to that id, so a job that failed after the operator read the
+    count is not swept in with the others."""
+
+    count: int
+    upto: int
+
+
+def matching(queue: QueueRef | None = None, q: str = "", exc: str = "",
+             since: str = "") -> Matching:
+    found = filtered(queue, q, exc, since).aggregate(count=Count("id"), upto=Max("id"))
+    return Matching(found["count"] or 0, found["upto"] or 0)
+
+
+def filter_note(queue: QueueRef | None, q: str, exc: str = "", since: str = "") -> str:
+    """" matching queue redis:default and “boom”", or "" without a filter."""
+    parts = [f"queue {queue.label}" if queue else "", f"exception {exc}" if exc else "",
+             f"“{q}”" if q else "", f"failed in the past {since}" if since in SINCE else ""]
+    found = " and ".join(p for p in parts if p)
+    return f" matching {found}" if found else ""
 
 
 def _window_bounds(rows: QuerySet[FailedJob], index: int) -> Q:
@@ -103,9 +141,10 @@ def row_of(job: FailedJob, now: float) -> FailedRow:
 
 
 def listing(queue: QueueRef | None, q: str, start: int = 0, window: int = 0,
-            size: int = paging.PAGE_SIZE, now: float | None = None) -> FailedListing:
+            size: int = paging.PAGE_SIZE, now: float | None = None,
+            exc: str = "", since: str = "") -> FailedListing:
     now = time.time() if now is None else now
-    base = filtered(queue)
+    base = filtered(queue, exc=exc, since=since)
     start = max(start, 0)
     searched = None
     if q:
@@ -113,7 +152,7 @@ def listing(queue: QueueRef | None, q: str, start: int = 0, window: int = 0,
         window = min(max(window, 0), max(total - 1, 0) // SEARCH_WINDOW)
         start = min(start, SEARCH_WINDOW)
         searched = Window(window, total)
-        rows = filtered(queue, q).filter(_window_bounds(base, window))
+        rows = filtered(queue, q, exc, since).filter(_window_bounds(base, window))
     else:
         total = base.count()
         start = paging.clamp_start(str(start), total, size)
@@ -124,6 +163,36 @@ def listing(queue: QueueRef | None, q: str, start: int = 0, window: int = 0,
                                                                       start + len(found))
     return FailedListing([row_of(j, now) for j in found[:size]], page,
                          len(found) > size, searched)
+
+
+GROUP_WINDOW = 20_000  # newest failed jobs grouped by exception class
+_CLASS = re.compile(r"([A-Za-z_][\w.]*)(?::|$)")
+
+
+@dataclass(frozen=True)
+class Group:
+    exception: str  # the class, as the stored text starts with it
+    count: int
+
+
+def groups(queue: QueueRef | None = None, limit: int = 12) -> tuple[list[Group], int]:
+    """Exception classes among the newest GROUP_WINDOW failed jobs, most frequent first,
+    and how many rows were grouped (one bounded query on the failed_at index)."""
+    heads = list(filtered(queue).order_by("-failed_at")
+                 .annotate(head=Substr("exception", 1, 200))
+                 .values_list("head", flat=True)[:GROUP_WINDOW])
+    counts: dict[str, int] = {}
+    for head in heads:
+        match = _CLASS.match(head or "")
+        name = match.group(1) if match else "(unreadable)"
+        counts[name] = counts.get(name, 0) + 1
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return [Group(name, count) for name, count in ordered[:limit]], len(heads)
+
+
+def recent_counts(queue: QueueRef | None = None) -> dict[str, int]:
+    """Failed jobs in the past hour, day and week (indexed range counts on failed_at)."""
+    return {key: filtered(queue, since=key).count() for key in SINCE}
 
 
 def retry_rows(rows: QuerySet[FailedJob]) -> tuple[list[str], int, int]:

@@ -8,12 +8,14 @@ thousand entries per request.
 """
 from __future__ import annotations
 
+import json
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from horizon.dashboard import formatting, paging
-from horizon.dashboard.masking import NAME_LIMIT, display, shown_tags
+from horizon.dashboard import formatting, lookup, paging
+from horizon.dashboard.masking import NAME_LIMIT, display, mask, shown_tags
 from horizon.dashboard.queues import QueueRef
 from horizon.repositories import horizon_client, recent
 from queueing import connections
@@ -22,6 +24,7 @@ from queueing.worker import heartbeat
 
 STATES = ("pending", "delayed", "reserved", "completed")
 SCAN_WINDOW = 2000  # entries examined per filtered request
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 CHUNK = 500  # entries per Redis call while scanning
 
 
@@ -44,6 +47,7 @@ class JobRow:
     retry_of: str
     readable: bool  # False when the entry is not a JSON object
     holder_gone: bool = False  # reserved by a worker whose heartbeat has lapsed
+    preview: str = ""  # the arguments, masked, on one short line
 
 
 @dataclass
@@ -63,6 +67,8 @@ class Listing:
     total: int
     page: paging.Page | None  # unfiltered listings
     scan: Scan | None  # filtered listings
+    via_index: bool = False  # a uuid search answered by the uuid index, not a scan
+    elsewhere: lookup.Found | None = None  # that uuid, found in another state
 
 
 def row_from(state: str, queue: str, data: dict, *, position: int, score: float | None,
@@ -88,7 +94,27 @@ def row_from(state: str, queue: str, data: dict, *, position: int, score: float 
         reserved_by=display(str(data.get("reservedBy") or ""), NAME_LIMIT),
         runtime=runtime, position=position, score=score,
         retry_of=display(str(data.get("retryOf") or ""), NAME_LIMIT), readable=bool(data),
+        preview=argument_preview(data),
     )
+
+
+PREVIEW = 120  # characters of a row's argument preview
+
+
+def argument_preview(data: dict) -> str:
+    """``(42, "x", amount=10)``: the job's arguments as one masked line, clipped."""
+    raw_args, raw_kwargs = data.get("args"), data.get("kwargs")
+    args: list = raw_args if isinstance(raw_args, list) else []
+    kwargs: dict = raw_kwargs if isinstance(raw_kwargs, dict) else {}
+    if not args and not kwargs:
+        return ""
+    shown = mask({"args": args[:20], "kwargs": dict(list(kwargs.items())[:20])},
+                 string_limit=PREVIEW, max_depth=3)
+    parts = [json.dumps(a, ensure_ascii=False, default=str) for a in shown["args"]]
+    parts += [f"{k}={json.dumps(v, ensure_ascii=False, default=str)}"
+              for k, v in shown["kwargs"].items()]
+    text = "(" + ", ".join(parts) + ")"
+    return text if len(text) <= PREVIEW else text[:PREVIEW - 1] + "…"
 
 
 def matches(needle: str, data: dict) -> bool:
@@ -166,7 +192,26 @@ def listing(state: str, refs: list[QueueRef], *, start: int = 0, needle: str = "
             for raw, score, index in _read(state, piece):
                 rows.append(_row(state, _entry(state, piece.key, raw, score, index), now))
         return Listing(state, rows, total, paging.Page(start, size, total), None)
+    if state != "completed" and UUID.fullmatch(needle):
+        found = _by_uuid(state, refs, needle, total, now)
+        if found is not None:
+            return found
     return _scan(state, segments, total, start, needle, queue_filter, size, now)
+
+
+def _by_uuid(state: str, refs: list[QueueRef], uuid: str, total: int,
+             now: float) -> Listing | None:
+    """A uuid search answered by the uuid index (any queue length); None when the index
+    does not know the uuid, and the scan looks for it as before."""
+    found = lookup.locate_anywhere(uuid, refs)
+    if found is None or found.ref is None:
+        return None
+    rows = []
+    if found.state == state:
+        rows.append(row_from(state, found.ref.label, found.data,
+                             position=found.position or 0, score=found.score, now=now))
+    return Listing(state, rows, total, None, Scan(0, total, total, None), via_index=True,
+                   elsewhere=None if rows else found)
 
 
 def _keep(state: str, entry: Entry, needle: str, queue_filter: QueueRef | None) -> bool:

@@ -1,17 +1,20 @@
 """Find one job again from a link: by uuid, near where the list saw it.
 
-List links carry a hint (the index in a pending list, the score in a delayed or reserved
-set), because Redis cannot look a job up by uuid (a database connection can: its
-driver's ``find``). Pending jobs only move towards the
-head as others are taken, so the search reads from a little before the hint; scored
-jobs are found by their exact score. Actions use the same lookup, so the browser never
-sends a payload back for the server to trust.
+A Redis connection finds a job by uuid through the uuid indexes its scripts keep
+(``RedisDriver.locate``, queueing/lua/locate.lua): a bare job URL or a uuid search works
+at any queue length. Entries the indexes do not know (pushed before they existed, or
+by hand) are found as before: list links carry a hint (the index in a pending list, the
+score in a delayed or reserved set); pending jobs only move towards the head as others
+are taken, so the search reads from a little before the hint, and scored jobs are found
+by their exact score. A database connection looks the uuid up directly (its driver's
+``find``). Actions use the same lookup, so the browser never sends a payload back for
+the server to trust.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from horizon.dashboard.queues import QueueRef
+from horizon.dashboard.queues import QueueRef, known_queues
 from horizon.repositories import horizon_client, recent
 from queueing import connections
 from queueing.dispatching.preview import PREVIEW_BYTES, peek_entry
@@ -38,8 +41,40 @@ def _is(raw: bytes, uuid: str) -> bool:
     return uuid.encode() in raw and peek_entry(raw).get("uuid") == uuid
 
 
+def _indexed(driver, ref: QueueRef, uuid: str) -> Found | None:
+    """The job as the uuid indexes place it; None when they do not know it."""
+    locate = getattr(driver, "locate", None)
+    found = locate(ref.name, uuid) if locate is not None else None
+    if found is None:
+        return None
+    state, raw, place = found
+    if not _is(raw, uuid):
+        return None
+    if state == "pending":
+        return Found("pending", uuid, peek(raw), ref, raw, position=place)
+    return Found(state, uuid, peek(raw), ref, raw, score=place)
+
+
+def locate(ref: QueueRef, uuid: str) -> Found | None:
+    """Where the job is in one queue, whatever its state there (None when the indexes
+    do not know it)."""
+    return _indexed(connections.queue_driver(ref.connection), ref, uuid)
+
+
+def locate_anywhere(uuid: str, refs: list[QueueRef]) -> Found | None:
+    """A bare job link: the uuid looked up in every queue shown."""
+    for ref in refs:
+        found = locate(ref, uuid)
+        if found is not None:
+            return found
+    return None
+
+
 def find_pending(ref: QueueRef, uuid: str, at: int | None = None) -> Found | None:
     driver = connections.queue_driver(ref.connection)
+    indexed = _indexed(driver, ref, uuid)
+    if indexed is not None:
+        return indexed if indexed.state == "pending" else None
     if hasattr(driver, "find"):  # a database connection looks the uuid up directly
         for raw in driver.find("pending", ref.name, uuid):
             if _is(raw, uuid):
@@ -61,6 +96,10 @@ def find_pending(ref: QueueRef, uuid: str, at: int | None = None) -> Found | Non
 
 def find_scored(state: str, ref: QueueRef, uuid: str, score: float | None = None) -> Found | None:
     driver = connections.queue_driver(ref.connection)
+    if score is None:
+        indexed = _indexed(driver, ref, uuid)
+        if indexed is not None:
+            return indexed if indexed.state == state else None
     if hasattr(driver, "find"):  # a database connection looks the uuid up directly
         candidates = driver.find(state, ref.name, uuid)
     else:
@@ -120,6 +159,10 @@ def follow(uuid: str, ref: QueueRef | None, was: str) -> Found | None:
     the stores where jobs settle last, so a job moving on while we look is still caught.
     Tried twice before giving up, for a job that moved between two reads."""
     for _ in range(2):
+        if ref is None:
+            found = locate_anywhere(uuid, known_queues())
+            if found is not None:
+                return found
         if ref is not None:
             for state in ("reserved", "delayed", "pending"):
                 if state == was:

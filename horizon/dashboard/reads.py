@@ -200,15 +200,16 @@ def recent_snapshots(kind: str, names: list[str], limit: int) -> dict[str, list[
 
 
 def _series(kind: str, name: str, snaps: list[dict], width: int, height: int,
-            axes: bool = False) -> Series:
+            axes: bool = False, tops: tuple[float | None, float | None] = (None, None)
+            ) -> Series:
     jobs = sum(s["count"] for s in snaps)
     weighted = sum(s["runtime"] * s["count"] for s in snaps)
     return Series(
         kind, name,
         charts.line_chart([(s["time"], s["throughput"]) for s in snaps], width, height,
-                          axes=axes, unit="jobs/min"),
+                          axes=axes, unit="jobs/min", top=tops[0]),
         charts.line_chart([(s["time"], s["runtime"]) for s in snaps], width, height,
-                          axes=axes, unit="ms", value_text=formatting.runtime),
+                          axes=axes, unit="ms", value_text=formatting.runtime, top=tops[1]),
         jobs, weighted / jobs if jobs else 0.0)
 
 
@@ -216,8 +217,13 @@ def series(kind: str, limit: int = SPARK_POINTS, width: int = 600,
            height: int = 160) -> list[Series]:
     """Every measured job (or queue), each with charts of its latest `limit` snapshots."""
     names = metrics_repo.measured(horizon_client(), kind)
-    return [_series(kind, name, snaps, width, height)
-            for name, snaps in recent_snapshots(kind, names, limit).items()]
+    found = recent_snapshots(kind, names, limit)
+    # Sparklines in one table are compared, so they share one scale per column.
+    every = [s for snaps in found.values() for s in snaps]
+    tops = (max((s["throughput"] for s in every), default=None),
+            max((s["runtime"] for s in every), default=None))
+    return [_series(kind, name, snaps, width, height, tops=tops)
+            for name, snaps in found.items()]
 
 
 def one_series(kind: str, name: str, limit: int, width: int, height: int) -> Series:

@@ -19,8 +19,10 @@ from horizon.dashboard.views import (
     metrics,
     overview,
     prometheus,
+    retries,
     running,
     schedules,
+    selection,
     workers,
 )
 
@@ -45,6 +47,10 @@ class JobState(_Choice):
 
 class Removable(_Choice):
     regex = "pending|delayed"
+
+
+class BulkVerb(_Choice):
+    regex = "retry|delete|run"
 
 
 class Verb(_Choice):
@@ -73,6 +79,7 @@ register_converter(ListState, "hz_list")
 register_converter(JobState, "hz_state")
 register_converter(Removable, "hz_removable")
 register_converter(Verb, "hz_verb")
+register_converter(BulkVerb, "hz_bulk")
 
 app_name = "horizon"
 urlpatterns = [
@@ -80,12 +87,17 @@ urlpatterns = [
     path("jobs/running/", running.running, name="running"),
     path("jobs/running/<hz_name:uuid>/cancel/", running.cancel, name="job-cancel"),
     path("jobs/<hz_list:state>/", jobs.jobs, name="jobs"),
+    path("jobs/<hz_removable:state>/selected/<hz_bulk:verb>/", selection.jobs_selected,
+         name="jobs-selected"),
     path("jobs/<hz_state:state>/<hz_name:uuid>/", detail.job, name="job"),
     path("jobs/<hz_removable:state>/<hz_name:uuid>/delete/", actions.delete_job, name="job-delete"),
     path("jobs/delayed/<hz_name:uuid>/run/", actions.run_now, name="job-run"),
     path("failed/", failed.failed, name="failed"),
+    path("retries/", retries.retries, name="retries"),
     path("failed/retry/", actions.retry_failed_matching, name="failed-retry-matching"),
     path("failed/delete/", actions.delete_failed_matching, name="failed-delete-matching"),
+    path("failed/selected/<hz_bulk:verb>/", selection.failed_selected, name="failed-selected"),
+    path("failed/<hz_name:uuid>/edit/", actions.edit_and_retry, name="failed-edit"),
     path("failed/<hz_name:uuid>/retry/", actions.retry_failed, name="failed-retry"),
     path("failed/<hz_name:uuid>/delete/", actions.delete_failed, name="failed-delete"),
     path("workers/", workers.workers, name="workers"),

@@ -94,8 +94,7 @@ class Master:
                         return 0
                 else:
                     for supervisor in self.supervisors:
-                        supervisor.auto_scale()
-                        supervisor.monitor()
+                        self.supervise(supervisor)
                 self.publish()
                 self.metrics_upkeep()
                 if self.terminating_since is None:
@@ -106,6 +105,18 @@ class Master:
             self.flags.uninstall()
 
     # -- steps --------------------------------------------------------------------------
+    def supervise(self, supervisor) -> None:
+        """Scale and watch one supervisor's pools. Redis away (stalled, restarting, failing
+        over) skips this turn's scaling; the workers are watched all the same, so a stall
+        never costs the master or its workers (it crashed here, and `serve` then
+        restarted every worker)."""
+        try:
+            supervisor.auto_scale()
+        except redis.RedisError as exc:
+            self.log(f"[{supervisor.name}] could not read the load to scale, keeping "
+                     f"{sum(len(p) for p in supervisor.pools.values())} process(es): {exc}")
+        supervisor.monitor()
+
     def handle_signals(self) -> None:
         if self.flags.quit and self.terminating_since is None:
             self.terminate()

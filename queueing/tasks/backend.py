@@ -208,10 +208,10 @@ class _Enqueue:
     def script_call(self, keys: QueueKeys) -> tuple[str, list, list]:
         """(script name, keys, args): the delayed set, a priority set, or the ready list."""
         if self.available_at is not None and self.waits:
-            return ("later", [keys.delayed], [self.available_at, self.text])
+            return ("later", [keys.delayed, keys.due_index], [self.available_at, self.text])
         if self.priority:
             return priority_lib.push_priority_call(keys, self.priority, self.text)
-        return ("push", [keys.ready, keys.notify], [self.text])
+        return ("push", [keys.ready, keys.notify, keys.index, keys.sequence], [self.text])
 
 
 def configuration_errors(backend: RedisBackend):

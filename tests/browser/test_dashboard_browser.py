@@ -169,11 +169,30 @@ def populate(rclient, driver):
                             job_uuid=payload["uuid"], job_name=payload["job"])
 
 
+def populate_retries(driver):
+    """Two jobs in backoff, each with its last error kept (horizon/attempts.py)."""
+    from horizon import attempts
+
+    for i, error in enumerate(["TimeoutError: SMTP server did not answer",
+                               "ConnectionError: payment provider refused"]):
+        uuid = f"11111111-0000-4000-8000-00000000000{i}"
+        data = {"attempts": 2, "uuid": uuid, "displayName": "send_invoice",
+                "job": "billing.jobs.send_invoice", "args": [2000 + i], "kwargs": {},
+                "maxTries": 3, "pushedAt": time.time() - 300, "tags": ["customer:7"]}
+        driver.later("default", encode(data), time.time() + 40 + 30 * i)
+        for attempt in (1, 2):
+            attempts.record(uuid, {"attempt": attempt, "at": time.time() - 200 + attempt * 60,
+                                   "worker": "web-1:5102:supervisor-1", "outcome": "released",
+                                   "queue": "redis:default",
+                                   "error": f"{error}\n\nTraceback (most recent call last): ..."})
+
+
 def test_screenshots_of_every_page(page, operator, rclient, driver, screenshots):
     """Pictures to look at (and, with HORIZON_DOCS_SCREENSHOT=1, the README's)."""
     page.goto("/login/")
     page.screenshot(path=str(screenshots / "login.png"))
     populate(rclient, driver)
+    populate_retries(driver)
     log_in(page)
     expect(page.locator(".cards .pill-running")).to_be_visible()
     shots = {
@@ -183,6 +202,7 @@ def test_screenshots_of_every_page(page, operator, rclient, driver, screenshots)
         "reserved": "/jobs/reserved/",
         "completed": "/jobs/completed/",
         "failed": "/failed/",
+        "retries": "/retries/",
         "failed-detail": "/jobs/failed/00000000-0000-4000-8000-000000000002/",
         "workers": "/workers/",
         "metrics": "/metrics/",

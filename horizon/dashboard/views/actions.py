@@ -6,26 +6,23 @@ from django.http import HttpResponse
 from django.urls import reverse
 
 from horizon import audit
-from horizon.dashboard import failures, history, lookup, queues
+from horizon.dashboard import edit_retry, failures, history, lookup, queues
 from horizon.dashboard.auth import action
+from horizon.dashboard.views import failed as failed_view
 from horizon.dashboard.views.common import HtmxHttpRequest, confirm, float_param, int_param, plural
 from horizon.repositories import horizon_client
 from queueing import connections
 from queueing import failed as failed_store
 from queueing.dispatching import unique
+from queueing.dispatching.payload import encode
 from queueing.errors import QueueError
 from queueing.middleware.store import state_client
 from queueing.models import FailedJob
+from queueing.safe_json import peek
 
 
 def _who(request: HtmxHttpRequest) -> str:
     return request.user.get_username()
-
-
-def _filter_note(queue: queues.QueueRef | None, q: str) -> str:
-    parts = [f"queue {queue.label}" if queue else "", f"“{q}”" if q else ""]
-    found = " and ".join(p for p in parts if p)
-    return f" matching {found}" if found else ""
 
 
 @action
@@ -46,6 +43,36 @@ def retry_failed(request: HtmxHttpRequest, uuid: str) -> HttpResponse:
 
 
 @action
+def edit_and_retry(request: HtmxHttpRequest, uuid: str) -> HttpResponse:
+    """Retry a failed job with edited arguments (validated JSON; masked values kept)."""
+    page = reverse("horizon:job", args=["failed", uuid])
+    row = FailedJob.objects.filter(uuid=uuid).first()
+    if row is None:
+        return confirm(request, f"Job {uuid} is no longer in the failed store.",
+                       fallback=reverse("horizon:failed"), level="error")
+    data = peek(row.payload)
+    if not data:
+        return confirm(request, f"Job {uuid} has no readable payload to edit.",
+                       fallback=page, level="error")
+    try:
+        updated, changed = edit_retry.apply(data, request.POST.get("arguments", ""))
+    except edit_retry.EditError as exc:
+        return confirm(request, f"Not retried: {exc}.", fallback=page, level="error")
+    row.payload = encode(updated)
+    try:
+        failed_store.retry(row)
+    except QueueError as exc:
+        return confirm(request, f"Could not retry {uuid}: {exc}", fallback=page, level="error")
+    history.record(horizon_client(), [uuid], _who(request))
+    what = " and ".join(changed) or "nothing"
+    audit.record(_who(request), "edit and retry", uuid,
+                 f"{row.job} on {row.connection}:{row.queue}; changed: {what}")
+    return confirm(request, f"Retried {row.job or uuid} with edited arguments (changed: "
+                            f"{what}): it is pending again on {row.connection}:{row.queue}.",
+                   fallback=reverse("horizon:failed"))
+
+
+@action
 def delete_failed(request: HtmxHttpRequest, uuid: str) -> HttpResponse:
     back = reverse("horizon:failed")
     if failed_store.forget(uuid):
@@ -54,28 +81,50 @@ def delete_failed(request: HtmxHttpRequest, uuid: str) -> HttpResponse:
     return confirm(request, f"Job {uuid} was already gone.", fallback=back, level="error")
 
 
+def _matching_rows(request: HtmxHttpRequest):
+    """The rows a "… all N matching" button covers: the filter, up to the newest row id
+    the page counted (`upto`), so failures newer than the confirmed count are left."""
+    queue, q = queues.parse(request.POST.get("queue")), request.POST.get("q", "").strip()
+    exc = failed_view.exception_param(request.POST)
+    since = failed_view.since_param(request.POST)
+    rows = failures.filtered(queue, q, exc, since)
+    described = failures.filter_note(queue, q, exc, since)
+    upto = int_param(request.POST, "upto")
+    if upto:
+        rows = rows.filter(id__lte=upto)
+    return described, rows
+
+
 @action
 def retry_failed_matching(request: HtmxHttpRequest) -> HttpResponse:
-    queue, q = queues.parse(request.POST.get("queue")), request.POST.get("q", "").strip()
-    retried, skipped, kept = failures.retry_rows(failures.filtered(queue, q))
+    return retry_matching(request)
+
+
+def retry_matching(request: HtmxHttpRequest) -> HttpResponse:
+    described, rows = _matching_rows(request)
+    retried, skipped, kept = failures.retry_rows(rows)
     history.record(horizon_client(), retried, _who(request))
     audit.record(_who(request), "retry matching", f"{len(retried)} failed jobs",
-                 f"filter:{_filter_note(queue, q) or ' none'}")
+                 f"filter:{described or ' none'}")
     note = f" ({plural(skipped, 'job')} skipped: unknown connection)" if skipped else ""
     if kept:
         note += f" ({plural(kept, 'job')} kept: another job holds its unique id)"
     return confirm(request, f"Retried {plural(len(retried), 'failed job')}"
-                            f"{_filter_note(queue, q)}.{note}",
+                            f"{described}.{note}",
                    fallback=reverse("horizon:failed"))
 
 
 @action
 def delete_failed_matching(request: HtmxHttpRequest) -> HttpResponse:
-    queue, q = queues.parse(request.POST.get("queue")), request.POST.get("q", "").strip()
-    deleted, _ = failures.filtered(queue, q).delete()
+    return delete_matching(request)
+
+
+def delete_matching(request: HtmxHttpRequest) -> HttpResponse:
+    described, rows = _matching_rows(request)
+    deleted, _ = rows.delete()
     audit.record(_who(request), "delete matching", f"{deleted} failed jobs",
-                 f"filter:{_filter_note(queue, q) or ' none'}")
-    return confirm(request, f"Deleted {plural(deleted, 'failed job')}{_filter_note(queue, q)}.",
+                 f"filter:{described or ' none'}")
+    return confirm(request, f"Deleted {plural(deleted, 'failed job')}{described}.",
                    fallback=reverse("horizon:failed"))
 
 
@@ -110,10 +159,22 @@ def delete_job(request: HtmxHttpRequest, state: str, uuid: str) -> HttpResponse:
 def run_now(request: HtmxHttpRequest, uuid: str) -> HttpResponse:
     back = reverse("horizon:jobs", args=["delayed"])
     found = _find_queued(request, "delayed", uuid)
-    if found is None or found.ref is None or not connections.queue_driver(
-            found.ref.connection).promote_delayed(found.ref.name, found.raw):
+    if found is None or found.ref is None or not promote_to_head(found):
         return confirm(request, f"Job {uuid} is no longer delayed.", fallback=back,
                        level="error")
-    audit.record(_who(request), "run now", uuid, found.ref.label)
-    return confirm(request, f"Job {uuid} moved to the end of {found.ref.label}'s pending "
-                            "list; it runs as soon as a worker takes it.", fallback=back)
+    label = found.ref.label
+    audit.record(_who(request), "run now", uuid, label)
+    return confirm(request, f"Job {uuid} moved to the head of {label}'s pending list; the "
+                            "next free worker takes it.", fallback=back)
+
+
+def promote_to_head(found: lookup.Found) -> bool:
+    """Make a delayed job ready now, at the head of its queue where the driver can."""
+    ref = found.ref
+    if ref is None:
+        return False
+    driver = connections.queue_driver(ref.connection)
+    run_now = getattr(driver, "run_now", None)
+    if run_now is not None:
+        return bool(run_now(ref.name, found.raw))
+    return bool(driver.promote_delayed(ref.name, found.raw))

@@ -9,7 +9,16 @@ from django.http import HttpResponse
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from horizon.dashboard import formatting, history, job_controls, lookup, queues, task_results
+from horizon import attempts
+from horizon.dashboard import (
+    edit_retry,
+    formatting,
+    history,
+    job_controls,
+    lookup,
+    queues,
+    task_results,
+)
 from horizon.dashboard.auth import page
 from horizon.dashboard.masking import CLIP_MARGIN, clip, display, mask
 from horizon.dashboard.views.common import HtmxHttpRequest, float_param, int_param, render_page
@@ -116,12 +125,41 @@ def context(found: lookup.Found, now: float, limits: Limits = GLANCE) -> dict:
         "reserved_by": str(data.get("reservedBy") or ""),
         "task": task_results.panel(data, found.uuid, now),
         "holder_gone": holder_gone(found),
-        "facts": [(label, data.get(key)) for label, key in (
+        "attempts": timeline(found.uuid, now),
+        **dict(zip(("editable", "arguments_size"),
+                   edit_retry.editable(data) if found.failed is not None and data
+                   else ("", 0))),
+        "arguments": clip(edit_retry.shown(data, limits.string), limits.total)[0]
+        if data else "",
+        "facts": [(label, fact(data.get(key))) for label, key in (
             ("Job", "job"), ("Attempts", "attempts"), ("Max tries", "maxTries"),
             ("Max exceptions", "maxExceptions"), ("Timeout", "timeout"),
             ("Backoff", "backoff"), ("Fail on timeout", "failOnTimeout"),
         ) if data.get(key) is not None],
     }
+
+
+def fact(value) -> str:
+    """A payload value as an operator reads it: yes/no, not Python's True/False."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
+
+
+def timeline(uuid: str, now: float) -> list[dict]:
+    """Every recorded attempt (horizon/attempts.py), oldest first, errors masked."""
+    out = []
+    for entry in attempts.entries(uuid):
+        error = display(str(entry.get("error") or ""), attempts.ERROR_LIMIT)
+        out.append({"attempt": entry.get("attempt"), "at": formatting.moment(entry.get("at"), now),
+                    "worker": str(entry.get("worker") or ""),
+                    "outcome": str(entry.get("outcome") or ""),
+                    "summary": error.split("\n", 1)[0], "error": error,
+                    "runtime": formatting.runtime(entry["runtime_ms"])
+                    if isinstance(entry.get("runtime_ms"), (int, float)) else ""})
+    return out
 
 
 @page
@@ -133,7 +171,7 @@ def job(request: HtmxHttpRequest, state: str, uuid: str) -> HttpResponse:
     if found is None:
         # It may have moved on since the link was drawn: follow it.
         found = lookup.follow(uuid, ref, state)
-        moved_from = state if found is not None else None
+        moved_from = state if found is not None and found.state != state else None
     now = time.time()
     limits = FULL if request.GET.get("full") == "1" else GLANCE
     extra = context(found, now, limits) if found is not None else {"state": state}

@@ -1,6 +1,8 @@
 """Failed jobs from the store: newest first, filtered by queue and searched by text."""
 from __future__ import annotations
 
+import re
+
 from django.http import HttpResponse, QueryDict
 from django.shortcuts import render
 from django.utils.http import urlencode
@@ -16,15 +18,39 @@ def filters_of(params: QueryDict) -> tuple[queues.QueueRef | None, str]:
     return queues.parse(params.get("queue")), params.get("q", "").strip()[:200]
 
 
+def exception_param(params: QueryDict) -> str:
+    """An exception class name from the query ("ValueError", "app.errors.Timeout")."""
+    value = (params.get("exc") or "").strip()[:200]
+    return value if re.fullmatch(r"[A-Za-z_][\w.]*", value) else ""
+
+
+def since_param(params: QueryDict) -> str:
+    value = params.get("since") or ""
+    return value if value in failures.SINCE else ""
+
+
 def context(params: QueryDict) -> dict:
     chosen, needle = filters_of(params)
     window = int_param(params, "window")
+    exc = exception_param(params)
+    since = since_param(params)
     listing = failures.listing(chosen, needle, start=int_param(params, "start"),
-                               window=window)
-    filters = {k: v for k, v in (("queue", chosen.label if chosen else ""), ("q", needle),
+                               window=window, exc=exc, since=since)
+    filters = {k: v for k, v in (("queue", chosen.label if chosen else ""), ("exc", exc),
+                                 ("since", since),
+                                 ("q", needle),
                                  ("window", str(window) if needle and window else "")) if v}
+    groups, grouped = failures.groups(chosen)
     return {
         "section": "failed",
+        "matching": failures.matching(chosen, needle, exc, since),
+        "filter_note": failures.filter_note(chosen, needle, exc, since),
+        "exc": exc,
+        "since": since,
+        "recent": failures.recent_counts(chosen),
+        "groups": groups,
+        "grouped": grouped,
+        "group_window": failures.GROUP_WINDOW,
         "listing": listing,
         "queues": queues.known_queues(),
         "chosen": chosen,

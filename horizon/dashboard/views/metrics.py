@@ -1,4 +1,6 @@
-"""Throughput and runtime per job and per queue, drawn from the stored snapshots."""
+"""Throughput and runtime per job and per queue, drawn from the stored snapshots, with
+failure counts from the outcome counters (the ones /metrics exports), a selectable range
+for the large charts, one scale per column of sparklines, and a live refresh."""
 from __future__ import annotations
 
 import time
@@ -8,26 +10,53 @@ from django.http import HttpResponse
 from horizon.dashboard import formatting, reads
 from horizon.dashboard.auth import page
 from horizon.dashboard.views.common import HtmxHttpRequest, render_page
+from horizon.repositories import counters, horizon_client
 
 SPARK = (160, 36)
 LARGE = (540, 220)  # about the size it is drawn at, so labels stay legible
 HISTORY = 240  # snapshots in the large charts (four hours at one a minute)
+RANGES = {"1h": 60, "4h": 240, "24h": 1440, "7d": 7 * 1440}  # snapshots, one a minute
+
+
+def outcome_totals(items: list[reads.Series]) -> None:
+    """Processed, failed and released counts since the counters began, on each series."""
+    by_queue: dict[str, dict[str, int]] = {}
+    by_job: dict[str, dict[str, int]] = {}
+    for series in counters.read_all(horizon_client()):
+        for key, table in ((f"{series.connection}:{series.queue}", by_queue),
+                           (series.job, by_job)):
+            total = table.setdefault(key, dict.fromkeys(counters.OUTCOMES, 0))
+            for outcome, count in series.counts.items():
+                total[outcome] = total.get(outcome, 0) + count
+    for item in items:
+        counts = (by_queue if item.kind == "queue" else by_job).get(item.name, {})
+        done, failed = counts.get("processed", 0), counts.get("failed", 0)
+        item.failed = failed  # type: ignore[attr-defined]
+        item.released = counts.get("released", 0)  # type: ignore[attr-defined]
+        item.failure_rate = (  # type: ignore[attr-defined]
+            f"{failed / (done + failed) * 100:.1f}%" if done + failed else "—")
 
 
 @page
 def metrics(request: HtmxHttpRequest) -> HttpResponse:
     jobs = reads.series("job", width=SPARK[0], height=SPARK[1])
     queues = reads.series("queue", width=SPARK[0], height=SPARK[1])
+    outcome_totals([*queues, *jobs])
     pool = {s.key: s for s in [*queues, *jobs]}
     chosen = pool.get(request.GET.get("series", "")) or next(iter(queues or jobs), None)
+    asked = request.GET.get("range") or ""
+    chosen_range = asked if asked in RANGES else "4h"
     selected = None
     if chosen is not None:
-        selected = reads.one_series(chosen.kind, chosen.name, HISTORY, *LARGE)
+        selected = reads.one_series(chosen.kind, chosen.name, RANGES[chosen_range], *LARGE)
     return render_page(request, "horizon/metrics.html", "horizon/partials/metrics.html", {
         "section": "metrics",
         "jobs": jobs,
         "queues": queues,
         "selected": selected,
+        "ranges": list(RANGES),
+        "chosen_range": chosen_range,
+        "series_key": chosen.key if chosen is not None else "",
         "moments": _axis(selected),
     })
 

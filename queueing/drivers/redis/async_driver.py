@@ -97,19 +97,20 @@ class AsyncRedisDriver:
     # -- writes (the sync driver's, same scripts and keys) ---------------------------------
     async def push(self, queue: str, payload: str) -> int:
         k = self.keys(queue)
-        return await self.run_script("push", [k.ready, k.notify], [payload])
+        return await self.run_script("push", [k.ready, k.notify, k.index, k.sequence],
+                                     [payload])
 
     async def push_many(self, queue: str, payloads: list[str], chunk: int = 1000) -> int:
         k = self.keys(queue)
         length = 0
         for start in range(0, len(payloads), chunk):
-            length = await self.run_script("push", [k.ready, k.notify],
+            length = await self.run_script("push", [k.ready, k.notify, k.index, k.sequence],
                                            payloads[start:start + chunk])
         return length
 
     async def later(self, queue: str, payload: str, available_at: float) -> int:
-        return await self.run_script("later", [self.keys(queue).delayed],
-                                     [available_at, payload])
+        k = self.keys(queue)
+        return await self.run_script("later", [k.delayed, k.due_index], [available_at, payload])
 
     async def send(self, queue: str, payload: str, available_at: float | None) -> None:
         """What dispatch's ``_send`` does: the delayed set while `available_at` is still

@@ -99,7 +99,7 @@ class RedisDriver:
     # -- writes -------------------------------------------------------------------------
     def push(self, queue: str, payload: str) -> int:
         k = self.keys(queue)
-        return self.scripts.push(keys=[k.ready, k.notify], args=[payload])
+        return self.scripts.push(keys=[k.ready, k.notify, k.index, k.sequence], args=[payload])
 
     def push_claimed(self, queue: str, payload: str, claim_key: str, ttl: int,
                      claim_value: str) -> bool:
@@ -107,7 +107,7 @@ class RedisDriver:
         holding `claim_value`), atomically: of many callers for one claim, one pushes.
         The claim key must share the queue's hash tag (see QueueKeys.schedule_slot)."""
         k = self.keys(queue)
-        return bool(self.scripts.push(keys=[k.ready, k.notify, claim_key],
+        return bool(self.scripts.push(keys=[k.ready, k.notify, k.index, k.sequence, claim_key],
                                       args=[ttl, claim_value, payload]))
 
     def push_many(self, queue: str, payloads: list[str], chunk: int = 1000) -> int:
@@ -115,11 +115,13 @@ class RedisDriver:
         k = self.keys(queue)
         length = 0
         for start in range(0, len(payloads), chunk):
-            length = self.scripts.push(keys=[k.ready, k.notify], args=payloads[start:start + chunk])
+            length = self.scripts.push(keys=[k.ready, k.notify, k.index, k.sequence],
+                                       args=payloads[start:start + chunk])
         return length
 
     def later(self, queue: str, payload: str, available_at: float) -> int:
-        return self.scripts.later(keys=[self.keys(queue).delayed], args=[available_at, payload])
+        k = self.keys(queue)
+        return self.scripts.later(keys=[k.delayed, k.due_index], args=[available_at, payload])
 
     def new_token(self) -> str:
         if os.getpid() != self._token_pid:  # forked: another process, another prefix
@@ -193,7 +195,7 @@ class RedisDriver:
         """The pop script's call (script, keys, args), reserving up to `count` jobs now."""
         k = self.keys(queue)
         return (self.scripts.pop, [k.ready, k.delayed, k.reserved, k.notify, k.paused,
-                                   k.prio_hi, k.prio_lo, k.prio_seq],
+                                   k.prio_hi, k.prio_lo, k.prio_seq, *k.indexes],
                 self._pop_args(time.time(), owner, token, max(int(count), 1),
                                self._owed_tokens.get(queue, 0)))
 
@@ -252,7 +254,8 @@ class RedisDriver:
         for queue, members in by_queue.items():
             k = self.keys(queue)
             back += self.scripts.unreserve(
-                keys=[k.ready, k.reserved, k.notify, k.prio_hi, k.prio_lo], args=members)
+                keys=[k.ready, k.reserved, k.notify, k.prio_hi, k.prio_lo, k.index],
+                args=members)
         return back
 
     def delete(self, reservation: Reservation) -> bool:
@@ -265,7 +268,7 @@ class RedisDriver:
         The entry carries the attempts count here, so an `uncounted` release is the
         caller's re-encoded payload (attempts lowered): nothing else to do."""
         k = self.keys(reservation.queue)
-        return bool(self.scripts.release(keys=[k.delayed, k.reserved],
+        return bool(self.scripts.release(keys=[k.delayed, k.reserved, k.due_index],
                                          args=[reservation.raw, available_at, payload or ""]))
 
     def renew(self, reservation: Reservation, until: float) -> bool:
@@ -390,21 +393,41 @@ class RedisDriver:
 
     def clear(self, queue: str) -> int:
         k = self.keys(queue)
-        return self.scripts.clear(keys=[k.ready, k.delayed, k.notify, k.prio_hi, k.prio_lo])
+        return self.scripts.clear(keys=[k.ready, k.delayed, k.notify, k.prio_hi, k.prio_lo,
+                                        k.index, k.due_index])
 
     def forget_pending(self, queue: str, raw: bytes | str) -> bool:
         k = self.keys(queue)
-        return bool(self.scripts.forget_pending(keys=[k.ready, k.notify, k.prio_hi, k.prio_lo],
+        return bool(self.scripts.forget_pending(keys=[k.ready, k.notify, k.prio_hi, k.prio_lo,
+                                                       k.index],
                                                  args=[raw]))
 
     def promote_delayed(self, queue: str, raw: bytes | str) -> bool:
         k = self.keys(queue)
-        return bool(self.scripts.promote_delayed(keys=[k.delayed, k.ready, k.notify],
+        return bool(self.scripts.promote_delayed(keys=[k.delayed, k.ready, k.notify, *k.indexes],
                                                  args=[raw, "promote"]))
+
+    def locate(self, queue: str, uuid: str, window: int = 1000):
+        """(state, entry, index among pending or score) of the job `uuid` in `queue`, from
+        the uuid indexes the scripts keep; None when they do not know it."""
+        k = self.keys(queue)
+        found = self.scripts.locate(keys=[k.ready, k.delayed, k.reserved, k.index,
+                                          k.due_index, k.prio_hi], args=[uuid, window])
+        if not found:
+            return None
+        state, entry, place = found
+        state = state.decode() if isinstance(state, bytes) else state
+        return state, entry, (int(place) if state == "pending" else float(place))
+
+    def run_now(self, queue: str, raw: bytes | str) -> bool:
+        """A delayed job to the head of the ready list: the next one a worker takes."""
+        k = self.keys(queue)
+        return bool(self.scripts.promote_delayed(keys=[k.delayed, k.ready, k.notify, *k.indexes],
+                                                 args=[raw, "head"]))
 
     def forget_delayed(self, queue: str, raw: bytes | str) -> bool:
         k = self.keys(queue)
-        return bool(self.scripts.promote_delayed(keys=[k.delayed, k.ready, k.notify],
+        return bool(self.scripts.promote_delayed(keys=[k.delayed, k.ready, k.notify, *k.indexes],
                                                  args=[raw, "forget"]))
 
     # -- waiting ------------------------------------------------------------------------

@@ -39,6 +39,10 @@ class QueueKeys:
     prio_hi: str  # zset: priority 1..100, taken before the ready list
     prio_lo: str  # zset: priority -100..-1, taken after it
     prio_seq: str  # counter: FIFO order within one priority
+    # The uuid indexes (queueing/lua/push.lua, locate.lua): find a job by uuid at any length
+    index: str  # zset: uuid of each ready job -> its sequence (ZRANK = index in the list)
+    due_index: str  # zset: uuid of each delayed job -> its due time
+    sequence: str  # counter for `index`
 
     @classmethod
     def for_queue(cls, name: str, prefix: str = DEFAULT_PREFIX) -> "QueueKeys":
@@ -52,7 +56,15 @@ class QueueKeys:
             prio_hi=f"{ready}:prio:hi",
             prio_lo=f"{ready}:prio:lo",
             prio_seq=f"{ready}:prio:seq",
+            index=f"{ready}:index",
+            due_index=f"{ready}:due-index",
+            sequence=f"{ready}:seq",
         )
+
+    @property
+    def indexes(self) -> tuple[str, str, str]:
+        """The uuid index keys, in the order promote_delayed.lua takes them."""
+        return (self.index, self.due_index, self.sequence)
 
     def schedule_slot(self, schedule: str, slot: str) -> str:
         """A schedule's claim of one slot (horizon/schedules/store.py): SET NX by the

@@ -26,7 +26,7 @@ _bound: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], Script]] = \
 SCRIPT_NAMES = (
     "push", "later", "pop", "release", "delete", "size", "clear",
     "forget_pending", "promote_delayed", "renew", "unreserve", "push_priority",
-    "pending",
+    "pending", "locate",
 )
 
 
@@ -71,6 +71,7 @@ class Scripts:
     unreserve: Script
     push_priority: Script
     pending: Script
+    locate: Script
 
     def __init__(self, client: RedisClient) -> None:
         for name in SCRIPT_NAMES:

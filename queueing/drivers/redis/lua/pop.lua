@@ -32,6 +32,9 @@
 -- KEYS[6]  high-priority zset    queues:{NAME}:prio:hi   (score: see push_priority.lua)
 -- KEYS[7]  low-priority zset     queues:{NAME}:prio:lo
 -- KEYS[8]  priority sequence     queues:{NAME}:prio:seq
+-- KEYS[9]  optional: uuid index of the ready list   queues:{NAME}:index (see push.lua)
+-- KEYS[10] optional: uuid index of the delayed set  queues:{NAME}:due-index
+-- KEYS[11] optional: the index's sequence           queues:{NAME}:seq
 -- ARGV[1]  now (unix time)
 -- ARGV[2]  lease expiry (now + retry_after), or '+inf'
 -- ARGV[3]  how many due jobs to move per source at most
@@ -76,6 +79,23 @@ local function push_prioritised(entry, priority)
   prioritised = true
 end
 
+-- The uuid indexes (optional keys): a job moved to the tail gets the next sequence, one
+-- leaving the delayed set or the head of the ready list leaves its index.
+local indexed = KEYS[11] ~= nil
+local function uuid_of(entry)
+  return string.match(entry, '^{[^{}%[%]]-"uuid":"([^"\\]+)"')
+end
+local function index_moved(source, entries)
+  if not indexed then return end
+  for _, entry in ipairs(entries) do
+    local id = uuid_of(entry)
+    if id then
+      if source == KEYS[2] then redis.call('ZREM', KEYS[10], id) end
+      redis.call('ZADD', KEYS[9], redis.call('INCR', KEYS[11]), id)
+    end
+  end
+end
+
 local function migrate(source)
   local due = redis.call('ZRANGEBYSCORE', source, '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
   local count = #due
@@ -88,6 +108,13 @@ local function migrate(source)
   end
   for first = 1, #plain, 100 do
     redis.call('RPUSH', KEYS[1], unpack(plain, first, math.min(first + 99, #plain)))
+  end
+  index_moved(source, plain)
+  if indexed and source == KEYS[2] and #plain < count then
+    for i = 1, count do  -- prioritised ones left the delayed set too
+      local id = priority_of(due[i]) and uuid_of(due[i])
+      if id then redis.call('ZREM', KEYS[10], id) end
+    end
   end
   for first = 1, count, 100 do
     local tokens = {}
@@ -113,7 +140,11 @@ local reserved = {}
 
 for i = 1, wanted do
   local job = prioritised and zpopmin(KEYS[6])
-  job = job or redis.call('LPOP', KEYS[1])
+  if not job then
+    job = redis.call('LPOP', KEYS[1])
+    local id = job and indexed and uuid_of(job)
+    if id then redis.call('ZREM', KEYS[9], id) end
+  end
   if not job and prioritised then job = zpopmin(KEYS[7]) end
   if not job then break end
   local stamp = '"reservation":"' .. ARGV[6] .. '.' .. i .. '",' .. owner

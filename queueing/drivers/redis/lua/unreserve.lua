@@ -13,6 +13,8 @@
 -- KEYS[3]  notify list           queues:{NAME}:notify
 -- KEYS[4]  high-priority zset    queues:{NAME}:prio:hi
 -- KEYS[5]  low-priority zset     queues:{NAME}:prio:lo
+-- KEYS[6]  optional: ready uuid index  queues:{NAME}:index (a job put back at the head
+--          of the ready list gets a score below the first, as LPUSH places it)
 -- ARGV     the reserved members, in queue order
 -- Returns how many were handed back (a reservation that expired meanwhile is skipped:
 -- the pop that reclaimed it already put it back).
@@ -57,6 +59,11 @@ for i = #ARGV, 1, -1 do
       redis.call('ZADD', key, (100 - priority) * 17592186044416 - back, entry)
     else
       redis.call('LPUSH', KEYS[1], entry)
+      local id = KEYS[6] and string.match(entry, '^{[^{}%[%]]-"uuid":"([^"\\]+)"')
+      if id then
+        local first = redis.call('ZRANGE', KEYS[6], 0, 0, 'WITHSCORES')
+        redis.call('ZADD', KEYS[6], (tonumber(first[2]) or 0) - 1, id)
+      end
     end
     redis.call('RPUSH', KEYS[3], '1')
     back = back + 1

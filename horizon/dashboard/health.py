@@ -1,0 +1,48 @@
+"""The dashboard's answer when Redis cannot be reached: a 503 that says so.
+
+Every view reads Redis; a stopped or stalled server used to surface as a bare
+"Server Error (500)" on a full load and as silent failed polls on an open page. The
+guard in `auth` turns these errors into a 503 page naming the problem, and adds the
+``X-Horizon-Unavailable`` header that an open page's script shows in its stale-data
+banner (static/horizon/horizon.js).
+"""
+from __future__ import annotations
+
+import logging
+
+import redis
+from django.http import HttpRequest, HttpResponse
+from django.template.loader import render_to_string
+
+from queueing.redaction import mask_text
+
+logger = logging.getLogger("horizon.dashboard")
+
+REDIS_ERRORS: tuple[type[Exception], ...] = (
+    redis.exceptions.ConnectionError,  # refused, reset, loading (BusyLoadingError)
+    redis.exceptions.TimeoutError,  # a stalled server: the socket timeout passed
+    redis.exceptions.ClusterDownError,
+)
+
+
+def describe(exc: Exception) -> str:
+    """One line: what failed, without credentials (redis-py names the host, not the
+    password, but a URL in a message is masked anyway)."""
+    kind = "did not answer in time" if isinstance(exc, redis.exceptions.TimeoutError) \
+        else "is unreachable"
+    detail = mask_text(str(exc).strip().splitlines()[0] if str(exc).strip() else "")[:300]
+    return f"Redis {kind}" + (f" ({detail})" if detail else "")
+
+
+def unavailable(request: HttpRequest, exc: Exception) -> HttpResponse:
+    message = describe(exc)
+    logger.warning("dashboard: %s on %s", message, request.path)
+    htmx = getattr(request, "htmx", None)
+    template = "horizon/partials/unavailable.html" if htmx else "horizon/unavailable.html"
+    body = render_to_string(template, {"message": message}, request)
+    response = HttpResponse(body, status=503)
+    response["X-Horizon-Unavailable"] = message.encode("ascii", "replace").decode()
+    response["Retry-After"] = "5"
+    if not htmx:
+        response["Refresh"] = "5"  # the full page tries again by itself
+    return response

@@ -1,0 +1,35 @@
+"""Jobs waiting in backoff, with their last error: retry now (to the head of their queue)
+or delete, through the delayed-job actions."""
+from __future__ import annotations
+
+from django.http import HttpResponse, QueryDict
+from django.shortcuts import render
+
+from horizon.dashboard import queues
+from horizon.dashboard import retries as retries_model
+from horizon.dashboard.auth import page
+from horizon.dashboard.views.common import HtmxHttpRequest, fragment, render_page
+
+PARTIAL = "horizon/partials/retries.html"
+
+
+def context(params: QueryDict) -> dict:
+    known = queues.known_queues()
+    chosen = queues.parse(params.get("queue"))
+    return {
+        "section": "retries",
+        "r": retries_model.retries([chosen] if chosen else known),
+        "queues": known,
+        "chosen": chosen,
+        "query": f"queue={chosen.label}" if chosen else "",
+    }
+
+
+@page
+def retries(request: HtmxHttpRequest) -> HttpResponse:
+    return render_page(request, "horizon/retries.html", PARTIAL, context(request.GET))
+
+
+@fragment("retries")
+def retries_fragment(request: HtmxHttpRequest, params: QueryDict) -> HttpResponse:
+    return render(request, PARTIAL, context(params))

@@ -1,0 +1,52 @@
+"""Metrics around failure: failure counts and rates per queue and job, a selectable
+range, one scale per column of sparklines, a live refresh."""
+import re
+import time
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from horizon.dashboard import reads
+from horizon.repositories import metrics
+from tests.test_dashboard_pages import payload
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def client():
+    client = Client()
+    client.force_login(User.objects.create_superuser("root", password="pw"))
+    return client
+
+
+def finish(rclient, name, count, runtime, now):
+    for _ in range(count):
+        data = payload(name=name)
+        script, keys_, args = metrics.completion_call(
+            rclient, job_name=name, uuid=data["uuid"], label="redis:default", runtime=runtime,
+            payload=data, keep_seconds=3600, now=now)
+        script(keys=keys_, args=args)
+
+
+def test_failures_range_shared_scale_and_live_refresh(client, rclient, driver):
+    from horizon.repositories.counters import outcome_call
+
+    now = time.time() - 120
+    finish(rclient, "tests.testapp.jobs.record", 8, 0.010, now)
+    finish(rclient, "tests.testapp.jobs.noop", 2, 0.500, now)
+    metrics.take_snapshots(rclient, now=now + 60)
+    for kind in ("done", "done", "done", "failed"):
+        script, keys_, args = outcome_call(rclient, queue_label="redis:default",
+                                           job="tests.testapp.jobs.record", kind=kind,
+                                           runtime=0.01, wait=None)
+        script(keys=keys_, args=args)
+    body = client.get("/metrics/?range=24h").content.decode()
+    assert re.search(r'data-label="Failed">1</td>\s*<td class="num" data-label="Failure rate">25.0%',
+                     body), "the job's failure count and rate"
+    assert 'aria-current="true">24h</a>' in body
+    assert 'hx-trigger="every 10s"' in body
+    jobs = reads.series("job", width=160, height=36)
+    tops = {s.name: s.throughput.top for s in jobs}
+    assert len(set(tops.values())) == 1, f"sparklines share one scale: {tops}"
