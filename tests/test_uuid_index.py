@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from queueing.dispatching.payload import encode, unreserved_entry
+from queueing.dispatching.payload import encode
 from tests.test_dashboard_pages import payload
 
 pytestmark = pytest.mark.django_db
@@ -69,7 +69,7 @@ def test_every_script_keeps_the_index_exact(driver):
     # a prefetched job handed back goes to the head again
     held = driver.pop_batch("default", 2)
     consistent(driver)
-    driver.unreserve(held, [unreserved_entry(h.raw) for h in held])
+    driver.unreserve(held)
     consistent(driver)
     # deleted from the dashboard
     victim = driver.pending("default", 2, 2)[0]
