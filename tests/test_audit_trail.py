@@ -14,6 +14,8 @@ from horizon.models import AuditEntry
 from queueing import failed as failed_store
 from queueing.connections import redis_driver
 from queueing.dispatching.payload import encode
+from queueing.drivers.redis import keys
+from queueing.middleware.store import script
 
 from .test_dashboard_pages import payload, publish
 from .test_schedules import EVERY_SECOND
@@ -53,10 +55,17 @@ def action_posts() -> dict:
     retried, deleted, pending = failed_row(), failed_row(), pending_job()
     failed_row()
     (delayed, at), (runnable, run_at) = delayed_job(), delayed_job()
+    ticked_failed, ticked_pending, edited = failed_row(), failed_row(), failed_row()
+    ticked_pending = pending_job()
+    overlap = keys.control_key("overlap", "audit:1")
+    script(redis_driver("redis").client, "lock_take")(keys=[overlap], args=["job-1 h:1:w", 60_000])
     running = payload()
     redis_driver("redis").push("cancel-me", encode(running))
     redis_driver("redis").pop("cancel-me")  # reserved: as far as Cancel can tell, it runs
-    return {
+    return {  # the ticked and edited rows go first: "retry matching" takes every row
+        "failed-selected": ("/failed/selected/retry/", {"pick": ticked_failed["uuid"]}),
+        "failed-edit": (f"/failed/{edited['uuid']}/edit/",
+                        {"arguments": '{"args": ["edited"], "kwargs": {}}'}),
         "failed-retry": (f"/failed/{retried['uuid']}/retry/", {}),
         "failed-delete": (f"/failed/{deleted['uuid']}/delete/", {}),
         "failed-retry-matching": ("/failed/retry/", {"q": "work"}),
@@ -75,6 +84,10 @@ def action_posts() -> dict:
         "schedule-control resume": ("/schedules/tick/continue/", {}),
         "schedule-run": ("/schedules/tick/run/", {}),
         "job-cancel": (f"/jobs/running/{running['uuid']}/cancel/", {"queue": "redis:cancel-me"}),
+        "lock-release": ("/locks/release/", {"connection": "redis", "key": overlap,
+                                             "owner": "job-1 h:1:w"}),
+        "jobs-selected": ("/jobs/pending/selected/delete/",
+                          {"pick": f"redis:default|{ticked_pending['uuid']}|0"}),
     }
 
 

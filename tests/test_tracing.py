@@ -13,6 +13,9 @@ from queueing.worker.loop import Worker
 from tests.testapp import jobs
 
 EXPORTER = InMemorySpanExporter()
+# The in-process worker checks Django's connections around each job once the process
+# has opened one (as any earlier test may have): database access must be allowed.
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture(scope="module", autouse=True)
