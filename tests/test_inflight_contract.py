@@ -44,7 +44,7 @@ from queueing.tasks import priority as priority_lib
 from tests.testapp import jobs
 from tests.workers import wait_until
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 DEFAULT = QueueKeys.for_queue("default")
 HIGH = QueueKeys.for_queue("high")
 TRACKED = "tests.testapp.jobs.tracked"

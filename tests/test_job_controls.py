@@ -15,7 +15,7 @@ from queueing.signals import job_unique_skipped
 from tests.testapp import control_jobs, jobs
 from tests.workers import wait_until
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 DEFAULT = QueueKeys.for_queue("default")
 
 

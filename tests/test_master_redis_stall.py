@@ -10,7 +10,7 @@ import redis
 from horizon.repositories import state
 from tests.workers import wait_until
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 def test_the_master_survives_a_30_second_stall_without_losing_its_workers(
