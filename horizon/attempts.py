@@ -14,14 +14,15 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from horizon.keys import PREFIX
 from horizon.repositories import horizon_client
 from queueing.failed import describe
 from queueing.redaction import clip, mask_text
-from queueing.signals import job_exception_occurred, job_failed, job_processed
-from queueing.worker.recorders import add_outcome_recorder
+from queueing.signals import job_exception_occurred, job_failed
+from queueing.worker.recorders import Completion, add_completion_recorder, add_outcome_recorder
 
 logger = logging.getLogger("horizon.attempts")
 KEEP = 25  # attempts kept per job
@@ -110,11 +111,18 @@ def on_failed(sender, payload=None, connection="", queue="", exception=None, rea
                                     error_text(exception, reason)))
 
 
-def on_processed(sender, payload=None, connection="", queue="", runtime=0.0,
-                 **_: Any) -> None:
-    if payload is not None and (payload.attempts or 0) > 1:
-        record(payload.uuid, _entry(payload, sender, queue, connection, "done",
-                                    runtime_ms=round(runtime * 1000, 2)))
+def on_completions(driver: Any, completions: Sequence[Completion]) -> list:
+    """A completion recorder (not a job_processed receiver: a signal with a receiver
+    costs every job its dispatch, and nearly every success is a first attempt that
+    records nothing): a success after an earlier failure closes its timeline."""
+    for done in completions:
+        job = done.job
+        if (job.attempts or 0) > 1:
+            entry = _entry(job, None, done.queue, getattr(driver, "name", ""), "done",
+                           runtime_ms=round(done.runtime * 1000, 2))
+            entry["worker"] = str(job.data.get("reservedBy") or "")
+            record(job.uuid, entry)
+    return []
 
 
 def on_outcome(driver, job, queue: str, kind: str, runtime: float) -> list:
@@ -128,5 +136,5 @@ def on_outcome(driver, job, queue: str, kind: str, runtime: float) -> list:
 def connect() -> None:
     job_exception_occurred.connect(on_exception, dispatch_uid="horizon.attempts.exception")
     job_failed.connect(on_failed, dispatch_uid="horizon.attempts.failed")
-    job_processed.connect(on_processed, dispatch_uid="horizon.attempts.processed")
+    add_completion_recorder(on_completions)
     add_outcome_recorder(on_outcome)

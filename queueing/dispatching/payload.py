@@ -158,12 +158,16 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)  # made once: json.loads
+# with any option builds a new decoder per call
+
+
 def _loads(text: str) -> Any:
     """json.loads that turns every failure (depth included) into ValueError, and refuses
     what ``encode`` could not write back (NaN, Infinity): an entry is either readable
     and writable, or malformed."""
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
+        return _DECODER.decode(text)
     except RecursionError:
         raise ValueError("nested too deeply to decode") from None
     except (ValueError, TypeError, MemoryError) as exc:

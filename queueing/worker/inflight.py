@@ -86,15 +86,18 @@ class TableMemory:
             _SEQ.pack_into(self.buffer, 0, self.seq)
 
     def _end(self) -> None:
-        # The fields first, under the odd sequence number; the even number last, alone,
-        # so a reader never pairs a finished number with half-written fields.
-        _HEADER.pack_into(self.buffer, 0, self.seq, self.mode, time.time(), self.count,
-                          self.data_len)
+        # The fields were written under the odd sequence number; the even number goes
+        # last, alone, so a reader never pairs a finished number with half-written fields.
         self.seq += 1
         _SEQ.pack_into(self.buffer, 0, self.seq)
 
+    def _header(self) -> None:
+        _HEADER.pack_into(self.buffer, 0, self.seq, self.mode, time.time(), self.count,
+                          self.data_len)
+
     def _publish_header(self) -> None:
         self._begin()
+        self._header()
         self._end()
 
     def rewrite(self, rows: list[tuple[int, float, float, float, Reservation]]) -> None:
@@ -112,6 +115,7 @@ class TableMemory:
                 offset += len(part)
         self.count = len(rows)
         self.data_len = offset - DATA_START
+        self._header()
         self._end()
 
     def set_state(self, index: int, state: int, kill_at: float = 0.0,
@@ -127,6 +131,7 @@ class TableMemory:
     def set_mode(self, mode: int) -> None:
         self._begin()
         self.mode = mode
+        self._header()
         self._end()
 
     # -- the reader's side ----------------------------------------------------------------
@@ -239,16 +244,17 @@ class InFlight:
         self._set(held, FINISHED)
 
     def settled(self, reservations: Iterable[Reservation]) -> None:
-        """Acknowledged, released, failed or handed back: no longer held."""
+        """Acknowledged, released, failed or handed back: no longer held. One row goes
+        by marking it empty; several (a batch acknowledged) by one rewrite of the rest."""
         with self._lock:
-            changed = False
-            for held in reservations:
-                entry = self._entries.pop(held.token, None)
-                if entry is not None and self.memory is not None and entry.index >= 0:
-                    self.memory.set_state(entry.index, EMPTY)
-                    changed = True
-            if changed and not self._entries and self.memory is not None:
-                self.memory.rewrite([])  # empty: start the data area afresh
+            gone = [entry for held in reservations
+                    if (entry := self._entries.pop(held.token, None)) is not None]
+            if not gone or self.memory is None:
+                return
+            if len(gone) == 1 and gone[0].index >= 0 and self._entries:
+                self.memory.set_state(gone[0].index, EMPTY)
+            else:
+                self._rewrite()
 
     def leaving(self) -> None:
         """The worker exits: the sidecar settles whatever rows are left, or just exits
