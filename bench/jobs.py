@@ -1,4 +1,5 @@
 """Jobs the benchmarks run (registered only when the bench settings are used)."""
+import asyncio
 import time
 
 from queueing import job
@@ -41,3 +42,15 @@ def noop_empty_middleware(n=0):
 @job(middleware=[PassThrough()])
 def noop_pass_through(n=0):
     return None
+
+
+@job(queue="bench")
+def sleep_io(seconds):
+    """A job that waits (as on a socket), for measuring memory per job in flight."""
+    time.sleep(seconds)
+
+
+@job(queue="bench")
+async def async_sleep_io(seconds):
+    """The same wait as a coroutine (an event-loop slot)."""
+    await asyncio.sleep(seconds)
