@@ -428,16 +428,26 @@ class JobRunner:
             self.log.line(job, "RELEASED", f"timed out after {timeout:g}s (retry in {delay:g}s)")
         return Outcome("timed_out", runtime, job)
 
-    def settle_killed(self, held: Reservation) -> None:
-        """Record the outcome of a job whose worker the sidecar killed (see sidecar.py)."""
+    @staticmethod
+    def _running_job(held: Reservation) -> tuple[Payload, JobDefinition | None] | None:
+        """A running job the sidecar settles, and its definition (None if unknown here);
+        None for an unreadable entry, which cannot have been running (its lease then
+        brings it back)."""
         try:
             job = payload_lib.decode(held.raw)
         except MalformedPayload:
-            return  # cannot happen for a job that was running; the lease handles it
+            return None
         try:
-            definition = resolve(job.job)
+            return job, resolve(job.job)
         except UnknownJob:
-            definition = None
+            return job, None
+
+    def settle_killed(self, held: Reservation) -> None:
+        """Record the outcome of a job whose worker the sidecar killed (see sidecar.py)."""
+        found = self._running_job(held)
+        if found is None:
+            return
+        job, definition = found
         timeout = self.options.timeout if job.timeout is None else job.timeout
         tries = policy.effective_tries(job.max_tries, self.options.tries)
         self.timed_out(held, job, definition, tries, timeout, 0.0, killed=True)
@@ -449,14 +459,10 @@ class JobRunner:
         """Record the outcome of a running job whose worker died (SIGKILL, OOM kill,
         segfault), for the sidecar: released with backoff, or failed when its tries or
         deadline are spent. This attempt counts: the job had started."""
-        try:
-            job = payload_lib.decode(held.raw)
-        except MalformedPayload:
-            return  # cannot happen for a job that was running; the lease handles it
-        try:
-            definition = resolve(job.job)
-        except UnknownJob:
-            definition = None
+        found = self._running_job(held)
+        if found is None:
+            return
+        job, definition = found
         tries = policy.effective_tries(job.max_tries, self.options.tries)
         exc = WorkerLost(f"{job.job}: the worker running it died before it finished "
                          "(killed, out of memory, or crashed)")

@@ -275,16 +275,7 @@ class Worker:
                 popped = self._next_job()
                 if popped is not None:
                     outcome = self.runner.process(popped)  # never raises
-                    self.jobs_processed += 1
-                    self.runtime_average = policy.moving_average(self.runtime_average,
-                                                                 outcome.runtime)
-                    if outcome.kind == "done" and outcome.job is not None:
-                        self.completions.append(Completion(
-                            outcome.job, popped.queue, outcome.runtime, time.time(),
-                            popped.raw))
-                    elif outcome.kind != "done":  # counters of the other outcomes
-                        record_outcome(self.driver, outcome.job, popped.queue, outcome.kind,
-                                       outcome.runtime)
+                    self._count(popped, outcome)
                     if outcome.kind == "timed_out":
                         return self._stop("job timed out", EXIT_ERROR)
                     if self.options.rest:
@@ -407,6 +398,8 @@ class Worker:
             return Outcome("failed", done.runtime, done.prepared.job)
 
     def _count(self, held: Reservation, outcome: Outcome) -> None:
+        """A settled job: counted, timed (sizes the prefetch), and handed to the
+        recorders (successes in a batch with the next round trip, others at once)."""
         self.jobs_processed += 1
         self.runtime_average = policy.moving_average(self.runtime_average, outcome.runtime)
         if outcome.kind == "done" and outcome.job is not None:

@@ -135,7 +135,7 @@ class SlotPool:
         return self.size - len(self.active)
 
     def submit(self, prepared: Prepared) -> None:
-        is_async = is_async_job(prepared)
+        is_async = prepared.definition.is_async  # Django Tasks' adapter runs on a thread
         self.active[prepared.held.token] = Active(prepared, time.monotonic(), is_async)
         if is_async:
             loop = self._event_loop()
@@ -260,9 +260,3 @@ class SlotPool:
             self._loop.call_soon_threadsafe(self._loop.stop)
             if self._loop_thread is not None:
                 self._loop_thread.join(timeout=2)
-
-
-def is_async_job(prepared: Prepared) -> bool:
-    """An ``async def`` job (function, or a Job class's handle) runs on the event loop.
-    Django Tasks with async functions run through their own adapter, on a thread."""
-    return prepared.definition.is_async
