@@ -24,8 +24,10 @@ import mmap
 import struct
 import threading
 import time
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from queueing.drivers.contract import Reservation
 
@@ -170,6 +172,8 @@ class _Entry:
     started: float = 0.0
     index: int = -1
     label: tuple[str, str] = ("", "")  # (uuid, job name) once it runs, for the dashboard
+    claimed: bool = False  # taken by a slot (or for handing back): no one else takes it
+    completion: Any = None  # a finished job's record for the completion recorders
 
 
 class InFlight:
@@ -184,6 +188,7 @@ class InFlight:
         self.memory = memory
         self._lock = threading.Lock()
         self._entries: dict[str, _Entry] = {}  # token -> entry, in insertion order
+        self._waiting: deque[str] = deque()  # tokens of the prefetched rows not taken
 
     # -- reading ------------------------------------------------------------------------
     def _in(self, state: int) -> list[Reservation]:
@@ -199,10 +204,56 @@ class InFlight:
     def finished(self) -> list[Reservation]:
         return self._in(FINISHED)
 
-    def next_prefetched(self) -> Reservation | None:
+    def claim_next(self) -> Reservation | None:
+        """The oldest prefetched row no one has taken, now taken by the caller (a slot
+        thread): two threads never start the same row, and a row being started is never
+        handed back. It stays PREFETCHED (handed back uncounted if the worker dies) until
+        `started`."""
         with self._lock:
-            return next((e.held for e in self._entries.values() if e.state == PREFETCHED),
-                        None)
+            while self._waiting:
+                entry = self._entries.get(self._waiting.popleft())
+                if entry is not None and entry.state == PREFETCHED and not entry.claimed:
+                    entry.claimed = True
+                    return entry.held
+            return None
+
+    def take_prefetched(self, queues: set[str] | None = None) -> list[Reservation]:
+        """Every prefetched row no slot has taken (of `queues`), taken for handing back."""
+        with self._lock:
+            taken: list[Reservation] = []
+            kept: deque[str] = deque()
+            for token in self._waiting:
+                entry = self._entries.get(token)
+                if entry is None or entry.state != PREFETCHED or entry.claimed:
+                    continue
+                if queues is None or entry.held.queue in queues:
+                    entry.claimed = True
+                    taken.append(entry.held)
+                else:
+                    kept.append(token)
+            self._waiting = kept
+            return taken
+
+    def unclaim(self, reservations: list[Reservation]) -> None:
+        """Rows taken for handing back that could not be: first in line again."""
+        with self._lock:
+            for held in reversed(reservations):
+                entry = self._entries.get(held.token)
+                if entry is not None and entry.claimed:
+                    entry.claimed = False
+                    self._waiting.appendleft(held.token)
+
+    def unclaimed(self) -> int:
+        """How many prefetched rows wait for a slot."""
+        return len(self._waiting)
+
+    def finished_batch(self) -> tuple[list[Reservation], list[Any]]:
+        """The finished rows and their completion records, read together so that the
+        records acknowledged in a round trip are exactly those of the rows it settles."""
+        with self._lock:
+            rows = [e for e in self._entries.values() if e.state == FINISHED]
+            return [e.held for e in rows], [e.completion for e in rows
+                                             if e.completion is not None]
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -222,6 +273,7 @@ class InFlight:
         with self._lock:
             for held in found:
                 self._entries[held.token] = _Entry(held, PREFETCHED, at)
+                self._waiting.append(held.token)
             self._rewrite()
 
     def started(self, held: Reservation, kill_at: float, uuid: str = "",
@@ -239,9 +291,19 @@ class InFlight:
                      "started": e.started}
                     for e in self._entries.values() if e.state == RUNNING]
 
-    def finished_ok(self, held: Reservation) -> None:
-        """It succeeded: its acknowledgement rides with the next round trip."""
+    def finished_ok(self, held: Reservation, completion: Any = None) -> None:
+        """It succeeded: its acknowledgement (and `completion`, its record for the
+        completion recorders) rides with the next round trip."""
+        if completion is not None:
+            self.record(held, completion)
         self._set(held, FINISHED)
+
+    def record(self, held: Reservation, completion: Any) -> None:
+        """Attach a finished row's completion record (sent with its acknowledgement)."""
+        with self._lock:
+            entry = self._entries.get(held.token)
+            if entry is not None:
+                entry.completion = completion
 
     def settled(self, reservations: Iterable[Reservation]) -> None:
         """Acknowledged, released, failed or handed back: no longer held. One row goes

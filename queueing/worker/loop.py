@@ -26,14 +26,12 @@ import threading
 import time
 from typing import Any
 
-import redis
-from django.db import InterfaceError, OperationalError
-
 from queueing import connections
 from queueing.drivers.contract import QueueDriver, Reservation
-from queueing.drivers.redis.cluster import TRANSIENT_ERRORS
 from queueing.signals import worker_stopping
 from queueing.worker import policy
+from queueing.worker.concurrent import CANCEL_CHECK_INTERVAL, ConcurrentLoop
+from queueing.worker.errors import CONNECTION_ERRORS, REFUSALS
 from queueing.worker.inflight import InFlight, TableMemory
 from queueing.worker.job_runner import (
     JobCancelled,
@@ -53,7 +51,6 @@ from queueing.worker.recorders import (
     recorder_failures,
 )
 from queueing.worker.sidecar import Sidecar
-from queueing.worker.slots import Done, SlotPool
 
 logger = logging.getLogger("queueing.worker")
 
@@ -63,12 +60,7 @@ EXIT_MEMORY = 12
 MAX_BLOCK_SLICE = 1.0  # seconds a blocking wait lasts before flags are looked at again
 MEMORY_CHECK_INTERVAL = 0.5  # seconds between reads of resident memory
 SIDECAR_CHECK_INTERVAL = 1.0  # seconds between looks at whether the sidecar still runs
-CANCEL_CHECK_INTERVAL = 1.0  # seconds between looks for operators' cancel requests
 MIN_RETRY_AFTER = 2.0  # below this a lease cannot be renewed reliably (every third of it)
-CONNECTION_ERRORS = (*TRANSIENT_ERRORS, OperationalError, InterfaceError)  # Redis or cluster
-# failing over/resharding, or the database of a database connection away
-REFUSALS = (redis.ResponseError,)  # Redis answered but refused (out of memory under
-# noeviction, a key of the wrong type...): the worker waits and tries again
 REFUSAL_LOG_EVERY = 10.0  # seconds between log lines about the same kind of refusal
 
 
@@ -94,7 +86,7 @@ class Worker:
         block = options.block_for if options.block_for is not None else driver.config.block_for
         self.block_for = block
         self.jobs_processed = 0
-        self.completions: list[Completion] = []  # finished, for completion recorders
+        self._count_lock = threading.Lock()  # slot threads count their jobs too
         self.runtime_average: float | None = None  # seconds per job (sizes the prefetch)
         self._memory_read_at = 0.0
         self._sidecar_checked_at = 0.0
@@ -109,8 +101,6 @@ class Worker:
         self._started = 0.0
         # --once means one job: it runs in the main thread whatever the concurrency.
         self.concurrent = options.concurrency > 1 and not options.once
-        self.pool: SlotPool | None = None
-        self._cancels_read_at = 0.0
         self._stopped = threading.Event()
         self._watcher: threading.Thread | None = None
 
@@ -141,7 +131,7 @@ class Worker:
                                   f"{', '.join(self.queues)}" + (
                                       f" ({self.options.concurrency} at once)"
                                       if self.concurrent else ""))
-            return self._loop_concurrent() if self.concurrent else self._loop()
+            return ConcurrentLoop(self).run() if self.concurrent else self._loop()
         finally:
             self._stopped.set()
             signal.signal(signal.SIGCHLD, previous_chld)
@@ -170,22 +160,6 @@ class Worker:
             if asked is not None:
                 self.runner.cancel_current(current.uuid, JobCancelled(
                     str(asked.get("by") or ""), str(asked.get("reason") or "")))
-
-    def _check_cancels(self, pool: SlotPool) -> None:
-        """Deliver cancel requests for the jobs in the slots (at most once a second)."""
-        now = time.monotonic()
-        if not pool.active or now - self._cancels_read_at < CANCEL_CHECK_INTERVAL:
-            return
-        self._cancels_read_at = now
-        by_uuid = {entry.prepared.job.uuid: token for token, entry in pool.active.items()}
-        try:
-            asked = self.driver.cancel_requests(list(by_uuid))
-        except CONNECTION_ERRORS as exc:
-            self._connection_lost(exc)
-            return
-        for uuid, request in asked.items():
-            pool.cancel(by_uuid[uuid], JobCancelled(str(request.get("by") or ""),
-                                                    str(request.get("reason") or "")))
 
     def _start_sidecar(self) -> bool:
         if self.memory is None:
@@ -287,127 +261,36 @@ class Worker:
             if stop is not None:
                 return self._stop(*stop)
 
-    # -- several jobs at once --------------------------------------------------------
-    def _loop_concurrent(self) -> int:
-        """The control loop with N slots (see slots.py): keep the slots full from the
-        prefetched rows, reserve more while jobs run, settle what the slots hand back,
-        enforce timeouts. A stop takes no new job and waits for the running ones."""
-        self.pool = pool = SlotPool(self.options.concurrency, self.runner)
-        stop: tuple[str, int] | None = None
-        found_none = False
-        empty_until = empty_backoff = 0.0
-        try:
-            while True:
-                self._check_sidecar()
-                self._take_done(pool, wait=0.0)
-                self._check_cancels(pool)
-                for stuck in pool.watch():
-                    stuck.stuck_reported = True
-                    why = "cancelled" if stuck.cancel is not None else "past its timeout"
-                    self.stderr.write(
-                        f"worker {self.owner}: job {stuck.prepared.job.uuid} is still "
-                        f"running {self.options.kill_grace:g}s after being {why} (stuck in "
-                        "code that ignores interrupts)\n")
-                if stop is None:
-                    stop = self._stop_reason(idle=found_none)
-                if stop is not None or self.flags.paused:
-                    self._give_back()
-                    if pool.active:
-                        self._take_done(pool, wait=0.1)
-                        self._flush_ack()
-                        continue
-                    self._flush_ack()
-                    if stop is not None:
-                        return self._stop(*stop)
-                    interruptible_sleep(min(self.options.sleep or 1, 1.0), self._should_wake)
-                    continue
-                self._fill_slots(pool)
-                # Keep about N jobs waiting for the N slots (prefetch sized for N), and
-                # reserve them in batches: once half of them have started.
-                waiting = len(self.inflight.prefetched())
-                want = pool.size + self._prefetch() - waiting - len(pool.active)
-                reserved = False
-                if want > 0 and waiting <= pool.size // 2 and \
-                        time.monotonic() >= empty_until:
-                    reserved = self._next_batch(want)
-                    self._fill_slots(pool)
-                    # Queues empty while jobs run: look again after a growing pause (up
-                    # to a second), not on every turn of the loop.
-                    empty_backoff = 0.0 if reserved else min(max(empty_backoff * 2, 0.05),
-                                                              MAX_BLOCK_SLICE)
-                    empty_until = time.monotonic() + empty_backoff
-                found_none = not reserved and not pool.active and \
-                    not self.inflight.prefetched()
-                if found_none:
-                    if self._lost_since is None and not self.options.stop_when_empty:
-                        self._flush_ack()
-                        self._wait_for_work()
-                elif not reserved or not pool.free():
-                    self._take_done(pool, wait=0.05)
-                    if len(self.inflight.finished()) >= self.options.concurrency:
-                        self._flush_ack()
-        finally:
-            pool.shutdown()
-
-    def _fill_slots(self, pool: SlotPool) -> None:
-        """Start prefetched jobs in free slots, in the order they were reserved."""
-        while pool.free() > 0:
-            held = self.inflight.next_prefetched()
-            if held is None:
-                return
-            prepared = self.runner.prepare(held)
-            if isinstance(prepared, Outcome):  # settled without running
-                self.inflight.settled([held])
-                self._count(held, prepared)
-                continue
-            self.inflight.started(held, self.runner.kill_at(prepared), prepared.job.uuid,
-                                  prepared.job.job)
-            pool.submit(prepared)
-
-    def _take_done(self, pool: SlotPool, wait: float) -> None:
-        """Settle what the slots finished: the first waits up to `wait` seconds, the rest
-        are taken as they are."""
-        timeout: float | None = wait
-        while True:
-            try:
-                done: Done = pool.done.get(timeout=timeout) if timeout else \
-                    pool.done.get_nowait()
-            except Exception:  # queue.Empty
-                return
-            timeout = 0.0
-            pool.finished(done.prepared.held.token)
-            outcome = done.outcome
-            if outcome is None:
-                outcome = self._settle_async(done)
-            held = done.prepared.held
-            if outcome.kind == "done":
-                self.inflight.finished_ok(held)
-            else:
-                self.inflight.settled([held])
-            self._count(held, outcome)
-
-    def _settle_async(self, done: Done) -> Outcome:
-        """An async job's (or a stray interrupt's) outcome, settled in the main thread."""
-        if done.error is None:
-            return self.runner.succeeded(done.prepared, done.runtime)
-        try:
-            return self.runner.failed_with(done.prepared, done.error, done.runtime)
-        except BaseException as exc:  # not an outcome we know: fail it, keep going
-            self.runner.fail(done.prepared.held, done.prepared.job,
-                             done.prepared.definition, exc)
-            return Outcome("failed", done.runtime, done.prepared.job)
-
-    def _count(self, held: Reservation, outcome: Outcome) -> None:
-        """A settled job: counted, timed (sizes the prefetch), and handed to the
-        recorders (successes in a batch with the next round trip, others at once)."""
-        self.jobs_processed += 1
-        self.runtime_average = policy.moving_average(self.runtime_average, outcome.runtime)
-        if outcome.kind == "done" and outcome.job is not None:
-            self.completions.append(Completion(outcome.job, held.queue, outcome.runtime,
-                                               time.time(), held.raw))
+    def settled(self, held: Reservation, outcome: Outcome) -> None:
+        """A slot's job is settled: its row (finished, with its completion record, or
+        gone), then its counts. Called from slot threads."""
+        if outcome.kind == "done":
+            self.inflight.finished_ok(held, self._completion(held, outcome))
         else:
+            self.inflight.settled([held])
+        self._count(held, outcome, recorded=True)
+
+    def _completion(self, held: Reservation, outcome: Outcome) -> Completion | None:
+        if outcome.job is None:
+            return None
+        return Completion(outcome.job, held.queue, outcome.runtime, time.time(), held.raw)
+
+    def _count(self, held: Reservation, outcome: Outcome, recorded: bool = False) -> None:
+        """A settled job: counted, timed (sizes the prefetch), and handed to the
+        recorders (a success's record rides with its acknowledgement, in a batch with
+        the next round trip; other outcomes are recorded at once). `recorded`: its
+        completion record is already on its row."""
+        with self._count_lock:
+            self.jobs_processed += 1
+            self.runtime_average = policy.moving_average(self.runtime_average,
+                                                         outcome.runtime)
+        if outcome.kind != "done":
             record_outcome(self.driver, outcome.job, held.queue, outcome.kind,
                            outcome.runtime)
+        elif not recorded:
+            completion = self._completion(held, outcome)
+            if completion is not None:
+                self.inflight.record(held, completion)
 
     def _next_batch(self, count: int) -> bool:
         """Reserve up to `count` jobs from the queues in priority order (one round trip
@@ -439,18 +322,22 @@ class Worker:
         return code
 
     # -- reserving ----------------------------------------------------------------------
-    def _prefetch(self) -> int:
-        """How many jobs to reserve in the next round trip (see policy.prefetch_size)."""
+    def _prefetch(self, slots: int = 1) -> int:
+        """How many jobs to reserve in the next round trip (see policy.prefetch_size);
+        with several `slots`, jobs leave the prefetch that many times faster, so the same
+        budget of waiting holds that many times more of them."""
         options = self.options
         if self.memory is None or options.once or not self.driver.capabilities.prefetch:
             return 1  # without the sidecar nothing would renew prefetched leases
         limit = options.prefetch
         if options.max_jobs:
             limit = min(limit, options.max_jobs - self.jobs_processed)
-        return policy.prefetch_size(self.runtime_average, limit, options.prefetch_budget)
+        average = self.runtime_average
+        return policy.prefetch_size(None if average is None else average / slots, limit,
+                                    options.prefetch_budget)
 
     def _next_job(self) -> Reservation | None:
-        held = self.inflight.next_prefetched()
+        held = self.inflight.claim_next()
         if held is not None:
             return held
         try:
@@ -468,13 +355,14 @@ class Worker:
         except REFUSALS as exc:
             self._refused(exc)
             return None
-        return self.inflight.next_prefetched()
+        return self.inflight.claim_next()
 
     def _reserve(self, queue: str, count: int) -> bool:
         """One round trip: acknowledge the finished rows (with the recorders' calls) and
         reserve up to `count` jobs of `queue`. True when jobs were reserved."""
-        finished = self.inflight.finished()
-        got = self.driver.reserve(queue, count, finished=finished, extra=self._recorded(),
+        finished, completions = self.inflight.finished_batch()
+        got = self.driver.reserve(queue, count, finished=finished,
+                                  extra=completion_calls(self.driver, completions),
                                   owner=self.owner)
         self._acknowledged(finished, got.unacknowledged)
         recorder_failures.add(got.recorder_errors)
@@ -491,35 +379,30 @@ class Worker:
         if failed:
             tokens = {held.token for held in failed}
             finished = [held for held in finished if held.token not in tokens]
-        self.inflight.settled(finished)
-        if finished:
-            self.completions = []  # their recorders' calls went with them
+        self.inflight.settled(finished)  # their records went with them
 
     def _give_back(self, queues: set[str] | None = None) -> None:
         """Hand prefetched jobs that never started back to their place in their queues
         (on stop or pause), uncounted, so another worker takes them at once."""
-        back = [h for h in self.inflight.prefetched() if queues is None or h.queue in queues]
+        back = self.inflight.take_prefetched(queues)  # no slot thread starts them now
         if not back:
             return
         try:
             self.driver.unreserve(back)
             self.inflight.settled(back)
         except CONNECTION_ERRORS as exc:  # still held: retried, or settled by the sidecar
+            self.inflight.unclaim(back)
             self._connection_lost(exc)
 
-    def _recorded(self) -> list:
-        """The completion recorders' writes for the jobs finished since the last round
-        trip, one batch for all of them (see queueing.worker.recorders)."""
-        return completion_calls(self.driver, self.completions)
-
     def _flush_ack(self) -> None:
-        finished = self.inflight.finished()
+        """Acknowledge the finished rows now, with their completion records (one batch
+        for all of them: see queueing.worker.recorders)."""
+        finished, completions = self.inflight.finished_batch()
         if not finished:
             return
         try:
-            self.driver.acknowledge(finished, self._recorded())
+            self.driver.acknowledge(finished, completion_calls(self.driver, completions))
             self.inflight.settled(finished)
-            self.completions = []
         except CONNECTION_ERRORS as exc:
             self._connection_lost(exc)
         except Exception as exc:  # a refused acknowledgement: kept, tried again later

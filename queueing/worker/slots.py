@@ -1,11 +1,16 @@
 """Several jobs at once in one worker (``--concurrency=N``): N slots, filled by sync jobs
 on a pool of threads and by ``async def`` jobs on one event loop.
 
-The worker's main thread stays the control loop (signals, pops, acknowledgements); it
-prepares each job (decoding, checks) and hands it to a slot. A sync job runs and settles
-in its thread; an async job's coroutine runs on the loop thread and the main thread
-settles it (its outcome may need the failed store, whose ORM calls cannot run inside
-the loop). Every finished job is reported on one queue the main thread drains.
+The worker's main thread stays the control loop (signals, reservations in batches,
+acknowledgements, timeouts, cancels). The slot threads pull: each takes the oldest
+prefetched row of the in-flight table (``InFlight.claim_next``, so no row is taken twice
+or taken while it is handed back), prepares it (decoding, checks), and runs a sync job
+itself, settling it in its own thread. An async job is handed to the loop thread and its
+slot thread goes back for the next row; the job still holds one of the N slots until the
+main thread settles it (its outcome may need the failed store, whose ORM calls cannot
+run inside the loop). The main thread is not on a sync job's path at all: a job costs
+no hand-off between threads, and the control loop wakes only when the prefetched rows
+run low, an async job ends, or its watch is due.
 
 Timeouts per job: an async job is cancelled by ``asyncio.timeout``; a sync job gets
 TimeoutInterrupt raised in its thread (``PyThreadState_SetAsyncExc``), which lands at
@@ -21,14 +26,16 @@ import asyncio
 import contextvars
 import ctypes
 import logging
-import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from queueing.drivers.contract import Reservation
 from queueing.worker import execution
+from queueing.worker.inflight import InFlight
 from queueing.worker.job_runner import JobCancelled, JobRunner, Outcome, Prepared
 from queueing.worker.process_control import TimeoutInterrupt
 
@@ -103,77 +110,72 @@ class Active:
 
 @dataclass(slots=True)
 class Done:
-    """A job whose slot is free again: its outcome (sync jobs settle in their thread),
-    or what its coroutine raised (async jobs: the main thread settles them)."""
+    """An async job whose coroutine ended: what it raised (None: it returned)."""
 
     prepared: Prepared
-    outcome: Outcome | None = None
     error: BaseException | None = None
     runtime: float = 0.0
 
 
-@dataclass
+Settle = Callable[[Reservation, Outcome], None]
+
+
 class SlotPool:
-    """N slots over a thread pool and one event loop (see the module docstring)."""
+    """N slots over a pool of pulling threads and one event loop (see the module
+    docstring). `settle(held, outcome)` is the worker's bookkeeping of a settled job (its
+    row, its counters, its records); slot threads call it, so it must be thread-safe."""
 
-    size: int
-    runner: JobRunner
-    done: queue.Queue[Done] = field(default_factory=queue.Queue)
-
-    def __post_init__(self) -> None:
+    def __init__(self, size: int, runner: JobRunner, inflight: InFlight,
+                 settle: Settle) -> None:
+        self.size = size
+        self.runner = runner
+        self.inflight = inflight
+        self.settle = settle
         self.guard = ThreadInterrupts()
-        self.active: dict[str, Active] = {}
-        self._work: queue.Queue[Prepared | None] = queue.Queue()
+        self.active: dict[str, Active] = {}  # token -> the running job
+        self.busy = 0  # jobs taken and not yet settled: what counts against `size`
+        self.async_done: deque[Done] = deque()
+        # Set when the control loop has something to do: the prefetched rows ran low (at
+        # or below `low_water`), or an async job ended.
+        self.attention = threading.Event()
+        self.low_water = 0  # the control loop sets it from the prefetch size
+        self._cond = threading.Condition()  # guards busy, active, the threads, closing
         self._threads: list[threading.Thread] = []
-        self._idle_threads = 0
-        self._lock = threading.Lock()
+        self._idle = 0
+        self._closing = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: threading.Thread | None = None
 
-    # -- filling slots ------------------------------------------------------------------
+    # -- the control loop's side ------------------------------------------------------------
     def free(self) -> int:
-        return self.size - len(self.active)
+        return self.size - self.busy
 
-    def submit(self, prepared: Prepared) -> None:
-        is_async = prepared.definition.is_async  # Django Tasks' adapter runs on a thread
-        self.active[prepared.held.token] = Active(prepared, time.monotonic(), is_async)
-        if is_async:
-            loop = self._event_loop()
-            context = contextvars.copy_context()
-            context.run(execution.enter, prepared.job)
+    def kick(self) -> None:
+        """Rows were reserved: wake idle slot threads (or start one) to take them."""
+        with self._cond:
+            self._wake_or_spawn(self.inflight.unclaimed())
 
-            def start() -> None:
-                task = loop.create_task(self._run_async(prepared), context=context)
-                entry = self.active.get(prepared.held.token)
-                if entry is not None:
-                    entry.task = task
-                    if entry.cancel is not None:
-                        task.cancel()
+    def settle_async_done(self) -> int:
+        """Settle the async jobs that ended (in the calling thread: the main one); how
+        many."""
+        settled = 0
+        while self.async_done:
+            done = self.async_done.popleft()
+            outcome = self.settle_error(done)
+            self.settle(done.prepared.held, outcome)
+            self._release(done.prepared.held.token)
+            settled += 1
+        return settled
 
-            loop.call_soon_threadsafe(start)
-        else:
-            with self._lock:
-                if self._idle_threads == 0 and len(self._threads) < self.size:
-                    thread = threading.Thread(target=self._thread_main, daemon=True,
-                                              name=f"job-slot-{len(self._threads) + 1}")
-                    self._threads.append(thread)
-                    self._idle_threads += 1
-                    thread.start()
-                self._idle_threads -= 1
-            self._work.put(prepared)
-
-    def finished(self, token: str) -> None:
-        """The main thread took the job's Done: its slot is free."""
-        self.active.pop(token, None)
-
-    # -- watching -------------------------------------------------------------------------
     def watch(self) -> list[Active]:
         """Raise TimeoutInterrupt into sync jobs past their timeout; the jobs that did not
         stop within the grace after a timeout or a cancel (for reports)."""
         now = time.monotonic()
         grace = self.runner.options.kill_grace
         stuck = []
-        for token, entry in list(self.active.items()):
+        with self._cond:
+            running = list(self.active.items())
+        for token, entry in running:
             timeout = entry.prepared.timeout
             if not entry.is_async and timeout > 0 and now - entry.started >= timeout:
                 self.guard.interrupt(token, TimeoutInterrupt)
@@ -183,52 +185,164 @@ class SlotPool:
                 stuck.append(entry)
         return stuck
 
+    def running_uuids(self) -> dict[str, str]:
+        """uuid -> token of every running job (to look up cancel requests)."""
+        with self._cond:
+            return {entry.prepared.job.uuid: token for token, entry in self.active.items()}
+
     def cancel(self, token: str, exc: JobCancelled) -> bool:
         """Cancel a running job: its task is cancelled, or its thread gets JobCancelled."""
-        entry = self.active.get(token)
-        if entry is None or entry.cancel is not None:
-            return False
-        entry.cancel, entry.cancel_at = exc, time.monotonic()
+        with self._cond:
+            entry = self.active.get(token)
+            if entry is None or entry.cancel is not None:
+                return False
+            entry.cancel, entry.cancel_at = exc, time.monotonic()
         if entry.is_async:
             if entry.task is not None and self._loop is not None:
                 self._loop.call_soon_threadsafe(entry.task.cancel)
             return True
         return self.guard.interrupt(token, JobCancelled, exc)
 
-    # -- running --------------------------------------------------------------------------
+    def shutdown(self) -> None:
+        """No job is active: end the threads and the loop."""
+        with self._cond:
+            self._closing = True
+            self._cond.notify_all()
+        for thread in self._threads:
+            thread.join(timeout=2)
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            if self._loop_thread is not None:
+                self._loop_thread.join(timeout=2)
+
+    # -- the slot threads ---------------------------------------------------------------------
+    def _wake_or_spawn(self, waiting: int) -> None:
+        """With `waiting` rows to take and room in the slots: wake an idle thread per row,
+        or start one more thread when none is idle (callers hold the condition)."""
+        room = min(waiting, self.size - self.busy)
+        if room <= 0 or self._closing:
+            return
+        if self._idle:
+            self._cond.notify(room)
+        elif len(self._threads) < self.size:
+            thread = threading.Thread(target=self._thread_main, daemon=True,
+                                      name=f"job-slot-{len(self._threads) + 1}")
+            self._threads.append(thread)
+            thread.start()
+
+    def _claim(self) -> Reservation | None:
+        """The next row for this thread, waiting while there is none or no room; None
+        when the pool closes."""
+        with self._cond:
+            while not self._closing:
+                if self.busy < self.size:
+                    held = self.inflight.claim_next()
+                    if held is not None:
+                        self.busy += 1
+                        if self.inflight.unclaimed() <= self.low_water:
+                            self.attention.set()
+                        return held
+                    self.attention.set()  # nothing to take: the control loop reserves
+                self._idle += 1
+                self._cond.wait()
+                self._idle -= 1
+            return None
+
+    def _release(self, token: str, wake: bool = True) -> None:
+        """A job's slot is free again; `wake` an idle thread to fill it (a slot thread
+        freeing its own slot takes the next row itself)."""
+        with self._cond:
+            self.active.pop(token, None)
+            self.busy -= 1
+            if wake and self._idle:
+                self._cond.notify()
+
     def _thread_main(self) -> None:
         while True:
-            prepared = self._work.get()
-            if prepared is None:
+            held = self._claim()
+            if held is None:
                 return
-            started = time.perf_counter()
             try:
-                outcome = self.runner.run(prepared, alarm=False, guard=self.guard)
-            except BaseException as exc:  # an interrupt that landed outside the job's code
-                outcome = None
-                logger.error("job %s: %s outside its code", prepared.job.uuid, exc)
-                self.done.put(Done(prepared, error=exc, runtime=time.perf_counter() - started))
-            else:
-                self.done.put(Done(prepared, outcome=outcome,
-                                   runtime=time.perf_counter() - started))
-            with self._lock:
-                self._idle_threads += 1
+                self._take(held)
+            except BaseException as exc:  # a bug of ours: the row's lease brings it back
+                logger.error("slot thread could not settle %s: %s", held.token, exc,
+                             exc_info=exc)
+
+    def _take(self, held: Reservation) -> None:
+        """Prepare a row; run it here when it is a sync job, hand it to the loop when it
+        is an async one."""
+        try:
+            prepared = self.runner.prepare(held)
+        except BaseException:
+            with self._cond:
+                self.busy -= 1
+            raise
+        if isinstance(prepared, Outcome):  # settled without running
+            self.settle(held, prepared)
+            with self._cond:
+                self.busy -= 1
+            return
+        is_async = prepared.definition.is_async  # Django Tasks' adapter runs on a thread
+        entry = Active(prepared, time.monotonic(), is_async)
+        self.inflight.started(held, self.runner.kill_at(prepared), prepared.job.uuid,
+                              prepared.job.job)
+        with self._cond:
+            self.active[held.token] = entry
+            if not is_async:  # more rows waiting: another thread takes the next one
+                self._wake_or_spawn(self.inflight.unclaimed())
+        if is_async:
+            self._submit_async(prepared, entry)
+            return
+        started = time.perf_counter()
+        try:
+            outcome = self.runner.run(prepared, alarm=False, guard=self.guard)
+        except BaseException as exc:  # an interrupt that landed outside the job's code
+            logger.error("job %s: %s outside its code", prepared.job.uuid, exc)
+            outcome = self.settle_error(Done(prepared, exc, time.perf_counter() - started))
+        self.settle(held, outcome)  # its row first: a free slot means a settled row
+        self._release(held.token, wake=False)
+
+    def settle_error(self, done: Done) -> Outcome:
+        """The outcome of a job that raised outside the runner's own settling (an async
+        job's coroutine, a stray interrupt): settled like a sync job's."""
+        runner, prepared = self.runner, done.prepared
+        if done.error is None:
+            return runner.succeeded(prepared, done.runtime)
+        try:
+            return runner.failed_with(prepared, done.error, done.runtime)
+        except BaseException as exc:  # not an outcome we know: fail it, keep going
+            runner.fail(prepared.held, prepared.job, prepared.definition, exc)
+            return Outcome("failed", done.runtime, prepared.job)
+
+    # -- the event loop -----------------------------------------------------------------------
+    def _submit_async(self, prepared: Prepared, entry: Active) -> None:
+        loop = self._event_loop()
+        context = contextvars.copy_context()
+        context.run(execution.enter, prepared.job)
+
+        def start() -> None:
+            entry.task = task = loop.create_task(self._run_async(prepared), context=context)
+            if entry.cancel is not None:
+                task.cancel()
+
+        loop.call_soon_threadsafe(start)
 
     def _event_loop(self) -> asyncio.AbstractEventLoop:
-        if self._loop is None:
-            ready = threading.Event()
+        with self._cond:
+            if self._loop is None:
+                ready = threading.Event()
 
-            def main() -> None:
-                loop = asyncio.new_event_loop()
-                asyncio.set_event_loop(loop)
-                self._loop = loop
-                ready.set()
-                loop.run_forever()
+                def main() -> None:
+                    loop = asyncio.new_event_loop()
+                    asyncio.set_event_loop(loop)
+                    self._loop = loop
+                    ready.set()
+                    loop.run_forever()
 
-            self._loop_thread = threading.Thread(target=main, daemon=True,
-                                                 name="job-event-loop")
-            self._loop_thread.start()
-            ready.wait()
+                self._loop_thread = threading.Thread(target=main, daemon=True,
+                                                     name="job-event-loop")
+                self._loop_thread.start()
+                ready.wait()
         assert self._loop is not None  # set by the loop thread before `ready`
         return self._loop
 
@@ -248,15 +362,5 @@ class SlotPool:
             error = entry.cancel
         except BaseException as exc:
             error = exc
-        self.done.put(Done(prepared, error=error, runtime=time.perf_counter() - started))
-
-    def shutdown(self) -> None:
-        """No job is active: end the threads and the loop."""
-        for _thread in self._threads:
-            self._work.put(None)
-        for thread in self._threads:
-            thread.join(timeout=2)
-        if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            if self._loop_thread is not None:
-                self._loop_thread.join(timeout=2)
+        self.async_done.append(Done(prepared, error, time.perf_counter() - started))
+        self.attention.set()
