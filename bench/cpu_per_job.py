@@ -1,6 +1,8 @@
 """Where a job's CPU goes: the worker, its sidecar and Redis, per job.
 
-    .venv/bin/python bench/cpu_per_job.py [WORKERS] [N]     (defaults 1 and 20,000)
+    .venv/bin/python bench/cpu_per_job.py [WORKERS] [N] [--io-ms=MS] [--async] [runworker options]
+    (defaults 1 and 20,000; e.g. `2 8000 --io-ms=20 --concurrency=64` is the harness's
+    I/O workload at 64 per process, `--async` with a coroutine body)
 
 Queues N jobs whose body is the peer harness's (one INCR), starts WORKERS
 `runworker --quiet` processes, and between the first and the last job reads the CPU
@@ -27,7 +29,7 @@ setup_django()
 from queueing import dispatch_many  # noqa: E402
 from queueing.connections import redis_driver  # noqa: E402
 
-from bench.jobs import COUNT_KEY, count  # noqa: E402
+from bench.jobs import COUNT_KEY, acount_after, count, count_after  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -56,16 +58,29 @@ def steal() -> tuple[int, int]:
 
 
 def main() -> None:
-    workers = int(sys.argv[1]) if len(sys.argv) > 1 else 1
-    n = int(sys.argv[2]) if len(sys.argv) > 2 else 20_000
+    positional = [a for a in sys.argv[1:] if not a.startswith("--")]
+    flags = [a for a in sys.argv[1:] if a.startswith("--")]
+    workers = int(positional[0]) if positional else 1
+    n = int(positional[1]) if len(positional) > 1 else 20_000
+    io_ms = next((float(f.split("=", 1)[1]) for f in flags if f.startswith("--io-ms=")), 0.0)
+    coroutine = "--async" in flags
+    worker_args = [f for f in flags if not f.startswith("--io-ms=") and f != "--async"]
     client = redis_driver().client
     client.flushdb()
+    def sig():
+        if coroutine:
+            return acount_after.using(queue="bench").s(io_ms / 1000)
+        if io_ms:
+            return count_after.using(queue="bench").s(io_ms / 1000)
+        return count.using(queue="bench").s()
+
     for start in range(0, n, 1000):
-        dispatch_many([count.using(queue="bench").s() for _ in range(start, min(start + 1000, n))])
+        dispatch_many([sig() for _ in range(start, min(start + 1000, n))])
     redis_pid = int(client.info("server")["process_id"])
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "bench.settings"}
     procs = [subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "runworker",
-                               "--queue=bench", "--quiet", "--stop-when-empty"], env=env,
+                               "--queue=bench", "--quiet", "--stop-when-empty", *worker_args],
+                              env=env,
                               cwd=ROOT) for _ in range(workers)]
 
     def sample() -> dict:

@@ -21,6 +21,31 @@ def count():
 
 
 @job
+def count_after(seconds):
+    """Wait first (an API call's I/O), then the harness's INCR (BENCH_WORKLOAD=io)."""
+    time.sleep(seconds)
+    redis_driver().client.incr(COUNT_KEY)
+
+
+_async_clients: dict = {}
+
+
+@job
+async def acount_after(seconds):
+    """The same as a coroutine: an asyncio wait, then an INCR on a redis.asyncio client
+    (one per event loop)."""
+    await asyncio.sleep(seconds)
+    loop = asyncio.get_running_loop()
+    client = _async_clients.get(id(loop))
+    if client is None:
+        import redis.asyncio as aioredis
+
+        client = _async_clients[id(loop)] = aioredis.Redis.from_url(
+            redis_driver().config.url)
+    await client.incr(COUNT_KEY)
+
+
+@job
 def stamp(sent_at):
     """Record dispatch-to-start latency in ms (the harness reads bench:latency)."""
     started = time.time()

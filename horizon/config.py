@@ -35,6 +35,7 @@ from queueing.config import queue_settings
 from queueing.dispatching.options import parse_backoff
 from queueing.errors import QueueError
 from queueing.worker.options import DEFAULTS as WORKER_DEFAULTS
+from queueing.worker.options import MAX_CONCURRENCY
 
 BALANCE_MODES = ("auto", "simple", "off")
 SUPERVISOR_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")  # fullmatch: no "/", no newline
@@ -131,10 +132,12 @@ class HorizonSettings:
     schedule: Any = None  # HORIZON['schedule'] as written (horizon.schedules parses it)
 
 
-def _int(block: str, key: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+def _int(block: str, key: str, value: Any, minimum: int, maximum: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum or (
+            maximum is not None and value > maximum):
+        within = f">= {minimum}" if maximum is None else f"from {minimum} to {maximum}"
         raise HorizonConfigError(
-            f"HORIZON supervisor {block!r}: {key} must be an integer >= {minimum}, got {value!r}",
+            f"HORIZON supervisor {block!r}: {key} must be an integer {within}, got {value!r}",
             "horizon.E003")
     return value
 
@@ -196,7 +199,7 @@ def parse_supervisor(name: str, raw: dict[str, Any], default_connection: str) ->
         rest=_number(name, "rest", values["rest"]),
         nice=_int(name, "nice", values["nice"], 0),
         prefetch=_int(name, "prefetch", values["prefetch"], 1),
-        concurrency=_int(name, "concurrency", values["concurrency"], 1),
+        concurrency=_int(name, "concurrency", values["concurrency"], 1, MAX_CONCURRENCY),
     )
 
 

@@ -43,6 +43,10 @@ _lock = threading.Lock()
 _drivers: dict[str, DispatchTarget] = {}
 _inline_runner: Callable[[str], Any] | None = None
 ASYNC_MAX_CONNECTIONS = 100  # per connection per event loop (redis.asyncio's own default)
+# Per connection per process. redis-py's pools refuse a 101st connection ("Too many
+# connections"), and a worker with --concurrency=N has up to N jobs (and their own Redis
+# calls, releases, recorders) on threads at once, plus its control loop and heartbeat.
+SYNC_MAX_CONNECTIONS = 1000
 # event loop -> connection name -> its async driver (see the module docstring)
 _async_drivers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop,
                                           dict[str, AsyncRedisDriver]] = \
@@ -83,6 +87,7 @@ def make_client(config: ConnectionConfig, *, socket_timeout: float | None = None
     url, options = client_options(config, socket_timeout=socket_timeout)
     if config.cluster:
         return RedisCluster.from_url(url, **options)
+    options.setdefault("max_connections", SYNC_MAX_CONNECTIONS)
     return redis.Redis.from_url(url, **options)
 
 

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# Most jobs one process runs at once: each sync one holds a thread, and each may hold one
+# of the process's Redis connections (queueing.connections.SYNC_MAX_CONNECTIONS).
+MAX_CONCURRENCY = 500
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WorkerOptions:

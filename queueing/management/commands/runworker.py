@@ -13,7 +13,7 @@ from queueing.dispatching.options import parse_backoff
 from queueing.errors import QueueError
 from queueing.worker import heartbeat, readiness
 from queueing.worker.loop import EXIT_ERROR, Worker
-from queueing.worker.options import DEFAULTS, WorkerOptions
+from queueing.worker.options import DEFAULTS, MAX_CONCURRENCY, WorkerOptions
 
 
 def non_negative(kind):
@@ -101,6 +101,10 @@ class Command(BaseCommand):
             raise CommandError(f"cannot reach Redis for connection {driver.name!r} "
                                f"({connections.redis_location(driver.config)}"
                                f"): {exc}") from exc
+        if opts["concurrency"] > MAX_CONCURRENCY:
+            raise CommandError(f"--concurrency={opts['concurrency']} is more than "
+                               f"{MAX_CONCURRENCY} jobs at once in one process; run more "
+                               "processes instead")
         options = WorkerOptions(
             connection=driver.name, queues=queues, name=opts["name"], sleep=opts["sleep"],
             block_for=opts["block_for"], tries=opts["tries"], backoff=opts["backoff"],
