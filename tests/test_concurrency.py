@@ -136,6 +136,19 @@ def test_100_async_jobs_awaiting_1s_run_at_once_with_concurrency_100(spawn_worke
     assert queue_is_empty(rclient) and FailedJob.objects.count() == 0
 
 
+def test_120_sync_jobs_each_holding_a_redis_connection_all_run_at_once(spawn_worker, rclient):
+    """redis-py's pools refuse a 101st connection by default; a worker with 120 slots
+    whose jobs each wait on Redis must not fail the 101st."""
+    labels = [f"r{i}" for i in range(120)]
+    dispatch_many([jobs.redis_wait_mark.s(2, label) for label in labels])
+    worker = spawn_worker("--concurrency=120", "--stop-when-empty", "--quiet")
+    assert worker.wait(90) == 0, worker.output()
+    assert_each_ended_once(labels)
+    assert FailedJob.objects.count() == 0, list(FailedJob.objects.values_list("exception"))
+    assert most_at_once(list(intervals().values())) > 100
+    assert queue_is_empty(rclient)
+
+
 # -- 2. each ran once ------------------------------------------------------------------------------
 def test_each_job_runs_once_with_its_own_uuid_in_its_thread_or_task(spawn_worker, rclient):
     """300 short jobs, sync and async mixed, on one worker with 8 slots: every job starts

@@ -352,6 +352,15 @@ def sleep_mark(seconds, label):
 
 
 @job
+def redis_wait_mark(seconds, label):
+    """A sync job that waits on Redis itself (a blocking pop that finds nothing), holding
+    one of the process's Redis connections the whole time."""
+    mark(label, "start")
+    redis_driver("redis").client.blpop([f"{MARKS}:nothing"], seconds)
+    mark(label, "end")
+
+
+@job
 async def async_sleep_mark(seconds, label):
     """The same as an ``async def`` job: it awaits, so its neighbours on the loop run."""
     import asyncio
