@@ -4,8 +4,9 @@ then with N waiting jobs, for threads (sync jobs) and the event loop (async def 
     .venv/bin/python bench/in_flight_memory.py
 
 Prints the worker's RSS idle and busy (and the worker plus its sidecar, whose pages are
-mostly shared copy-on-write) and the difference per job in flight. Uses the bench
-settings' Redis (BENCH_REDIS_URL, or a throwaway one).
+mostly shared copy-on-write), and per job in flight the busy RSS less that of an idle
+`--concurrency=1` worker (bench/peer_in_flight_memory.py measures Dramatiq the same
+way). Uses the bench settings' Redis (BENCH_REDIS_URL, or a throwaway one).
 """
 import os
 import subprocess
@@ -30,7 +31,7 @@ def rss_mb(pid: int) -> tuple[float, float]:
     return both / 2**20, worker.memory_info().rss / 2**20
 
 
-def measure(mode: str, slots: int) -> None:
+def measure(mode: str, slots: int, baseline: float | None = None) -> float:
     redis_driver("redis").client.flushdb()
     env = dict(os.environ, DJANGO_SETTINGS_MODULE="bench.settings",
                PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "bench")]))
@@ -49,12 +50,16 @@ def measure(mode: str, slots: int) -> None:
     finally:
         worker.terminate()
         worker.wait(60)
-    per_job_kb = (busy[1] - idle[1]) * 1024 / slots
-    print(f"{mode:7} N={slots:<4} worker idle {idle[1]:.1f} MB, busy {busy[1]:.1f} MB "
-          f"(with sidecar {idle[0]:.1f} / {busy[0]:.1f} MB): {per_job_kb:.0f} KB per job "
-          "in flight")
+    if baseline is not None:
+        per_job_kb = (busy[1] - baseline) * 1024 / slots
+        print(f"{mode:7} N={slots:<4} worker idle {idle[1]:.1f} MB, busy {busy[1]:.1f} MB "
+              f"(with sidecar {idle[0]:.1f} / {busy[0]:.1f} MB), one idle slot "
+              f"{baseline:.1f} MB: {per_job_kb:.0f} KB per job in flight")
+    return idle[1]
 
 
 if __name__ == "__main__":
-    for mode, slots in (("threads", 8), ("threads", 64), ("async", 64), ("async", 200)):
-        measure(mode, slots)
+    baseline = measure("threads", 1)
+    for mode, slots in (("threads", 8), ("threads", 64), ("async", 64), ("async", 100),
+                        ("async", 200)):
+        measure(mode, slots, baseline)
