@@ -145,6 +145,9 @@ class SlotPool:
         self._closing = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: threading.Thread | None = None
+        self._to_start: deque[tuple[Prepared, Active, contextvars.Context]] = deque()
+        self._start_lock = threading.Lock()
+        self._start_scheduled = False
 
     # -- the control loop's side ------------------------------------------------------------
     def free(self) -> int:
@@ -316,16 +319,28 @@ class SlotPool:
 
     # -- the event loop -----------------------------------------------------------------------
     def _submit_async(self, prepared: Prepared, entry: Active) -> None:
+        """Start an async job on the loop. Jobs handed over while the loop has not yet
+        woken up for the previous ones start in the same wake-up (one write to the
+        loop's self-pipe for a burst, not one per job)."""
         loop = self._event_loop()
         context = contextvars.copy_context()
         context.run(execution.enter, prepared.job)
+        self._to_start.append((prepared, entry, context))
+        with self._start_lock:
+            if self._start_scheduled:
+                return
+            self._start_scheduled = True
+        loop.call_soon_threadsafe(self._start_handed_over, loop)
 
-        def start() -> None:
+    def _start_handed_over(self, loop: asyncio.AbstractEventLoop) -> None:
+        """On the loop: a task for every job handed over."""
+        with self._start_lock:
+            self._start_scheduled = False
+        while self._to_start:
+            prepared, entry, context = self._to_start.popleft()
             entry.task = task = loop.create_task(self._run_async(prepared), context=context)
             if entry.cancel is not None:
                 task.cancel()
-
-        loop.call_soon_threadsafe(start)
 
     def _event_loop(self) -> asyncio.AbstractEventLoop:
         with self._cond:
