@@ -65,8 +65,9 @@ class ConcurrentLoop:
                     continue
                 waiting = inflight.unclaimed()
                 prefetch = worker._prefetch(pool.size)
+                # Reserve `prefetch` at a time when half of that is left waiting.
                 pool.low_water = prefetch // 2
-                want = pool.size + prefetch - waiting - pool.busy
+                want = pool.size + prefetch + pool.low_water - waiting - pool.busy
                 reserved = False
                 # Reserve before the slots run dry (at the low-water mark), in batches.
                 if want > 0 and waiting <= pool.low_water and \
