@@ -21,6 +21,8 @@ from horizon.dashboard.facets import Facets, Picked
 from horizon.dashboard.queues import QueueRef
 from queueing.dispatching.preview import read_prefix
 
+ESTIMATE_TTL = 10.0  # seconds an estimate is reused by the list's 2-second refreshes
+_estimates: dict[tuple, tuple[float, Facets]] = {}
 TIME_TITLES = {"delayed": "Due within", "completed": "Completed in the past"}
 FAILED_WINDOW = 5000  # newest failed rows the job, queue and tag counts cover
 PAYLOAD_HEAD = 2000  # characters of a failed payload read for its tags (they come first)
@@ -51,8 +53,25 @@ def sampled_entries(state: str, segments: list[tuple[str, int]], total: int
 
 def for_jobs(state: str, known: list[QueueRef], chosen: QueueRef | None, picked: Picked,
              base: dict[str, str], now: float | None = None) -> Facets:
+    """The facets of a job list. An estimate (a list past the sample budget) is kept for
+    ESTIMATE_TTL seconds in this process, so a list refreshing every 2 s samples a
+    100k-entry queue once per 10 s, not five times; exact counts are always fresh."""
     now = time.time() if now is None else now
-    every = listings.queue_segments(state, known)
+    every = listings.queue_segments(state, known)  # exact lengths: part of the key
+    key = (state, tuple(every), tuple(sorted(base.items())))
+    kept = _estimates.get(key)
+    if kept is not None and kept[0] > now:
+        return kept[1]
+    found = _count_jobs(state, every, chosen, picked, base, now)
+    if found.estimated:
+        if len(_estimates) > 256:
+            _estimates.clear()  # bounded: filters are many, memory is not
+        _estimates[key] = (now + ESTIMATE_TTL, found)
+    return found
+
+
+def _count_jobs(state: str, every: list[tuple[str, int]], chosen: QueueRef | None,
+                picked: Picked, base: dict[str, str], now: float) -> Facets:
     segments = every if state == "completed" or chosen is None else [
         (key, size) for key, size in every if key == chosen.label]
     total = sum(size for _, size in segments)

@@ -21,7 +21,7 @@ from django.http import QueryDict
 from django.utils.http import urlencode
 
 SAMPLE = 2000  # entries read at most per request for the counts
-PIECES = 20  # evenly spaced runs the sample is read in
+PIECES = 20  # evenly spaced runs the sample is read in (each a round trip)
 SHOWN = 8  # values shown per facet, most frequent first
 SINCE = {"1h": 3600, "24h": 86400, "7d": 7 * 86400}  # pushed / completed / failed in the past
 DUE = {"1m": 60, "1h": 3600, "24h": 86400}  # delayed: due within
@@ -82,10 +82,11 @@ def in_range(state: str, moment: float | None, key: str, now: float) -> bool:
     return moment <= now + seconds if state == "delayed" else moment >= now - seconds
 
 
-def sample_plan(total: int, budget: int = SAMPLE, pieces: int = PIECES
+def sample_plan(total: int, budget: int | None = None, pieces: int = PIECES
                 ) -> list[tuple[int, int]]:
-    """(start, count) runs to read: everything when it fits the budget, else `pieces`
-    runs spread evenly from the head to the tail (pure)."""
+    """(start, count) runs to read: everything when it fits the budget (SAMPLE), else
+    `pieces` runs spread evenly from the head to the tail (pure)."""
+    budget = SAMPLE if budget is None else budget
     if total <= budget:
         return [(0, total)] if total else []
     run = max(budget // pieces, 1)
@@ -124,7 +125,7 @@ class Facets:
 
 def scale(count: int, counted: int, total: int) -> int:
     """A sample's count scaled to the listing (pure); never 0 for a value that was seen."""
-    if counted >= total or counted == 0:
+    if counted >= total or counted == 0 or count == 0:
         return count
     return max(round(count * total / counted), 1)
 

@@ -47,7 +47,9 @@ def context(state: str, params: QueryDict) -> dict:
         "chosen": chosen,
         "needle": needle,
         "picked": picked,
-        "facets": facet_counts.for_jobs(state, known, chosen, picked, filters),
+        # a uuid answered by the index shows one job: no counts to take
+        "facets": (None if listing.via_index
+                   else facet_counts.for_jobs(state, known, chosen, picked, filters)),
         "filters": filters,
         "query": urlencode(filters),
         "start": listing.page.start if listing.page else (listing.scan.start if listing.scan
