@@ -186,3 +186,27 @@ def test_facets_at_100000_pending_stay_fast(client, driver):
     narrowed = text(client.get(pages["facet"]))
     assert len(rows(narrowed)) == 50 and "Scanned pending entries 1–981 of 100,000" in narrowed
     assert max(timings.values()) < 0.5, f"pages at 100k pending: {timings}"
+
+
+def test_retries_facets_count_jobs_in_backoff_by_their_last_error(client, driver):
+    from horizon import attempts
+
+    now = time.time()
+    for i, (name, error) in enumerate([("app.jobs.Charge", "ValueError: card declined"),
+                                       ("app.jobs.Charge", "TimeoutError: gateway"),
+                                       ("app.jobs.Mail", "TimeoutError: smtp")]):
+        data = payload(name=name, attempts=1, tags=[f"customer:{i}"])
+        driver.later("default", encode(data), now + 30 + i * 3600)
+        attempts.record(data["uuid"], {"attempt": 1, "at": now, "outcome": "released",
+                                       "error": error, "worker": "host:1"})
+    driver.later("default", encode(payload(name="app.jobs.Fresh")), now + 10)  # not a retry
+    body = text(client.get("/retries/"))
+    assert counts(body, "exc") == {"TimeoutError": "2", "ValueError": "1"}
+    assert counts(body, "job") == {"app.jobs.Charge": "2", "app.jobs.Mail": "1"}
+    assert counts(body, "within") == {"1m": "1", "1h": "1", "24h": "3"}
+    timeouts = text(client.get("/retries/?exc=TimeoutError"))
+    assert len(rows(timeouts)) == 2 and "card declined" not in timeouts
+    assert counts(timeouts, "job") == {"app.jobs.Charge": "1", "app.jobs.Mail": "1"}
+    assert "2 jobs waiting in backoff" in timeouts
+    both = text(client.get("/retries/?exc=TimeoutError&job=app.jobs.Mail"))
+    assert len(rows(both)) == 1 and 'name="exc" value="TimeoutError"' in both

@@ -75,6 +75,9 @@ class Picked:
         return True
 
 
+NOTHING = Picked()  # no facet value chosen
+
+
 def in_range(state: str, moment: float | None, key: str, now: float) -> bool:
     seconds = ranges_for(state)[key]
     if not isinstance(moment, (int, float)) or isinstance(moment, bool):
@@ -167,7 +170,7 @@ class Tally:
 
 
 def tally(entries: Iterable[tuple[str, dict, float | None]], state: str, now: float,
-          picked: Picked = Picked()) -> Tally:
+          picked: Picked = NOTHING) -> Tally:
     """Count (queue label, payload, moment) entries (pure). Each facet counts the entries
     that match the values chosen in the *other* facets, so its counts say what choosing
     one of its values would leave."""

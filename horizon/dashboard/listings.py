@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from horizon.dashboard import formatting, lookup, paging
-from horizon.dashboard.facets import Picked
+from horizon.dashboard.facets import NOTHING, Picked
 from horizon.dashboard.masking import NAME_LIMIT, display, mask, shown_tags
 from horizon.dashboard.queues import QueueRef
 from horizon.repositories import horizon_client, recent
@@ -27,7 +27,6 @@ STATES = ("pending", "delayed", "reserved", "completed")
 SCAN_WINDOW = 2000  # entries examined per filtered request
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 CHUNK = 500  # entries per Redis call while scanning
-NOTHING = Picked()  # no facet value chosen
 
 
 @dataclass
