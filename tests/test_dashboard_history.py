@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from horizon import keys
-from horizon.dashboard import trends
+from horizon.dashboard import charts, trends
 from horizon.repositories import metrics, rollups
 from horizon.repositories.counters import outcome_call
 from horizon.repositories.snapshot_extras import Totals
@@ -95,6 +95,7 @@ def test_folding_rules_are_pure():
     assert Totals(1, 1, 1.0).minus(Totals(5, 5, 5.0)) == Totals(1, 1, 1.0), "a reset counter"
     assert trends.source(3600, 1440) == "snapshots" and trends.source(7 * 86400, 1440) == "rollups"
     assert trends.failure_rate({"count": 3, "failed": 1}) == 25.0
+    assert charts.nice_duration(5000) == 7200 and charts.nice_duration(40) == 60, "round waits"
 
 
 def test_metrics_page_draws_wait_depth_and_failures_over_a_week(client, rclient, driver):

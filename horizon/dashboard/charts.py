@@ -90,6 +90,19 @@ def nice_ceiling(value: float) -> float:
     return 10 * magnitude
 
 
+DURATION_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800,
+                  21600, 43200, 86400, 172800, 604800)  # seconds an axis may top out at
+
+
+def nice_duration(seconds: float) -> float:
+    """The smallest round duration at or above `seconds` (30 s, 15 min, 2 h), so a wait
+    axis reads in whole units; halves of these are round too (pure)."""
+    for step in DURATION_STEPS:
+        if step >= seconds:
+            return float(step)
+    return nice_ceiling(seconds)
+
+
 def clock(timestamp: float, days: bool = False) -> str:
     """A snapshot's time on the x axis: hours and minutes, UTC like the rest of the pages;
     with `days` (a chart spanning more than a day) the day comes first ("Mon 23 14:05")."""
@@ -106,19 +119,21 @@ def plain_number(value: float) -> str:
 def line_chart(series: list[tuple[float, float]], width: int = 600, height: int = 160,
                pad: int = 4, *, axes: bool = False, unit: str = "",
                value_text: Callable[[float], str] | None = None,
-               top: float | None = None) -> Chart:
+               top: float | None = None,
+               ceiling: Callable[[float], float] = nice_ceiling) -> Chart:
     """Scale (time, value) pairs, oldest first, into a `width` x `height` box.
 
     With `axes`, the plot leaves room for value ticks (0, half, top, labelled by
     `value_text`, else a number and `unit`) and time ticks, and every point gets a
     hover label with its time and value. `top` gives charts that are compared (a
-    table of sparklines) one shared scale.
+    table of sparklines) one shared scale; `ceiling` rounds the top (durations use
+    nice_duration).
     """
     if not series:
         return Chart(width, height, "", "", 1.0, None, 0, None, None, unit)
     describe = value_text or (lambda v: f"{plain_number(v)} {unit}".strip())
     times = [t for t, _ in series]
-    top = nice_ceiling(max(max(v for _, v in series), top or 0.0))
+    top = ceiling(max(max(v for _, v in series), top or 0.0))
     t0, t1 = min(times), max(times)
     span = (t1 - t0) or 1.0
     days = t1 - t0 > 86400

@@ -225,9 +225,11 @@ def _series(kind: str, name: str, snaps: list[dict], width: int, height: int,
         jobs, weighted / jobs if jobs else 0.0,
         failures=charts.line_chart([(s["time"], trends.failure_rate(s)) for s in timed],
                                    width, height, axes=axes, unit="%", value_text=percent),
-        wait=charts.line_chart([(s["time"], s.get("wait", 0.0)) for s in timed], width,
+        # an interval with no first delivery measured has no wait: no point, not a 0
+        wait=charts.line_chart([(s["time"], s["wait"]) for s in timed if s.get("waited")],
+                               width,
                                height, axes=axes, unit="s", value_text=formatting.duration,
-                               top=tops[2]),
+                               top=tops[2], ceiling=charts.nice_duration),
         depth=(charts.line_chart([(s["time"], s["pending"]) for s in deep], width, height,
                                  axes=axes, unit="pending", top=tops[3])
                if kind == "queue" else None),

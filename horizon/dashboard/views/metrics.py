@@ -14,7 +14,7 @@ from horizon.dashboard.auth import page
 from horizon.dashboard.views.common import HtmxHttpRequest, render_page
 from horizon.repositories import counters, horizon_client
 
-SPARK = (160, 36)
+SPARK = (120, 36)
 LARGE = (540, 220)  # about the size it is drawn at, so labels stay legible
 
 
