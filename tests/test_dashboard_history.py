@@ -38,6 +38,12 @@ def entries(rclient, key):
 
 
 def test_a_snapshot_carries_failures_wait_and_depth(rclient, driver):
+    outcome(rclient, "done", wait=100.0, job="tests.testapp.jobs.noop")  # history before
+    metrics.take_snapshots(rclient, now=time.time() - 60,  # the first: the cursor starts
+                           queues=["redis:default"])
+    first = entries(rclient, keys.queue_snapshots("redis:default"))
+    assert first[0]["waited"] == 0, "counters' history never lands in one snapshot"
+    rclient.delete(keys.queue_snapshots("redis:default"), keys.job_snapshots(JOB))
     for _ in range(3):
         push(driver, "default")
     outcome(rclient, "done", wait=2.0)
@@ -65,6 +71,7 @@ def test_closed_buckets_roll_up_and_old_rollups_go(rclient, driver):
     start = (time.time() // rollups.BUCKET - 2) * rollups.BUCKET
     stale = start - rollups.KEEP - 3600
     rclient.zadd(keys.queue_rollups("redis:default"), {json.dumps({"time": stale}): stale})
+    metrics.take_snapshots(rclient, now=start + 0.5, queues=["redis:default"])  # cursor
     for minute in range(16):  # 15 minutes of one bucket, then the first of the next
         if minute < 3:
             push(driver, "default")
@@ -74,7 +81,7 @@ def test_closed_buckets_roll_up_and_old_rollups_go(rclient, driver):
     assert rolled["time"] == start
     assert rolled["waited"] == 15 and rolled["wait"] == 1.0
     assert rolled["pending"] == 3, "depth keeps the peak of the bucket"
-    assert len(entries(rclient, keys.queue_snapshots("redis:default"))) == 16
+    assert len(entries(rclient, keys.queue_snapshots("redis:default"))) == 17
 
 
 def test_folding_rules_are_pure():
@@ -108,6 +115,8 @@ def test_metrics_page_draws_wait_depth_and_failures_over_a_week(client, rclient,
                                        "wait": 90.0, "pending": 1200 * day}): t})
     for _ in range(2):
         push(driver, "default")
+    metrics.take_snapshots(rclient, now=now - 120, queues=["redis:default"])  # the cursor
+    rclient.delete(keys.queue_snapshots("redis:default"))
     outcome(rclient, "done", wait=0.5)
     metrics.take_snapshots(rclient, now=now - 60, queues=["redis:default"])
     body = client.get("/metrics/?series=queue:redis:default&range=7d").content.decode()

@@ -110,7 +110,7 @@ def tag_condition(tag: str) -> Q:
     JSON (compact, as payload.encode writes it) for tags of plain characters, else the
     quoted tag anywhere in the payload (a superset, for exotic tags)."""
     if re.fullmatch(r"[\w:@/=-]+", tag):
-        return Q(payload__regex=r'"tags":\[([^\]]*,)?"' + re.escape(tag) + r'"[],]')
+        return Q(payload__regex=r'"tags":\[([^]]*,)?"' + re.escape(tag) + r'"(,|\])')
     return Q(payload__contains=json.dumps(tag))
 
 

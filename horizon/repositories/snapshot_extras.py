@@ -11,6 +11,7 @@ jobs or ten million.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -48,24 +49,29 @@ def fields(delta: Totals) -> dict:
 
 def outcome_deltas(client: RedisClient) -> tuple[dict[str, dict], dict[str, dict]]:
     """(per job name, per "connection:queue") snapshot fields for the interval since the
-    last call, and the cursor moved to now."""
+    last call, and the cursor moved to now. A series new since the last call counts
+    whole; on the very first call every change is 0 (the cursor starts there)."""
     series = counters.read_all(client)
     names = [f"{s.connection}:{s.queue}|{s.job}" for s in series]
     before_raw = client.hmget(keys.SNAPSHOT_CURSOR, names) if names else []
+    # No cursor at all: the first snapshot since the upgrade (or since Redis lost it).
+    # The counters then hold all their history, which must not land in one minute.
+    # (Every call leaves the cursor behind, with "_at" even when there are no series.)
+    first = not any(before_raw) and not client.exists(keys.SNAPSHOT_CURSOR)
     jobs: dict[str, Totals] = {}
     queues: dict[str, Totals] = {}
     cursor: dict = {}
     for name, item, raw in zip(names, series, before_raw):
         now = Totals(item.counts.get("failed", 0), sum(item.wait_buckets), item.wait_sum)
         before = Totals(*json.loads(as_str(raw))) if raw else None
-        delta = now.minus(before)
+        delta = Totals() if first else now.minus(before)
         cursor[name] = json.dumps([now.failed, now.waited, now.wait_sum])
         for table, key in ((jobs, item.job), (queues, f"{item.connection}:{item.queue}")):
             seen = table.get(key, Totals())
             table[key] = Totals(seen.failed + delta.failed, seen.waited + delta.waited,
                                 seen.wait_sum + delta.wait_sum)
-    if cursor:
-        client.hset(keys.SNAPSHOT_CURSOR, mapping=cursor)
+    cursor["_at"] = repr(time.time())
+    client.hset(keys.SNAPSHOT_CURSOR, mapping=cursor)
     return ({k: fields(v) for k, v in jobs.items()},
             {k: fields(v) for k, v in queues.items()})
 
@@ -83,9 +89,11 @@ def depths(labels: Iterable[str]) -> dict[str, dict]:
     for conn, names in by_conn.items():
         try:
             sizes = connections.queue_driver(conn).sizes_many(names)
+            ages = oldest_ages([(conn, name) for name in names])
         except QueueError:
             continue
-        ages = oldest_ages([(conn, name) for name in names])
+        except Exception:  # a database connection's store briefly unreachable, say:
+            continue  # the snapshot is still taken, without this connection's depth
         for name in names:
             size = sizes[name]
             out[f"{conn}:{name}"] = {"pending": size.pending, "delayed": size.delayed,
