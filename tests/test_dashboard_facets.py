@@ -21,6 +21,13 @@ from tests.test_dashboard_pages import three_queues  # noqa: F401 (a fixture)
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def fresh_estimates():
+    facet_counts._estimates.clear()
+    yield
+    facet_counts._estimates.clear()
+
+
 @pytest.fixture
 def client():
     client = Client()
@@ -100,6 +107,19 @@ def test_past_the_budget_counts_are_a_spread_sample_marked_as_estimates(client, 
     rare = int(jobs["app.jobs.Rare"].strip("≈").replace(",", ""))
     assert 350 <= rare <= 650, f"about a tenth of 5,000, spread over the list: {rare}"
     assert counts(body, "queue") == {"redis:default": "5,000"}, "queue lengths stay exact"
+
+    reads = []
+    real = facet_counts.sampled_entries
+    monkeypatch.setattr(facet_counts, "sampled_entries",
+                        lambda *a: reads.append(a) or real(*a))
+    driver.push_many("default", entries[:500])
+    again = text(client.get("/jobs/pending/"))
+    assert not reads, "a refresh within 10 s reuses the sample while the list keeps its size"
+    assert "estimated from 500 of 5,500 pending jobs" in again, "scaled to the size now"
+    assert counts(again, "queue") == {"redis:default": "5,500"}
+    driver.push_many("default", entries * 1)
+    text(client.get("/jobs/pending/"))
+    assert len(reads) == 1, "a list that grew by more than a fifth is sampled again"
 
 
 def test_failed_facets_and_bulk_actions_act_on_the_chosen_value(client):

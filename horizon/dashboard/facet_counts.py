@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from dataclasses import dataclass
 
 from django.db.models.functions import Substr
 
@@ -22,7 +23,7 @@ from horizon.dashboard.queues import QueueRef
 from queueing.dispatching.preview import read_prefix
 
 ESTIMATE_TTL = 10.0  # seconds an estimate is reused by the list's 2-second refreshes
-_estimates: dict[tuple, tuple[float, Facets]] = {}
+_estimates: dict[tuple, tuple[float, Sample]] = {}
 TIME_TITLES = {"delayed": "Due within", "completed": "Completed in the past"}
 FAILED_WINDOW = 5000  # newest failed rows the job, queue and tag counts cover
 PAYLOAD_HEAD = 2000  # characters of a failed payload read for its tags (they come first)
@@ -51,38 +52,57 @@ def sampled_entries(state: str, segments: list[tuple[str, int]], total: int
     return entries
 
 
+@dataclass(frozen=True)
+class Sample:
+    """What a sample counted: the tallies, how many entries, out of how many."""
+
+    mine: facets.Tally  # entries of the queue shown (all of them for Redis lists)
+    queues: Counter  # per queue, over every entry sampled (the completed list's queues)
+    counted: int
+    total: int
+
+
 def for_jobs(state: str, known: list[QueueRef], chosen: QueueRef | None, picked: Picked,
              base: dict[str, str], now: float | None = None) -> Facets:
-    """The facets of a job list. An estimate (a list past the sample budget) is kept for
-    ESTIMATE_TTL seconds in this process, so a list refreshing every 2 s samples a
-    100k-entry queue once per 10 s, not five times; exact counts are always fresh."""
+    """The facets of a job list. A sample (a list past the budget) is reused for
+    ESTIMATE_TTL seconds in this process while the list stays about its size (within a
+    fifth), so a list refreshing every 2 s samples a 100k-entry queue once per 10 s,
+    not five times; its counts are scaled to the list's size now, and the queue counts
+    (lengths) are always read afresh."""
     now = time.time() if now is None else now
-    every = listings.queue_segments(state, known)  # exact lengths: part of the key
-    key = (state, tuple(every), tuple(sorted(base.items())))
-    kept = _estimates.get(key)
-    if kept is not None and kept[0] > now:
-        return kept[1]
-    found = _count_jobs(state, every, chosen, picked, base, now)
-    if found.estimated:
-        if len(_estimates) > 256:
-            _estimates.clear()  # bounded: filters are many, memory is not
-        _estimates[key] = (now + ESTIMATE_TTL, found)
-    return found
-
-
-def _count_jobs(state: str, every: list[tuple[str, int]], chosen: QueueRef | None,
-                picked: Picked, base: dict[str, str], now: float) -> Facets:
+    every = listings.queue_segments(state, known)
     segments = every if state == "completed" or chosen is None else [
         (key, size) for key, size in every if key == chosen.label]
     total = sum(size for _, size in segments)
+    key = (state, tuple(label for label, _ in every), tuple(sorted(base.items())))
+    kept = _estimates.get(key)
+    if kept is not None and kept[0] > now and abs(kept[1].total - total) <= total / 5:
+        sample = kept[1]
+    else:
+        sample = _sample(state, segments, total, chosen, picked, now)
+        if sample.counted < total:
+            if len(_estimates) > 256:
+                _estimates.clear()  # bounded: filters are many, memory is not
+            _estimates[key] = (now + ESTIMATE_TTL, sample)
+    return _facets(state, every, chosen, picked, base, sample, total)
+
+
+def _sample(state: str, segments: list[tuple[str, int]], total: int,
+            chosen: QueueRef | None, picked: Picked, now: float) -> Sample:
     entries = sampled_entries(state, segments, total)
-    counted = len(entries)
     mine = [e for e in entries if chosen is None or state != "completed"
             or e[0] == chosen.label]
-    found = facets.tally(mine, state, now, picked)
+    return Sample(facets.tally(mine, state, now, picked),
+                  facets.tally(entries, state, now, picked).queues, len(entries), total)
+
+
+def _facets(state: str, every: list[tuple[str, int]], chosen: QueueRef | None,
+            picked: Picked, base: dict[str, str], sample: Sample, total: int) -> Facets:
+    found, counted = sample.mine, sample.counted
+    if counted >= sample.total:
+        total = counted  # counted whole: exact, whatever arrived since
     if state == "completed":
-        queue_counts = facets.tally(entries, state, now, picked).queues
-        queue_facet = facets.facet("queue", "Queue", queue_counts, base,
+        queue_facet = facets.facet("queue", "Queue", sample.queues, base,
                                    chosen.label if chosen else "", counted=counted,
                                    total=total)
     else:  # exact: the queues' lengths
