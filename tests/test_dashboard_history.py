@@ -3,6 +3,7 @@ takes carries the interval's failures and waits (from the outcome counters) and,
 queue, its depth; 15-minute rollups keep a week at bounded storage; the metrics page
 draws failure rate, wait and depth over an hour, a day or a week."""
 import json
+import io
 import time
 
 import pytest
@@ -133,3 +134,22 @@ def test_metrics_page_draws_wait_depth_and_failures_over_a_week(client, rclient,
     assert "15-minute rollups" not in hour
     table = client.get("/metrics/").content.decode()
     assert "<th>Wait</th><th>Pending</th>" in table
+
+
+def test_the_master_snapshots_the_queues_its_supervisors_work(rclient, driver, settings):
+    """The master's minute upkeep passes its configured queues, so a queue whose jobs
+    never finish (no worker, or all failing) still gets a depth history."""
+    from horizon.config import horizon_settings
+    from horizon.supervisor.master import Master
+
+    settings.HORIZON = {**settings.HORIZON,
+                        "supervisors": {"supervisor-1": {"queue": ["stuck", "default"]}}}
+    push(driver, "stuck")
+    Master(horizon_settings(), rclient).metrics_upkeep()
+    (snap,) = entries(rclient, keys.queue_snapshots("redis:stuck"))
+    assert snap["pending"] == 1 and snap["failed"] == 0
+    from django.core.management import call_command
+
+    push(driver, "stuck")
+    call_command("horizon_snapshot", stdout=io.StringIO())  # the same, by hand
+    assert entries(rclient, keys.queue_snapshots("redis:stuck"))[-1]["pending"] == 2
