@@ -13,7 +13,6 @@ picture holds still.
 """
 from __future__ import annotations
 
-import json
 import os
 import random
 import shutil
@@ -58,8 +57,7 @@ def populate() -> None:
     from django.contrib.auth.models import User
 
     from horizon import attempts
-    from horizon.repositories import horizon_client, metrics
-    from horizon.repositories import counters
+    from horizon.repositories import counters, horizon_client, metrics
     from horizon.repositories.counters import outcome_call
     from queueing import connections, failed
     from queueing.dispatching.payload import encode
@@ -110,7 +108,7 @@ def populate() -> None:
                                        "worker": "web-1:5102:supervisor-1",
                                        "outcome": "released", "queue": "redis:default",
                                        "error": rng.choice(ERRORS[:3]) + "\n\nTraceback ..."})
-    for i in range(140):
+    for _ in range(140):
         data = entry(rng, now - 7200, attempts=3)
         error = rng.choices(ERRORS, weights=[40, 25, 20, 10, 5])[0]
         failed.record(connection="redis", queue=rng.choice(["default", "default", "high"]),

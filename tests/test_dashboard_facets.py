@@ -15,8 +15,14 @@ from horizon.dashboard import facet_counts, facets
 from horizon.dashboard.facets import Picked
 from queueing.dispatching.payload import encode
 from queueing.models import FailedJob
-from tests.test_dashboard_pages import complete, fail, payload, push, text
-from tests.test_dashboard_pages import three_queues  # noqa: F401 (a fixture)
+from tests.test_dashboard_pages import (
+    complete,
+    fail,
+    payload,
+    push,
+    text,
+    three_queues,  # noqa: F401 (a fixture)
+)
 
 pytestmark = pytest.mark.django_db
 

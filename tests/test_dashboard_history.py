@@ -2,8 +2,8 @@
 takes carries the interval's failures and waits (from the outcome counters) and, for a
 queue, its depth; 15-minute rollups keep a week at bounded storage; the metrics page
 draws failure rate, wait and depth over an hour, a day or a week."""
-import json
 import io
+import json
 import time
 
 import pytest
