@@ -75,3 +75,14 @@ def retries_log(uuid: str) -> str:
 
 
 PROMETHEUS_SERIES = PREFIX + "prom:series"  # set of "connection:queue|job" with counters
+
+
+SNAPSHOT_CURSOR = PREFIX + "snapshot_cursor"  # hash: outcome series -> counters at last snapshot
+
+
+def job_rollups(name: str) -> str:
+    return f"{PREFIX}rollups:job:{name}"  # zset: JSON 15-minute rollup -> bucket start
+
+
+def queue_rollups(label: str) -> str:
+    return f"{PREFIX}rollups:queue:{label}"

@@ -90,9 +90,24 @@ def nice_ceiling(value: float) -> float:
     return 10 * magnitude
 
 
-def clock(timestamp: float) -> str:
-    """A snapshot's time on the x axis: hours and minutes, UTC like the rest of the pages."""
-    return dt.datetime.fromtimestamp(timestamp, tz=dt.UTC).strftime("%H:%M")
+DURATION_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800,
+                  21600, 43200, 86400, 172800, 604800)  # seconds an axis may top out at
+
+
+def nice_duration(seconds: float) -> float:
+    """The smallest round duration at or above `seconds` (30 s, 15 min, 2 h), so a wait
+    axis reads in whole units; halves of these are round too (pure)."""
+    for step in DURATION_STEPS:
+        if step >= seconds:
+            return float(step)
+    return nice_ceiling(seconds)
+
+
+def clock(timestamp: float, days: bool = False) -> str:
+    """A snapshot's time on the x axis: hours and minutes, UTC like the rest of the pages;
+    with `days` (a chart spanning more than a day) the day comes first ("Mon 23 14:05")."""
+    stamp = dt.datetime.fromtimestamp(timestamp, tz=dt.UTC)
+    return stamp.strftime("%a %d %H:%M" if days else "%H:%M")
 
 
 def plain_number(value: float) -> str:
@@ -104,21 +119,24 @@ def plain_number(value: float) -> str:
 def line_chart(series: list[tuple[float, float]], width: int = 600, height: int = 160,
                pad: int = 4, *, axes: bool = False, unit: str = "",
                value_text: Callable[[float], str] | None = None,
-               top: float | None = None) -> Chart:
+               top: float | None = None,
+               ceiling: Callable[[float], float] = nice_ceiling) -> Chart:
     """Scale (time, value) pairs, oldest first, into a `width` x `height` box.
 
     With `axes`, the plot leaves room for value ticks (0, half, top, labelled by
     `value_text`, else a number and `unit`) and time ticks, and every point gets a
     hover label with its time and value. `top` gives charts that are compared (a
-    table of sparklines) one shared scale.
+    table of sparklines) one shared scale; `ceiling` rounds the top (durations use
+    nice_duration).
     """
     if not series:
         return Chart(width, height, "", "", 1.0, None, 0, None, None, unit)
     describe = value_text or (lambda v: f"{plain_number(v)} {unit}".strip())
     times = [t for t, _ in series]
-    top = nice_ceiling(max(max(v for _, v in series), top or 0.0))
+    top = ceiling(max(max(v for _, v in series), top or 0.0))
     t0, t1 = min(times), max(times)
     span = (t1 - t0) or 1.0
+    days = t1 - t0 > 86400
     if axes:
         left, upper, right, lower = AXIS_LEFT, AXIS_TOP, width - AXIS_RIGHT, height - AXIS_BOTTOM
     else:
@@ -142,10 +160,11 @@ def line_chart(series: list[tuple[float, float]], width: int = 600, height: int 
     y_ticks = tuple(Tick(round(y_of(v), 1), describe(v) if v else f"0 {unit}".strip())
                     for v in (0.0, top / 2, top))
     if len(series) > 1:
-        x_ticks: tuple[Tick, ...] = (Tick(left, clock(t0), "start"),
-                                     Tick(right, clock(t1), "end"))
+        x_ticks: tuple[Tick, ...] = (Tick(left, clock(t0, days), "start"),
+                                     Tick(right, clock(t1, days), "end"))
         if inner_w > 300 and t1 - t0 >= 180:
-            x_ticks = (x_ticks[0], Tick(left + inner_w / 2, clock((t0 + t1) / 2)), x_ticks[1])
+            x_ticks = (x_ticks[0], Tick(left + inner_w / 2, clock((t0 + t1) / 2, days)),
+                       x_ticks[1])
     else:
         x_ticks = (Tick(coords[0][0], clock(t0)),)
     marks = []
@@ -155,7 +174,7 @@ def line_chart(series: list[tuple[float, float]], width: int = 600, height: int 
         band_right = min(right, x + step / 2) if len(series) > 1 else right
         anchor = "start" if x - left < 90 else "end" if right - x < 90 else "middle"
         label_y = y - 10 if y - 10 > upper + 10 else y + 20
-        marks.append(Point(round(x, 1), round(y, 1), f"{clock(t)} UTC: {describe(v)}",
+        marks.append(Point(round(x, 1), round(y, 1), f"{clock(t, days)} UTC: {describe(v)}",
                            round(band, 1), round(band_right - band, 1), round(x, 1),
                            round(label_y, 1), anchor))
     return Chart(width, height, line, area, top, series[-1][1], len(series), t0, t1, unit,

@@ -9,6 +9,7 @@ Bulk retry and delete act on every row that matches, in id-ordered chunks.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 import time
 from dataclasses import dataclass
@@ -72,11 +73,16 @@ SINCE = {"1h": 3600, "24h": 86400, "7d": 7 * 86400}  # the time-range filter
 
 
 def filtered(queue: QueueRef | None = None, q: str = "", exc: str = "",
-             since: str = "") -> QuerySet[FailedJob]:
+             since: str = "", job: str = "", tag: str = "") -> QuerySet[FailedJob]:
     """Every row matching the filter (used by the bulk actions; unbounded on purpose).
     `exc` is an exception class as the store's text starts with it ("ValueError");
-    `since` a key of SINCE (failed within the past hour, day or week)."""
+    `since` a key of SINCE (failed within the past hour, day or week); `job` the
+    registered job name; `tag` one of the payload's tags."""
     rows = FailedJob.objects.all()
+    if job:
+        rows = rows.filter(job=job)
+    if tag:
+        rows = rows.filter(tag_condition(tag))
     if since in SINCE:
         rows = rows.filter(failed_at__gte=timezone.now() - dt.timedelta(seconds=SINCE[since]))
     if exc:
@@ -99,15 +105,26 @@ class Matching:
     upto: int
 
 
+def tag_condition(tag: str) -> Q:
+    """Rows whose payload's ``tags`` list holds `tag`: a regular expression on the stored
+    JSON (compact, as payload.encode writes it) for tags of plain characters, else the
+    quoted tag anywhere in the payload (a superset, for exotic tags)."""
+    if re.fullmatch(r"[\w:@/=-]+", tag):
+        return Q(payload__regex=r'"tags":\[([^]]*,)?"' + re.escape(tag) + r'"(,|\])')
+    return Q(payload__contains=json.dumps(tag))
+
+
 def matching(queue: QueueRef | None = None, q: str = "", exc: str = "",
-             since: str = "") -> Matching:
-    found = filtered(queue, q, exc, since).aggregate(count=Count("id"), upto=Max("id"))
+             since: str = "", job: str = "", tag: str = "") -> Matching:
+    found = filtered(queue, q, exc, since, job, tag).aggregate(count=Count("id"), upto=Max("id"))
     return Matching(found["count"] or 0, found["upto"] or 0)
 
 
-def filter_note(queue: QueueRef | None, q: str, exc: str = "", since: str = "") -> str:
+def filter_note(queue: QueueRef | None, q: str, exc: str = "", since: str = "",
+                job: str = "", tag: str = "") -> str:
     """" matching queue redis:default and “boom”", or "" without a filter."""
-    parts = [f"queue {queue.label}" if queue else "", f"exception {exc}" if exc else "",
+    parts = [f"queue {queue.label}" if queue else "", f"job {job}" if job else "",
+             f"tag {tag}" if tag else "", f"exception {exc}" if exc else "",
              f"“{q}”" if q else "", f"failed in the past {since}" if since in SINCE else ""]
     found = " and ".join(p for p in parts if p)
     return f" matching {found}" if found else ""
@@ -142,9 +159,9 @@ def row_of(job: FailedJob, now: float) -> FailedRow:
 
 def listing(queue: QueueRef | None, q: str, start: int = 0, window: int = 0,
             size: int = paging.PAGE_SIZE, now: float | None = None,
-            exc: str = "", since: str = "") -> FailedListing:
+            exc: str = "", since: str = "", job: str = "", tag: str = "") -> FailedListing:
     now = time.time() if now is None else now
-    base = filtered(queue, exc=exc, since=since)
+    base = filtered(queue, exc=exc, since=since, job=job, tag=tag)
     start = max(start, 0)
     searched = None
     if q:
@@ -152,7 +169,7 @@ def listing(queue: QueueRef | None, q: str, start: int = 0, window: int = 0,
         window = min(max(window, 0), max(total - 1, 0) // SEARCH_WINDOW)
         start = min(start, SEARCH_WINDOW)
         searched = Window(window, total)
-        rows = filtered(queue, q, exc, since).filter(_window_bounds(base, window))
+        rows = filtered(queue, q, exc, since, job, tag).filter(_window_bounds(base, window))
     else:
         total = base.count()
         start = paging.clamp_start(str(start), total, size)

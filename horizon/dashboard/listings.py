@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from horizon.dashboard import formatting, lookup, paging
+from horizon.dashboard.facets import NOTHING, Picked
 from horizon.dashboard.masking import NAME_LIMIT, display, mask, shown_tags
 from horizon.dashboard.queues import QueueRef
 from horizon.repositories import horizon_client, recent
@@ -126,7 +127,7 @@ def matches(needle: str, data: dict) -> bool:
 
 
 # -- sources: where a state's entries live ---------------------------------------------
-def _segments(state: str, refs: list[QueueRef]) -> list[tuple[str, int]]:
+def queue_segments(state: str, refs: list[QueueRef]) -> list[tuple[str, int]]:
     if state == "completed":
         return [("completed", recent.count(horizon_client()))]
     out = []
@@ -145,7 +146,7 @@ def _segments(state: str, refs: list[QueueRef]) -> list[tuple[str, int]]:
 Entry = tuple[str, dict, float | None, int, dict | None]  # queue, data, score, pos, completed
 
 
-def _read(state: str, piece: paging.Slice) -> Iterator[tuple[bytes | dict, float | None, int]]:
+def read_slice(state: str, piece: paging.Slice) -> Iterator[tuple[bytes | dict, float | None, int]]:
     """Raw entries of one slice: (raw bytes or completed record, score, index)."""
     if state == "completed":
         for offset, item in enumerate(recent.completed(horizon_client(), piece.start,
@@ -165,7 +166,7 @@ def _read(state: str, piece: paging.Slice) -> Iterator[tuple[bytes | dict, float
             yield raw, score, piece.start + offset
 
 
-def _entry(state: str, key: str, raw, score, index) -> Entry:
+def decode(state: str, key: str, raw, score, index) -> Entry:
     if state == "completed":
         return raw.get("queue", ""), raw.get("payload") or {}, score, index, raw
     return key, peek_entry(raw), score, index, None
@@ -179,24 +180,25 @@ def _row(state: str, entry: Entry, now: float) -> JobRow:
 
 def listing(state: str, refs: list[QueueRef], *, start: int = 0, needle: str = "",
             queue_filter: QueueRef | None = None, size: int = paging.PAGE_SIZE,
-            now: float | None = None) -> Listing:
-    """One page of a state; `refs` are the queues shown (laid end to end, in order)."""
+            now: float | None = None, picked: Picked = NOTHING) -> Listing:
+    """One page of a state; `refs` are the queues shown (laid end to end, in order);
+    `picked` the facet values chosen (job, tag, time range), which filter like a search."""
     now = time.time() if now is None else now
-    segments = _segments(state, refs)
+    segments = queue_segments(state, refs)
     total = sum(n for _, n in segments)
     needle = needle.strip().lower()
-    if not needle and not (state == "completed" and queue_filter):
+    if not needle and not picked.any and not (state == "completed" and queue_filter):
         start = paging.clamp_start(str(start), total, size)
         rows = []
         for piece in paging.slices(segments, start, size):
-            for raw, score, index in _read(state, piece):
-                rows.append(_row(state, _entry(state, piece.key, raw, score, index), now))
+            for raw, score, index in read_slice(state, piece):
+                rows.append(_row(state, decode(state, piece.key, raw, score, index), now))
         return Listing(state, rows, total, paging.Page(start, size, total), None)
     if state != "completed" and UUID.fullmatch(needle):
         found = _by_uuid(state, refs, needle, total, now)
         if found is not None:
             return found
-    return _scan(state, segments, total, start, needle, queue_filter, size, now)
+    return _scan(state, segments, total, start, needle, queue_filter, size, now, picked)
 
 
 def _by_uuid(state: str, refs: list[QueueRef], uuid: str, total: int,
@@ -214,27 +216,37 @@ def _by_uuid(state: str, refs: list[QueueRef], uuid: str, total: int,
                    elsewhere=None if rows else found)
 
 
-def _keep(state: str, entry: Entry, needle: str, queue_filter: QueueRef | None) -> bool:
+def _keep(state: str, entry: Entry, needle: str, queue_filter: QueueRef | None,
+          picked: Picked = NOTHING, now: float = 0.0) -> bool:
     if queue_filter and entry[0] != queue_filter.label:
         return False
+    if picked.any:
+        queue, data, score, _, completed = entry
+        when = score if state == "delayed" else (
+            completed.get("completed_at") if completed is not None else data.get("pushedAt"))
+        if not picked.matches(state, data, when, now):
+            return False
     return not needle or matches(needle, entry[1])
 
 
-def _scan(state, segments, total, start, needle, queue_filter, size, now) -> Listing:
+def _scan(state, segments, total, start, needle, queue_filter, size, now,
+          picked: Picked = NOTHING) -> Listing:
     """Up to `size` matches among at most SCAN_WINDOW entries from position `start`."""
-    prefilter = needle.encode() if needle and needle.isascii() else None
+    wanted = ([needle.encode()] if needle and needle.isascii() else []) + [
+        b.lower() for b in picked.prefilter()]
     rows: list[JobRow] = []
     first = position = min(max(start, 0), total)
     limit = min(position + SCAN_WINDOW, total)
     while position < limit and len(rows) < size:
         chunk_end = min(position + CHUNK, limit)
         for piece in paging.slices(segments, position, chunk_end - position):
-            for raw, score, index in _read(state, piece):
-                if (prefilter is not None and isinstance(raw, bytes)
-                        and prefilter not in raw.lower()):
-                    continue  # cheap reject before decoding JSON
-                entry = _entry(state, piece.key, raw, score, index)
-                if not _keep(state, entry, needle, queue_filter):
+            for raw, score, index in read_slice(state, piece):
+                if wanted and isinstance(raw, bytes):
+                    low = raw.lower()
+                    if not all(w in low for w in wanted):
+                        continue  # cheap reject before decoding JSON
+                entry = decode(state, piece.key, raw, score, index)
+                if not _keep(state, entry, needle, queue_filter, picked, now):
                     continue
                 rows.append(_row(state, entry, now))
                 if len(rows) >= size:

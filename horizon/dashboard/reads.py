@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from django.utils import timezone
 
 from horizon import keys
-from horizon.dashboard import charts, formatting
+from horizon.dashboard import charts, formatting, trends
 from horizon.dashboard.queues import QueueRef, known_queues, paused, processes_for
 from horizon.repositories import horizon_client
 from horizon.repositories import metrics as metrics_repo
@@ -176,6 +176,10 @@ class Series:
     runtime: charts.Chart
     jobs: int  # jobs counted in the drawn snapshots
     average_ms: float
+    failures: charts.Chart | None = None  # failure rate (%) per snapshot
+    wait: charts.Chart | None = None  # average wait (s) of first deliveries
+    depth: charts.Chart | None = None  # pending jobs (queues only)
+    failed_in_range: int = 0  # jobs failed in the drawn snapshots
 
     @property
     def key(self) -> str:
@@ -199,18 +203,37 @@ def recent_snapshots(kind: str, names: list[str], limit: int) -> dict[str, list[
     return out
 
 
+Tops = tuple[float | None, ...]  # shared scales: throughput, runtime, wait, depth
+
+
+def percent(value: float) -> str:
+    return f"{value:.1f}%" if value % 1 else f"{value:.0f}%"
+
+
 def _series(kind: str, name: str, snaps: list[dict], width: int, height: int,
-            axes: bool = False, tops: tuple[float | None, float | None] = (None, None)
-            ) -> Series:
+            axes: bool = False, tops: Tops = (None, None, None, None)) -> Series:
     jobs = sum(s["count"] for s in snaps)
     weighted = sum(s["runtime"] * s["count"] for s in snaps)
+    timed = [s for s in snaps if "failed" in s]  # snapshots older than these fields: none
+    deep = [s for s in snaps if s.get("pending") is not None]
     return Series(
         kind, name,
         charts.line_chart([(s["time"], s["throughput"]) for s in snaps], width, height,
                           axes=axes, unit="jobs/min", top=tops[0]),
         charts.line_chart([(s["time"], s["runtime"]) for s in snaps], width, height,
                           axes=axes, unit="ms", value_text=formatting.runtime, top=tops[1]),
-        jobs, weighted / jobs if jobs else 0.0)
+        jobs, weighted / jobs if jobs else 0.0,
+        failures=charts.line_chart([(s["time"], trends.failure_rate(s)) for s in timed],
+                                   width, height, axes=axes, unit="%", value_text=percent),
+        # an interval with no first delivery measured has no wait: no point, not a 0
+        wait=charts.line_chart([(s["time"], s["wait"]) for s in timed if s.get("waited")],
+                               width,
+                               height, axes=axes, unit="s", value_text=formatting.duration,
+                               top=tops[2], ceiling=charts.nice_duration),
+        depth=(charts.line_chart([(s["time"], s["pending"]) for s in deep], width, height,
+                                 axes=axes, unit="pending", top=tops[3])
+               if kind == "queue" else None),
+        failed_in_range=sum(s.get("failed", 0) for s in snaps))
 
 
 def series(kind: str, limit: int = SPARK_POINTS, width: int = 600,
@@ -221,12 +244,15 @@ def series(kind: str, limit: int = SPARK_POINTS, width: int = 600,
     # Sparklines in one table are compared, so they share one scale per column.
     every = [s for snaps in found.values() for s in snaps]
     tops = (max((s["throughput"] for s in every), default=None),
-            max((s["runtime"] for s in every), default=None))
+            max((s["runtime"] for s in every), default=None),
+            max((s.get("wait", 0.0) for s in every), default=None),
+            max((s.get("pending") or 0 for s in every), default=None))
     return [_series(kind, name, snaps, width, height, tops=tops)
             for name, snaps in found.items()]
 
 
-def one_series(kind: str, name: str, limit: int, width: int, height: int) -> Series:
-    """One series for the large charts: with axes, units and a hover value per snapshot."""
-    return _series(kind, name, recent_snapshots(kind, [name], limit)[name], width, height,
-                   axes=True)
+def one_series(kind: str, name: str, range_key: str, width: int, height: int) -> Series:
+    """One series for the large charts over a range (trends.RANGES): with axes, units and
+    a hover value per point."""
+    snaps, _ = trends.over_range(kind, name, range_key)
+    return _series(kind, name, snaps, width, height, axes=True)

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from horizon import keys
 from horizon.config import horizon_settings
-from horizon.repositories import horizon_client
+from horizon.repositories import horizon_client, rollups, snapshot_extras
 from horizon.repositories.counters import (
     KIND_TO_OUTCOME,
     RUNTIME_BUCKETS,
@@ -167,31 +168,63 @@ class Snapshot:
     count: int
     throughput: float  # jobs per minute
     runtime: float  # average ms
+    failed: int = 0  # jobs failed in the interval (older snapshots lack the fields below)
+    waited: int = 0  # first deliveries whose wait was measured
+    wait: float = 0.0  # their average wait (s)
+    pending: int | None = None  # queue snapshots only: depth when the snapshot was taken
+    delayed: int | None = None
+    reserved: int | None = None
+    oldest: float | None = None  # age of the oldest pending job (s)
 
 
 def take_snapshots(client: RedisClient, *, now: float | None = None,
-                   keep_minutes: float = 1440) -> int:
-    """Snapshot every measured job and queue; returns how many series were snapshotted."""
+                   keep_minutes: float = 1440, queues: Iterable[str] = ()) -> int:
+    """Snapshot every measured job and queue (and the `queues` labels, so a queue whose
+    jobs never finish still has a depth history); returns how many series were
+    snapshotted. Each entry carries the interval's failures and waits (from the outcome
+    counters) and, for queues, the depth; a closed 15-minute bucket is rolled up."""
     now = time.time() if now is None else now
     last = client.get(keys.LAST_SNAPSHOT)
     minutes = max((now - float(last)) / 60 if last else 1.0, 1 / 60)
     cutoff = now - keep_minutes * 60
     script = _script(client, "take_snapshot")
-    jobs = [as_str(m) for m in client.smembers(keys.MEASURED_JOBS)]
-    queues = [as_str(m) for m in client.smembers(keys.MEASURED_QUEUES)]
-    calls = [(script, [keys.job_metrics(name), keys.job_snapshots(name)], [now, cutoff, minutes])
-             for name in jobs]
+    by_job, by_queue = snapshot_extras.outcome_deltas(client)
+    jobs = sorted({as_str(m) for m in client.smembers(keys.MEASURED_JOBS)}
+                  | {name for name, f in by_job.items() if f["failed"]})
+    labels = sorted({as_str(m) for m in client.smembers(keys.MEASURED_QUEUES)}
+                    | set(queues) | {label for label, f in by_queue.items() if f["failed"]})
+    depth = snapshot_extras.depths(labels)
+    if jobs:
+        client.sadd(keys.MEASURED_JOBS, *jobs)
+    if labels:
+        client.sadd(keys.MEASURED_QUEUES, *labels)
+    calls = [(script, [keys.job_metrics(name), keys.job_snapshots(name)],
+              [now, cutoff, minutes, _extra(by_job.get(name))]) for name in jobs]
     calls += [(script, [keys.queue_metrics(label), keys.queue_snapshots(label)],
-               [now, cutoff, minutes]) for label in queues]
+               [now, cutoff, minutes, _extra(by_queue.get(label), depth.get(label))])
+              for label in labels]
     if calls:
         run_pipelined(client, calls)  # bare EVALSHAs: a cluster pipeline refuses Script calls
     client.set(keys.LAST_SNAPSHOT, repr(now))
-    return len(jobs) + len(queues)
+    bucket = rollups.closed_bucket(float(last) if last else None, now)
+    if bucket is not None:
+        rollups.roll_up(client, [(keys.job_snapshots(n), keys.job_rollups(n)) for n in jobs]
+                        + [(keys.queue_snapshots(q), keys.queue_rollups(q)) for q in labels],
+                        bucket, now)
+    return len(jobs) + len(labels)
+
+
+def _extra(*parts: dict | None) -> str:
+    merged: dict = {"failed": 0, "waited": 0, "wait": 0.0}
+    for part in parts:
+        merged.update(part or {})
+    return json.dumps(merged, separators=(",", ":"))
 
 
 def snapshots(client: RedisClient, kind: str, name: str, since: float = 0) -> list[Snapshot]:
     key = keys.job_snapshots(name) if kind == "job" else keys.queue_snapshots(name)
-    return [Snapshot(**json.loads(as_bytes(raw)))
+    known = set(Snapshot.__slots__)
+    return [Snapshot(**{k: v for k, v in json.loads(as_bytes(raw)).items() if k in known})
             for raw in client.zrangebyscore(key, since, "+inf")]
 
 

@@ -15,7 +15,7 @@ import redis
 
 from horizon import keys
 from horizon.config import HorizonSettings
-from horizon.repositories import commands, metrics, recent, state
+from horizon.repositories import commands, metrics, recent, snapshot_extras, state
 from horizon.supervisor import staleness
 from horizon.supervisor.duties import Duties
 from horizon.supervisor.supervisor import Supervisor
@@ -199,8 +199,9 @@ class Master:
             interval = self.config.snapshot_interval
             if self.client.set(keys.SNAPSHOT_LOCK, self.name, nx=True,
                                ex=max(int(interval), 1)):
-                metrics.take_snapshots(self.client, now=now,
-                                       keep_minutes=self.config.trim_metrics_minutes)
+                metrics.take_snapshots(
+                    self.client, now=now, keep_minutes=self.config.trim_metrics_minutes,
+                    queues=snapshot_extras.configured_queues(self.config))
                 recent.trim(self.client, self.config.trim_completed_minutes, now=now)
         except redis.RedisError as exc:
             self.log(f"metrics upkeep failed: {exc}")

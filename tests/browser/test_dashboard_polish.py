@@ -31,8 +31,10 @@ def test_metrics_charts_have_axes_units_and_hover_values(page, operator, rclient
         metrics.take_snapshots(rclient, now=start + minute * 60)
     log_in(page, next_path="/metrics/?series=job:app.jobs.Report")
     charts = page.locator("svg.chart.large")
-    expect(charts).to_have_count(2)
-    throughput, runtime = charts.nth(0), charts.nth(1)
+    # throughput, failure rate, runtime; no wait measured (so a note, not a chart)
+    expect(charts).to_have_count(3)
+    throughput, runtime = charts.nth(0), page.locator("svg.chart.large.runtime")
+    expect(page.locator("#metrics")).to_contain_text("No wait measured in this range")
     # Value axis labelled with units from 0 to a round top; time axis in HH:MM.
     expect(throughput.locator(".y-axis text").first).to_have_text("0 jobs/min")
     expect(throughput.locator(".y-axis text")).to_have_count(3)

@@ -87,8 +87,9 @@ def _matching_rows(request: HtmxHttpRequest):
     queue, q = queues.parse(request.POST.get("queue")), request.POST.get("q", "").strip()
     exc = failed_view.exception_param(request.POST)
     since = failed_view.since_param(request.POST)
-    rows = failures.filtered(queue, q, exc, since)
-    described = failures.filter_note(queue, q, exc, since)
+    picked = failed_view.picked_param(request.POST)
+    rows = failures.filtered(queue, q, exc, since, picked.job, picked.tag)
+    described = failures.filter_note(queue, q, exc, since, picked.job, picked.tag)
     upto = int_param(request.POST, "upto")
     if upto:
         rows = rows.filter(id__lte=upto)

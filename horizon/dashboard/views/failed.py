@@ -7,7 +7,7 @@ from django.http import HttpResponse, QueryDict
 from django.shortcuts import render
 from django.utils.http import urlencode
 
-from horizon.dashboard import failures, queues
+from horizon.dashboard import facet_counts, facets, failures, queues
 from horizon.dashboard.auth import page
 from horizon.dashboard.views.common import HtmxHttpRequest, fragment, int_param, render_page
 
@@ -29,22 +29,34 @@ def since_param(params: QueryDict) -> str:
     return value if value in failures.SINCE else ""
 
 
+def picked_param(params: QueryDict) -> facets.Picked:
+    """The job and tag facets chosen (the time range is ``since``)."""
+    found = facets.Picked.parse(params, "failed")
+    return facets.Picked(found.job, found.tag)
+
+
 def context(params: QueryDict) -> dict:
     chosen, needle = filters_of(params)
     window = int_param(params, "window")
     exc = exception_param(params)
     since = since_param(params)
+    picked = picked_param(params)
     listing = failures.listing(chosen, needle, start=int_param(params, "start"),
-                               window=window, exc=exc, since=since)
+                               window=window, exc=exc, since=since, job=picked.job,
+                               tag=picked.tag)
     filters = {k: v for k, v in (("queue", chosen.label if chosen else ""), ("exc", exc),
-                                 ("since", since),
+                                 ("since", since), ("job", picked.job), ("tag", picked.tag),
                                  ("q", needle),
                                  ("window", str(window) if needle and window else "")) if v}
     groups, grouped = failures.groups(chosen)
     return {
         "section": "failed",
-        "matching": failures.matching(chosen, needle, exc, since),
-        "filter_note": failures.filter_note(chosen, needle, exc, since),
+        "matching": failures.matching(chosen, needle, exc, since, picked.job, picked.tag),
+        "filter_note": failures.filter_note(chosen, needle, exc, since, picked.job,
+                                            picked.tag),
+        "picked": picked,
+        "picked_prefix": urlencode(picked.params()) + "&" if picked.any else "",
+        "facets": facet_counts.for_failed(chosen, exc, since, picked, filters),
         "exc": exc,
         "since": since,
         "recent": failures.recent_counts(chosen),

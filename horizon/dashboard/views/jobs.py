@@ -10,7 +10,7 @@ from django.shortcuts import render
 from django.utils.http import urlencode
 
 from horizon.config import horizon_settings
-from horizon.dashboard import listings, queues
+from horizon.dashboard import facet_counts, facets, listings, queues
 from horizon.dashboard.auth import page
 from horizon.dashboard.views.common import HtmxHttpRequest, fragment, int_param, render_page
 from horizon.repositories import horizon_client, recent
@@ -25,15 +25,18 @@ def context(state: str, params: QueryDict) -> dict:
     known = queues.known_queues()
     chosen = queues.parse(params.get("queue"))
     needle = params.get("q", "").strip()[:200]
+    picked = facets.Picked.parse(params, state)
     if state == "completed":
         # Successes are kept for a while, then trimmed; drop expired index entries first.
         recent.trim(horizon_client(), horizon_settings().trim_completed_minutes)
     refs = [chosen] if chosen and state != "completed" else known
     listing = listings.listing(state, refs, start=int_param(params, "start"), needle=needle,
-                               queue_filter=chosen if state == "completed" else None)
+                               queue_filter=chosen if state == "completed" else None,
+                               picked=picked)
     if state == "reserved":
         listings.mark_gone_holders(listing.rows)
-    filters = {k: v for k, v in (("queue", chosen.label if chosen else ""), ("q", needle)) if v}
+    filters = {k: v for k, v in (("queue", chosen.label if chosen else ""), ("q", needle))
+               if v} | picked.params()
     return {
         "section": state,
         "state": state,
@@ -43,6 +46,10 @@ def context(state: str, params: QueryDict) -> dict:
         "queues": known,
         "chosen": chosen,
         "needle": needle,
+        "picked": picked,
+        # a uuid answered by the index shows one job: no counts to take
+        "facets": (None if listing.via_index
+                   else facet_counts.for_jobs(state, known, chosen, picked, filters)),
         "filters": filters,
         "query": urlencode(filters),
         "start": listing.page.start if listing.page else (listing.scan.start if listing.scan

@@ -1,21 +1,21 @@
-"""Throughput and runtime per job and per queue, drawn from the stored snapshots, with
-failure counts from the outcome counters (the ones /metrics exports), a selectable range
-for the large charts, one scale per column of sparklines, and a live refresh."""
+"""Throughput, failure rate, runtime, wait and queue depth per job and per queue, drawn
+from the stored snapshots (minute ones, or 15-minute rollups for a week), with failure
+counts from the outcome counters (the ones /metrics exports), a selectable range for the
+large charts, one scale per column of sparklines, and a live refresh."""
 from __future__ import annotations
 
 import time
 
 from django.http import HttpResponse
 
-from horizon.dashboard import formatting, reads
+from horizon.config import horizon_settings
+from horizon.dashboard import formatting, reads, trends
 from horizon.dashboard.auth import page
 from horizon.dashboard.views.common import HtmxHttpRequest, render_page
 from horizon.repositories import counters, horizon_client
 
-SPARK = (160, 36)
+SPARK = (120, 36)
 LARGE = (540, 220)  # about the size it is drawn at, so labels stay legible
-HISTORY = 240  # snapshots in the large charts (four hours at one a minute)
-RANGES = {"1h": 60, "4h": 240, "24h": 1440, "7d": 7 * 1440}  # snapshots, one a minute
 
 
 def outcome_totals(items: list[reads.Series]) -> None:
@@ -45,16 +45,18 @@ def metrics(request: HtmxHttpRequest) -> HttpResponse:
     pool = {s.key: s for s in [*queues, *jobs]}
     chosen = pool.get(request.GET.get("series", "")) or next(iter(queues or jobs), None)
     asked = request.GET.get("range") or ""
-    chosen_range = asked if asked in RANGES else "4h"
+    chosen_range = asked if asked in trends.RANGES else "4h"
     selected = None
     if chosen is not None:
-        selected = reads.one_series(chosen.kind, chosen.name, RANGES[chosen_range], *LARGE)
+        selected = reads.one_series(chosen.kind, chosen.name, chosen_range, *LARGE)
     return render_page(request, "horizon/metrics.html", "horizon/partials/metrics.html", {
         "section": "metrics",
         "jobs": jobs,
         "queues": queues,
         "selected": selected,
-        "ranges": list(RANGES),
+        "ranges": list(trends.RANGES),
+        "rolled_up": trends.source(trends.RANGES[chosen_range],
+                                   horizon_settings().trim_metrics_minutes) == "rollups",
         "chosen_range": chosen_range,
         "series_key": chosen.key if chosen is not None else "",
         "moments": _axis(selected),

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from django.http import HttpResponse, QueryDict
 from django.shortcuts import render
+from django.utils.http import urlencode
 
-from horizon.dashboard import queues
+from horizon.dashboard import facets, queues
 from horizon.dashboard import retries as retries_model
 from horizon.dashboard.auth import page
 from horizon.dashboard.views.common import HtmxHttpRequest, fragment, render_page
+from horizon.dashboard.views.failed import exception_param
 
 PARTIAL = "horizon/partials/retries.html"
 
@@ -16,12 +18,19 @@ PARTIAL = "horizon/partials/retries.html"
 def context(params: QueryDict) -> dict:
     known = queues.known_queues()
     chosen = queues.parse(params.get("queue"))
+    picked = facets.Picked.parse(params, "delayed")
+    exc = exception_param(params)
+    filters = {k: v for k, v in (("queue", chosen.label if chosen else ""), ("exc", exc))
+               if v} | picked.params()
     return {
         "section": "retries",
-        "r": retries_model.retries([chosen] if chosen else known),
+        "r": retries_model.retries([chosen] if chosen else known, picked=picked, exc=exc,
+                                   base=filters),
         "queues": known,
         "chosen": chosen,
-        "query": f"queue={chosen.label}" if chosen else "",
+        "filters": filters,
+        "query": urlencode(filters),
+        "state": "delayed",
     }
 
 

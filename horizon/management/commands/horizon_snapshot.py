@@ -2,13 +2,14 @@
 from django.core.management.base import BaseCommand
 
 from horizon.config import horizon_settings
-from horizon.repositories import horizon_client, metrics
+from horizon.repositories import horizon_client, metrics, snapshot_extras
 
 
 class Command(BaseCommand):
     help = "Take a metrics snapshot now (not needed with a running master)."
 
     def handle(self, *args, **options):
-        count = metrics.take_snapshots(horizon_client(),
-                                       keep_minutes=horizon_settings().trim_metrics_minutes)
+        config = horizon_settings()
+        count = metrics.take_snapshots(horizon_client(), keep_minutes=config.trim_metrics_minutes,
+                                       queues=snapshot_extras.configured_queues(config))
         self.stdout.write(self.style.SUCCESS(f"Snapshotted {count} metric series."))

@@ -1,0 +1,146 @@
+"""The entries facet counts are taken from, read within a fixed budget per request.
+
+Job lists (pending, delayed, reserved, completed): the queue facet is exact (each
+queue's length, one round trip per connection); job, tag and time range are counted
+over the whole listing when it holds at most `facets.SAMPLE` entries, else over a
+sample of that many read in evenly spaced runs (bounded prefixes of each entry, as the
+list pages read them) and scaled to the listing's size. Failed jobs: job, queue and
+tag over the newest `FAILED_WINDOW` rows of the store (one indexed query), exact when
+the store is no larger; exception class and time range keep their own counts
+(failures.groups, failures.recent_counts).
+"""
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+from django.db.models.functions import Substr
+
+from horizon.dashboard import facets, failures, listings, paging
+from horizon.dashboard.facets import Facets, Picked
+from horizon.dashboard.queues import QueueRef
+from queueing.dispatching.preview import read_prefix
+
+ESTIMATE_TTL = 10.0  # seconds an estimate is reused by the list's 2-second refreshes
+_estimates: dict[tuple, tuple[float, Sample]] = {}
+TIME_TITLES = {"delayed": "Due within", "completed": "Completed in the past"}
+FAILED_WINDOW = 5000  # newest failed rows the job, queue and tag counts cover
+PAYLOAD_HEAD = 2000  # characters of a failed payload read for its tags (they come first)
+
+
+def moment(state: str, data: dict, score: float | None, completed: dict | None
+           ) -> float | None:
+    """The time a list's time-range facet looks at: due (delayed), completed, else pushed."""
+    if state == "delayed":
+        return score
+    if completed is not None:
+        return completed.get("completed_at")
+    pushed = data.get("pushedAt")
+    return pushed if isinstance(pushed, (int, float)) else None
+
+
+def sampled_entries(state: str, segments: list[tuple[str, int]], total: int
+                    ) -> list[tuple[str, dict, float | None]]:
+    entries = []
+    for start, count in facets.sample_plan(total):
+        for piece in paging.slices(segments, start, count):
+            for raw, score, index in listings.read_slice(state, piece):
+                queue, data, score, _, completed = listings.decode(state, piece.key, raw,
+                                                                   score, index)
+                entries.append((queue, data, moment(state, data, score, completed)))
+    return entries
+
+
+@dataclass(frozen=True)
+class Sample:
+    """What a sample counted: the tallies, how many entries, out of how many."""
+
+    mine: facets.Tally  # entries of the queue shown (all of them for Redis lists)
+    queues: Counter  # per queue, over every entry sampled (the completed list's queues)
+    counted: int
+    total: int
+
+
+def for_jobs(state: str, known: list[QueueRef], chosen: QueueRef | None, picked: Picked,
+             base: dict[str, str], now: float | None = None) -> Facets:
+    """The facets of a job list. A sample (a list past the budget) is reused for
+    ESTIMATE_TTL seconds in this process while the list stays about its size (within a
+    fifth), so a list refreshing every 2 s samples a 100k-entry queue once per 10 s,
+    not five times; its counts are scaled to the list's size now, and the queue counts
+    (lengths) are always read afresh."""
+    now = time.time() if now is None else now
+    every = listings.queue_segments(state, known)
+    segments = every if state == "completed" or chosen is None else [
+        (key, size) for key, size in every if key == chosen.label]
+    total = sum(size for _, size in segments)
+    key = (state, tuple(label for label, _ in every), tuple(sorted(base.items())))
+    kept = _estimates.get(key)
+    if kept is not None and kept[0] > now and abs(kept[1].total - total) <= total / 5:
+        sample = kept[1]
+    else:
+        sample = _sample(state, segments, total, chosen, picked, now)
+        if sample.counted < total:
+            if len(_estimates) > 256:
+                _estimates.clear()  # bounded: filters are many, memory is not
+            _estimates[key] = (now + ESTIMATE_TTL, sample)
+    return _facets(state, every, chosen, picked, base, sample, total)
+
+
+def _sample(state: str, segments: list[tuple[str, int]], total: int,
+            chosen: QueueRef | None, picked: Picked, now: float) -> Sample:
+    entries = sampled_entries(state, segments, total)
+    mine = [e for e in entries if chosen is None or state != "completed"
+            or e[0] == chosen.label]
+    return Sample(facets.tally(mine, state, now, picked),
+                  facets.tally(entries, state, now, picked).queues, len(entries), total)
+
+
+def _facets(state: str, every: list[tuple[str, int]], chosen: QueueRef | None,
+            picked: Picked, base: dict[str, str], sample: Sample, total: int) -> Facets:
+    found, counted = sample.mine, sample.counted
+    if counted >= sample.total:
+        total = counted  # counted whole: exact, whatever arrived since
+    if state == "completed":
+        queue_facet = facets.facet("queue", "Queue", sample.queues, base,
+                                   chosen.label if chosen else "", counted=counted,
+                                   total=total)
+    else:  # exact: the queues' lengths
+        queue_facet = facets.facet("queue", "Queue", Counter(dict(every)), base,
+                                   chosen.label if chosen else "", counted=1, total=1,
+                                   order=[key for key, size in every if size])
+    return Facets([
+        facets.facet("job", "Job", found.jobs, base, picked.job, counted=counted,
+                     total=total, labels=found.names),
+        queue_facet,
+        facets.facet("tag", "Tag", found.tags, base, picked.tag, counted=counted, total=total),
+        facets.facet("within", TIME_TITLES.get(state, "Pushed in the past"), found.times,
+                     base, picked.within, counted=counted, total=total,
+                     order=list(facets.ranges_for(state))),
+    ], counted, total, estimated=counted < total)
+
+
+def for_failed(chosen: QueueRef | None, exc: str, since: str, picked: Picked,
+               base: dict[str, str]) -> Facets:
+    rows = failures.filtered(None, exc=exc, since=since)
+    newest = list(rows.order_by("-failed_at", "-id")
+                  .annotate(head=Substr("payload", 1, PAYLOAD_HEAD))
+                  .values_list("connection", "queue", "job", "head")[:FAILED_WINDOW])
+    entries = []
+    for connection, queue, job, head in newest:
+        data = read_prefix(head or "")
+        data["job"] = job or data.get("job")
+        entries.append((f"{connection}:{queue}", data, None))
+    mine = [e for e in entries if chosen is None or e[0] == chosen.label]
+    found = facets.tally(mine, "failed", 0.0, picked)
+    queue_counts = facets.tally(entries, "failed", 0.0, picked).queues
+    counted = len(entries)
+    # A window of the newest rows, not a spread sample: counted as they are, not scaled.
+    return Facets([
+        facets.facet("job", "Job", found.jobs, base, picked.job, counted=1, total=1,
+                     labels=found.names),
+        facets.facet("queue", "Queue", queue_counts, base, chosen.label if chosen else "",
+                     counted=1, total=1),
+        facets.facet("tag", "Tag", found.tags, base, picked.tag, counted=1, total=1),
+    ], counted, counted if counted < FAILED_WINDOW else rows.count(), estimated=False)
+
