@@ -147,3 +147,16 @@ def test_a_job_at_90000_of_100000_is_found_by_search_and_bare_url_fast(client, d
     response = client.post(f"/jobs/pending/{target}/delete/", {"job_queue": "redis:default"})
     assert driver.locate("default", target) is None
     assert driver.sizes("default").pending == 99_999
+
+
+def test_find_answers_from_the_index_per_state(driver):
+    """QueueDriver.find on Redis: the entry where the index puts it, nothing elsewhere."""
+    pending, later = payload("a.job"), payload("a.job")
+    driver.push("default", encode(pending))
+    driver.later("default", encode(later), time.time() + 60)
+    [raw] = driver.find("pending", "default", pending["uuid"])
+    assert json.loads(raw)["uuid"] == pending["uuid"]
+    [(raw, score)] = driver.find("delayed", "default", later["uuid"])
+    assert json.loads(raw)["uuid"] == later["uuid"] and score > time.time()
+    assert driver.find("delayed", "default", pending["uuid"]) == []
+    assert driver.find("pending", "default", str(uuid_lib.uuid4())) == []

@@ -75,7 +75,7 @@ def find_pending(ref: QueueRef, uuid: str, at: int | None = None) -> Found | Non
     indexed = _indexed(driver, ref, uuid)
     if indexed is not None:
         return indexed if indexed.state == "pending" else None
-    if hasattr(driver, "find"):  # a database connection looks the uuid up directly
+    if driver.capabilities.find_by_uuid:  # a database connection looks it up directly
         for raw in driver.find("pending", ref.name, uuid):
             if _is(raw, uuid):
                 return Found("pending", uuid, peek(raw), ref, raw, position=at)
@@ -100,7 +100,7 @@ def find_scored(state: str, ref: QueueRef, uuid: str, score: float | None = None
         indexed = _indexed(driver, ref, uuid)
         if indexed is not None:
             return indexed if indexed.state == state else None
-    if hasattr(driver, "find"):  # a database connection looks the uuid up directly
+    if driver.capabilities.find_by_uuid:  # a database connection looks it up directly
         candidates = driver.find(state, ref.name, uuid)
     else:
         candidates = _scored_in_redis(driver, state, ref, score, uuid)

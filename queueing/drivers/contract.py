@@ -103,12 +103,16 @@ class Capabilities:
       dashboard shows a database connection's holders and leases instead).
     * ``transactional``: dispatch writes in the caller's database transaction, so a
       rolled-back transaction leaves no job behind (no after-commit wait is needed).
+    * ``find_by_uuid``: ``find(state, queue, uuid)`` looks a job up by its uuid in one
+      query (the dashboard's lookup); otherwise the dashboard scans around a position
+      hint when the driver's ``locate`` index does not know the uuid.
     """
 
     prefetch: bool = False
     wait_then_pop: bool = False
     heartbeats: bool = False
     transactional: bool = False
+    find_by_uuid: bool = False
 
 
 @runtime_checkable
@@ -196,6 +200,11 @@ class QueueDriver(DispatchTarget, Protocol):
 
     def find_member(self, queue: str, token: str) -> bytes | None:
         """The reserved payload of the delivery named by `token`, while it is held."""
+
+    def find(self, state: str, queue: str, uuid: str) -> list:
+        """The entries of `state` ("pending", "delayed", "reserved") in `queue` whose job
+        is `uuid`: raw entries for pending, (raw, score) pairs otherwise. Exhaustive where
+        ``Capabilities.find_by_uuid`` says so; otherwise what an index knows."""
 
     def wait_for_jobs(self, queues: Iterable[str], timeout: float) -> bool:
         """Block up to `timeout` seconds for a job on any of `queues` (True: woken)."""

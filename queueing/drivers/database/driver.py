@@ -80,7 +80,7 @@ class DatabaseDriver:
     connection_errors = (OperationalError, InterfaceError)
     transient_errors: tuple[type[BaseException], ...] = connection_errors
     capabilities = Capabilities(prefetch=True, wait_then_pop=False, heartbeats=False,
-                                transactional=True)
+                                transactional=True, find_by_uuid=True)
 
     def __init__(self, config: ConnectionConfig) -> None:
         self.alias = config.database

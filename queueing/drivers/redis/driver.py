@@ -419,6 +419,15 @@ class RedisDriver:
         state = state.decode() if isinstance(state, bytes) else state
         return state, entry, (int(place) if state == "pending" else float(place))
 
+    def find(self, state: str, queue: str, uuid: str) -> list:
+        """What the uuid index knows of `uuid` in `state` (see QueueDriver.find); entries
+        written before the index existed are not found here."""
+        found = self.locate(queue, uuid)
+        if found is None or found[0] != state:
+            return []
+        _, entry, place = found
+        return [entry] if state == "pending" else [(entry, place)]
+
     def run_now(self, queue: str, raw: bytes | str) -> bool:
         """A delayed job to the head of the ready list: the next one a worker takes."""
         k = self.keys(queue)
