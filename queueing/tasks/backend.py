@@ -160,7 +160,9 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[name-defined]
         script: Script = getattr(driver.scripts, name)
         pipe = driver.client.pipeline(transaction=False)
         store.create_calls(pipe, enqueue.record, enqueue.result_ttl(store.ttl))
-        pipe.evalsha(script.sha, len(script_keys), *script_keys, *script_args)
+        # As a bare command: a cluster pipeline refuses redis-py's evalsha method.
+        pipe.execute_command("EVALSHA", script.sha, len(script_keys), *script_keys,
+                             *script_args)
         replies = pipe.execute(raise_on_error=False)
         for reply in replies[:-1]:
             if isinstance(reply, Exception):

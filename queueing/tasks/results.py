@@ -145,7 +145,8 @@ class ResultStore:
     def create_calls(self, pipe: Any, record: ResultRecord, ttl: int | None = None) -> None:
         """Queue the writes of a new result on `pipe` (the enqueue sends them with the push)."""
         key, workers, errors = self._keys(record.id)
-        pipe.delete(key, workers, errors)
+        for old in (key, workers, errors):  # one key per DEL: a cluster pipeline refuses more
+            pipe.delete(old)
         pipe.hset(key, mapping=record_to_redis(record))
         pipe.expire(key, ttl or self.ttl)
 

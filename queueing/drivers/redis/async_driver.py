@@ -11,6 +11,8 @@ and each closes its sockets while its loop can still await that: see ``_closing`
 """
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
@@ -23,6 +25,10 @@ from queueing.drivers.redis.keys import QueueKeys
 from queueing.drivers.redis.scripts import sha, source
 
 ScriptCall = tuple[str, list, list]  # (script name in lua/, keys, args)
+# redis.asyncio's cluster client refuses a node's 101st connection (MaxConnectionsError)
+# where the plain client's blocking pool makes the surplus wait: calls past this many at
+# once wait their turn here instead (200 dispatches gathered at once must all land).
+CLUSTER_CALLS_AT_ONCE = 100
 
 
 class AsyncRedisDriver:
@@ -34,6 +40,8 @@ class AsyncRedisDriver:
         self.client = client  # redis.asyncio.Redis or redis.asyncio.cluster.RedisCluster
         self._keys: dict[str, QueueKeys] = {}
         self._closer: AsyncGenerator[None, None] | None = None
+        self._turns: Any = (asyncio.Semaphore(CLUSTER_CALLS_AT_ONCE) if config.cluster
+                            else contextlib.nullcontext())
 
     def keys(self, queue: str) -> QueueKeys:
         keys = self._keys.get(queue)
@@ -68,10 +76,11 @@ class AsyncRedisDriver:
         """EVALSHA; on NOSCRIPT (a restarted Redis) EVAL, which also loads the script on
         the node that owns the keys (the right one in a cluster, unlike SCRIPT LOAD)."""
         await self._started()
-        try:
-            return await self.client.evalsha(sha(name), len(keys), *keys, *args)
-        except redis.exceptions.NoScriptError:
-            return await self.client.eval(source(name), len(keys), *keys, *args)
+        async with self._turns:
+            try:
+                return await self.client.evalsha(sha(name), len(keys), *keys, *args)
+            except redis.exceptions.NoScriptError:
+                return await self.client.eval(source(name), len(keys), *keys, *args)
 
     async def pipelined(self, before: Callable[[Any], None], call: ScriptCall) -> Any:
         """Plain commands queued by `before(pipe)`, then one script, in one round trip;
@@ -83,13 +92,15 @@ class AsyncRedisDriver:
         before(pipe)
         # execute_command, not pipe.evalsha: cluster pipelines refuse the latter by name
         pipe.execute_command("EVALSHA", sha(name), len(keys), *keys, *args)
-        replies = await pipe.execute(raise_on_error=False)
+        async with self._turns:
+            replies = await pipe.execute(raise_on_error=False)
         for reply in replies[:-1]:
             if isinstance(reply, Exception):
                 raise reply
         last = replies[-1]
         if isinstance(last, redis.exceptions.NoScriptError):
-            return await self.client.eval(source(name), len(keys), *keys, *args)
+            async with self._turns:
+                return await self.client.eval(source(name), len(keys), *keys, *args)
         if isinstance(last, Exception):
             raise last
         return last
