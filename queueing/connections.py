@@ -85,9 +85,9 @@ def make_client(config: ConnectionConfig, *, socket_timeout: float | None = None
     uses a shorter one, so a stuck renewal is retried before the lease lapses).
     """
     url, options = client_options(config, socket_timeout=socket_timeout)
+    options.setdefault("max_connections", SYNC_MAX_CONNECTIONS)  # per node in a cluster
     if config.cluster:
         return RedisCluster.from_url(url, **options)
-    options.setdefault("max_connections", SYNC_MAX_CONNECTIONS)
     return redis.Redis.from_url(url, **options)
 
 
