@@ -149,6 +149,27 @@ def test_120_sync_jobs_each_holding_a_redis_connection_all_run_at_once(spawn_wor
     assert queue_is_empty(rclient)
 
 
+def test_async_jobs_with_middleware_keep_it_with_several_slots(spawn_worker, rclient):
+    """An async def job's middleware (here WithoutOverlapping on two keys) holds on a
+    worker with 8 slots: same-key runs never overlap, and every job runs once."""
+    from tests.testapp import control_jobs
+
+    dispatch_many([control_jobs.async_overlapping.s(f"key-{i % 2}", i) for i in range(8)])
+    worker = spawn_worker("--concurrency=8", "--sleep=0.05", "--quiet")
+    wait_until(lambda: len([n for n in jobs.notes() if n.get("label") == "aoverlap"
+                            and n.get("phase") == "end"]) >= 8,
+               timeout=60, interval=0.1, message="8 async jobs to finish")
+    notes = [n for n in jobs.notes() if n.get("label") == "aoverlap"]
+    starts = {n["index"]: n for n in notes if n["phase"] == "start"}
+    ends = {n["index"]: n for n in notes if n["phase"] == "end"}
+    assert sorted(starts) == sorted(ends) == list(range(8)), "each ran exactly once"
+    for key in range(2):
+        spans = sorted((starts[i]["t"], ends[i]["t"]) for i in range(key, 8, 2))
+        for (_, end), (start, _) in zip(spans, spans[1:]):
+            assert end <= start, f"key-{key}: a run started at {start} before {end}"
+    assert stop(worker) == 0
+
+
 # -- 2. each ran once ------------------------------------------------------------------------------
 def test_each_job_runs_once_with_its_own_uuid_in_its_thread_or_task(spawn_worker, rclient):
     """300 short jobs, sync and async mixed, on one worker with 8 slots: every job starts

@@ -285,7 +285,9 @@ class SlotPool:
             with self._cond:
                 self.busy -= 1
             return
-        is_async = prepared.definition.is_async  # Django Tasks' adapter runs on a thread
+        # An async def job with middleware (sync code around it) runs in this thread, on
+        # the thread's own loop, like a sync job; Django Tasks' adapter runs on a thread.
+        is_async = prepared.definition.is_async and prepared.plan is None
         entry = Active(prepared, time.monotonic(), is_async)
         self.inflight.started(held, self.runner.kill_at(prepared), prepared.job.uuid,
                               prepared.job.job)

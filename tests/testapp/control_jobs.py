@@ -2,6 +2,7 @@
 
 Each records what happened in Redis (tests.testapp.jobs.note), so tests assert outcomes.
 """
+import asyncio
 import time
 
 from queueing import Job, job
@@ -27,6 +28,15 @@ def overlapping(key, index):
     note(RAN, label="overlap", id=key, index=index, phase="start", t=time.time())
     time.sleep(0.05)
     note(RAN, label="overlap", id=key, index=index, phase="end", t=time.time())
+
+
+@job(middleware=[WithoutOverlapping(lambda key, index: key, release_after=0.05)], tries=1)
+async def async_overlapping(key, index):
+    """overlapping as an ``async def`` job: its middleware must hold on a worker with
+    several slots too."""
+    note(RAN, label="aoverlap", id=key, index=index, phase="start", t=time.time())
+    await asyncio.sleep(0.2)
+    note(RAN, label="aoverlap", id=key, index=index, phase="end", t=time.time())
 
 
 @job(middleware=[WithoutOverlapping("test-held", expire_after=3, release_after=0.1)],
