@@ -33,6 +33,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from django import db
+
 from queueing.drivers.contract import Reservation
 from queueing.worker import execution
 from queueing.worker.inflight import InFlight
@@ -164,9 +166,10 @@ class SlotPool:
         settled = 0
         while self.async_done:
             done = self.async_done.popleft()
-            outcome = self.settle_error(done)
-            self.settle(done.prepared.held, outcome)
-            self._release(done.prepared.held.token)
+            try:
+                self.settle(done.prepared.held, self.settle_error(done))
+            finally:
+                self._release(done.prepared.held.token)
             settled += 1
         return settled
 
@@ -261,15 +264,20 @@ class SlotPool:
                 self._cond.notify()
 
     def _thread_main(self) -> None:
-        while True:
-            held = self._claim()
-            if held is None:
-                return
-            try:
-                self._take(held)
-            except BaseException as exc:  # a bug of ours: the row's lease brings it back
-                logger.error("slot thread could not settle %s: %s", held.token, exc,
-                             exc_info=exc)
+        try:
+            while True:
+                held = self._claim()
+                if held is None:
+                    return
+                try:
+                    self._take(held)
+                except BaseException as exc:  # a bug of ours: its lease brings it back
+                    logger.error("slot thread could not settle %s: %s", held.token, exc,
+                                 exc_info=exc)
+        finally:
+            # Django's connections are per thread: what this one opened (a failed-store
+            # write for an entry that never ran, say) is closed with it.
+            db.connections.close_all()
 
     def _take(self, held: Reservation) -> None:
         """Prepare a row; run it here when it is a sync job, hand it to the loop when it
@@ -281,9 +289,11 @@ class SlotPool:
                 self.busy -= 1
             raise
         if isinstance(prepared, Outcome):  # settled without running
-            self.settle(held, prepared)
-            with self._cond:
-                self.busy -= 1
+            try:
+                self.settle(held, prepared)
+            finally:
+                with self._cond:
+                    self.busy -= 1
             return
         # An async def job with middleware (sync code around it) runs in this thread, on
         # the thread's own loop, like a sync job; Django Tasks' adapter runs on a thread.
@@ -304,8 +314,10 @@ class SlotPool:
         except BaseException as exc:  # an interrupt that landed outside the job's code
             logger.error("job %s: %s outside its code", prepared.job.uuid, exc)
             outcome = self.settle_error(Done(prepared, exc, time.perf_counter() - started))
-        self.settle(held, outcome)  # its row first: a free slot means a settled row
-        self._release(held.token, wake=False)
+        try:
+            self.settle(held, outcome)  # its row first: a free slot means a settled row
+        finally:
+            self._release(held.token, wake=False)
 
     def settle_error(self, done: Done) -> Outcome:
         """The outcome of a job that raised outside the runner's own settling (an async
