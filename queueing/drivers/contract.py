@@ -178,8 +178,10 @@ class QueueDriver(DispatchTarget, Protocol):
         their queue (priority kept), as if never delivered: the delivery count lowered
         again, every other field kept. Answers how many were still held."""
 
-    def delete(self, reservation: Reservation) -> bool:
-        """Forget a reserved job (it succeeded or failed for good)."""
+    def delete(self, reservation: Reservation, *, outcome: str | None = None) -> bool:
+        """Forget a reserved job (it succeeded or failed for good). `outcome` ("f"
+        failed, "s" skipped) counts a batch member in its batch on the way, where the
+        driver keeps batches (docs/batches.md)."""
 
     def release(self, reservation: Reservation, available_at: float,
                 payload: str | None = None, *, uncounted: bool = False) -> bool:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from queueing import failed
+from queueing.batches import tag as batch_tag
 from queueing.dispatching import payload as payload_lib
 from queueing.dispatching import payload_checks
 from queueing.dispatching.payload import Payload
@@ -264,6 +265,9 @@ class JobRunner:
                 "dying (segfault, out-of-memory kill, os._exit?)"))
             return Outcome("failed", job=job)
 
+        if "batch" in job.data and not self._batch_allows(held, job):
+            return Outcome("skipped", job=job)
+
         meta = {"payload": job, "connection": self.driver.name, "queue": held.queue}
         tries = policy.effective_tries(job.max_tries, self.options.tries)
         send_signal(job_processing, sender=self.worker, **meta)
@@ -277,6 +281,23 @@ class JobRunner:
         self.log.line(job, "RUNNING", f"attempt {job.attempts}")
         timeout = self.options.timeout if job.timeout is None else job.timeout
         return Prepared(held, job, definition, tries, timeout, meta, plan_for(definition))
+
+    def _batch_allows(self, held: Reservation, job: Payload) -> bool:
+        """A batch member may start unless its batch is cancelled: the one round trip a
+        member pays (batch.lua 'start'). A member it refuses is already counted as
+        cancelled; its reservation is dropped here (docs/batches.md)."""
+        tag = batch_tag.of_data(job.data)
+        store = getattr(self.driver, "batches", None)
+        if tag is None or store is None:
+            return True
+        allowed = self._retrying(lambda: store.start(tag, job.uuid), "check batch")
+        if allowed is None or allowed:
+            return True
+        self._retrying(lambda: self.driver.delete(held), "delete cancelled batch member")
+        if "unique" in job.data:
+            controls.release_unique(self, job)
+        self.log.line(job, "SKIPPED", f"batch {tag.id} is cancelled")
+        return False
 
     def kill_at(self, prepared: Prepared) -> float:
         """When the sidecar kills the process if this job still runs (0: never)."""
@@ -374,7 +395,7 @@ class JobRunner:
             return
 
         try:
-            dispatch_next_link(job.chain)
+            dispatch_next_link(job.chain, batch_tag.of_data(job.data) and job.data["batch"])
         except Exception as exc:
             logger.error("could not dispatch the next link of chain after %s %s: %s",
                          job.job, job.uuid, printable(exc, 300), exc_info=exc)
@@ -497,7 +518,7 @@ class JobRunner:
         except Exception as store_exc:
             self._keep_for_later(held, job, text, store_exc)
             return
-        self._retrying(lambda: self.driver.delete(held), "delete failed job")
+        self._retrying(lambda: self._delete_failed(held, job), "delete failed job")
         if job is not None and "unique" in job.data:  # its unique lock goes with it
             controls.release_unique(self, job)
         if job is not None and job.max_exceptions is not None:
@@ -507,6 +528,13 @@ class JobRunner:
                     queue=held.queue, exception=exc, reason=detail or str(exc))
         self.log.line(job, "FAILED", f"{type(exc).__name__}: {exc}" +
                       (f" [{detail}]" if detail else ""))
+
+    def _delete_failed(self, held: Reservation, job: Payload | None) -> bool:
+        """Drop a failed job's reservation; a batch member's failure is counted in the
+        same round trip (no extra one)."""
+        if job is not None and "batch" in job.data:
+            return self.driver.delete(held, outcome="f")
+        return self.driver.delete(held)
 
     def _failure_identity(self, held: Reservation, job: Payload | None,
                           exc: BaseException) -> tuple[str, str, bytes | str]:
@@ -544,7 +572,7 @@ class JobRunner:
         except Exception as store_exc:
             self._keep_for_later(held, job, text, store_exc)
             return Outcome("kept", job=job)
-        self._retrying(lambda: self.driver.delete(held), "delete failed job")
+        self._retrying(lambda: self._delete_failed(held, job), "delete failed job")
         if "unique" in job.data:  # its unique lock goes with it
             controls.release_unique(self, job)
         self.log.line(job, "FAILED", text.splitlines()[0] if text else "")

@@ -290,7 +290,7 @@ class DatabaseDriver:
                 self._run(self.sql.delete(), [row_id, delivery])
         self._add_extra(extra, flush=True)
 
-    def delete(self, reservation: Reservation) -> bool:
+    def delete(self, reservation: Reservation, *, outcome: str | None = None) -> bool:
         return self._run(self.sql.delete(), list(parse_token(reservation.token))) > 0
 
     def release(self, reservation: Reservation, available_at: float,
