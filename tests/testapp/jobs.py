@@ -536,3 +536,22 @@ class BatchCancelCheck(Job):
 
     def handle(self, label):
         note(BATCH_RAN, label=label, cancelled=self.batch.cancelled)
+
+
+@job(tries=1)
+def barrier_member(key, parties=2, wait=5.0):
+    """Waits until `parties` members sharing `key` run, so they finish together."""
+    client = redis_driver("redis").client
+    client.incr(key)
+    client.expire(key, 60)
+    deadline = time.monotonic() + wait
+    while int(client.get(key) or 0) < parties and time.monotonic() < deadline:
+        time.sleep(0.001)
+    note(BATCH_RAN, label=key)
+
+
+@job(tries=10, backoff=0)
+def sturdy_member(label, seconds=0.0):
+    if seconds:
+        time.sleep(seconds)
+    note(BATCH_RAN, label=label)
