@@ -24,7 +24,8 @@ from queueing.worker.execution import current_job
 _moved.install()  # old module paths (before 0.2) still import; see _moved.py
 
 __all__ = [
-    "job", "Job", "chain", "batch", "Batch", "current_batch", "dispatch_many", "dispatch_many_async", "current_job",
+    "job", "Job", "chain", "batch", "Batch", "current_batch", "dispatch_many",
+    "dispatch_many_async", "current_job",
     "JobFunction", "PendingDispatch", "Signature", "QueueError", "DispatchError",
     "InvalidOption", "NotSerializable",
     "UnknownConnection", "UnknownQueue", "UnknownJob",

@@ -18,7 +18,7 @@ import time
 import uuid as uuid_lib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
 
@@ -34,7 +34,6 @@ from queueing.errors import InvalidOption
 if TYPE_CHECKING:
     from queueing.batches.record import Batch
 
-Member = Union[Signature, Sequence[Signature]]  # a list or tuple of signatures: a chain
 CALLBACKS = ("then", "catch", "finally")
 
 

@@ -69,5 +69,6 @@ def settling(raw: bytes | str) -> Settling | None:
     tag = of_data(data)
     if tag is None:
         return None
-    job_uuid = data.get("uuid") if isinstance(data.get("uuid"), str) else ""
-    return Settling(tag, job_uuid[:64], not data.get("chain"))
+    job_uuid = data.get("uuid")
+    return Settling(tag, job_uuid[:64] if isinstance(job_uuid, str) else "",
+                    not data.get("chain"))

@@ -395,7 +395,8 @@ class JobRunner:
             return
 
         try:
-            dispatch_next_link(job.chain, batch_tag.of_data(job.data) and job.data["batch"])
+            member = batch_tag.of_data(job.data)  # a batch member's tag goes down its chain
+            dispatch_next_link(job.chain, member.to_json() if member else None)
         except Exception as exc:
             logger.error("could not dispatch the next link of chain after %s %s: %s",
                          job.job, job.uuid, printable(exc, 300), exc_info=exc)
