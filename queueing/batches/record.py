@@ -59,7 +59,7 @@ class Batch:
     cancelled_at: float | None
     allows_failures: bool
     first_failure: str  # the uuid of the first member job that failed
-    callbacks: dict[str, float | None]  # then/catch/finally -> when it was dispatched
+    callbacks: dict[str, float | None]  # then/catch/finally it has -> when dispatched (None: not yet)
 
     @classmethod
     def from_record(cls, record: dict[str, str]) -> Batch:
@@ -74,8 +74,8 @@ class Batch:
             cancelled_at=_float(record.get("cancelled_at")),
             allows_failures=record.get("allow_failures") == "1",
             first_failure=record.get("first_failure", ""),
-            callbacks={kind: _float(record.get(f"{kind}_at")) if record.get(kind) else None
-                       for kind in ("then", "catch", "finally")},
+            callbacks={kind: _float(record.get(f"{kind}_at"))
+                       for kind in ("then", "catch", "finally") if record.get(kind)},
         )
 
     @classmethod
