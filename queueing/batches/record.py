@@ -59,7 +59,7 @@ class Batch:
     cancelled_at: float | None
     allows_failures: bool
     first_failure: str  # the uuid of the first member job that failed
-    callbacks: dict[str, float | None]  # then/catch/finally it has -> when dispatched (None: not yet)
+    callbacks: dict[str, float | None]  # its callbacks -> when dispatched (None: not yet)
 
     @classmethod
     def from_record(cls, record: dict[str, str]) -> Batch:
