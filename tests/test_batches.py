@@ -144,7 +144,7 @@ def test_a_job_sees_its_batch_cancelled(spawn_worker):
     workers(spawn_worker, 1)
     wait_until(lambda: notes(BATCH_RAN), message="the job")
     assert notes(BATCH_RAN)[0]["cancelled"] is False
-    assert Batch.find(dispatched.id).finished
+    wait_until(lambda: Batch.find(dispatched.id).finished, message="the batch to finish")
 
 
 def test_retry_batch_runs_only_the_failed_jobs_and_the_batch_then_finishes(spawn_worker):

@@ -79,7 +79,29 @@ class RedisBatches:
 
     def start(self, tag: BatchTag, job_uuid: str) -> bool:
         """True: run the member; False: its batch is cancelled (it was counted so)."""
-        return bool(self._run(tag.id, tag.queue, "start", tag.member, job_uuid))
+        return self.start_many([(tag, job_uuid, "")])[""]
+
+    def start_many(self, members: list[tuple[BatchTag, str, str]]) -> dict[str, bool]:
+        """Verdicts for members about to start, each (tag, job uuid, key): key -> True
+        (run it) or False (its batch is cancelled: counted so, drop it). One round trip,
+        one script call per batch."""
+        groups: dict[tuple[str, str], tuple[list[str], list[str]]] = {}
+        for tag, job_uuid, key in members:
+            args, keys = groups.setdefault((tag.id, tag.queue), ([], []))
+            args += [tag.member, job_uuid]
+            keys.append(key)
+        calls = [(self.script, self._keys(batch_id, queue), ["start", now_text(), *args])
+                 for (batch_id, queue), (args, _keys) in groups.items()]
+        if len(calls) == 1:
+            call = calls[0]
+            results = [call[0](keys=call[1], args=call[2])]
+        else:
+            results = run_pipelined(self.client, calls)
+        verdicts: dict[str, bool] = {}
+        for (_args, keys), result in zip(groups.values(), results):
+            for key, verdict in zip(keys, result):
+                verdicts[key] = bool(int(verdict))
+        return verdicts
 
     def retrying(self, tag: BatchTag) -> bool:
         """A failed member is about to be retried: pending again (its failure uncounted)."""

@@ -11,8 +11,10 @@
 -- settle:  ARGV[3..] triples (member, outcome, job uuid); outcome s(ucceeded),
 --          f(ailed) or c(ancelled: skipped because the batch was cancelled).
 --          Returns how many members changed state (0: all counted already).
--- start:   ARGV[3] member, ARGV[4] job uuid. Returns 1: run it; 0: the batch is
---          cancelled, so the member was counted as cancelled and must be dropped.
+-- start:   ARGV[3..] pairs (member, job uuid): members a worker is about to start
+--          (the one it starts now and those it prefetched with it). Returns a verdict
+--          per pair, 1: run it; 0: the batch is cancelled, so the member was counted
+--          as cancelled and must be dropped.
 -- retry:   ARGV[3] member. A failed member becomes pending again ('r'). Returns 1/0.
 -- add:     ARGV[3] how many members join. Returns the new total; -1 unknown batch,
 --          -2 cancelled, -3 finished.
@@ -25,7 +27,11 @@
 local batch, members = KEYS[1], KEYS[2]
 local op, now = ARGV[1], ARGV[2]
 if redis.call('EXISTS', batch) == 0 then
-  if op == 'start' then return 1 end  -- pruned or unknown: the job runs as a plain job
+  if op == 'start' then  -- pruned or unknown: each runs as a plain job
+    local verdicts = {}
+    for i = 3, #ARGV, 2 do verdicts[#verdicts + 1] = 1 end
+    return verdicts
+  end
   if op == 'add' or op == 'cancel' then return -1 end
   return 0
 end
@@ -107,11 +113,19 @@ if op == 'settle' then
   if changed > 0 then maybe_finish() end
   return changed
 elseif op == 'start' then
-  if field('cancelled_at') == '' then return 1 end
-  local prev = redis.call('HGET', members, ARGV[3])
-  if prev == 'r' then return 1 end  -- retried on purpose: it runs
-  if settle(ARGV[3], 'c', ARGV[4]) > 0 then maybe_finish() end
-  return 0
+  local cancelled = field('cancelled_at') ~= ''
+  local verdicts, changed = {}, 0
+  for i = 3, #ARGV, 2 do
+    local verdict = 1
+    -- a member retried on purpose ('r') runs even in a cancelled batch
+    if cancelled and redis.call('HGET', members, ARGV[i]) ~= 'r' then
+      verdict = 0
+      changed = changed + settle(ARGV[i], 'c', ARGV[i + 1])
+    end
+    verdicts[#verdicts + 1] = verdict
+  end
+  if changed > 0 then maybe_finish() end
+  return verdicts
 elseif op == 'retry' then
   local prev = redis.call('HGET', members, ARGV[3])
   if not prev or string.sub(prev, 1, 1) ~= 'f' then return 0 end
