@@ -20,19 +20,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+if TYPE_CHECKING:
+    from queueing.batches.record import Batch
+
 from django.db import transaction
 
 from queueing import tracing
+from queueing.batches.record import BATCH_DRIVERS, store_for
 from queueing.batches.tag import CALLBACK_FIELD, FIELD, BatchTag
 from queueing.config import ConnectionConfig, queue_settings
 from queueing.dispatching import payload as payload_lib
-from queueing.dispatching.dispatch import link_spec, validate_signature, wants_after_commit
+from queueing.dispatching.dispatch import link_spec, should_defer, validate_signature
 from queueing.dispatching.limits import check_size
 from queueing.dispatching.signature import Signature
 from queueing.errors import InvalidOption
-
-if TYPE_CHECKING:
-    from queueing.batches.record import Batch
 
 CALLBACKS = ("then", "catch", "finally")
 
@@ -88,9 +89,9 @@ def encode_members(members: Sequence[Any], conn: ConnectionConfig, queue: str,
             if link.options.connection not in (None, conn.name):
                 raise InvalidOption(f"batch on connection {conn.name!r}: member "
                                     f"{link.definition.name} names {link.options.connection!r}")
-            if link_conn.driver != "redis":
-                raise InvalidOption(f"batches need a redis connection, {conn.name!r} is "
-                                    f"{link_conn.driver!r}")
+            if link_conn.driver not in BATCH_DRIVERS:
+                raise InvalidOption(f"batches need a redis or database connection, "
+                                    f"{conn.name!r} is {link_conn.driver!r}")
         rest = [link_spec(link.using(queue=link.options.queue or queue)) for link in links[1:]]
         head = links[0]
         head_queue = conn.check_queue(head.options.queue or queue)
@@ -107,7 +108,7 @@ def send(conn: ConnectionConfig, encoded: list[Encoded]) -> None:
     """Push encoded members: one script call per queue (and 1,000 jobs); delayed ones to
     the delayed set."""
     from queueing import connections
-    driver = connections.driver(conn.name)
+    driver = connections.queue_driver(conn.name)
     ready: dict[str, list[str]] = {}
     now = time.time()
     for item in encoded:
@@ -197,9 +198,9 @@ class PendingBatch:
         if not self.members:
             raise ValueError("batch() needs at least one job signature")
         conn = queue_settings().connection(self.connection)
-        if conn.driver != "redis":
-            raise InvalidOption(f"batches need a redis connection; {conn.name!r} is "
-                                f"{conn.driver!r}")
+        if conn.driver not in BATCH_DRIVERS:
+            raise InvalidOption(f"batches need a redis or database connection; "
+                                f"{conn.name!r} is {conn.driver!r}")
         queue = conn.check_queue(self.queue or conn.queue)
         now = time.time()
         batch_id = str(uuid_lib.uuid4())
@@ -213,12 +214,11 @@ class PendingBatch:
         }
 
         def write() -> None:
-            from queueing import connections
-            connections.redis_driver(conn.name).batches.create(record)
+            store_for(conn.name).create(record)
             send(conn, encoded)
 
         first = _links(self.members[0])[0]
-        if wants_after_commit(first) and transaction.get_connection().in_atomic_block:
+        if should_defer(first.using(connection=conn.name)):
             transaction.on_commit(write)
         else:
             write()

@@ -28,17 +28,24 @@ def _int(value: str | None) -> int:
         return 0
 
 
+BATCH_DRIVERS = ("redis", "database")  # the drivers that keep batches
+
+
 def store_for(connection: str) -> Any:
+    """The batch store of `connection` (its driver's ``batches``)."""
     from queueing import connections
-    return connections.redis_driver(connection).batches
+    store = getattr(connections.queue_driver(connection), "batches", None)
+    if store is None:
+        raise BatchError(f"connection {connection!r} does not keep batches")
+    return store
 
 
 def batch_connections() -> list[str]:
-    """Connections that can hold batches (the redis ones), the default first."""
+    """Connections that can hold batches (redis and database ones), the default first."""
     settings = queue_settings()
     names = [settings.connection().name] + [name for name in settings.connections
                                             if name != settings.connection().name]
-    return [name for name in names if settings.connection(name).driver == "redis"]
+    return [name for name in names if settings.connection(name).driver in BATCH_DRIVERS]
 
 
 @dataclass(frozen=True)
