@@ -27,7 +27,8 @@ CORE_TESTS    := tests/test_backends.py tests/test_drivers.py tests/test_lua_scr
                  tests/test_horizon_metrics.py
 CLUSTER_TESTS := $(CORE_TESTS) tests/test_dashboard_pages.py tests/test_dashboard_actions.py \
                  tests/test_horizon_process.py tests/test_job_controls_units.py \
-                 tests/test_job_controls.py
+                 tests/test_job_controls.py tests/test_batches.py \
+                 tests/test_batches_dashboard.py
 # Every process-level module too (4-7 minutes on a 2-CPU machine): run it when
 # changing drivers, the worker or the supervisor. CI runs the shorter CLUSTER_TESTS.
 CLUSTER_FULL  := $(CLUSTER_TESTS) tests/test_reservation_contract.py \

@@ -110,3 +110,29 @@ def test_an_acknowledgement_sent_twice_counts_once(driver):
     assert len(got.jobs) == 1 and b"batch_callback" in bytes(got.jobs[0].raw)
     driver.acknowledge(held)
     assert driver.client.lrange("queues:{default}", 0, -1) == []  # never twice
+
+
+def test_a_hostile_batch_tag_never_stops_the_worker_or_its_job(driver):
+    """A payload whose batch tag names a key of the wrong type: the job runs, is
+    acknowledged, and the refused count is logged, not retried forever."""
+    import io
+    import json
+
+    from queueing.dispatching.payload import build, encode
+    from queueing.dispatching.options import JobOptions
+    from queueing.worker.loop import Worker
+    from queueing.worker.options import WorkerOptions
+    data = build(job_name="tests.testapp.jobs.batch_member", display_name="batch_member",
+                 args=["hostile"], kwargs={}, options=JobOptions(), connection="redis",
+                 queue="default")
+    data["batch"] = {"id": "wrongtype", "queue": "default", "member": "m1"}
+    driver.client.set("queues:{default}:batch:wrongtype", "not a hash")
+    driver.push("default", encode(data))
+    worker = Worker(driver, WorkerOptions(queues=("default",), stop_when_empty=True,
+                                          quiet=True, memory=0, sleep=0),
+                    stdout=io.StringIO(), stderr=io.StringIO())
+    assert worker.run() == 0
+    assert [n["label"] for n in notes(BATCH_RAN)] == ["hostile"]
+    sizes = driver.sizes("default")
+    assert (sizes.pending, sizes.reserved, sizes.delayed) == (0, 0, 0)
+    assert json.loads(json.dumps(driver.client.get("queues:{default}:batch:wrongtype").decode()))

@@ -297,8 +297,13 @@ class JobRunner:
             return True
         verdict = self._batch_verdicts.pop(held.token, None)
         if verdict is None or time.monotonic() - verdict[1] > BATCH_VERDICT_TTL:
-            asked = self._retrying(lambda: self._ask_batches(store, held, tag, job.uuid),
-                                   "check batch")
+            try:
+                asked = self._retrying(lambda: self._ask_batches(store, held, tag, job.uuid),
+                                       "check batch")
+            except Exception as exc:  # a store that refuses this tag: run it as a plain job
+                logger.error("could not check the batch of %s %s: %s", job.job, job.uuid,
+                             printable(exc, 300))
+                asked = True
             verdict = (True if asked is None else asked, time.monotonic())
         if verdict[0]:
             return True

@@ -52,12 +52,26 @@ def _as_list(finished) -> list[Reservation]:
     return list(finished)
 
 
-def _unacknowledged(results: list, groups: list[list[Reservation]]) -> list[Reservation]:
+def _refused_for_good(exc: BaseException) -> bool:
+    """A batch count Redis will never accept (a key of the wrong type, a script error
+    from an entry's hostile batch tag): logged and dropped, so the job is acknowledged
+    anyway; anything else (out of memory, busy, loading) is tried again."""
+    text = str(exc)
+    return text.startswith(("WRONGTYPE", "ERR ")) and "OOM" not in text
+
+
+def _unacknowledged(results: list, groups: list[list[Reservation]],
+                    first_count: int | None = None) -> list[Reservation]:
     """The jobs whose acknowledgement (or batch count) failed in a pipeline's replies:
-    they stay finished and go again with the next round trip."""
+    they stay finished and go again with the next round trip. Calls from `first_count`
+    on are batch counts: one refused for good is logged, not retried."""
     seen: dict[str, Reservation] = {}
-    for result, group in zip(results, groups):
+    for index, (result, group) in enumerate(zip(results, groups)):
         if isinstance(result, Exception):
+            if first_count is not None and index >= first_count and \
+                    _refused_for_good(result):
+                logger.error("a batch count was refused, not retried: %s", result)
+                continue
             for held in group:
                 seen.setdefault(held.token, held)
     return list(seen.values())
@@ -197,7 +211,7 @@ class RedisDriver:
         if isinstance(results[-1], Exception):
             raise results[-1]  # nothing was reserved: the caller keeps what it holds
         self._owed_tokens.pop(queue, None)
-        unacked = _unacknowledged(results, groups)
+        unacked = _unacknowledged(results, groups, len(self._ack_groups(finished)))
         errors = [r for r in results[len(acks):-1] if isinstance(r, Exception)]
         found = self._reserved(queue, token, results[-1])
         return Reserved(found.jobs, found.paused, unacked, errors)
@@ -259,8 +273,12 @@ class RedisDriver:
         if not calls:
             return
         results = run_pipelined(self.client, calls, raise_on_error=False)
-        for result in results[:len(acks)]:
+        plain = len(self._ack_groups(finished))
+        for index, result in enumerate(results[:len(acks)]):
             if isinstance(result, Exception):
+                if index >= plain and _refused_for_good(result):
+                    logger.error("a batch count was refused, not retried: %s", result)
+                    continue
                 raise result
         for result in results[len(acks):]:
             if isinstance(result, Exception):
@@ -298,7 +316,15 @@ class RedisDriver:
         counts = self.batches.settle_calls([reservation], outcome) if outcome else []
         if not counts:
             return bool(ack[0](keys=ack[1], args=ack[2]))
-        return bool(run_pipelined(self.client, [ack, counts[0][0]])[0])
+        removed, counted = run_pipelined(self.client, [ack, counts[0][0]],
+                                         raise_on_error=False)
+        for result in (removed, counted):
+            if isinstance(result, Exception) and not (
+                    result is counted and _refused_for_good(result)):
+                raise result
+        if isinstance(counted, Exception):
+            logger.error("a batch count was refused, not retried: %s", counted)
+        return bool(removed)
 
     def release(self, reservation: Reservation, available_at: float,
                 payload: str | bytes | None = None, *, uncounted: bool = False) -> bool:
