@@ -55,11 +55,29 @@ def of_data(data: dict[str, Any]) -> BatchTag | None:
     return from_value(data.get(FIELD))
 
 
+# The shape dispatch writes: the tag is the payload's last key, after an empty chain
+# (a chain's last link, or no chain); a reserved entry's uuid follows pop's stamps.
+_TAIL = re.compile(rb'"batch":\{"id":"([A-Za-z0-9_-]{1,64})","queue":"([^"{}\\\s]{1,200})",'
+                   rb'"member":"([A-Za-z0-9_-]{1,64})"\}\}')
+_UUID = re.compile(rb'\{[^{}\[\]]*?"uuid":"([^"\\]{1,64})"')
+_LAST_LINK = b',"chain":[],'
+
+
 def settling(raw: bytes | str) -> Settling | None:
-    """The batch member a reserved entry is, or None (not in a batch, or unreadable)."""
+    """The batch member a reserved entry is, or None (not in a batch, or unreadable).
+    Entries in the shape dispatch writes are read with two anchored matches; any other
+    is decoded (a chain's link with links left, a payload written by other code)."""
     blob = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else bytes(raw)
-    if _MARK not in blob:
+    at = blob.rfind(_MARK)
+    if at < 0:
         return None
+    tail = _TAIL.match(blob, at)
+    if tail is not None and tail.end() == len(blob) and \
+            blob[at - len(_LAST_LINK):at] == _LAST_LINK:
+        uuid = _UUID.match(blob)
+        if uuid is not None:
+            return Settling(BatchTag(tail.group(1).decode(), tail.group(2).decode(),
+                                     tail.group(3).decode()), uuid.group(1).decode(), True)
     try:
         data = json.loads(blob)
     except (ValueError, RecursionError):
