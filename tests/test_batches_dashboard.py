@@ -163,7 +163,13 @@ def test_prune_forgets_old_finished_batches_only(capsys):
     assert Batch.find(old_running.id) is not None and Batch.find(fresh_done.id) is not None
     assert client.keys(f"*{old_done.id}*") == []
     assert prune(2, unfinished_hours=1, now=later) == 1  # the old unfinished one
-    assert store.count() == 1
+    # a long batch, created long ago, that finished a moment ago is kept
+    long_one = batch(batch_member.s(4)).dispatch()
+    settle_all()
+    client.hset(f"queues:{{default}}:batch:{long_one.id}", "created_at", 1.0)
+    client.zadd("queues:batches", {long_one.id: 1.0})
+    assert prune(2) == 0 and Batch.find(long_one.id).finished
+    assert store.count() == 2  # fresh_done and long_one
     call_command("queue_prune_batches", "--hours=0")
     assert "Pruned" in capsys.readouterr().out
 
@@ -174,7 +180,8 @@ def test_the_master_prunes_on_a_schedule(settings):
     old = batch(batch_member.s(1)).dispatch()
     settle_all()
     client = redis_driver("redis").client
-    client.hset(f"queues:{{default}}:batch:{old.id}", "created_at", 1.0)
+    client.hset(f"queues:{{default}}:batch:{old.id}", mapping={"created_at": 1.0,
+                                                                 "finished_at": 2.0})
     client.zadd("queues:batches", {old.id: 1.0})
     config = parse({"batches": {"prune_hours": 1, "prune_every": 60}})
     logs = []

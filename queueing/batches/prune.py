@@ -1,6 +1,6 @@
 """Forget old batch records (``queue_prune_batches --hours=N``, and the Horizon master
-on a schedule): finished batches created more than `hours` ago; unfinished ones (a
-member lost, a dispatch cut short) only when `unfinished_hours` is given."""
+on a schedule): batches that finished more than `hours` ago; unfinished ones (a member
+lost, a dispatch cut short) created more than `unfinished_hours` ago, when given."""
 from __future__ import annotations
 
 import time
@@ -12,8 +12,10 @@ CHUNK = 500
 
 def prune(hours: float, unfinished_hours: float | None = None,
           now: float | None = None) -> int:
-    """Delete finished batches older than `hours` (and unfinished ones older than
-    `unfinished_hours`, when given) on every redis connection; how many went."""
+    """Delete batches finished more than `hours` ago (and unfinished ones created more
+    than `unfinished_hours` ago, when given) on every connection keeping batches; how
+    many went. Candidates come from the index by creation time (a batch finishes after
+    it is created, so none is missed)."""
     now = time.time() if now is None else now
     oldest = min(hours, unfinished_hours) if unfinished_hours is not None else hours
     deleted = 0
@@ -28,7 +30,8 @@ def prune(hours: float, unfinished_hours: float | None = None,
                 batch = found.get(batch_id)
                 if batch is None:  # an index entry whose record is gone
                     doomed.append(batch_id)
-                elif batch.finished and batch.created_at < now - hours * 3600:
+                elif batch.finished_at is not None and \
+                        batch.finished_at < now - hours * 3600:
                     doomed.append(batch_id)
                 elif unfinished_hours is not None and not batch.finished and \
                         batch.created_at < now - unfinished_hours * 3600:

@@ -5,12 +5,12 @@ from queueing.batches.prune import prune
 
 
 class Command(BaseCommand):
-    help = "Delete finished batch records older than --hours (and unfinished ones older " \
-           "than --unfinished, when given)."
+    help = "Delete batch records that finished more than --hours ago (and unfinished " \
+           "ones created more than --unfinished hours ago, when given)."
 
     def add_arguments(self, parser):
         parser.add_argument("--hours", type=float, default=24.0,
-                            help="Age of finished batches to prune (default 24).")
+                            help="Prune batches finished this many hours ago (default 24).")
         parser.add_argument("--unfinished", type=float, default=None,
                             help="Also prune unfinished batches older than this (hours).")
 
