@@ -18,15 +18,12 @@ import time
 import uuid as uuid_lib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from queueing.batches.record import Batch
+from typing import Any
 
 from django.db import transaction
 
 from queueing import tracing
-from queueing.batches.record import BATCH_DRIVERS, store_for
+from queueing.batches.record import BATCH_DRIVERS, Batch, store_for
 from queueing.batches.tag import CALLBACK_FIELD, FIELD, BatchTag
 from queueing.config import ConnectionConfig, queue_settings
 from queueing.dispatching import payload as payload_lib
@@ -194,7 +191,6 @@ class PendingBatch:
     def dispatch(self) -> Batch:
         """Validate and encode everything, then write the record and push the members
         (after the commit, inside ``atomic()``, as a job's dispatch does)."""
-        from queueing.batches.record import Batch
         if not self.members:
             raise ValueError("batch() needs at least one job signature")
         conn = queue_settings().connection(self.connection)
