@@ -216,3 +216,9 @@ def test_callbacks_pushed_by_the_count_carry_fresh_times():
     assert data["pushedAt"] >= settle_start and data["availableAt"] >= settle_start
     assert data["batchCallback"] == {"id": found.id, "queue": "default", "kind": "then"}
     assert driver.locate("default", data["uuid"])[0] == "pending"  # indexed like a push
+
+
+def test_adispatch_from_async_code():
+    from asgiref.sync import async_to_sync
+    found = async_to_sync(batch(batch_member.s(1)).name("async").adispatch)()
+    assert Batch.find(found.id).name == "async"

@@ -220,6 +220,11 @@ class PendingBatch:
             write()
         return Batch.from_record({k: str(v) for k, v in record.items()})
 
+    async def adispatch(self) -> Batch:
+        """``dispatch`` for async code (the writes run in a thread: sync_to_async)."""
+        from asgiref.sync import sync_to_async
+        return await sync_to_async(self.dispatch)()
+
 
 def batch(*members: Any) -> PendingBatch:
     """Describe a batch: ``batch(a.s(1), b.s(2), [c.s(3), d.s(3)])``. Each member is a
