@@ -42,10 +42,19 @@ def _detail_context(batch_id: str) -> dict:
     return {"section": "batches", **found}
 
 
+def missing(request: HtmxHttpRequest, batch_id: str) -> HttpResponse:
+    """A 404 page of the dashboard's own (with its security and cache headers)."""
+    return render(request, "horizon/batch_missing.html",
+                  {"section": "batches", "batch_id": batch_id}, status=404)
+
+
 @page
 def batch(request: HtmxHttpRequest, batch_id: str) -> HttpResponse:
-    return render_page(request, "horizon/batch.html", DETAIL_PARTIAL,
-                       _detail_context(batch_id))
+    try:
+        context = _detail_context(batch_id)
+    except Http404:
+        return missing(request, batch_id)
+    return render_page(request, "horizon/batch.html", DETAIL_PARTIAL, context)
 
 
 @fragment("batch")
@@ -53,16 +62,11 @@ def batch_fragment(request: HtmxHttpRequest, params: QueryDict) -> HttpResponse:
     return render(request, DETAIL_PARTIAL, _detail_context(params.get("batch", "")))
 
 
-def _found(batch_id: str) -> Batch:
-    found = Batch.find(batch_id)
-    if found is None:
-        raise Http404("No such batch (it may have been pruned).")
-    return found
-
-
 @action
 def retry_failed(request: HtmxHttpRequest, batch_id: str) -> HttpResponse:
-    found = _found(batch_id)
+    found = Batch.find(batch_id)
+    if found is None:
+        return missing(request, batch_id)
     back = reverse("horizon:batch", args=[found.id])
     try:
         retried = retry_batch(found.id, found.connection)
@@ -76,7 +80,9 @@ def retry_failed(request: HtmxHttpRequest, batch_id: str) -> HttpResponse:
 
 @action
 def cancel(request: HtmxHttpRequest, batch_id: str) -> HttpResponse:
-    found = _found(batch_id)
+    found = Batch.find(batch_id)
+    if found is None:
+        return missing(request, batch_id)
     back = reverse("horizon:batch", args=[found.id])
     try:
         cancelled = found.cancel()
