@@ -1,7 +1,10 @@
 """What batch counting costs: the worker's time and Redis commands per job for no-op
 jobs outside any batch, and for the same jobs as the members of one batch.
 
-    .venv/bin/python bench/batch_cost.py [N] [ROUNDS]     (defaults 20,000 and 5)
+    .venv/bin/python bench/batch_cost.py [N] [ROUNDS] [KINDS]   (20,000, 5, all kinds)
+
+KINDS (comma-separated: "plain", "batch") runs only those, so a run of the plain kind
+alone can alternate with the same run on a checkout from before batches.
 
 Each round queues N no-op jobs (plain, or as one batch with a ``then`` callback) and
 drains them with an in-process Worker (sidecar on, prefetch as in production,
@@ -105,12 +108,18 @@ def drain(queue_jobs, n: int) -> tuple[float, float, float, float]:
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 20_000
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    if len(sys.argv) > 3:
+        wanted = {"plain": "no batch", "batch": "in one batch"}
+        keep = {wanted[k] for k in sys.argv[3].split(",")}
+        for name in [n for n in KINDS if n not in keep]:
+            del KINDS[name]
     results: dict[str, list[tuple[float, float, float, float]]] = {k: [] for k in KINDS}
     drain(queue_plain, min(n, 2000))  # warm up: imports, script loads, connections
     for _ in range(rounds):
         for name, kind in KINDS.items():
             results[name].append(drain(kind, n))
-    base = statistics.median(r[0] for r in results["no batch"])
+    base = statistics.median(r[0] for r in results.get("no batch") or
+                             next(iter(results.values())))
     print(f"{n:,} no-op jobs a round, {rounds} rounds, medians (worker process only):")
     for name, rows in results.items():
         cpu = statistics.median(r[0] for r in rows)
