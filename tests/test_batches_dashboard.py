@@ -222,3 +222,24 @@ def test_adispatch_from_async_code():
     from asgiref.sync import async_to_sync
     found = async_to_sync(batch(batch_member.s(1)).name("async").adispatch)()
     assert Batch.find(found.id).name == "async"
+
+
+def test_deleting_a_waiting_member_from_the_dashboard_counts_it_cancelled(operator):
+    found = batch(batch_member.s(1), batch_member.s(2)).finally_(
+        batch_callback.s("finally")).dispatch()
+    driver = redis_driver("redis")
+    [first, second] = [json_of(raw) for raw in driver.pending("default", 0, -1)]
+    response = operator.post(f"/jobs/pending/{second['uuid']}/delete/", {
+        "fragment": "jobs", "state": "pending", "job_queue": "redis:default", "at": "1"},
+        headers=HX)
+    assert "Deleted pending job" in response.content.decode()
+    after = Batch.find(found.id)
+    assert (after.cancelled_jobs, after.pending) == (1, 1)
+    settle_all()
+    done = Batch.find(found.id)
+    assert done.finished and done.succeeded == 1 and done.callbacks["finally"] is not None
+
+
+def json_of(raw):
+    import json
+    return json.loads(raw)

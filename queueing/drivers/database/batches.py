@@ -185,6 +185,22 @@ class DatabaseBatches:
                     self._save(row, before, after, fire, now)
         return rest
 
+    def settle(self, found: Any, outcome: str) -> int:
+        """Count one member whose job row is already gone (deleted by an operator)."""
+        now = time.time()
+        with transaction.atomic(using=self.alias):
+            row = self._locked(found.tag.id)
+            if row is None:
+                return 0
+            before = self._states(row, [found.tag.member])
+            after, fire = dict(before), list[str]()
+            if not counting.settle(row, after, found.tag.member, outcome, found.job_uuid,
+                                   now, fire):
+                return 0
+            counting.finish(row, now, fire)
+            self._save(row, before, after, fire, now)
+            return 1
+
     # -- reads ----------------------------------------------------------------------------
     def get(self, batch_id: str) -> dict[str, str] | None:
         row = BatchRecord.objects.using(self.alias).filter(id=batch_id).first()

@@ -181,7 +181,8 @@ class RedisBatches:
         for batch_id, meta in zip(batch_ids, metas):
             if meta is not None:
                 k = self.driver.keys(as_str(meta).split("\t", 1)[0])
-                calls.append(("DEL", k.batch(batch_id), k.batch_members(batch_id)))
+                # UNLINK: a large batch's members hash is freed off Redis's main thread
+                calls.append(("UNLINK", k.batch(batch_id), k.batch_members(batch_id)))
         if calls:
             run_pipelined(self.client, [], before=calls)
         pipe = self.client.pipeline(transaction=False)
