@@ -139,7 +139,13 @@ class DispatchTarget(Protocol):
 class QueueDriver(DispatchTarget, Protocol):
     """A driver workers read from. Every method may raise the driver's connection
     errors (``redis.RedisError``, ``django.db.Error``); callers treat them as "try again
-    later", never as the job's failure."""
+    later", never as the job's failure.
+
+    A driver that keeps batches (redis, database) also has ``batches``, its batch store
+    (queueing/drivers/*/batches.py: create, add, cancel, start_many, retrying, settle and
+    the reads); its acknowledgements and ``delete(..., outcome=)`` count batch members
+    (docs/batches.md). It is not part of this Protocol, so drivers without batches still
+    satisfy it; callers ask ``getattr(driver, "batches", None)``."""
 
     config: Any  # queueing.config.ConnectionConfig
     capabilities: Capabilities
