@@ -27,8 +27,7 @@ CORE_TESTS    := tests/test_backends.py tests/test_drivers.py tests/test_lua_scr
                  tests/test_horizon_metrics.py
 CLUSTER_TESTS := $(CORE_TESTS) tests/test_dashboard_pages.py tests/test_dashboard_actions.py \
                  tests/test_horizon_process.py tests/test_job_controls_units.py \
-                 tests/test_job_controls.py tests/test_batches.py \
-                 tests/test_batches_dashboard.py
+                 tests/test_job_controls.py
 # Every process-level module too (4-7 minutes on a 2-CPU machine): run it when
 # changing drivers, the worker or the supervisor. CI runs the shorter CLUSTER_TESTS.
 CLUSTER_FULL  := $(CLUSTER_TESTS) tests/test_reservation_contract.py \
@@ -84,6 +83,11 @@ test: system-deps
 test-slow: system-deps
 	@$(MAKE) --no-print-directory venv
 	$(PY) -m pytest -m slow $(PYTEST_ARGS)
+
+# Batches on a cluster too (a batch's keys share its callback queue's hash tag).
+CLUSTER_TESTS += tests/test_batches.py tests/test_batches_dashboard.py
+CLUSTER_FULL  += tests/test_batches.py tests/test_batches_dashboard.py \
+                 tests/test_batches_races.py
 
 test-cluster: venv
 	TEST_BACKEND=cluster $(PY) -m pytest $(CLUSTER_TESTS) $(PYTEST_ARGS)
