@@ -85,6 +85,11 @@ test-slow: system-deps
 	@$(MAKE) --no-print-directory venv
 	$(PY) -m pytest -m slow $(PYTEST_ARGS)
 
+# Batches on a cluster too (a batch's keys share its callback queue's hash tag).
+CLUSTER_TESTS += tests/test_batches.py tests/test_batches_dashboard.py
+CLUSTER_FULL  += tests/test_batches.py tests/test_batches_dashboard.py \
+                 tests/test_batches_races.py
+
 test-cluster: venv
 	TEST_BACKEND=cluster $(PY) -m pytest $(CLUSTER_TESTS) $(PYTEST_ARGS)
 

@@ -16,6 +16,9 @@
         "waits": {"redis:default": 60},              # long-wait alert thresholds (seconds)
         "notifications": {"mail": ["ops@example.com"], "webhook": "https://...",
                           "cooldown": 300},          # how long-wait alerts are sent
+        "batches": {"prune_hours": 24,              # finished batch records kept (hours)
+                    "prune_unfinished_hours": None,  # unfinished ones (None: kept)
+                    "prune_every": 600},             # seconds between the master's prunes
     }
 """
 from __future__ import annotations
@@ -130,6 +133,9 @@ class HorizonSettings:
     audit_days: float = 90  # audit entries younger than this are never pruned
     schedule_catch_up: float = 300  # seconds a starting master looks back for missed slots
     schedule: Any = None  # HORIZON['schedule'] as written (horizon.schedules parses it)
+    batch_prune_hours: float = 24  # finished batches older than this are pruned
+    batch_prune_unfinished_hours: float | None = None  # unfinished ones (None: never)
+    batch_prune_every: float = 600  # seconds between the master's batch prunes (0: off)
 
 
 def _int(block: str, key: str, value: Any, minimum: int, maximum: int | None = None) -> int:
@@ -221,7 +227,7 @@ def parse(raw: dict[str, Any] | None) -> HorizonSettings:
     raw = dict(raw or {})
     known = {"name", "connection", "environment", "defaults", "supervisors", "environments",
              "trim", "snapshot_interval", "mask_keys", "audit_keep", "audit_days", "schedule",
-             "schedule_catch_up", "waits", "notifications"}
+             "schedule_catch_up", "waits", "notifications", "batches"}
     unknown = set(raw) - known
     if unknown:
         raise HorizonConfigError(f"HORIZON has unknown keys: {', '.join(sorted(unknown))}",
@@ -271,7 +277,31 @@ def parse(raw: dict[str, Any] | None) -> HorizonSettings:
         schedule_catch_up=_seconds_or_days("schedule_catch_up",
                                            raw.get("schedule_catch_up", 300), minimum=0),
         schedule=raw.get("schedule"),
+        **_batches(raw.get("batches")),
     )
+
+
+def _batches(raw: Any) -> dict[str, Any]:
+    """HORIZON['batches']: how old batch records get before the master prunes them."""
+    raw = raw if raw is not None else {}
+    if not isinstance(raw, dict) or set(raw) - {"prune_hours", "prune_unfinished_hours",
+                                                "prune_every"}:
+        raise HorizonConfigError("HORIZON batches must be a dict with prune_hours, "
+                                 "prune_unfinished_hours and prune_every", "horizon.E001")
+    values: dict[str, Any] = {}
+    for key, field_name, default in (("prune_hours", "batch_prune_hours", 24.0),
+                                     ("prune_unfinished_hours",
+                                      "batch_prune_unfinished_hours", None),
+                                     ("prune_every", "batch_prune_every", 600.0)):
+        value = raw.get(key, default)
+        if value is None and default is None:
+            values[field_name] = None
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise HorizonConfigError(f"HORIZON batches {key} must be a number >= 0, got "
+                                     f"{value!r}", "horizon.E001")
+        values[field_name] = float(value)
+    return values
 
 
 def _seconds_or_days(key: str, value: Any, *, minimum: float) -> float:

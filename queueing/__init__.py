@@ -2,9 +2,11 @@
 
 Public API::
 
-    from queueing import job, Job, chain, current_job, dispatch_many, dispatch_many_async
+    from queueing import job, Job, chain, batch, current_job, dispatch_many, dispatch_many_async
 """
 from queueing import _moved
+from queueing.batches.pending import batch
+from queueing.batches.record import Batch, current_batch
 from queueing.dispatching.async_dispatch import dispatch_many_async
 from queueing.dispatching.dispatch import dispatch_many
 from queueing.dispatching.jobs import Job, JobFunction, PendingDispatch, Signature, chain, job
@@ -22,7 +24,8 @@ from queueing.worker.execution import current_job
 _moved.install()  # old module paths (before 0.2) still import; see _moved.py
 
 __all__ = [
-    "job", "Job", "chain", "dispatch_many", "dispatch_many_async", "current_job",
+    "job", "Job", "chain", "batch", "Batch", "current_batch", "dispatch_many",
+    "dispatch_many_async", "current_job",
     "JobFunction", "PendingDispatch", "Signature", "QueueError", "DispatchError",
     "InvalidOption", "NotSerializable",
     "UnknownConnection", "UnknownQueue", "UnknownJob",

@@ -11,6 +11,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from queueing import connections
+from queueing.batches import tag as batch_tag
 from queueing.dispatching import payload as payload_lib
 from queueing.dispatching.unique import UniqueJobQueued
 from queueing.dispatching.unique import retake as retake_unique_lock
@@ -98,6 +99,10 @@ def retry_entry(driver, text: str, now: float | None = None) -> str:
         return text
     if isinstance(data.get("uuid"), str) and hasattr(driver, "forget_exceptions"):
         driver.forget_exceptions(data["uuid"])
+    tag = batch_tag.of_data(data)
+    store = getattr(driver, "batches", None)
+    if tag is not None and store is not None:  # pending again in its batch, before the push
+        store.retrying(tag)
     return payload_lib.encode(payload_lib.reset_for_retry(data, now))
 
 

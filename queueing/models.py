@@ -80,3 +80,43 @@ class ControlValue(models.Model):
 
     class Meta:
         db_table = "queueing_control"
+
+
+class BatchRecord(models.Model):
+    """A batch of a ``database`` connection (docs/batches.md); the Redis driver keeps the
+    same fields in a hash. Times are unix seconds; None: not yet."""
+
+    id = models.CharField(max_length=64, primary_key=True)
+    name = models.CharField(max_length=200, blank=True, default="", db_index=True)
+    connection = models.CharField(max_length=100)
+    queue = models.CharField(max_length=100)
+    total = models.IntegerField(default=0)
+    pending = models.IntegerField(default=0)
+    failed = models.IntegerField(default=0)
+    succeeded = models.IntegerField(default=0)
+    cancelled = models.IntegerField(default=0, help_text="Members skipped by a cancel.")
+    allow_failures = models.BooleanField(default=False)
+    first_failure = models.CharField(max_length=64, blank=True, default="")
+    created_at = models.FloatField(db_index=True)
+    finished_at = models.FloatField(null=True, blank=True)
+    cancelled_at = models.FloatField(null=True, blank=True)
+    then_at = models.FloatField(null=True, blank=True)
+    catch_at = models.FloatField(null=True, blank=True)
+    finally_at = models.FloatField(null=True, blank=True)
+    callbacks = models.TextField(default="{}", help_text="JSON: kind -> payload, span.")
+
+    class Meta:
+        db_table = "queueing_batches"
+
+
+class BatchMember(models.Model):
+    """A settled member of a database-driver batch: member id -> its state."""
+
+    batch = models.ForeignKey(BatchRecord, on_delete=models.CASCADE, related_name="members")
+    member = models.CharField(max_length=64)
+    state = models.CharField(max_length=80)
+
+    class Meta:
+        db_table = "queueing_batch_members"
+        constraints = [models.UniqueConstraint(fields=["batch", "member"],
+                                               name="queueing_batch_member_unique")]

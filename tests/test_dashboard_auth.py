@@ -45,6 +45,10 @@ SAMPLES = {
     "schedules": [],
     "schedule-control": ["new-year-report", "pause"],
     "schedule-run": ["new-year-report"],
+    "batches": [],
+    "batch": ["0f0e0d0c-0000-4000-8000-000000000000"],
+    "batch-retry": ["0f0e0d0c-0000-4000-8000-000000000000"],
+    "batch-cancel": ["0f0e0d0c-0000-4000-8000-000000000000"],
 }
 # Endpoints for machines, with their own auth (a bearer token, 401 not a login
 # redirect), tested in their own files: the Prometheus scrape is in test_prometheus.py.

@@ -11,6 +11,7 @@ from django.urls import path, register_converter
 from horizon.dashboard.views import (
     actions,
     audit,
+    batches,
     control,
     detail,
     failed,
@@ -100,6 +101,10 @@ urlpatterns = [
     path("failed/<hz_name:uuid>/edit/", actions.edit_and_retry, name="failed-edit"),
     path("failed/<hz_name:uuid>/retry/", actions.retry_failed, name="failed-retry"),
     path("failed/<hz_name:uuid>/delete/", actions.delete_failed, name="failed-delete"),
+    path("batches/", batches.batches, name="batches"),
+    path("batches/<hz_name:batch_id>/", batches.batch, name="batch"),
+    path("batches/<hz_name:batch_id>/retry/", batches.retry_failed, name="batch-retry"),
+    path("batches/<hz_name:batch_id>/cancel/", batches.cancel, name="batch-cancel"),
     path("workers/", workers.workers, name="workers"),
     path("metrics/", metrics.metrics, name="metrics"),
     path("audit/", audit.audit_log, name="audit"),

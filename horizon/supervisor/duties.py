@@ -8,22 +8,25 @@ never stops the master.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import redis
 
 from horizon.config import HorizonSettings
 from horizon.schedules.definitions import ScheduleError, all_schedules
 from horizon.schedules.loop import ScheduleLoop
+from horizon.supervisor.batch_pruning import BatchPruner
 from horizon.waits import WaitMonitor
 from queueing.drivers.redis.replies import RedisClient
 
 
 class Duties:
     def __init__(self, schedules: ScheduleLoop, waits: WaitMonitor,
-                 log: Callable[[str], None]) -> None:
+                 log: Callable[[str], None], batches: BatchPruner | None = None) -> None:
         self.schedules = schedules
         self.waits = waits
         self.log = log
+        self.batches = batches
 
     @classmethod
     def for_master(cls, config: HorizonSettings, client: RedisClient, *, owner: str,
@@ -36,10 +39,15 @@ class Duties:
         if found:
             log(f"running {len(found)} schedule(s): {', '.join(s.name for s in found)}")
         return cls(ScheduleLoop(found, client, owner=owner, log=log),
-                   WaitMonitor.from_config(config, client, owner=owner, log=log), log)
+                   WaitMonitor.from_config(config, client, owner=owner, log=log), log,
+                   BatchPruner(config, client, owner=owner, log=log))
 
     def tick(self) -> None:
-        for name, duty in (("schedules", self.schedules), ("long-wait check", self.waits)):
+        duties: list[tuple[str, Any]] = [("schedules", self.schedules),
+                                         ("long-wait check", self.waits)]
+        if self.batches is not None:
+            duties.append(("batch pruning", self.batches))
+        for name, duty in duties:
             try:
                 duty.tick()
             except redis.RedisError as exc:

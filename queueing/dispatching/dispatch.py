@@ -79,13 +79,14 @@ def should_defer(signature: Signature, using: str = DEFAULT_DB_ALIAS) -> bool:
 
 
 def prepare(signature: Signature, chain: list[dict] | None = None,
-            now: float | None = None) -> Prepared:
-    """Validate and encode one dispatch (pure: nothing is sent, no I/O)."""
+            now: float | None = None, extra: dict[str, Any] | None = None) -> Prepared:
+    """Validate and encode one dispatch (pure: nothing is sent, no I/O); `extra` fields
+    join the payload (a chain link's batch tag)."""
     conn, queue = validate_signature(signature)
     now = time.time() if now is None else now
     delay = signature.options.delay
     available_at = delay.resolve(now) if delay is not None else None
-    job_uuid, text = _encode(signature, conn, queue, now, chain, available_at)
+    job_uuid, text = _encode(signature, conn, queue, now, chain, available_at, extra)
     return Prepared(conn, queue, job_uuid, text, available_at)
 
 
@@ -95,15 +96,17 @@ def sender(prepared: Prepared) -> partial[None]:
                    prepared.available_at)
 
 
-def dispatch(signature: Signature, *, chain: list[dict] | None = None) -> str | None:
+def dispatch(signature: Signature, *, chain: list[dict] | None = None,
+             extra: dict[str, Any] | None = None) -> str | None:
     """Validate, encode and push (or schedule on commit); return the job's uuid (None
-    for a unique job whose lock another job holds: see queueing/dispatching/unique.py)."""
-    if signature.definition.unique is not None:
+    for a unique job whose lock another job holds: see queueing/dispatching/unique.py).
+    `extra`: fields the payload carries along (a batch member's tag, for its chain)."""
+    if signature.definition.unique is not None and not extra:
         conn, queue = validate_signature(signature)
         if conn.driver not in ("sync", "null"):
             return dispatch_controlled(signature, conn, queue, chain, _encode, _send,
                                        should_defer(signature))
-    prepared = prepare(signature, chain)
+    prepared = prepare(signature, chain, extra=extra)
     send = sender(prepared)
     if should_defer(signature):
         transaction.on_commit(send)

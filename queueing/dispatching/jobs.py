@@ -167,6 +167,14 @@ class Job:
     def failed(self, exc: BaseException) -> None:
         """Called once the job has failed for good; override to clean up or notify."""
 
+    @property
+    def batch(self) -> Any:
+        """The batch this running job is a member (or a callback) of, read now; None
+        outside one. ``self.batch.cancelled``, ``self.batch.add(...)`` (docs/batches.md);
+        function jobs call ``queueing.current_batch()``."""
+        from queueing.batches.record import current_batch
+        return current_batch()
+
 
 def chain(*links: Signature) -> str | None:
     """Dispatch the first link now; each later one is dispatched after the previous succeeded.

@@ -55,8 +55,9 @@ class PendingDispatch:
         return await self.s(*args, **kwargs).adelay()
 
 
-def dispatch_next_link(chain: list[dict]) -> str | None:
-    """Dispatch the first of the remaining chain links, carrying the rest along."""
+def dispatch_next_link(chain: list[dict], batch: dict | None = None) -> str | None:
+    """Dispatch the first of the remaining chain links, carrying the rest along (and the
+    batch member tag, when the chain is a member of a batch: docs/batches.md)."""
     if not chain:
         return None
     head, rest = chain[0], chain[1:]
@@ -66,4 +67,4 @@ def dispatch_next_link(chain: list[dict]) -> str | None:
         dict(head.get("kwargs") or {}),
         JobOptions.from_json({**(head.get("options") or {}), "after_commit": False}),
     )
-    return dispatch(signature, chain=rest)
+    return dispatch(signature, chain=rest, extra={"batch": batch} if batch else None)

@@ -143,7 +143,13 @@ class DispatchTarget(Protocol):
 class QueueDriver(DispatchTarget, Protocol):
     """A driver workers read from. Every method may raise the driver's connection
     errors (``redis.RedisError``, ``django.db.Error``); callers treat them as "try again
-    later", never as the job's failure."""
+    later", never as the job's failure.
+
+    A driver that keeps batches (redis, database) also has ``batches``, its batch store
+    (queueing/drivers/*/batches.py: create, add, cancel, start_many, retrying, settle and
+    the reads); its acknowledgements and ``delete(..., outcome=)`` count batch members
+    (docs/batches.md). It is not part of this Protocol, so drivers without batches still
+    satisfy it; callers ask ``getattr(driver, "batches", None)``."""
 
     config: Any  # queueing.config.ConnectionConfig
     capabilities: Capabilities
@@ -182,8 +188,10 @@ class QueueDriver(DispatchTarget, Protocol):
         their queue (priority kept), as if never delivered: the delivery count lowered
         again, every other field kept. Answers how many were still held."""
 
-    def delete(self, reservation: Reservation) -> bool:
-        """Forget a reserved job (it succeeded or failed for good)."""
+    def delete(self, reservation: Reservation, *, outcome: str | None = None) -> bool:
+        """Forget a reserved job (it succeeded or failed for good). `outcome` ("f"
+        failed, "s" skipped) counts a batch member in its batch on the way, where the
+        driver keeps batches (docs/batches.md)."""
 
     def release(self, reservation: Reservation, available_at: float,
                 payload: str | None = None, *, uncounted: bool = False) -> bool:

@@ -66,7 +66,11 @@ def settle(runner: Any, held: Any, job: Any, verdict: Verdict | None, runtime: f
                      "release")
         runner.log.line(job, "DEFERRED", f"{detail} (again in {verdict.delay:.3g}s)")
         return Outcome("deferred", runtime, job)
-    with_retries(lambda: runner.driver.delete(held), "delete skipped job")
+    # a skip settles the job like a success: a batch counts it so, in the same round trip
+    if "batch" in job.data:
+        with_retries(lambda: runner.driver.delete(held, outcome="s"), "delete skipped job")
+    else:
+        with_retries(lambda: runner.driver.delete(held), "delete skipped job")
     if "unique" in job.data:
         release_unique(runner, job)
     runner.log.line(job, "SKIPPED", detail)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from queueing import failed
+from queueing.batches import tag as batch_tag
 from queueing.dispatching import payload as payload_lib
 from queueing.dispatching import payload_checks
 from queueing.dispatching.payload import Payload
@@ -44,6 +45,7 @@ from queueing.worker.recorders import record_outcome
 logger = logging.getLogger("queueing.worker")
 
 STORE_RETRY_DELAY = 30.0  # seconds before a failure the store refused is tried again
+BATCH_VERDICT_TTL = 0.25  # seconds a prefetched member's "may start" verdict is trusted
 
 
 class MaxAttemptsExceeded(Exception):
@@ -156,6 +158,8 @@ class JobRunner:
         self.pending_cancel: JobCancelled | None = None
         self.current_timeout = 0.0
         self.max_deliveries = driver.config.max_deliveries
+        # batch members' start verdicts, asked for with a prefetched group's first member
+        self._batch_verdicts: dict[str, tuple[bool, float]] = {}
         self._checks = threading.local()  # per thread: Django's connections are
         self.transient: tuple[type[BaseException], ...] = (*REDIS_TRANSIENT,
                                                            *driver.transient_errors)
@@ -264,6 +268,9 @@ class JobRunner:
                 "dying (segfault, out-of-memory kill, os._exit?)"))
             return Outcome("failed", job=job)
 
+        if "batch" in job.data and not self._batch_allows(held, job):
+            return Outcome("skipped", job=job)
+
         meta = {"payload": job, "connection": self.driver.name, "queue": held.queue}
         tries = policy.effective_tries(job.max_tries, self.options.tries)
         send_signal(job_processing, sender=self.worker, **meta)
@@ -277,6 +284,55 @@ class JobRunner:
         self.log.line(job, "RUNNING", f"attempt {job.attempts}")
         timeout = self.options.timeout if job.timeout is None else job.timeout
         return Prepared(held, job, definition, tries, timeout, meta, plan_for(definition))
+
+    def _batch_allows(self, held: Reservation, job: Payload) -> bool:
+        """A batch member may start unless its batch is cancelled (batch.lua 'start').
+        One round trip asks for this member and every batch member prefetched with it,
+        so a member pays at most one round trip and a prefetched group one in all; a
+        verdict is used only while it is fresh (BATCH_VERDICT_TTL). A member refused is
+        already counted as cancelled; its reservation is dropped here (docs/batches.md)."""
+        tag = batch_tag.of_data(job.data)
+        store = getattr(self.driver, "batches", None)
+        if tag is None or store is None:
+            return True
+        verdict = self._batch_verdicts.pop(held.token, None)
+        if verdict is None or time.monotonic() - verdict[1] > BATCH_VERDICT_TTL:
+            try:
+                asked = self._retrying(lambda: self._ask_batches(store, held, tag, job.uuid),
+                                       "check batch")
+            except Exception as exc:  # a store that refuses this tag: run it as a plain job
+                logger.error("could not check the batch of %s %s: %s", job.job, job.uuid,
+                             printable(exc, 300))
+                asked = True
+            verdict = (True if asked is None else asked, time.monotonic())
+        if verdict[0]:
+            return True
+        self._retrying(lambda: self.driver.delete(held), "delete cancelled batch member")
+        if "unique" in job.data:
+            controls.release_unique(self, job)
+        self.log.line(job, "SKIPPED", f"batch {tag.id} is cancelled")
+        return False
+
+    def _ask_batches(self, store: Any, held: Reservation, tag: batch_tag.BatchTag,
+                     job_uuid: str) -> bool:
+        """Ask whether `held` may start, with the verdicts of the batch members
+        prefetched with it (kept for when they start); the verdict for `held`."""
+        asking = [(tag, job_uuid, held.token)]
+        if self.inflight is not None:
+            for other in self.inflight.prefetched():
+                if other.token == held.token or other.token in self._batch_verdicts:
+                    continue
+                found = batch_tag.settling(other.raw)
+                if found is not None:
+                    asking.append((found.tag, found.job_uuid, other.token))
+        verdicts = store.start_many(asking)
+        now = time.monotonic()
+        for token, allowed in verdicts.items():
+            if token != held.token:
+                self._batch_verdicts[token] = (allowed, now)
+        if len(self._batch_verdicts) > 4096:  # rows settled elsewhere (handed back...)
+            self._batch_verdicts.clear()
+        return verdicts.get(held.token, True)
 
     def kill_at(self, prepared: Prepared) -> float:
         """When the sidecar kills the process if this job still runs (0: never)."""
@@ -374,7 +430,8 @@ class JobRunner:
             return
 
         try:
-            dispatch_next_link(job.chain)
+            member = batch_tag.of_data(job.data)  # a batch member's tag goes down its chain
+            dispatch_next_link(job.chain, member.to_json() if member else None)
         except Exception as exc:
             logger.error("could not dispatch the next link of chain after %s %s: %s",
                          job.job, job.uuid, printable(exc, 300), exc_info=exc)
@@ -497,7 +554,7 @@ class JobRunner:
         except Exception as store_exc:
             self._keep_for_later(held, job, text, store_exc)
             return
-        self._retrying(lambda: self.driver.delete(held), "delete failed job")
+        self._retrying(lambda: self._delete_failed(held, job), "delete failed job")
         if job is not None and "unique" in job.data:  # its unique lock goes with it
             controls.release_unique(self, job)
         if job is not None and job.max_exceptions is not None:
@@ -507,6 +564,13 @@ class JobRunner:
                     queue=held.queue, exception=exc, reason=detail or str(exc))
         self.log.line(job, "FAILED", f"{type(exc).__name__}: {exc}" +
                       (f" [{detail}]" if detail else ""))
+
+    def _delete_failed(self, held: Reservation, job: Payload | None) -> bool:
+        """Drop a failed job's reservation; a batch member's failure is counted in the
+        same round trip (no extra one)."""
+        if job is not None and "batch" in job.data:
+            return self.driver.delete(held, outcome="f")
+        return self.driver.delete(held)
 
     def _failure_identity(self, held: Reservation, job: Payload | None,
                           exc: BaseException) -> tuple[str, str, bytes | str]:
@@ -544,7 +608,7 @@ class JobRunner:
         except Exception as store_exc:
             self._keep_for_later(held, job, text, store_exc)
             return Outcome("kept", job=job)
-        self._retrying(lambda: self.driver.delete(held), "delete failed job")
+        self._retrying(lambda: self._delete_failed(held, job), "delete failed job")
         if "unique" in job.data:  # its unique lock goes with it
             controls.release_unique(self, job)
         self.log.line(job, "FAILED", text.splitlines()[0] if text else "")

@@ -497,3 +497,70 @@ def lose_the_queue_session_then_fail(alias, label):
 
 
 from tests.testapp.control_jobs import *  # noqa: E402,F403  (the job-control tests' jobs)
+
+
+# -- batches (tests/test_batches*.py) -------------------------------------------------------
+BATCH_RAN = "test:batch:ran"
+BATCH_CALLBACKS = "test:batch:callbacks"
+BATCH_HEALED = "test:batch:healed"  # set: failing_until_healed succeeds from then on
+
+
+@job(tries=1)
+def batch_member(label, fail=False, seconds=0.0):
+    if seconds:
+        time.sleep(seconds)
+    if fail:
+        raise RuntimeError(f"batch member {label} failed on purpose")
+    note(BATCH_RAN, label=label)
+
+
+@job(tries=1)
+def failing_until_healed(label):
+    if not redis_driver("redis").client.exists(BATCH_HEALED):
+        raise RuntimeError(f"{label}: not healed yet")
+    note(BATCH_RAN, label=label)
+
+
+@job(tries=3, backoff=0)
+def batch_callback(kind, seconds=0.0):
+    from queueing import current_batch
+    found = current_batch()
+    note(BATCH_CALLBACKS, kind=kind, phase="start", batch=found.id if found else None,
+         pending=found.pending if found else None, failed=found.failed if found else None)
+    if seconds:
+        time.sleep(seconds)
+    note(BATCH_CALLBACKS, kind=kind, phase="end", batch=found.id if found else None)
+
+
+@job(tries=1)
+def batch_adder(label, count):
+    from queueing import current_batch
+    found = current_batch()
+    found.add(*[batch_member.s(f"{label}-added-{i}") for i in range(count)])
+    note(BATCH_RAN, label=label)
+
+
+class BatchCancelCheck(Job):
+    tries = 1
+
+    def handle(self, label):
+        note(BATCH_RAN, label=label, cancelled=self.batch.cancelled)
+
+
+@job(tries=1)
+def barrier_member(key, parties=2, wait=5.0):
+    """Waits until `parties` members sharing `key` run, so they finish together."""
+    client = redis_driver("redis").client
+    client.incr(key)
+    client.expire(key, 60)
+    deadline = time.monotonic() + wait
+    while int(client.get(key) or 0) < parties and time.monotonic() < deadline:
+        time.sleep(0.001)
+    note(BATCH_RAN, label=key)
+
+
+@job(tries=10, backoff=0)
+def sturdy_member(label, seconds=0.0):
+    if seconds:
+        time.sleep(seconds)
+    note(BATCH_RAN, label=label)

@@ -13,6 +13,7 @@ from horizon.dashboard.views.common import HtmxHttpRequest, confirm, float_param
 from horizon.repositories import horizon_client
 from queueing import connections
 from queueing import failed as failed_store
+from queueing.batches.forgotten import count_forgotten
 from queueing.dispatching import unique
 from queueing.dispatching.payload import encode
 from queueing.errors import QueueError
@@ -151,6 +152,7 @@ def delete_job(request: HtmxHttpRequest, state: str, uuid: str) -> HttpResponse:
         return confirm(request, f"Job {uuid} left the {state} list before it could be "
                                 "deleted.", fallback=back, level="error")
     unique.release_for_entry(state_client(driver), found.raw)  # a unique job's lock
+    count_forgotten(driver, found.raw)  # a batch member: counted as cancelled
     audit.record(_who(request), f"delete {state}", uuid, found.ref.label)
     return confirm(request, f"Deleted {state} job {uuid} from {found.ref.label}.",
                    fallback=back)

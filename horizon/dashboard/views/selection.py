@@ -18,6 +18,7 @@ from horizon.dashboard.views import actions
 from horizon.dashboard.views.common import HtmxHttpRequest, confirm, plural
 from horizon.repositories import horizon_client
 from queueing import connections
+from queueing.batches.forgotten import count_forgotten
 from queueing.models import FailedJob
 
 MAX_PICKS = 500
@@ -75,6 +76,8 @@ def jobs_selected(request: HtmxHttpRequest, state: str, verb: str) -> HttpRespon
         else:
             ok = driver.forget_delayed(found.ref.name, found.raw)
         if ok:
+            if verb != "run":
+                count_forgotten(driver, found.raw)  # a batch member: counted as cancelled
             done.append(found)
             audit.record(who, "run now" if verb == "run" else f"delete {state}", found.uuid,
                          found.ref.label)

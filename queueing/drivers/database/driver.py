@@ -40,6 +40,7 @@ from queueing.drivers.contract import (
     Reservation,
     Reserved,
 )
+from queueing.drivers.database.batches import DatabaseBatches
 from queueing.drivers.database.delivery import parse_token, stamp, token_of
 from queueing.drivers.database.listen import Listener
 from queueing.drivers.database.sql import FOREVER, Statements
@@ -220,9 +221,11 @@ class DatabaseDriver:
         file gains nothing from prefetching, and its RETURNING cannot report the order).
         `extra` (completion recorders' writes, which live in Horizon's Redis) is batched.
         """
+        # batch members first: a callback they release is inserted before `now`, so
+        # this pop can take it
+        done = [parse_token(h.token) for h in self._count_batch_members(finished)]
         now = time.time()
         lease = self._lease(now)
-        done = [parse_token(h.token) for h in _as_list(finished)]
         count = max(int(count), 1)
         if self.vendor == "postgresql":
             ids, attempt_counts = [d[0] for d in done], [d[1] for d in done]
@@ -282,7 +285,7 @@ class DatabaseDriver:
 
     def acknowledge(self, finished, extra: list | None = None) -> None:
         """Delete finished deliveries (one or a list), then send `extra`."""
-        done = [parse_token(h.token) for h in _as_list(finished)]
+        done = [parse_token(h.token) for h in self._count_batch_members(finished)]
         if self.vendor == "postgresql" and done:
             self._run(self.sql.delete_many(), [[d[0] for d in done], [d[1] for d in done]])
         else:
@@ -290,8 +293,36 @@ class DatabaseDriver:
                 self._run(self.sql.delete(), [row_id, delivery])
         self._add_extra(extra, flush=True)
 
-    def delete(self, reservation: Reservation) -> bool:
+    def delete(self, reservation: Reservation, *, outcome: str | None = None) -> bool:
+        """Forget a reserved job; with `outcome` (f, s) a batch member is counted in its
+        batch in the same transaction as its row's deletion (docs/batches.md)."""
+        if outcome and not self.batches.settle_held([reservation], outcome):
+            return True
         return self._run(self.sql.delete(), list(parse_token(reservation.token))) > 0
+
+    # -- batches (queueing/drivers/database/batches.py) ----------------------------------
+    @property
+    def batches(self) -> DatabaseBatches:
+        store = self.__dict__.get("_batches")
+        if store is None:
+            store = self.__dict__["_batches"] = DatabaseBatches(self)
+        return store
+
+    def _count_batch_members(self, finished) -> list[Reservation]:
+        """Acknowledge and count the batch members among finished jobs (one transaction
+        per batch, rows deleted with the count); the others, for the usual statement."""
+        held = _as_list(finished)
+        if not any(b'"batch":{' in _as_bytes(h.raw) for h in held):
+            return held
+        return self.batches.settle_held(held, "s")
+
+    def push_in_transaction(self, queue: str, payload: str) -> None:
+        """Insert a job through Django's connection (the caller's open transaction)."""
+        now = time.time()
+        self._run(self.sql.insert(1), [queue, payload, 0, now, now], shared=True)
+
+    def delete_in_transaction(self, token: tuple[int, int]) -> int:
+        return self._run(self.sql.delete(), list(token), shared=True)
 
     def release(self, reservation: Reservation, available_at: float,
                 payload: str | bytes | None = None, *, uncounted: bool = False) -> bool:
@@ -604,3 +635,7 @@ def run_extra(extra: list) -> None:
             run_pipelined(client, calls)
         except Exception:
             logger.exception("completion recorder calls failed")
+
+
+def _as_bytes(raw: bytes | str) -> bytes:
+    return raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else bytes(raw)

@@ -28,6 +28,7 @@ from queueing.drivers.contract import (
     Reserved,
 )
 from queueing.drivers.redis import control, previews
+from queueing.drivers.redis.batches import RedisBatches
 from queueing.drivers.redis.cluster import SlotWaiter, is_cluster
 from queueing.drivers.redis.keys import EXCEPTIONS_TTL, QueueKeys, exceptions_key
 from queueing.drivers.redis.replies import RedisClient, as_bytes, as_str, scored
@@ -49,6 +50,31 @@ def _as_list(finished) -> list[Reservation]:
     if isinstance(finished, Reservation):
         return [finished]
     return list(finished)
+
+
+def _refused_for_good(exc: BaseException) -> bool:
+    """A batch count Redis will never accept (a key of the wrong type, a script error
+    from an entry's hostile batch tag): logged and dropped, so the job is acknowledged
+    anyway; anything else (out of memory, busy, loading) is tried again."""
+    text = str(exc)
+    return text.startswith(("WRONGTYPE", "ERR ")) and "OOM" not in text
+
+
+def _unacknowledged(results: list, groups: list[list[Reservation]],
+                    first_count: int | None = None) -> list[Reservation]:
+    """The jobs whose acknowledgement (or batch count) failed in a pipeline's replies:
+    they stay finished and go again with the next round trip. Calls from `first_count`
+    on are batch counts: one refused for good is logged, not retried."""
+    seen: dict[str, Reservation] = {}
+    for index, (result, group) in enumerate(zip(results, groups)):
+        if isinstance(result, Exception):
+            if first_count is not None and index >= first_count and \
+                    _refused_for_good(result):
+                logger.error("a batch count was refused, not retried: %s", result)
+                continue
+            for held in group:
+                seen.setdefault(held.token, held)
+    return list(seen.values())
 
 
 def owner_json(owner: str) -> str:
@@ -175,7 +201,7 @@ class RedisDriver:
         hides the jobs the pop reserved (docs/reservation-contract.md)."""
         token = self.new_token()
         pop = self._pop_call(queue, token, count, owner)
-        acks = self._ack_calls(finished, None)
+        acks, groups = self._ack_plan(finished)
         calls = [*acks, *(extra or []), pop]
         if len(calls) == 1:
             raws = pop[0](keys=pop[1], args=pop[2])
@@ -185,8 +211,7 @@ class RedisDriver:
         if isinstance(results[-1], Exception):
             raise results[-1]  # nothing was reserved: the caller keeps what it holds
         self._owed_tokens.pop(queue, None)
-        unacked = [held for result, group in zip(results, self._ack_groups(finished))
-                   if isinstance(result, Exception) for held in group]
+        unacked = _unacknowledged(results, groups, len(self._ack_groups(finished)))
         errors = [r for r in results[len(acks):-1] if isinstance(r, Exception)]
         found = self._reserved(queue, token, results[-1])
         return Reserved(found.jobs, found.paused, unacked, errors)
@@ -214,11 +239,31 @@ class RedisDriver:
             by_queue.setdefault(held.queue, []).append(held)
         return list(by_queue.values())
 
-    def _ack_calls(self, finished, extra: list | None) -> list:
-        """Script calls acknowledging `finished` (one per queue), then `extra`."""
+    def _ack_plan(self, finished) -> tuple[list, list[list[Reservation]]]:
+        """Script calls acknowledging `finished` (one per queue), then counting the batch
+        members among them (one per batch: batch.lua), each with the jobs it settles.
+        The count is idempotent per member, so whoever acknowledges (this worker, a
+        retry of this round trip, the sidecar) counts each member exactly once; a job
+        outside a batch adds nothing (docs/batches.md)."""
+        groups = self._ack_groups(finished)
         calls = [(self.scripts.delete, [self.keys(group[0].queue).reserved],
-                  [held.raw for held in group]) for group in self._ack_groups(finished)]
-        return calls + list(extra or [])
+                  [held.raw for held in group]) for group in groups]
+        for call, group in self.batches.settle_calls(_as_list(finished), "s"):
+            calls.append(call)
+            groups.append(group)
+        return calls, groups
+
+    def _ack_calls(self, finished, extra: list | None) -> list:
+        """Script calls acknowledging `finished` (and counting batch members), then `extra`."""
+        return self._ack_plan(finished)[0] + list(extra or [])
+
+    @property
+    def batches(self) -> RedisBatches:
+        """This connection's batch store (queueing/batches)."""
+        store = self.__dict__.get("_batches")
+        if store is None or store.client is not self.client:
+            store = self.__dict__["_batches"] = RedisBatches(self)
+        return store
 
     def acknowledge(self, finished, extra: list | None = None) -> None:
         """Delete finished jobs' reservations (plus `extra` calls) in one round trip. A
@@ -228,8 +273,12 @@ class RedisDriver:
         if not calls:
             return
         results = run_pipelined(self.client, calls, raise_on_error=False)
-        for result in results[:len(acks)]:
+        plain = len(self._ack_groups(finished))
+        for index, result in enumerate(results[:len(acks)]):
             if isinstance(result, Exception):
+                if index >= plain and _refused_for_good(result):
+                    logger.error("a batch count was refused, not retried: %s", result)
+                    continue
                 raise result
         for result in results[len(acks):]:
             if isinstance(result, Exception):
@@ -258,9 +307,24 @@ class RedisDriver:
                 args=members)
         return back
 
-    def delete(self, reservation: Reservation) -> bool:
+    def delete(self, reservation: Reservation, *, outcome: str | None = None) -> bool:
+        """Forget a reserved job. `outcome` ("f": failed for good, "s": skipped by its
+        middleware) also counts it in its batch, in the same round trip, when it is a
+        batch member."""
         k = self.keys(reservation.queue)
-        return bool(self.scripts.delete(keys=[k.reserved], args=[reservation.raw]))
+        ack = (self.scripts.delete, [k.reserved], [reservation.raw])
+        counts = self.batches.settle_calls([reservation], outcome) if outcome else []
+        if not counts:
+            return bool(ack[0](keys=ack[1], args=ack[2]))
+        removed, counted = run_pipelined(self.client, [ack, counts[0][0]],
+                                         raise_on_error=False)
+        for result in (removed, counted):
+            if isinstance(result, Exception) and not (
+                    result is counted and _refused_for_good(result)):
+                raise result
+        if isinstance(counted, Exception):
+            logger.error("a batch count was refused, not retried: %s", counted)
+        return bool(removed)
 
     def release(self, reservation: Reservation, available_at: float,
                 payload: str | bytes | None = None, *, uncounted: bool = False) -> bool:

@@ -75,8 +75,27 @@ class QueueKeys:
         """A schedule's run history, newest first."""
         return f"{self.ready}:schedule:{schedule}:runs"
 
+    def batch(self, batch_id: str) -> str:
+        """A batch's hash (counters, options, callbacks): in its callback queue's hash
+        tag, so the script that counts it can push a callback (docs/batches.md)."""
+        return f"{self.ready}:batch:{batch_id}"
+
+    def batch_members(self, batch_id: str) -> str:
+        """Hash of a batch's settled members: member id -> its state (batch.lua)."""
+        return f"{self.ready}:batch:{batch_id}:members"
+
     def as_list(self) -> list[str]:
         return [self.ready, self.delayed, self.reserved, self.notify]
+
+
+def batches_index(prefix: str = DEFAULT_PREFIX) -> str:
+    """Zset of a connection's batches: id -> creation time (listing, pruning)."""
+    return f"{prefix}batches"
+
+
+def batches_meta(prefix: str = DEFAULT_PREFIX) -> str:
+    """Hash of a connection's batches: id -> "<callback queue>\\t<name>" (find, search)."""
+    return f"{prefix}batches:meta"
 
 
 def exceptions_key(job_uuid: str) -> str:

@@ -26,7 +26,7 @@ _bound: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], Script]] = \
 SCRIPT_NAMES = (
     "push", "later", "pop", "release", "delete", "size", "clear",
     "forget_pending", "promote_delayed", "renew", "unreserve", "push_priority",
-    "pending", "locate",
+    "pending", "locate", "batch",
 )
 
 
@@ -72,6 +72,7 @@ class Scripts:
     push_priority: Script
     pending: Script
     locate: Script
+    batch: Script
 
     def __init__(self, client: RedisClient) -> None:
         for name in SCRIPT_NAMES:

@@ -1,0 +1,66 @@
+"""The Batches pages' reads: batches newest first across the redis connections (a name
+search covers the newest SEARCH_WINDOW of each), and one batch with its failed jobs."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from horizon.dashboard.formatting import Moment, duration, moment
+from queueing.batches.record import Batch, batch_connections, store_for
+from queueing.models import FailedJob
+
+PAGE = 50
+SEARCH_WINDOW = 5000  # batches per connection a name search reads (newest first)
+
+
+@dataclass(frozen=True)
+class Row:
+    batch: Batch
+    created: Moment | None
+    finished: Moment | None
+    cancelled: Moment | None
+    age: str
+
+
+def row(batch: Batch, now: float) -> Row:
+    return Row(batch, moment(batch.created_at, now), moment(batch.finished_at, now),
+               moment(batch.cancelled_at, now), duration(max(now - batch.created_at, 0)))
+
+
+def listing(needle: str = "", limit: int = PAGE) -> dict[str, Any]:
+    """Up to `limit` batches, newest first (matching `needle` in their name when given),
+    and whether more exist."""
+    needle = needle.strip().lower()
+    now = time.time()
+    found: list[Batch] = []
+    total = 0
+    for connection in batch_connections():
+        store = store_for(connection)
+        total += store.count()
+        if needle:
+            ids = store.ids(0, SEARCH_WINDOW - 1)
+            names = store.names(ids)
+            ids = [i for i in ids if needle in names.get(i, "").lower() or needle == i]
+            ids = ids[:limit + 1]
+        else:
+            ids = store.ids(0, limit)
+        found += [Batch.from_record(r) for r in store.get_many(ids)]
+    found.sort(key=lambda b: b.created_at, reverse=True)
+    return {"rows": [row(b, now) for b in found[:limit]], "has_more": len(found) > limit,
+            "total": total, "limit": limit}
+
+
+def detail(batch_id: str) -> dict[str, Any] | None:
+    batch = Batch.find(batch_id)
+    if batch is None:
+        return None
+    now = time.time()
+    failed_ids = batch.failed_job_ids()
+    stored = {row.uuid: row for row in FailedJob.objects.filter(uuid__in=failed_ids[:500])}
+    failed = [{"uuid": uuid, "row": stored.get(uuid),
+               "failed_at": moment(stored[uuid].failed_at.timestamp(), now)
+               if uuid in stored else None} for uuid in failed_ids[:500]]
+    return {"row": row(batch, now), "failed": failed, "failed_total": len(failed_ids),
+            "callbacks": [(kind, moment(at, now) if at else None, at is not None)
+                          for kind, at in batch.callbacks.items()]}

@@ -1,0 +1,98 @@
+"""The Batches pages: the list (live, searchable by name) and one batch with its failed
+jobs, and the audited actions Retry failed and Cancel (operate permission)."""
+from __future__ import annotations
+
+from django.http import Http404, HttpResponse, QueryDict
+from django.shortcuts import render
+from django.urls import reverse
+
+from horizon import audit
+from horizon.dashboard import batches as read_model
+from horizon.dashboard.auth import action, page
+from horizon.dashboard.views.common import (
+    HtmxHttpRequest,
+    confirm,
+    fragment,
+    int_param,
+    render_page,
+)
+from queueing.batches.record import Batch, BatchError
+from queueing.batches.retry import retry_batch
+
+LIST_PARTIAL = "horizon/partials/batches.html"
+DETAIL_PARTIAL = "horizon/partials/batch.html"
+
+
+def _list_context(params: QueryDict) -> dict:
+    needle = (params.get("q") or "")[:200]
+    limit = min(max(int_param(params, "limit", read_model.PAGE), 1), 1000)
+    return {"section": "batches", "needle": needle, **read_model.listing(needle, limit)}
+
+
+@page
+def batches(request: HtmxHttpRequest) -> HttpResponse:
+    return render_page(request, "horizon/batches.html", LIST_PARTIAL,
+                       _list_context(request.GET))
+
+
+def _detail_context(batch_id: str) -> dict:
+    found = read_model.detail(batch_id)
+    if found is None:
+        raise Http404("No such batch (it may have been pruned).")
+    return {"section": "batches", **found}
+
+
+def missing(request: HtmxHttpRequest, batch_id: str) -> HttpResponse:
+    """A 404 page of the dashboard's own (with its security and cache headers)."""
+    return render(request, "horizon/batch_missing.html",
+                  {"section": "batches", "batch_id": batch_id}, status=404)
+
+
+@page
+def batch(request: HtmxHttpRequest, batch_id: str) -> HttpResponse:
+    try:
+        context = _detail_context(batch_id)
+    except Http404:
+        return missing(request, batch_id)
+    return render_page(request, "horizon/batch.html", DETAIL_PARTIAL, context)
+
+
+@fragment("batch")
+def batch_fragment(request: HtmxHttpRequest, params: QueryDict) -> HttpResponse:
+    return render(request, DETAIL_PARTIAL, _detail_context(params.get("batch", "")))
+
+
+@action
+def retry_failed(request: HtmxHttpRequest, batch_id: str) -> HttpResponse:
+    found = Batch.find(batch_id)
+    if found is None:
+        return missing(request, batch_id)
+    back = reverse("horizon:batch", args=[found.id])
+    try:
+        retried = retry_batch(found.id, found.connection)
+    except BatchError as exc:
+        return confirm(request, str(exc), fallback=back, level="error")
+    audit.record(request.user.get_username(), "retry batch", found.id,
+                 f"{found.name or 'unnamed'}: {retried} failed job(s)")
+    return confirm(request, f"Retried {retried} failed job{'' if retried == 1 else 's'} of "
+                            f"batch {found.name or found.id}.", fallback=back)
+
+
+@action
+def cancel(request: HtmxHttpRequest, batch_id: str) -> HttpResponse:
+    found = Batch.find(batch_id)
+    if found is None:
+        return missing(request, batch_id)
+    back = reverse("horizon:batch", args=[found.id])
+    try:
+        cancelled = found.cancel()
+    except BatchError as exc:
+        return confirm(request, str(exc), fallback=back, level="error")
+    if not cancelled:
+        return confirm(request, f"Batch {found.name or found.id} was already cancelled.",
+                       fallback=back, level="error")
+    audit.record(request.user.get_username(), "cancel batch", found.id,
+                 f"{found.name or 'unnamed'}: {found.pending} pending")
+    return confirm(request, f"Cancelled batch {found.name or found.id}: its "
+                            f"{found.pending:,} pending job(s) are skipped when they start.",
+                   fallback=back)

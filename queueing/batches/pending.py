@@ -1,0 +1,237 @@
+"""``batch(...)``: many jobs dispatched as one unit, with callbacks (docs/batches.md).
+
+    from queueing import batch
+
+    found = (batch(resize.s(1), resize.s(2), [fetch.s(3), parse.s(3)])  # a list: a chain
+             .then(notify.s("done")).catch(alert.s()).finally_(cleanup.s())
+             .name("thumbnails").allow_failures().using(queue="images")
+             .dispatch())
+    found.id, found.progress
+
+Every member (and each callback) is validated and encoded before anything is written,
+so a refused batch writes nothing. The record is written first, then the members are
+pushed: a member can never finish before its batch counts it.
+"""
+from __future__ import annotations
+
+import time
+import uuid as uuid_lib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+
+from queueing import tracing
+from queueing.batches.record import BATCH_DRIVERS, Batch, store_for
+from queueing.batches.tag import CALLBACK_FIELD, FIELD, BatchTag
+from queueing.config import ConnectionConfig, queue_settings
+from queueing.dispatching import payload as payload_lib
+from queueing.dispatching.dispatch import link_spec, should_defer, validate_signature
+from queueing.dispatching.limits import check_size
+from queueing.dispatching.signature import Signature
+from queueing.errors import InvalidOption
+
+CALLBACKS = ("then", "catch", "finally")
+
+
+@dataclass(slots=True)
+class Encoded:
+    """One member ready to send: where, its payload, and when it may first run."""
+
+    queue: str
+    text: str
+    available_at: float | None
+
+
+def _links(member: Any) -> list[Signature]:
+    links = list(member) if isinstance(member, (list, tuple)) else [member]
+    if not links:
+        raise ValueError("batch(): an empty chain cannot be a member")
+    for link in links:
+        if not isinstance(link, Signature):
+            raise TypeError(f"batch() takes job signatures (job.s(...)) or lists of them "
+                            f"(a chain), got {link!r}")
+    return links
+
+
+def _payload(signature: Signature, conn: ConnectionConfig, queue: str, now: float, *,
+             chain: list[dict] | None, extra: dict[str, Any],
+             available_at: float | None = None) -> str:
+    data = payload_lib.build(
+        job_name=signature.definition.name,
+        display_name=signature.definition.target.__qualname__,
+        args=signature.args, kwargs=signature.kwargs, options=signature.options,
+        connection=conn.name, queue=queue, chain=chain, now=now,
+        available_at=available_at, headers=tracing.outgoing_headers())
+    data.update(extra)
+    text = payload_lib.encode(data)
+    check_size(signature.definition.name, text)
+    return text
+
+
+def encode_members(members: Sequence[Any], conn: ConnectionConfig, queue: str,
+                   batch_id: str, now: float) -> list[Encoded]:
+    """Every member validated and encoded with its batch tag (nothing is sent)."""
+    encoded = []
+    for member in members:
+        links = _links(member)
+        for link in links:
+            if link.definition.unique is not None:
+                raise InvalidOption(f"{link.definition.name} is a unique job: unique jobs "
+                                    "cannot be batch members (a dropped duplicate would "
+                                    "never be counted)")
+            link_conn, _ = validate_signature(link.using(queue=link.options.queue or queue,
+                                                         connection=conn.name))
+            if link.options.connection not in (None, conn.name):
+                raise InvalidOption(f"batch on connection {conn.name!r}: member "
+                                    f"{link.definition.name} names {link.options.connection!r}")
+            if link_conn.driver not in BATCH_DRIVERS:
+                raise InvalidOption(f"batches need a redis or database connection, "
+                                    f"{conn.name!r} is {link_conn.driver!r}")
+        rest = [link_spec(link.using(queue=link.options.queue or queue)) for link in links[1:]]
+        head = links[0]
+        head_queue = conn.check_queue(head.options.queue or queue)
+        tag = BatchTag(batch_id, queue, uuid_lib.uuid4().hex)
+        delay = head.options.delay
+        available_at = delay.resolve(now) if delay is not None else None
+        encoded.append(Encoded(head_queue, _payload(
+            head, conn, head_queue, now, chain=rest, extra={FIELD: tag.to_json()},
+            available_at=available_at), available_at))
+    return encoded
+
+
+def send(conn: ConnectionConfig, encoded: list[Encoded]) -> None:
+    """Push encoded members: one script call per queue (and 1,000 jobs); delayed ones to
+    the delayed set."""
+    from queueing import connections
+    driver = connections.queue_driver(conn.name)
+    ready: dict[str, list[str]] = {}
+    now = time.time()
+    for item in encoded:
+        if item.available_at is not None and item.available_at > now:
+            driver.later(item.queue, item.text, item.available_at)
+        else:
+            ready.setdefault(item.queue, []).append(item.text)
+    for queue, texts in ready.items():
+        driver.push_many(queue, texts)
+
+
+@dataclass
+class PendingBatch:
+    """A batch being described; ``dispatch()`` sends it and returns its ``Batch``."""
+
+    members: tuple[Any, ...]
+    callbacks: dict[str, Signature] = field(default_factory=dict)
+    batch_name: str = ""
+    allows_failures: bool = False
+    queue: str | None = None
+    connection: str | None = None
+
+    def then(self, signature: Signature) -> PendingBatch:
+        """Runs once, when every member has succeeded."""
+        return self._callback("then", signature)
+
+    def catch(self, signature: Signature) -> PendingBatch:
+        """Runs once, on the first failure (not with ``allow_failures``)."""
+        return self._callback("catch", signature)
+
+    def finally_(self, signature: Signature) -> PendingBatch:
+        """Runs once, when every member has settled (succeeded, failed or cancelled)."""
+        return self._callback("finally", signature)
+
+    def allow_failures(self, allow: bool = True) -> PendingBatch:
+        """A failure neither cancels the batch nor runs ``catch``."""
+        self.allows_failures = bool(allow)
+        return self
+
+    def name(self, name: str) -> PendingBatch:
+        self.batch_name = str(name)[:200]
+        return self
+
+    def using(self, *, queue: str | None = None, connection: str | None = None) -> PendingBatch:
+        """The queue of members that name none, and of the callbacks; the connection of
+        every member."""
+        if queue is not None:
+            self.queue = queue
+        if connection is not None:
+            self.connection = connection
+        return self
+
+    def _callback(self, kind: str, signature: Signature) -> PendingBatch:
+        if not isinstance(signature, Signature):
+            raise TypeError(f"{kind}() takes a job signature (job.s(...)), got {signature!r}")
+        self.callbacks[kind] = signature
+        return self
+
+    def _callback_fields(self, conn: ConnectionConfig, queue: str, batch_id: str,
+                         now: float) -> dict[str, Any]:
+        fields: dict[str, Any] = {}
+        for kind in CALLBACKS:
+            signature = self.callbacks.get(kind)
+            fields[kind], fields[f"{kind}_span"], fields[f"{kind}_at"] = "", "", ""
+            if signature is None:
+                continue
+            if signature.options.queue not in (None, queue) or \
+                    signature.options.connection not in (None, conn.name):
+                raise InvalidOption(f"the {kind} callback runs on the batch's queue "
+                                    f"({conn.name}/{queue}); set it with batch.using(queue=)")
+            if signature.options.delay is not None:
+                raise InvalidOption(f"the {kind} callback cannot be delayed")
+            if signature.definition.unique is not None:
+                raise InvalidOption(f"the {kind} callback cannot be a unique job")
+            validate_signature(signature.using(queue=queue, connection=conn.name))
+            fields[kind] = _payload(signature, conn, queue, now, chain=None, extra={
+                CALLBACK_FIELD: {"id": batch_id, "queue": queue, "kind": kind}})
+            retry_until = signature.options.retry_until
+            if retry_until is not None:
+                fields[f"{kind}_span"] = repr(retry_until.resolve(now) - now)
+        return fields
+
+    def dispatch(self) -> Batch:
+        """Validate and encode everything, then write the record and push the members
+        (after the commit, inside ``atomic()``, as a job's dispatch does)."""
+        if not self.members:
+            raise ValueError("batch() needs at least one job signature")
+        conn = queue_settings().connection(self.connection)
+        if conn.driver not in BATCH_DRIVERS:
+            raise InvalidOption(f"batches need a redis or database connection; "
+                                f"{conn.name!r} is {conn.driver!r}")
+        queue = conn.check_queue(self.queue or conn.queue)
+        now = time.time()
+        batch_id = str(uuid_lib.uuid4())
+        encoded = encode_members(self.members, conn, queue, batch_id, now)
+        record = {
+            "id": batch_id, "name": self.batch_name, "connection": conn.name, "queue": queue,
+            "total": len(encoded), "pending": len(encoded), "failed": 0, "succeeded": 0,
+            "cancelled": 0, "created_at": repr(now), "finished_at": "", "cancelled_at": "",
+            "allow_failures": "1" if self.allows_failures else "0", "first_failure": "",
+            **self._callback_fields(conn, queue, batch_id, now),
+        }
+
+        def write() -> None:
+            store_for(conn.name).create(record)
+            send(conn, encoded)
+
+        first = _links(self.members[0])[0]
+        if should_defer(first.using(connection=conn.name)):
+            transaction.on_commit(write)
+        else:
+            write()
+        return Batch.from_record({k: str(v) for k, v in record.items()})
+
+    async def adispatch(self) -> Batch:
+        """``dispatch`` for async code (the writes run in a thread: sync_to_async)."""
+        from asgiref.sync import sync_to_async
+        return await sync_to_async(self.dispatch)()
+
+
+def batch(*members: Any) -> PendingBatch:
+    """Describe a batch: ``batch(a.s(1), b.s(2), [c.s(3), d.s(3)])``. Each member is a
+    signature (``job.s(...)``) or a list or tuple of them (a chain, counted as one
+    member). One list (or any other iterable that is not a tuple) as the only argument
+    is the members themselves, as in Laravel: ``batch([a.s(i) for i in ids])``; a batch
+    whose only member is a chain is ``batch([[c.s(), d.s()]])``."""
+    if len(members) == 1 and not isinstance(members[0], (Signature, tuple)):
+        members = tuple(members[0])
+    return PendingBatch(tuple(members))

@@ -1,0 +1,191 @@
+"""``Batch``: what a dispatched batch is now (its counters and state), read from its
+connection's batch store, with the operations on it (cancel, add)."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from queueing.config import queue_settings
+from queueing.errors import QueueError
+
+
+class BatchError(QueueError):
+    """A batch operation that cannot be done (unknown, cancelled, finished batch)."""
+
+
+def _float(value: str | None) -> float | None:
+    try:
+        return float(value) if value else None
+    except ValueError:
+        return None
+
+
+def _int(value: str | None) -> int:
+    try:
+        return int(value or 0)
+    except ValueError:
+        return 0
+
+
+BATCH_DRIVERS = ("redis", "database")  # the drivers that keep batches
+
+
+def store_for(connection: str) -> Any:
+    """The batch store of `connection` (its driver's ``batches``)."""
+    from queueing import connections
+    store = getattr(connections.queue_driver(connection), "batches", None)
+    if store is None:
+        raise BatchError(f"connection {connection!r} does not keep batches")
+    return store
+
+
+def batch_connections() -> list[str]:
+    """Connections that can hold batches (redis and database ones), the default first."""
+    settings = queue_settings()
+    names = [settings.connection().name] + [name for name in settings.connections
+                                            if name != settings.connection().name]
+    return [name for name in names if settings.connection(name).driver in BATCH_DRIVERS]
+
+
+@dataclass(frozen=True)
+class Batch:
+    """A batch as it was when read (``refresh()`` reads it again)."""
+
+    id: str
+    name: str
+    connection: str
+    queue: str
+    total: int
+    pending: int
+    failed: int
+    succeeded: int
+    cancelled_jobs: int  # members skipped because the batch was cancelled
+    created_at: float
+    finished_at: float | None
+    cancelled_at: float | None
+    allows_failures: bool
+    first_failure: str  # the uuid of the first member job that failed
+    callbacks: dict[str, float | None]  # its callbacks -> when dispatched (None: not yet)
+
+    @classmethod
+    def from_record(cls, record: dict[str, str]) -> Batch:
+        return cls(
+            id=record.get("id", ""), name=record.get("name", ""),
+            connection=record.get("connection", ""), queue=record.get("queue", ""),
+            total=_int(record.get("total")), pending=_int(record.get("pending")),
+            failed=_int(record.get("failed")), succeeded=_int(record.get("succeeded")),
+            cancelled_jobs=_int(record.get("cancelled")),
+            created_at=_float(record.get("created_at")) or 0.0,
+            finished_at=_float(record.get("finished_at")),
+            cancelled_at=_float(record.get("cancelled_at")),
+            allows_failures=record.get("allow_failures") == "1",
+            first_failure=record.get("first_failure", ""),
+            callbacks={kind: _float(record.get(f"{kind}_at"))
+                       for kind in ("then", "catch", "finally") if record.get(kind)},
+        )
+
+    @classmethod
+    def find(cls, batch_id: str, connection: str | None = None) -> Batch | None:
+        """The batch `batch_id` (on `connection`, or on any redis connection), or None."""
+        names = [connection] if connection else batch_connections()
+        for name in names:
+            record = store_for(name).get(str(batch_id))
+            if record:
+                return cls.from_record(record)
+        return None
+
+    def refresh(self) -> Batch:
+        found = Batch.find(self.id, self.connection)
+        if found is None:
+            raise BatchError(f"batch {self.id} is gone (pruned?)")
+        return found
+
+    # -- derived ---------------------------------------------------------------------------
+    @property
+    def processed(self) -> int:
+        """Members settled: succeeded, failed or skipped as cancelled (total - pending)."""
+        return self.total - self.pending
+
+    @property
+    def progress(self) -> int:
+        """Percentage of members settled, 0-100 (rounded down; 100 only when finished)."""
+        return 100 if self.total == 0 else (self.processed * 100) // self.total
+
+    @property
+    def cancelled(self) -> bool:
+        return self.cancelled_at is not None
+
+    @property
+    def finished(self) -> bool:
+        return self.finished_at is not None
+
+    @property
+    def has_failures(self) -> bool:
+        return self.failed > 0
+
+    @property
+    def state(self) -> str:
+        """running, finished (all succeeded), failed (finished with failures),
+        cancelled (cancelled, still settling or done)."""
+        if self.cancelled:
+            return "cancelled"
+        if not self.finished:
+            return "running"
+        return "failed" if self.failed else "finished"
+
+    @property
+    def age(self) -> float:
+        return max(time.time() - self.created_at, 0.0)
+
+    def failed_job_ids(self) -> list[str]:
+        """The uuids of the member jobs that failed (and were not retried since)."""
+        states = store_for(self.connection).member_states(self.id)
+        return sorted(state[2:] for state in states.values() if state.startswith("f:"))
+
+    # -- operations ------------------------------------------------------------------------
+    def cancel(self) -> bool:
+        """Cancel: members that have not started are skipped when a worker takes them
+        (counted as cancelled); running ones finish. True when this call cancelled it."""
+        result = store_for(self.connection).cancel(self.id)
+        if result < 0:
+            raise BatchError(f"batch {self.id} is gone (pruned?)")
+        return bool(result)
+
+    def add(self, *members: Any) -> int:
+        """Add members to a running batch (from one of its own jobs, typically): they
+        are counted first, then pushed. Refused once the batch is cancelled or finished."""
+        from queueing.batches.pending import encode_members, send
+        if len(members) == 1 and not isinstance(members[0], tuple) and \
+                not hasattr(members[0], "definition"):
+            members = tuple(members[0])
+        if not members:
+            return 0
+        conn = queue_settings().connection(self.connection)
+        encoded = encode_members(members, conn, self.queue, self.id, time.time())
+        result = store_for(self.connection).add(self.id, len(encoded))
+        if result == -1:
+            raise BatchError(f"batch {self.id} is gone (pruned?)")
+        if result == -2:
+            raise BatchError(f"batch {self.id} is cancelled: no member can join it")
+        if result == -3:
+            raise BatchError(f"batch {self.id} has finished: no member can join it")
+        send(conn, encoded)
+        return len(encoded)
+
+
+def current_batch() -> Batch | None:
+    """Inside a running job: the batch it is a member (or a callback) of, else None."""
+    from queueing.batches.tag import CALLBACK_FIELD, from_value, of_data
+    from queueing.worker.execution import current_job
+    job = current_job()
+    if job is None:
+        return None
+    tag = of_data(job.data)
+    if tag is not None:
+        return Batch.find(tag.id, job.data.get("connection") or None)
+    callback = from_value({**(job.data.get(CALLBACK_FIELD) or {}), "member": "callback"}) \
+        if isinstance(job.data.get(CALLBACK_FIELD), dict) else None
+    if callback is not None:
+        return Batch.find(callback.id, job.data.get("connection") or None)
+    return None

@@ -1,0 +1,21 @@
+"""Retry the failed jobs of one batch (queueing/batches/retry.py)."""
+from django.core.management.base import BaseCommand, CommandError
+
+from queueing.batches.record import BatchError
+from queueing.batches.retry import retry_batch
+
+
+class Command(BaseCommand):
+    help = "Retry every failed job of a batch; the batch counts them as pending again."
+
+    def add_arguments(self, parser):
+        parser.add_argument("batch_id")
+        parser.add_argument("--connection", default=None)
+
+    def handle(self, *args, batch_id, connection, **options):
+        try:
+            retried = retry_batch(batch_id, connection)
+        except BatchError as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(self.style.SUCCESS(
+            f"Batch {batch_id}: {retried} failed job(s) pushed again."))
