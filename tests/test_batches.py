@@ -40,13 +40,16 @@ def finished(batch_id, *kinds):
     return check
 
 
+@pytest.mark.parametrize("slots", [1, 8], ids=["one-slot", "8-slots"])
 def test_then_and_finally_run_once_after_the_last_of_a_thousand_jobs_on_four_workers(
-        spawn_worker):
+        spawn_worker, slots):
+    """With one slot per worker, and with 8 (the members start in slot threads, which
+    check their batch on their own)."""
     dispatched = (batch([batch_member.s(i) for i in range(1000)])
                   .then(batch_callback.s("then")).catch(batch_callback.s("catch"))
                   .finally_(batch_callback.s("finally")).name("thousand").dispatch())
     assert dispatched.total == 1000 and dispatched.pending == 1000 and dispatched.progress == 0
-    workers(spawn_worker, 4)
+    workers(spawn_worker, 4, f"--concurrency={slots}")
     done = wait_until(finished(dispatched.id, "then", "finally"), timeout=60,
                       message="the batch and its callbacks")
     assert (done.total, done.pending, done.succeeded, done.failed) == (1000, 0, 1000, 0)
@@ -122,13 +125,14 @@ def test_a_failing_link_fails_its_chain_member(spawn_worker):
     assert "c3" not in [n["label"] for n in notes(BATCH_RAN)]
 
 
-def test_cancel_with_500_pending_runs_none_of_them(spawn_worker):
+@pytest.mark.parametrize("slots", [1, 8], ids=["one-slot", "8-slots"])
+def test_cancel_with_500_pending_runs_none_of_them(spawn_worker, slots):
     dispatched = (batch([batch_member.s(i) for i in range(500)])
                   .then(batch_callback.s("then")).finally_(batch_callback.s("finally"))
                   .dispatch())
     assert dispatched.cancel() is True
     assert Batch.find(dispatched.id).cancel() is False  # once
-    workers(spawn_worker, 2)
+    workers(spawn_worker, 2, f"--concurrency={slots}")
     done = wait_until(finished(dispatched.id, "finally"), timeout=30,
                       message="every member skipped")
     assert notes(BATCH_RAN) == []
