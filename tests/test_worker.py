@@ -239,10 +239,18 @@ def test_queue_clear_and_size(rclient, monkeypatch):
     (["--queue=bad name"], "invalid queue name"),
     (["nope"], "unknown queue connection"),
     (["sync"], "workers and queue commands need a 'redis' or 'database' connection"),
+    (["--concurrency=501"], "more than 500 jobs at once in one process"),
 ])
 def test_runworker_refuses_bad_options(argv, message):
     with pytest.raises(CommandError, match=message):
         call_command("runworker", *argv)
+
+
+def test_a_supervisor_refuses_more_than_500_slots_per_process():
+    from horizon.config import HorizonConfigError, parse
+    with pytest.raises(HorizonConfigError, match="concurrency must be an integer from 1 to 500"):
+        parse({"supervisors": {"s": {"queue": ["default"], "concurrency": 501}}})
+    parse({"supervisors": {"s": {"queue": ["default"], "concurrency": 500}}})
 
 
 def test_eviction_policy_other_than_noeviction_warns(rclient):

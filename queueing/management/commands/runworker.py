@@ -75,7 +75,8 @@ class Command(BaseCommand):
         parser.add_argument("--concurrency", type=non_negative(int),
                             default=DEFAULTS.concurrency,
                             help="Jobs in flight at once: sync jobs on threads, async def "
-                                 f"jobs on one event loop (default {DEFAULTS.concurrency}).")
+                                 f"jobs on one event loop (default {DEFAULTS.concurrency}, "
+                                 f"at most {MAX_CONCURRENCY}).")
         parser.add_argument("--reconnect-timeout", type=non_negative(float),
                             default=DEFAULTS.reconnect_timeout,
                             help="Exit 1 after this many seconds without Redis (default "
