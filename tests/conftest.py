@@ -66,6 +66,10 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env["DJANGO_SETTINGS_MODULE"] = "tests.settings"
     env["PYTHONUNBUFFERED"] = "1"
+    # Spawned processes never use MariaDB (only the driver-level tests do, in this
+    # process), and its test database exists only once those tests made it: Django 6.1's
+    # model checks, which every command runs at start, connect to each MySQL database.
+    env["HORIZON_TEST_MARIA"] = ""
     env.update(extra)
     return env
 

@@ -11,11 +11,14 @@ from django.utils import timezone
 
 from horizon import audit
 from horizon.models import AuditEntry
+from queueing import batch
 from queueing import failed as failed_store
 from queueing.connections import redis_driver
 from queueing.dispatching.payload import encode
 from queueing.drivers.redis import keys
 from queueing.middleware.store import script
+
+from tests.testapp import jobs
 
 from .test_dashboard_pages import payload, publish
 from .test_schedules import EVERY_SECOND
@@ -62,6 +65,7 @@ def action_posts() -> dict:
     running = payload()
     redis_driver("redis").push("cancel-me", encode(running))
     redis_driver("redis").pop("cancel-me")  # reserved: as far as Cancel can tell, it runs
+    to_retry, to_cancel = (batch(jobs.record.s("audit")).dispatch() for _ in range(2))
     return {  # the ticked and edited rows go first: "retry matching" takes every row
         "failed-selected": ("/failed/selected/retry/", {"pick": ticked_failed["uuid"]}),
         "failed-edit": (f"/failed/{edited['uuid']}/edit/",
@@ -88,6 +92,8 @@ def action_posts() -> dict:
                                              "owner": "job-1 h:1:w"}),
         "jobs-selected": ("/jobs/pending/selected/delete/",
                           {"pick": f"redis:default|{ticked_pending['uuid']}|0"}),
+        "batch-retry": (f"/batches/{to_retry.id}/retry/", {}),
+        "batch-cancel": (f"/batches/{to_cancel.id}/cancel/", {}),
     }
 
 
