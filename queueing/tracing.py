@@ -9,6 +9,7 @@ once: headers stay ``{}`` and jobs run exactly as before. Set
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -33,15 +34,31 @@ def _api() -> Any:
     return _otel
 
 
+_provider_set = False  # OpenTelemetry sets a tracer provider once, for good
+_provider_looked_at = float("-inf")  # monotonic time of the last look while none was set
+PROVIDER_LOOK_EVERY = 1.0  # seconds between looks for a provider set after start-up
+
+
 def enabled() -> bool:
     """Whether a job would be recorded in a span: OpenTelemetry installed, not turned
     off, and a tracer provider set (the SDK's, say). With only the API installed, every
-    span is a no-op that still cost a no-op job about a fifth of its time."""
+    span is a no-op that still cost a no-op job about a fifth of its time. A provider,
+    once set, cannot be replaced; while none is, the worker looks once a second, not
+    once per job."""
+    global _provider_set, _provider_looked_at
     api = _api()
     if not api:
         return False
+    if _provider_set:
+        return True
+    now = time.monotonic()
+    if now - _provider_looked_at < PROVIDER_LOOK_EVERY:
+        return False
+    _provider_looked_at = now
     provider = api[2].get_tracer_provider()
-    return not isinstance(provider, (api[2].ProxyTracerProvider, api[2].NoOpTracerProvider))
+    _provider_set = not isinstance(provider, (api[2].ProxyTracerProvider,
+                                              api[2].NoOpTracerProvider))
+    return _provider_set
 
 
 def outgoing_headers() -> dict[str, str]:

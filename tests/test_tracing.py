@@ -23,6 +23,7 @@ def provider():
     sdk = TracerProvider()
     sdk.add_span_processor(SimpleSpanProcessor(EXPORTER))
     trace.set_tracer_provider(sdk)  # once per process; later calls are ignored by OTel
+    tracing._provider_looked_at = float("-inf")  # seen at the next job, not a second later
     yield
 
 
@@ -49,6 +50,16 @@ def test_the_worker_span_is_a_child_of_the_dispatching_span(driver):
     assert job_span.parent.span_id == parent.get_span_context().span_id
     assert job_span.context.trace_id == parent.get_span_context().trace_id
     assert job_span.kind == trace.SpanKind.CONSUMER
+
+
+def test_a_provider_set_after_start_is_seen_within_a_second(monkeypatch):
+    monkeypatch.setattr(tracing, "_provider_set", False)
+    monkeypatch.setattr(tracing, "_provider_looked_at", float("-inf"))
+    assert tracing.enabled()  # looked at once: the SDK's provider is set
+    monkeypatch.setattr(tracing, "_provider_set", False)
+    assert not tracing.enabled()  # not looked at again within the second (cost per job)
+    monkeypatch.setattr(tracing, "_provider_looked_at", float("-inf"))
+    assert tracing.enabled()
 
 
 def test_tracing_can_be_turned_off(settings, driver, monkeypatch):

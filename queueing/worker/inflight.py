@@ -278,11 +278,7 @@ class InFlight:
 
     def started(self, held: Reservation, kill_at: float, uuid: str = "",
                 job: str = "") -> None:
-        with self._lock:
-            entry = self._entries.get(held.token)
-            if entry is not None:
-                entry.label = (uuid, job)
-        self._set(held, RUNNING, kill_at, time.time())
+        self._set(held, RUNNING, kill_at, time.time(), label=(uuid, job))
 
     def running_info(self) -> list[dict]:
         """The running jobs, for the worker's heartbeat (the dashboard's Running now)."""
@@ -294,9 +290,7 @@ class InFlight:
     def finished_ok(self, held: Reservation, completion: Any = None) -> None:
         """It succeeded: its acknowledgement (and `completion`, its record for the
         completion recorders) rides with the next round trip."""
-        if completion is not None:
-            self.record(held, completion)
-        self._set(held, FINISHED)
+        self._set(held, FINISHED, completion=completion)
 
     def record(self, held: Reservation, completion: Any) -> None:
         """Attach a finished row's completion record (sent with its acknowledgement)."""
@@ -327,12 +321,17 @@ class InFlight:
 
     # -- internals ----------------------------------------------------------------------
     def _set(self, held: Reservation, state: int, kill_at: float = 0.0,
-             started: float = 0.0) -> None:
+             started: float = 0.0, label: tuple[str, str] | None = None,
+             completion: Any = None) -> None:
         with self._lock:
             entry = self._entries.get(held.token)
             if entry is None:  # not reserved through the table (an inline run)
                 return
             entry.state, entry.kill_at, entry.started = state, kill_at, started
+            if label is not None:
+                entry.label = label
+            if completion is not None:
+                entry.completion = completion
             if self.memory is not None and entry.index >= 0:
                 self.memory.set_state(entry.index, state, kill_at, started)
 

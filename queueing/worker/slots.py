@@ -76,8 +76,8 @@ class ThreadInterrupts:
             with self._lock:
                 if self._running.get(thread) == token:
                     del self._running[thread]
-                _set_async_exc(thread, None)  # an interrupt that did not land yet: dropped
-                self._sent.pop(token, None)
+                if self._sent.pop(token, None) is not None:
+                    _set_async_exc(thread, None)  # one that did not land yet: dropped
 
     def interrupt(self, token: str, exc: type[BaseException],
                   detail: BaseException | None = None) -> bool:
