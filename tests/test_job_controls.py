@@ -298,9 +298,6 @@ def test_debounce_runs_only_the_last_dispatch_of_a_burst(spawn_worker, rclient):
 
 # -- Django Tasks -----------------------------------------------------------------------------
 @pytest.mark.skipif(control_jobs.task_with_middleware is None, reason="no Tasks framework")
-@pytest.mark.skipif(os.environ.get("TEST_BACKEND") == "cluster", reason=(
-    "the Tasks backend's result store is not cluster-ready yet: results.py pipelines a "
-    "multi-key DEL, which redis-py refuses on a cluster"))
 def test_a_task_runs_through_its_middleware(spawn_worker):
     worker = spawn_worker("--queue=default")
     control_jobs.task_with_middleware.enqueue("skip-me")
