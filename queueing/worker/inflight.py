@@ -198,11 +198,6 @@ class InFlight:
     def prefetched(self) -> list[Reservation]:
         return self._in(PREFETCHED)
 
-    def running(self) -> list[Reservation]:
-        return self._in(RUNNING)
-
-    def finished(self) -> list[Reservation]:
-        return self._in(FINISHED)
 
     def claim_next(self) -> Reservation | None:
         """The oldest prefetched row no one has taken, now taken by the caller (a slot

@@ -34,6 +34,7 @@ from queueing.errors import MalformedPayload, UnknownJob
 from queueing.middleware.pipeline import Plan, plan_for
 from queueing.signals import job_exception_occurred, job_failed, job_processed, job_processing
 from queueing.worker import controls, policy
+from queueing.worker.batch_gate import BatchGate
 from queueing.worker.database_use import ConnectionChecks
 from queueing.worker.execution import call, run_failed_hook
 from queueing.worker.inflight import InFlight
@@ -45,7 +46,6 @@ from queueing.worker.recorders import record_outcome
 logger = logging.getLogger("queueing.worker")
 
 STORE_RETRY_DELAY = 30.0  # seconds before a failure the store refused is tried again
-BATCH_VERDICT_TTL = 0.25  # seconds a prefetched member's "may start" verdict is trusted
 
 
 class MaxAttemptsExceeded(Exception):
@@ -158,8 +158,9 @@ class JobRunner:
         self.pending_cancel: JobCancelled | None = None
         self.current_timeout = 0.0
         self.max_deliveries = driver.config.max_deliveries
-        # batch members' start verdicts, asked for with a prefetched group's first member
-        self._batch_verdicts: dict[str, tuple[bool, float]] = {}
+        store = getattr(driver, "batches", None)  # drivers without batches: no gate
+        self.batch_gate = None if store is None else BatchGate(
+            store, inflight.prefetched if inflight is not None else list)
         self._checks = threading.local()  # per thread: Django's connections are
         self.transient: tuple[type[BaseException], ...] = (*REDIS_TRANSIENT,
                                                            *driver.transient_errors)
@@ -286,53 +287,28 @@ class JobRunner:
         return Prepared(held, job, definition, tries, timeout, meta, plan_for(definition))
 
     def _batch_allows(self, held: Reservation, job: Payload) -> bool:
-        """A batch member may start unless its batch is cancelled (batch.lua 'start').
-        One round trip asks for this member and every batch member prefetched with it,
-        so a member pays at most one round trip and a prefetched group one in all; a
-        verdict is used only while it is fresh (BATCH_VERDICT_TTL). A member refused is
-        already counted as cancelled; its reservation is dropped here (docs/batches.md)."""
+        """A batch member may start unless its batch is cancelled (see batch_gate.py).
+        A member refused is already counted as cancelled; its reservation is dropped
+        here (docs/batches.md)."""
         tag = batch_tag.of_data(job.data)
-        store = getattr(self.driver, "batches", None)
-        if tag is None or store is None:
+        if tag is None or self.batch_gate is None:
             return True
-        verdict = self._batch_verdicts.pop(held.token, None)
-        if verdict is None or time.monotonic() - verdict[1] > BATCH_VERDICT_TTL:
+        gate = self.batch_gate
+        allowed = gate.fresh(held.token)
+        if allowed is None:
             try:
-                asked = self._retrying(lambda: self._ask_batches(store, held, tag, job.uuid),
-                                       "check batch")
+                allowed = self._retrying(lambda: gate.ask(held, tag, job.uuid), "check batch")
             except Exception as exc:  # a store that refuses this tag: run it as a plain job
                 logger.error("could not check the batch of %s %s: %s", job.job, job.uuid,
                              printable(exc, 300))
-                asked = True
-            verdict = (True if asked is None else asked, time.monotonic())
-        if verdict[0]:
+                allowed = True
+        if allowed is not False:
             return True
         self._retrying(lambda: self.driver.delete(held), "delete cancelled batch member")
         if "unique" in job.data:
             controls.release_unique(self, job)
         self.log.line(job, "SKIPPED", f"batch {tag.id} is cancelled")
         return False
-
-    def _ask_batches(self, store: Any, held: Reservation, tag: batch_tag.BatchTag,
-                     job_uuid: str) -> bool:
-        """Ask whether `held` may start, with the verdicts of the batch members
-        prefetched with it (kept for when they start); the verdict for `held`."""
-        asking = [(tag, job_uuid, held.token)]
-        if self.inflight is not None:
-            for other in self.inflight.prefetched():
-                if other.token == held.token or other.token in self._batch_verdicts:
-                    continue
-                found = batch_tag.settling(other.raw)
-                if found is not None:
-                    asking.append((found.tag, found.job_uuid, other.token))
-        verdicts = store.start_many(asking)
-        now = time.monotonic()
-        for token, allowed in verdicts.items():
-            if token != held.token:
-                self._batch_verdicts[token] = (allowed, now)
-        if len(self._batch_verdicts) > 4096:  # rows settled elsewhere (handed back...)
-            self._batch_verdicts.clear()
-        return verdicts.get(held.token, True)
 
     def kill_at(self, prepared: Prepared) -> float:
         """When the sidecar kills the process if this job still runs (0: never)."""

@@ -152,9 +152,6 @@ class SlotPool:
         self._start_scheduled = False
 
     # -- the control loop's side ------------------------------------------------------------
-    def free(self) -> int:
-        return self.size - self.busy
-
     def kick(self) -> None:
         """Rows were reserved: wake idle slot threads (or start one) to take them."""
         with self._cond:
