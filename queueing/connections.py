@@ -210,6 +210,22 @@ def reset() -> None:
         _async_drivers.clear()  # their sockets close when collected: no loop to await on
 
 
+_inherited: list[Any] = []  # a forked child's drivers of its parent: never used or closed
+
+
+def forget_inherited() -> None:
+    """In a forked child (the worker's sidecar): drop the parent's drivers without
+    closing them, and start with a lock of its own. Closing takes each pool's lock, and
+    a lock that another of the parent's threads held at the fork is never released in
+    the child; the sockets are the parent's anyway."""
+    global _lock
+    _lock = threading.Lock()
+    _inherited.extend(_drivers.values())
+    _inherited.extend(_async_drivers.values())
+    _drivers.clear()
+    _async_drivers.clear()
+
+
 @receiver(setting_changed)
 def _reset_on_setting_change(*, setting: str, **_: Any) -> None:
     if setting == "QUEUE":

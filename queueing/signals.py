@@ -9,6 +9,9 @@ job_processing = Signal()  # payload, connection, queue
 job_processed = Signal()  # payload, connection, queue, runtime (seconds)
 job_exception_occurred = Signal()  # payload, connection, queue, exception, released (bool)
 job_failed = Signal()  # payload, connection, queue, exception, reason
+# payload, connection, queue, reason: stopped by its worker's fence (the store was
+# unreachable), handed back uncounted; not a failure of the job
+job_stopped = Signal()
 worker_stopping = Signal()  # reason, exit_code
 # A unique job was not dispatched because another with its id holds the lock. Sent with
 # sender = the job's function or class; job (name), key (the lock), holder (its owner's

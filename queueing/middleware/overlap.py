@@ -40,9 +40,18 @@ class WithoutOverlapping:
             return self.expire_after
         return job.timeout + 60.0 if job.timeout else DEFAULT_EXPIRE
 
+    def _lock_and_owner(self, job: Any) -> tuple[str, str]:
+        return (control_key("overlap", key_text(self.key, job, "WithoutOverlapping")),
+                f"{job.uuid} {job.worker}".strip())
+
+    def release_abandoned(self, job: Any) -> None:
+        """The job's worker died or was fenced while it ran: its lock is freed now (only
+        if it still names this job and worker), not when it expires."""
+        lock, owner = self._lock_and_owner(job)
+        script(job.client, "lock_release")(keys=[lock], args=[owner])
+
     def handle(self, job: Any, call_next: Callable[[Any], Any]) -> Any:
-        lock = control_key("overlap", key_text(self.key, job, "WithoutOverlapping"))
-        owner = f"{job.uuid} {job.worker}".strip()
+        lock, owner = self._lock_and_owner(job)
         taken, holder = script(job.client, "lock_take")(
             keys=[lock], args=[owner, max(int(self.lock_seconds(job) * 1000), 1)])
         if not taken:

@@ -45,7 +45,6 @@ class ConcurrentLoop:
         try:
             while True:
                 pool.attention.clear()
-                worker._check_sidecar()
                 pool.settle_async_done()
                 self._check_cancels()
                 self._report_stuck(pool.watch())

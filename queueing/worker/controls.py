@@ -25,7 +25,7 @@ from queueing.dispatching import payload as payload_lib
 from queueing.dispatching.unique import release_for_payload
 from queueing.middleware import outcomes
 from queueing.middleware.context import RAN, RELEASED, RunningJob, Verdict
-from queueing.middleware.pipeline import Plan
+from queueing.middleware.pipeline import Plan, plan_for
 from queueing.middleware.store import state_client
 from queueing.worker.outcome import Outcome, with_retries
 
@@ -86,3 +86,20 @@ def release_unique(runner: Any, job: Any) -> None:
     except Exception as exc:
         logger.warning("could not release the unique lock of %s %s: %s", job.job, job.uuid,
                        exc)
+
+
+def release_abandoned(runner: Any, held: Any, job: Any, definition: Any) -> None:
+    """Free what a job's middleware held when its worker died or was fenced mid-run
+    (a WithoutOverlapping lock): each middleware that holds something while the job runs
+    says how, in ``release_abandoned(running_job)``, and releases only its own."""
+    plan = plan_for(definition)
+    if plan is None:
+        return
+    running = RunningJob(job, definition, connection=runner.driver.name, queue=held.queue,
+                         client=state_client(runner.driver),
+                         worker=getattr(runner.worker, "owner", "") or "",
+                         timeout=job.timeout or 0.0)
+    for middleware in plan.middleware:
+        release = getattr(middleware, "release_abandoned", None)
+        if release is not None:
+            release(running)

@@ -12,6 +12,7 @@ import logging
 import threading
 from collections.abc import Awaitable
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 from queueing import tracing
@@ -81,12 +82,43 @@ def finish(value: Any) -> Any:
 _runners = threading.local()
 
 
+@dataclass(slots=True)
+class _Awaiting:
+    """A thread running an async job's coroutine on its own loop (see run_awaitable)."""
+
+    loop: asyncio.AbstractEventLoop
+    task: asyncio.Task
+    interrupt: type[BaseException] | None = None  # what the job is to be stopped with
+
+
+_awaiting: dict[int, _Awaiting] = {}  # thread id -> its running coroutine
+_awaiting_lock = threading.Lock()
+
+
+def interrupt_awaiting(thread_id: int, exc: type[BaseException]) -> bool:
+    """Stop the coroutine `thread_id` runs (run_awaitable) with `exc`: its task is
+    cancelled from its own loop, which wakes the thread out of its wait, and `exc` is
+    raised once the task has unwound. False when that thread runs no coroutine (an
+    interrupt raised into the thread then lands in the job's own code)."""
+    with _awaiting_lock:
+        found = _awaiting.get(thread_id)
+        if found is None or found.interrupt is not None:
+            return found is not None
+        found.interrupt = exc
+    try:
+        found.loop.call_soon_threadsafe(found.task.cancel)
+    except RuntimeError:  # its loop closed meanwhile: the job ended
+        return False
+    return True
+
+
 def run_awaitable(awaitable: Awaitable[Any]) -> Any:
     """Run an async job's coroutine to completion in this thread, on a loop this thread
     keeps for its jobs (made once, so a worker pays no loop start per job). When a loop
     already runs in this thread (the sync driver called from async code), it runs on a
-    thread of its own instead, which this one waits for. An exception raised into the
-    thread while it waits (a timeout's, a cancel's) cancels the coroutine before it
+    thread of its own instead, which this one waits for. A timeout or cancel reaches it
+    through ``interrupt_awaiting`` (its task is cancelled, then the interrupt raised);
+    an exception raised into the thread while it waits cancels the coroutine before it
     propagates."""
     try:
         asyncio.get_running_loop()
@@ -99,8 +131,16 @@ def run_awaitable(awaitable: Awaitable[Any]) -> Any:
         runner = _runners.runner = asyncio.Runner()
     loop = runner.get_loop()
     task = loop.create_task(_awaited(awaitable))
+    thread = threading.get_ident()
+    state = _Awaiting(loop, task)
+    with _awaiting_lock:
+        _awaiting[thread] = state
     try:
         return loop.run_until_complete(task)
+    except asyncio.CancelledError:
+        if state.interrupt is not None and task.cancelled():
+            raise state.interrupt() from None
+        raise  # the job's own CancelledError: its failure
     except BaseException:
         if not task.done():
             task.cancel()
@@ -109,6 +149,9 @@ def run_awaitable(awaitable: Awaitable[Any]) -> Any:
             except BaseException:  # a second interrupt: the task is abandoned
                 pass
         raise
+    finally:
+        with _awaiting_lock:
+            _awaiting.pop(thread, None)
 
 
 async def _awaited(awaitable: Awaitable[Any]) -> Any:

@@ -25,7 +25,7 @@ import struct
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,9 +46,14 @@ LEAVING = 2  # the worker is exiting with rows it could not settle: the sidecar 
 _HEADER = struct.Struct("=QqdQQ")
 _ROW = struct.Struct("=B7xdddQHHQ")
 _SEQ = struct.Struct("=Q")
+# The sidecar's own word, outside the seqlock (it has one writer: the sidecar): the time
+# of its last look at the table, so the worker can tell a wedged sidecar from a busy one.
+_BEAT = struct.Struct("=d")
+BEAT_AT = _HEADER.size
 MAX_ROWS = 4096  # rows the table holds: prefetch plus running plus finished, capped
 SIZE = 64 * 1024 * 1024  # address space only: pages are used as rows need them
-ROWS_START = _HEADER.size
+ROWS_START = BEAT_AT + _BEAT.size
+ODD_SPINS = 20  # looks at an odd sequence number (a write under way) before giving up
 DATA_START = ROWS_START + MAX_ROWS * _ROW.size
 
 
@@ -136,31 +141,80 @@ class TableMemory:
         self._header()
         self._end()
 
+    # -- the sidecar's beat ---------------------------------------------------------------
+    def beat(self) -> None:
+        """The sidecar is alive and looking (it writes this word, and only this one)."""
+        _BEAT.pack_into(self.buffer, BEAT_AT, time.time())
+
+    def last_beat(self) -> float:
+        """When the sidecar last looked at the table (0: never)."""
+        return _BEAT.unpack_from(self.buffer, BEAT_AT)[0]
+
     # -- the reader's side ----------------------------------------------------------------
-    def read(self) -> tuple[int, list[Row]]:
-        """(mode, the non-empty rows), consistent with one another."""
+    def read(self, writer_alive: Callable[[], bool] | None = None) -> tuple[int, list[Row]]:
+        """(mode, the non-empty rows), consistent with one another. It never waits long:
+        a write takes microseconds, so a sequence number that stays odd means the writer
+        was stopped in the middle of one (a SIGKILL, a SIGSTOP). While the writer lives,
+        the last consistent read stands in; once it is dead (`writer_alive` says so), the
+        table as it was left is read and checked row by row, since what it holds must
+        be settled (a row it cannot make sense of falls back to the last good read)."""
+        spins = 0
         while True:
-            seq, mode, _, count, data_len = _HEADER.unpack_from(self.buffer, 0)
+            seq = _SEQ.unpack_from(self.buffer, 0)[0]
             if seq % 2:
-                time.sleep(0.0005)
-                continue
-            table = bytes(self.buffer[ROWS_START:ROWS_START + count * _ROW.size])
-            data = bytes(self.buffer[DATA_START:DATA_START + data_len])
-            if _SEQ.unpack_from(self.buffer, 0)[0] != seq:
-                continue
-            rows = []
-            for index in range(count):
-                state, leased_at, kill_at, started, offset, qlen, tlen, mlen = \
-                    _ROW.unpack_from(table, index * _ROW.size)
-                if state == EMPTY:
+                spins += 1
+                if spins < ODD_SPINS:
+                    time.sleep(0.0005)
                     continue
-                at = offset - DATA_START
+                if writer_alive is not None and not writer_alive():
+                    return self._read_torn()
+                return self._last_good
+            found = self._parse()
+            if found is None or _SEQ.unpack_from(self.buffer, 0)[0] != seq:
+                continue  # changed while read: again
+            self._last_good = found
+            return found
+
+    _last_good: tuple[int, list[Row]] = (ACTIVE, [])
+
+    def _read_torn(self) -> tuple[int, list[Row]]:
+        """The table a killed writer left half-written: its rows where they parse, else
+        the last consistent read. A row missing from both is brought back by its lease."""
+        found = self._parse()
+        if found is None:
+            return self._last_good
+        mode, rows = found
+        known = {row.token for row in rows}
+        extra = [row for row in self._last_good[1] if row.token not in known]
+        return mode, rows + extra
+
+    def _parse(self) -> tuple[int, list[Row]] | None:
+        """The header and rows as they are now; None when they do not hold together."""
+        _, mode, _, count, data_len = _HEADER.unpack_from(self.buffer, 0)
+        if count > MAX_ROWS or data_len > SIZE - DATA_START:
+            return None
+        table = bytes(self.buffer[ROWS_START:ROWS_START + count * _ROW.size])
+        data = bytes(self.buffer[DATA_START:DATA_START + data_len])
+        rows = []
+        for index in range(count):
+            state, leased_at, kill_at, started, offset, qlen, tlen, mlen = \
+                _ROW.unpack_from(table, index * _ROW.size)
+            if state == EMPTY:
+                continue
+            at = offset - DATA_START
+            if state not in STATE_NAMES or at < 0 or at + qlen + tlen + mlen > data_len:
+                return None
+            try:
                 queue = data[at:at + qlen].decode()
                 token = data[at + qlen:at + qlen + tlen].decode()
-                member = data[at + qlen + tlen:at + qlen + tlen + mlen]
-                rows.append(Row(index, state, leased_at, kill_at, started, queue, token,
-                                member or None))
-            return mode, rows
+            except UnicodeDecodeError:
+                return None
+            if not queue or not token:
+                return None
+            member = data[at + qlen + tlen:at + qlen + tlen + mlen]
+            rows.append(Row(index, state, leased_at, kill_at, started, queue, token,
+                            member or None))
+        return mode, rows
 
 
 @dataclass(slots=True)

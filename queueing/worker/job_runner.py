@@ -33,19 +33,20 @@ from queueing.drivers.contract import QueueDriver, Reservation
 from queueing.errors import MalformedPayload, UnknownJob
 from queueing.middleware.pipeline import Plan, plan_for
 from queueing.signals import job_exception_occurred, job_failed, job_processed, job_processing
-from queueing.worker import controls, policy
+from queueing.worker import controls, execution, policy
 from queueing.worker.batch_gate import BatchGate
 from queueing.worker.database_use import ConnectionChecks
 from queueing.worker.execution import call, run_failed_hook
 from queueing.worker.inflight import InFlight
+from queueing.worker.interrupts import landing_is_safe
 from queueing.worker.options import WorkerOptions
 from queueing.worker.outcome import REDIS_TRANSIENT, Outcome, printable, with_retries
 from queueing.worker.process_control import TimeoutInterrupt
-from queueing.worker.recorders import record_outcome
 
 logger = logging.getLogger("queueing.worker")
 
 STORE_RETRY_DELAY = 30.0  # seconds before a failure the store refused is tried again
+ALARM_RETRY = 0.05  # seconds before an alarm that could not land safely rings again
 
 
 class MaxAttemptsExceeded(Exception):
@@ -156,6 +157,7 @@ class JobRunner:
         self.in_job = False
         self.current: Payload | None = None  # the main thread's running job
         self.pending_cancel: JobCancelled | None = None
+        self._awaited_interrupt: BaseException | None = None  # an async job's, by alarm
         self.current_timeout = 0.0
         self.max_deliveries = driver.config.max_deliveries
         store = getattr(driver, "batches", None)  # drivers without batches: no gate
@@ -179,17 +181,24 @@ class JobRunner:
         return checks
 
     # -- the alarm ----------------------------------------------------------------------
-    def on_alarm(self, signum: int, frame: object) -> None:
+    def on_alarm(self, signum: int, frame: Any) -> None:
         """SIGALRM in the main thread: the running job's timeout, or a cancel the
         worker's cancel watcher asked for (it signals the process the same way, since a
-        signal reaches a job even in a blocking call such as time.sleep)."""
+        signal reaches a job even in a blocking call such as time.sleep). Raised only
+        where it lands in the job's own code (see interrupts.py); elsewhere the alarm
+        rings again shortly. An async job's coroutine is cancelled instead."""
         if not self.in_job:
             return
+        if not landing_is_safe(frame):
+            signal.setitimer(signal.ITIMER_REAL, ALARM_RETRY)
+            return
         cancel, self.pending_cancel = self.pending_cancel, None
+        interrupt: BaseException = cancel if cancel is not None else TimeoutInterrupt()
+        if execution.interrupt_awaiting(threading.get_ident(), type(interrupt)):
+            self._awaited_interrupt = interrupt
+            return
         self.in_job = False
-        if cancel is not None:
-            raise cancel
-        raise TimeoutInterrupt()
+        raise interrupt
 
     def cancel_current(self, uuid: str, exc: JobCancelled) -> bool:
         """Cancel the main thread's running job if it is `uuid` (one job at a time)."""
@@ -329,6 +338,7 @@ class JobRunner:
         verdict = None
         try:
             if alarm:
+                self._awaited_interrupt = None
                 self.current = job
                 self.in_job = True
                 self._arm(held, prepared.timeout, job)
@@ -345,10 +355,12 @@ class JobRunner:
             return self.timed_out(held, job, definition, prepared.tries, prepared.timeout,
                                   time.perf_counter() - started)
         except JobCancelled as exc:
-            meant = guard.raised(held.token, exc) if guard is not None else exc
+            meant = guard.raised(held.token, exc) if guard is not None else (
+                self._awaited_interrupt or exc)
             cancel = meant if isinstance(meant, JobCancelled) else exc
             return self.cancelled(prepared, cancel, time.perf_counter() - started)
-        except Exception as exc:
+        except BaseException as exc:  # the job's own, SystemExit and KeyboardInterrupt too:
+            # a real signal only sets the worker's flags, it never raises in a job
             return self._exception(held, job, definition, prepared.tries, exc,
                                    time.perf_counter() - started)
         finally:
@@ -378,16 +390,16 @@ class JobRunner:
         return Outcome("done", runtime, job)
 
     def failed_with(self, prepared: Prepared, exc: BaseException, runtime: float) -> Outcome:
-        """Settle a prepared job whose run raised `exc` (the event loop's path)."""
+        """Settle a prepared job whose run raised `exc` (the event loop's path): our
+        interrupts are a timeout or a cancel; anything else, a CancelledError or a
+        SystemExit of its own included, is the job's exception."""
         if isinstance(exc, TimeoutInterrupt):
             return self.timed_out(prepared.held, prepared.job, prepared.definition,
                                   prepared.tries, prepared.timeout, runtime)
         if isinstance(exc, JobCancelled):
             return self.cancelled(prepared, exc, runtime)
-        if isinstance(exc, Exception):
-            return self._exception(prepared.held, prepared.job, prepared.definition,
-                                   prepared.tries, exc, runtime)
-        raise exc
+        return self._exception(prepared.held, prepared.job, prepared.definition,
+                               prepared.tries, exc, runtime)
 
     def cancelled(self, prepared: Prepared, exc: JobCancelled, runtime: float) -> Outcome:
         """An operator cancelled the running job: failed (not retried; retry by hand),
@@ -413,7 +425,7 @@ class JobRunner:
                          job.job, job.uuid, printable(exc, 300), exc_info=exc)
 
     def _exception(self, held: Reservation, job: Payload, definition: JobDefinition,
-                   tries: int, exc: Exception, runtime: float) -> Outcome:
+                   tries: int, exc: BaseException, runtime: float) -> Outcome:
         exceptions = None
         if job.max_exceptions is not None:
             exceptions = self._retrying(lambda: self.driver.count_exception(job.uuid),
@@ -427,13 +439,13 @@ class JobRunner:
                         released=False, **meta)
             self.fail(held, job, definition, exc, detail=reason)
             return Outcome("failed", runtime, job)
-        delay = self._release_with_backoff(held, job)
+        delay = self.release_with_backoff(held, job)
         send_signal(job_exception_occurred, sender=self.worker, exception=exc, released=True,
                     **meta)
         self.log.line(job, "RELEASED", f"{type(exc).__name__}: {exc} (retry in {delay:g}s)")
         return Outcome("released", runtime, job)
 
-    def _release_with_backoff(self, held: Reservation, job: Payload, *,
+    def release_with_backoff(self, held: Reservation, job: Payload, *,
                               settled: bool = True) -> float:
         """Hand the job back for its next attempt after this attempt's backoff; the delay.
 
@@ -457,58 +469,9 @@ class JobRunner:
         if reason:
             self.fail(held, job, definition, exc, detail=reason)
         else:
-            delay = self._release_with_backoff(held, job)
+            delay = self.release_with_backoff(held, job)
             self.log.line(job, "RELEASED", f"timed out after {timeout:g}s (retry in {delay:g}s)")
         return Outcome("timed_out", runtime, job)
-
-    @staticmethod
-    def _running_job(held: Reservation) -> tuple[Payload, JobDefinition | None] | None:
-        """A running job the sidecar settles, and its definition (None if unknown here);
-        None for an unreadable entry, which cannot have been running (its lease then
-        brings it back)."""
-        try:
-            job = payload_lib.decode(held.raw)
-        except MalformedPayload:
-            return None
-        try:
-            return job, resolve(job.job)
-        except UnknownJob:
-            return job, None
-
-    def settle_killed(self, held: Reservation) -> None:
-        """Record the outcome of a job whose worker the sidecar killed (see sidecar.py)."""
-        found = self._running_job(held)
-        if found is None:
-            return
-        job, definition = found
-        timeout = self.options.timeout if job.timeout is None else job.timeout
-        tries = policy.effective_tries(job.max_tries, self.options.tries)
-        self.timed_out(held, job, definition, tries, timeout, 0.0, killed=True)
-        # counted for /metrics like an in-process timeout (issue 14; runtime is the kill time)
-        record_outcome(self.driver, job, held.queue, "timed_out",
-                       timeout + self.options.kill_grace)
-
-    def settle_lost(self, held: Reservation) -> None:
-        """Record the outcome of a running job whose worker died (SIGKILL, OOM kill,
-        segfault), for the sidecar: released with backoff, or failed when its tries or
-        deadline are spent. This attempt counts: the job had started."""
-        found = self._running_job(held)
-        if found is None:
-            return
-        job, definition = found
-        tries = policy.effective_tries(job.max_tries, self.options.tries)
-        exc = WorkerLost(f"{job.job}: the worker running it died before it finished "
-                         "(killed, out of memory, or crashed)")
-        reason = policy.will_exceed(attempts=job.attempts, tries=tries,
-                                    retry_until=job.retry_until, now=time.time())
-        if reason:
-            self.fail(held, job, definition, exc, detail=reason)
-            kind = "failed"
-        else:  # charged, but not an outcome of its own: the poison cap still counts it
-            delay = self._release_with_backoff(held, job, settled=False)
-            self.log.line(job, "RELEASED", f"{exc} (retry in {delay:g}s)")
-            kind = "released"
-        record_outcome(self.driver, job, held.queue, kind, 0.0)
 
     # -- failing ------------------------------------------------------------------------
     def fail(self, held: Reservation, job: Payload | None, definition: JobDefinition | None,

@@ -19,17 +19,16 @@ from __future__ import annotations
 import gc
 import logging
 import os
-import signal
 import socket
 import sys
 import threading
 import time
-from typing import Any
 
 from queueing import connections
 from queueing.drivers.contract import QueueDriver, Reservation
 from queueing.signals import worker_stopping
 from queueing.worker import policy
+from queueing.worker.abandoned import AbandonedJobs
 from queueing.worker.concurrent import CANCEL_CHECK_INTERVAL, ConcurrentLoop
 from queueing.worker.errors import CONNECTION_ERRORS, REFUSALS
 from queueing.worker.inflight import InFlight, TableMemory
@@ -50,7 +49,7 @@ from queueing.worker.recorders import (
     record_outcome,
     recorder_failures,
 )
-from queueing.worker.sidecar import Sidecar
+from queueing.worker.sidecar import Settlers, Sidecar
 
 logger = logging.getLogger("queueing.worker")
 
@@ -59,7 +58,8 @@ EXIT_ERROR = 1
 EXIT_MEMORY = 12
 MAX_BLOCK_SLICE = 1.0  # seconds a blocking wait lasts before flags are looked at again
 MEMORY_CHECK_INTERVAL = 0.5  # seconds between reads of resident memory
-SIDECAR_CHECK_INTERVAL = 1.0  # seconds between looks at whether the sidecar still runs
+SIDECAR_CHECK_INTERVAL = 0.5  # seconds between looks at whether the sidecar still runs
+SIDECAR_WEDGED_AFTER = 10.0  # seconds without a look at the table before it is replaced
 MIN_RETRY_AFTER = 2.0  # below this a lease cannot be renewed reliably (every third of it)
 REFUSAL_LOG_EVERY = 10.0  # seconds between log lines about the same kind of refusal
 
@@ -89,7 +89,7 @@ class Worker:
         self._count_lock = threading.Lock()  # slot threads count their jobs too
         self.runtime_average: float | None = None  # seconds per job (sizes the prefetch)
         self._memory_read_at = 0.0
-        self._sidecar_checked_at = 0.0
+        self._sidecar_lock = threading.Lock()
         self._sidecar_failed = False
         self.paused_queues: set[str] = set()
         self.restart_seen: float | None = None  # the restart stamp when this worker started
@@ -114,8 +114,10 @@ class Worker:
         gc.freeze()
         self._start_sidecar()
         self.flags.install(on_alarm=self.runner.on_alarm)
-        previous_chld = signal.signal(signal.SIGCHLD, self._on_child_exit)
         self._started = time.monotonic()
+        if self.sidecar is not None:
+            threading.Thread(target=self._keep_sidecar, daemon=True,
+                             name="sidecar-keeper").start()
         if not self.concurrent:
             self._watcher = threading.Thread(target=self._watch_cancels, daemon=True,
                                              name="cancel-watcher")
@@ -134,11 +136,11 @@ class Worker:
             return ConcurrentLoop(self).run() if self.concurrent else self._loop()
         finally:
             self._stopped.set()
-            signal.signal(signal.SIGCHLD, previous_chld)
             self.flags.uninstall()
             self.inflight.leaving()
-            if self.sidecar is not None:
-                self.sidecar.stop()
+            with self._sidecar_lock:
+                if self.sidecar is not None:
+                    self.sidecar.stop()
 
     def heartbeat_state(self) -> dict:
         """What the worker's heartbeat publishes: its slots and the jobs running in them."""
@@ -164,26 +166,20 @@ class Worker:
     def _start_sidecar(self) -> bool:
         if self.memory is None:
             return True
-        name, options, log = self.driver.name, self.options, self.runner.log
-
+        name, options = self.driver.name, self.options
         retry_after = self.driver.config.retry_after or 60.0
-        renew_timeout = min(self.driver.config.socket_timeout, max(retry_after / 6.0, 0.5))
+        timing = policy.lease_timing(retry_after, self.driver.config.socket_timeout)
 
         def fresh_driver() -> QueueDriver:
             """In the sidecar: its own driver, whose replies time out well before a lease
             could lapse (a renewal stuck on a dead socket is retried on a new one)."""
-            connections.reset()
-            return connections.driver_with_timeout(name, renew_timeout)
+            return connections.driver_with_timeout(name, timing.attempt)
 
-        def settle_killed(driver: QueueDriver, held: Reservation) -> None:
-            JobRunner(driver, options, log).settle_killed(held)
-
-        def settle_lost(driver: QueueDriver, held: Reservation) -> None:
-            JobRunner(driver, options, log).settle_lost(held)
-
+        abandoned = AbandonedJobs(options, self.runner.log, self.owner)
         self.sidecar = Sidecar(self.memory, driver_factory=fresh_driver,
-                               on_kill=settle_killed, on_lost=settle_lost,
-                               stderr=self.stderr, attempt_timeout=renew_timeout)
+                               settlers=Settlers(abandoned.killed, abandoned.lost,
+                                                 abandoned.fenced),
+                               stderr=self.stderr, timing=timing)
         try:
             self.sidecar.start()
         except OSError as exc:  # fork refused (no memory, too many processes)
@@ -192,24 +188,33 @@ class Worker:
             return False
         return True
 
-    def _on_child_exit(self, signum: int, frame: Any) -> None:
-        """SIGCHLD: the sidecar may have died. Restart it at once, even in the middle of
-        a long job (this runs between two of the job's bytecodes), so the running job's
-        lease never goes unrenewed long enough to lapse."""
-        self._check_sidecar(force=True)
+    def _keep_sidecar(self) -> None:
+        """The sidecar keeper thread: replaces a sidecar that died or stopped looking
+        at the table, within about a second, even while a long job runs in the main
+        thread. The fork happens here, not in a signal handler (which could interrupt a
+        thread holding a lock the child needs); the child uses nothing it inherited."""
+        while not self._stopped.wait(SIDECAR_CHECK_INTERVAL):
+            self._check_sidecar()
 
-    def _check_sidecar(self, force: bool = False) -> None:
-        now = time.monotonic()
-        if self.sidecar is None or self._sidecar_failed or (
-                not force and now - self._sidecar_checked_at < SIDECAR_CHECK_INTERVAL):
-            return
-        self._sidecar_checked_at = now
-        if not self.sidecar.exited():
-            return
-        self.stderr.write(f"worker {self.owner}: its sidecar died; starting a new one\n")
-        self.stderr.flush()
-        if not self._start_sidecar():
-            self._sidecar_failed = True  # the loop stops: nothing would renew leases
+    def _check_sidecar(self) -> None:
+        with self._sidecar_lock:
+            sidecar = self.sidecar
+            if sidecar is None or self._sidecar_failed or self._stopped.is_set():
+                return
+            limit = max(SIDECAR_WEDGED_AFTER, 3 * (sidecar.timing.attempt
+                                                   if sidecar.timing else 0.0))
+            if sidecar.wedged(time.time(), limit):
+                self.stderr.write(f"worker {self.owner}: its sidecar stopped looking at "
+                                  f"the table for {limit:g}s; replacing it\n")
+                sidecar.kill()
+            elif not sidecar.exited():
+                return
+            else:
+                self.stderr.write(f"worker {self.owner}: its sidecar died; starting a new "
+                                  "one\n")
+            self.stderr.flush()
+            if not self._start_sidecar():
+                self._sidecar_failed = True  # the loop stops: nothing would renew leases
 
     def _warn_about_eviction(self) -> None:
         """Redis evicting keys under memory pressure would silently drop queued jobs."""
@@ -240,7 +245,6 @@ class Worker:
     def _loop(self) -> int:
         while True:
             popped = None
-            self._check_sidecar()
             if self.flags.paused:
                 self._give_back()
                 self._flush_ack()

@@ -9,6 +9,7 @@ Semantics follow Laravel's worker:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 ALREADY_EXCEEDED = "max attempts exceeded: it may have timed out or its worker died"
 
@@ -69,3 +70,34 @@ def prefetch_size(average_runtime: float | None, limit: int, budget: float) -> i
     if limit <= 1 or average_runtime is None:
         return 1
     return max(1, min(limit, int(budget / max(average_runtime, 1e-6))))
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseTiming:
+    """When the sidecar renews leases, how long one try may take, and when it must
+    fence (stop the worker) because a running job's lease would lapse.
+
+    A lease is renewed often (every `renew_every`, at most 2 s) so that nearly all of
+    `retry_after` is left to ride out a stall of the store; a try may take `attempt`
+    seconds (connecting included), and the fence falls `margin` before the lease lapses:
+    while two more tries could still end in time. A stall shorter than `tolerated` costs
+    nothing (docs/operations.md).
+    """
+
+    retry_after: float
+    renew_every: float
+    attempt: float
+    margin: float
+
+    @property
+    def tolerated(self) -> float:
+        """The longest stall of the store that never fences a job."""
+        return max(self.retry_after - self.margin - self.renew_every, 0.0)
+
+
+def lease_timing(retry_after: float, socket_timeout: float, tick: float = 0.1) -> LeaseTiming:
+    """The sidecar's timing for leases of `retry_after` seconds (see LeaseTiming)."""
+    renew_every = min(max(retry_after / 15.0, 0.2), 2.0)
+    attempt = min(socket_timeout, max(retry_after / 15.0, 0.5))
+    margin = min(2 * attempt + 2 * tick, retry_after / 2.0)
+    return LeaseTiming(retry_after, renew_every, attempt, margin)

@@ -8,13 +8,17 @@ start-up (no interpreter start; memory shared copy-on-write) and reads the in-fl
 table the worker keeps in shared memory (inflight.py): no syscall and no Redis call on
 the worker's hot path.
 
-Every tick (0.1 s) the sidecar:
+Every tick (0.1 s) the sidecar writes its beat (the worker replaces a sidecar whose
+beat stops) and:
 - renews the lease of every row the worker holds (prefetched, running, finished but not
-  yet acknowledged) once a third of ``retry_after`` has passed since it was last set, in
-  one round trip; a renewal that fails is tried again on a fresh connection;
+  yet acknowledged) every ``renew_every`` (at most 2 s: policy.lease_timing), in one
+  round trip; a renewal that fails is tried again on a fresh connection, so a stall of
+  the store shorter than most of ``retry_after`` costs nothing;
 - when a lease cannot be renewed before it would lapse (Redis unreachable) while a job
-  runs, kills the worker rather than let a second worker start the same job, and logs
-  the job's uuid; a lease found lapsed is logged with the job's uuid too;
+  runs, kills the worker rather than let a second worker start the same job (the fence),
+  and hands its running jobs back uncounted once the store answers, with their locks
+  released and the stall named ("stopped: Redis unreachable for 24 s"): they did not
+  fail; a lease found lapsed is logged with the job's uuid;
 - SIGKILLs the worker when a running job is still running ``kill_grace`` seconds after
   its timeout; the hung job is released or failed by its rules (a timeout), any other
   running job is handed back uncounted (cut short by the kill, not by itself);
@@ -33,10 +37,13 @@ import logging
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from queueing import connections
 from queueing.drivers.contract import QueueDriver, Reservation
 from queueing.worker.inflight import (
     FINISHED,
@@ -47,46 +54,73 @@ from queueing.worker.inflight import (
     Row,
     TableMemory,
 )
+from queueing.worker.policy import LeaseTiming, lease_timing
 
 logger = logging.getLogger("queueing.worker")
 
 TICK = 0.1  # seconds between the sidecar's looks at the table
 SETTLE_RETRY = 0.5  # seconds between tries to settle a dead worker's table
+FENCED_SETTLE_FOR = 60.0  # seconds a fence's hand-back is tried while the store is away
 
 # (driver, the hung job) -> None: release or fail a job killed past its timeout
 KillSettler = Callable[[QueueDriver, Reservation], None]
 # (driver, a running job whose worker died) -> None: release or fail it by its rules
 LostSettler = Callable[[QueueDriver, Reservation], None]
+# (driver, a running job stopped by the fence, why) -> None: handed back uncounted
+FenceSettler = Callable[[QueueDriver, Reservation, str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Settlers:
+    """How the sidecar records the outcome of running jobs the worker could not settle."""
+
+    killed: KillSettler  # past its timeout and grace: a timeout, by the job's rules
+    lost: LostSettler  # its worker died (SIGKILL, OOM, segfault): by the job's rules
+    fenced: FenceSettler  # stopped because the store was away: handed back uncounted
+
+
+@dataclass(slots=True)
+class _Death:
+    """Why the worker's rows are being settled: which job hung, or the fence's reason."""
+
+    hung: Row | None = None
+    fenced: str = ""  # the fence's reason, when it stopped the worker
 
 
 class Sidecar:
     """Fork-and-watch. ``start()`` returns in the worker; the child runs ``_watch``.
 
     `driver_factory` builds a fresh driver (in the child, and again after a connection
-    failure); `on_kill` and `on_lost` record the outcome of a running job the worker
-    could not settle itself.
+    failure); `settlers` record the outcome of running jobs the worker could not settle
+    itself.
     """
 
     def __init__(self, memory: TableMemory, *, driver_factory: Callable[[], QueueDriver],
-                 on_kill: KillSettler, on_lost: LostSettler, stderr: Any = None,
-                 attempt_timeout: float = 1.0) -> None:
+                 settlers: Settlers, stderr: Any = None,
+                 timing: LeaseTiming | None = None) -> None:
         self.memory = memory
-        self.attempt_timeout = attempt_timeout  # the longest one renewal try may take
+        self.timing = timing
         self.driver_factory = driver_factory
-        self.on_kill = on_kill
-        self.on_lost = on_lost
+        self.settlers = settlers
         self.stderr = stderr or sys.stderr
         self.pid: int | None = None
+        self.started_at = 0.0
+        self._reap_lock = threading.Lock()  # the keeper thread and the loop both reap
+        self._terminate = False  # SIGTERM seen (in the child)
 
     def start(self) -> int:
+        """Fork the sidecar. Called from the worker's loop or its keeper thread, never
+        from a signal handler; the child touches nothing it inherited that another
+        thread could have held locked at the fork (see _become_sidecar)."""
         worker_pid = os.getpid()
         pid = os.fork()
         if pid:
             self.pid = pid
+            self.started_at = time.time()
             return pid
         code = 0
         try:
-            _become_sidecar()
+            _become_sidecar(self._on_term)
             code = self._watch(worker_pid)
         except BaseException:  # never return into the worker's code
             logger.exception("worker sidecar failed")
@@ -97,16 +131,37 @@ class Sidecar:
     def exited(self) -> bool:
         """True once the sidecar process has ended (it is reaped here); the worker asks
         this every second and restarts it, so leases never go unrenewed for long."""
+        with self._reap_lock:
+            if self.pid is None:
+                return False
+            try:
+                done, _ = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                done = self.pid
+            if done:
+                self.pid = None
+                return True
+            return False
+
+    def wedged(self, now: float, limit: float) -> bool:
+        """The sidecar has not looked at the table for `limit` seconds (a child that
+        hung as it started, or is stuck where it should not be): it must be replaced."""
         if self.pid is None:
             return False
-        try:
-            done, _ = os.waitpid(self.pid, os.WNOHANG)
-        except ChildProcessError:
-            done = self.pid
-        if done:
+        seen = max(self.memory.last_beat(), self.started_at)
+        return now - seen > limit
+
+    def kill(self) -> None:
+        """SIGKILL a wedged sidecar and reap it."""
+        with self._reap_lock:
+            if self.pid is None:
+                return
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
             self.pid = None
-            return True
-        return False
 
     def stop(self) -> None:
         """The worker exits. With nothing held the sidecar exits at once (reaped here);
@@ -119,33 +174,38 @@ class Sidecar:
             return
         deadline = time.monotonic() + 2.0
         while time.monotonic() < deadline:
-            done, _ = os.waitpid(self.pid, os.WNOHANG)
-            if done:
-                break
+            if self.exited():
+                return
             time.sleep(0.02)
-        else:
-            os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
-        self.pid = None
+        self.kill()
 
     # -- the child ----------------------------------------------------------------------
+    def _on_term(self, signum: int, frame: Any) -> None:
+        """SIGTERM in the sidecar: while its worker lives, the worker is stopping (a
+        SIGTERM to the process group) and its leases must still be renewed, so it is
+        acted on once the worker is gone: the rows are settled as far as one try goes,
+        and the sidecar exits."""
+        self._terminate = True
+
     def _watch(self, worker_pid: int) -> int:
         driver = self.driver_factory()
         retry_after = driver.config.retry_after
-        renew_every = None if retry_after is None else max(retry_after / 3.0, 0.2)
-        # Fence while two more renewal tries (each up to attempt_timeout, connecting
-        # included) could still end before the lease lapses: a try that starts must not
-        # end after it. Capped so a tiny retry_after (warned about) still renews first.
-        margin = None if retry_after is None else min(
-            max(2 * self.attempt_timeout + 2 * TICK, retry_after / 6.0), retry_after / 2.0)
-        failing = False  # the last renewal try failed
+        timing = self.timing or (None if retry_after is None else lease_timing(
+            retry_after, driver.config.socket_timeout, TICK))
+
+        def worker_alive() -> bool:
+            return os.getppid() == worker_pid
+
+        failing_since: float | None = None  # when renewals began to fail
         renewed: dict[str, float] = {}  # token -> when this sidecar last renewed it
         warned: set[str] = set()
         while True:
             time.sleep(TICK)
-            mode, rows = self.memory.read()
-            if os.getppid() != worker_pid or mode == LEAVING:
-                self._settle(driver, rows, worker_pid, hung=None)
+            self.memory.beat()
+            alive = worker_alive()  # first: a dead worker's table is read as it was left
+            mode, rows = self.memory.read(writer_alive=worker_alive)
+            if not alive or mode == LEAVING:
+                self._settle(driver, rows, worker_pid, _Death(), renewed)
                 return 0
             if mode == STOPPING:
                 return 0
@@ -155,30 +215,35 @@ class Sidecar:
             if hung is not None:
                 if self._kill(worker_pid, f"its job {hung.token} was still running past "
                                           "its timeout and grace"):
-                    self._settle(driver, self._final_rows(), worker_pid, hung=hung)
+                    self._settle(driver, self._final_rows(), worker_pid, _Death(hung=hung),
+                                 renewed)
                 return 0
-            if renew_every is None or retry_after is None or margin is None:
+            if timing is None:
                 continue
-            if failing and self._must_fence(rows, renewed, now, retry_after, margin):
+            if failing_since is not None and self._must_fence(rows, renewed, now, timing):
                 running = [r for r in rows if r.state == RUNNING]
                 uuids = ", ".join(_uuid_of(r) for r in running)
-                self._kill(worker_pid, f"the lease of its running job ({uuids}) could not be "
-                                       "renewed before lapsing, so another worker could "
-                                       "start it too")
-                self._settle(driver, self._final_rows(), worker_pid, hung=None)
+                why = f"stopped: Redis unreachable for {now - failing_since:.0f} s"
+                self._kill(worker_pid, f"{why}; the lease of its running job ({uuids}) "
+                                       "would lapse, and another worker could start it too")
+                self._settle(driver, self._final_rows(), worker_pid, _Death(fenced=why),
+                             renewed)
                 return 1
             due = [r for r in rows if now - max(r.leased_at, renewed.get(r.token, 0.0))
-                   >= renew_every]
+                   >= timing.renew_every]
             if not due:
                 continue
             try:
-                lapsed = self._renew(driver, due, now + retry_after)
+                lapsed = self._renew(driver, due, now + timing.retry_after)
             except Exception as exc:  # Redis away: a fresh connection next tick
-                failing = True
+                if failing_since is None:
+                    failing_since = now
+                    self._say(f"could not renew leases: {exc}; trying again")
                 driver = self._fresh_driver(driver)
-                self._say(f"could not renew leases: {exc}")
                 continue
-            failing = False
+            if failing_since is not None:
+                self._say(f"renewed leases again after {now - failing_since:.1f} s")
+            failing_since = None
             for row in due:
                 renewed[row.token] = now
             for row in lapsed:
@@ -194,12 +259,11 @@ class Sidecar:
 
     @staticmethod
     def _must_fence(rows: list[Row], renewed: dict[str, float], now: float,
-                    retry_after: float, margin: float) -> bool:
-        """A running job's lease lapses within `margin`: stop it before someone else
+                    timing: LeaseTiming) -> bool:
+        """A running job's lease lapses within the margin: stop it before someone else
         can reserve it."""
-        return any(r.state == RUNNING and
-                   max(r.leased_at, renewed.get(r.token, 0.0)) + retry_after - margin <= now
-                   for r in rows)
+        return any(r.state == RUNNING and max(r.leased_at, renewed.get(r.token, 0.0)) +
+                   timing.retry_after - timing.margin <= now for r in rows)
 
     def _renew(self, driver: QueueDriver, rows: list[Row], until: float) -> list[Row]:
         """Renew these rows' leases in one round trip; the rows whose lease was gone."""
@@ -225,57 +289,68 @@ class Sidecar:
         return True
 
     def _final_rows(self) -> list[Row]:
-        return self.memory.read()[1]
+        return self.memory.read(writer_alive=lambda: False)[1]
 
     def _settle(self, driver: QueueDriver, rows: list[Row], worker_pid: int,
-                hung: Row | None) -> None:
+                death: _Death, renewed: dict[str, float]) -> None:
         """Settle a dead (or departed) worker's rows by state; retried on a fresh
-        connection until the leases would lapse (they then bring the jobs back)."""
+        connection until the leases would lapse (they then bring the jobs back), or, after
+        a fence, for as long as the store may take to come back (the hand-back is
+        uncounted only if it reaches the store before another worker takes the job). A
+        SIGTERM cuts it to the try under way."""
         if not rows:
             return
         retry_after = driver.config.retry_after or 60.0
-        give_up = max(r.leased_at for r in rows) + retry_after
+        leased = max(max(r.leased_at, renewed.get(r.token, 0.0)) for r in rows)
+        give_up = leased + retry_after
+        if death.fenced:
+            give_up = max(give_up, time.time() + max(FENCED_SETTLE_FOR, retry_after))
         pending = list(rows)
         while pending:
             try:
-                pending = self._settle_once(driver, pending, hung)
+                pending = self._settle_once(driver, pending, death)
             except Exception as exc:
                 self._say(f"could not settle worker {worker_pid}'s jobs yet: {exc}")
                 driver = self._fresh_driver(driver)
             if pending:
-                if time.time() + SETTLE_RETRY >= give_up:
+                if self._terminate or time.time() + SETTLE_RETRY >= give_up:
                     self._say(f"gave up settling {len(pending)} job(s) of worker "
                               f"{worker_pid}: their leases bring them back")
                     return
                 time.sleep(SETTLE_RETRY)
 
     def _settle_once(self, driver: QueueDriver, rows: list[Row],
-                     hung: Row | None) -> list[Row]:
+                     death: _Death) -> list[Row]:
         held: list[tuple[Row, Reservation]] = []
         for row in rows:
             member = row.member or driver.find_member(row.queue, row.token)
             if member is not None:  # else settled already, or its lease lapsed
                 held.append((row, row.reservation(member)))
+        # Still held? (a row read from a table its writer left half-written may have
+        # been settled already): a renewal answers, and keeps it while this settles.
+        until = time.time() + (driver.config.retry_after or 60.0)
+        still = driver.renew_many([res for _, res in held], until) if held else []
+        held = [pair for pair, ok in zip(held, still) if ok]
+        hung = death.hung
         finished = [res for row, res in held if row.state == FINISHED]
         if finished:
             driver.acknowledge(finished)
         # Not started, or cut short by a kill aimed at another job: uncounted.
-        back = [res for row, res in held if row.state == PREFETCHED or
-                (row.state == RUNNING and hung is not None and row.token != hung.token)]
+        cut_short = [res for row, res in held if row.state == RUNNING and hung is not None
+                     and row.token != hung.token]
+        back = [res for row, res in held if row.state == PREFETCHED] + cut_short
         if back:
             driver.unreserve(back)
-        done = {row.token for row, res in held
-                if row.state in (FINISHED, PREFETCHED) or
-                (row.state == RUNNING and hung is not None and row.token != hung.token)}
         for row, res in held:
-            if row.state != RUNNING or row.token in done:
+            if row.state != RUNNING or (hung is not None and row.token != hung.token):
                 continue
-            if hung is not None and row.token == hung.token:
-                self.on_kill(driver, res)
+            if hung is not None:
+                self.settlers.killed(driver, res)
+            elif death.fenced:
+                self.settlers.fenced(driver, res, death.fenced)
             else:
-                self.on_lost(driver, res)
-            done.add(row.token)
-        return [row for row, _ in held if row.token not in done]
+                self.settlers.lost(driver, res)
+        return []
 
     def _fresh_driver(self, driver: QueueDriver) -> QueueDriver:
         try:
@@ -308,18 +383,27 @@ def _uuid_of(row: Row) -> str:
     return member[start + 8:end].decode("utf-8", "replace")[:64] if end > 0 else row.token
 
 
-def _become_sidecar() -> None:
-    """Shed what the child inherited from the worker and must not use or close."""
-    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT, signal.SIGHUP,
-                   signal.SIGUSR2, signal.SIGCONT):
+def _become_sidecar(on_term: Callable[[int, Any], None]) -> None:
+    """Shed what the child inherited from the worker and must not use or close.
+
+    Any lock another thread of the worker held at the fork stays held for good in the
+    child (that thread does not exist here), so nothing inherited that has a lock is
+    used: the queue's clients and drivers are dropped unclosed (closing a pool takes its
+    lock) and built anew, and the database connections are set aside, never closed (the
+    socket is the worker's too).
+    """
+    for signum in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP, signal.SIGUSR2,
+                   signal.SIGCONT):
         signal.signal(signum, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGALRM, signal.SIG_DFL)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     signal.setitimer(signal.ITIMER_REAL, 0)
+    connections.forget_inherited()
     try:
-        from django.db import connections
+        from django.db import connections as databases
 
-        for conn in connections.all(initialized_only=True):
+        for conn in databases.all(initialized_only=True):
             if conn.connection is not None:
                 _INHERITED.append(conn.connection)  # never closed here: the socket is shared
                 conn.connection = None

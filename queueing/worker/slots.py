@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import ctypes
 import logging
 import threading
 import time
@@ -38,63 +37,11 @@ from django import db
 from queueing.drivers.contract import Reservation
 from queueing.worker import execution
 from queueing.worker.inflight import InFlight
+from queueing.worker.interrupts import ThreadInterrupts
 from queueing.worker.job_runner import JobCancelled, JobRunner, Outcome, Prepared
 from queueing.worker.process_control import TimeoutInterrupt
 
 logger = logging.getLogger("queueing.worker")
-
-
-def _set_async_exc(thread_id: int, exc: type[BaseException] | None) -> int:
-    """Raise `exc` in a thread at its next bytecode (None: cancel a pending one)."""
-    target = ctypes.py_object(exc) if exc is not None else None
-    return ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), target)
-
-
-class ThreadInterrupts:
-    """Which job each slot thread is running, so an interrupt (timeout, cancel) reaches
-    that job's code and nothing else."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._running: dict[int, str] = {}  # thread id -> token of the job it runs
-        self._sent: dict[str, type[BaseException]] = {}  # token -> interrupt sent
-        self._details: dict[str, BaseException] = {}  # token -> the exception meant
-
-    def raised(self, token: str, caught: BaseException) -> BaseException:
-        """The exception an interrupt of `token` stands for (with its details)."""
-        with self._lock:
-            return self._details.pop(token, caught)
-
-    def call(self, token: str, func: Callable[..., Any], *args: Any) -> Any:
-        """Run a job's code, interruptible for `token` while (and only while) it runs."""
-        thread = threading.get_ident()
-        with self._lock:
-            self._running[thread] = token
-        try:
-            return func(*args)
-        finally:
-            with self._lock:
-                if self._running.get(thread) == token:
-                    del self._running[thread]
-                if self._sent.pop(token, None) is not None:
-                    _set_async_exc(thread, None)  # one that did not land yet: dropped
-
-    def interrupt(self, token: str, exc: type[BaseException],
-                  detail: BaseException | None = None) -> bool:
-        """Raise `exc` in the thread running `token` (once per job); False when no
-        thread runs it any more. `detail` is the instance the job's runner should see
-        (an interrupt arrives as a bare class: see raised)."""
-        with self._lock:
-            if token in self._sent:
-                return False
-            if detail is not None:
-                self._details[token] = detail
-            thread = next((t for t, running in self._running.items() if running == token),
-                          None)
-            if thread is None:
-                return False
-            self._sent[token] = exc
-            return _set_async_exc(thread, exc) == 1
 
 
 @dataclass(slots=True)
@@ -180,8 +127,12 @@ class SlotPool:
             running = list(self.active.items())
         for token, entry in running:
             timeout = entry.prepared.timeout
-            if not entry.is_async and timeout > 0 and now - entry.started >= timeout:
-                self.guard.interrupt(token, TimeoutInterrupt)
+            if not entry.is_async and not self.guard.sent(token):
+                # Tried again on every look until it lands safely (see interrupts.py).
+                if entry.cancel is not None:
+                    self.guard.interrupt(token, JobCancelled, entry.cancel)
+                elif timeout > 0 and now - entry.started >= timeout:
+                    self.guard.interrupt(token, TimeoutInterrupt)
             past = (timeout > 0 and now - entry.started >= timeout + grace) or \
                 (entry.cancel is not None and now - entry.cancel_at >= grace)
             if past and not entry.stuck_reported:
@@ -373,19 +324,30 @@ class SlotPool:
         return self._loop
 
     async def _run_async(self, prepared: Prepared) -> None:
+        """Run an async job to its end and queue what it raised for settling. Only a
+        cancellation this pool asked for (its timeout, an operator's cancel, the pool
+        closing) is ours: a CancelledError or TimeoutError the job raised itself (an
+        inner wait_for, a socket timeout) is the job's exception, settled by its rules."""
         started = time.perf_counter()
         error: BaseException | None = None
         timeout = prepared.timeout if prepared.timeout > 0 else None
+        deadline = asyncio.timeout(timeout)
         try:
-            async with asyncio.timeout(timeout):
+            async with deadline:
                 await execution.start(prepared.definition, prepared.job)
-        except TimeoutError:
-            error = TimeoutInterrupt()
-        except asyncio.CancelledError:
+        except TimeoutError as exc:
+            error = TimeoutInterrupt() if deadline.expired() else exc
+        except asyncio.CancelledError as exc:
+            task = asyncio.current_task()
             entry = self.active.get(prepared.held.token)
-            if entry is None or entry.cancel is None:
+            if task is not None and task.cancelling() == 0:
+                error = exc  # raised by the job itself: nobody cancelled its task
+            elif entry is not None and entry.cancel is not None:
+                error = entry.cancel
+            elif self._closing:
                 raise  # the loop is shutting down
-            error = entry.cancel
+            else:
+                error = exc
         except BaseException as exc:
             error = exc
         self.async_done.append(Done(prepared, error, time.perf_counter() - started))

@@ -1,0 +1,138 @@
+"""Outcomes of running jobs their worker could not settle, recorded by its sidecar.
+
+Three ways a running job is left behind, each told as it was:
+
+* **killed**: still running past its timeout and the grace (stuck in C): a timeout,
+  released or failed by the job's rules;
+* **lost**: its worker died (SIGKILL, the OOM killer, a segfault): this attempt counts
+  (the job had started), released with backoff or failed when its tries are spent;
+* **fenced**: the sidecar stopped the worker because the store was unreachable for so
+  long that the job's lease would lapse: the job did not fail, so it is handed back
+  uncounted (to the head of its queue) with the stall named ("stopped: Redis
+  unreachable for 24 s").
+
+Whatever the way, the locks the job held through its middleware (WithoutOverlapping)
+are released by their owner's name, so the job's key is not blocked until they expire.
+"""
+from __future__ import annotations
+
+import logging
+import socket
+import time
+from dataclasses import dataclass
+
+from queueing.dispatching import payload as payload_lib
+from queueing.dispatching.payload import Payload
+from queueing.dispatching.registry import JobDefinition, resolve
+from queueing.drivers.contract import QueueDriver, Reservation
+from queueing.errors import MalformedPayload, UnknownJob
+from queueing.signals import job_stopped
+from queueing.worker import controls, policy
+from queueing.worker.job_runner import JobLog, JobRunner, WorkerLost, send_signal
+from queueing.worker.options import WorkerOptions
+from queueing.worker.recorders import record_outcome
+
+logger = logging.getLogger("queueing.worker")
+
+
+@dataclass(frozen=True, slots=True)
+class DeadWorker:
+    """The worker whose jobs are settled: its name on locks and records."""
+
+    owner: str
+
+
+def owner_name(pid: int, name: str) -> str:
+    """A worker's owner name, as its locks and heartbeats carry it."""
+    return f"{socket.gethostname()}:{pid}:{name}"
+
+
+class AbandonedJobs:
+    """Settles a dead or fenced worker's running jobs (the sidecar's settlers)."""
+
+    def __init__(self, options: WorkerOptions, log: JobLog, owner: str) -> None:
+        self.options = options
+        self.log = log
+        self.worker = DeadWorker(owner)
+
+    def _runner(self, driver: QueueDriver) -> JobRunner:
+        return JobRunner(driver, self.options, self.log, worker=self.worker)
+
+    @staticmethod
+    def _running_job(held: Reservation) -> tuple[Payload, JobDefinition | None] | None:
+        """A running job, and its definition (None if unknown here); None for an
+        unreadable entry, which cannot have been running (its lease brings it back)."""
+        try:
+            job = payload_lib.decode(held.raw)
+        except MalformedPayload:
+            return None
+        try:
+            return job, resolve(job.job)
+        except UnknownJob:
+            return job, None
+
+    def killed(self, driver: QueueDriver, held: Reservation) -> None:
+        """A job killed with its worker past its timeout and grace: a timeout."""
+        found = self._running_job(held)
+        if found is None:
+            return
+        job, definition = found
+        runner = self._runner(driver)
+        self._release_locks(runner, held, job, definition)
+        timeout = self.options.timeout if job.timeout is None else job.timeout
+        tries = policy.effective_tries(job.max_tries, self.options.tries)
+        runner.timed_out(held, job, definition, tries, timeout, 0.0, killed=True)
+        # counted for /metrics like an in-process timeout (runtime is the kill time)
+        record_outcome(driver, job, held.queue, "timed_out",
+                       timeout + self.options.kill_grace)
+
+    def lost(self, driver: QueueDriver, held: Reservation) -> None:
+        """A running job whose worker died: released with backoff, or failed when its
+        tries or deadline are spent. This attempt counts: the job had started."""
+        found = self._running_job(held)
+        if found is None:
+            return
+        job, definition = found
+        runner = self._runner(driver)
+        self._release_locks(runner, held, job, definition)
+        tries = policy.effective_tries(job.max_tries, self.options.tries)
+        exc = WorkerLost(f"{job.job}: the worker running it died before it finished "
+                         "(killed, out of memory, or crashed)")
+        reason = policy.will_exceed(attempts=job.attempts, tries=tries,
+                                    retry_until=job.retry_until, now=time.time())
+        if reason:
+            runner.fail(held, job, definition, exc, detail=reason)
+            kind = "failed"
+        else:  # charged, but not an outcome of its own: the poison cap still counts it
+            delay = runner.release_with_backoff(held, job, settled=False)
+            self.log.line(job, "RELEASED", f"{exc} (retry in {delay:g}s)")
+            kind = "released"
+        record_outcome(driver, job, held.queue, kind, 0.0)
+
+    def fenced(self, driver: QueueDriver, held: Reservation, why: str) -> None:
+        """A running job stopped because the store was away: handed back uncounted, to
+        the head of its queue (it did not fail), with its locks released and the stall
+        recorded."""
+        found = self._running_job(held)
+        if found is None:
+            return
+        job, definition = found
+        runner = self._runner(driver)
+        self._release_locks(runner, held, job, definition)
+        back = driver.unreserve([held])
+        if not back:  # its lease lapsed and another worker took it: nothing to give back
+            return
+        self.log.line(job, "STOPPED", f"{why}; handed back, attempt not counted")
+        send_signal(job_stopped, sender=self.worker, payload=job, connection=driver.name,
+                    queue=held.queue, reason=why)
+        record_outcome(driver, job, held.queue, "stopped", 0.0)
+
+    def _release_locks(self, runner: JobRunner, held: Reservation, job: Payload,
+                       definition: JobDefinition | None) -> None:
+        if definition is None:
+            return
+        try:
+            controls.release_abandoned(runner, held, job, definition)
+        except Exception as exc:  # at worst the lock expires by itself
+            logger.warning("could not release the locks of %s %s: %s", job.job, job.uuid,
+                           exc)
