@@ -21,7 +21,7 @@ from horizon.keys import PREFIX
 from horizon.repositories import horizon_client
 from queueing.failed import describe
 from queueing.redaction import clip, mask_text
-from queueing.signals import job_exception_occurred, job_failed
+from queueing.signals import job_exception_occurred, job_failed, job_stopped
 from queueing.worker.recorders import Completion, add_completion_recorder, add_outcome_recorder
 
 logger = logging.getLogger("horizon.attempts")
@@ -133,7 +133,14 @@ def on_outcome(driver, job, queue: str, kind: str, runtime: float) -> list:
     return []
 
 
+def on_stopped(sender, payload=None, connection="", queue="", reason="", **_: Any) -> None:
+    """A running job its worker's fence stopped (the store was away): not a failure."""
+    if payload is not None:
+        record(payload.uuid, _entry(payload, sender, queue, connection, "stopped", reason))
+
+
 def connect() -> None:
+    job_stopped.connect(on_stopped, dispatch_uid="horizon.attempts.stopped")
     job_exception_occurred.connect(on_exception, dispatch_uid="horizon.attempts.exception")
     job_failed.connect(on_failed, dispatch_uid="horizon.attempts.failed")
     add_completion_recorder(on_completions)

@@ -38,7 +38,7 @@ from queueing.config import queue_settings
 from queueing.dispatching.options import parse_backoff
 from queueing.errors import QueueError
 from queueing.worker.options import DEFAULTS as WORKER_DEFAULTS
-from queueing.worker.options import MAX_CONCURRENCY
+from queueing.worker.options import MAX_CONCURRENCY, capacity_error
 
 BALANCE_MODES = ("auto", "simple", "off")
 SUPERVISOR_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")  # fullmatch: no "/", no newline
@@ -189,7 +189,7 @@ def parse_supervisor(name: str, raw: dict[str, Any], default_connection: str) ->
             f"HORIZON supervisor {name!r}: min_processes ({low}) is above max_processes ({high})",
             "horizon.E006")
     block_for = values["block_for"]
-    return SupervisorConfig(
+    config = SupervisorConfig(
         name=name, connection=conn.name, queues=queues, balance=values["balance"],
         min_processes=low, max_processes=high,
         balance_max_shift=_int(name, "balance_max_shift", values["balance_max_shift"], 1),
@@ -207,6 +207,10 @@ def parse_supervisor(name: str, raw: dict[str, Any], default_connection: str) ->
         prefetch=_int(name, "prefetch", values["prefetch"], 1),
         concurrency=_int(name, "concurrency", values["concurrency"], 1, MAX_CONCURRENCY),
     )
+    problem = capacity_error(config.prefetch, config.concurrency)
+    if problem:
+        raise HorizonConfigError(f"HORIZON supervisor {name!r}: {problem}", "horizon.E004")
+    return config
 
 
 def master_name(configured: Any) -> str:

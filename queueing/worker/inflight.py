@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from queueing.drivers.contract import Reservation
+from queueing.worker.options import ACK_ROWS, TABLE_ROWS
 
 EMPTY, PREFETCHED, RUNNING, FINISHED = 0, 1, 2, 3
 STATE_NAMES = {EMPTY: "empty", PREFETCHED: "prefetched", RUNNING: "running",
@@ -50,7 +51,7 @@ _SEQ = struct.Struct("=Q")
 # of its last look at the table, so the worker can tell a wedged sidecar from a busy one.
 _BEAT = struct.Struct("=d")
 BEAT_AT = _HEADER.size
-MAX_ROWS = 4096  # rows the table holds: prefetch plus running plus finished, capped
+MAX_ROWS = TABLE_ROWS  # rows the table holds: prefetch plus running plus finished
 SIZE = 64 * 1024 * 1024  # address space only: pages are used as rows need them
 ROWS_START = BEAT_AT + _BEAT.size
 ODD_SPINS = 20  # looks at an odd sequence number (a write under way) before giving up
@@ -291,6 +292,11 @@ class InFlight:
                 if entry is not None and entry.claimed:
                     entry.claimed = False
                     self._waiting.appendleft(held.token)
+
+    def room(self) -> int:
+        """How many more rows a reservation may add (room is kept for the finished rows
+        whose acknowledgement is under way): nothing can overflow the table."""
+        return max(MAX_ROWS - ACK_ROWS - len(self._entries), 0)
 
     def unclaimed(self) -> int:
         """How many prefetched rows wait for a slot."""

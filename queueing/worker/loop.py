@@ -337,8 +337,9 @@ class Worker:
         if options.max_jobs:
             limit = min(limit, options.max_jobs - self.jobs_processed)
         average = self.runtime_average
-        return policy.prefetch_size(None if average is None else average / slots, limit,
+        size = policy.prefetch_size(None if average is None else average / slots, limit,
                                     options.prefetch_budget)
+        return min(size, self.inflight.room())  # never past the in-flight table's rows
 
     def _next_job(self) -> Reservation | None:
         held = self.inflight.claim_next()
@@ -364,6 +365,9 @@ class Worker:
     def _reserve(self, queue: str, count: int) -> bool:
         """One round trip: acknowledge the finished rows (with the recorders' calls) and
         reserve up to `count` jobs of `queue`. True when jobs were reserved."""
+        count = min(count, self.inflight.room())
+        if count <= 0:
+            return False
         finished, completions = self.inflight.finished_batch()
         got = self.driver.reserve(queue, count, finished=finished,
                                   extra=completion_calls(self.driver, completions),
@@ -434,7 +438,10 @@ class Worker:
         cluster, or a driver without it."""
         if len(active) != 1 or not self.driver.capabilities.wait_then_pop:
             return False
-        got = self.driver.wait_then_pop(active[0], slice_, self._prefetch(), owner=self.owner)
+        count = self._prefetch()
+        if count <= 0:
+            return False
+        got = self.driver.wait_then_pop(active[0], slice_, count, owner=self.owner)
         if got is None:
             return False
         if isinstance(got, list):

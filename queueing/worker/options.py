@@ -10,6 +10,31 @@ from dataclasses import dataclass
 # Most jobs one process runs at once: each sync one holds a thread, and each may hold one
 # of the process's Redis connections (queueing.connections.SYNC_MAX_CONNECTIONS).
 MAX_CONCURRENCY = 500
+# Rows of the in-flight table (inflight.MAX_ROWS) a worker may fill: running jobs, up to
+# one and a half prefetches waiting (the loop tops up at half), and the finished rows
+# whose acknowledgement is under way (at most ACK_ROWS).
+TABLE_ROWS = 4096
+ACK_ROWS = 256
+
+
+def max_prefetch(concurrency: int) -> int:
+    """The largest --prefetch whose rows fit the in-flight table beside `concurrency`
+    running jobs."""
+    return max(int((TABLE_ROWS - ACK_ROWS - concurrency) / 1.5), 1)
+
+
+def capacity_error(prefetch: int, concurrency: int) -> str | None:
+    """Why this prefetch and concurrency cannot fit one worker's in-flight table, or
+    None when they fit."""
+    if concurrency > MAX_CONCURRENCY:
+        return (f"concurrency {concurrency} is more than {MAX_CONCURRENCY} jobs at once in "
+                "one process; run more processes instead")
+    most = max_prefetch(concurrency)
+    if prefetch > most:
+        return (f"prefetch {prefetch} with concurrency {concurrency} would hold more jobs "
+                f"than a worker's in-flight table has rows ({TABLE_ROWS}): at most {most} "
+                "at this concurrency")
+    return None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import logging
 import os
+import queue
 import signal
 import sys
 import threading
@@ -61,6 +62,56 @@ logger = logging.getLogger("queueing.worker")
 TICK = 0.1  # seconds between the sidecar's looks at the table
 SETTLE_RETRY = 0.5  # seconds between tries to settle a dead worker's table
 FENCED_SETTLE_FOR = 60.0  # seconds a fence's hand-back is tried while the store is away
+SETTLE_DEADLINE = 10.0  # seconds one try to settle a dead worker's rows may take
+MAX_STUCK_CALLS = 4  # calls left hanging (a half-open socket) before no new one starts
+
+
+class CallTimedOut(Exception):
+    """A call to the store did not end within its deadline (it is left to itself)."""
+
+
+class Deadline:
+    """Calls to the store with a deadline the client cannot miss. A socket timeout
+    bounds a Redis reply, but a database connection over a half-open link (a proxy that
+    stops answering, a dropped route) can wait for ever in a driver call, and a renewal
+    that never ends would never fence its job. Calls run on a caller thread of their own
+    (one at a time, the same thread while calls end in time, so a database connection,
+    which is per thread, is reused); past its deadline a call counts as failed and its
+    thread is abandoned with its connection, and the next call gets a new thread."""
+
+    def __init__(self) -> None:
+        self._stuck: list[threading.Thread] = []
+        self._thread: threading.Thread | None = None
+        self._calls: queue.SimpleQueue = queue.SimpleQueue()
+
+    def _serve(self, calls: queue.SimpleQueue) -> None:
+        while True:
+            func, args, done, result = calls.get()
+            try:
+                result["value"] = func(*args)
+            except BaseException as exc:
+                result["error"] = exc
+            done.set()
+
+    def call(self, seconds: float, func: Callable[..., Any], *args: Any) -> Any:
+        self._stuck = [t for t in self._stuck if t.is_alive()]
+        if len(self._stuck) >= MAX_STUCK_CALLS:
+            raise CallTimedOut(f"{len(self._stuck)} earlier calls to the store still hang")
+        if self._thread is None:
+            self._calls = queue.SimpleQueue()
+            self._thread = threading.Thread(target=self._serve, args=(self._calls,),
+                                            daemon=True, name="sidecar-calls")
+            self._thread.start()
+        done, result = threading.Event(), dict[str, Any]()
+        self._calls.put((func, args, done, result))
+        if not done.wait(seconds):
+            self._stuck.append(self._thread)
+            self._thread = None  # abandoned with its call: the next one starts anew
+            raise CallTimedOut(f"no answer from the store within {seconds:g}s")
+        if "error" in result:
+            raise result["error"]
+        return result.get("value")
+
 
 # (driver, the hung job) -> None: release or fail a job killed past its timeout
 KillSettler = Callable[[QueueDriver, Reservation], None]
@@ -107,6 +158,7 @@ class Sidecar:
         self.started_at = 0.0
         self._reap_lock = threading.Lock()  # the keeper thread and the loop both reap
         self._terminate = False  # SIGTERM seen (in the child)
+        self._deadline = Deadline()
 
     def start(self) -> int:
         """Fork the sidecar. Called from the worker's loop or its keeper thread, never
@@ -234,7 +286,8 @@ class Sidecar:
             if not due:
                 continue
             try:
-                lapsed = self._renew(driver, due, now + timing.retry_after)
+                lapsed = self._deadline.call(timing.attempt, self._renew, driver, due,
+                                             now + timing.retry_after)
             except Exception as exc:  # Redis away: a fresh connection next tick
                 if failing_since is None:
                     failing_since = now
@@ -308,7 +361,8 @@ class Sidecar:
         pending = list(rows)
         while pending:
             try:
-                pending = self._settle_once(driver, pending, death)
+                limit = max(SETTLE_DEADLINE, 4 * (self.timing.attempt if self.timing else 1.0))
+                pending = self._deadline.call(limit, self._settle_once, driver, pending, death)
             except Exception as exc:
                 self._say(f"could not settle worker {worker_pid}'s jobs yet: {exc}")
                 driver = self._fresh_driver(driver)

@@ -4,16 +4,15 @@ import os
 import sys
 import time
 
-import redis
 from django.core.management.base import BaseCommand, CommandError
 
 from queueing import connections
 from queueing.dispatching import registry
 from queueing.dispatching.options import parse_backoff
 from queueing.errors import QueueError
-from queueing.worker import heartbeat, readiness
+from queueing.worker import heartbeat, readiness, startup
 from queueing.worker.loop import EXIT_ERROR, Worker
-from queueing.worker.options import DEFAULTS, MAX_CONCURRENCY, WorkerOptions
+from queueing.worker.options import DEFAULTS, MAX_CONCURRENCY, WorkerOptions, capacity_error
 
 
 def non_negative(kind):
@@ -89,23 +88,28 @@ class Command(BaseCommand):
             raw = driver.config.queue if opts["queue"] is None else opts["queue"]
             names = [q.strip() for q in raw.split(",")]
             queues = tuple(dict.fromkeys(driver.config.check_queue(q) for q in names if q))
-        except QueueError as exc:
+        except (QueueError, ValueError) as exc:  # ValueError: a URL redis-py cannot parse
             raise CommandError(str(exc)) from exc
         if not queues:
             raise CommandError(
                 f"--queue={opts['queue']!r} names no queue: give one or more names like "
                 f"--queue=high,default, or leave --queue out to use connection "
                 f"{driver.name!r}'s queue {driver.config.queue!r}")
-        try:  # before reporting ready: a worker that cannot reach Redis did not start
-            driver.ping()  # a database connection answers at once: it connects lazily
-        except redis.RedisError as exc:
-            raise CommandError(f"cannot reach Redis for connection {driver.name!r} "
-                               f"({connections.redis_location(driver.config)}"
-                               f"): {exc}") from exc
-        if opts["concurrency"] > MAX_CONCURRENCY:
-            raise CommandError(f"--concurrency={opts['concurrency']} is more than "
-                               f"{MAX_CONCURRENCY} jobs at once in one process; run more "
-                               "processes instead")
+        problem = capacity_error(max(opts["prefetch"], 1), max(opts["concurrency"], 1))
+        if problem:
+            raise CommandError(problem.replace("prefetch ", "--prefetch=", 1)
+                               .replace("concurrency ", "--concurrency=", 1))
+        try:  # before reporting ready; a store that is away is waited for, as a running
+            # worker waits (a database connection answers at once: it connects lazily)
+            startup.wait_for_store(
+                driver.ping, timeout=opts["reconnect_timeout"],
+                say=self.stderr.write,
+                where=(f"Redis for connection {driver.name!r} "
+                       f"({connections.redis_location(driver.config)})"
+                       if driver.config.driver == "redis"
+                       else f"the database of connection {driver.name!r}"))
+        except startup.StoreUnreachable as exc:
+            raise CommandError(str(exc)) from exc
         options = WorkerOptions(
             connection=driver.name, queues=queues, name=opts["name"], sleep=opts["sleep"],
             block_for=opts["block_for"], tries=opts["tries"], backoff=opts["backoff"],
