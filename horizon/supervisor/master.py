@@ -22,7 +22,7 @@ from horizon.supervisor.supervisor import Supervisor
 from horizon.supervisor.wakeup import SignalWakeup
 from queueing.drivers.redis.replies import RedisClient
 from queueing.redaction import for_log
-from queueing.worker.job_runner import OutputStream
+from queueing.worker.joblog import OutputStream
 from queueing.worker.process_control import SignalFlags
 
 LOOP_INTERVAL = 0.5  # seconds between loop turns

@@ -28,7 +28,9 @@ from queueing.drivers.contract import QueueDriver, Reservation
 from queueing.errors import MalformedPayload, UnknownJob
 from queueing.signals import job_stopped
 from queueing.worker import controls, policy
-from queueing.worker.job_runner import JobLog, JobRunner, WorkerLost, send_signal
+from queueing.worker.job_errors import WorkerLost
+from queueing.worker.job_runner import JobRunner
+from queueing.worker.joblog import JobLog, send_signal
 from queueing.worker.options import WorkerOptions
 from queueing.worker.recorders import record_outcome
 

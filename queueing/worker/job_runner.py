@@ -16,129 +16,40 @@ import os
 import signal
 import threading
 import time
-import uuid as uuid_lib
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from queueing import failed
 from queueing.batches import tag as batch_tag
 from queueing.dispatching import payload as payload_lib
 from queueing.dispatching import payload_checks
 from queueing.dispatching.payload import Payload
-from queueing.dispatching.preview import PREVIEW_BYTES, read_prefix
 from queueing.dispatching.registry import JobDefinition, resolve
 from queueing.dispatching.signature import dispatch_next_link
 from queueing.drivers.contract import QueueDriver, Reservation
 from queueing.errors import MalformedPayload, UnknownJob
-from queueing.middleware.pipeline import Plan, plan_for
-from queueing.signals import job_exception_occurred, job_failed, job_processed, job_processing
+from queueing.middleware.pipeline import plan_for
+from queueing.signals import job_exception_occurred, job_processed, job_processing
 from queueing.worker import controls, execution, policy
 from queueing.worker.batch_gate import BatchGate
 from queueing.worker.database_use import ConnectionChecks
-from queueing.worker.execution import call, run_failed_hook
+from queueing.worker.execution import call
+from queueing.worker.failing import Failing
 from queueing.worker.inflight import InFlight
 from queueing.worker.interrupts import landing_is_safe
+from queueing.worker.job_errors import (
+    JobCancelled,
+    JobTimeout,
+    MaxAttemptsExceeded,
+    PoisonEntry,
+)
+from queueing.worker.joblog import JobLog, send_signal
 from queueing.worker.options import WorkerOptions
-from queueing.worker.outcome import REDIS_TRANSIENT, Outcome, printable, with_retries
+from queueing.worker.outcome import REDIS_TRANSIENT, Outcome, Prepared, printable, with_retries
 from queueing.worker.process_control import TimeoutInterrupt
 
 logger = logging.getLogger("queueing.worker")
 
-STORE_RETRY_DELAY = 30.0  # seconds before a failure the store refused is tried again
 ALARM_RETRY = 0.05  # seconds before an alarm that could not land safely rings again
-
-
-class MaxAttemptsExceeded(Exception):
-    """The job came back more often than its tries allow (see policy.ALREADY_EXCEEDED)."""
-
-
-class PoisonEntry(Exception):
-    """The entry was delivered too many times without an outcome (its worker keeps dying)."""
-
-
-class JobTimeout(Exception):
-    """What the failed store and signals see for a job stopped by its timeout."""
-
-
-class WorkerLost(Exception):
-    """What the failed store and signals see for a running job whose worker died (a
-    SIGKILL, an out-of-memory kill, a segfault): recorded by the worker's sidecar."""
-
-
-class JobCancelled(BaseException):
-    """Raised inside a running job an operator cancelled (queue_cancel, the dashboard).
-    A BaseException, so a job's ``except Exception`` cannot swallow it."""
-
-    def __init__(self, by: str = "", reason: str = "") -> None:
-        super().__init__(f"cancelled by {by or 'an operator'}" +
-                         (f": {reason}" if reason else ""))
-        self.by, self.reason = by, reason
-
-
-@dataclass(frozen=True, slots=True)
-class Prepared:
-    """A job that passed every check and is about to run: what running and settling it
-    need, whichever thread or loop runs it."""
-
-    held: Reservation
-    job: Payload
-    definition: JobDefinition
-    tries: int
-    timeout: float
-    meta: dict
-    plan: Plan | None = None  # its middleware / unique lock; None: the plain path
-
-
-
-
-class OutputStream(Protocol):
-    """Where a worker or master writes its lines: a text file such as ``sys.stdout``,
-    or the ``OutputWrapper`` a management command's ``self.stdout`` is."""
-
-    def write(self, text: str, /) -> object: ...
-
-    def flush(self) -> object: ...
-
-
-class JobLog:
-    """One line per job, like ``queue:work``: running, then done / released / failed."""
-
-    def __init__(self, stream: OutputStream | None) -> None:
-        self.stream = stream
-
-    def line(self, job: Payload | None, status: str, detail: str = "") -> None:
-        if self.stream is None:
-            return
-        name = printable(job.job) if job else "(unreadable entry)"
-        uuid = printable(job.uuid) if job else "-"
-        stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-        self._write(f"{stamp} {status:<8} {name} {uuid} {printable(detail)}".rstrip())
-
-    def event(self, message: str) -> None:
-        """A worker-level line (stopping...), not about one job."""
-        if self.stream is not None:
-            self._write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {printable(message)}")
-
-    def _write(self, text: str) -> None:
-        try:
-            stream = self.stream
-            if stream is None:
-                return
-            stream.write(text + "\n")
-            stream.flush()
-        except Exception:  # a closed or broken stream never stops the worker
-            pass
-
-
-def send_signal(sig, **kwargs: Any) -> None:
-    """Send a job signal; a receiver that raises is logged and never stops the worker."""
-    if not sig.receivers:
-        return
-    for receiver, result in sig.send_robust(**kwargs):
-        if isinstance(result, Exception):
-            logger.error("signal receiver %r raised %s", receiver, printable(result, 300),
-                         exc_info=result)
 
 
 class JobRunner:
@@ -163,6 +74,7 @@ class JobRunner:
         store = getattr(driver, "batches", None)  # drivers without batches: no gate
         self.batch_gate = None if store is None else BatchGate(
             store, inflight.prefetched if inflight is not None else list)
+        self.failing = Failing(driver, log, worker, self._retrying)
         self._checks = threading.local()  # per thread: Django's connections are
         self.transient: tuple[type[BaseException], ...] = (*REDIS_TRANSIENT,
                                                            *driver.transient_errors)
@@ -264,7 +176,7 @@ class JobRunner:
             return Outcome("failed", job=job)
         pending = job.data.get("pendingFailure")
         if isinstance(pending, str):  # failed earlier, but the store was unreachable then
-            return self._record_pending_failure(held, job, pending)
+            return self.failing.record_pending_failure(held, job, pending)
         definition = None
         try:
             definition = resolve(job.job)
@@ -318,6 +230,11 @@ class JobRunner:
             controls.release_unique(self, job)
         self.log.line(job, "SKIPPED", f"batch {tag.id} is cancelled")
         return False
+
+    def fail(self, held: Reservation, job: Payload | None, definition: JobDefinition | None,
+             exc: BaseException, detail: str = "") -> None:
+        """Fail the job for good (see failing.py)."""
+        self.failing.fail(held, job, definition, exc, detail)
 
     def kill_at(self, prepared: Prepared) -> float:
         """When the sidecar kills the process if this job still runs (0: never)."""
@@ -472,87 +389,6 @@ class JobRunner:
             delay = self.release_with_backoff(held, job)
             self.log.line(job, "RELEASED", f"timed out after {timeout:g}s (retry in {delay:g}s)")
         return Outcome("timed_out", runtime, job)
-
-    # -- failing ------------------------------------------------------------------------
-    def fail(self, held: Reservation, job: Payload | None, definition: JobDefinition | None,
-             exc: BaseException, detail: str = "") -> None:
-        """Store the job as failed, drop its reservation, then run hooks and signals.
-
-        If the store cannot be written, the job is not dropped: it goes back to the
-        delayed set carrying the failure (``pendingFailure``), and the next delivery
-        writes it without running the job again.
-        """
-        text = failed.describe(exc)
-        if detail:
-            lines = text.splitlines()
-            text = f"{lines[0]} [{detail}]\n" + "\n".join(lines[1:])
-        uuid, name, entry = self._failure_identity(held, job, exc)
-        try:
-            failed.record(connection=self.driver.name, queue=held.queue, raw=entry,
-                          exception=text, job_uuid=uuid, job_name=name)
-        except Exception as store_exc:
-            self._keep_for_later(held, job, text, store_exc)
-            return
-        self._retrying(lambda: self._delete_failed(held, job), "delete failed job")
-        if job is not None and "unique" in job.data:  # its unique lock goes with it
-            controls.release_unique(self, job)
-        if job is not None and job.max_exceptions is not None:
-            self._retrying(lambda: self.driver.forget_exceptions(job.uuid), "forget exceptions")
-        run_failed_hook(definition, job, exc)
-        send_signal(job_failed, sender=self.worker, payload=job, connection=self.driver.name,
-                    queue=held.queue, exception=exc, reason=detail or str(exc))
-        self.log.line(job, "FAILED", f"{type(exc).__name__}: {exc}" +
-                      (f" [{detail}]" if detail else ""))
-
-    def _delete_failed(self, held: Reservation, job: Payload | None) -> bool:
-        """Drop a failed job's reservation; a batch member's failure is counted in the
-        same round trip (no extra one)."""
-        if job is not None and "batch" in job.data:
-            return self.driver.delete(held, outcome="f")
-        return self.driver.delete(held)
-
-    def _failure_identity(self, held: Reservation, job: Payload | None,
-                          exc: BaseException) -> tuple[str, str, bytes | str]:
-        """(uuid, job name, entry to store) for the failed store.
-
-        An undecodable entry gets a fresh uuid (its own is kept inside the stored entry):
-        two malformed entries must never overwrite each other's record.
-        """
-        if job is not None:
-            entry = payload_lib.normalised(job) if job.original is not None else held.raw
-            return job.uuid, job.job, entry
-        original = getattr(exc, "original", None) or payload_lib.original_entry(held.raw)
-        peek = read_prefix(bytes(original[:PREVIEW_BYTES]).decode("utf-8", "replace"))
-        name = peek.get("job") if isinstance(peek.get("job"), str) else ""
-        return str(uuid_lib.uuid4()), printable(name, 255), original
-
-    def _keep_for_later(self, held: Reservation, job: Payload | None, text: str,
-                        store_exc: Exception) -> None:
-        self.log.event(f"could not write a failed job to the failed-job store "
-                       f"({type(store_exc).__name__}: {store_exc}); it stays in Redis and is "
-                       f"tried again in {STORE_RETRY_DELAY:g}s")
-        logger.error("failed-job store unreachable", exc_info=store_exc)
-        entry = None
-        if job is not None:
-            entry = payload_lib.normalised(job, settled=True, charged=True,
-                                           pending_failure=text)
-        self._retrying(lambda: self.driver.release(held, time.time() + STORE_RETRY_DELAY,
-                                                   entry), "keep failed job")
-
-    def _record_pending_failure(self, held: Reservation, job: Payload, text: str) -> Outcome:
-        try:
-            failed.record(connection=self.driver.name, queue=held.queue,
-                          raw=payload_lib.normalised(job), exception=text, job_uuid=job.uuid,
-                          job_name=job.job)
-        except Exception as store_exc:
-            self._keep_for_later(held, job, text, store_exc)
-            return Outcome("kept", job=job)
-        self._retrying(lambda: self._delete_failed(held, job), "delete failed job")
-        if "unique" in job.data:  # its unique lock goes with it
-            controls.release_unique(self, job)
-        self.log.line(job, "FAILED", text.splitlines()[0] if text else "")
-        return Outcome("failed", job=job)
-
 
 def _settled(job: Payload) -> int:
     """The last delivery that ended with an outcome (0: none)."""

@@ -30,25 +30,16 @@ from queueing.signals import worker_stopping
 from queueing.worker import policy
 from queueing.worker.abandoned import AbandonedJobs
 from queueing.worker.concurrent import CANCEL_CHECK_INTERVAL, ConcurrentLoop
-from queueing.worker.errors import CONNECTION_ERRORS, REFUSALS
+from queueing.worker.errors import CONNECTION_ERRORS
 from queueing.worker.inflight import InFlight, TableMemory
-from queueing.worker.job_runner import (
-    JobCancelled,
-    JobLog,
-    JobRunner,
-    Outcome,
-    OutputStream,
-    printable,
-    send_signal,
-)
+from queueing.worker.job_errors import JobCancelled
+from queueing.worker.job_runner import JobRunner
+from queueing.worker.joblog import JobLog, OutputStream, send_signal
 from queueing.worker.options import WorkerOptions
+from queueing.worker.outcome import Outcome
 from queueing.worker.process_control import SignalFlags, interruptible_sleep, memory_mb
-from queueing.worker.recorders import (
-    Completion,
-    completion_calls,
-    record_outcome,
-    recorder_failures,
-)
+from queueing.worker.recorders import Completion, record_outcome
+from queueing.worker.reserving import JobStats, Reserver
 from queueing.worker.sidecar import Settlers, Sidecar
 
 logger = logging.getLogger("queueing.worker")
@@ -56,12 +47,10 @@ logger = logging.getLogger("queueing.worker")
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_MEMORY = 12
-MAX_BLOCK_SLICE = 1.0  # seconds a blocking wait lasts before flags are looked at again
 MEMORY_CHECK_INTERVAL = 0.5  # seconds between reads of resident memory
 SIDECAR_CHECK_INTERVAL = 0.5  # seconds between looks at whether the sidecar still runs
 SIDECAR_WEDGED_AFTER = 10.0  # seconds without a look at the table before it is replaced
 MIN_RETRY_AFTER = 2.0  # below this a lease cannot be renewed reliably (every third of it)
-REFUSAL_LOG_EVERY = 10.0  # seconds between log lines about the same kind of refusal
 
 
 class Worker:
@@ -73,7 +62,6 @@ class Worker:
                  stderr: OutputStream | None = None) -> None:
         self.driver = driver
         self.options = options
-        self.queues = options.queues or (driver.config.queue,)
         self.stderr = stderr or sys.stderr
         self.flags = SignalFlags()
         self.memory = TableMemory() if options.sidecar else None
@@ -83,26 +71,38 @@ class Worker:
                                 inflight=self.inflight)
         self.sidecar: Sidecar | None = None
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{options.name}"
-        block = options.block_for if options.block_for is not None else driver.config.block_for
-        self.block_for = block
-        self.jobs_processed = 0
+        self.stats = JobStats()
         self._count_lock = threading.Lock()  # slot threads count their jobs too
-        self.runtime_average: float | None = None  # seconds per job (sizes the prefetch)
         self._memory_read_at = 0.0
         self._sidecar_lock = threading.Lock()
         self._sidecar_failed = False
-        self.paused_queues: set[str] = set()
-        self.restart_seen: float | None = None  # the restart stamp when this worker started
-        self._latest_restart: float | None = None
-        self._control_read_at = 0.0
-        self._control_known = False  # the restart stamp seen at start has been read
-        self._lost_since: float | None = None
-        self._refused_logged_at = float("-inf")
+        self.reserver = Reserver(driver, options, self.inflight, owner=self.owner,
+                                 stats=self.stats, stderr=self.stderr,
+                                 should_wake=self.should_wake,
+                                 prefetching=self.memory is not None)
+        self.queues = self.reserver.queues
         self._started = 0.0
         # --once means one job: it runs in the main thread whatever the concurrency.
         self.concurrent = options.concurrency > 1 and not options.once
         self._stopped = threading.Event()
         self._watcher: threading.Thread | None = None
+
+    @property
+    def jobs_processed(self) -> int:
+        return self.stats.jobs_processed
+
+    @property
+    def runtime_average(self) -> float | None:
+        """Seconds per job (sizes the prefetch)."""
+        return self.stats.runtime_average
+
+    @runtime_average.setter
+    def runtime_average(self, value: float | None) -> None:
+        self.stats.runtime_average = value
+
+    @property
+    def paused_queues(self) -> set[str]:
+        return self.reserver.paused_queues
 
     # -- lifecycle ----------------------------------------------------------------------
     def run(self) -> int:
@@ -126,14 +126,18 @@ class Worker:
             self._warn_about_timeout()
             self._warn_about_eviction()
             try:
-                self._read_control(initial=True)
+                self.reserver.read_control(initial=True)
             except CONNECTION_ERRORS as exc:  # a failover or restart under way: the loop
-                self._connection_lost(exc)    # reconnects, and its first read is initial
+                self.reserver.connection_lost(exc)    # reconnects, and its first read is initial
             self.runner.log.event(f"worker {self.owner} started on {self.driver.name}: "
                                   f"{', '.join(self.queues)}" + (
                                       f" ({self.options.concurrency} at once)"
                                       if self.concurrent else ""))
-            return ConcurrentLoop(self).run() if self.concurrent else self._loop()
+            if not self.concurrent:
+                return self._loop()
+            return ConcurrentLoop(self.reserver, self.runner, settle=self.settled,
+                                  flags=self.flags, stop_reason=self.stop_reason,
+                                  stop=self.stop, stderr=self.stderr).run()
         finally:
             self._stopped.set()
             self.flags.uninstall()
@@ -246,24 +250,24 @@ class Worker:
         while True:
             popped = None
             if self.flags.paused:
-                self._give_back()
-                self._flush_ack()
-                interruptible_sleep(self.options.sleep or 1, self._should_wake)
+                self.reserver.give_back()
+                self.reserver.flush_ack()
+                interruptible_sleep(self.options.sleep or 1, self.should_wake)
             else:
-                popped = self._next_job()
+                popped = self.reserver.next_job()
                 if popped is not None:
                     outcome = self.runner.process(popped)  # never raises
                     self._count(popped, outcome)
                     if outcome.kind == "timed_out":
-                        return self._stop("job timed out", EXIT_ERROR)
+                        return self.stop("job timed out", EXIT_ERROR)
                     if self.options.rest:
-                        interruptible_sleep(self.options.rest, self._should_wake)
-                elif self._lost_since is None and not (
+                        interruptible_sleep(self.options.rest, self.should_wake)
+                elif self.reserver.lost_since is None and not (
                         self.options.once or self.options.stop_when_empty):
-                    self._wait_for_work()
-            stop = self._stop_reason(idle=popped is None)
+                    self.reserver.wait_for_work()
+            stop = self.stop_reason(idle=popped is None)
             if stop is not None:
-                return self._stop(*stop)
+                return self.stop(*stop)
 
     def settled(self, held: Reservation, outcome: Outcome) -> None:
         """A slot's job is settled: its row (finished, with its completion record, or
@@ -284,10 +288,11 @@ class Worker:
         recorders (a success's record rides with its acknowledgement, in a batch with
         the next round trip; other outcomes are recorded at once). `recorded`: its
         completion record is already on its row."""
+        stats = self.stats
         with self._count_lock:
-            self.jobs_processed += 1
-            self.runtime_average = policy.moving_average(self.runtime_average,
-                                                         outcome.runtime)
+            stats.jobs_processed += 1
+            stats.runtime_average = policy.moving_average(stats.runtime_average,
+                                                          outcome.runtime)
         if outcome.kind != "done":
             record_outcome(self.driver, outcome.job, held.queue, outcome.kind,
                            outcome.runtime)
@@ -296,208 +301,18 @@ class Worker:
             if completion is not None:
                 self.inflight.record(held, completion)
 
-    def _next_batch(self, count: int) -> bool:
-        """Reserve up to `count` jobs from the queues in priority order (one round trip
-        per queue tried), acknowledging the finished rows on the way; True when some
-        were reserved."""
-        try:
-            self._read_control()
-            for queue in self.queues:
-                if queue in self.paused_queues:
-                    continue
-                if self._reserve(queue, count):
-                    self._lost_since = None
-                    return True
-            self._lost_since = None
-        except CONNECTION_ERRORS as exc:
-            self._connection_lost(exc)
-        except REFUSALS as exc:
-            self._refused(exc)
-        return False
-
-    def _stop(self, reason: str, code: int) -> int:
+    def stop(self, reason: str, code: int) -> int:
         """Settle what the worker holds (acknowledge the finished, hand back the rest),
         then say why it stops. Rows it cannot settle now (Redis away) are left to the
         sidecar, which settles them after the worker is gone."""
-        self._give_back()
-        self._flush_ack()
+        self.reserver.give_back()
+        self.reserver.flush_ack()
         send_signal(worker_stopping, sender=self, reason=reason, exit_code=code)
         self.runner.log.event(f"worker {self.owner} stopping: {reason} (exit {code})")
         return code
 
-    # -- reserving ----------------------------------------------------------------------
-    def _prefetch(self, slots: int = 1) -> int:
-        """How many jobs to reserve in the next round trip (see policy.prefetch_size);
-        with several `slots`, jobs leave the prefetch that many times faster, so the same
-        budget of waiting holds that many times more of them."""
-        options = self.options
-        if self.memory is None or options.once or not self.driver.capabilities.prefetch:
-            return 1  # without the sidecar nothing would renew prefetched leases
-        limit = options.prefetch
-        if options.max_jobs:
-            limit = min(limit, options.max_jobs - self.jobs_processed)
-        average = self.runtime_average
-        size = policy.prefetch_size(None if average is None else average / slots, limit,
-                                    options.prefetch_budget)
-        return min(size, self.inflight.room())  # never past the in-flight table's rows
-
-    def _next_job(self) -> Reservation | None:
-        held = self.inflight.claim_next()
-        if held is not None:
-            return held
-        try:
-            self._read_control()
-            for queue in self.queues:
-                if queue in self.paused_queues:
-                    continue
-                if self._reserve(queue, self._prefetch()):
-                    break  # never prefetch past a higher-priority queue's work
-            self._flush_ack()
-            self._lost_since = None
-        except CONNECTION_ERRORS as exc:
-            self._connection_lost(exc)
-            return None
-        except REFUSALS as exc:
-            self._refused(exc)
-            return None
-        return self.inflight.claim_next()
-
-    def _reserve(self, queue: str, count: int) -> bool:
-        """One round trip: acknowledge the finished rows (with the recorders' calls) and
-        reserve up to `count` jobs of `queue`. True when jobs were reserved."""
-        count = min(count, self.inflight.room())
-        if count <= 0:
-            return False
-        finished, completions = self.inflight.finished_batch()
-        got = self.driver.reserve(queue, count, finished=finished,
-                                  extra=completion_calls(self.driver, completions),
-                                  owner=self.owner)
-        self._acknowledged(finished, got.unacknowledged)
-        recorder_failures.add(got.recorder_errors)
-        if got.paused:  # paused since the last control read: stop asking
-            self.paused_queues = self.paused_queues | {queue}
-            return False
-        if got.jobs:
-            self.inflight.reserved(got.jobs)
-        return bool(got.jobs)
-
-    def _acknowledged(self, finished: list[Reservation], failed: list[Reservation]) -> None:
-        """The finished rows whose acknowledgement went through leave the table; the
-        others stay finished and are acknowledged with the next round trip."""
-        if failed:
-            tokens = {held.token for held in failed}
-            finished = [held for held in finished if held.token not in tokens]
-        self.inflight.settled(finished)  # their records went with them
-
-    def _give_back(self, queues: set[str] | None = None) -> None:
-        """Hand prefetched jobs that never started back to their place in their queues
-        (on stop or pause), uncounted, so another worker takes them at once."""
-        back = self.inflight.take_prefetched(queues)  # no slot thread starts them now
-        if not back:
-            return
-        try:
-            self.driver.unreserve(back)
-            self.inflight.settled(back)
-        except CONNECTION_ERRORS as exc:  # still held: retried, or settled by the sidecar
-            self.inflight.unclaim(back)
-            self._connection_lost(exc)
-
-    def _flush_ack(self) -> None:
-        """Acknowledge the finished rows now, with their completion records (one batch
-        for all of them: see queueing.worker.recorders)."""
-        finished, completions = self.inflight.finished_batch()
-        if not finished:
-            return
-        try:
-            self.driver.acknowledge(finished, completion_calls(self.driver, completions))
-            self.inflight.settled(finished)
-        except CONNECTION_ERRORS as exc:
-            self._connection_lost(exc)
-        except Exception as exc:  # a refused acknowledgement: kept, tried again later
-            logger.error("could not acknowledge %d finished job(s): %s", len(finished),
-                         printable(exc, 300))
-
-    def _wait_for_work(self) -> None:
-        active = [q for q in self.queues if q not in self.paused_queues]
-        if self.block_for is not None and active:
-            slice_ = min(self.block_for or MAX_BLOCK_SLICE, MAX_BLOCK_SLICE)
-            try:
-                if not self._wait_then_take(active, slice_):
-                    self.driver.wait_for_jobs(active, slice_)
-            except CONNECTION_ERRORS as exc:
-                self._connection_lost(exc)
-            except REFUSALS as exc:
-                self._refused(exc)
-        else:
-            interruptible_sleep(self.options.sleep, self._should_wake)
-
-    def _wait_then_take(self, active: list[str], slice_: float) -> bool:
-        """Wait for one queue and reserve its jobs in the same round trip (see
-        RedisDriver.wait_then_pop); False when that does not apply: several queues to
-        watch (waking on one must not reserve it ahead of a higher-priority one), a
-        cluster, or a driver without it."""
-        if len(active) != 1 or not self.driver.capabilities.wait_then_pop:
-            return False
-        count = self._prefetch()
-        if count <= 0:
-            return False
-        got = self.driver.wait_then_pop(active[0], slice_, count, owner=self.owner)
-        if got is None:
-            return False
-        if isinstance(got, list):
-            if got:
-                self.inflight.reserved(got)
-        else:
-            self.paused_queues = self.paused_queues | {active[0]}
-        return True
-
-    def _should_wake(self) -> bool:
+    def should_wake(self) -> bool:
         return self.flags.quit or self._sidecar_failed
-
-    # -- control state read from Redis ---------------------------------------------------
-    def _read_control(self, initial: bool = False) -> None:
-        """Re-read the restart stamp and paused queues, at most once per interval."""
-        now = time.monotonic()
-        if not initial and now - self._control_read_at < self.options.control_interval:
-            return
-        state = self.driver.read_control()
-        self.paused_queues = set(state.paused)
-        stamp = state.restart_stamp
-        if self.paused_queues and self.inflight.prefetched():
-            self._give_back(self.paused_queues)
-        if initial or not self._control_known:
-            self.restart_seen = stamp  # restarts asked for before this worker began
-            self._control_known = True
-        self._latest_restart = stamp
-        self._control_read_at = now
-
-    def _restart_requested(self) -> bool:
-        try:
-            self._read_control()
-        except CONNECTION_ERRORS:
-            return False
-        return self._latest_restart is not None and self._latest_restart != self.restart_seen
-
-    def _refused(self, exc: Exception) -> None:
-        """Redis refused a command the loop needs (a pop, a wait): log it now and then,
-        wait a second, and try again; what the worker holds stays settled as it was."""
-        now = time.monotonic()
-        if now - self._refused_logged_at >= REFUSAL_LOG_EVERY:
-            self._refused_logged_at = now
-            self.stderr.write(f"Redis refused a command ({printable(exc, 300)}); "
-                              "trying again\n")
-            self.stderr.flush()
-        interruptible_sleep(1.0, self._should_wake)
-
-    def _connection_lost(self, exc: Exception) -> None:
-        now = time.monotonic()
-        if self._lost_since is None:
-            self._lost_since = now
-            self.stderr.write(f"lost connection to Redis ({printable(exc, 300)}); "
-                              "reconnecting\n")
-            self.stderr.flush()
-        interruptible_sleep(min(0.5 * 2 ** min(int(now - self._lost_since), 3), 5.0),
-                            self._should_wake)
 
     # -- stopping -----------------------------------------------------------------------
     def _memory_due(self) -> bool:
@@ -509,7 +324,7 @@ class Worker:
         self._memory_read_at = now
         return True
 
-    def _stop_reason(self, idle: bool) -> tuple[str, int] | None:
+    def stop_reason(self, idle: bool) -> tuple[str, int] | None:
         """Why the worker should stop now, with its exit code; None to go on. `idle`:
         the last look found no job (for --stop-when-empty)."""
         options = self.options
@@ -517,16 +332,16 @@ class Worker:
             return "stop signal received", EXIT_OK
         if self._sidecar_failed:
             return "its sidecar died and could not be restarted", EXIT_ERROR
-        if self._lost_since is not None and \
-                time.monotonic() - self._lost_since > options.reconnect_timeout:
+        if self.reserver.lost_since is not None and \
+                time.monotonic() - self.reserver.lost_since > options.reconnect_timeout:
             return "Redis unreachable", EXIT_ERROR
         if options.memory and self._memory_due() and memory_mb() > options.memory:
             return f"memory limit of {options.memory} MB exceeded", EXIT_MEMORY
-        if self._restart_requested():
+        if self.reserver.restart_requested():
             return "queue_restart requested", EXIT_OK
         if options.once:
             return "--once", EXIT_OK
-        if options.stop_when_empty and idle and self._lost_since is None \
+        if options.stop_when_empty and idle and self.reserver.lost_since is None \
                 and not self.flags.paused:
             return "queues empty", EXIT_OK
         if options.max_time and time.monotonic() - self._started >= options.max_time:

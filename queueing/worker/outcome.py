@@ -12,6 +12,9 @@ from typing import Any
 import redis
 
 from queueing.dispatching.payload import Payload
+from queueing.dispatching.registry import JobDefinition
+from queueing.drivers.contract import Reservation
+from queueing.middleware.pipeline import Plan
 from queueing.redaction import for_log
 
 logger = logging.getLogger("queueing.worker")
@@ -24,6 +27,20 @@ class Outcome:
     kind: str  # "done", "released", "failed", "timed_out", "cancelled" or "kept"
     runtime: float = 0.0
     job: Payload | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A job that passed every check and is about to run: what running and settling it
+    need, whichever thread or loop runs it."""
+
+    held: Reservation
+    job: Payload
+    definition: JobDefinition
+    tries: int
+    timeout: float
+    meta: dict
+    plan: Plan | None = None  # its middleware / unique lock; None: the plain path
 
 
 def printable(value: Any, limit: int = 2000) -> str:

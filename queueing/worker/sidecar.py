@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import logging
 import os
-import queue
 import signal
 import sys
 import threading
@@ -44,8 +43,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from queueing import connections
 from queueing.drivers.contract import QueueDriver, Reservation
+from queueing.worker.deadline import Deadline
+from queueing.worker.fork_child import become_sidecar
 from queueing.worker.inflight import (
     FINISHED,
     LEAVING,
@@ -63,54 +63,6 @@ TICK = 0.1  # seconds between the sidecar's looks at the table
 SETTLE_RETRY = 0.5  # seconds between tries to settle a dead worker's table
 FENCED_SETTLE_FOR = 60.0  # seconds a fence's hand-back is tried while the store is away
 SETTLE_DEADLINE = 10.0  # seconds one try to settle a dead worker's rows may take
-MAX_STUCK_CALLS = 4  # calls left hanging (a half-open socket) before no new one starts
-
-
-class CallTimedOut(Exception):
-    """A call to the store did not end within its deadline (it is left to itself)."""
-
-
-class Deadline:
-    """Calls to the store with a deadline the client cannot miss. A socket timeout
-    bounds a Redis reply, but a database connection over a half-open link (a proxy that
-    stops answering, a dropped route) can wait for ever in a driver call, and a renewal
-    that never ends would never fence its job. Calls run on a caller thread of their own
-    (one at a time, the same thread while calls end in time, so a database connection,
-    which is per thread, is reused); past its deadline a call counts as failed and its
-    thread is abandoned with its connection, and the next call gets a new thread."""
-
-    def __init__(self) -> None:
-        self._stuck: list[threading.Thread] = []
-        self._thread: threading.Thread | None = None
-        self._calls: queue.SimpleQueue = queue.SimpleQueue()
-
-    def _serve(self, calls: queue.SimpleQueue) -> None:
-        while True:
-            func, args, done, result = calls.get()
-            try:
-                result["value"] = func(*args)
-            except BaseException as exc:
-                result["error"] = exc
-            done.set()
-
-    def call(self, seconds: float, func: Callable[..., Any], *args: Any) -> Any:
-        self._stuck = [t for t in self._stuck if t.is_alive()]
-        if len(self._stuck) >= MAX_STUCK_CALLS:
-            raise CallTimedOut(f"{len(self._stuck)} earlier calls to the store still hang")
-        if self._thread is None:
-            self._calls = queue.SimpleQueue()
-            self._thread = threading.Thread(target=self._serve, args=(self._calls,),
-                                            daemon=True, name="sidecar-calls")
-            self._thread.start()
-        done, result = threading.Event(), dict[str, Any]()
-        self._calls.put((func, args, done, result))
-        if not done.wait(seconds):
-            self._stuck.append(self._thread)
-            self._thread = None  # abandoned with its call: the next one starts anew
-            raise CallTimedOut(f"no answer from the store within {seconds:g}s")
-        if "error" in result:
-            raise result["error"]
-        return result.get("value")
 
 
 # (driver, the hung job) -> None: release or fail a job killed past its timeout
@@ -172,7 +124,7 @@ class Sidecar:
             return pid
         code = 0
         try:
-            _become_sidecar(self._on_term)
+            become_sidecar(self._on_term)
             code = self._watch(worker_pid)
         except BaseException:  # never return into the worker's code
             logger.exception("worker sidecar failed")
@@ -435,34 +387,3 @@ def _uuid_of(row: Row) -> str:
         return row.token
     end = member.find(b'"', start + 8)
     return member[start + 8:end].decode("utf-8", "replace")[:64] if end > 0 else row.token
-
-
-def _become_sidecar(on_term: Callable[[int, Any], None]) -> None:
-    """Shed what the child inherited from the worker and must not use or close.
-
-    Any lock another thread of the worker held at the fork stays held for good in the
-    child (that thread does not exist here), so nothing inherited that has a lock is
-    used: the queue's clients and drivers are dropped unclosed (closing a pool takes its
-    lock) and built anew, and the database connections are set aside, never closed (the
-    socket is the worker's too).
-    """
-    for signum in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP, signal.SIGUSR2,
-                   signal.SIGCONT):
-        signal.signal(signum, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, on_term)
-    signal.signal(signal.SIGALRM, signal.SIG_DFL)
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    signal.setitimer(signal.ITIMER_REAL, 0)
-    connections.forget_inherited()
-    try:
-        from django.db import connections as databases
-
-        for conn in databases.all(initialized_only=True):
-            if conn.connection is not None:
-                _INHERITED.append(conn.connection)  # never closed here: the socket is shared
-                conn.connection = None
-    except Exception:
-        pass
-
-
-_INHERITED: list = []

@@ -1,0 +1,252 @@
+"""The worker's side of the store: reserving jobs, acknowledging finished ones, handing
+back what never started, waiting for work, and the control state (paused queues, the
+restart stamp), with what a lost or refusing store means for each.
+
+``Reserver`` is handed what it needs (the driver, the options, the in-flight table, the
+worker's name and job counts) and never the worker: both of the worker's loops (one job
+in the main thread, or N slots) reserve and acknowledge through it.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from queueing.drivers.contract import QueueDriver, Reservation
+from queueing.worker import policy
+from queueing.worker.errors import CONNECTION_ERRORS, REFUSALS
+from queueing.worker.inflight import InFlight
+from queueing.worker.joblog import OutputStream
+from queueing.worker.options import WorkerOptions
+from queueing.worker.outcome import printable
+from queueing.worker.process_control import interruptible_sleep
+from queueing.worker.recorders import completion_calls, recorder_failures
+
+logger = logging.getLogger("queueing.worker")
+
+MAX_BLOCK_SLICE = 1.0  # seconds a blocking wait lasts before flags are looked at again
+REFUSAL_LOG_EVERY = 10.0  # seconds between log lines about the same kind of refusal
+
+
+@dataclass(slots=True)
+class JobStats:
+    """What the worker counted of its jobs: sizes the prefetch and ends --max-jobs."""
+
+    jobs_processed: int = 0
+    runtime_average: float | None = None  # seconds per job
+
+
+class Reserver:
+    """Reserves, acknowledges and hands back for one worker (see the module docstring).
+    `should_wake` says when a wait must end early (a stop signal, a lost sidecar)."""
+
+    def __init__(self, driver: QueueDriver, options: WorkerOptions, inflight: InFlight, *,
+                 owner: str, stats: JobStats, stderr: OutputStream,
+                 should_wake: Callable[[], bool], prefetching: bool) -> None:
+        self.driver = driver
+        self.options = options
+        self.inflight = inflight
+        self.owner = owner
+        self.stats = stats
+        self.stderr = stderr
+        self.should_wake = should_wake
+        self.prefetching = prefetching  # a sidecar renews prefetched leases
+        self.queues = options.queues or (driver.config.queue,)
+        block = options.block_for if options.block_for is not None else driver.config.block_for
+        self.block_for = block
+        self.paused_queues: set[str] = set()
+        self.restart_seen: float | None = None  # the restart stamp when the worker started
+        self.latest_restart: float | None = None
+        self.lost_since: float | None = None  # when the store stopped answering
+        self._control_read_at = 0.0
+        self._control_known = False  # the restart stamp seen at start has been read
+        self._refused_logged_at = float("-inf")
+
+    def next_batch(self, count: int) -> bool:
+        """Reserve up to `count` jobs from the queues in priority order (one round trip
+        per queue tried), acknowledging the finished rows on the way; True when some
+        were reserved."""
+        try:
+            self.read_control()
+            for queue in self.queues:
+                if queue in self.paused_queues:
+                    continue
+                if self.reserve(queue, count):
+                    self.lost_since = None
+                    return True
+            self.lost_since = None
+        except CONNECTION_ERRORS as exc:
+            self.connection_lost(exc)
+        except REFUSALS as exc:
+            self.refused(exc)
+        return False
+
+    def prefetch(self, slots: int = 1) -> int:
+        """How many jobs to reserve in the next round trip (see policy.prefetch_size);
+        with several `slots`, jobs leave the prefetch that many times faster, so the same
+        budget of waiting holds that many times more of them."""
+        options = self.options
+        if not self.prefetching or options.once or not self.driver.capabilities.prefetch:
+            return 1  # without the sidecar nothing would renew prefetched leases
+        limit = options.prefetch
+        if options.max_jobs:
+            limit = min(limit, options.max_jobs - self.stats.jobs_processed)
+        average = self.stats.runtime_average
+        size = policy.prefetch_size(None if average is None else average / slots, limit,
+                                    options.prefetch_budget)
+        return min(size, self.inflight.room())  # never past the in-flight table's rows
+
+    def next_job(self) -> Reservation | None:
+        held = self.inflight.claim_next()
+        if held is not None:
+            return held
+        try:
+            self.read_control()
+            for queue in self.queues:
+                if queue in self.paused_queues:
+                    continue
+                if self.reserve(queue, self.prefetch()):
+                    break  # never prefetch past a higher-priority queue's work
+            self.flush_ack()
+            self.lost_since = None
+        except CONNECTION_ERRORS as exc:
+            self.connection_lost(exc)
+            return None
+        except REFUSALS as exc:
+            self.refused(exc)
+            return None
+        return self.inflight.claim_next()
+
+    def reserve(self, queue: str, count: int) -> bool:
+        """One round trip: acknowledge the finished rows (with the recorders' calls) and
+        reserve up to `count` jobs of `queue`. True when jobs were reserved."""
+        count = min(count, self.inflight.room())
+        if count <= 0:
+            return False
+        finished, completions = self.inflight.finished_batch()
+        got = self.driver.reserve(queue, count, finished=finished,
+                                  extra=completion_calls(self.driver, completions),
+                                  owner=self.owner)
+        self._acknowledged(finished, got.unacknowledged)
+        recorder_failures.add(got.recorder_errors)
+        if got.paused:  # paused since the last control read: stop asking
+            self.paused_queues = self.paused_queues | {queue}
+            return False
+        if got.jobs:
+            self.inflight.reserved(got.jobs)
+        return bool(got.jobs)
+
+    def _acknowledged(self, finished: list[Reservation], failed: list[Reservation]) -> None:
+        """The finished rows whose acknowledgement went through leave the table; the
+        others stay finished and are acknowledged with the next round trip."""
+        if failed:
+            tokens = {held.token for held in failed}
+            finished = [held for held in finished if held.token not in tokens]
+        self.inflight.settled(finished)  # their records went with them
+
+    def give_back(self, queues: set[str] | None = None) -> None:
+        """Hand prefetched jobs that never started back to their place in their queues
+        (on stop or pause), uncounted, so another worker takes them at once."""
+        back = self.inflight.take_prefetched(queues)  # no slot thread starts them now
+        if not back:
+            return
+        try:
+            self.driver.unreserve(back)
+            self.inflight.settled(back)
+        except CONNECTION_ERRORS as exc:  # still held: retried, or settled by the sidecar
+            self.inflight.unclaim(back)
+            self.connection_lost(exc)
+
+    def flush_ack(self) -> None:
+        """Acknowledge the finished rows now, with their completion records (one batch
+        for all of them: see queueing.worker.recorders)."""
+        finished, completions = self.inflight.finished_batch()
+        if not finished:
+            return
+        try:
+            self.driver.acknowledge(finished, completion_calls(self.driver, completions))
+            self.inflight.settled(finished)
+        except CONNECTION_ERRORS as exc:
+            self.connection_lost(exc)
+        except Exception as exc:  # a refused acknowledgement: kept, tried again later
+            logger.error("could not acknowledge %d finished job(s): %s", len(finished),
+                         printable(exc, 300))
+
+    def wait_for_work(self) -> None:
+        active = [q for q in self.queues if q not in self.paused_queues]
+        if self.block_for is not None and active:
+            slice_ = min(self.block_for or MAX_BLOCK_SLICE, MAX_BLOCK_SLICE)
+            try:
+                if not self._wait_then_take(active, slice_):
+                    self.driver.wait_for_jobs(active, slice_)
+            except CONNECTION_ERRORS as exc:
+                self.connection_lost(exc)
+            except REFUSALS as exc:
+                self.refused(exc)
+        else:
+            interruptible_sleep(self.options.sleep, self.should_wake)
+
+    def _wait_then_take(self, active: list[str], slice_: float) -> bool:
+        """Wait for one queue and reserve its jobs in the same round trip (see
+        RedisDriver.wait_then_pop); False when that does not apply: several queues to
+        watch (waking on one must not reserve it ahead of a higher-priority one), a
+        cluster, or a driver without it."""
+        if len(active) != 1 or not self.driver.capabilities.wait_then_pop:
+            return False
+        count = self.prefetch()
+        if count <= 0:
+            return False
+        got = self.driver.wait_then_pop(active[0], slice_, count, owner=self.owner)
+        if got is None:
+            return False
+        if isinstance(got, list):
+            if got:
+                self.inflight.reserved(got)
+        else:
+            self.paused_queues = self.paused_queues | {active[0]}
+        return True
+
+    def read_control(self, initial: bool = False) -> None:
+        """Re-read the restart stamp and paused queues, at most once per interval."""
+        now = time.monotonic()
+        if not initial and now - self._control_read_at < self.options.control_interval:
+            return
+        state = self.driver.read_control()
+        self.paused_queues = set(state.paused)
+        stamp = state.restart_stamp
+        if self.paused_queues and self.inflight.prefetched():
+            self.give_back(self.paused_queues)
+        if initial or not self._control_known:
+            self.restart_seen = stamp  # restarts asked for before this worker began
+            self._control_known = True
+        self.latest_restart = stamp
+        self._control_read_at = now
+
+    def restart_requested(self) -> bool:
+        try:
+            self.read_control()
+        except CONNECTION_ERRORS:
+            return False
+        return self.latest_restart is not None and self.latest_restart != self.restart_seen
+
+    def refused(self, exc: Exception) -> None:
+        """Redis refused a command the loop needs (a pop, a wait): log it now and then,
+        wait a second, and try again; what the worker holds stays settled as it was."""
+        now = time.monotonic()
+        if now - self._refused_logged_at >= REFUSAL_LOG_EVERY:
+            self._refused_logged_at = now
+            self.stderr.write(f"Redis refused a command ({printable(exc, 300)}); "
+                              "trying again\n")
+            self.stderr.flush()
+        interruptible_sleep(1.0, self.should_wake)
+
+    def connection_lost(self, exc: Exception) -> None:
+        now = time.monotonic()
+        if self.lost_since is None:
+            self.lost_since = now
+            self.stderr.write(f"lost connection to Redis ({printable(exc, 300)}); "
+                              "reconnecting\n")
+            self.stderr.flush()
+        interruptible_sleep(min(0.5 * 2 ** min(int(now - self.lost_since), 3), 5.0),
+                            self.should_wake)
