@@ -38,7 +38,7 @@ import pytest
 from horizon import keys as horizon_keys
 from queueing import dispatch_many
 from queueing.dispatching import payload as payload_lib
-from queueing.drivers.redis.keys import QueueKeys
+from queueing.drivers.redis.keys import QueueKeys, heartbeat_key
 from queueing.models import FailedJob
 from queueing.tasks import priority as priority_lib
 from tests.testapp import jobs
@@ -563,6 +563,10 @@ def test_kill_storm_loses_nothing_and_charges_at_most_one_job_per_kill(spawn_wor
     assert kills == kills_wanted, f"precondition: the jobs ran out after {kills} kills"
     wait_until(lambda: queue_is_empty(rclient), timeout=120, interval=0.5,
                message="the storm's queue to drain")
+    # The last worker started may still be importing Django: a SIGTERM before its
+    # handlers exist ends it by the signal. Stop each once it beats (it runs its loop).
+    wait_until(lambda: all(rclient.keys(f"{heartbeat_key('')}*:{w.pid}:*") for w in pool),
+               timeout=60, message="every worker to have started")
     for worker in pool:
         worker.send(signal.SIGTERM)
     assert [worker.wait(60) for worker in pool] == [0] * width

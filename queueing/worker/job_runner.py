@@ -135,10 +135,10 @@ class JobRunner:
 
     # -- processing ---------------------------------------------------------------------
     def process(self, held: Reservation) -> Outcome:
-        """Settle one reserved entry, and its row of the in-flight table: finished (to
-        be acknowledged) after a success, gone after any other outcome. Never raises."""
+        """Settle one reserved entry in this thread, whatever it holds (its row is the
+        caller's to write down: see ledger.py). Never raises."""
         try:
-            outcome = self._process(held)
+            return self._process(held)
         except Exception as exc:  # a bug of ours, or a hostile entry we did not foresee
             logger.error("could not settle a reserved entry on %s: %s", held.queue,
                          printable(exc, 300), exc_info=exc)
@@ -146,13 +146,7 @@ class JobRunner:
                 self.fail(held, None, None, exc)
             except Exception:
                 logger.exception("could not fail the entry either; its lease brings it back")
-            outcome = Outcome("failed")
-        if self.inflight is not None:
-            if outcome.kind == "done":
-                self.inflight.finished_ok(held)
-            else:
-                self.inflight.settled([held])
-        return outcome
+            return Outcome("failed")
 
     def _process(self, held: Reservation) -> Outcome:
         prepared = self.prepare(held)

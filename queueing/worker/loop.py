@@ -1,15 +1,17 @@
-"""The worker loop (``manage.py runworker`` is a thin shell around ``Worker.run``).
+"""A worker process (``manage.py runworker`` is a thin shell around ``Worker.run``).
 
-Each turn: paused? (wait) -> reserve the next jobs from the queues in priority order,
-acknowledging the finished ones in the same round trip -> run one -> check whether to
-stop. Waits are cut into slices of at most a second so signals are acted on quickly.
+The Worker assembles the parts and owns the process: it builds the reserver (the store
+side), the executor (inline, or a pool of N slots), the ledger (where settled jobs are
+written down) and the control loop over them (control_loop.py), installs the signal
+flags, forks the sidecar and keeps it alive, and decides when to stop (stop_reason) and
+what stopping settles (stop).
 
 Everything the worker holds is a row of its in-flight table (inflight.py): prefetched,
 running or finished-not-yet-acknowledged. Every exit settles each row by its state
-(docs/reservation-contract.md): this loop does it on its own stops; the sidecar
-(sidecar.py, forked at start) does it when the worker dies or leaves rows behind, and
-meanwhile renews every lease and kills a job that outlives its timeout plus
-``kill_grace``. A sidecar that dies is restarted within a second.
+(docs/reservation-contract.md): the loop does it on its own stops; the sidecar
+(sidecar.py) does it when the worker dies or leaves rows behind, and meanwhile renews
+every lease and kills a job that outlives its timeout plus ``kill_grace``. A sidecar
+that dies or stops looking is replaced within about a second by the keeper thread.
 
 Exit codes: 0 normal stop, 12 memory limit, 1 job timeout, Redis unreachable for
 ``--reconnect-timeout`` seconds, or a sidecar that cannot be restarted.
@@ -25,20 +27,20 @@ import threading
 import time
 
 from queueing import connections
-from queueing.drivers.contract import QueueDriver, Reservation
+from queueing.drivers.contract import QueueDriver
 from queueing.signals import worker_stopping
 from queueing.worker import policy
 from queueing.worker.abandoned import AbandonedJobs
-from queueing.worker.concurrent import CANCEL_CHECK_INTERVAL, ConcurrentLoop
+from queueing.worker.control_loop import ControlLoop
 from queueing.worker.errors import CONNECTION_ERRORS
 from queueing.worker.inflight import InFlight, TableMemory
-from queueing.worker.job_errors import JobCancelled
+from queueing.worker.inline import InlineExecutor
 from queueing.worker.job_runner import JobRunner
 from queueing.worker.joblog import JobLog, OutputStream, send_signal
+from queueing.worker.ledger import Ledger
 from queueing.worker.options import WorkerOptions
-from queueing.worker.outcome import Outcome
-from queueing.worker.process_control import SignalFlags, interruptible_sleep, memory_mb
-from queueing.worker.recorders import Completion, record_outcome
+from queueing.worker.pool import PoolExecutor
+from queueing.worker.process_control import SignalFlags, memory_mb
 from queueing.worker.reserving import JobStats, Reserver
 from queueing.worker.sidecar import Settlers, Sidecar
 
@@ -72,7 +74,7 @@ class Worker:
         self.sidecar: Sidecar | None = None
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{options.name}"
         self.stats = JobStats()
-        self._count_lock = threading.Lock()  # slot threads count their jobs too
+        self.ledger = Ledger(driver, self.inflight, self.stats)
         self._memory_read_at = 0.0
         self._sidecar_lock = threading.Lock()
         self._sidecar_failed = False
@@ -85,7 +87,6 @@ class Worker:
         # --once means one job: it runs in the main thread whatever the concurrency.
         self.concurrent = options.concurrency > 1 and not options.once
         self._stopped = threading.Event()
-        self._watcher: threading.Thread | None = None
 
     @property
     def jobs_processed(self) -> int:
@@ -118,10 +119,6 @@ class Worker:
         if self.sidecar is not None:
             threading.Thread(target=self._keep_sidecar, daemon=True,
                              name="sidecar-keeper").start()
-        if not self.concurrent:
-            self._watcher = threading.Thread(target=self._watch_cancels, daemon=True,
-                                             name="cancel-watcher")
-            self._watcher.start()
         try:
             self._warn_about_timeout()
             self._warn_about_eviction()
@@ -133,11 +130,13 @@ class Worker:
                                   f"{', '.join(self.queues)}" + (
                                       f" ({self.options.concurrency} at once)"
                                       if self.concurrent else ""))
-            if not self.concurrent:
-                return self._loop()
-            return ConcurrentLoop(self.reserver, self.runner, settle=self.settled,
-                                  flags=self.flags, stop_reason=self.stop_reason,
-                                  stop=self.stop, stderr=self.stderr).run()
+            executor = (PoolExecutor(self.options.concurrency, self.runner, self.reserver,
+                                     self.ledger.settled, self.stderr)
+                        if self.concurrent else
+                        InlineExecutor(self.runner, self.inflight, self.ledger.settled))
+            return ControlLoop(self.reserver, executor, options=self.options, flags=self.flags,
+                               stop_reason=self.stop_reason, stop=self.stop,
+                               stderr=self.stderr).run()
         finally:
             self._stopped.set()
             self.flags.uninstall()
@@ -150,22 +149,6 @@ class Worker:
         """What the worker's heartbeat publishes: its slots and the jobs running in them."""
         return {"concurrency": self.options.concurrency if self.concurrent else 1,
                 "running": self.inflight.running_info()}
-
-    def _watch_cancels(self) -> None:
-        """One job at a time runs in the main thread, which cannot look for cancel
-        requests while it runs: this thread does, every CANCEL_CHECK_INTERVAL seconds,
-        and interrupts the job through SIGALRM (JobRunner.cancel_current)."""
-        while not self._stopped.wait(CANCEL_CHECK_INTERVAL):
-            current = self.runner.current
-            if current is None:
-                continue
-            try:
-                asked = self.driver.cancel_requests([current.uuid]).get(current.uuid)
-            except Exception:  # Redis away: the main loop reports it
-                continue
-            if asked is not None:
-                self.runner.cancel_current(current.uuid, JobCancelled(
-                    str(asked.get("by") or ""), str(asked.get("reason") or "")))
 
     def _start_sidecar(self) -> bool:
         if self.memory is None:
@@ -245,61 +228,6 @@ class Worker:
                 f"warning: connection {self.driver.name!r} retry_after {retry_after:g}s is "
                 f"below {MIN_RETRY_AFTER:g}s: leases may lapse between renewals and a job "
                 "run twice\n")
-
-    def _loop(self) -> int:
-        while True:
-            popped = None
-            if self.flags.paused:
-                self.reserver.give_back()
-                self.reserver.flush_ack()
-                interruptible_sleep(self.options.sleep or 1, self.should_wake)
-            else:
-                popped = self.reserver.next_job()
-                if popped is not None:
-                    outcome = self.runner.process(popped)  # never raises
-                    self._count(popped, outcome)
-                    if outcome.kind == "timed_out":
-                        return self.stop("job timed out", EXIT_ERROR)
-                    if self.options.rest:
-                        interruptible_sleep(self.options.rest, self.should_wake)
-                elif self.reserver.lost_since is None and not (
-                        self.options.once or self.options.stop_when_empty):
-                    self.reserver.wait_for_work()
-            stop = self.stop_reason(idle=popped is None)
-            if stop is not None:
-                return self.stop(*stop)
-
-    def settled(self, held: Reservation, outcome: Outcome) -> None:
-        """A slot's job is settled: its row (finished, with its completion record, or
-        gone), then its counts. Called from slot threads."""
-        if outcome.kind == "done":
-            self.inflight.finished_ok(held, self._completion(held, outcome))
-        else:
-            self.inflight.settled([held])
-        self._count(held, outcome, recorded=True)
-
-    def _completion(self, held: Reservation, outcome: Outcome) -> Completion | None:
-        if outcome.job is None:
-            return None
-        return Completion(outcome.job, held.queue, outcome.runtime, time.time(), held.raw)
-
-    def _count(self, held: Reservation, outcome: Outcome, recorded: bool = False) -> None:
-        """A settled job: counted, timed (sizes the prefetch), and handed to the
-        recorders (a success's record rides with its acknowledgement, in a batch with
-        the next round trip; other outcomes are recorded at once). `recorded`: its
-        completion record is already on its row."""
-        stats = self.stats
-        with self._count_lock:
-            stats.jobs_processed += 1
-            stats.runtime_average = policy.moving_average(stats.runtime_average,
-                                                          outcome.runtime)
-        if outcome.kind != "done":
-            record_outcome(self.driver, outcome.job, held.queue, outcome.kind,
-                           outcome.runtime)
-        elif not recorded:
-            completion = self._completion(held, outcome)
-            if completion is not None:
-                self.inflight.record(held, completion)
 
     def stop(self, reason: str, code: int) -> int:
         """Settle what the worker holds (acknowledge the finished, hand back the rest),

@@ -1,0 +1,181 @@
+"""The worker's one control loop, over an executor.
+
+The loop owns the store: it reserves (in batches, before the slots run dry), acknowledges
+the finished rows (with the next reservation, or on their own once they wait too long),
+hands back what never started, and acts on stops, pauses and the other signals. It
+never runs a job's code itself except through its executor:
+
+* ``InlineExecutor`` (inline.py): one job at a time in this thread, Laravel's model;
+  ``run_next`` returns when the job is settled, and a timeout is a SIGALRM;
+* ``PoolExecutor`` (pool.py): N slots, sync jobs on slot threads that pull prefetched
+  rows themselves and async jobs on one event loop; the loop sleeps on the executor's
+  ``attention`` event and, every WATCH_EVERY, lets it look after its jobs (settle ended
+  async jobs, raise timeouts, deliver cancels).
+
+Either way every settled job is written down in one place (ledger.py), and a stop takes
+no new job, hands the prefetched rows back, and waits for the running ones.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+from queueing.worker.joblog import OutputStream
+from queueing.worker.options import WorkerOptions
+from queueing.worker.outcome import Outcome
+from queueing.worker.process_control import SignalFlags, interruptible_sleep
+from queueing.worker.reserving import Reserver
+
+WATCH_EVERY = 0.05  # seconds between the loop's looks at timeouts, cancels and signals
+ACK_DELAY = 0.1  # seconds a finished row waits for a reservation to carry its acknowledgement
+ACK_MAX = 256  # finished rows that are acknowledged at once, whatever their age
+MAX_EMPTY_BACKOFF = 1.0  # seconds between looks at empty queues while jobs run
+EXIT_ERROR = 1
+
+StopReason = Callable[[bool], "tuple[str, int] | None"]  # idle -> (why, exit code) or None
+
+
+class Executor(Protocol):
+    """What runs the jobs the loop reserves."""
+
+    @property
+    def inline(self) -> bool: ...  # True: run_next runs a job in the loop's thread
+
+    @property
+    def size(self) -> int: ...  # slots
+
+    @property
+    def busy(self) -> int: ...  # jobs taken and not yet settled
+
+    @property
+    def attention(self) -> threading.Event: ...  # set when the loop has something to do
+
+    low_water: int  # prefetched rows left when the slots ask the loop to reserve
+
+    def run_next(self) -> Outcome | None: ...
+
+    def kick(self) -> None: ...
+
+    def service(self) -> None: ...
+
+    def shutdown(self) -> None: ...
+
+
+class ControlLoop:
+    """The loop (see the module docstring). It is handed what it uses: the reserver, the
+    executor, the signal flags, and the worker's stop rules (`stop_reason(idle)`, and
+    `stop(why, code)`, which settles what is held and returns the exit code)."""
+
+    def __init__(self, reserver: Reserver, executor: Executor, *, options: WorkerOptions,
+                 flags: SignalFlags, stop_reason: StopReason,
+                 stop: Callable[[str, int], int], stderr: OutputStream) -> None:
+        self.reserver = reserver
+        self.executor = executor
+        self.options = options
+        self.flags = flags
+        self.stop_reason = stop_reason
+        self.stop = stop
+        self.stderr = stderr
+        self._acked_at = time.monotonic()
+        self._empty_until = 0.0
+        self._empty_backoff = 0.0
+
+    def run(self) -> int:
+        executor, reserver = self.executor, self.reserver
+        stop: tuple[str, int] | None = None
+        found_none = False
+        turned = False  # a first turn was taken (--once stops after it, not before)
+        try:
+            while True:
+                executor.attention.clear()
+                executor.service()
+                if stop is None and turned:
+                    stop = self.stop_reason(found_none)
+                turned = True
+                if stop is not None or self.flags.paused:
+                    reserver.give_back()
+                    if executor.busy:
+                        self._ack_if_due()
+                        executor.attention.wait(WATCH_EVERY)
+                        continue
+                    self._flush_ack()
+                    if stop is not None:
+                        return self.stop(*stop)
+                    interruptible_sleep(min(self.options.sleep or 1, 1.0),
+                                        reserver.should_wake)
+                    continue
+                if executor.inline:
+                    found_none, timed_out = self._inline_turn()
+                    if timed_out:  # SIGALRM cut a job short: the process may be unsound
+                        return self.stop("job timed out", EXIT_ERROR)
+                else:
+                    found_none = self._pool_turn()
+        finally:
+            executor.shutdown()
+
+    # -- one turn per executor ----------------------------------------------------------------
+    def _inline_turn(self) -> tuple[bool, bool]:
+        """Run the next job in this thread, reserving first when none is prefetched;
+        wait for work when the queues are empty. (found none, a job timed out)."""
+        executor, reserver, options = self.executor, self.reserver, self.options
+        outcome = executor.run_next()
+        if outcome is None:
+            reserver.next_batch(reserver.prefetch())  # carries the acknowledgements
+            self._flush_ack()
+            outcome = executor.run_next()
+        if outcome is not None:
+            if outcome.kind == "timed_out":
+                return False, True
+            if options.rest:
+                interruptible_sleep(options.rest, reserver.should_wake)
+            return False, False
+        if reserver.lost_since is None and not (options.once or options.stop_when_empty):
+            reserver.wait_for_work()
+        return True, False
+
+    def _pool_turn(self) -> bool:
+        """Reserve for the slots before they run dry, acknowledge what is due, and sleep
+        until the executor needs the loop; True when nothing was found to run."""
+        executor, reserver = self.executor, self.reserver
+        inflight = reserver.inflight
+        waiting = inflight.unclaimed()
+        prefetch = reserver.prefetch(executor.size)
+        # Reserve `prefetch` at a time when half of that is left waiting.
+        low_water = prefetch // 2
+        executor.low_water = low_water
+        want = executor.size + prefetch + low_water - waiting - executor.busy
+        reserved = False
+        if want > 0 and waiting <= low_water and time.monotonic() >= self._empty_until:
+            reserved = reserver.next_batch(min(want, inflight.room()))  # carries the acks
+            self._acked_at = time.monotonic()
+            if reserved:
+                executor.kick()
+            # Queues empty while jobs run: look again after a growing pause (up to a
+            # second), not on every turn of the loop.
+            self._empty_backoff = 0.0 if reserved else min(
+                max(self._empty_backoff * 2, 0.05), MAX_EMPTY_BACKOFF)
+            self._empty_until = time.monotonic() + self._empty_backoff
+        found_none = not reserved and not executor.busy and not inflight.unclaimed()
+        if found_none and reserver.lost_since is None and not self.options.stop_when_empty:
+            self._flush_ack()
+            reserver.wait_for_work()
+            executor.kick()
+            return found_none
+        self._ack_if_due()
+        if not reserved:
+            executor.attention.wait(WATCH_EVERY)
+        return found_none
+
+    # -- acknowledging ----------------------------------------------------------------------
+    def _ack_if_due(self) -> None:
+        """Finished rows ride with the next reservation; when none comes soon (the slots
+        are busy with long jobs), they are acknowledged on their own."""
+        count = self.reserver.inflight.states()["finished"]
+        if count and (count >= ACK_MAX or time.monotonic() - self._acked_at >= ACK_DELAY):
+            self._flush_ack()
+
+    def _flush_ack(self) -> None:
+        self.reserver.flush_ack()
+        self._acked_at = time.monotonic()

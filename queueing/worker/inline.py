@@ -1,0 +1,72 @@
+"""The inline executor: one job at a time, in the worker's main thread (Laravel's model).
+
+The control loop runs each job itself, through ``run_next``, so a job's timeout is a
+SIGALRM (JobRunner.on_alarm) that reaches it even in a blocking call. The loop cannot
+look for operators' cancel requests while a job runs, so a thread of this executor does,
+every CANCEL_CHECK_INTERVAL seconds, and interrupts the job through SIGALRM too.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from queueing.drivers.contract import Reservation
+from queueing.worker.inflight import InFlight
+from queueing.worker.job_errors import JobCancelled
+from queueing.worker.job_runner import JobRunner
+from queueing.worker.outcome import Outcome
+
+CANCEL_CHECK_INTERVAL = 1.0  # seconds between looks for operators' cancel requests
+
+Settle = Callable[[Reservation, Outcome], None]
+
+
+class InlineExecutor:
+    """Runs the oldest prefetched row in the calling thread (the main one)."""
+
+    inline = True
+    size = 1
+    busy = 0  # between two of the loop's turns, nothing runs
+    low_water = 0
+
+    def __init__(self, runner: JobRunner, inflight: InFlight, settle: Settle) -> None:
+        self.runner = runner
+        self.inflight = inflight
+        self.settle = settle
+        self.attention = threading.Event()  # never set: the loop is the one running jobs
+        self._stopped = threading.Event()
+        self._watcher = threading.Thread(target=self._watch_cancels, daemon=True,
+                                         name="cancel-watcher")
+        self._watcher.start()
+
+    def run_next(self) -> Outcome | None:
+        """Run and settle the oldest prefetched row; None when none is waiting."""
+        held = self.inflight.claim_next()
+        if held is None:
+            return None
+        outcome = self.runner.process(held)  # never raises
+        self.settle(held, outcome)
+        return outcome
+
+    def service(self) -> None:
+        """Nothing to look after between jobs: the cancel watcher runs on its own."""
+
+    def kick(self) -> None:
+        """Rows were reserved: the loop runs them itself."""
+
+    def shutdown(self) -> None:
+        self._stopped.set()
+
+    def _watch_cancels(self) -> None:
+        runner = self.runner
+        while not self._stopped.wait(CANCEL_CHECK_INTERVAL):
+            current = runner.current
+            if current is None:
+                continue
+            try:
+                asked = runner.driver.cancel_requests([current.uuid]).get(current.uuid)
+            except Exception:  # the store away: the loop reports it
+                continue
+            if asked is not None:
+                runner.cancel_current(current.uuid, JobCancelled(
+                    str(asked.get("by") or ""), str(asked.get("reason") or "")))
