@@ -564,3 +564,4 @@ def sturdy_member(label, seconds=0.0):
     if seconds:
         time.sleep(seconds)
     note(BATCH_RAN, label=label)
+from tests.testapp.truth_jobs import *  # noqa: E402,F403  (the worker-truth tests' jobs)
