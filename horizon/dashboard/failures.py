@@ -13,6 +13,7 @@ import json
 import re
 import time
 from dataclasses import dataclass
+from functools import partial
 
 from django.db.models import Count, Max, Q, QuerySet
 from django.db.models.functions import Substr
@@ -212,12 +213,22 @@ def recent_counts(queue: QueueRef | None = None) -> dict[str, int]:
     return {key: filtered(queue, since=key).count() for key in SINCE}
 
 
+def _push(driver, queue: str, texts: list[str]) -> None:
+    push_many = getattr(driver, "push_many", None)
+    if push_many is not None:
+        push_many(queue, texts)
+    else:
+        for text in texts:
+            driver.push(queue, text)
+
+
 def retry_rows(rows: QuerySet[FailedJob]) -> tuple[list[str], int, int]:
     """Push every row's job again (attempts reset) and delete the rows.
 
     Returns (retried uuids, rows skipped because their connection is gone, rows kept
-    because another job holds their unique id). A row is deleted only after its job was
-    pushed, so a crash in between repeats a job rather than losing it.
+    because another job holds their unique id). Each queue's rows are deleted in the step
+    that pushes their jobs (failed.pushed_with_rows_deleted), so a job that fails again
+    at once keeps its new record, and a crash repeats a job rather than losing it.
     """
     retried: list[str] = []
     skipped = kept = 0
@@ -240,23 +251,18 @@ def retry_rows(rows: QuerySet[FailedJob]) -> tuple[list[str], int, int]:
                 driver = connections.driver(conn)
             except QueueError:
                 continue
-            texts = []
+            texts, ids = [], []
             for pk, text in rows_of_queue:
                 entry = failed.retry_entry(driver, text)
                 if failed.retake_unique_lock(driver, entry):
                     texts.append(entry)
+                    ids.append(pk)
                 else:
                     held.add(pk)
-            push_many = getattr(driver, "push_many", None)
-            if push_many is not None:
-                push_many(queue, texts)
-            else:
-                for text in texts:
-                    driver.push(queue, text)
+            failed.pushed_with_rows_deleted(ids, partial(_push, driver, queue, texts))
             pushed_conns.add(conn)
         ok = [(pk, uuid) for pk, uuid, conn in done_ids if conn in pushed_conns
               and pk not in held]
         skipped += len(done_ids) - len(ok) - len(held)
         kept += len(held)
-        FailedJob.objects.filter(id__in=[pk for pk, _ in ok]).delete()
         retried.extend(uuid for _, uuid in ok)

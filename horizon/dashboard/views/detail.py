@@ -129,6 +129,7 @@ def context(found: lookup.Found, now: float, limits: Limits = GLANCE) -> dict:
         **dict(zip(("editable", "arguments_size"),
                    edit_retry.editable(data) if found.failed is not None and data
                    else ("", 0))),
+        "editable_args": edit_retry.declared(str(data.get("job") or "")),
         "arguments": clip(edit_retry.shown(data, limits.string), limits.total)[0]
         if data else "",
         "facts": [(label, fact(data.get(key))) for label, key in (
@@ -187,6 +188,21 @@ def job(request: HtmxHttpRequest, state: str, uuid: str) -> HttpResponse:
     })
     if found is None:
         response.status_code = 404
+    return response
+
+
+def edit_refused(request: HtmxHttpRequest, uuid: str, text: str, error: str) -> HttpResponse:
+    """The failed job's page again, its edit form open with the operator's text and why
+    it was not retried (a boosted form swaps a 200 only; a plain POST gets a 400)."""
+    found = lookup.find("failed", uuid, None)
+    extra = context(found, time.time()) if found is not None else {"state": "failed"}
+    extra["controls"] = job_controls.panel(uuid, time.time())
+    response = render_page(request, "horizon/job.html", "horizon/partials/job.html", {
+        "section": "failed", "uuid": uuid, "missing": found is None, "poll_url": "",
+        **extra, "editable": text, "edit_error": f"Not retried: {error}",
+    })
+    if not request.htmx:
+        response.status_code = 400
     return response
 
 
