@@ -12,6 +12,7 @@ from django.utils.http import urlencode
 from horizon import attempts
 from horizon.dashboard import (
     edit_retry,
+    facets,
     formatting,
     history,
     job_controls,
@@ -104,8 +105,6 @@ def holder_gone(found: lookup.Found) -> bool:
 
 def context(found: lookup.Found, now: float, limits: Limits = GLANCE) -> dict:
     data = found.data
-    raw_tags = data.get("tags")
-    tags = raw_tags if isinstance(raw_tags, list) else []
     retries = [(formatting.moment(e.get("at"), now), str(e.get("by", "")))
                for e in history.entries(horizon_client(), found.uuid)]
     return {
@@ -115,7 +114,7 @@ def context(found: lookup.Found, now: float, limits: Limits = GLANCE) -> dict:
                     (found.failed.job if found.failed else "") or "(unreadable entry)"),
         "queue_label": queue_label(found),
         **dict(zip(("payload", "payload_clipped"), pretty_payload(found, limits))),
-        "tags": [str(t) for t in tags],
+        "tags": facets.shown_tags_of(data),  # masked: a tag may carry a secret
         "timings": timings(found, now),
         "exception": (display(found.failed.exception, limits.total)
                       if found.failed is not None else ""),
