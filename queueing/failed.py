@@ -99,6 +99,8 @@ def retry_entry(driver, text: str, now: float | None = None) -> str:
         return text
     if isinstance(data.get("uuid"), str) and hasattr(driver, "forget_exceptions"):
         driver.forget_exceptions(data["uuid"])
+    if isinstance(data.get("uuid"), str) and hasattr(driver, "forget_cancel"):
+        driver.forget_cancel(data["uuid"])  # a request left from its last run is not for this one
     tag = batch_tag.of_data(data)
     store = getattr(driver, "batches", None)
     if tag is not None and store is not None:  # pending again in its batch, before the push
