@@ -182,7 +182,7 @@ def apply(data: dict, text: str) -> Edit:
     except QueueError as exc:
         raise EditError(str(exc)) from None
     changes = changed_paths(edited, shown_as)
-    restored: list[str] = []
+    restored: list[Path] = []
     values = unmask(edited, original, shown_as, restored)
     name = str(data.get("job") or "")
     allowed = declared(name)

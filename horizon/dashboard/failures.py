@@ -23,9 +23,9 @@ from horizon.dashboard.facets import shown_tags_of
 from horizon.dashboard.masking import CLIP_MARGIN, NAME_LIMIT, display, shown_tags
 from horizon.dashboard.queues import QueueRef
 from queueing import connections, failed
+from queueing.dispatching.preview import read_prefix
 from queueing.errors import QueueError
 from queueing.models import FailedJob
-from queueing.dispatching.preview import read_prefix
 from queueing.safe_json import peek
 
 SEARCH_WINDOW = 20_000

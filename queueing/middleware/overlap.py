@@ -5,8 +5,8 @@ from collections.abc import Callable
 from typing import Any
 
 from queueing.drivers.redis.keys import control_key
-from queueing.middleware.limits import key_text, seconds, spec_label
 from queueing.middleware import lock_calls
+from queueing.middleware.limits import key_text, seconds, spec_label
 
 DEFAULT_EXPIRE = 3600.0  # seconds an overlap lock lasts when the job has no timeout
 

@@ -13,8 +13,9 @@ class Command(BaseCommand):
             "queue_locks --release KEY [--owner OWNER]")
 
     def add_arguments(self, parser):
-        parser.add_argument("--release", metavar="KEY", help="The lock's id as listed (keys "
-                                                             "are listed masked), or its Redis key.")
+        parser.add_argument("--release", metavar="KEY",
+                            help="The lock's id as listed (keys are listed masked), or its "
+                                 "Redis key.")
         parser.add_argument("--owner", help="Release only if this owner still holds it "
                                             "(default: whoever holds it now).")
 
