@@ -276,7 +276,7 @@ def test_a_stall_past_the_lease_hands_the_job_back_uncounted_with_its_lock_freed
     _stall(14).join()
     assert first.wait(30) != 0  # fenced: the sidecar stopped it
     wait_until(lambda: "handed back" in first.output(), timeout=60,
-               message="the sidecar to hand the job back")
+               message=f"the sidecar to hand the job back: {first.output()[-3000:]}")
     output = first.output()
     assert "stopped: Redis unreachable for" in output
     assert "out of memory, or crashed" not in output
@@ -289,3 +289,22 @@ def test_a_stall_past_the_lease_hands_the_job_back_uncounted_with_its_lock_freed
     assert FailedJob.objects.count() == 0
     second.send(signal.SIGTERM)
     assert second.wait(30) == 0
+
+
+def test_a_call_past_its_deadline_is_abandoned_and_its_thread_ends_with_it():
+    """The sidecar's store calls (deadline.py): a call that hangs (a half-open link)
+    counts as failed at its deadline, the next call runs on a fresh thread, and the
+    abandoned thread ends once its call does (it never counts as stuck for good)."""
+    from queueing.worker.deadline import CallTimedOut, Deadline
+
+    release = threading.Event()
+    deadline = Deadline()
+    with pytest.raises(CallTimedOut):
+        deadline.call(0.1, release.wait, 30)
+    assert deadline.call(1.0, lambda: threading.current_thread().name) == "sidecar-calls"
+    stuck = [t for t in threading.enumerate() if t.name == "sidecar-calls"]
+    assert len(stuck) == 2  # the abandoned one, and the one serving now
+    release.set()
+    wait_until(lambda: len([t for t in threading.enumerate()
+                            if t.name == "sidecar-calls"]) == 1, timeout=5,
+               message="the abandoned thread to end")

@@ -29,7 +29,10 @@ class Deadline:
 
     def _serve(self, calls: queue.SimpleQueue) -> None:
         while True:
-            func, args, done, result = calls.get()
+            call = calls.get()
+            if call is None:  # abandoned: its stuck call ended, and so does the thread
+                return
+            func, args, done, result = call
             try:
                 result["value"] = func(*args)
             except BaseException as exc:
@@ -49,6 +52,7 @@ class Deadline:
         self._calls.put((func, args, done, result))
         if not done.wait(seconds):
             self._stuck.append(self._thread)
+            self._calls.put(None)  # it ends once its stuck call does
             self._thread = None  # abandoned with its call: the next one starts anew
             raise CallTimedOut(f"no answer from the store within {seconds:g}s")
         if "error" in result:
