@@ -86,8 +86,11 @@ def test_an_unknown_connection_is_refused_listing_the_configured(spawn_worker, c
 
 
 def test_a_worker_that_cannot_reach_redis_exits_1_before_reporting_ready(spawn_worker):
-    refused = spawn_worker(command="runworker", env=UNREACHABLE)
+    """It waits for Redis as a running worker would (--reconnect-timeout), saying so,
+    then gives up with exit 1, never having reported ready."""
+    refused = spawn_worker("--reconnect-timeout=2", command="runworker", env=UNREACHABLE)
     assert refused.wait(30) == 1
+    assert "waiting for Redis for connection 'redis'" in refused.output()
     assert "cannot reach Redis for connection 'redis'" in refused.output()
 
 

@@ -52,7 +52,7 @@ EXIT_MEMORY = 12
 MEMORY_CHECK_INTERVAL = 0.5  # seconds between reads of resident memory
 SIDECAR_CHECK_INTERVAL = 0.5  # seconds between looks at whether the sidecar still runs
 SIDECAR_WEDGED_AFTER = 10.0  # seconds without a look at the table before it is replaced
-MIN_RETRY_AFTER = 2.0  # below this a lease cannot be renewed reliably (every third of it)
+MIN_RETRY_AFTER = 2.0  # below this a lease cannot be renewed reliably
 
 
 class Worker:
@@ -212,7 +212,7 @@ class Worker:
                 "queued jobs can be evicted when Redis runs out of memory\n")
 
     def _warn_about_timeout(self) -> None:
-        """The lease rule: the sidecar renews every held lease every retry_after/3, so
+        """The lease rule: the sidecar renews every held lease often (policy.lease_timing), so
         retry_after only bounds how fast a dead worker's job comes back. Without the
         sidecar, a job longer than retry_after would run twice."""
         retry_after = self.driver.config.retry_after
