@@ -127,8 +127,12 @@ def test_horizon_without_the_queueing_app_says_so(tmp_path):
 def test_the_sqlite_hint_needs_no_file_outside_the_wheel(settings):
     from queueing import store_checks
 
-    settings.DATABASES["default"] = {**settings.DATABASES["default"], "OPTIONS": {}}
-    [warning] = store_checks.check_failed_store(None)
+    original = settings.DATABASES["default"]["OPTIONS"]
+    settings.DATABASES["default"]["OPTIONS"] = {}  # a new project's (restored below)
+    try:
+        [warning] = store_checks.check_failed_store(None)
+    finally:
+        settings.DATABASES["default"]["OPTIONS"] = original
     assert "standalone" not in warning.hint and ".py" not in warning.hint
     assert '"transaction_mode": "IMMEDIATE"' in warning.hint
 
