@@ -65,4 +65,4 @@ def page(start: int, size: int) -> list[AuditEntry]:
 
 def record_lock_release(sender: Any, lock: Any, by: str, **_: Any) -> None:
     """queueing.signals.lock_released: a lock released from the command line."""
-    record(by, "release lock", lock.key, f"owner {lock.owner} on {lock.connection}")
+    record(by, "release lock", lock.shown_key, f"owner {lock.owner} on {lock.connection}")

@@ -36,11 +36,12 @@ def check_schedules(app_configs, **kwargs):
 
 @register()
 def check_metrics_token(app_configs, **kwargs):
-    """horizon.E010: a /metrics token short enough to guess."""
+    """horizon.E012: a /metrics token short enough to guess (E010 is the htmx middleware
+    check: two checks sharing an id were silenced together)."""
     token = configured_token()
     if token and len(token) < MIN_TOKEN_LENGTH:
         return [Error(f"HORIZON_METRICS_TOKEN has {len(token)} characters; at least "
-                      f"{MIN_TOKEN_LENGTH} are required", id="horizon.E010",
+                      f"{MIN_TOKEN_LENGTH} are required", id="horizon.E012",
                       hint="Generate one with: python -c 'import secrets; "
                            "print(secrets.token_urlsafe(32))'")]
     return []

@@ -6,6 +6,12 @@ cancelled, or, one job at a time, the main thread is interrupted by SIGALRM). Th
 then failed with who cancelled it: not retried, and retryable by hand like any failed
 job. A job stuck where no interrupt reaches it (C code holding the GIL) keeps running:
 the caller is told so instead of being told it stopped.
+
+The uuid is taken exactly: one that is not a job id ('*', a pattern) is refused, and the
+reserved entry found must carry that very uuid. A request lives no longer than its job's
+run: it is dropped when the job ends before it lands, when the job is retried
+(failed.retry_entry), and, whatever else, after `CANCEL_TTL` seconds (the drivers'
+``cancel_requests`` ignore and drop older ones), so it can never stop a later run.
 """
 from __future__ import annotations
 
@@ -13,7 +19,9 @@ import time
 from dataclasses import dataclass
 
 from queueing import connections
+from queueing.failed import is_real_uuid
 from queueing.models import FailedJob
+from queueing.safe_json import peek
 
 POLL = 0.2  # seconds between looks at whether the job stopped
 
@@ -22,7 +30,8 @@ POLL = 0.2  # seconds between looks at whether the job stopped
 class CancelResult:
     """``state``: "cancelled" (stopped and recorded), "not-running" (no worker holds it:
     never started, already finished or gone), "finished" (it ended before the cancel
-    reached it), or "stuck" (still running after `waited` seconds)."""
+    reached it), "stuck" (still running after `waited` seconds), or "invalid" (not a
+    job id: nothing was asked)."""
 
     state: str
     queue: str = ""
@@ -31,9 +40,12 @@ class CancelResult:
 
 def running_queue(connection: str, uuid: str, queues: list[str]) -> str | None:
     """The queue whose reserved jobs hold `uuid`, if a worker holds it now."""
+    if not is_real_uuid(uuid):
+        return None
     driver = connections.queue_driver(connection)
     for queue in queues:
-        if driver.reserved_job(queue, uuid) is not None:
+        raw = driver.reserved_job(queue, uuid)
+        if raw is not None and peek(raw).get("uuid") == uuid:
             return queue
     return None
 
@@ -42,6 +54,8 @@ def cancel_running(connection: str, uuid: str, queues: list[str], *, by: str,
                    reason: str = "", wait: float = 6.0) -> CancelResult:
     """Ask the worker running `uuid` to cancel it, and wait up to `wait` seconds (the
     worker's check interval plus its kill grace, by default) for it to stop."""
+    if not is_real_uuid(uuid):
+        return CancelResult("invalid")
     driver = connections.queue_driver(connection)
     queue = running_queue(connection, uuid, queues)
     if queue is None:

@@ -28,6 +28,20 @@ STOP_WAIT = 120.0  # seconds a child may take to stop gracefully before it is ki
 HEALTHY_RUN = 30.0  # a master that ran this long and then failed starts a fresh delay series
 
 
+def no_control_socket() -> list[str]:
+    """gunicorn's flag turning its control socket off, where it has one (27+).
+
+    Its default socket is one file in the user's home, ~/.gunicorn/gunicorn.ctl, for
+    every gunicorn that user runs: a second site's dashboard took it over, and stopping
+    either site removed the other's. serve never uses it (it signals its children)."""
+    try:
+        from gunicorn.config import KNOWN_SETTINGS
+    except ImportError:
+        return []
+    return ["--no-control-socket"] if any(
+        s.name == "control_socket_disable" for s in KNOWN_SETTINGS) else []
+
+
 class Launcher:
     def __init__(self, *, bind: str, web_workers: int, stdout: TextIO) -> None:
         self.bind = bind
@@ -44,7 +58,8 @@ class Launcher:
         horizon = [sys.executable, manage, "horizon"] if manage else \
             [sys.executable, "-m", "django", "horizon"]
         gunicorn = [sys.executable, "-m", "gunicorn", "standalone.wsgi", "--bind", self.bind,
-                    "--workers", str(self.web_workers), "--access-logfile", "-"]
+                    "--workers", str(self.web_workers), "--access-logfile", "-",
+                    *no_control_socket()]
         return {"dashboard": gunicorn, "horizon": horizon}
 
     def say(self, message: str) -> None:

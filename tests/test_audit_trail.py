@@ -4,6 +4,9 @@ import datetime as dt
 import time
 
 import pytest
+
+from queueing.locks import key_ref
+from queueing.middleware import lock_calls
 from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import get_resolver
@@ -61,7 +64,7 @@ def action_posts() -> dict:
     ticked_failed, ticked_pending, edited = failed_row(), failed_row(), failed_row()
     ticked_pending = pending_job()
     overlap = keys.control_key("overlap", "audit:1")
-    script(redis_driver("redis").client, "lock_take")(keys=[overlap], args=["job-1 h:1:w", 60_000])
+    lock_calls.take(redis_driver("redis").client, overlap, "job-1 h:1:w", 60_000)
     running = payload()
     redis_driver("redis").push("cancel-me", encode(running))
     redis_driver("redis").pop("cancel-me")  # reserved: as far as Cancel can tell, it runs
@@ -88,7 +91,7 @@ def action_posts() -> dict:
         "schedule-control resume": ("/schedules/tick/continue/", {}),
         "schedule-run": ("/schedules/tick/run/", {}),
         "job-cancel": (f"/jobs/running/{running['uuid']}/cancel/", {"queue": "redis:cancel-me"}),
-        "lock-release": ("/locks/release/", {"connection": "redis", "key": overlap,
+        "lock-release": ("/locks/release/", {"connection": "redis", "lock": key_ref(overlap),
                                              "owner": "job-1 h:1:w"}),
         "jobs-selected": ("/jobs/pending/selected/delete/",
                           {"pick": f"redis:default|{ticked_pending['uuid']}|0"}),

@@ -23,29 +23,128 @@ def client_with(*codenames) -> Client:
     return client
 
 
-def test_edit_and_retry_keeps_masked_values_and_is_audited(driver):
+def shown_arguments(client, uuid) -> dict:
+    page = client.get(f"/jobs/failed/{uuid}/").content.decode()
+    start = page.index('name="arguments"')
+    return json.loads(html.unescape(page[page.index(">", start) + 1:
+                                         page.index("</textarea>", start)]))
+
+
+def test_an_unchanged_edit_keeps_masked_values(driver):
     row = fail(name="app.jobs.Charge", args=[42, "https://user:s3cret@pay.example/x"],
                kwargs={"amount": 10, "api_token": "tok-123"})
     client = client_with("operate_dashboard")
     page = client.get(f"/jobs/failed/{row.uuid}/").content.decode()
     assert "Edit arguments and retry" in page
     assert "tok-123" not in page and "s3cret" not in page
-    start = page.index('name="arguments"')
-    shown = page[page.index(">", start) + 1:page.index("</textarea>", start)]
-    edited = json.loads(html.unescape(shown))
+    edited = shown_arguments(client, row.uuid)
     assert edited["kwargs"]["api_token"] == "********"
-    edited["kwargs"]["amount"] = 12  # the fix
     response = client.post(f"/failed/{row.uuid}/edit/", {"arguments": json.dumps(edited)})
     assert response.status_code == 302
     [entry] = driver.pending("default", 0, -1)
     job = json.loads(entry)
     assert job["uuid"] == row.uuid and job["attempts"] == 0
-    assert job["kwargs"] == {"amount": 12, "api_token": "tok-123"}, "masked value kept"
+    assert job["kwargs"] == {"amount": 10, "api_token": "tok-123"}
     assert job["args"] == [42, "https://user:s3cret@pay.example/x"]
     assert not FailedJob.objects.filter(uuid=row.uuid).exists()
-    audit = AuditEntry.objects.get(action="edit and retry")
-    assert audit.target == row.uuid and "changed: kwargs" in audit.detail
-    assert "12" not in audit.detail and "tok-123" not in audit.detail
+    assert "changed: nothing" in AuditEntry.objects.get(action="edit and retry").detail
+
+
+def test_a_masked_token_is_not_sent_to_a_changed_webhook_url(driver):
+    """Issue 32: only the URL changed, and the real token went to it."""
+    row = fail(name="tests.testapp.jobs.send_webhook",
+               kwargs={"url": "https://hooks.example/a", "api_token": "tok-123"})
+    client = client_with("operate_dashboard")
+    edited = shown_arguments(client, row.uuid)
+    edited["kwargs"]["url"] = "https://attacker.example/collect"
+    response = client.post(f"/failed/{row.uuid}/edit/", {"arguments": json.dumps(edited)})
+    page = html.unescape(response.content.decode())
+    assert response.status_code == 400
+    assert "re-enter the masked values (kwargs.api_token)" in page
+    assert "attacker.example/collect" in page, "the operator's text stays on the form"
+    assert "tok-123" not in page
+    assert driver.sizes("default").pending == 0
+    assert FailedJob.objects.filter(uuid=row.uuid).exists()
+    assert not AuditEntry.objects.filter(action="edit and retry").exists()
+
+    edited["kwargs"]["api_token"] = "tok-for-attacker"  # typed again: the operator's own
+    response = client.post(f"/failed/{row.uuid}/edit/", {"arguments": json.dumps(edited)})
+    assert response.status_code == 302
+    [entry] = driver.pending("default", 0, -1)
+    assert json.loads(entry)["kwargs"] == {"url": "https://attacker.example/collect",
+                                          "api_token": "tok-for-attacker"}
+    detail = AuditEntry.objects.get(action="edit and retry").detail
+    assert "changed: kwargs.url, kwargs.api_token" in detail
+    assert "attacker" not in detail and "tok-" not in detail
+
+
+def test_a_job_declaring_editable_arguments_keeps_masked_values_for_those_only(driver):
+    row = fail(name="tests.testapp.jobs.charge", args=[7, "https://shop.example/done"],
+               kwargs={"amount": 10, "api_token": "tok-123"})
+    client = client_with("operate_dashboard")
+    page = client.get(f"/jobs/failed/{row.uuid}/").content.decode()
+    assert "when you change only amount" in page
+    edited = shown_arguments(client, row.uuid)
+    moved = json.loads(json.dumps(edited))
+    moved["args"][1] = "https://attacker.example/"
+    response = client.post(f"/failed/{row.uuid}/edit/", {"arguments": json.dumps(moved)})
+    assert response.status_code == 400
+    assert "allows editing amount only; not callback_url" in html.unescape(
+        response.content.decode())
+    assert driver.sizes("default").pending == 0
+
+    edited["kwargs"]["amount"] = 12
+    response = client.post(f"/failed/{row.uuid}/edit/", {"arguments": json.dumps(edited)})
+    assert response.status_code == 302
+    [entry] = driver.pending("default", 0, -1)
+    job = json.loads(entry)
+    assert job["kwargs"] == {"amount": 12, "api_token": "tok-123"}, "masked value kept"
+    assert job["args"] == [7, "https://shop.example/done"]
+    detail = AuditEntry.objects.get(action="edit and retry").detail
+    assert "changed: kwargs.amount" in detail and "12" not in detail
+
+
+@pytest.mark.parametrize("text, message", [
+    (json.dumps({"args": [], "kwargs": {"x": 10 ** 4200}}), "more than 4,000 digits"),
+    ('{"args": [' + "[" * 300 + "]" * 300 + '], "kwargs": {}}', "nested more than 100"),
+    ('{"args": [' + "[" * 5000 + "]" * 5000 + '], "kwargs": {}}', "nested too deeply"),
+])
+def test_an_edit_goes_through_dispatch_checks(driver, text, message):
+    row = fail(name="tests.testapp.jobs.noop")
+    client = client_with("operate_dashboard")
+    response = client.post(f"/failed/{row.uuid}/edit/", {"arguments": text})
+    assert response.status_code == 400
+    assert message in html.unescape(response.content.decode())
+    assert FailedJob.objects.filter(uuid=row.uuid).exists()
+    assert driver.sizes("default").pending == 0
+
+
+def test_an_edited_unique_job_takes_the_lock_its_new_arguments_name(driver):
+    """Issue 32: the edited job kept its old lock, so two jobs with one id waited."""
+    from queueing.drivers.redis.keys import unique_key
+    from queueing.middleware.store import state_client
+    from tests.testapp.control_jobs import unique_record
+
+    name = "tests.testapp.control_jobs.unique_record"
+    holder = unique_record.using(after_commit=False).delay("b", "queued")  # holds id "b"
+    assert holder is not None
+    row = fail(name=name, args=["a", "failed"],
+               unique={"key": unique_key(name, "a"), "until": "end"})
+    client = client_with("operate_dashboard")
+    taken = json.dumps({"args": ["b", "edited"], "kwargs": {}})
+    response = client.post(f"/failed/{row.uuid}/edit/", {"arguments": taken})
+    assert response.status_code == 400
+    assert "same unique id is queued or running" in html.unescape(response.content.decode())
+    assert driver.sizes("default").pending == 1 and FailedJob.objects.filter(uuid=row.uuid)
+
+    free = json.dumps({"args": ["c", "edited"], "kwargs": {}})
+    assert client.post(f"/failed/{row.uuid}/edit/", {"arguments": free}).status_code == 302
+    entries = [json.loads(e) for e in driver.pending("default", 0, -1)]
+    assert [e["args"] for e in entries] == [["b", "queued"], ["c", "edited"]]
+    assert entries[1]["unique"]["key"] == unique_key(name, "c")
+    client_ = state_client(driver)
+    assert client_.get(unique_key(name, "c")).decode() == row.uuid
+    assert client_.get(unique_key(name, "a")) is None
 
 
 @pytest.mark.parametrize("text, message", [

@@ -55,6 +55,24 @@ def test_first_admin_prints_a_password_once_and_it_logs_in():
     assert again.getvalue() == "", "never shown (or reset) a second time"
 
 
+@pytest.mark.django_db
+def test_first_admin_with_a_plain_user_named_admin_picks_another_name():
+    """Issue 32: a non-superuser 'admin' made first_admin crash (IntegrityError)."""
+    from io import StringIO
+
+    from django.contrib.auth import authenticate
+    from django.contrib.auth.models import User
+    from django.core.management import call_command
+
+    User.objects.create_user("admin", password="theirs")
+    out = StringIO()
+    call_command("first_admin", stdout=out)
+    password = out.getvalue().split("password: ", 1)[1].split()[0]
+    assert "username: admin2" in out.getvalue()
+    assert authenticate(username="admin2", password=password).is_superuser
+    assert not User.objects.get(username="admin").is_superuser, "left as it was"
+
+
 # -- issue 31: settings mistakes told all at once, with the nearest valid key ---------------
 def messages(ids_prefix: str) -> list[str]:
     return [m.msg for m in run_checks() if m.id.startswith(ids_prefix)]

@@ -2,6 +2,9 @@
 locks listed with their owners and released by an audited action, a job's middleware
 outcomes on its page. Runs on the cluster leg too (TEST_BACKEND=cluster)."""
 import pytest
+
+from queueing.locks import key_ref
+from queueing.middleware import lock_calls
 from django.contrib.auth.models import Permission, User
 from django.test import Client
 
@@ -31,7 +34,7 @@ def running(client, name="tests.job", args=(), uuid="u-1", timeout=0.0):
 
 # -- keys and scripts ---------------------------------------------------------------------
 def test_keys_keep_user_text_inside_one_hash_tag():
-    assert keys.control_key("rate", "a{b}c") == "queueing:rate:{a(b)c}"
+    assert keys.control_key("rate", "a{b}c") == "queueing:rate:{a%7Bb%7Dc}"  # issue 32
     long_key = keys.control_key("rate", "x" * 1000)
     assert len(long_key) < 260 and long_key.count("{") == 1 and long_key.endswith("}")
     assert keys.parse_lock(keys.unique_key("app.job", 7)) == ("unique", "app.job:7")
@@ -160,22 +163,22 @@ def operator(db):
 def test_the_locks_page_lists_owners_and_releases_one_with_an_audit_entry(operator, rclient):
     uuid = control_jobs.unique_record.using(after_commit=False).delay("k", "held")
     overlap = keys.control_key("overlap", "rebuild:42")
-    script(rclient, "lock_take")(keys=[overlap], args=["job-9 host:7:w", 60_000])
+    lock_calls.take(rclient, overlap, "job-9 host:7:w", 60_000)
     page = operator.get("/locks/").content.decode()
     assert "tests.testapp.control_jobs.unique_record:k" in page and uuid in page
     assert "rebuild:42" in page and "host:7:w" in page
     response = operator.post("/locks/release/", {
-        "connection": "redis", "key": overlap, "owner": "job-9 host:7:w"}, headers=HX)
+        "connection": "redis", "lock": key_ref(overlap), "owner": "job-9 host:7:w"}, headers=HX)
     assert response.status_code == 200
     assert not rclient.exists(overlap)
     entry = AuditEntry.objects.get(action="release lock")
     assert entry.user == "ops" and entry.target == overlap and "job-9" in entry.detail
     again = operator.post("/locks/release/", {
-        "connection": "redis", "key": overlap, "owner": "job-9 host:7:w"}, headers=HX)
+        "connection": "redis", "lock": key_ref(overlap), "owner": "job-9 host:7:w"}, headers=HX)
     assert "no longer held" in again.content.decode()
     assert AuditEntry.objects.filter(action="release lock").count() == 1
     forged = operator.post("/locks/release/", {
-        "connection": "redis", "key": "queues:{default}", "owner": ""}, headers=HX)
+        "connection": "redis", "lock": key_ref("queues:{default}"), "owner": ""}, headers=HX)
     assert "no longer held" in forged.content.decode()
 
 
@@ -185,8 +188,8 @@ def test_a_viewer_cannot_release_a_lock(rclient):
     client = Client()
     client.force_login(user)
     overlap = keys.control_key("overlap", "k")
-    script(rclient, "lock_take")(keys=[overlap], args=["job-1", 60_000])
-    response = client.post("/locks/release/", {"connection": "redis", "key": overlap,
+    lock_calls.take(rclient, overlap, "job-1", 60_000)
+    response = client.post("/locks/release/", {"connection": "redis", "lock": key_ref(overlap),
                                                "owner": "job-1"})
     assert response.status_code == 403 and rclient.exists(overlap)
 
@@ -221,7 +224,7 @@ def test_the_cli_lists_and_releases_a_lock_with_an_audit_entry(rclient):
     from django.core.management import CommandError, call_command
 
     key = keys.control_key("overlap", "nightly")
-    script(rclient, "lock_take")(keys=[key], args=["job-5 host:1:w", 60_000])
+    lock_calls.take(rclient, key, "job-5 host:1:w", 60_000)
     out = StringIO()
     call_command("queue_locks", stdout=out)
     assert key in out.getvalue() and "job-5 host:1:w" in out.getvalue()

@@ -80,9 +80,19 @@ METRICS_TOKEN = "k" * 40
 
 def test_a_short_metrics_token_fails_the_checks(settings):
     settings.HORIZON_METRICS_TOKEN = "short-token"
-    assert "horizon.E010" in [m.id for m in run_checks()]
+    assert "horizon.E012" in [m.id for m in run_checks()]
     settings.HORIZON_METRICS_TOKEN = METRICS_TOKEN
-    assert "horizon.E010" not in [m.id for m in run_checks()]
+    assert "horizon.E012" not in [m.id for m in run_checks()]
+
+
+def test_every_check_id_names_one_check(settings):
+    """Issue 32: the token and the htmx middleware checks both used horizon.E010, so
+    silencing one (SILENCED_SYSTEM_CHECKS) silenced the other."""
+    settings.HORIZON_METRICS_TOKEN = "short-token"
+    settings.MIDDLEWARE = [m for m in settings.MIDDLEWARE if "htmx" not in m]
+    found = [m for m in run_checks() if m.id in ("horizon.E010", "horizon.E012")]
+    assert sorted((m.id, "TOKEN" in m.msg) for m in found) == [
+        ("horizon.E010", False), ("horizon.E012", True)]
 
 
 def test_metrics_token_guesses_are_throttled(settings, rclient):

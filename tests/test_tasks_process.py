@@ -83,3 +83,19 @@ def test_a_task_run_by_runworker_shows_on_the_dashboard(spawn_worker):
     page = client.get(f"/jobs/failed/{failed.id}/").content.decode()
     assert "Task result" in page and "FAILED" in page
     assert "builtins.ValueError" in page and "ValueError: on the page" in page
+
+
+def test_a_deferred_tasks_result_keeps_run_after_once_it_has_run(spawn_worker):
+    """Issue 32: the worker rebuilt the result record from the payload, without
+    run_after, so a deferred task's result lost it once the task ran."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    run_after = timezone.now() + dt.timedelta(seconds=1)
+    deferred = tasks.add.using(run_after=run_after).enqueue(1, 1)
+    assert deferred.task.run_after == run_after
+    spawn_worker("--queue=high,default")
+    wait_until(finished(deferred), timeout=20, message="the deferred task to finish")
+    fresh = FW.task_backends["default"].get_result(deferred.id)
+    assert fresh.status == Status.SUCCESSFUL and fresh.task.run_after == run_after

@@ -1,20 +1,37 @@
 """Edit a failed job's arguments, then retry it.
 
 The operator sees the arguments as the payload page shows them: masked by the project's
-policy (queueing/redaction.py). A value left as shown (still masked) keeps its original
-value, so a secret is never replaced by the mask and never has to be typed again; a
-value the operator changed is used as typed. The edit must be a JSON object with
-``args`` (a list) and ``kwargs`` (an object), at most `MAX_BYTES`.
+policy (queueing/redaction.py). What a value left as shown (still masked) becomes
+depends on what else changed, because the operator never saw it:
+
+- nothing changed: a plain retry, every value as it was;
+- the job declares its editable arguments (``@job(editable=("amount",))``): only those
+  may change, and masked values keep their originals (the job's author vouched that
+  these arguments cannot send a secret elsewhere);
+- otherwise any argument may change, but only once every masked value has been typed
+  again: a hidden token is never sent to a webhook URL the operator just changed.
+
+The edited payload then goes through dispatch's own checks and a unique job's lock is
+the one its new arguments name (queueing/dispatching/redispatch.py). The audit row
+names the fields that changed, masked, never their values. The edit must be a JSON
+object with ``args`` (a list) and ``kwargs`` (an object), at most `MAX_BYTES`.
 """
 from __future__ import annotations
 
+import inspect
 import json
+from dataclasses import dataclass
 from typing import Any
 
-from queueing.redaction import mask
+from queueing.dispatching.payload import _loads
+from queueing.dispatching.redispatch import checked
+from queueing.dispatching.registry import lookup
+from queueing.errors import QueueError
+from queueing.redaction import display, mask
 
 MAX_BYTES = 256 * 1024
 INLINE_LIMIT = 16 * 1024  # larger arguments are not offered for editing on the page
+PATHS_NAMED = 20  # changed or masked fields named in a message or an audit row
 
 
 class EditError(ValueError):
@@ -43,7 +60,7 @@ def parse(text: str) -> dict:
     if len(text.encode("utf-8", "replace")) > MAX_BYTES:
         raise EditError(f"the arguments are larger than {MAX_BYTES // 1024} KB")
     try:
-        value = json.loads(text)
+        value = _loads(text)  # any depth: a RecursionError is a ValueError here
     except ValueError as exc:
         raise EditError(f"not valid JSON: {exc}") from None
     if not isinstance(value, dict) or set(value) - {"args", "kwargs"}:
@@ -57,30 +74,131 @@ def parse(text: str) -> dict:
 
 
 _ABSENT = object()
+Path = tuple  # ("kwargs", "url") or ("args", 1, "host"): where a value sits
 
 
-def unmask(edited: Any, original: Any, shown_as: Any = _ABSENT) -> Any:
-    """`edited` with every value still as it was shown (masked) put back to its original.
+def unmask(edited: Any, original: Any, shown_as: Any = _ABSENT,
+           restored: list[Path] | None = None, path: Path = ()) -> Any:
+    """`edited` with every value still as it was shown (masked) put back to its original;
+    the path of each value put back is added to `restored`.
 
     Walks the edit, the original and its masked form side by side: masking depends on
-    the key a value sits under, so it is compared where the operator saw it."""
+    the key a value sits under, so it is compared where the operator saw it. Called on
+    arguments already checked for depth (dispatch's bound), so the recursion is bounded."""
     if shown_as is _ABSENT:
         shown_as = mask(original)
     if edited == shown_as and shown_as != original:
+        if restored is not None:
+            restored.append(path)
         return original
     if isinstance(edited, dict) and isinstance(original, dict) and isinstance(shown_as, dict):
-        return {k: unmask(v, original[k], shown_as.get(k, _ABSENT)) if k in original else v
-                for k, v in edited.items()}
+        return {k: unmask(v, original[k], shown_as.get(k, _ABSENT), restored, (*path, k))
+                if k in original else v for k, v in edited.items()}
     if isinstance(edited, list) and isinstance(original, list) and isinstance(shown_as, list):
-        return [unmask(v, original[i], shown_as[i] if i < len(shown_as) else _ABSENT)
+        return [unmask(v, original[i], shown_as[i] if i < len(shown_as) else _ABSENT,
+                       restored, (*path, i))
                 if i < len(original) else v for i, v in enumerate(edited)]
     return edited
 
 
-def apply(data: dict, text: str) -> tuple[dict, list[str]]:
-    """The payload with the edited arguments, and which of args/kwargs changed."""
+def changed_paths(edited: Any, shown_as: Any, path: Path = ()) -> list[Path]:
+    """Where the edit differs from what was shown: the leaves, or the container whose
+    shape changed."""
+    if edited == shown_as:
+        return []
+    if isinstance(edited, dict) and isinstance(shown_as, dict):
+        return [p for k in {**shown_as, **edited}
+                for p in changed_paths(edited.get(k, _ABSENT), shown_as.get(k, _ABSENT),
+                                       (*path, k))]
+    if isinstance(edited, list) and isinstance(shown_as, list) and \
+            len(edited) == len(shown_as):
+        return [p for i, (a, b) in enumerate(zip(edited, shown_as))
+                for p in changed_paths(a, b, (*path, i))]
+    return [path]
+
+
+def path_text(path: Path) -> str:
+    """("kwargs", "url", 0) -> "kwargs.url[0]"."""
+    return "".join(f"[{p}]" if isinstance(p, int) else ("" if i == 0 else ".") + str(p)
+                   for i, p in enumerate(path))
+
+
+def _named(paths: list[Path]) -> str:
+    """Paths as a message or an audit row shows them: masked, clipped, a bounded few."""
+    named = ", ".join(display(path_text(p), 120) for p in paths[:PATHS_NAMED])
+    more = len(paths) - PATHS_NAMED
+    return named + (f" and {more} more" if more > 0 else "")
+
+
+def declared(job_name: str) -> tuple[str, ...]:
+    """The arguments the job lets an operator edit (``@job(editable=...)``); () for all,
+    with masked values typed again."""
+    definition = lookup(job_name)
+    return definition.editable if definition is not None else ()
+
+
+def parameter_names(job_name: str) -> list[str]:
+    """The job's positional parameter names, in order ([] when unknown): what
+    ``args[0]`` is called in an ``editable`` declaration."""
+    definition = lookup(job_name)
+    if definition is None or definition.adapter is not None:
+        return []
+    try:
+        code = definition.target.handle if definition.is_class else definition.target
+        params = list(inspect.signature(code).parameters.values())
+    except (TypeError, ValueError):
+        return []
+    if definition.is_class and params and params[0].name == "self":
+        params = params[1:]
+    return [p.name for p in params
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def argument_of(path: Path, positional: list[str]) -> str:
+    """The argument a path lies in: ("kwargs", "url", "host") -> "url"; ("args", 1) ->
+    the second positional parameter's name (or "args[1]")."""
+    if len(path) < 2:
+        return path_text(path)
+    section, key = path[0], path[1]
+    if section == "args" and isinstance(key, int):
+        return positional[key] if key < len(positional) else f"args[{key}]"
+    return str(key)
+
+
+@dataclass(frozen=True)
+class Edit:
+    payload: dict  # ready to push: checked as dispatch checks a new job
+    changed: str  # the fields changed, masked, for the confirmation and the audit row
+
+
+def apply(data: dict, text: str) -> Edit:
+    """The payload with the edited arguments (see the module docstring for masked
+    values); raises EditError with what the operator must fix."""
     edited = parse(text)
     original = {"args": data.get("args") or [], "kwargs": data.get("kwargs") or {}}
-    restored = unmask(edited, original)
-    changed = [k for k in ("args", "kwargs") if restored[k] != original[k]]
-    return {**data, **restored}, changed
+    shown_as = mask(original)
+    try:  # dispatch's depth and integer bounds before anything walks the edit
+        checked({"job": data.get("job"), **edited})
+    except QueueError as exc:
+        raise EditError(str(exc)) from None
+    changes = changed_paths(edited, shown_as)
+    restored: list[Path] = []
+    values = unmask(edited, original, shown_as, restored)
+    name = str(data.get("job") or "")
+    allowed = declared(name)
+    if changes and allowed:
+        positional = parameter_names(name)
+        outside = dict.fromkeys(a for a in (argument_of(p, positional) for p in changes)
+                                if a not in allowed)
+        if outside:
+            raise EditError(f"{name} allows editing {', '.join(allowed)} only; not "
+                            f"{display(', '.join(outside), 300)}")
+    elif changes and restored:
+        raise EditError(f"re-enter the masked values ({_named(restored)}) or leave every "
+                        f"argument as it was: a changed job is never sent values you "
+                        f"could not see")
+    try:
+        payload = checked({**data, **values})
+    except QueueError as exc:
+        raise EditError(str(exc)) from None
+    return Edit(payload, _named(changes) if changes else "nothing")

@@ -20,12 +20,29 @@ from dataclasses import dataclass, field
 from django.http import QueryDict
 from django.utils.http import urlencode
 
+from horizon.dashboard.masking import MASK, NAME_LIMIT, display
+
 SAMPLE = 2000  # entries read at most per request for the counts
 PIECES = 20  # evenly spaced runs the sample is read in (each a round trip)
 SHOWN = 8  # values shown per facet, most frequent first
 SINCE = {"1h": 3600, "24h": 86400, "7d": 7 * 86400}  # pushed / completed / failed in the past
 DUE = {"1m": 60, "1h": 3600, "24h": 86400}  # delayed: due within
 _JOB = re.compile(r"[\w.:<>()\[\] -]{1,255}")
+
+
+def shown_tag(tag: object) -> str:
+    """A tag as every page, link and filter names it: masked and clipped (pure).
+
+    Tags are written by application code and may hold a secret (``password=...``). A
+    facet counts, links and matches tags in this form only, so a filter can confirm
+    nothing a viewer could not already read, and no raw tag reaches a URL (or the
+    access log)."""
+    return display(str(tag), NAME_LIMIT)
+
+
+def shown_tags_of(data: dict) -> list[str]:
+    raw = data.get("tags")
+    return list(dict.fromkeys(map(shown_tag, raw))) if isinstance(raw, list) else []
 
 
 def ranges_for(state: str) -> dict[str, int]:
@@ -57,8 +74,11 @@ class Picked:
                                   ("within", self.within)) if v}
 
     def prefilter(self) -> list[bytes]:
-        """Byte strings a matching raw entry must contain (a cheap reject before JSON)."""
-        return [v.encode() for v in (self.job, self.tag)
+        """Byte strings a matching raw entry must contain (a cheap reject before JSON).
+        A tag is matched in its shown form: one that masking or clipping changed is not
+        in the raw entry as it reads, so it is left to `matches`."""
+        tag = self.tag if MASK not in self.tag and shown_tag(self.tag) == self.tag else ""
+        return [v.encode() for v in (self.job, tag)
                 if v and v.isascii() and '"' not in v and "\\" not in v]
 
     def matches(self, state: str, data: dict, moment: float | None, now: float) -> bool:
@@ -66,10 +86,8 @@ class Picked:
         have every chosen value?"""
         if self.job and data.get("job") != self.job:
             return False
-        if self.tag:
-            tags = data.get("tags")
-            if not isinstance(tags, list) or self.tag not in [str(t) for t in tags]:
-                return False
+        if self.tag and self.tag not in shown_tags_of(data):
+            return False
         if self.within:
             return in_range(state, moment, self.within, now)
         return True
@@ -178,9 +196,7 @@ def tally(entries: Iterable[tuple[str, dict, float | None]], state: str, now: fl
     keys_ = ranges_for(state)
     for queue, data, moment in entries:
         job = data.get("job")
-        raw_tags = data.get("tags")
-        tags = list(dict.fromkeys(str(t) for t in raw_tags)) if isinstance(raw_tags,
-                                                                           list) else []
+        tags = shown_tags_of(data)
         ok_job = not picked.job or job == picked.job
         ok_tag = not picked.tag or picked.tag in tags
         ok_time = not picked.within or in_range(state, moment, picked.within, now)

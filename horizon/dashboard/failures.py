@@ -9,19 +9,21 @@ Bulk retry and delete act on every row that matches, in id-ordered chunks.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 import time
 from dataclasses import dataclass
+from functools import partial
 
 from django.db.models import Count, Max, Q, QuerySet
 from django.db.models.functions import Substr
 from django.utils import timezone
 
 from horizon.dashboard import formatting, paging
+from horizon.dashboard.facets import shown_tags_of
 from horizon.dashboard.masking import CLIP_MARGIN, NAME_LIMIT, display, shown_tags
 from horizon.dashboard.queues import QueueRef
 from queueing import connections, failed
+from queueing.dispatching.preview import read_prefix
 from queueing.errors import QueueError
 from queueing.models import FailedJob
 from queueing.safe_json import peek
@@ -77,18 +79,19 @@ def filtered(queue: QueueRef | None = None, q: str = "", exc: str = "",
     """Every row matching the filter (used by the bulk actions; unbounded on purpose).
     `exc` is an exception class as the store's text starts with it ("ValueError");
     `since` a key of SINCE (failed within the past hour, day or week); `job` the
-    registered job name; `tag` one of the payload's tags."""
+    registered job name; `tag` one of the payload's tags as shown, among the newest
+    `TAG_WINDOW` rows the other filters leave (see `tagged`)."""
     rows = FailedJob.objects.all()
     if job:
         rows = rows.filter(job=job)
-    if tag:
-        rows = rows.filter(tag_condition(tag))
     if since in SINCE:
         rows = rows.filter(failed_at__gte=timezone.now() - dt.timedelta(seconds=SINCE[since]))
     if exc:
         rows = rows.filter(exception__startswith=f"{exc}:")
     if queue is not None:
         rows = rows.filter(connection=queue.connection, queue=queue.name)
+    if tag:  # last of the cheap filters: its window is of the rows they leave
+        rows = rows.filter(tagged(rows, tag))
     if q:
         rows = rows.filter(Q(job__icontains=q) | Q(queue__icontains=q) |
                            Q(exception__icontains=q))
@@ -105,13 +108,24 @@ class Matching:
     upto: int
 
 
-def tag_condition(tag: str) -> Q:
-    """Rows whose payload's ``tags`` list holds `tag`: a regular expression on the stored
-    JSON (compact, as payload.encode writes it) for tags of plain characters, else the
-    quoted tag anywhere in the payload (a superset, for exotic tags)."""
-    if re.fullmatch(r"[\w:@/=-]+", tag):
-        return Q(payload__regex=r'"tags":\[([^]]*,)?"' + re.escape(tag) + r'"(,|\])')
-    return Q(payload__contains=json.dumps(tag))
+TAG_WINDOW = 5000  # newest failed rows (of the other filters) a tag filter reads
+TAG_HEAD = 4000  # characters of a payload read for its tags (they come before the arguments)
+
+
+def tagged(rows: QuerySet[FailedJob], tag: str) -> Q:
+    """Rows among the newest `TAG_WINDOW` of `rows` whose payload's own ``tags`` list
+    holds `tag` as pages show it (masked, clipped: facets.shown_tag).
+
+    Matched in Python on each row's tags only, never on the stored text: a pattern
+    over the payload (the old way, for tags with '!', '.' or a space) matched the
+    arguments too, unmasked and case-insensitively on SQLite, so a viewer confirmed a
+    guessed password by its count. Only the head of each payload is read (its tags come
+    before its arguments), and only a bounded window of rows, whatever the store holds.
+    """
+    heads = (rows.order_by("-failed_at", "-id").annotate(head=Substr("payload", 1, TAG_HEAD))
+             .values_list("id", "head")[:TAG_WINDOW])
+    return Q(id__in=[pk for pk, head in heads
+                     if tag in shown_tags_of(read_prefix(head or ""))])
 
 
 def matching(queue: QueueRef | None = None, q: str = "", exc: str = "",
@@ -212,12 +226,22 @@ def recent_counts(queue: QueueRef | None = None) -> dict[str, int]:
     return {key: filtered(queue, since=key).count() for key in SINCE}
 
 
+def _push(driver, queue: str, texts: list[str]) -> None:
+    push_many = getattr(driver, "push_many", None)
+    if push_many is not None:
+        push_many(queue, texts)
+    else:
+        for text in texts:
+            driver.push(queue, text)
+
+
 def retry_rows(rows: QuerySet[FailedJob]) -> tuple[list[str], int, int]:
     """Push every row's job again (attempts reset) and delete the rows.
 
     Returns (retried uuids, rows skipped because their connection is gone, rows kept
-    because another job holds their unique id). A row is deleted only after its job was
-    pushed, so a crash in between repeats a job rather than losing it.
+    because another job holds their unique id). Each queue's rows are deleted in the step
+    that pushes their jobs (failed.pushed_with_rows_deleted), so a job that fails again
+    at once keeps its new record, and a crash repeats a job rather than losing it.
     """
     retried: list[str] = []
     skipped = kept = 0
@@ -240,23 +264,18 @@ def retry_rows(rows: QuerySet[FailedJob]) -> tuple[list[str], int, int]:
                 driver = connections.driver(conn)
             except QueueError:
                 continue
-            texts = []
+            texts, ids = [], []
             for pk, text in rows_of_queue:
                 entry = failed.retry_entry(driver, text)
                 if failed.retake_unique_lock(driver, entry):
                     texts.append(entry)
+                    ids.append(pk)
                 else:
                     held.add(pk)
-            push_many = getattr(driver, "push_many", None)
-            if push_many is not None:
-                push_many(queue, texts)
-            else:
-                for text in texts:
-                    driver.push(queue, text)
+            failed.pushed_with_rows_deleted(ids, partial(_push, driver, queue, texts))
             pushed_conns.add(conn)
         ok = [(pk, uuid) for pk, uuid, conn in done_ids if conn in pushed_conns
               and pk not in held]
         skipped += len(done_ids) - len(ok) - len(held)
         kept += len(held)
-        FailedJob.objects.filter(id__in=[pk for pk, _ in ok]).delete()
         retried.extend(uuid for _, uuid in ok)

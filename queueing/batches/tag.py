@@ -40,6 +40,24 @@ class Settling:
     last_link: bool
 
 
+SKIPPED = "k"  # an outcome: the job was skipped by its own middleware
+
+
+def counted_as(found: Settling | None, outcome: str) -> str | None:
+    """The outcome a settled entry counts in its batch ("s", "f", "c"), or None when it
+    counts nothing: a success counts only for a chain's last link, but a skip counts as
+    the member's success whichever link it is, since the chain ends there (its later
+    links are never dispatched; counting only last links left such a batch unfinished,
+    its ``then`` and ``finally`` never run)."""
+    if found is None:
+        return None
+    if outcome == SKIPPED:
+        return "s"
+    if outcome == "s" and not found.last_link:
+        return None
+    return outcome
+
+
 def from_value(value: Any) -> BatchTag | None:
     """A tag from a payload's ``batch`` value, or None when it is not a valid one."""
     if not isinstance(value, dict):

@@ -20,6 +20,7 @@ from queueing.dispatching.options import make_options
 from queueing.dispatching.registry import JobDefinition, register
 from queueing.dispatching.signature import PendingDispatch, Signature
 from queueing.dispatching.unique import parse as parse_unique
+from queueing.errors import InvalidOption
 from queueing.middleware.pipeline import middleware_list
 
 __all__ = ["Job", "JobFunction", "PendingDispatch", "Signature", "chain", "job"]
@@ -65,12 +66,13 @@ class JobFunction:
 
 
 def job(func: Callable[..., Any] | None = None, *, name: str | None = None,
-        middleware: Any = None, **options: Any):
+        middleware: Any = None, editable: Any = (), **options: Any):
     """Declare a dispatchable job; usable bare (``@job``) or with options (``@job(tries=3)``).
 
     ``middleware=[...]`` runs the job through those middleware (queueing.middleware);
     ``unique_for``/``unique_id``/``unique_until`` and ``debounce_for`` are the controls of
-    queueing/dispatching/unique.py.
+    queueing/dispatching/unique.py. ``editable=("amount",)`` names the arguments an
+    operator may change in the dashboard's edit-and-retry (see `editable_names`).
     """
     controls = {key: options.pop(key) for key in CONTROL_OPTIONS if key in options}
 
@@ -82,11 +84,28 @@ def job(func: Callable[..., Any] | None = None, *, name: str | None = None,
             is_class=False,
             middleware=middleware_list(middleware, f"@job {fn.__qualname__} middleware"),
             unique=parse_unique(**controls),
+            editable=editable_names(editable, f"@job {fn.__qualname__} editable"),
         )
         wrapper = JobFunction(fn, register(definition))
         return wrapper
 
     return decorate(func) if func is not None else decorate
+
+
+def editable_names(value: Any, where: str) -> tuple[str, ...]:
+    """The parameter names a job lets an operator edit before a retry.
+
+    Edit-and-retry shows arguments masked. By default any argument may be changed, but
+    then every value still masked must be typed again: a secret is never sent somewhere
+    the operator changed without the operator knowing it. A job that names its
+    editable arguments allows changes to those only, and keeps its masked values as
+    they were; name only arguments that cannot redirect a secret (an amount, a date),
+    never a URL, a host or an address.
+    """
+    if isinstance(value, str) or not isinstance(value, (tuple, list)) or \
+            not all(isinstance(v, str) and v for v in value):
+        raise InvalidOption(f"{where} must be a list of argument names, got {value!r}")
+    return tuple(value)
 
 
 class _ClassDispatch:
@@ -136,6 +155,7 @@ class Job:
     unique_id: Any = None  # a method of the job's arguments: def unique_id(self, order_id)
     unique_until: str | None = None
     debounce_for: float | None = None
+    editable: Any = ()  # arguments the dashboard's edit-and-retry may change (editable_names)
 
     delay = _ClassDispatch("delay")
     adelay = _ClassDispatch("adelay")
@@ -159,6 +179,7 @@ class Job:
             is_class=True,
             middleware=middleware_list(cls.middleware, f"{cls.__qualname__}.middleware"),
             unique=parse_unique(cls.unique_for, unique_id, cls.unique_until, cls.debounce_for),
+            editable=editable_names(cls.editable, f"{cls.__qualname__}.editable"),
         ))
 
     def handle(self, *args: Any, **kwargs: Any) -> Any:

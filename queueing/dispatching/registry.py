@@ -32,6 +32,9 @@ class JobDefinition:
     # and its unique/debounce declaration (None: neither)
     middleware: tuple = ()
     unique: Any = None
+    # The arguments (parameter names) an operator may change in the dashboard's
+    # edit-and-retry while other values stay masked (horizon/dashboard/edit_retry.py)
+    editable: tuple[str, ...] = ()
 
     @property
     def origin(self) -> str:

@@ -34,6 +34,7 @@ from queueing.dispatching.payload import peek
 from queueing.dispatching.registry import lookup
 from queueing.drivers.redis.keys import CONTROL_PREFIX, debounce_key, unique_key
 from queueing.errors import ConfigurationError, InvalidOption, QueueError
+from queueing.middleware import lock_calls
 from queueing.middleware.store import script, state_client
 from queueing.signals import job_unique_skipped
 
@@ -108,8 +109,7 @@ def _send_unique(unique: UniqueOptions, definition: Any, args: tuple, kwargs: di
     """Take the lock, then send; False (and the signal) when another job holds it."""
     assert unique.unique_for is not None  # parse() requires it without debounce_for
     client = _client(conn)
-    taken, holder = script(client, "lock_take")(keys=[key], args=[
-        job_uuid, int(unique.unique_for * 1000)])
+    taken, holder = lock_calls.take(client, key, job_uuid, int(unique.unique_for * 1000))
     if not taken:
         holder = holder.decode("utf-8", "replace") if isinstance(holder, bytes) else holder
 
@@ -121,7 +121,7 @@ def _send_unique(unique: UniqueOptions, definition: Any, args: tuple, kwargs: di
     try:
         send()
     except BaseException:
-        script(client, "lock_release")(keys=[key], args=[job_uuid])
+        lock_calls.release(client, key, job_uuid)
         raise
     return True
 
@@ -200,7 +200,7 @@ def release_for_payload(client: Any, job: Any) -> bool:
     if key is None:
         return False
     uuid = getattr(job, "uuid", None) or job.get("uuid")
-    return bool(script(client, "lock_release")(keys=[key], args=[str(uuid)]))
+    return lock_calls.release(client, key, str(uuid))
 
 
 def release_for_entry(client: Any, raw: bytes | str | None) -> bool:
@@ -228,8 +228,7 @@ def retake(driver: Any, text: str) -> bool:
     definition = lookup(str(data.get("job")))
     unique = getattr(definition, "unique", None)
     seconds = unique.unique_for if unique is not None and unique.unique_for else 3600.0
-    taken, _ = script(state_client(driver), "lock_take")(
-        keys=[key], args=[data["uuid"], int(seconds * 1000)])
+    taken, _ = lock_calls.take(state_client(driver), key, data["uuid"], int(seconds * 1000))
     return bool(taken)
 
 
@@ -267,6 +266,6 @@ def release_cleared(driver: Any, queue: str, waiting: dict[str, str]) -> int:
         return 0
     still_held = {uuid for raw, _ in driver.reserved(queue, 0, -1) for uuid in waiting
                   if f'"uuid":"{uuid}"'.encode() in raw}
-    release = script(state_client(driver), "lock_release")
-    return sum(int(release(keys=[key], args=[uuid]))
+    client = state_client(driver)
+    return sum(lock_calls.release(client, key, uuid)
                for uuid, key in waiting.items() if uuid not in still_held)

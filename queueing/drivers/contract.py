@@ -190,8 +190,9 @@ class QueueDriver(DispatchTarget, Protocol):
 
     def delete(self, reservation: Reservation, *, outcome: str | None = None) -> bool:
         """Forget a reserved job (it succeeded or failed for good). `outcome` ("f"
-        failed, "s" skipped) counts a batch member in its batch on the way, where the
-        driver keeps batches (docs/batches.md)."""
+        failed, "s" succeeded, "k" skipped by its middleware: a success whichever link
+        of a chain, batches/tag.counted_as) counts a batch member in its batch on the
+        way, where the driver keeps batches (docs/batches.md)."""
 
     def release(self, reservation: Reservation, available_at: float,
                 payload: str | None = None, *, uncounted: bool = False) -> bool:

@@ -5,8 +5,8 @@ from collections.abc import Callable
 from typing import Any
 
 from queueing.drivers.redis.keys import control_key
+from queueing.middleware import lock_calls
 from queueing.middleware.limits import key_text, seconds, spec_label
-from queueing.middleware.store import script
 
 DEFAULT_EXPIRE = 3600.0  # seconds an overlap lock lasts when the job has no timeout
 
@@ -48,12 +48,12 @@ class WithoutOverlapping:
         """The job's worker died or was fenced while it ran: its lock is freed now (only
         if it still names this job and worker), not when it expires."""
         lock, owner = self._lock_and_owner(job)
-        script(job.client, "lock_release")(keys=[lock], args=[owner])
+        lock_calls.release(job.client, lock, owner)
 
     def handle(self, job: Any, call_next: Callable[[Any], Any]) -> Any:
         lock, owner = self._lock_and_owner(job)
-        taken, holder = script(job.client, "lock_take")(
-            keys=[lock], args=[owner, max(int(self.lock_seconds(job) * 1000), 1)])
+        taken, holder = lock_calls.take(job.client, lock, owner,
+                                        max(int(self.lock_seconds(job) * 1000), 1))
         if not taken:
             holder = holder.decode("utf-8", "replace") if isinstance(holder, bytes) else holder
             if self.release:
@@ -64,7 +64,7 @@ class WithoutOverlapping:
         try:
             return call_next(job)
         finally:
-            script(job.client, "lock_release")(keys=[lock], args=[owner])
+            lock_calls.release(job.client, lock, owner)
 
     def __repr__(self) -> str:
         return f"WithoutOverlapping({self.key!r})"

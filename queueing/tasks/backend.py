@@ -142,6 +142,8 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[name-defined]
             connection=conn.name, queue=queue, now=unix_now)
         data["task"] = {"backend": self.alias, "priority": task.priority,
                         "enqueuedAt": now.isoformat()}
+        if task.run_after is not None:  # the worker's result records keep it (runner.record_of)
+            data["task"]["runAfter"] = task.run_after.isoformat()
         text = payload_lib.encode(priority_lib.with_priority(data, task.priority))
         check_size(task.module_path, text)
         record = ResultRecord(

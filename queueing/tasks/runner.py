@@ -112,14 +112,23 @@ def encode_return_value(framework: Any, value: Any, limit: int) -> str:
 def record_of(job: Payload, task: Any) -> ResultRecord:
     """The base of a job's result record, rebuilt from its payload."""
     block = job.data.get("task") or {}
-    enqueued = block.get("enqueuedAt")
+    enqueued, run_after = block.get("enqueuedAt"), block.get("runAfter")
     return ResultRecord(
         id=job.uuid, task_path=job.job, backend=block.get("backend") or task.backend,
         queue=str(job.data.get("queue") or task.queue_name),
         connection=str(job.data.get("connection") or ""),
         priority=int(block.get("priority") or 0),
         enqueued_at=dt.datetime.fromisoformat(enqueued) if enqueued else None,
-        args=list(job.args), kwargs=dict(job.kwargs))
+        run_after=_when(run_after), args=list(job.args), kwargs=dict(job.kwargs))
+
+
+def _when(text: Any) -> dt.datetime | None:
+    """A deferred task's run_after as the payload carries it (a lost one read as None:
+    it was lost from the result once the task ran, before the payload carried it)."""
+    try:
+        return dt.datetime.fromisoformat(text) if isinstance(text, str) else None
+    except ValueError:
+        return None
 
 
 def is_task_payload(payload: Payload | None) -> TypeGuard[Payload]:

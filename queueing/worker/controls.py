@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from queueing.batches import tag as batch_tag
 from queueing.dispatching import payload as payload_lib
 from queueing.dispatching.unique import release_for_payload
 from queueing.middleware import outcomes
@@ -66,9 +67,11 @@ def settle(runner: Any, held: Any, job: Any, verdict: Verdict | None, runtime: f
                      "release")
         runner.log.line(job, "DEFERRED", f"{detail} (again in {verdict.delay:.3g}s)")
         return Outcome("deferred", runtime, job)
-    # a skip settles the job like a success: a batch counts it so, in the same round trip
+    # a skip settles the job like a success: a batch counts it so, in the same round trip,
+    # whichever link of a chain it is (the chain ends here: batch_tag.counted_as)
     if "batch" in job.data:
-        with_retries(lambda: runner.driver.delete(held, outcome="s"), "delete skipped job")
+        with_retries(lambda: runner.driver.delete(held, outcome=batch_tag.SKIPPED),
+                     "delete skipped job")
     else:
         with_retries(lambda: runner.driver.delete(held), "delete skipped job")
     if "unique" in job.data:

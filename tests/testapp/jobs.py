@@ -573,3 +573,18 @@ def sturdy_member(label, seconds=0.0):
     if seconds:
         time.sleep(seconds)
     note(BATCH_RAN, label=label)
+
+
+@job(tries=1)
+def send_webhook(url, api_token, body=None):
+    """A job whose token must never reach a URL the operator changed (issue 32)."""
+    note(RAN, label="webhook", url=url)
+
+
+@job(tries=1, editable=("amount",))
+def charge(order_id, callback_url, amount=0, api_token=""):
+    """A job that declares which arguments edit-and-retry may change (issue 32)."""
+    note(RAN, label="charge", amount=amount)
+
+
+from tests.testapp.truth_jobs import *  # noqa: E402,F403  (the worker-truth tests' jobs)

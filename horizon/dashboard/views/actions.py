@@ -8,6 +8,7 @@ from django.urls import reverse
 from horizon import audit
 from horizon.dashboard import edit_retry, failures, history, lookup, queues
 from horizon.dashboard.auth import action
+from horizon.dashboard.views import detail
 from horizon.dashboard.views import failed as failed_view
 from horizon.dashboard.views.common import HtmxHttpRequest, confirm, float_param, int_param, plural
 from horizon.repositories import horizon_client
@@ -45,31 +46,32 @@ def retry_failed(request: HtmxHttpRequest, uuid: str) -> HttpResponse:
 
 @action
 def edit_and_retry(request: HtmxHttpRequest, uuid: str) -> HttpResponse:
-    """Retry a failed job with edited arguments (validated JSON; masked values kept)."""
-    page = reverse("horizon:job", args=["failed", uuid])
+    """Retry a failed job with edited arguments (horizon/dashboard/edit_retry.py: masked
+    values, dispatch's checks, the unique lock). A refused edit shows the job page
+    again with the operator's text and the reason on the form."""
     row = FailedJob.objects.filter(uuid=uuid).first()
     if row is None:
         return confirm(request, f"Job {uuid} is no longer in the failed store.",
                        fallback=reverse("horizon:failed"), level="error")
     data = peek(row.payload)
+    text = request.POST.get("arguments", "")
     if not data:
-        return confirm(request, f"Job {uuid} has no readable payload to edit.",
-                       fallback=page, level="error")
+        return detail.edit_refused(request, uuid, text, "the job has no readable payload")
     try:
-        updated, changed = edit_retry.apply(data, request.POST.get("arguments", ""))
+        edit = edit_retry.apply(data, text)
     except edit_retry.EditError as exc:
-        return confirm(request, f"Not retried: {exc}.", fallback=page, level="error")
-    row.payload = encode(updated)
+        return detail.edit_refused(request, uuid, text, str(exc))
+    row.payload = encode(edit.payload)
     try:
         failed_store.retry(row)
     except QueueError as exc:
-        return confirm(request, f"Could not retry {uuid}: {exc}", fallback=page, level="error")
+        return detail.edit_refused(request, uuid, text, str(exc))
     history.record(horizon_client(), [uuid], _who(request))
-    what = " and ".join(changed) or "nothing"
     audit.record(_who(request), "edit and retry", uuid,
-                 f"{row.job} on {row.connection}:{row.queue}; changed: {what}")
+                 f"{row.job} on {row.connection}:{row.queue}; changed: {edit.changed}")
     return confirm(request, f"Retried {row.job or uuid} with edited arguments (changed: "
-                            f"{what}): it is pending again on {row.connection}:{row.queue}.",
+                            f"{edit.changed}): it is pending again on "
+                            f"{row.connection}:{row.queue}.",
                    fallback=reverse("horizon:failed"))
 
 

@@ -12,6 +12,7 @@ from django.utils.http import urlencode
 from horizon import attempts
 from horizon.dashboard import (
     edit_retry,
+    facets,
     formatting,
     history,
     job_controls,
@@ -104,8 +105,6 @@ def holder_gone(found: lookup.Found) -> bool:
 
 def context(found: lookup.Found, now: float, limits: Limits = GLANCE) -> dict:
     data = found.data
-    raw_tags = data.get("tags")
-    tags = raw_tags if isinstance(raw_tags, list) else []
     retries = [(formatting.moment(e.get("at"), now), str(e.get("by", "")))
                for e in history.entries(horizon_client(), found.uuid)]
     return {
@@ -115,7 +114,7 @@ def context(found: lookup.Found, now: float, limits: Limits = GLANCE) -> dict:
                     (found.failed.job if found.failed else "") or "(unreadable entry)"),
         "queue_label": queue_label(found),
         **dict(zip(("payload", "payload_clipped"), pretty_payload(found, limits))),
-        "tags": [str(t) for t in tags],
+        "tags": facets.shown_tags_of(data),  # masked: a tag may carry a secret
         "timings": timings(found, now),
         "exception": (display(found.failed.exception, limits.total)
                       if found.failed is not None else ""),
@@ -129,6 +128,7 @@ def context(found: lookup.Found, now: float, limits: Limits = GLANCE) -> dict:
         **dict(zip(("editable", "arguments_size"),
                    edit_retry.editable(data) if found.failed is not None and data
                    else ("", 0))),
+        "editable_args": edit_retry.declared(str(data.get("job") or "")),
         "arguments": clip(edit_retry.shown(data, limits.string), limits.total)[0]
         if data else "",
         "facts": [(label, fact(data.get(key))) for label, key in (
@@ -187,6 +187,21 @@ def job(request: HtmxHttpRequest, state: str, uuid: str) -> HttpResponse:
     })
     if found is None:
         response.status_code = 404
+    return response
+
+
+def edit_refused(request: HtmxHttpRequest, uuid: str, text: str, error: str) -> HttpResponse:
+    """The failed job's page again, its edit form open with the operator's text and why
+    it was not retried (a boosted form swaps a 200 only; a plain POST gets a 400)."""
+    found = lookup.find("failed", uuid, None)
+    extra = context(found, time.time()) if found is not None else {"state": "failed"}
+    extra["controls"] = job_controls.panel(uuid, time.time())
+    response = render_page(request, "horizon/job.html", "horizon/partials/job.html", {
+        "section": "failed", "uuid": uuid, "missing": found is None, "poll_url": "",
+        **extra, "editable": text, "edit_error": f"Not retried: {error}",
+    })
+    if not request.htmx:
+        response.status_code = 400
     return response
 
 

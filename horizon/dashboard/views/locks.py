@@ -25,22 +25,26 @@ def locks(request: HtmxHttpRequest) -> HttpResponse:
 
 @action
 def release_lock(request: HtmxHttpRequest) -> HttpResponse:
+    """Release the lock the page named by its digest (a lock key may hold a secret, so
+    it never travels in the page or the form), if the owner seen still holds it."""
     back = reverse("horizon:locks")
-    key, owner = request.POST.get("key", ""), request.POST.get("owner", "")
+    ref, owner = request.POST.get("lock", ""), request.POST.get("owner", "")
     connection = request.POST.get("connection", "")
-    clients = dict(locks_lib.redis_clients())
-    if connection not in clients:
+    if connection not in dict(locks_lib.redis_clients()):
         return confirm(request, f"Unknown Redis connection {connection!r}.", fallback=back,
                        level="error")
     try:
-        released = locks_lib.release(clients[connection], key, owner)
+        found = locks_lib.by_ref(connection, ref)
+        released = found is not None and found[1].owner == owner and \
+            locks_lib.release(found[0], found[1].key, owner)
     except QueueError as exc:
-        return confirm(request, f"Could not release {key}: {exc}", fallback=back,
+        return confirm(request, f"Could not release the lock: {exc}", fallback=back,
                        level="error")
-    if not released:
-        return confirm(request, f"{key} is no longer held by {owner}: it expired, was "
+    if not released or found is None:
+        return confirm(request, f"The lock is no longer held by {owner}: it expired, was "
                                 "released, or another job holds it now.", fallback=back,
                        level="error")
-    audit.record(request.user.get_username(), "release lock", key,
+    shown = found[1].shown_key
+    audit.record(request.user.get_username(), "release lock", shown,
                  f"owner {owner} on {connection}")
-    return confirm(request, f"Released {key} (held by {owner}).", fallback=back)
+    return confirm(request, f"Released {shown} (held by {owner}).", fallback=back)

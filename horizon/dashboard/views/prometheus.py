@@ -7,7 +7,7 @@ page to follow), a wrong token 401, a logged-in user without dashboard rights 40
 The token is compared in constant time and never echoed. Wrong tokens are counted per
 address by the login throttle (horizon/login_throttle.py): past `METRICS_LIMIT` of them,
 that address gets 429 with a growing ``Retry-After`` (a right token too, until it
-passes), so a token cannot be guessed at request speed. ``horizon.E010`` refuses a
+passes), so a token cannot be guessed at request speed. ``horizon.E012`` refuses a
 token shorter than `MIN_TOKEN_LENGTH` characters.
 
 It sits at ``metrics`` without a trailing slash (Prometheus' default metrics_path),

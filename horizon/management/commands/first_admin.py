@@ -11,6 +11,18 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
 
+def free_name(users, wanted: str) -> str:
+    """`wanted`, or `wanted`2, 3... when an account of that name exists already. An
+    existing ``admin`` that is not a superuser is left as it is (promoting it would hand
+    its owner, and whoever knows its password, every permission); creating a second
+    ``admin`` crashed with an IntegrityError."""
+    name, number = wanted, 1
+    while users.objects.filter(**{users.USERNAME_FIELD: name}).exists():
+        number += 1
+        name = f"{wanted}{number}"
+    return name
+
+
 class Command(BaseCommand):
     help = "Create a first superuser (admin) with a random password, printed once."
 
@@ -22,6 +34,7 @@ class Command(BaseCommand):
         users = get_user_model()
         if users.objects.filter(is_superuser=True).exists():
             return
+        username = free_name(users, username)
         password = secrets.token_urlsafe(12)
         users.objects.create_superuser(username=username, email="", password=password)
         where = f" at {url.rstrip('/')}/login/" if url else ""

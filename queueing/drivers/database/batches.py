@@ -14,7 +14,7 @@ from typing import Any
 from django.db import transaction
 
 from queueing.batches import counting
-from queueing.batches.tag import BatchTag, settling
+from queueing.batches.tag import BatchTag, counted_as, settling
 from queueing.drivers.contract import Reservation
 from queueing.drivers.database.delivery import parse_token
 from queueing.models import BatchMember, BatchRecord
@@ -159,26 +159,27 @@ class DatabaseBatches:
         transaction per batch; answers the reservations it did not handle (not members,
         or a chain's link that is not the last, on success): the caller deletes those."""
         rest: list[Reservation] = []
-        groups: dict[str, list[tuple[Reservation, Any]]] = {}
+        groups: dict[str, list[tuple[Reservation, Any, str]]] = {}
         for reservation in held:
             found = settling(reservation.raw)
-            if found is None or (outcome == "s" and not found.last_link):
+            counted = counted_as(found, outcome)
+            if found is None or counted is None:
                 rest.append(reservation)
             else:
-                groups.setdefault(found.tag.id, []).append((reservation, found))
+                groups.setdefault(found.tag.id, []).append((reservation, found, counted))
         now = time.time()
         for batch_id, items in groups.items():
             with transaction.atomic(using=self.alias):
-                for reservation, _found in items:
+                for reservation, _found, _counted in items:
                     self.driver.delete_in_transaction(parse_token(reservation.token))
                 row = self._locked(batch_id)
                 if row is None:
                     continue
-                before = self._states(row, [found.tag.member for _r, found in items])
+                before = self._states(row, [found.tag.member for _r, found, _c in items])
                 after, fire = dict(before), list[str]()
                 changed = False
-                for _reservation, found in items:
-                    changed |= counting.settle(row, after, found.tag.member, outcome,
+                for _reservation, found, counted in items:
+                    changed |= counting.settle(row, after, found.tag.member, counted,
                                                found.job_uuid, now, fire)
                 if changed:
                     counting.finish(row, now, fire)

@@ -32,6 +32,7 @@ from django.db import connections as db_connections
 
 from queueing.config import ConnectionConfig
 from queueing.dispatching.payload import peek
+from queueing.drivers.cancel_requests import cancel_request
 from queueing.drivers.contract import (
     Capabilities,
     ControlState,
@@ -436,12 +437,15 @@ class DatabaseDriver:
         if not uuids:
             return {}
         keys = {f"cancel:{uuid}"[:100]: uuid for uuid in uuids}
-        found = {}
+        found, stale = {}, []
         for row in ControlValue.objects.using(self.alias).filter(key__in=list(keys)):
-            try:
-                found[keys[row.key]] = json.loads(row.value)
-            except ValueError:
-                found[keys[row.key]] = {"by": "", "reason": ""}
+            request = cancel_request(row.value)
+            if request is None:
+                stale.append(row.key)
+            else:
+                found[keys[row.key]] = request
+        if stale:
+            ControlValue.objects.using(self.alias).filter(key__in=stale).delete()
         return found
 
     def forget_cancel(self, uuid: str) -> None:

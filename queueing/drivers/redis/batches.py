@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from queueing.batches.tag import BatchTag, Settling, settling
+from queueing.batches.tag import BatchTag, Settling, counted_as, settling
 from queueing.drivers.contract import Reservation
 from queueing.drivers.redis.keys import QueueKeys, batches_index, batches_meta
 from queueing.drivers.redis.replies import as_str
@@ -111,14 +111,16 @@ class RedisBatches:
                      ) -> list[tuple[ScriptCall, list[Reservation]]]:
         """The script calls counting `held` (one per batch) with the reservations each
         counts; entries that are not batch members (or not a chain's last link, on
-        success) add nothing."""
+        success) add nothing. `outcome` "k" (skipped) counts as a success, whichever
+        link (tag.counted_as)."""
         groups: dict[tuple[str, str], tuple[list[str], list[Reservation]]] = {}
         for reservation in held:
             found = settling(reservation.raw)
-            if found is None or (outcome == "s" and not found.last_link):
+            counted = counted_as(found, outcome)
+            if found is None or counted is None:
                 continue
             args, group = groups.setdefault((found.tag.id, found.tag.queue), ([], []))
-            args += [found.tag.member, outcome, found.job_uuid]
+            args += [found.tag.member, counted, found.job_uuid]
             group.append(reservation)
         return [((self.script, self._keys(batch_id, queue), ["settle", now_text(), *args]),
                  group) for (batch_id, queue), (args, group) in groups.items()]

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 import redis
 
 from queueing.config import ConnectionConfig
+from queueing.drivers.cancel_requests import cancel_request
 from queueing.drivers.contract import (
     PAUSED,
     Capabilities,
@@ -396,13 +397,16 @@ class RedisDriver:
     def cancel_requests(self, uuids: list[str]) -> dict[str, dict]:
         if not uuids:
             return {}
-        found = {}
+        found, stale = {}, []
         for uuid, raw in zip(uuids, self.client.hmget(control.CANCEL_KEY, uuids)):
             if raw is not None:
-                try:
-                    found[uuid] = json.loads(raw)
-                except ValueError:
-                    found[uuid] = {"by": "", "reason": ""}
+                request = cancel_request(raw)
+                if request is None:
+                    stale.append(uuid)
+                else:
+                    found[uuid] = request
+        if stale:
+            self.client.hdel(control.CANCEL_KEY, *stale)
         return found
 
     def forget_cancel(self, uuid: str) -> None:

@@ -5,6 +5,7 @@ All keys of one queue share the hash tag ``{NAME}`` so each Lua script touches a
 single Redis Cluster slot.
 """
 import hashlib
+import re
 from dataclasses import dataclass
 
 DEFAULT_PREFIX = "queues:"
@@ -115,9 +116,16 @@ CONTROL_KEY_MAX = 200  # characters of a user key kept as given; longer ones get
 LOCK_KINDS = ("unique", "overlap")  # the controls whose keys are owned locks
 
 
+_KEY_ESCAPES = str.maketrans({"%": "%25", "{": "%7B", "}": "%7D"})
+_KEY_UNESCAPE = re.compile(r"%(25|7B|7D)")
+_UNESCAPED = {"25": "%", "7B": "{", "7D": "}"}
+
+
 def clean_key(key: object) -> str:
-    """A user key as text safe inside a hash tag: braces replaced, long ones digested."""
-    text = str(key).replace("{", "(").replace("}", ")")
+    """A user key as text safe inside a hash tag: braces (and '%') percent-escaped, so
+    no two keys share a name ('x{1}' and 'x(1)' did when braces became parentheses);
+    long ones digested."""
+    text = str(key).translate(_KEY_ESCAPES)
     if len(text) > CONTROL_KEY_MAX:
         digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
         text = f"{text[:CONTROL_KEY_MAX - 41]}~{digest}"
@@ -145,15 +153,11 @@ def debounce_key(queue: QueueKeys, job_name: str, debounce_id: str) -> str:
     return f"{queue.ready}:debounce:{clean_key(job_name)}:{clean_key(debounce_id)}"
 
 
-def lock_pattern(kind: str) -> str:
-    """SCAN pattern of every lock of one kind."""
-    return f"{CONTROL_PREFIX}{kind}:{{*"
-
-
 def parse_lock(key: str) -> tuple[str, str] | None:
     """(kind, user key) of a lock key, or None for any other key."""
     for kind in LOCK_KINDS:
         head = f"{CONTROL_PREFIX}{kind}:{{"
         if key.startswith(head) and key.endswith("}"):
-            return kind, key[len(head):-1]
+            return kind, _KEY_UNESCAPE.sub(lambda m: _UNESCAPED[m.group(1)],
+                                           key[len(head):-1])
     return None

@@ -39,6 +39,8 @@ class Command(BaseCommand):
                 f"({result.waited:.1f}s); it is in the failed store, not retried."))
         elif result.state == "finished":
             self.stdout.write(f"Job {uuid} finished before the cancel reached it.")
+        elif result.state == "invalid":
+            raise CommandError(f"{uuid!r} is not a job id (give one job's exact uuid)")
         elif result.state == "not-running":
             raise CommandError(f"job {uuid} is not running on {driver.name} "
                                f"({', '.join(queues)})")

@@ -4,6 +4,7 @@ import getpass
 from django.core.management.base import BaseCommand, CommandError
 
 from queueing import locks
+from queueing.redaction import display
 from queueing.signals import lock_released
 
 
@@ -12,7 +13,9 @@ class Command(BaseCommand):
             "queue_locks --release KEY [--owner OWNER]")
 
     def add_arguments(self, parser):
-        parser.add_argument("--release", metavar="KEY", help="The lock's Redis key.")
+        parser.add_argument("--release", metavar="KEY",
+                            help="The lock's id as listed (keys are listed masked), or its "
+                                 "Redis key.")
         parser.add_argument("--owner", help="Release only if this owner still holds it "
                                             "(default: whoever holds it now).")
 
@@ -21,18 +24,20 @@ class Command(BaseCommand):
             held = locks.all_held()
             for lock in held:
                 expiry = f"{lock.expires_in:.1f}s" if lock.expires_in is not None else "never"
-                self.stdout.write(f"{lock.kind:<7} {lock.key}  owner {lock.owner}  "
-                                  f"expires in {expiry}")
+                self.stdout.write(f"{lock.kind:<7} {lock.ref}  {lock.shown_key}  owner "
+                                  f"{lock.owner}  expires in {expiry}")
             if not held:
                 self.stdout.write("No locks held.")
             return
         found = locks.find(release)
         if found is None:
-            raise CommandError(f"no lock held at {release!r}")
+            raise CommandError(f"no lock held at {display(release, 300)!r}")
         _name, client, lock = found
         if owner is not None and owner != lock.owner:
-            raise CommandError(f"{release} is held by {lock.owner}, not {owner}")
+            raise CommandError(f"{lock.shown_key} is held by {lock.owner}, not {owner}")
         if not locks.release(client, lock.key, lock.owner):
-            raise CommandError(f"{release} changed hands or expired meanwhile; not released")
+            raise CommandError(f"{lock.shown_key} changed hands or expired meanwhile; not "
+                               "released")
         lock_released.send(sender=None, lock=lock, by=f"cli:{getpass.getuser()}")
-        self.stdout.write(self.style.SUCCESS(f"Released {lock.key} (held by {lock.owner})."))
+        self.stdout.write(self.style.SUCCESS(f"Released {lock.shown_key} (held by "
+                                             f"{lock.owner})."))

@@ -1,0 +1,6 @@
+"""A module whose import takes a few milliseconds (tests/testapp/truth_jobs.py reloads
+it inside jobs, so interrupts aimed at those jobs often arrive during an import)."""
+import time
+
+time.sleep(0.003)
+LOADED_AT = time.time()
