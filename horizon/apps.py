@@ -1,4 +1,18 @@
-from django.apps import AppConfig
+from django.apps import AppConfig, apps
+from django.core.exceptions import ImproperlyConfigured
+
+INSTALL_LINE = 'INSTALLED_APPS += ["django_htmx", "queueing", "horizon"]'
+
+
+def require_queueing_app() -> None:
+    """Horizon is the operator side of the queueing app and imports its models: without
+    it Django failed deep in an import with "Model class queueing.models.FailedJob
+    doesn't declare an explicit app_label", which named neither the app nor the fix."""
+    if not apps.is_installed("queueing"):
+        raise ImproperlyConfigured(
+            "'horizon' needs the 'queueing' app, which is not in INSTALLED_APPS: add "
+            f"{INSTALL_LINE} to your settings (see the README, 'Add it to your Django "
+            "project')")
 
 
 class HorizonConfig(AppConfig):
@@ -7,6 +21,7 @@ class HorizonConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        require_queueing_app()
         # Deferred to ready(): these import Django models (the audit log, the login
         # throttle's records), which cannot load while Django populates INSTALLED_APPS.
         from horizon import attempts, audit, checks, login_throttle  # noqa: F401

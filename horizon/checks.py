@@ -2,7 +2,7 @@
 from django.conf import settings
 from django.core.checks import Error, register
 
-from horizon.config import HorizonConfigError, parse
+from horizon.config import HorizonConfigError, settings_errors
 from horizon.dashboard.views.prometheus import MIN_TOKEN_LENGTH, configured_token
 from horizon.schedules.definitions import ScheduleError, all_schedules
 from queueing.errors import QueueError
@@ -10,13 +10,12 @@ from queueing.errors import QueueError
 
 @register()
 def check_horizon_setting(app_configs, **kwargs):
+    """Every mistake in settings.HORIZON, one error each, all at once."""
     try:
-        parse(getattr(settings, "HORIZON", None))
-    except HorizonConfigError as exc:
-        return [Error(str(exc), id=exc.check_id, hint="Fix settings.HORIZON.")]
+        errors = settings_errors(getattr(settings, "HORIZON", None))
     except QueueError:
         return []  # reported by queueing.E001
-    return []
+    return [Error(str(exc), id=exc.check_id, hint="Fix settings.HORIZON.") for exc in errors]
 
 
 @register()

@@ -37,6 +37,7 @@ from django.dispatch import receiver
 from queueing.config import queue_settings
 from queueing.dispatching.options import parse_backoff
 from queueing.errors import QueueError
+from queueing.settings_hints import unknown_keys
 from queueing.worker.options import DEFAULTS as WORKER_DEFAULTS
 from queueing.worker.options import MAX_CONCURRENCY, capacity_error
 
@@ -156,12 +157,25 @@ def _number(block: str, key: str, value: Any) -> float:
     return float(value)
 
 
+# A supervisor's queues may be given as "queue" (Laravel's name) or "queues" (the name a
+# QUEUE connection uses for its list): a newcomer writes either.
+SUPERVISOR_KEYS = frozenset({*SUPERVISOR_DEFAULTS, "queues"})
+
+
 def parse_supervisor(name: str, raw: dict[str, Any], default_connection: str) -> SupervisorConfig:
-    unknown = set(raw) - set(SUPERVISOR_DEFAULTS)
+    unknown = set(raw) - SUPERVISOR_KEYS
     if unknown:
         raise HorizonConfigError(
-            f"HORIZON supervisor {name!r} has unknown options: {', '.join(sorted(unknown))}",
+            unknown_keys(f"HORIZON supervisor {name!r}", unknown, SUPERVISOR_KEYS),
             "horizon.E002")
+    raw = dict(raw)
+    if "queues" in raw:
+        if raw.get("queue") is not None:
+            raise HorizonConfigError(
+                f"HORIZON supervisor {name!r} has both 'queue' and 'queues': give one "
+                "(they mean the same: the queues its workers serve, in priority order)",
+                "horizon.E002")
+        raw["queue"] = raw.pop("queues")
     values = {**SUPERVISOR_DEFAULTS, **raw}
     try:
         conn = queue_settings().connection(values["connection"] or default_connection)
@@ -227,14 +241,65 @@ def master_name(configured: Any) -> str:
     return name.strip()
 
 
+HORIZON_KEYS = frozenset({
+    "name", "connection", "environment", "defaults", "supervisors", "environments", "trim",
+    "snapshot_interval", "mask_keys", "audit_keep", "audit_days", "schedule",
+    "schedule_catch_up", "waits", "notifications", "batches"})
+
+
+def settings_errors(raw: dict[str, Any] | None) -> list[HorizonConfigError]:
+    """Every mistake in settings.HORIZON at once, for `manage.py check`: the top level's
+    keys, then each supervisor's first mistake (one supervisor's error used to hide the
+    next one's until it was fixed), then the rest of the setting."""
+    raw = dict(raw or {})
+    errors = []
+    unknown = set(raw) - HORIZON_KEYS
+    if unknown:
+        errors.append(HorizonConfigError(unknown_keys("HORIZON", unknown, HORIZON_KEYS),
+                                         "horizon.E001"))
+    try:
+        connection = _state_connection(raw)
+    except HorizonConfigError as exc:
+        return [*errors, exc]
+    for name, block in supervisor_blocks(raw).items():
+        try:
+            _check_supervisor_name(name)
+            parse_supervisor(name, block, connection)
+        except HorizonConfigError as exc:
+            errors.append(exc)
+    rest = {key: value for key, value in raw.items()
+            if key in HORIZON_KEYS and key not in ("supervisors", "environments", "defaults")}
+    try:
+        parse(rest)
+    except HorizonConfigError as exc:
+        errors.append(exc)
+    return errors
+
+
+def _check_supervisor_name(name: Any) -> None:
+    if not isinstance(name, str) or not SUPERVISOR_NAME.fullmatch(name):
+        raise HorizonConfigError(
+            f"HORIZON supervisor name {name!r} is invalid: use 1-100 letters, digits, "
+            "'_', '.' or '-'", "horizon.E007")
+
+
+def supervisor_blocks(raw: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each supervisor's options: HORIZON['defaults'], its own block, then the current
+    environment's overrides."""
+    environment = raw.get("environment") or os.environ.get("HORIZON_ENV", "production")
+    defaults = dict(raw.get("defaults") or {})
+    blocks = {name: {**defaults, **(block or {})}
+              for name, block in (raw.get("supervisors") or {}).items()}
+    for name, override in ((raw.get("environments") or {}).get(environment) or {}).items():
+        blocks[name] = {**blocks.get(name, defaults), **(override or {})}
+    return blocks
+
+
 def parse(raw: dict[str, Any] | None) -> HorizonSettings:
     raw = dict(raw or {})
-    known = {"name", "connection", "environment", "defaults", "supervisors", "environments",
-             "trim", "snapshot_interval", "mask_keys", "audit_keep", "audit_days", "schedule",
-             "schedule_catch_up", "waits", "notifications", "batches"}
-    unknown = set(raw) - known
+    unknown = set(raw) - HORIZON_KEYS
     if unknown:
-        raise HorizonConfigError(f"HORIZON has unknown keys: {', '.join(sorted(unknown))}",
+        raise HorizonConfigError(unknown_keys("HORIZON", unknown, HORIZON_KEYS),
                                  "horizon.E001")
     mask_keys = raw.get("mask_keys")
     if mask_keys is not None and (isinstance(mask_keys, str) or not all(
@@ -242,28 +307,10 @@ def parse(raw: dict[str, Any] | None) -> HorizonSettings:
         raise HorizonConfigError("HORIZON mask_keys must be a list of non-empty strings",
                                  "horizon.E008")
     for name in (raw.get("supervisors") or {}):
-        if not isinstance(name, str) or not SUPERVISOR_NAME.fullmatch(name):
-            raise HorizonConfigError(
-                f"HORIZON supervisor name {name!r} is invalid: use 1-100 letters, digits, "
-                "'_', '.' or '-'", "horizon.E007")
-    connection = raw.get("connection") or queue_settings().default
-    try:
-        state_driver = queue_settings().connection(connection).driver
-    except QueueError as exc:
-        raise HorizonConfigError(f"HORIZON['connection']: {exc}", "horizon.E008") from None
-    if state_driver != "redis":
-        # Supervisors may serve database connections, but Horizon's own state (masters,
-        # supervisors, metrics, recent jobs, commands) lives in Redis.
-        raise HorizonConfigError(
-            f"HORIZON['connection'] is {connection!r}, a {state_driver!r} connection: Horizon "
-            "keeps its own state in Redis, so name a redis connection (supervisors can still "
-            "serve database connections)", "horizon.E008")
+        _check_supervisor_name(name)
+    connection = _state_connection(raw)
     environment = raw.get("environment") or os.environ.get("HORIZON_ENV", "production")
-    defaults = dict(raw.get("defaults") or {})
-    blocks = {name: {**defaults, **(block or {})}
-              for name, block in (raw.get("supervisors") or {}).items()}
-    for name, override in ((raw.get("environments") or {}).get(environment) or {}).items():
-        blocks[name] = {**blocks.get(name, defaults), **(override or {})}
+    blocks = supervisor_blocks(raw)
     trim = raw.get("trim") or {}
     return HorizonSettings(
         name=master_name(raw.get("name")),
@@ -283,6 +330,23 @@ def parse(raw: dict[str, Any] | None) -> HorizonSettings:
         schedule=raw.get("schedule"),
         **_batches(raw.get("batches")),
     )
+
+
+def _state_connection(raw: dict[str, Any]) -> str:
+    """HORIZON['connection'] (else QUEUE's default), checked to be a redis connection."""
+    connection = raw.get("connection") or queue_settings().default
+    try:
+        state_driver = queue_settings().connection(connection).driver
+    except QueueError as exc:
+        raise HorizonConfigError(f"HORIZON['connection']: {exc}", "horizon.E008") from None
+    if state_driver != "redis":
+        # Supervisors may serve database connections, but Horizon's own state (masters,
+        # supervisors, metrics, recent jobs, commands) lives in Redis.
+        raise HorizonConfigError(
+            f"HORIZON['connection'] is {connection!r}, a {state_driver!r} connection: Horizon "
+            "keeps its own state in Redis, so name a redis connection (supervisors can still "
+            "serve database connections)", "horizon.E008")
+    return connection
 
 
 def _batches(raw: Any) -> dict[str, Any]:

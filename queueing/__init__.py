@@ -11,6 +11,7 @@ from queueing.dispatching.async_dispatch import dispatch_many_async
 from queueing.dispatching.dispatch import dispatch_many
 from queueing.dispatching.jobs import Job, JobFunction, PendingDispatch, Signature, chain, job
 from queueing.errors import (
+    BadDispatch,
     DispatchError,
     InvalidOption,
     NotSerializable,
@@ -27,6 +28,6 @@ __all__ = [
     "job", "Job", "chain", "batch", "Batch", "current_batch", "dispatch_many",
     "dispatch_many_async", "current_job",
     "JobFunction", "PendingDispatch", "Signature", "QueueError", "DispatchError",
-    "InvalidOption", "NotSerializable",
+    "BadDispatch", "InvalidOption", "NotSerializable",
     "UnknownConnection", "UnknownQueue", "UnknownJob",
 ]

@@ -2,7 +2,7 @@
 connection block fails at startup and a mistyped queue shows up in `manage.py check`."""
 from django.core.checks import Error, Warning, register
 
-from queueing.config import queue_settings
+from queueing.config import queue_settings, settings_errors
 from queueing.dispatching import registry
 from queueing.errors import ConfigurationError, UnknownQueue
 from queueing.middleware import pipeline
@@ -10,12 +10,12 @@ from queueing.middleware import pipeline
 
 @register("queueing")
 def check_queue_setting(app_configs, **kwargs):
+    """queueing.E001: every mistake in settings.QUEUE, one error each, all at once."""
+    from django.conf import settings
+
     queue_settings.cache_clear()
-    try:
-        queue_settings()
-    except ConfigurationError as exc:
-        return [Error(str(exc), id="queueing.E001", hint="Fix settings.QUEUE.")]
-    return []
+    return [Error(str(exc), id="queueing.E001", hint="Fix settings.QUEUE.")
+            for exc in settings_errors(getattr(settings, "QUEUE", None))]
 
 
 @register("queueing")

@@ -19,6 +19,8 @@ any node, or ``"cluster": True`` beside a plain URL (see docs/scaling.md).
 A ``database`` connection keeps its jobs in the ``queueing_jobs`` table of the
 ``database`` alias (see docs/database-driver.md); ``block_for`` defaults to 5 seconds
 there on PostgreSQL (LISTEN/NOTIFY) and to polling every ``--sleep`` seconds elsewhere.
+On Redis ``block_for`` defaults to 5 seconds too (idle workers block, so a new job starts
+at once); ``"block_for": None`` makes them poll every ``--sleep`` seconds instead.
 
 A connection's ``queues`` lists the queue names it accepts, so a typo in a dispatch
 fails loudly instead of filling a queue no worker reads; ``"*"`` accepts any valid name.
@@ -36,6 +38,7 @@ from django.dispatch import receiver
 
 from queueing.drivers.redis.keys import DEFAULT_PREFIX
 from queueing.errors import ConfigurationError, UnknownConnection, UnknownQueue
+from queueing.settings_hints import nearest, unknown_keys
 
 DRIVERS = ("redis", "database", "sync", "null")
 QUEUE_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")  # used with fullmatch
@@ -48,6 +51,10 @@ DEFAULT_MAX_DELIVERIES = 5  # silent deliveries (worker died) before an entry is
 DEFAULT_SOCKET_CONNECT_TIMEOUT = 5.0
 DEFAULT_SOCKET_TIMEOUT = 10.0
 DEFAULT_MAX_PAYLOAD_BYTES = 10 * 1024 * 1024  # largest encoded payload dispatch sends
+# An idle worker on Redis blocks on the queue's wake-up list (in one-second slices), so a
+# job pushed to an idle worker starts at once; polling every --sleep seconds (3) made the
+# first job of a new project visibly lag and a "retry in 1 s" take 3.
+DEFAULT_REDIS_BLOCK_FOR = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +66,8 @@ class ConnectionConfig:
     url: str | None = None
     embedded_dir: str | None = None  # start a redis-server here when `url` is not set
     retry_after: float | None = DEFAULT_RETRY_AFTER  # None: reservations never expire
-    block_for: float | None = None  # None: never block; workers sleep when idle
+    block_for: float | None = None  # None: never block; workers sleep when idle (parse sets
+    # DEFAULT_REDIS_BLOCK_FOR on redis connections that do not say)
     prefix: str = DEFAULT_PREFIX
     migration_batch_size: int = DEFAULT_MIGRATION_BATCH
     max_deliveries: int = DEFAULT_MAX_DELIVERIES  # 0: no poison cap
@@ -98,9 +106,11 @@ class QueueSettings:
         try:
             return self.connections[name]
         except KeyError:
+            guess = nearest(name, self.connections)
             raise UnknownConnection(
-                f"unknown queue connection {name!r}; configured: "
-                f"{', '.join(sorted(self.connections)) or '(none)'}"
+                f"unknown queue connection {name!r}"
+                + (f" (did you mean {guess!r}?)" if guess else "")
+                + f"; configured: {', '.join(sorted(self.connections)) or '(none)'}"
             ) from None
 
 
@@ -114,21 +124,24 @@ def _number(conn: str, key: str, value: Any, *, allow_none: bool) -> float | Non
     return value
 
 
+CONNECTION_KEYS = frozenset({
+    "driver", "queue", "queues", "url", "embedded_dir", "retry_after",
+    "block_for", "prefix", "migration_batch_size", "max_deliveries", "options",
+    "cluster", "socket_timeout", "socket_connect_timeout",
+    "database", "listen", "synchronous_commit",
+})
+SETTINGS_KEYS = frozenset({"default", "after_commit", "connections", "max_payload_bytes",
+                           "middleware"})
+
+
 def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
     """Validate one connection block; raise ConfigurationError naming the bad key."""
     if not isinstance(raw, dict):
         raise ConfigurationError(f"QUEUE['connections'][{name!r}] must be a dict")
-    known = {
-        "driver", "queue", "queues", "url", "embedded_dir", "retry_after",
-        "block_for", "prefix", "migration_batch_size", "max_deliveries", "options",
-        "cluster", "socket_timeout", "socket_connect_timeout",
-        "database", "listen", "synchronous_commit",
-    }
-    unknown = set(raw) - known
+    unknown = set(raw) - CONNECTION_KEYS
     if unknown:
         raise ConfigurationError(
-            f"QUEUE['connections'][{name!r}] has unknown keys: {', '.join(sorted(unknown))}"
-        )
+            unknown_keys(f"QUEUE['connections'][{name!r}]", unknown, CONNECTION_KEYS))
     driver = raw.get("driver", "redis")
     if driver not in DRIVERS:
         raise ConfigurationError(
@@ -204,7 +217,9 @@ def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
         embedded_dir=raw.get("embedded_dir") or None,
         retry_after=_number(name, "retry_after", raw.get("retry_after", DEFAULT_RETRY_AFTER),
                             allow_none=True),
-        block_for=_number(name, "block_for", raw.get("block_for"), allow_none=True),
+        block_for=_number(name, "block_for", raw.get(
+            "block_for", DEFAULT_REDIS_BLOCK_FOR if driver == "redis" else None),
+            allow_none=True),
         prefix=prefix,
         migration_batch_size=batch,
         max_deliveries=max_deliveries,
@@ -246,16 +261,52 @@ def cluster_url(conn: str, url: str | None, cluster: Any) -> tuple[str | None, b
 
 
 def parse_settings(raw: dict[str, Any] | None) -> QueueSettings:
+    """settings.QUEUE, typed; ConfigurationError with the first mistake (settings_errors
+    lists them all, for `manage.py check`)."""
+    errors, parsed = _parse_all(raw)
+    if errors:
+        raise errors[0]
+    assert parsed is not None
+    return parsed
+
+
+def settings_errors(raw: dict[str, Any] | None) -> list[ConfigurationError]:
+    """Every mistake in settings.QUEUE at once: the top level's and each connection's (the
+    first of each block), so one `manage.py check` shows them all."""
+    return _parse_all(raw)[0]
+
+
+def _parse_all(raw: dict[str, Any] | None) -> tuple[list[ConfigurationError],
+                                                     QueueSettings | None]:
     raw = dict(raw or {})
+    errors: list[ConfigurationError] = []
+    unknown = set(raw) - SETTINGS_KEYS
+    if unknown:
+        errors.append(ConfigurationError(unknown_keys("QUEUE", unknown, SETTINGS_KEYS)))
     connections_raw = raw.get("connections") or {"sync": {"driver": "sync"}}
-    connections = {name: parse_connection(name, block) for name, block in connections_raw.items()}
-    default = raw.get("default") or next(iter(connections))
-    if default not in connections:
-        raise ConfigurationError(f"QUEUE['default'] names unknown connection {default!r}")
+    if not isinstance(connections_raw, dict):
+        return [*errors, ConfigurationError(
+            "QUEUE['connections'] must be a dict of connection name -> settings")], None
+    connections = {}
+    for name, block in connections_raw.items():
+        try:
+            connections[name] = parse_connection(name, block)
+        except ConfigurationError as exc:
+            errors.append(exc)
+    default = raw.get("default") or next(iter(connections_raw))
+    if default not in connections_raw:
+        guess = nearest(default, connections_raw)
+        errors.append(ConfigurationError(
+            f"QUEUE['default'] names unknown connection {default!r}"
+            + (f" (did you mean {guess!r}?)" if guess else "")
+            + f"; configured: {', '.join(map(str, connections_raw))}"))
     max_payload = raw.get("max_payload_bytes", DEFAULT_MAX_PAYLOAD_BYTES)
     if isinstance(max_payload, bool) or not isinstance(max_payload, int) or max_payload < 0:
-        raise ConfigurationError("QUEUE['max_payload_bytes'] must be an int >= 0 (0: no limit)")
-    return QueueSettings(
+        errors.append(ConfigurationError(
+            "QUEUE['max_payload_bytes'] must be an int >= 0 (0: no limit)"))
+    if errors:
+        return errors, None
+    return [], QueueSettings(
         default=default,
         after_commit=bool(raw.get("after_commit", True)),
         connections=connections,

@@ -33,6 +33,11 @@ class NotSerializable(DispatchError, TypeError):
     """An argument cannot be carried in a JSON payload."""
 
 
+class BadDispatch(DispatchError, TypeError):
+    """A dispatch no worker could run: its arguments do not fit the job's parameters, or
+    the job is declared in a module workers do not import."""
+
+
 class UnknownJob(QueueError, LookupError):
     """A payload names a job that is not in the registry of dispatchable jobs."""
 

@@ -17,9 +17,11 @@ from django.core.checks import Warning, register
 
 from queueing.models import FailedJob
 
-HINT = ('Set DATABASES[{alias!r}]["OPTIONS"] = {{"transaction_mode": "IMMEDIATE", '
-        '"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;"}} (Django 5.1+), '
-        "as the standalone site does (standalone/settings.py).")
+# Whole in itself: the hint used to send readers to standalone/settings.py, a file of the
+# clone that is not in the wheel a project installs.
+HINT = ('Add to your settings: DATABASES[{alias!r}]["OPTIONS"] = {{"transaction_mode": '
+        '"IMMEDIATE", "timeout": 20, "init_command": "PRAGMA journal_mode=WAL;"}} '
+        "(Django 5.1+).")
 
 
 def _wal_file(name: Any) -> bool:

@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "queueing",
     "horizon",
     "standalone",  # manage.py serve
+    "standalone.demo",  # manage.py demo (make demo): a minute of demo traffic
 ]
 
 MIDDLEWARE = [

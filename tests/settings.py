@@ -112,7 +112,8 @@ for _name, _alias in (("db-pg", "pg"), ("db-lite", "default"), ("db-maria", "mar
 
 DB_TEST_CONNECTION = "db-pg" if "db-pg" in QUEUE["connections"] else "db-lite"
 
-INSTALLED_APPS = [*INSTALLED_APPS, "tests.testapp"]
+# The demo's jobs stay out of the suite's registry (tests/test_demo.py adds them back).
+INSTALLED_APPS = [*(a for a in INSTALLED_APPS if a != "standalone.demo"), "tests.testapp"]
 # tests/test_async_dispatch.py serves tests/testapp/async_urls.py under uvicorn.
 ROOT_URLCONF = os.environ.get("TEST_ROOT_URLCONF", "standalone.urls")
 # Worker processes started by tests may beat faster, so a killed one is seen gone sooner.

@@ -17,7 +17,7 @@ from asgiref.sync import async_to_sync
 from django.db import transaction
 from django.test import override_settings
 
-from queueing import Job, connections, dispatch_many_async
+from queueing import connections, dispatch_many_async
 from queueing.drivers.redis.keys import QueueKeys, task_result_key
 from queueing.tasks.framework import PRIMARY
 from tests.conftest import ROOT, subprocess_env
@@ -45,13 +45,6 @@ def stable(data):
     return out
 
 
-class AsyncRecord(Job):
-    queue = "high"
-
-    def handle(self, label):
-        jobs.note(jobs.RAN, label=label)
-
-
 # -- the payload and where it lands ----------------------------------------------------------
 def test_adelay_pushes_the_payload_delay_pushes(rclient):
     sync_uuid = jobs.record.using(tries=4, tags=["a"]).delay("same", extra=1)
@@ -68,8 +61,8 @@ def test_every_dispatch_entry_point_has_its_async_twin(rclient):
         return [await jobs.record.adelay("function"),
                 await jobs.record.using(queue="high").adelay("pending"),
                 await jobs.record.s("signature").adelay(),
-                await AsyncRecord.adelay("class"),
-                await AsyncRecord.using(queue="default").adelay("class-pending")]
+                await jobs.AsyncRecord.adelay("class"),
+                await jobs.AsyncRecord.using(queue="default").adelay("class-pending")]
 
     uuids = asyncio.run(go())
     assert [d["uuid"] for d in ready(rclient)] == [uuids[0], uuids[2], uuids[4]]

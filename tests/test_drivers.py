@@ -30,7 +30,7 @@ def test_null_driver_drops_jobs(rclient):
     ({"connections": {"r": {"driver": "redis"}}}, "needs a 'url'"),
     ({"connections": {"r": {"driver": "sync", "retry_after": -1}}}, "retry_after"),
     ({"connections": {"r": {"driver": "sync", "queues": "default"}}}, "queues"),
-    ({"connections": {"r": {"driver": "sync", "colour": 1}}}, "unknown keys"),
+    ({"connections": {"r": {"driver": "sync", "colour": 1}}}, "unknown key"),
     ({"default": "x", "connections": {"r": {"driver": "sync"}}}, "unknown connection"),
 ])
 def test_bad_connection_settings_are_refused(raw, message):

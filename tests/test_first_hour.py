@@ -71,3 +71,151 @@ def test_first_admin_with_a_plain_user_named_admin_picks_another_name():
     assert "username: admin2" in out.getvalue()
     assert authenticate(username="admin2", password=password).is_superuser
     assert not User.objects.get(username="admin").is_superuser, "left as it was"
+
+
+# -- issue 31: settings mistakes told all at once, with the nearest valid key ---------------
+def messages(ids_prefix: str) -> list[str]:
+    return [m.msg for m in run_checks() if m.id.startswith(ids_prefix)]
+
+
+def test_every_queue_setting_mistake_is_listed_at_once_with_the_nearest_key(settings):
+    settings.QUEUE = {
+        **settings.QUEUE, "after_comit": True,
+        "connections": {**settings.QUEUE["connections"],
+                        "typo": {"driver": "redis", "url": "redis://h/0", "queus": ["a"]},
+                        "bad": {"driver": "redsi"}}}
+    found = messages("queueing.E001")
+    assert len(found) == 3, found
+    assert any("QUEUE has unknown key 'after_comit' (did you mean 'after_commit'?)" in m
+               for m in found), found
+    assert any("['typo'] has unknown key 'queus' (did you mean 'queues'?); valid keys: "
+               in m and "block_for" in m for m in found), found
+    assert any("['bad']['driver'] must be one of" in m for m in found), found
+
+
+def test_every_supervisor_mistake_is_listed_at_once(settings):
+    settings.HORIZON = {**settings.HORIZON, "supervisors": {
+        "one": {"queue": ["default"], "max_proceses": 2},
+        "two": {"queue": ["default"], "min_processes": 3, "max_processes": 1},
+        "three": {"queue": ["default"], "connection": "redsi"}}}
+    found = messages("horizon.E00")
+    assert len(found) == 3, found
+    assert any("'one' has unknown key 'max_proceses' (did you mean 'max_processes'?)" in m
+               for m in found), found
+    assert any("'two': min_processes (3) is above max_processes (1)" in m for m in found)
+    assert any("'three'" in m and "unknown queue connection 'redsi' (did you mean 'redis'?)"
+               in m for m in found), found
+
+
+def test_a_supervisor_takes_queues_as_well_as_queue(settings):
+    from horizon.config import horizon_settings
+
+    settings.HORIZON = {**settings.HORIZON, "supervisors": {
+        "plural": {"queues": ["high", "default"], "max_processes": 1}}}
+    assert messages("horizon.E00") == []
+    [supervisor] = horizon_settings().supervisors
+    assert supervisor.queues == ("high", "default")
+    settings.HORIZON = {**settings.HORIZON, "supervisors": {
+        "both": {"queue": ["high"], "queues": ["default"]}}}
+    [message] = messages("horizon.E00")
+    assert "both 'queue' and 'queues'" in message
+
+
+def test_a_horizon_key_typo_names_the_nearest_key(settings):
+    settings.HORIZON = {**settings.HORIZON, "supervisor": {}}
+    [message] = messages("horizon.E001")
+    assert "HORIZON has unknown key 'supervisor' (did you mean 'supervisors'?)" in message
+
+
+def test_horizon_without_the_queueing_app_says_so(tmp_path):
+    settings_file = tmp_path / "no_queueing_settings.py"
+    settings_file.write_text(
+        "from tests.settings import *  # noqa\n"
+        "INSTALLED_APPS = [a for a in INSTALLED_APPS if a not in ('queueing', 'tests.testapp')]\n")
+    env = subprocess_env(DJANGO_SETTINGS_MODULE="no_queueing_settings",
+                         PYTHONPATH=f"{tmp_path}:{subprocess_env().get('PYTHONPATH', '')}")
+    done = subprocess.run(manage_command("check"), env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert "ImproperlyConfigured: 'horizon' needs the 'queueing' app" in last, done.stderr
+    assert 'INSTALLED_APPS += ["django_htmx", "queueing", "horizon"]' in last
+
+
+def test_the_sqlite_hint_needs_no_file_outside_the_wheel(settings):
+    from queueing import store_checks
+
+    original = settings.DATABASES["default"]["OPTIONS"]
+    settings.DATABASES["default"]["OPTIONS"] = {}  # a new project's (restored below)
+    try:
+        [warning] = store_checks.check_failed_store(None)
+    finally:
+        settings.DATABASES["default"]["OPTIONS"] = original
+    assert "standalone" not in warning.hint and ".py" not in warning.hint
+    assert '"transaction_mode": "IMMEDIATE"' in warning.hint
+
+
+# -- issue 31: commands that delete ask first, and work without a terminal ------------------
+def failed_rows(n: int) -> list:
+    from queueing.models import FailedJob
+
+    return [FailedJob.objects.create(
+        uuid=f"u-{i}", connection="redis", queue="default", job="app.jobs.charge",
+        payload="{}", exception=(f"ValueError: card {i} declined\nTraceback (most recent "
+                                 f"call last):\n  File \"app/jobs.py\", line {i}, in charge\n"
+                                 "password=hunter2\n")) for i in range(n)]
+
+
+@pytest.mark.django_db
+def test_queue_flush_asks_first_and_needs_force_without_a_terminal(monkeypatch):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    from queueing.models import FailedJob
+
+    failed_rows(2)
+    monkeypatch.setattr("builtins.input", lambda prompt: "n")
+    out = StringIO()
+    call_command("queue_flush", stdout=out)
+    assert "Nothing deleted." in out.getvalue() and FailedJob.objects.count() == 2
+
+    def no_terminal(prompt):
+        raise EOFError
+
+    monkeypatch.setattr("builtins.input", no_terminal)
+    with pytest.raises(CommandError, match="Pass --force"):
+        call_command("queue_flush", stdout=StringIO())
+    assert FailedJob.objects.count() == 2
+    call_command("queue_flush", "--force", stdout=StringIO())
+    assert FailedJob.objects.count() == 0
+
+
+def test_queue_clear_without_a_terminal_says_to_pass_force(rclient):
+    from tests.testapp import jobs
+
+    jobs.record.delay("kept")
+    done = subprocess.run(manage_command("queue_clear", "--queue=default"),
+                          env=subprocess_env(), stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert "EOFError" not in done.stderr and "Pass --force" in done.stderr, done.stderr
+    assert rclient.llen("queues:{default}") == 1
+
+
+@pytest.mark.django_db
+def test_queue_failed_traceback_prints_each_masked_traceback():
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    failed_rows(2)
+    plain = StringIO()
+    call_command("queue_failed", stdout=plain)
+    assert "Traceback" not in plain.getvalue()
+    out = StringIO()
+    call_command("queue_failed", "--traceback", stdout=out)
+    text = out.getvalue()
+    assert text.count("Traceback (most recent call last):") == 2
+    assert "== u-1  app.jobs.charge" in text and 'line 1, in charge' in text
+    assert "hunter2" not in text

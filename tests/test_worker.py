@@ -215,9 +215,9 @@ def test_queue_forget_and_flush():
     with pytest.raises(CommandError):
         call_command("queue_forget", uuids[0])
     FailedJob.objects.filter(uuid=uuids[1]).update(failed_at="2000-01-01T00:00:00Z")
-    call_command("queue_flush", "--hours=1", stdout=io.StringIO())
+    call_command("queue_flush", "--hours=1", "--force", stdout=io.StringIO())
     assert list(FailedJob.objects.values_list("uuid", flat=True)) == [uuids[2]]
-    call_command("queue_flush", stdout=io.StringIO())
+    call_command("queue_flush", "--force", stdout=io.StringIO())
     assert FailedJob.objects.count() == 0
 
 

@@ -180,6 +180,10 @@ class Series:
     wait: charts.Chart | None = None  # average wait (s) of first deliveries
     depth: charts.Chart | None = None  # pending jobs (queues only)
     failed_in_range: int = 0  # jobs failed in the drawn snapshots
+    # Some drawn snapshots predate the failure and depth fields (taken by an older
+    # version): only then may an empty chart blame them (a new install has none such).
+    older_failures: bool = False
+    older_depth: bool = False
 
     @property
     def key(self) -> str:
@@ -233,7 +237,9 @@ def _series(kind: str, name: str, snaps: list[dict], width: int, height: int,
         depth=(charts.line_chart([(s["time"], s["pending"]) for s in deep], width, height,
                                  axes=axes, unit="pending", top=tops[3])
                if kind == "queue" else None),
-        failed_in_range=sum(s.get("failed", 0) for s in snaps))
+        failed_in_range=sum(s.get("failed", 0) for s in snaps),
+        older_failures=len(timed) < len(snaps),
+        older_depth=any("pending" not in s for s in snaps))
 
 
 def series(kind: str, limit: int = SPARK_POINTS, width: int = 600,

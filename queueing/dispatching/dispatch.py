@@ -21,6 +21,7 @@ from django.db import connections as db_connections
 from queueing import connections, tracing
 from queueing.config import ConnectionConfig, queue_settings
 from queueing.dispatching import payload as payload_lib
+from queueing.dispatching.call_checks import check_call, check_discovered
 from queueing.dispatching.limits import check_size
 from queueing.dispatching.unique import dispatch_controlled
 
@@ -49,6 +50,8 @@ def target_of(signature: Signature) -> tuple[ConnectionConfig, str]:
 
 def validate_signature(signature: Signature) -> tuple[ConnectionConfig, str]:
     conn, queue = target_of(signature)
+    check_discovered(signature.definition, conn.driver)
+    check_call(signature.definition, signature.args, signature.kwargs)
     payload_lib.check_arguments(signature.definition.name, signature.args, signature.kwargs)
     return conn, queue
 

@@ -55,9 +55,15 @@ class JobDefinition:
 
 
 _registry: dict[str, JobDefinition] = {}
+# Names registered while Django was setting up (apps' imports, ready(), the jobs modules'
+# discovery): what every process, a worker's too, has loaded. A job registered later (by
+# a view, a shell, a script) exists only in the process that imported it.
+_at_startup: set[str] = set()
 
 
 def register(definition: JobDefinition) -> JobDefinition:
+    from django.apps import apps
+
     existing = _registry.get(definition.name)
     if existing is not None and existing.origin != definition.origin:
         raise ConfigurationError(
@@ -65,7 +71,14 @@ def register(definition: JobDefinition) -> JobDefinition:
             f"{definition.origin}; give one of them another name=..."
         )
     _registry[definition.name] = definition
+    if not apps.ready:
+        _at_startup.add(definition.name)
     return definition
+
+
+def loaded_at_startup(name: str) -> bool:
+    """Was the job `name` declared while Django set up, so workers load it too?"""
+    return name in _at_startup
 
 
 def resolve(name: str) -> JobDefinition:

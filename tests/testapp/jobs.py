@@ -30,6 +30,15 @@ def record(label, **extra):
     note(RAN, label=label, **extra)
 
 
+class AsyncRecord(Job):
+    """A class job the async dispatch tests send with Job.adelay."""
+
+    queue = "high"
+
+    def handle(self, label):
+        note(RAN, label=label)
+
+
 @job(queue="high")
 def record_high(label):
     note(RAN, label=label, queue="high")

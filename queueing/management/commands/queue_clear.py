@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 from queueing import connections
 from queueing.dispatching import unique
 from queueing.errors import QueueError
+from queueing.management.confirm import confirmed
 
 
 class Command(BaseCommand):
@@ -20,11 +21,9 @@ class Command(BaseCommand):
             queue = driver.config.check_queue(driver.config.queue if queue is None else queue)
         except QueueError as exc:
             raise CommandError(str(exc)) from exc
-        if not force:
-            answer = input(f"Delete every pending job of {driver.name}:{queue}? [y/N] ")
-            if answer.strip().lower() not in ("y", "yes"):
-                self.stdout.write("Nothing deleted.")
-                return
+        if not confirmed(f"Delete every pending job of {driver.name}:{queue}?", force=force):
+            self.stdout.write("Nothing deleted.")
+            return
         locked = unique.waiting_locks(driver, queue)  # unique jobs' locks go with them
         count = driver.clear(queue)
         unique.release_cleared(driver, queue, locked)

@@ -1,16 +1,25 @@
-"""Delete all failed jobs, or those older than --hours."""
+"""Delete all failed jobs, or those older than --hours (asks first, unless --force)."""
 from django.core.management.base import BaseCommand
 
 from queueing import failed
+from queueing.management.confirm import confirmed
 
 
 class Command(BaseCommand):
-    help = "Delete every failed job (or only those that failed more than --hours ago)."
+    help = ("Delete every failed job (or only those that failed more than --hours ago); "
+            "asks first unless --force.")
 
     def add_arguments(self, parser):
         parser.add_argument("--hours", type=float, default=None)
+        parser.add_argument("--force", action="store_true", help="Do not ask for confirmation.")
 
-    def handle(self, *args, hours, **options):
-        count = failed.flush(hours)
+    def handle(self, *args, hours, force, **options):
         scope = f" older than {hours:g} hours" if hours is not None else ""
+        waiting = failed.matching().count() if hours is None else None
+        what = (f"every failed job ({waiting})" if waiting is not None
+                else f"the failed jobs{scope}")
+        if not confirmed(f"Delete {what}?", force=force):
+            self.stdout.write("Nothing deleted.")
+            return
+        count = failed.flush(hours)
         self.stdout.write(self.style.SUCCESS(f"Deleted {count} failed job(s){scope}."))

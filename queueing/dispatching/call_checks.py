@@ -1,0 +1,96 @@
+"""Refuse at dispatch what would fail in the worker on every try.
+
+Two mistakes used to be accepted by ``.delay()`` and to fail only in a worker, once per
+try, far from the line that made them:
+
+* the call does not fit the job's signature (wrong arity, an unknown keyword, or a
+  dispatch option such as ``delay=5`` passed as a job argument): checked here by binding
+  the arguments to the job's parameters, as Celery's ``typing`` check does;
+* the job is declared in a module workers never import (``myapp/views.py`` instead of
+  ``myapp/jobs.py``): workers load the jobs modules of installed apps at start, so such
+  a job is "not registered" there. The registry marks which definitions were declared
+  while Django was setting up (the same imports a worker makes); one declared later, by
+  a view, a shell or a script, is refused on a connection a worker serves.
+
+Both raise ``BadDispatch`` (a DispatchError) naming the job, before anything is written.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from queueing.dispatching.registry import JobDefinition, loaded_at_startup
+from queueing.errors import BadDispatch
+
+# Options of .using(...) that people pass to .delay(...) by mistake.
+DISPATCH_OPTIONS = ("delay", "queue", "connection", "tries", "backoff", "timeout",
+                    "retry_until", "max_exceptions", "fail_on_timeout", "tags",
+                    "after_commit", "countdown", "eta")
+WORKERLESS_DRIVERS = ("sync", "null")  # run inline or dropped: no worker imports anything
+
+
+def job_parameters(definition: JobDefinition) -> inspect.Signature | None:
+    """The parameters a worker calls the job with (a class job's ``handle`` without
+    ``self``); None when they cannot be read (a builtin, a C function)."""
+    code = definition.target.handle if definition.is_class else definition.target
+    try:
+        signature = inspect.signature(code)
+    except (TypeError, ValueError):
+        return None
+    if definition.is_class:
+        parameters = list(signature.parameters.values())[1:]  # self
+        signature = signature.replace(parameters=parameters)
+    return signature
+
+
+def check_call(definition: JobDefinition, args: tuple, kwargs: dict[str, Any]) -> None:
+    """BadDispatch when `args`/`kwargs` do not bind to the job's parameters."""
+    if definition.adapter is not None:  # a Django Task: its framework checks its calls
+        return
+    signature = job_parameters(definition)
+    if signature is None:
+        return
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise BadDispatch(call_error(definition, signature, args, kwargs, str(exc))) from None
+
+
+def call_error(definition: JobDefinition, signature: inspect.Signature, args: tuple,
+               kwargs: dict[str, Any], reason: str) -> str:
+    """The message: the job, what was wrong, what it takes, and the likely fix."""
+    message = (f"cannot dispatch {definition.name}: {reason} "
+               f"(it takes {definition.target.__qualname__}{signature}; "
+               f"called with {describe(args, kwargs)})")
+    options = [key for key in kwargs if key in DISPATCH_OPTIONS
+               and key not in signature.parameters]
+    if options:
+        given = ", ".join(f"{key}={kwargs[key]!r}" for key in options)
+        rest = ", ".join([*(repr(a) for a in args),
+                          *(f"{k}={v!r}" for k, v in kwargs.items() if k not in options)])
+        what = "is a dispatch option" if len(options) == 1 else "are dispatch options"
+        message += (f"; {', '.join(options)} {what}, not a job argument: "
+                    f"use .using({given}).delay({rest})")
+    return message
+
+
+def describe(args: tuple, kwargs: dict[str, Any]) -> str:
+    parts = [f"{len(args)} positional argument{'s' if len(args) != 1 else ''}"]
+    if kwargs:
+        parts.append(f"keywords {', '.join(sorted(kwargs))}")
+    return " and ".join(parts)
+
+
+def check_discovered(definition: JobDefinition, driver: str) -> None:
+    """BadDispatch when workers would not find the job (see the module docstring)."""
+    if driver in WORKERLESS_DRIVERS or definition.adapter is not None:
+        return
+    if loaded_at_startup(definition.name):
+        return
+    module = definition.target.__module__
+    where = (f"{module.rsplit('.', 1)[0]}.jobs (a jobs.py module of an installed app)"
+             if "." in module else "a jobs.py module of an installed app")
+    raise BadDispatch(
+        f"cannot dispatch {definition.name}: it is declared in {module}, which workers do "
+        "not import (they load the jobs module of each installed app at start, and run "
+        f"only the jobs declared by then). Move it to {where}, or import it from there")
