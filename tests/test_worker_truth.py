@@ -191,9 +191,10 @@ def test_a_worker_started_while_redis_is_down_comes_up_with_it(spawn_worker):
     worker = spawn_worker("--queue=default", "--block-for=1", "--reconnect-timeout=60",
                           env={"TEST_REDIS_URL": server.url})
     try:
-        time.sleep(3)
+        wait_until(lambda: "waiting for Redis" in worker.output(), timeout=30,
+                   message="the worker to say it waits for Redis")
+        time.sleep(2)
         assert worker.running(), worker.output()
-        assert "waiting for Redis" in worker.output()
         url = server.ensure_running()
         config = dataclasses.replace(queue_settings().connection("redis"), url=url)
         late = RedisDriver(config, make_client(config))
