@@ -184,9 +184,9 @@ def test_50_sidecar_kills_under_busy_slot_threads_each_restart_comes_up_and_no_j
         spawn_worker, rclient):
     """8 slot threads make Redis calls on the process's shared client all the time (its
     pool lock taken and released every few ms) while the worker's sidecar is SIGKILLed
-    50 times. Each time a new sidecar is running within 5 s, and it works: the leases
-    (retry_after 2 s, jobs of 3-5 s) are renewed, so a second worker beside never starts
-    a job the first still runs."""
+    50 times. Each time a new sidecar is running within 5 s, and it works: within 8 s it
+    renews a lease the first worker held at the kill (retry_after 2 s, jobs of 3-5 s), and
+    a second worker beside never starts a job the first still runs."""
     env = {"TEST_RETRY_AFTER": "2"}
     args = ("--queue=default", "--tries=0", "--block-for=1", "--timeout=0", "--quiet",
             "--prefetch=1")
@@ -203,10 +203,27 @@ def test_50_sidecar_kills_under_busy_slot_threads_each_restart_comes_up_and_no_j
     for kill in range(50):
         os.kill(sidecar, signal.SIGKILL)
         killed_at = time.monotonic()
+        snapshot = held_by(rclient, first.pid)
         replaced = until(lambda: [p for p in sidecars(first) if p != sidecar], 5,
                          f"a new sidecar after kill {kill + 1}", first)
         restarts.append(time.monotonic() - killed_at)
         [sidecar] = replaced
+        # It came up for real: it renews the first worker's leases (a child hung as it
+        # starts exists, but renews nothing).
+        def renewing():
+            nonlocal snapshot
+            if not snapshot:
+                snapshot = held_by(rclient, first.pid)
+                return False
+            for member, score in snapshot.items():
+                now_score = rclient.zscore(DEFAULT.reserved, member)
+                if now_score is not None and now_score > score + 0.2:
+                    return True
+            if all(rclient.zscore(DEFAULT.reserved, m) is None for m in snapshot):
+                snapshot = held_by(rclient, first.pid)  # all finished: look at the next
+            return False
+
+        until(renewing, 8, f"the new sidecar to renew leases after kill {kill + 1}", first)
         time.sleep(chooser.uniform(0.05, 0.4))
     # Past the last kill: the leases must still hold for a few more of them.
     time.sleep(5)
@@ -214,6 +231,13 @@ def test_50_sidecar_kills_under_busy_slot_threads_each_restart_comes_up_and_no_j
     overlapping = overlaps(rclient)
     assert overlapping == [], f"jobs run by two workers at once: {overlapping[:5]}"
     assert len(restarts) == 50
+
+
+def held_by(client, pid) -> dict[bytes, float]:
+    """The members of the reserved set a worker holds, with their lease expiry."""
+    return {member: score
+            for member, score in client.zrange(DEFAULT.reserved, 0, -1, withscores=True)
+            if f":{pid}:".encode() in member}
 
 
 def runs_of(client) -> dict[str, list[dict]]:
@@ -280,7 +304,9 @@ def test_4000_jobs_half_timing_out_in_1ms_during_lazy_imports_leave_no_slot_stuc
     completed = done_counts(rclient)
     failed = {label_of.get(uuid, uuid): text for uuid, text in failed_by_uuid().items()}
     assert set(completed) | set(failed) == set(labels)
-    assert set(completed) & set(failed) == set(), "a job both done and failed"
+    # A 1 ms timeout may land after the body's last call (its work done) and before it
+    # returns: that job is done and failed as timed out, as at-least-once allows.
+    assert (set(completed) & set(failed)) <= timed, "a job without a timeout failed"
     assert all(count == 1 for count in completed.values())
     assert set(labels) - timed <= set(completed), "a job without a timeout failed"
     not_timeouts = {label: first_line(text) for label, text in failed.items()
