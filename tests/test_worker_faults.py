@@ -185,14 +185,14 @@ def test_50_sidecar_kills_under_busy_slot_threads_each_restart_comes_up_and_no_j
     """8 slot threads make Redis calls on the process's shared client all the time (its
     pool lock taken and released every few ms) while the worker's sidecar is SIGKILLed
     50 times. Each time a new sidecar is running within 5 s, and it works: within 8 s it
-    renews a lease the first worker held at the kill (retry_after 2 s, jobs of 3-5 s), and
+    renews a lease the first worker held at the kill (retry_after 4 s, jobs of 5-7 s), and
     a second worker beside never starts a job the first still runs."""
-    env = {"TEST_RETRY_AFTER": "2"}
+    env = {"TEST_RETRY_AFTER": "4"}
     args = ("--queue=default", "--tries=0", "--block-for=1", "--timeout=0", "--quiet",
             "--prefetch=1")
     total = 400
     labels = [f"b{i}" for i in range(total)]
-    dispatch_many([jobs.t30_redis_busy.s(label, 3.0 + (i % 3)) for i, label in enumerate(labels)])
+    dispatch_many([jobs.t30_redis_busy.s(label, 5.0 + (i % 3)) for i, label in enumerate(labels)])
     first = spawn_worker("--concurrency=8", *args, env=env)
     [sidecar] = until(lambda: sidecars(first), 30, "the first sidecar", first)
     until(lambda: len(rclient.keys(f"{jobs.T30_RUNS}:*")) >= 8, 30,
