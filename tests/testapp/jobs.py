@@ -588,3 +588,160 @@ def charge(order_id, callback_url, amount=0, api_token=""):
 
 
 from tests.testapp.truth_jobs import *  # noqa: E402,F403  (the worker-truth tests' jobs)
+
+
+# -- issue 30: process-level fault tests (tests/test_worker_faults.py,
+# tests/test_worker_stalls.py, tests/test_database_worker_faults.py) --------------------------
+# Every job here records to Redis (never through the queue's own store calls): T30_DONE
+# counts completions per label, T30_RUNS keeps one row per run (pid, start, last sign of
+# life, end) so a test can tell whether two runs of one job were alive at the same time.
+T30_DONE = "test:t30:done"
+T30_PIDS = "test:t30:pids"
+T30_RUNS = "test:t30:runs"
+T30_MARKS = "test:t30:marks"
+T30_SHORT = "test:t30:short"
+
+
+def t30_mark(label, phase, **extra) -> None:
+    running = current_job()
+    fields = {"label": label, "phase": phase, "pid": os.getpid(), "at": time.time()}
+    if running is not None:
+        fields.update(uuid=running.uuid, attempts=running.attempts)
+    fields.update(extra)
+    redis_driver("redis").client.rpush(T30_MARKS, json.dumps(fields))
+
+
+def t30_marks(label=None, phase=None) -> list[dict]:
+    found = [json.loads(x) for x in redis_driver("redis").client.lrange(T30_MARKS, 0, -1)]
+    return [m for m in found if (label is None or m["label"] == label)
+            and (phase is None or m["phase"] == phase)]
+
+
+def _t30_done(label) -> None:
+    pipe = redis_driver("redis").client.pipeline(transaction=False)
+    pipe.hincrby(T30_DONE, label, 1)
+    pipe.hincrby(T30_PIDS, str(os.getpid()), 1)
+    pipe.execute()
+
+
+@job
+def t30_storm(label):
+    """No work at all, one round trip: the worker's table changes as fast as it can."""
+    _t30_done(label)
+
+
+@job
+async def t30_async_storm(label):
+    import asyncio
+
+    await asyncio.sleep(0.001)
+    _t30_done(label)
+
+
+@job
+def t30_redis_busy(label, seconds):
+    """Makes Redis calls on the process's shared client the whole time it runs (about
+    one every 2 ms), so the client's connection pool lock is taken and released all the
+    time; its run row says when it was last alive."""
+    client = redis_driver("redis").client
+    run_id = f"{os.getpid()}-{time.time():.6f}"
+    started = time.time()
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        client.hset(f"{T30_RUNS}:{label}", run_id,
+                    json.dumps({"pid": os.getpid(), "start": started, "last": time.time()}))
+        client.get(f"{T30_RUNS}:nothing")
+        time.sleep(0.002)
+    client.hset(f"{T30_RUNS}:{label}", run_id,
+                json.dumps({"pid": os.getpid(), "start": started, "last": time.time(),
+                            "end": time.time()}))
+    _t30_done(label)
+
+
+@job
+def t30_lazy_import(module_name, label):
+    """Imports a module nobody imported yet (it sleeps while it is imported), as a job's
+    first call into a library does."""
+    import importlib
+
+    importlib.import_module(module_name)
+    _t30_done(label)
+
+
+@job(tries=2, backoff=0)
+async def t30_async_own_cancelled(label):
+    import asyncio
+
+    t30_mark(label, "start")
+    await asyncio.sleep(0.01)
+    raise asyncio.CancelledError(f"the job's own cancel {label}")
+
+
+@job(tries=2, backoff=0)
+async def t30_async_own_timeout(label):
+    import asyncio
+
+    t30_mark(label, "start")
+    await asyncio.wait_for(asyncio.sleep(5), 0.01)  # its own inner timeout: TimeoutError
+
+
+@job(tries=2, backoff=0)
+def t30_sync_system_exit(label):
+    t30_mark(label, "start")
+    raise SystemExit(f"the job's own SystemExit {label}")
+
+
+@job(tries=2, backoff=0)
+def t30_sync_keyboard_interrupt(label):
+    t30_mark(label, "start")
+    raise KeyboardInterrupt(f"the job's own KeyboardInterrupt {label}")
+
+
+@job
+def t30_plain(label):
+    t30_mark(label, "start")
+    t30_mark(label, "end")
+
+
+def _t30_overlap(key, **options):
+    from queueing.middleware import WithoutOverlapping
+
+    return [WithoutOverlapping(key, **options)]
+
+
+@job(middleware=_t30_overlap("t30-async-past-timeout", release_after=0.5), tries=1,
+     timeout=2)
+async def t30_async_overlap_past_timeout(label):
+    """An async job with middleware that would wait 60 s in one await (its thread asleep
+    in the event loop's select, not running Python): its timeout (2 s) must cancel it."""
+    import asyncio
+
+    t30_mark(label, "start")
+    await asyncio.sleep(60)
+    t30_mark(label, "end")
+
+
+@job(tries=1, timeout=0)
+def t30_long_sync(label, seconds):
+    """A long sync job in Python-level steps (an interrupt would land within a step)."""
+    t30_mark(label, "start")
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+    t30_mark(label, "end")
+
+
+@job(middleware=_t30_overlap("t30-stall-lock", release_after=0.5, expire_after=600),
+     tries=1, timeout=0)
+def t30_stalled_overlap(label, seconds):
+    """A long job holding a WithoutOverlapping lock that would outlive any test (600 s):
+    a run after a fence only gets the lock if the fence freed it. No Redis call between
+    its start and end marks, so a stall does not reach its own code. Once a test sets
+    T30_SHORT, a run lasts 1 s."""
+    if redis_driver("redis").client.exists(T30_SHORT):
+        seconds = 1.0
+    t30_mark(label, "start")
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+    t30_mark(label, "end")
