@@ -47,9 +47,11 @@ LEAVING = 2  # the worker is exiting with rows it could not settle: the sidecar 
 _HEADER = struct.Struct("=QqdQQ")
 _ROW = struct.Struct("=B7xdddQHHQ")
 _SEQ = struct.Struct("=Q")
-# The sidecar's own word, outside the seqlock (it has one writer: the sidecar): the time
-# of its last look at the table, so the worker can tell a wedged sidecar from a busy one.
-_BEAT = struct.Struct("=d")
+# The sidecar's own words, outside the seqlock (one writer: the sidecar): the time of its
+# last look at the table, so the worker can tell a wedged sidecar from a busy one; and the
+# time of its last renewal round that succeeded, so a sidecar started in its place knows
+# how fresh the leases it inherits are.
+_BEAT = struct.Struct("=dd")
 BEAT_AT = _HEADER.size
 MAX_ROWS = TABLE_ROWS  # rows the table holds: prefetch plus running plus finished
 SIZE = 64 * 1024 * 1024  # address space only: pages are used as rows need them
@@ -143,13 +145,20 @@ class TableMemory:
         self._end()
 
     # -- the sidecar's beat ---------------------------------------------------------------
-    def beat(self) -> None:
-        """The sidecar is alive and looking (it writes this word, and only this one)."""
-        _BEAT.pack_into(self.buffer, BEAT_AT, time.time())
+    def beat(self, renewed_at: float | None = None) -> None:
+        """The sidecar is alive and looking (it writes these words, and only these);
+        `renewed_at`: a renewal round just succeeded."""
+        if renewed_at is None:
+            renewed_at = self.last_renewed()
+        _BEAT.pack_into(self.buffer, BEAT_AT, time.time(), renewed_at)
 
     def last_beat(self) -> float:
         """When the sidecar last looked at the table (0: never)."""
         return _BEAT.unpack_from(self.buffer, BEAT_AT)[0]
+
+    def last_renewed(self) -> float:
+        """When a sidecar's renewal round last succeeded (0: never)."""
+        return _BEAT.unpack_from(self.buffer, BEAT_AT)[1]
 
     # -- the reader's side ----------------------------------------------------------------
     def read(self, writer_alive: Callable[[], bool] | None = None) -> tuple[int, list[Row]]:

@@ -202,6 +202,13 @@ class Sidecar:
 
         failing_since: float | None = None  # when renewals began to fail
         renewed: dict[str, float] = {}  # token -> when this sidecar last renewed it
+        # A sidecar started in place of one that died inherits its leases: each row was
+        # renewed at most one interval before that sidecar's last good round.
+        inherited = 0.0 if timing is None else max(
+            self.memory.last_renewed() - timing.renew_every, 0.0)
+        if inherited:
+            for row in self.memory.read(writer_alive=worker_alive)[1]:
+                renewed[row.token] = inherited
         warned: set[str] = set()
         while True:
             time.sleep(TICK)
@@ -251,6 +258,7 @@ class Sidecar:
             failing_since = None
             for row in due:
                 renewed[row.token] = now
+            self.memory.beat(renewed_at=now)
             for row in lapsed:
                 if row.token not in warned and row.state != FINISHED:
                     warned.add(row.token)
