@@ -123,7 +123,10 @@
   function isPoll(el) { return el && el.hasAttribute && el.hasAttribute("data-poll"); }
   // A poll is the region's own refresh; an operator's action (a form posting into the
   // region) always goes through and always swaps.
+  // Told apart when it is sent (htmx gives later events the target as elt, so a facet
+  // link's answer swapping into a list would look like the list's own poll).
   function isPollRequest(detail) {
+    if (detail.xhr && detail.xhr.horizonPoll !== undefined) { return detail.xhr.horizonPoll; }
     var verb = (detail.requestConfig && detail.requestConfig.verb) || "get";
     return isPoll(detail.elt) && verb.toLowerCase() === "get";
   }
@@ -148,7 +151,9 @@
   window.addEventListener("blur", function () { pointer = null; });
 
   document.addEventListener("htmx:beforeRequest", function (event) {
-    if (!isPollRequest(event.detail)) { return; }
+    var poll = isPollRequest(event.detail);
+    if (event.detail.xhr) { event.detail.xhr.horizonPoll = poll; }
+    if (!poll) { return; }
     var reason = holdReason(event.detail.elt);
     showLive(reason);
     if (reason) { event.preventDefault(); }
@@ -182,28 +187,31 @@
     $all("[data-poll]").forEach(function (el) { el.classList.remove("is-stale"); });
   }
 
-  // The focused control, as something that finds it again in the region's new HTML.
+  // The focused control, as something that finds it again in the region's new HTML:
+  // its id, else what names it (aria-label, data-value, name and value, or its text).
+  // Nothing found: the focus is not moved to some other control.
+  var NAMING = ["aria-label", "data-value", "data-key", "name", "value", "href"];
+
   function focusKey(region) {
     var active = document.activeElement;
     if (!active || active === document.body || !region.contains(active)) { return null; }
-    if (active.id) { return "#" + CSS.escape(active.id); }
-    var tag = active.tagName.toLowerCase();
-    var same = $all(tag, region);
-    return {tag: tag, index: same.indexOf(active), text: (active.textContent || "").trim(),
-            name: active.getAttribute("name"), value: active.getAttribute("value")};
+    if (active.id) { return {id: active.id}; }
+    var key = {tag: active.tagName.toLowerCase(), text: (active.textContent || "").trim()};
+    NAMING.forEach(function (name) { key[name] = active.getAttribute(name); });
+    return key;
   }
 
   function refocus(region, key) {
     if (!key || !region || region.contains(document.activeElement)) { return; }
     var target = null;
-    if (typeof key === "string") {
-      target = $(key, region);
+    if (key.id) {
+      target = document.getElementById(key.id);
+      if (target && !region.contains(target)) { target = null; }
     } else {
-      var same = $all(key.tag, region);
-      target = same.filter(function (el) {
-        return (el.textContent || "").trim() === key.text && el.getAttribute("name") === key.name &&
-          el.getAttribute("value") === key.value;
-      })[0] || same[key.index] || null;
+      target = $all(key.tag, region).filter(function (el) {
+        return NAMING.every(function (name) { return el.getAttribute(name) === key[name]; }) &&
+          (el.textContent || "").trim() === key.text;
+      })[0] || null;
     }
     if (target && target.focus) { target.focus({preventScroll: true}); }
   }

@@ -25,17 +25,14 @@ def one_queue(settings):
                         "supervisors": {"supervisor-1": {"queue": ["default"]}}}
 
 
-def slow_polls(page, path_part: str, delay: float, started: list):
-    """Let the real answers of the region's polls arrive `delay` seconds late (the
-    browser's network layer: the server and Redis are real)."""
+def held_polls(page, path_part: str, held: list):
+    """Hold the region's polls at the network: each is fetched from the real server
+    (real Redis) at once, and answered to the page only when the test says so."""
     def handle(route):
         if route.request.headers.get("hx-request") != "true":
             route.continue_()
             return
-        started.append(time.monotonic())
-        response = route.fetch()
-        time.sleep(delay)
-        route.fulfill(response=response)
+        held.append((route, route.fetch()))
     page.route(re.compile(path_part), handle)
 
 
@@ -44,17 +41,20 @@ def test_a_refresh_in_flight_when_the_pointer_arrives_is_dropped(page, operator,
     log_in(page, next_path="/jobs/pending/")
     expect(page.locator("#job-list")).to_contain_text("First")
     page.mouse.move(5, 5)
-    started: list = []
-    slow_polls(page, r"/jobs/pending/\?", 1.5, started)
+    held: list = []
     push(driver, name="app.jobs.Second")
+    held_polls(page, r"/jobs/pending/\?", held)
     deadline = time.monotonic() + 5
-    while not started and time.monotonic() < deadline:
+    while not held and time.monotonic() < deadline:
         page.wait_for_timeout(50)
-    assert started, "a poll went out"
+    assert held, "a poll went out"
     row = page.locator("#job-list tbody tr").first
     box = row.bounding_box()
     page.mouse.move(box["x"] + 40, box["y"] + box["height"] / 2)  # while it is in flight
-    page.wait_for_timeout(2500)  # the slow answer landed meanwhile
+    page.wait_for_timeout(100)
+    for route, response in held:  # now its answer (with Second in it) lands
+        route.fulfill(response=response)
+    page.wait_for_timeout(1000)
     expect(page.locator("#job-list")).not_to_contain_text("Second")
     expect(page.locator("#live-state")).to_have_text("Held: the pointer is on it")
     page.unroute(re.compile(r"/jobs/pending/\?"))
