@@ -83,7 +83,8 @@ def red_flags(overview: Overview, now: float | None = None) -> list[Flag]:
     for master in overview.masters:
         for sup in master.supervisors:
             limit = sup.options.get("max_processes") if isinstance(sup.options, dict) else None
-            labels = [f"{sup.connection}:{q}" for q in sup.queues if f"{sup.connection}:{q}" in rows]
+            labels = [label for label in (f"{sup.connection}:{q}" for q in sup.queues)
+                      if label in rows]
             waiting = sum(rows[label].pending for label in labels)
             busy = sum(rows[label].reserved for label in labels)
             slots = sup.total_processes * capacity.slots(sup.options)

@@ -178,7 +178,7 @@ def workers(client: RedisClient, now: float | None = None) -> list[tuple[str, fl
     indexed = client.zrangebyscore(WORKERS_KEY, now - FORGET_AFTER, "+inf", withscores=True)
     if not indexed:
         return []
-    owners = [(as_str(member), float(score)) for member, score in indexed]
+    owners = [(as_str(pair[0]), float(pair[1])) for pair in indexed]
     found = []
     for (owner, stamp), raw in zip(owners, client.mget([key(o) for o, _ in owners])):
         if raw is None:
