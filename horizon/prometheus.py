@@ -30,9 +30,11 @@ from queueing.models import FailedJob
 
 COUNTERS = {
     "processed": "Jobs that completed successfully.",
-    "failed": "Jobs that failed for good (sent to the failed store).",
+    "failed": "Jobs that failed for good (sent to the failed store), whatever ended them: "
+              "an exception, a timeout, a lost worker, the poison cap or a cancel.",
     "released": "Attempts that raised and were released for a later retry.",
     "timed_out": "Attempts stopped by their timeout (released or failed).",
+    "cancelled": "Running jobs an operator cancelled (each also counted as failed).",
 }
 
 

@@ -62,3 +62,46 @@ def test_capacity_is_processes_times_concurrency():
     assert desired_processes(mode="off", queues=["a", "b"], pending={"a": 30, "b": 10},
                              runtime_ms={}, min_processes=1, max_processes=10,
                              concurrency=8) == {"a,b": 5}
+
+
+# -- issue 31: hysteresis, and never a busy worker when an idle one can go ------------------
+from horizon.supervisor.balancer import pick_to_stop, with_hysteresis  # noqa: E402
+
+
+def test_a_pool_grows_at_once_and_shrinks_only_after_a_streak_of_lower_readings():
+    targets, lows = with_hysteresis({"a": 7}, {"a": 9}, {}, patience=3)
+    assert targets == {"a": 9} and lows == {}
+    # a steady load whose backlog dips for one or two readings keeps its processes
+    lows = {}
+    for want in (6, 5):
+        targets, lows = with_hysteresis({"a": 7}, {"a": want}, lows, patience=3)
+        assert targets == {"a": 7}
+    targets, lows = with_hysteresis({"a": 7}, {"a": 7}, lows, patience=3)
+    assert targets == {"a": 7} and lows == {}, "a reading at its count ends the streak"
+    for want in (6, 5):
+        targets, lows = with_hysteresis({"a": 7}, {"a": want}, lows, patience=3)
+    targets, lows = with_hysteresis({"a": 7}, {"a": 4}, lows, patience=3)
+    assert targets == {"a": 6}, "to the most any reading of the streak wanted"
+    assert lows == {}
+
+
+def test_a_flapping_load_does_not_flap_the_pool():
+    """The review's steady load: desired wobbles 6..8 around 7; without hysteresis every
+    dip stopped a worker and the next reading started one."""
+    current, lows, changes = {"a": 7}, {}, 0
+    for want in [7, 6, 8, 7, 6, 7, 8, 6, 7, 7, 6, 8] * 5:
+        targets, lows = with_hysteresis(current, {"a": want}, lows, patience=5)
+        step = step_toward(current, targets, 1)
+        changes += step != current
+        current = step
+    assert changes <= 12, changes  # only the rises (to 8) move it; it never sinks below 7
+    assert current["a"] >= 7
+
+
+def test_scaling_down_picks_idle_workers_before_busy_ones():
+    workers = [(101, False), (102, True), (103, False), (104, True)]  # oldest first
+    assert pick_to_stop(workers, 1) == [103], "the newest idle one"
+    assert pick_to_stop(workers, 2) == [103, 101]
+    assert pick_to_stop(workers, 3) == [103, 101, 104], "a busy one only when it must"
+    assert pick_to_stop([(1, True), (2, True)], 1) == [2]
+    assert pick_to_stop(workers, 0) == []

@@ -87,11 +87,38 @@ def test_no_master_with_pending_jobs_is_flagged(client, driver, one_queue):
 
 
 def test_a_supervisor_at_its_maximum_is_flagged(client, driver, rclient, one_queue):
+    """Issue 31: only when every slot is busy and the backlog grows."""
+    from horizon.repositories import metrics
+
     publish(rclient, processes={"high": 1, "default": 2, "low": 1})  # max_processes 4
     assert "maximum" not in flags_of(client), "at its maximum with nothing waiting is fine"
     push(driver)
-    assert ("Supervisor supervisor-1 on web-1 runs its maximum of 4 processes with 1 jobs "
-            "pending") in flags_of(client)
+    assert "maximum" not in flags_of(client), "idle slots: more processes would not help"
+    for queue in ("high", "default", "default", "low"):  # every slot busy
+        push(driver, queue=queue)
+        driver.pop(queue)
+    metrics.take_snapshots(rclient, queues=["redis:high", "redis:default", "redis:low"])
+    assert "maximum" not in flags_of(client), "a backlog that does not grow is not flagged"
+    push(driver)
+    assert ("Supervisor supervisor-1 on web-1 runs its maximum of 4 processes, every slot "
+            "busy, and its backlog grows (2 pending)") in flags_of(client)
+
+
+def test_a_process_with_idle_slots_is_not_at_its_maximum(client, driver, rclient, one_queue):
+    """The review's case: one process with 8 slots, 1 busy, max_processes 1."""
+    from horizon.repositories import metrics, state
+
+    publish(rclient, processes={"high": 0, "default": 1, "low": 0})
+    sup = state.supervisors(rclient)[0]
+    sup.options = {"max_processes": 1, "concurrency": 8}
+    state.publish_supervisor(rclient, sup)
+    push(driver)
+    driver.pop("default")
+    metrics.take_snapshots(rclient, queues=["redis:default"])
+    for _ in range(3):
+        push(driver)
+    assert "maximum" not in flags_of(client)
+    assert "(8 slots)" in text_of(client)
 
 
 def test_schedules_into_a_paused_queue_or_piling_up_are_flagged(client, driver, rclient,
@@ -106,3 +133,7 @@ def test_schedules_into_a_paused_queue_or_piling_up_are_flagged(client, driver, 
     client.post("/queues/redis:default/continue/")
     push(driver, pushedAt=time.time() - 600)
     assert "Runs of schedule tick pile up: it fires every 1 min" in flags_of(client)
+
+
+def text_of(client) -> str:
+    return client.get("/").content.decode()

@@ -49,7 +49,7 @@ def test_a_snapshot_carries_failures_wait_and_depth(rclient, driver):
         push(driver, "default")
     outcome(rclient, "done", wait=2.0)
     outcome(rclient, "done", wait=4.0)
-    outcome(rclient, "failed")
+    outcome(rclient, "failed_for_good")  # stored in the failed store
     now = time.time()
     metrics.take_snapshots(rclient, now=now, queues=["redis:default", "redis:idle"])
     (queue,) = entries(rclient, keys.queue_snapshots("redis:default"))
@@ -61,7 +61,7 @@ def test_a_snapshot_carries_failures_wait_and_depth(rclient, driver):
     (idle,) = entries(rclient, keys.queue_snapshots("redis:idle"))
     assert idle["pending"] == 0, "a configured queue with no finished job gets a depth history"
 
-    outcome(rclient, "failed")
+    outcome(rclient, "failed_for_good")  # stored in the failed store
     metrics.take_snapshots(rclient, now=now + 60, queues=["redis:default"])
     latest = entries(rclient, keys.queue_snapshots("redis:default"))[-1]
     assert (latest["failed"], latest["waited"]) == (1, 0), "the interval's change, not totals"

@@ -38,13 +38,14 @@ def test_failures_range_shared_scale_and_live_refresh(client, rclient, driver):
     finish(rclient, "tests.testapp.jobs.record", 8, 0.010, now)
     finish(rclient, "tests.testapp.jobs.noop", 2, 0.500, now)
     metrics.take_snapshots(rclient, now=now + 60)
-    for kind in ("done", "done", "done", "failed"):
+    # a failure for good is recorded as "failed_for_good" (when the failed store took it)
+    for kind in ("done", "done", "done", "failed_for_good"):
         script, keys_, args = outcome_call(rclient, queue_label="redis:default",
                                            job="tests.testapp.jobs.record", kind=kind,
                                            runtime=0.01, wait=None)
         script(keys=keys_, args=args)
     body = client.get("/metrics/?range=24h").content.decode()
-    assert re.search(r'data-label="Failed">1</td>\s*<td class="num" data-label="Failure rate">25.0%',
+    assert re.search(r'data-label="Failed"[^>]*>1</td>\s*<td class="num" data-label="Failure rate">25.0%',
                      body), "the job's failure count and rate"
     assert 'aria-current="true">24h</a>' in body
     assert 'hx-trigger="every 10s"' in body

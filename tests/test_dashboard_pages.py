@@ -101,8 +101,8 @@ def test_overview_with_nothing_running(client, driver):
 
 def test_overview_counts_status_processes_waits_and_failures(client, driver, rclient):
     publish(rclient, sup_status="paused")
-    for _ in range(3):
-        push(driver, queue="default")
+    for _ in range(3):  # just pushed: the wait is the estimate, not the oldest's age
+        push(driver, queue="default", pushedAt=time.time())
     later(driver, time.time() + 600, queue="high")
     for i in range(4):
         complete(rclient, queue="default", runtime=2.0)

@@ -2,21 +2,25 @@
 numbers beside them look calm while jobs are not moving.
 
 - a queue with pending jobs and no process (and not paused on purpose);
-- a supervisor running at its maximum number of processes while its queues wait;
+- a supervisor running at its maximum number of processes with every slot busy while
+  its backlog grows (since the latest snapshot);
 - a schedule aimed at a paused queue (its runs accumulate unseen);
 - a schedule whose runs pile up: its queue's oldest pending job has waited longer than
   the schedule's period, so a new run is pushed before the last one started.
 """
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 
-from horizon.dashboard import formatting
+from horizon import keys
+from horizon.dashboard import capacity, formatting
 from horizon.dashboard.reads import Overview
 from horizon.repositories import horizon_client
 from horizon.schedules import store
 from horizon.schedules.definitions import ScheduleError, all_schedules
+from queueing.drivers.redis.replies import as_bytes
 
 
 @dataclass(frozen=True)
@@ -74,14 +78,44 @@ def red_flags(overview: Overview, now: float | None = None) -> list[Flag]:
         if waiting:
             out.append(Flag("error", f"No Horizon master is running, and {waiting:,} "
                                      f"job{'s' if waiting != 1 else ''} are pending."))
-    backlog = {row.ref.label: row.pending for row in overview.queues}
+    rows = {row.ref.label: row for row in overview.queues}
+    before = last_pending(list(rows))
     for master in overview.masters:
         for sup in master.supervisors:
             limit = sup.options.get("max_processes") if isinstance(sup.options, dict) else None
-            waiting = sum(backlog.get(f"{sup.connection}:{q}", 0) for q in sup.queues)
+            labels = [label for label in (f"{sup.connection}:{q}" for q in sup.queues)
+                      if label in rows]
+            waiting = sum(rows[label].pending for label in labels)
+            busy = sum(rows[label].reserved for label in labels)
+            slots = sup.total_processes * capacity.slots(sup.options)
+            growing = any(capacity.backlog_growing(before.get(label), rows[label].pending)
+                          for label in labels)
+            # Only when it matters: every slot busy and the backlog growing (a process
+            # with 7 of 8 slots idle, or a backlog already shrinking, needs no more).
             if (isinstance(limit, int) and limit > 0 and sup.total_processes >= limit
-                    and waiting and sup.status == "running"):
+                    and waiting and sup.status == "running"
+                    and capacity.saturated(busy, slots) and growing):
                 out.append(Flag("warn", f"Supervisor {sup.name} on {master.state.name} runs "
-                                        f"its maximum of {limit} processes with {waiting:,} "
-                                        "jobs pending: raise max_processes or add hosts."))
+                                        f"its maximum of {formatting.count(limit, 'process')}, "
+                                        f"every slot busy, and its backlog grows "
+                                        f"({waiting:,} pending): raise max_processes or "
+                                        "add hosts."))
     return out + _schedule_flags(overview, now)
+
+
+def last_pending(labels: list[str]) -> dict[str, int]:
+    """Each queue's depth at its latest snapshot (the master records it every
+    interval): one ZREVRANGE per queue."""
+    if not labels:
+        return {}
+    client = horizon_client()
+    pipe = client.pipeline(transaction=False)
+    for label in labels:
+        pipe.zrevrange(keys.queue_snapshots(label), 0, 0)
+    found = {}
+    for label, latest in zip(labels, pipe.execute()):
+        if latest:
+            pending = json.loads(as_bytes(latest[0])).get("pending")
+            if isinstance(pending, int):
+                found[label] = pending
+    return found

@@ -63,3 +63,11 @@ def moment(timestamp: float | None, now: float) -> Moment | None:
 
 def moment_of(value: dt.datetime | None, now: float) -> Moment | None:
     return None if value is None else moment(value.timestamp(), now)
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """"1 process", "2 processes", "1,200 jobs" (pure)."""
+    if n == 1:
+        return f"1 {noun}"
+    many = plural or (noun + "es" if noun.endswith(("s", "sh", "ch", "x")) else noun + "s")
+    return f"{n:,} {many}"

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from horizon.config import horizon_settings
+from horizon.dashboard import capacity
 from horizon.repositories import horizon_client
 from horizon.repositories.metrics import measured
 from horizon.repositories.state import SupervisorState
@@ -92,11 +93,21 @@ def parse(value: str | None) -> QueueRef | None:
 
 def processes_for(ref: QueueRef, supervisors: list[SupervisorState]) -> int:
     """Worker processes serving `ref`; a "high,low" pool (balance off) serves both."""
-    total = 0
+    return sum(count for count, _slots in _pools_for(ref, supervisors))
+
+
+def slots_for(ref: QueueRef, supervisors: list[SupervisorState]) -> int:
+    """Jobs that can run on `ref` at once: its processes x each one's slots
+    (--concurrency)."""
+    return capacity.capacity(_pools_for(ref, supervisors))
+
+
+def _pools_for(ref: QueueRef, supervisors: list[SupervisorState]) -> list[tuple[int, int]]:
+    found = []
     for state in supervisors:
         if state.connection != ref.connection:
             continue
         for key, count in state.processes.items():
             if ref.name in key.split(","):
-                total += count
-    return total
+                found.append((count, capacity.slots(state.options)))
+    return found

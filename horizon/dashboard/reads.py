@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from django.utils import timezone
 
 from horizon import keys
-from horizon.dashboard import charts, formatting, trends
-from horizon.dashboard.queues import QueueRef, known_queues, paused, processes_for
+from horizon.dashboard import capacity, charts, formatting, trends
+from horizon.dashboard.queues import QueueRef, known_queues, paused, processes_for, slots_for
 from horizon.repositories import horizon_client
 from horizon.repositories import metrics as metrics_repo
 from horizon.repositories import state as state_repo
@@ -38,6 +38,7 @@ class QueueRow:
     wait: float
     paused: bool
     latency: float = 0.0  # age of the oldest ready job (seconds)
+    slots: int = 0  # jobs its processes run at once (processes x --concurrency)
 
     @property
     def wait_text(self) -> str:
@@ -72,6 +73,7 @@ class Overview:
     queues: list[QueueRow]
     masters: list[MasterView]
     paused_queues: list[QueueRef] = field(default_factory=list)
+    draining: int = 0  # workers scaled down, still finishing their job
 
     @property
     def max_wait_text(self) -> str:
@@ -123,10 +125,12 @@ def queue_rows(sups: list[SupervisorState]) -> list[QueueRow]:
     for ref in refs:
         size = sizes[ref]
         procs = processes_for(ref, sups)
+        slots = slots_for(ref, sups)
+        age = ages[(ref.connection, ref.name)]
         rows.append(QueueRow(
             ref, size.pending, size.delayed, size.reserved, procs, runtime[ref.label],
-            metrics_repo.wait_seconds(size.pending, runtime[ref.label], procs),
-            ref in paused_refs, ages[(ref.connection, ref.name)]))
+            capacity.expected_wait(size.pending, runtime[ref.label], slots, age),
+            ref in paused_refs, age, slots))
     return rows
 
 
@@ -154,6 +158,7 @@ def overview(now: float | None = None) -> Overview:
         jobs_past_hour=metrics_repo.jobs_since(client, now - 3600),
         failed_past_week=failed_since(7),
         total_processes=sum(s.total_processes for s in sups),
+        draining=sum(s.draining for s in sups),
         max_wait=slowest.wait if slowest else 0.0,
         max_wait_queue=slowest.ref if slowest and slowest.wait > 0 else None,
         queues=rows,

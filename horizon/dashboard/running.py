@@ -1,5 +1,12 @@
-"""The jobs running now, as every live worker's heartbeat reports them (each worker
-publishes its slots' jobs every beat: see queueing/worker/heartbeat.py)."""
+"""The jobs running now, as the workers publish them: each worker's heartbeat thread
+writes its running jobs within a quarter second of a change (queueing/worker/
+heartbeat.py), into keys found through the heartbeats' index (no keyspace scan).
+
+Each row carries the job's timeout and its progress toward it (the job's own timeout
+from its reserved entry, else its worker's default), and whether its worker has lost
+contact (no stamp for a few seconds: killed, wedged or cut off from Redis); such a row
+offers no Cancel, since nobody would read the request.
+"""
 from __future__ import annotations
 
 import time
@@ -9,7 +16,10 @@ from horizon.dashboard import formatting
 from horizon.dashboard.masking import NAME_LIMIT, display
 from horizon.dashboard.queues import queue_connections
 from queueing import connections
+from queueing.dispatching.preview import PREVIEW_BYTES, peek_entry
 from queueing.worker import heartbeat
+
+RESERVED_READ = 500  # reserved entries read per queue for the jobs' own timeouts
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,10 +32,46 @@ class RunningRow:
     started_at: float  # unix time
     started: formatting.Moment | None
     runtime: str  # so far, as text
+    timeout: float | None = None  # seconds; None or 0: none
+    progress: int | None = None  # percent of the timeout used so far
+    lost: bool = False  # its worker has not stamped for a while
+    silent_for: str = ""  # how long since its worker's last stamp, when lost
 
     @property
     def label(self) -> str:
         return f"{self.connection}:{self.queue}"
+
+    @property
+    def timeout_text(self) -> str:
+        return formatting.duration(self.timeout) if self.timeout else "none"
+
+
+def progress(elapsed: float, timeout: float | None) -> int | None:
+    """Percent of `timeout` used after `elapsed` seconds, capped at 100 (pure); None
+    without a timeout."""
+    if not timeout or timeout <= 0:
+        return None
+    return min(int(elapsed / timeout * 100), 100)
+
+
+def job_timeout(own, default) -> float | None:
+    """A job's timeout: its payload's when set, else its worker's default (pure)."""
+    for value in (own, default):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    return None
+
+
+def _own_timeouts(driver, queues: set[str]) -> dict[str, object]:
+    """uuid -> the payload's "timeout" for the reserved jobs of these queues (previews:
+    one bounded read per queue, whatever the payloads' size)."""
+    found: dict[str, object] = {}
+    for queue in queues:
+        for raw, _score in driver.reserved(queue, 0, RESERVED_READ - 1, preview=PREVIEW_BYTES):
+            data = peek_entry(raw)
+            if isinstance(data.get("uuid"), str):
+                found[data["uuid"]] = data.get("timeout")
+    return found
 
 
 def running_now(now: float | None = None) -> list[RunningRow]:
@@ -40,13 +86,30 @@ def running_now(now: float | None = None) -> list[RunningRow]:
         if client is None or driver.restart_scope() in seen:
             continue
         seen.add(driver.restart_scope())
-        for job in heartbeat.running(client):
+        jobs = heartbeat.running(client, now)
+        own = _own_timeouts(driver, {str(job.get("queue") or "") for job in jobs}) if jobs else {}
+        for job in jobs:
             started = float(job.get("started") or now)
+            uuid = str(job.get("uuid") or "")
+            timeout = job_timeout(own.get(uuid), job.get("timeout"))
+            elapsed = max(now - started, 0.0)
+            lost = bool(job.get("lost"))
             rows.append(RunningRow(
-                uuid=display(str(job.get("uuid") or ""), NAME_LIMIT),
+                uuid=display(uuid, NAME_LIMIT),
                 job=display(str(job.get("job") or ""), NAME_LIMIT),
                 connection=name, queue=display(str(job.get("queue") or ""), NAME_LIMIT),
                 worker=display(str(job.get("owner") or ""), NAME_LIMIT), started_at=started,
                 started=formatting.moment(started, now),
-                runtime=formatting.duration(max(now - started, 0.0))))
+                runtime=formatting.duration(elapsed), timeout=timeout,
+                progress=progress(elapsed, timeout), lost=lost,
+                silent_for=formatting.duration(max(now - float(job.get("beat") or now), 0.0))
+                if lost else ""))
     return sorted(rows, key=lambda row: row.started_at)
+
+
+def running_job(uuid: str, now: float | None = None) -> RunningRow | None:
+    """The running row of one job, for its job page (None when no worker runs it)."""
+    for row in running_now(now):
+        if row.uuid == uuid:
+            return row
+    return None

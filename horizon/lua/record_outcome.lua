@@ -1,12 +1,15 @@
 -- record_outcome: count one job outcome for the Prometheus endpoint (never reset).
 -- KEYS[1] the series hash {horizon}:prom:<connection:queue>|<job>
 -- KEYS[2] the set of series names {horizon}:prom:series
--- ARGV[1] series name   ARGV[2] outcome field (processed|failed|released|timed_out)
+-- ARGV[1] series name   ARGV[2] outcome field (processed|failed|released|timed_out|
+--         cancelled), or '' (an attempt whose failure is counted when it is stored)
 -- ARGV[3] runtime bucket index, or '' (no runtime)   ARGV[4] runtime (seconds)
 -- ARGV[5] wait bucket index, or '' (not a first delivery)   ARGV[6] wait (seconds)
 -- Buckets are stored per bucket (not cumulative); the endpoint sums them up.
 redis.call('SADD', KEYS[2], ARGV[1])
-redis.call('HINCRBY', KEYS[1], ARGV[2], 1)
+if ARGV[2] ~= '' then
+  redis.call('HINCRBY', KEYS[1], ARGV[2], 1)
+end
 if ARGV[3] ~= '' then
   redis.call('HINCRBY', KEYS[1], 'rt:' .. ARGV[3], 1)
   redis.call('HINCRBYFLOAT', KEYS[1], 'rt_sum', ARGV[4])

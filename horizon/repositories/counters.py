@@ -22,13 +22,32 @@ from queueing.drivers.redis.replies import RedisClient, as_str
 from queueing.drivers.redis.scripts import script_for
 from queueing.errors import UnknownJob
 
-OUTCOMES = ("processed", "failed", "released", "timed_out")
+OUTCOMES = ("processed", "failed", "released", "timed_out", "cancelled")
 RUNTIME_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
                    300.0)
 WAIT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
                 300.0, 900.0, 3600.0)
-KIND_TO_OUTCOME = {"done": "processed", "failed": "failed", "released": "released",
-                   "timed_out": "timed_out"}
+# The worker's outcome kinds -> the counter each adds to. A job failed for good is
+# counted once, where its failed-store record is written ("failed_for_good", see
+# queueing/worker/recorders.record_failure), whatever ended it: its exception, its
+# timeout, its worker's death, the poison cap or a cancel. The attempt's own outcome
+# ("failed", "timed_out", "cancelled") keeps its counter and runtime, so a timeout that
+# fails the job is one timeout and one failure, never two failures.
+KIND_TO_OUTCOME = {"done": "processed", "failed_for_good": "failed", "released": "released",
+                   "timed_out": "timed_out", "cancelled": "cancelled"}
+RUNTIME_ONLY = frozenset({"failed"})  # an attempt that raised: measured, counted elsewhere
+
+
+def counted_field(kind: str) -> str | None:
+    """The counter an outcome kind adds to, or None (pure). "failed" (the attempt that
+    raised) is None: its failure is counted when it is stored, as "failed_for_good"."""
+    return KIND_TO_OUTCOME.get(kind)
+
+
+def recorded(kind: str) -> bool:
+    """Whether an outcome kind is recorded at all: counted, or its runtime measured
+    (pure). A kept failure (store unreachable), a skip or a fenced stop is not."""
+    return kind in KIND_TO_OUTCOME or kind in RUNTIME_ONLY
 
 
 
@@ -50,12 +69,13 @@ def job_label(name: str | None) -> str:
 
 def outcome_call(client: RedisClient, *, queue_label: str, job: str | None, kind: str,
                  runtime: float | None, wait: float | None):
-    """The script call counting one outcome (to run now or in a pipeline)."""
+    """The script call recording one outcome (to run now or in a pipeline): its counter
+    (none for a kind counted elsewhere) and, when given, its runtime and wait."""
     label = job_label(job)
     series = f"{queue_label}|{label}"
     script = script_for(client, "record_outcome", package="horizon")
     return (script, [keys.prometheus_series(queue_label, label), keys.PROMETHEUS_SERIES], [
-        series, KIND_TO_OUTCOME[kind],
+        series, counted_field(kind) or "",
         "" if runtime is None else bucket(RUNTIME_BUCKETS, runtime),
         0 if runtime is None else round(runtime, 6),
         "" if wait is None else bucket(WAIT_BUCKETS, wait),

@@ -13,9 +13,8 @@ from dataclasses import dataclass
 
 from horizon import keys
 from horizon.config import horizon_settings
-from horizon.repositories import horizon_client, rollups, snapshot_extras
+from horizon.repositories import counters, horizon_client, rollups, snapshot_extras
 from horizon.repositories.counters import (
-    KIND_TO_OUTCOME,
     RUNTIME_BUCKETS,
     WAIT_BUCKETS,
     bucket,
@@ -119,12 +118,14 @@ def record_completions(driver, completions) -> list:
 
 
 def record_other_outcome(driver, job, queue: str, kind: str, runtime: float) -> list:
-    """The outcome recorder Horizon registers: released, failed and timed-out counters.
+    """The outcome recorder Horizon registers: released, timed-out and cancelled counters,
+    attempts' runtimes, and failures for good (kind "failed_for_good", sent once per
+    failed-store record, whatever ended the job).
 
     A "kept" outcome (failed store unreachable, job held for later) is not counted: the
     job comes back and its real outcome is counted then.
     """
-    if kind not in KIND_TO_OUTCOME:
+    if not counters.recorded(kind):
         return []
     client = horizon_client()
     return _send_or_ride(client, driver, [
@@ -132,10 +133,21 @@ def record_other_outcome(driver, job, queue: str, kind: str, runtime: float) -> 
 
 
 def _outcome(client, driver, job, queue: str, kind: str, runtime: float, now: float):
+    measured = attempt_measured(kind, job, runtime)
     return outcome_call(client, queue_label=f"{driver.name}:{queue}",
                         job=job.job if job is not None else None, kind=kind,
-                        runtime=runtime if job is not None else None,
-                        wait=queue_wait(job, runtime, now))
+                        runtime=runtime if measured else None,
+                        wait=queue_wait(job, runtime, now) if measured else None)
+
+
+def attempt_measured(kind: str, job, runtime: float) -> bool:
+    """Whether an outcome carries an attempt's runtime and wait (pure). A failure for
+    good is the job's, not an attempt's (its attempt was measured with its own outcome);
+    a job failed without running (poison cap, unknown name, past its tries; runtime 0)
+    did not run."""
+    if job is None or kind == "failed_for_good":
+        return False
+    return not (kind == "failed" and runtime <= 0)
 
 
 def queue_wait(job, runtime: float, now: float) -> float | None:

@@ -42,6 +42,7 @@ class SupervisorState:
     pids: list[int]
     options: dict[str, Any]
     heartbeat: float = 0.0
+    draining: int = 0  # workers asked to stop (scaled down) still finishing their job
 
     @property
     def key(self) -> str:

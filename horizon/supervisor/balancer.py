@@ -75,3 +75,45 @@ def step_toward(current: Mapping[str, int], desired: Mapping[str, int],
         else:
             out[name] = max(target, now - max_shift)
     return out
+
+
+DOWN_PATIENCE = 5  # readings in a row below the current count before a pool shrinks
+
+
+def with_hysteresis(current: Mapping[str, int], desired: Mapping[str, int],
+                    lows: Mapping[str, tuple[int, int]], *, patience: int = DOWN_PATIENCE
+                    ) -> tuple[dict[str, int], dict[str, tuple[int, int]]]:
+    """Targets with hysteresis, and the new low streaks (pure).
+
+    A pool grows at once (a backlog waits on it), but shrinks only after `patience`
+    readings in a row all wanted fewer processes than it has, and then only to the most
+    any of those readings wanted: a steady load whose backlog dips between two
+    evaluations no longer stops a worker and starts another one a few seconds later.
+    `lows` maps a pool to (readings in a row below its count, the most they wanted).
+    """
+    targets: dict[str, int] = {}
+    streaks: dict[str, tuple[int, int]] = {}
+    for name, want in desired.items():
+        have = current.get(name, 0)
+        if want >= have:
+            targets[name] = want
+            continue
+        count, most = lows.get(name, (0, 0))
+        count, most = count + 1, max(most, want)
+        if count >= patience:
+            targets[name] = most
+        else:
+            targets[name] = have
+            streaks[name] = (count, most)
+    return targets, streaks
+
+
+def pick_to_stop(workers: Sequence[tuple[int, bool]], count: int) -> list[int]:
+    """Which `count` workers to stop when a pool shrinks (pure): `workers` are (pid,
+    busy) oldest first. Idle ones go first, newest first; a busy one (it would drain
+    for as long as its job runs) only when not enough are idle."""
+    if count <= 0:
+        return []
+    idle = [pid for pid, busy in reversed(workers) if not busy]
+    busy = [pid for pid, busy in reversed(workers) if busy]
+    return (idle + busy)[:count]

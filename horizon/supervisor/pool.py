@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
+from horizon.supervisor.balancer import pick_to_stop
 from horizon.supervisor.process import WorkerProcess
 
 
@@ -30,7 +31,10 @@ class ProcessPool:
     def pids(self) -> list[int]:
         return [p.pid for p in self.processes + self.terminating if p.running() and p.pid]
 
-    def scale(self, count: int) -> None:
+    def scale(self, count: int, busy: Collection[int] = ()) -> None:
+        """Start or stop workers to have `count`. Stopping picks idle workers first
+        (balancer.pick_to_stop): `busy` are the pids running a job now, which would
+        drain for as long as it runs."""
         while len(self.processes) < count:
             process = WorkerProcess(self.arguments(), nice=self.nice, output=self.output)
             process.start()
@@ -38,11 +42,20 @@ class ProcessPool:
                 process.signal(signal.SIGUSR2)
             self.processes.append(process)
             self.log(f"started worker {process.pid} for {self.name}")
-        while len(self.processes) > count:
-            process = self.processes.pop()  # newest first
+        if len(self.processes) <= count:
+            return
+        chosen = set(pick_to_stop([(p.pid or 0, p.pid in busy) for p in self.processes],
+                                  len(self.processes) - count))
+        for process in [p for p in self.processes if (p.pid or 0) in chosen]:
+            self.processes.remove(process)
             process.terminate()
             self.terminating.append(process)
-            self.log(f"stopping worker {process.pid} of {self.name} (scaling down)")
+            state = "busy: it finishes its job first" if process.pid in busy else "idle"
+            self.log(f"stopping worker {process.pid} of {self.name} (scaling down; {state})")
+
+    def draining(self) -> int:
+        """Workers asked to stop that still run (finishing their job)."""
+        return sum(1 for p in self.terminating if p.running())
 
     def monitor(self, now: float | None = None) -> None:
         """Restart dead workers (unless paused), forget terminated ones that exited.

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import socket
 import time
 from collections.abc import Callable
 
@@ -11,6 +12,7 @@ from horizon.repositories.state import SupervisorState
 from horizon.supervisor import balancer
 from horizon.supervisor.pool import ProcessPool
 from queueing.connections import queue_driver
+from queueing.worker import heartbeat
 
 
 class Supervisor:
@@ -21,6 +23,7 @@ class Supervisor:
         self.log = log
         self.paused = False
         self.last_scaled = 0.0
+        self.lows: dict[str, tuple[int, int]] = {}  # pool -> its low streak (hysteresis)
         self.pools: dict[str, ProcessPool] = {}
         for name in balancer.pool_names(config.balance, config.queues):
             queues = tuple(name.split(balancer.POOL_ALL))
@@ -63,11 +66,15 @@ class Supervisor:
             runtime_ms=runtime, min_processes=self.config.min_processes,
             max_processes=self.config.max_processes, concurrency=self.config.concurrency)
         current = {name: len(pool) for name, pool in self.pools.items()}
-        targets = balancer.step_toward(current, desired, self.config.balance_max_shift)
+        settled, self.lows = balancer.with_hysteresis(current, desired, self.lows)
+        targets = balancer.step_toward(current, settled, self.config.balance_max_shift)
+        busy: set[int] | None = None
         for name, target in targets.items():
             if target != current[name]:
+                if target < current[name] and busy is None:
+                    busy = busy_pids(self.config.connection)
                 self.log(f"[{self.name}] scaling {name}: {current[name]} -> {target}")
-                self.pools[name].scale(target)
+                self.pools[name].scale(target, busy or set())
 
     def monitor(self) -> None:
         for pool in self.pools.values():
@@ -106,4 +113,26 @@ class Supervisor:
             processes={name: len(pool) for name, pool in self.pools.items()},
             pids=[pid for pool in self.pools.values() for pid in pool.pids()],
             options=self.config.to_json(),
+            draining=sum(pool.draining() for pool in self.pools.values()),
         )
+
+
+def busy_pids(connection: str) -> set[int]:
+    """Pids of this host's workers running a job now, from their heartbeats (the index
+    and one MGET); empty when the connection has no heartbeat store or Redis is away."""
+    driver = queue_driver(connection)
+    client = driver.heartbeat_store()
+    if client is None:
+        return set()
+    host = socket.gethostname()
+    found = set()
+    try:
+        workers = heartbeat.workers(client)
+    except Exception:  # scaling goes on; it may pick a busy worker this once
+        return set()
+    for owner, _stamp, state in workers:
+        name_host, _, rest = owner.partition(":")
+        pid = rest.partition(":")[0]
+        if name_host == host and pid.isdigit() and state.get("running"):
+            found.add(int(pid))
+    return found

@@ -21,6 +21,7 @@ from queueing.worker import controls
 from queueing.worker.execution import run_failed_hook
 from queueing.worker.joblog import JobLog, send_signal
 from queueing.worker.outcome import Outcome, printable
+from queueing.worker.recorders import record_failure
 
 logger = logging.getLogger("queueing.worker")
 
@@ -56,6 +57,7 @@ class Failing:
         except Exception as store_exc:
             self._keep_for_later(held, job, text, store_exc)
             return
+        record_failure(self.driver, job, held.queue)
         self.retrying(lambda: self._delete_failed(held, job), "delete failed job")
         if job is not None and "unique" in job.data:  # its unique lock goes with it
             controls.release_unique(self, job)
@@ -110,6 +112,7 @@ class Failing:
         except Exception as store_exc:
             self._keep_for_later(held, job, text, store_exc)
             return Outcome("kept", job=job)
+        record_failure(self.driver, job, held.queue)
         self.retrying(lambda: self._delete_failed(held, job), "delete failed job")
         if "unique" in job.data:  # its unique lock goes with it
             controls.release_unique(self, job)

@@ -1,17 +1,30 @@
-"""Worker heartbeats: one short-lived key per running worker, renewed in the background.
+"""Worker heartbeats: what each running worker holds, published for the dashboard.
 
 A reserved job names the worker holding it ("reservedBy"), but a worker killed with
 SIGKILL (or a host that vanished) cannot say it is gone, and its job stays reserved
-until the lease expires. While a worker runs, a daemon thread refreshes
-``queueing:worker:<owner>`` every ``QUEUE_WORKER_HEARTBEAT`` seconds (default 5) with an
-expiry of three beats, so readers such as the dashboard can tell "held by a live
-worker" from "worker gone" within about 15 s. The thread has its own Redis connection
-and keeps beating while a job runs in the main thread.
+until the lease expires. While a worker runs, a daemon thread (its own Redis
+connection, so it keeps beating while jobs run) publishes:
+
+* ``queueing:worker:<owner>``: the worker's state as JSON (its slots, the jobs running
+  in them, its default timeout), expiring ``MISSED_BEATS`` x ``QUEUE_WORKER_HEARTBEAT``
+  seconds (default 5) after the last renewal, so "held by a live worker" and "worker
+  gone" can be told apart;
+* ``queueing:workers``: the index of those keys, a sorted set of owner -> time of the
+  last beat. Readers (Running now, the Workers page) read the index and MGET the keys:
+  never a SCAN of the keyspace, whatever else the Redis holds.
+
+The thread looks at the worker's running jobs every ``TICK`` seconds (an in-memory
+read) and writes as soon as they change, so a job appears on Running now, and leaves
+it, within a second of starting or ending; otherwise it writes every ``LIVENESS``
+seconds at most, and a worker whose stamp is older than ``lost_after`` has lost
+contact (killed, wedged, or cut off from Redis): its jobs are shown as such, never as
+live.
 """
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 
@@ -19,17 +32,38 @@ import redis
 from django.conf import settings
 
 from queueing.connections import make_client
-from queueing.drivers.redis.keys import HEARTBEAT_PREFIX
+from queueing.drivers.redis.keys import WORKERS_KEY
 from queueing.drivers.redis.keys import heartbeat_key as key
 from queueing.drivers.redis.replies import RedisClient, as_str
 
-DEFAULT_INTERVAL = 5.0  # seconds between beats
+DEFAULT_INTERVAL = 5.0  # seconds between beats at most (the key's renewal)
 MISSED_BEATS = 3  # beats a key outlives its last renewal
+TICK = 0.25  # seconds between looks at the running jobs (in memory: no Redis call)
+LIVENESS = 1.0  # seconds between liveness stamps at most
+LOST_FLOOR = 3.0  # a stamp younger than this is never "lost contact" (clock skew, GC)
+FORGET_AFTER = 600.0  # index entries older than this are dropped by the next writer
 
 
 def interval() -> float:
     """Seconds between beats (settings.QUEUE_WORKER_HEARTBEAT, default 5)."""
     return float(getattr(settings, "QUEUE_WORKER_HEARTBEAT", DEFAULT_INTERVAL))
+
+
+def cadence(every: float) -> float:
+    """Seconds between liveness stamps for a beat interval (pure)."""
+    return min(every, LIVENESS)
+
+
+def lost_after(stamp_every: float) -> float:
+    """Seconds without a stamp after which a worker has lost contact (pure): three
+    missed stamps, never under LOST_FLOOR."""
+    return max(MISSED_BEATS * stamp_every, LOST_FLOOR)
+
+
+def running_signature(state: dict) -> tuple:
+    """What a change of is published at once (pure): the running jobs' uuids."""
+    jobs = state.get("running") or []
+    return tuple(sorted(str(job.get("uuid")) for job in jobs if isinstance(job, dict)))
 
 
 class Heartbeat:
@@ -44,20 +78,49 @@ class Heartbeat:
         self.state = state
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="worker-heartbeat", daemon=True)
+        self._written_at = 0.0
+        self._signature: tuple | None = None
+
+    def _read(self) -> tuple[str, tuple | None]:
+        if self.state is None:
+            return "1", None
+        try:
+            state = self.state()
+            return (json.dumps({**state, "every": cadence(self.every)}, separators=(",", ":")),
+                    running_signature(state))
+        except Exception:  # a state that cannot be read never stops the beat
+            return "1", None
 
     def beat(self) -> None:
-        value = "1"
-        if self.state is not None:
-            try:
-                value = json.dumps(self.state(), separators=(",", ":"))
-            except Exception:  # a state that cannot be read never stops the beat
-                value = "1"
-        self.client.set(key(self.owner), value, px=max(int(self.every * MISSED_BEATS * 1000), 1))
+        value, signature = self._read()
+        self._write(value, signature)
+
+    def _write(self, value: str, signature: tuple | None) -> None:
+        now = time.time()
+        pipe = self.client.pipeline(transaction=False)
+        pipe.set(key(self.owner), value, px=max(int(self.every * MISSED_BEATS * 1000), 1))
+        pipe.zadd(WORKERS_KEY, {self.owner: now})
+        pipe.zremrangebyscore(WORKERS_KEY, "-inf", now - FORGET_AFTER)
+        pipe.execute()
+        self._written_at = now
+        self._signature = signature
+
+    def tick(self) -> bool:
+        """One look: write when the running jobs changed or a stamp is due; whether it
+        wrote."""
+        due = time.time() - self._written_at >= cadence(self.every)
+        if self.state is None and not due:
+            return False
+        value, signature = self._read()
+        if not due and signature == self._signature:
+            return False
+        self._write(value, signature)
+        return True
 
     def _run(self) -> None:
-        while not self._stop.wait(self.every):
+        while not self._stop.wait(min(TICK, self.every)):
             try:
-                self.beat()
+                self.tick()
             except redis.RedisError:
                 pass  # Redis away: the key lapses, then comes back with the next beat
 
@@ -70,9 +133,12 @@ class Heartbeat:
         self._stop.set()
         self._thread.join(timeout=2)
         try:
-            self.client.delete(key(self.owner))
+            pipe = self.client.pipeline(transaction=False)
+            pipe.delete(key(self.owner))
+            pipe.zrem(WORKERS_KEY, self.owner)
+            pipe.execute()
         except redis.RedisError:
-            pass  # it expires by itself
+            pass  # it expires by itself; the index entry is dropped by a later writer
         self.client.close()
 
 
@@ -105,22 +171,39 @@ def alive(client: RedisClient, owners: Iterable[str]) -> dict[str, bool]:
     return {owner: bool(found) for owner, found in zip(names, pipe.execute())}
 
 
-def running(client: RedisClient) -> list[dict]:
-    """Every live worker's running jobs, from their heartbeats: dicts with the worker
-    ("owner"), "uuid", "job", "queue" and "started" (unix time), oldest first."""
-    owners = [as_str(k)[len(HEARTBEAT_PREFIX):]
-              for k in client.scan_iter(match=HEARTBEAT_PREFIX + "*", count=500)]
-    if not owners:
+def workers(client: RedisClient, now: float | None = None) -> list[tuple[str, float, dict]]:
+    """Every worker the index knows with a heartbeat key still alive: (owner, time of
+    its last beat, its published state), read from the index and one MGET."""
+    now = time.time() if now is None else now
+    indexed = client.zrangebyscore(WORKERS_KEY, now - FORGET_AFTER, "+inf", withscores=True)
+    if not indexed:
         return []
+    owners = [(as_str(pair[0]), float(pair[1])) for pair in indexed]
     found = []
-    for owner, raw in zip(owners, client.mget([key(o) for o in owners])):
-        if raw is None or raw == b"1":
-            continue
+    for (owner, stamp), raw in zip(owners, client.mget([key(o) for o, _ in owners])):
+        if raw is None:
+            continue  # its key lapsed: gone (its jobs' leases bring them back)
         try:
             state = json.loads(raw)
         except ValueError:
-            continue
+            state = {}
+        found.append((owner, stamp, state if isinstance(state, dict) else {}))
+    return found
+
+
+def running(client: RedisClient, now: float | None = None) -> list[dict]:
+    """Every known worker's running jobs: dicts with the worker ("owner"), "uuid",
+    "job", "queue", "started" (unix time), "beat" (the worker's last stamp), "lost"
+    (True when it has not stamped for lost_after), and the worker's default "timeout"
+    and "grace" when it published them; oldest first."""
+    now = time.time() if now is None else now
+    found = []
+    for owner, stamp, state in workers(client, now):
+        every = state.get("every")
+        every = float(every) if isinstance(every, (int, float)) else LIVENESS
+        lost = now - stamp > lost_after(every)
         for job in state.get("running") or []:
             if isinstance(job, dict):
-                found.append({**job, "owner": owner})
+                found.append({**job, "owner": owner, "beat": stamp, "lost": lost,
+                              "timeout": state.get("timeout"), "grace": state.get("grace")})
     return sorted(found, key=lambda job: job.get("started") or 0)

@@ -100,6 +100,18 @@ def remove_outcome_recorder(recorder: OutcomeRecorder) -> None:
         _outcome_recorders.remove(recorder)
 
 
+FAILED_FOR_GOOD = "failed_for_good"
+
+
+def record_failure(driver: Any, job: Payload | None, queue: str) -> None:
+    """A job was written to the failed store: failed for good, whatever ended it (its
+    exception, its timeout, its worker's death, the poison cap, a cancel). Called once
+    per failed-store record, right after the write (queueing/worker/failing.py), so
+    metrics count every failure once and only failures that were stored; the attempt's
+    own outcome ("failed", "timed_out", "cancelled") is recorded by its caller."""
+    record_outcome(driver, job, queue, FAILED_FOR_GOOD, 0.0)
+
+
 def record_outcome(driver: Any, job: Payload | None, queue: str, kind: str,
                    runtime: float) -> None:
     """Send every outcome recorder's writes for a job that did not complete; never raises."""

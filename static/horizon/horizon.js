@@ -1,12 +1,12 @@
 /* Horizon for Django: the dashboard's own script (no framework; htmx does the requests).
 
-   - Live updates: every page part that polls (hx-trigger="every 2s") is marked
-     data-poll. A poll is skipped while a text selection is inside it, and while the
-     operator has paused updates with the toggle; a job list (data-poll="list") also
-     holds while the pointer or the keyboard focus is in it, or a row is ticked.
-     #live-state says which.
+   - Live updates: every page part that polls is marked data-poll, and one refresh
+     model holds for all of them (see "live updates" below): it holds while the
+     pointer, the focus, a selection or a touch is in it, drops a response that lands
+     after a hold began, pauses everywhere with "Pause updates", keeps the focus across
+     a swap. #live-state says which.
    - Stale data: a poll that fails (an error answer, no answer, a timeout) shows the
-     #stale banner with the time of the last good refresh; the next good one hides it.
+     #stale banner with the UTC time of the last good refresh; the next good one hides it.
    - Confirms: forms with data-confirm-selection build their question from the ticked
      rows (each row names its job: name, uuid, queue), or from "all N matching".
    - Selection: row checkboxes, a page checkbox and "select all N matching".
@@ -20,7 +20,6 @@
   var LIVE_KEY = "horizon:live";
   var THEME_KEY = "horizon:theme";
   var pointer = null; // last pointer position in this document, or null when it left
-  var lastGood = new Date();
 
   function $(selector, root) { return (root || document).querySelector(selector); }
   function $all(selector, root) { return Array.prototype.slice.call((root || document).querySelectorAll(selector)); }
@@ -52,21 +51,45 @@
   }
   applyTheme();
 
-  // -- live updates --------------------------------------------------------------------
+  // -- live updates: one refresh model for every live region ---------------------------
+  // A live region is any element marked data-poll (lists, Running now, Locks, the summary
+  // pages, a job's page). The same rule holds for all of them:
+  //  - it holds while the operator is in it: the pointer on it, the keyboard focus in it,
+  //    a text selection in it, a touch on it in the last TOUCH_HOLD ms (phones have no
+  //    hover), or ticked rows;
+  //  - a response that lands after a hold began is dropped, not swapped (a refresh
+  //    already in flight when the pointer arrived must not move the row under it);
+  //  - "Updates paused" stops every region, whatever the page;
+  //  - success and failure are read before the swap, on the element still in the page
+  //    (after an outerHTML swap htmx fires afterRequest on the detached element, which
+  //    never reaches document): the stale banner clears on the next good refresh;
+  //  - the focus survives a swap (the same control in the new region gets it back).
+  var TOUCH_HOLD = 5000;
+  var touched = null; // {x, y, at} of the last touch
+
   function userPaused() { return stored(LIVE_KEY) === "paused"; }
+
+  function under(el, point) {
+    if (!point) { return false; }
+    var found = document.elementFromPoint(point.x, point.y);
+    return !!(found && el.contains(found));
+  }
+
+  function keyboardFocus(el) {
+    try { return el.matches(":focus-visible"); } catch (e) { return true; }
+  }
 
   function holdReason(el) {
     if (userPaused()) { return "paused"; }
     if ($("input.pick:checked", el) || el.getAttribute("data-scope") === "all") { return "rows are ticked"; }
-    // Job lists hold for the pointer and the focus too: their rows move under them.
-    // Summary pages (overview, workers, schedules) keep refreshing under the pointer.
-    var list = el.getAttribute("data-poll") === "list";
-    if (list && pointer) {
-      var under = document.elementFromPoint(pointer.x, pointer.y);
-      if (under && el.contains(under)) { return "the pointer is on it"; }
-    }
+    if (touched && Date.now() - touched.at < TOUCH_HOLD && under(el, touched)) { return "you touched it"; }
+    if (under(el, pointer)) { return "the pointer is on it"; }
+    // Keyboard focus (a control focused by a click is covered by the pointer: once the
+    // pointer leaves, the region shows what the click changed).
     var active = document.activeElement;
-    if (list && active && active !== document.body && el.contains(active)) { return "a control in it has the focus"; }
+    if (active && active !== document.body && el.contains(active) && keyboardFocus(active)) {
+      return "a control in it has the focus";
+    }
     var selection = window.getSelection ? window.getSelection() : null;
     if (selection && !selection.isCollapsed && selection.anchorNode && el.contains(selection.anchorNode)) {
       return "text in it is selected";
@@ -88,6 +111,9 @@
     } else if (reason) {
       state.textContent = "Held: " + reason;
       state.className = "live-state held";
+    } else if (staleSince) {
+      state.textContent = "Not live: last refresh failed";
+      state.className = "live-state stale-state";
     } else {
       state.textContent = "Live";
       state.className = "live-state";
@@ -95,50 +121,141 @@
   }
 
   function isPoll(el) { return el && el.hasAttribute && el.hasAttribute("data-poll"); }
+  // A poll is the region's own refresh; an operator's action (a form posting into the
+  // region) always goes through and always swaps.
+  // Told apart when it is sent (htmx gives later events the target as elt, so a facet
+  // link's answer swapping into a list would look like the list's own poll).
+  function isPollRequest(detail) {
+    if (detail.xhr && detail.xhr.horizonPoll !== undefined) { return detail.xhr.horizonPoll; }
+    var verb = (detail.requestConfig && detail.requestConfig.verb) || "get";
+    return isPoll(detail.elt) && verb.toLowerCase() === "get";
+  }
 
-  document.addEventListener("pointermove", function (event) { pointer = {x: event.clientX, y: event.clientY}; }, true);
-  document.addEventListener("pointerdown", function (event) { pointer = {x: event.clientX, y: event.clientY}; }, true);
-  document.documentElement.addEventListener("pointerleave", function () { pointer = null; });
+  document.addEventListener("pointermove", function (event) {
+    if (event.pointerType !== "touch") { pointer = {x: event.clientX, y: event.clientY}; }
+  }, true);
+  document.addEventListener("pointerdown", function (event) {
+    if (event.pointerType === "touch") {
+      touched = {x: event.clientX, y: event.clientY, at: Date.now()};
+    } else {
+      pointer = {x: event.clientX, y: event.clientY};
+    }
+  }, true);
+  document.addEventListener("touchstart", function (event) {
+    var t = event.touches && event.touches[0];
+    if (t) { touched = {x: t.clientX, y: t.clientY, at: Date.now()}; }
+  }, {capture: true, passive: true});
+  document.documentElement.addEventListener("pointerleave", function (event) {
+    if (event.pointerType !== "touch") { pointer = null; }
+  });
   window.addEventListener("blur", function () { pointer = null; });
 
   document.addEventListener("htmx:beforeRequest", function (event) {
-    var el = event.detail.elt;
-    if (!isPoll(el)) { return; }
-    var reason = holdReason(el);
+    var poll = isPollRequest(event.detail);
+    if (event.detail.xhr) { event.detail.xhr.horizonPoll = poll; }
+    if (!poll) { return; }
+    var reason = holdReason(event.detail.elt);
     showLive(reason);
     if (reason) { event.preventDefault(); }
   });
 
+  var lastGood = new Date();
+  var staleSince = null;
+
+  function utcClock(date) {
+    function two(n) { return (n < 10 ? "0" : "") + n; }
+    return two(date.getUTCHours()) + ":" + two(date.getUTCMinutes()) + ":" + two(date.getUTCSeconds()) + " UTC";
+  }
+
   function stale(message) {
+    staleSince = staleSince || new Date();
     var banner = $("#stale");
-    if (!banner) { return; }
-    var when = lastGood.toLocaleTimeString();
-    $(".stale-text", banner).textContent = "Could not refresh: " + message +
-      " What you see is from " + when + ".";
-    banner.hidden = false;
+    if (banner) {
+      $(".stale-text", banner).textContent = "Could not refresh: " + message +
+        " What you see is from " + utcClock(lastGood) + "; it refreshes again on its own.";
+      banner.hidden = false;
+    }
     $all("[data-poll]").forEach(function (el) { el.classList.add("is-stale"); });
+    showLive("");
   }
 
   function fresh() {
     lastGood = new Date();
+    staleSince = null;
     var banner = $("#stale");
     if (banner) { banner.hidden = true; }
     $all("[data-poll]").forEach(function (el) { el.classList.remove("is-stale"); });
   }
 
-  document.addEventListener("htmx:afterRequest", function (event) {
-    if (!isPoll(event.detail.elt)) { return; }
+  // The focused control, as something that finds it again in the region's new HTML:
+  // its id, else what names it (aria-label, data-value, name and value, or its text).
+  // Nothing found: the focus is not moved to some other control.
+  var NAMING = ["aria-label", "data-value", "data-key", "name", "value", "href"];
+
+  function focusKey(region) {
+    var active = document.activeElement;
+    if (!active || active === document.body || !region.contains(active)) { return null; }
+    if (active.id) { return {id: active.id}; }
+    var key = {tag: active.tagName.toLowerCase(), text: (active.textContent || "").trim()};
+    NAMING.forEach(function (name) { key[name] = active.getAttribute(name); });
+    return key;
+  }
+
+  function refocus(region, key) {
+    if (!key || !region || region.contains(document.activeElement)) { return; }
+    var target = null;
+    if (key.id) {
+      target = document.getElementById(key.id);
+      if (target && !region.contains(target)) { target = null; }
+    } else {
+      target = $all(key.tag, region).filter(function (el) {
+        return NAMING.every(function (name) { return el.getAttribute(name) === key[name]; }) &&
+          (el.textContent || "").trim() === key.text;
+      })[0] || null;
+    }
+    if (target && target.focus) { target.focus({preventScroll: true}); }
+  }
+
+  var pendingFocus = null; // {id, key}: the focus to give back once the new region is in
+
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var detail = event.detail;
+    var target = detail.target;
+    if (isPollRequest(detail)) {
+      var xhr = detail.xhr;
+      if (xhr && xhr.status >= 200 && xhr.status < 300) {
+        fresh();
+        var reason = holdReason(target);
+        if (reason) { // the hold began while this response was on its way: drop it
+          detail.shouldSwap = false;
+          showLive(reason);
+          return;
+        }
+      }
+    }
+    if (target && target.id && detail.shouldSwap) {
+      pendingFocus = {id: target.id, key: focusKey(target)};
+    }
+  });
+
+  document.addEventListener("htmx:afterSettle", function () {
+    if (!pendingFocus) { return; }
+    var region = document.getElementById(pendingFocus.id);
+    refocus(region, pendingFocus.key);
+    pendingFocus = null;
+  });
+
+  document.addEventListener("htmx:responseError", function (event) {
+    if (!isPollRequest(event.detail)) { return; }
     var xhr = event.detail.xhr;
-    if (event.detail.successful) { fresh(); return; }
-    if (!xhr || !xhr.status) { return; } // handled by sendError/timeout
-    var why = xhr.getResponseHeader("X-Horizon-Unavailable");
-    stale(why ? why + "." : "the server answered " + xhr.status + ".");
+    var why = xhr && xhr.getResponseHeader("X-Horizon-Unavailable");
+    stale(why ? why + "." : "the server answered " + (xhr ? xhr.status : "nothing") + ".");
   });
   document.addEventListener("htmx:sendError", function (event) {
-    if (isPoll(event.detail.elt)) { stale("the dashboard did not answer (network error)."); }
+    if (isPollRequest(event.detail)) { stale("the dashboard did not answer (network error)."); }
   });
   document.addEventListener("htmx:timeout", function (event) {
-    if (isPoll(event.detail.elt)) { stale("the dashboard took too long to answer."); }
+    if (isPollRequest(event.detail)) { stale("the dashboard did not answer within 30 s."); }
   });
 
   // -- selection -------------------------------------------------------------------------

@@ -90,3 +90,22 @@ def confirm(request: HtmxHttpRequest, message: str, *, fallback: str,
 
 def plural(count: int, word: str) -> str:
     return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
+def to_job(request: HtmxHttpRequest, needle: str, listed: str) -> HttpResponse | None:
+    """A list search for a uuid (or an 8+-character uuid prefix matching one job) goes
+    to that job's page, whatever its state (horizon/dashboard/uuid_search.py); None:
+    the list searches as usual."""
+    from horizon.dashboard import uuid_search
+    from horizon.dashboard.queues import known_queues
+
+    if not needle.strip():
+        return None
+    url = uuid_search.jump(needle, known_queues(), listed)
+    if url is None:
+        return None
+    if request.htmx:
+        response = HttpResponse(status=204)
+        response["HX-Redirect"] = url
+        return response
+    return redirect(url)

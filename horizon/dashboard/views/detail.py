@@ -18,6 +18,7 @@ from horizon.dashboard import (
     job_controls,
     lookup,
     queues,
+    running,
     task_results,
 )
 from horizon.dashboard.auth import page
@@ -124,6 +125,7 @@ def context(found: lookup.Found, now: float, limits: Limits = GLANCE) -> dict:
         "reserved_by": str(data.get("reservedBy") or ""),
         "task": task_results.panel(data, found.uuid, now),
         "holder_gone": holder_gone(found),
+        "running": running.running_job(found.uuid, now) if found.state == "reserved" else None,
         "attempts": timeline(found.uuid, now),
         **dict(zip(("editable", "arguments_size"),
                    edit_retry.editable(data) if found.failed is not None and data
@@ -131,7 +133,7 @@ def context(found: lookup.Found, now: float, limits: Limits = GLANCE) -> dict:
         "editable_args": edit_retry.declared(str(data.get("job") or "")),
         "arguments": clip(edit_retry.shown(data, limits.string), limits.total)[0]
         if data else "",
-        "facts": [(label, fact(data.get(key))) for label, key in (
+        "facts": [(label, fact(data.get(key), seconds=key == "timeout")) for label, key in (
             ("Job", "job"), ("Attempts", "attempts"), ("Max tries", "maxTries"),
             ("Max exceptions", "maxExceptions"), ("Timeout", "timeout"),
             ("Backoff", "backoff"), ("Fail on timeout", "failOnTimeout"),
@@ -139,10 +141,13 @@ def context(found: lookup.Found, now: float, limits: Limits = GLANCE) -> dict:
     }
 
 
-def fact(value) -> str:
-    """A payload value as an operator reads it: yes/no, not Python's True/False."""
+def fact(value, seconds: bool = False) -> str:
+    """A payload value as an operator reads it: yes/no, not Python's True/False; a
+    number of seconds as a duration ("30 s", not "30.0")."""
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if seconds and isinstance(value, (int, float)):
+        return formatting.duration(value) if value else "none"
     if isinstance(value, (list, dict)):
         return json.dumps(value, ensure_ascii=False, default=str)
     return str(value)

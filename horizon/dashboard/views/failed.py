@@ -9,7 +9,13 @@ from django.utils.http import urlencode
 
 from horizon.dashboard import facet_counts, facets, failures, queues
 from horizon.dashboard.auth import page
-from horizon.dashboard.views.common import HtmxHttpRequest, fragment, int_param, render_page
+from horizon.dashboard.views.common import (
+    HtmxHttpRequest,
+    fragment,
+    int_param,
+    render_page,
+    to_job,
+)
 
 PARTIAL = "horizon/partials/failed.html"
 
@@ -76,6 +82,9 @@ def context(params: QueryDict) -> dict:
 
 @page
 def failed(request: HtmxHttpRequest) -> HttpResponse:
+    gone = to_job(request, request.GET.get("q", ""), "failed")
+    if gone is not None:
+        return gone
     return render_page(request, "horizon/failed.html", PARTIAL, context(request.GET))
 
 

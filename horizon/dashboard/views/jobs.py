@@ -12,7 +12,13 @@ from django.utils.http import urlencode
 from horizon.config import horizon_settings
 from horizon.dashboard import facet_counts, facets, listings, queues
 from horizon.dashboard.auth import page
-from horizon.dashboard.views.common import HtmxHttpRequest, fragment, int_param, render_page
+from horizon.dashboard.views.common import (
+    HtmxHttpRequest,
+    fragment,
+    int_param,
+    render_page,
+    to_job,
+)
 from horizon.repositories import horizon_client, recent
 
 PARTIAL = "horizon/partials/jobs.html"
@@ -62,6 +68,9 @@ def context(state: str, params: QueryDict) -> dict:
 
 @page
 def jobs(request: HtmxHttpRequest, state: str) -> HttpResponse:
+    gone = to_job(request, request.GET.get("q", ""), state)
+    if gone is not None:
+        return gone
     return render_page(request, "horizon/jobs.html", PARTIAL, context(state, request.GET))
 
 

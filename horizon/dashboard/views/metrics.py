@@ -19,7 +19,8 @@ LARGE = (540, 220)  # about the size it is drawn at, so labels stay legible
 
 
 def outcome_totals(items: list[reads.Series]) -> None:
-    """Processed, failed and released counts since the counters began, on each series."""
+    """Processed, failed, released, timed-out and cancelled counts since the counters
+    began, on each series. "failed" is every job failed for good, whatever ended it."""
     by_queue: dict[str, dict[str, int]] = {}
     by_job: dict[str, dict[str, int]] = {}
     for series in counters.read_all(horizon_client()):
@@ -33,6 +34,8 @@ def outcome_totals(items: list[reads.Series]) -> None:
         done, failed = counts.get("processed", 0), counts.get("failed", 0)
         item.failed = failed  # type: ignore[attr-defined]
         item.released = counts.get("released", 0)  # type: ignore[attr-defined]
+        item.timed_out = counts.get("timed_out", 0)  # type: ignore[attr-defined]
+        item.cancelled = counts.get("cancelled", 0)  # type: ignore[attr-defined]
         item.failure_rate = (  # type: ignore[attr-defined]
             f"{failed / (done + failed) * 100:.1f}%" if done + failed else "—")
 

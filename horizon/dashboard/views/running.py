@@ -18,7 +18,8 @@ PARTIAL = "horizon/partials/running.html"
 
 
 def context() -> dict:
-    return {"section": "running", "rows": running_now()}
+    rows = running_now()
+    return {"section": "running", "rows": rows, "lost": sum(1 for row in rows if row.lost)}
 
 
 @page

@@ -12,6 +12,7 @@ DEFAULT_PREFIX = "queues:"
 RESTART_KEY = "queueing:restart"  # unix time of the last `queue_restart`
 PAUSED_QUEUES_KEY = "queueing:paused"  # set of "connection:queue" names workers skip
 HEARTBEAT_PREFIX = "queueing:worker:"  # + worker id: exists while the worker is alive
+WORKERS_KEY = "queueing:workers"  # zset: worker id -> its last beat (the heartbeats' index)
 CANCEL_KEY = "queueing:cancel"  # hash: job uuid -> JSON {by, reason, at}: cancel it
 TASK_RESULT_PREFIX = "queueing:task:"  # + {result id}: a Django Task's result hash
 

@@ -125,7 +125,7 @@ class Command(BaseCommand):
             self.stdout.write(f"{stamp} {registry.describe_modules()}")
         readiness.report_ready()  # to a supervisor, if one started us (see queueing.readiness)
         # the heartbeat lets the dashboard see the worker die, and what it runs
-        with heartbeat.beating(driver, worker.owner, worker.heartbeat_state):
+        with heartbeat.beating(driver, worker.owner, _published(worker, options)):
             code = worker.run()
         if code == EXIT_ERROR:
             # A timed-out job may have left threads behind; leave without waiting for them.
@@ -134,3 +134,13 @@ class Command(BaseCommand):
             os._exit(code)
         if code:
             sys.exit(code)
+
+
+def _published(worker: Worker, options: WorkerOptions):
+    """What the heartbeat publishes: the worker's slots and running jobs, plus its
+    default timeout and kill grace (Running now shows each job's progress toward its
+    timeout; a job's own timeout, from its payload, wins)."""
+    def state() -> dict:
+        return {**worker.heartbeat_state(), "timeout": options.timeout,
+                "grace": options.kill_grace}
+    return state
