@@ -12,220 +12,35 @@ that finished but whose acknowledgement rides with the next pop. Each is a row:
 A row leaves the table once settled (acknowledged, released, failed, handed back).
 
 The table lives in the worker (``InFlight``) and is mirrored into memory it shares with
-its sidecar (``TableMemory``), so that when the worker dies (SIGKILL, OOM, a segfault,
-a timeout kill) the sidecar can settle every row by its state. Writes are a seqlock:
-the writer makes the sequence number odd, writes, then makes it even; a reader that saw
-an odd or changed number reads again. A state change writes one row (a few stores, no
-syscall, no Redis call); only a change of the set of rows (a pop) rewrites the table.
+its sidecar (``TableMemory``, table_memory.py), so that when the worker dies (SIGKILL,
+OOM, a segfault, a timeout kill) the sidecar can settle every row by its state.
 """
 from __future__ import annotations
 
-import mmap
-import struct
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from queueing.drivers.contract import Reservation
-from queueing.worker.options import ACK_ROWS, TABLE_ROWS
+from queueing.worker.options import ACK_ROWS
+from queueing.worker.table_memory import (
+    EMPTY,
+    FINISHED,
+    LEAVING,
+    MAX_ROWS,
+    PREFETCHED,
+    RUNNING,
+    STATE_NAMES,
+    STOPPING,
+    Row,
+    TableMemory,
+)
 
-EMPTY, PREFETCHED, RUNNING, FINISHED = 0, 1, 2, 3
-STATE_NAMES = {EMPTY: "empty", PREFETCHED: "prefetched", RUNNING: "running",
-               FINISHED: "finished"}
-
-# What the worker says about the table as a whole.
-ACTIVE = 0  # the worker is alive and owns its rows
-STOPPING = 1  # the worker settled every row itself and is exiting: the sidecar just exits
-LEAVING = 2  # the worker is exiting with rows it could not settle: the sidecar settles them
-
-# Header: seq, mode, written_at, row count, data length. Row: state, leased_at (when its
-# lease was last set by a pop), kill_at (0: none), started, data offset, queue length,
-# token length, member length. Then MAX_ROWS rows, then the rows' bytes.
-_HEADER = struct.Struct("=QqdQQ")
-_ROW = struct.Struct("=B7xdddQHHQ")
-_SEQ = struct.Struct("=Q")
-# The sidecar's own words, outside the seqlock (one writer: the sidecar): the time of its
-# last look at the table, so the worker can tell a wedged sidecar from a busy one; and the
-# time of its last renewal round that succeeded, so a sidecar started in its place knows
-# how fresh the leases it inherits are.
-_BEAT = struct.Struct("=dd")
-BEAT_AT = _HEADER.size
-MAX_ROWS = TABLE_ROWS  # rows the table holds: prefetch plus running plus finished
-SIZE = 64 * 1024 * 1024  # address space only: pages are used as rows need them
-ROWS_START = BEAT_AT + _BEAT.size
-ODD_SPINS = 20  # looks at an odd sequence number (a write under way) before giving up
-DATA_START = ROWS_START + MAX_ROWS * _ROW.size
-
-
-@dataclass(frozen=True, slots=True)
-class Row:
-    """One row as the sidecar reads it. ``member`` is None when the reserved entry did
-    not fit in the shared memory (the sidecar then finds it by its token)."""
-
-    index: int
-    state: int
-    leased_at: float
-    kill_at: float
-    started: float
-    queue: str
-    token: str
-    member: bytes | None
-
-    def reservation(self, member: bytes) -> Reservation:
-        return Reservation(self.queue, member, self.token)
-
-
-class TableMemory:
-    """Shared memory between the worker (the one writer) and its sidecar (the reader)."""
-
-    def __init__(self) -> None:
-        self.buffer = mmap.mmap(-1, SIZE, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS)
-        self.seq = 0
-        self.mode = ACTIVE
-        self.count = 0
-        self.data_len = 0
-        self._publish_header()
-
-    # -- the writer's side (callers hold InFlight's lock) -----------------------------
-    def _begin(self) -> None:
-        if self.seq % 2 == 0:
-            self.seq += 1  # odd: writing
-            _SEQ.pack_into(self.buffer, 0, self.seq)
-
-    def _end(self) -> None:
-        # The fields were written under the odd sequence number; the even number goes
-        # last, alone, so a reader never pairs a finished number with half-written fields.
-        self.seq += 1
-        _SEQ.pack_into(self.buffer, 0, self.seq)
-
-    def _header(self) -> None:
-        _HEADER.pack_into(self.buffer, 0, self.seq, self.mode, time.time(), self.count,
-                          self.data_len)
-
-    def _publish_header(self) -> None:
-        self._begin()
-        self._header()
-        self._end()
-
-    def rewrite(self, rows: list[tuple[int, float, float, float, Reservation]]) -> None:
-        """Write the whole table: (state, leased_at, kill_at, started, reservation)."""
-        self._begin()
-        offset = DATA_START
-        for index, (state, leased_at, kill_at, started, held) in enumerate(rows):
-            queue, token, member = held.queue.encode(), held.token.encode(), held.raw
-            if offset + len(queue) + len(token) + len(member) > SIZE:
-                member = b""  # too large for the memory: the sidecar finds it by token
-            _ROW.pack_into(self.buffer, ROWS_START + index * _ROW.size, state, leased_at,
-                           kill_at, started, offset, len(queue), len(token), len(member))
-            for part in (queue, token, member):
-                self.buffer[offset:offset + len(part)] = part
-                offset += len(part)
-        self.count = len(rows)
-        self.data_len = offset - DATA_START
-        self._header()
-        self._end()
-
-    def set_state(self, index: int, state: int, kill_at: float = 0.0,
-                  started: float = 0.0) -> None:
-        """Change one row's state (and deadline) in place."""
-        self._begin()
-        at = ROWS_START + index * _ROW.size
-        _, leased_at, _, _, offset, qlen, tlen, mlen = _ROW.unpack_from(self.buffer, at)
-        _ROW.pack_into(self.buffer, at, state, leased_at, kill_at, started, offset, qlen,
-                       tlen, mlen)
-        self._end()
-
-    def set_mode(self, mode: int) -> None:
-        self._begin()
-        self.mode = mode
-        self._header()
-        self._end()
-
-    # -- the sidecar's beat ---------------------------------------------------------------
-    def beat(self, renewed_at: float | None = None) -> None:
-        """The sidecar is alive and looking (it writes these words, and only these);
-        `renewed_at`: a renewal round just succeeded."""
-        if renewed_at is None:
-            renewed_at = self.last_renewed()
-        _BEAT.pack_into(self.buffer, BEAT_AT, time.time(), renewed_at)
-
-    def last_beat(self) -> float:
-        """When the sidecar last looked at the table (0: never)."""
-        return _BEAT.unpack_from(self.buffer, BEAT_AT)[0]
-
-    def last_renewed(self) -> float:
-        """When a sidecar's renewal round last succeeded (0: never)."""
-        return _BEAT.unpack_from(self.buffer, BEAT_AT)[1]
-
-    # -- the reader's side ----------------------------------------------------------------
-    def read(self, writer_alive: Callable[[], bool] | None = None) -> tuple[int, list[Row]]:
-        """(mode, the non-empty rows), consistent with one another. It never waits long:
-        a write takes microseconds, so a sequence number that stays odd means the writer
-        was stopped in the middle of one (a SIGKILL, a SIGSTOP). While the writer lives,
-        the last consistent read stands in; once it is dead (`writer_alive` says so), the
-        table as it was left is read and checked row by row, since what it holds must
-        be settled (a row it cannot make sense of falls back to the last good read)."""
-        spins = 0
-        while True:
-            seq = _SEQ.unpack_from(self.buffer, 0)[0]
-            if seq % 2:
-                spins += 1
-                if spins < ODD_SPINS:
-                    time.sleep(0.0005)
-                    continue
-                if writer_alive is not None and not writer_alive():
-                    return self._read_torn()
-                return self._last_good
-            found = self._parse()
-            if found is None or _SEQ.unpack_from(self.buffer, 0)[0] != seq:
-                continue  # changed while read: again
-            self._last_good = found
-            return found
-
-    _last_good: tuple[int, list[Row]] = (ACTIVE, [])
-
-    def _read_torn(self) -> tuple[int, list[Row]]:
-        """The table a killed writer left half-written: its rows where they parse, else
-        the last consistent read. A row missing from both is brought back by its lease."""
-        found = self._parse()
-        if found is None:
-            return self._last_good
-        mode, rows = found
-        known = {row.token for row in rows}
-        extra = [row for row in self._last_good[1] if row.token not in known]
-        return mode, rows + extra
-
-    def _parse(self) -> tuple[int, list[Row]] | None:
-        """The header and rows as they are now; None when they do not hold together."""
-        _, mode, _, count, data_len = _HEADER.unpack_from(self.buffer, 0)
-        if count > MAX_ROWS or data_len > SIZE - DATA_START:
-            return None
-        table = bytes(self.buffer[ROWS_START:ROWS_START + count * _ROW.size])
-        data = bytes(self.buffer[DATA_START:DATA_START + data_len])
-        rows = []
-        for index in range(count):
-            state, leased_at, kill_at, started, offset, qlen, tlen, mlen = \
-                _ROW.unpack_from(table, index * _ROW.size)
-            if state == EMPTY:
-                continue
-            at = offset - DATA_START
-            if state not in STATE_NAMES or at < 0 or at + qlen + tlen + mlen > data_len:
-                return None
-            try:
-                queue = data[at:at + qlen].decode()
-                token = data[at + qlen:at + qlen + tlen].decode()
-            except UnicodeDecodeError:
-                return None
-            if not queue or not token:
-                return None
-            member = data[at + qlen + tlen:at + qlen + tlen + mlen]
-            rows.append(Row(index, state, leased_at, kill_at, started, queue, token,
-                            member or None))
-        return mode, rows
-
+__all__ = ["InFlight", "Row", "TableMemory", "EMPTY", "PREFETCHED", "RUNNING", "FINISHED",
+           "LEAVING", "STOPPING", "MAX_ROWS"]
 
 @dataclass(slots=True)
 class _Entry:

@@ -46,7 +46,8 @@ from typing import Any
 from queueing.drivers.contract import QueueDriver, Reservation
 from queueing.worker.deadline import Deadline
 from queueing.worker.fork_child import become_sidecar
-from queueing.worker.inflight import (
+from queueing.worker.policy import LeaseTiming, lease_timing
+from queueing.worker.table_memory import (
     FINISHED,
     LEAVING,
     PREFETCHED,
@@ -55,7 +56,6 @@ from queueing.worker.inflight import (
     Row,
     TableMemory,
 )
-from queueing.worker.policy import LeaseTiming, lease_timing
 
 logger = logging.getLogger("queueing.worker")
 
