@@ -11,7 +11,10 @@
         },
         "environments": {"local": {"supervisor-1": {"max_processes": 2}}},
         "trim": {"completed": 60, "metrics": 1440,   # minutes
-                 "completed_max": 10000},            # recent successes kept at most
+                 "failed": 10080,                    # minutes a failed job is kept
+                 "completed_max": 10000,             # recent successes kept at most
+                 "failed_max": 100000,               # failed rows kept at most
+                 "attempts_max": 110000},            # job timelines kept at most
         "schedule": [{"job": "app.jobs.report", "cron": "0 3 * * *"}],  # see docs/operations.md
         "waits": {"redis:default": 60},              # long-wait alert thresholds (seconds)
         "notifications": {"mail": ["ops@example.com"], "webhook": "https://...",
@@ -125,6 +128,9 @@ class HorizonSettings:
     trim_completed_minutes: float = 60
     trim_metrics_minutes: float = 1440
     completed_max: int = 10000  # recent successes kept at most, whatever their age
+    trim_failed_minutes: float = 10080  # failed rows older than this are pruned (7 days)
+    failed_max: int = 100_000  # failed rows kept at most, whatever their age
+    attempts_max: int = 110_000  # job timelines (horizon/attempts.py) kept at most
     snapshot_interval: float = 60
     options: dict = field(default_factory=dict)
     waits: dict = field(default_factory=dict)  # "connection:queue" -> seconds (0: no alert)
@@ -270,9 +276,7 @@ def parse(raw: dict[str, Any] | None) -> HorizonSettings:
         connection=connection,
         environment=environment,
         supervisors=tuple(parse_supervisor(n, b, connection) for n, b in blocks.items()),
-        trim_completed_minutes=float(trim.get("completed", 60)),
-        trim_metrics_minutes=float(trim.get("metrics", 1440)),
-        completed_max=int(trim.get("completed_max", 10000)),
+        **_trim(trim),
         snapshot_interval=float(raw.get("snapshot_interval", 60)),
         waits=parse_waits(raw.get("waits"), connection),
         notifications=parse_notifications(raw.get("notifications")),
@@ -283,6 +287,36 @@ def parse(raw: dict[str, Any] | None) -> HorizonSettings:
         schedule=raw.get("schedule"),
         **_batches(raw.get("batches")),
     )
+
+
+TRIM_KEYS = {"completed": 60.0, "metrics": 1440.0, "failed": 10080.0}  # minutes
+TRIM_CAPS = {"completed_max": 10_000, "failed_max": 100_000}  # records
+
+
+def _trim(raw: Any) -> dict[str, Any]:
+    """HORIZON['trim']: how long (minutes) and how many of each stored record are kept.
+    ``attempts_max`` defaults to failed_max + completed_max: a timeline's owner is a
+    failed row or a completed record (horizon/attempts.py)."""
+    if not isinstance(raw, dict) or set(raw) - {*TRIM_KEYS, *TRIM_CAPS, "attempts_max"}:
+        raise HorizonConfigError(
+            "HORIZON trim must be a dict with completed, metrics, failed (minutes), "
+            "completed_max, failed_max and attempts_max (records)", "horizon.E001")
+    values: dict[str, Any] = {}
+    for name, default in TRIM_KEYS.items():
+        value = raw.get(name, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise HorizonConfigError(f"HORIZON trim {name} must be a number of minutes > 0, "
+                                     f"got {value!r}", "horizon.E001")
+        values[f"trim_{name}_minutes"] = float(value)
+    caps = {name: raw.get(name, default) for name, default in TRIM_CAPS.items()}
+    caps["attempts_max"] = raw.get("attempts_max", caps["failed_max"] + caps["completed_max"]
+                                   if all(isinstance(v, int) for v in caps.values()) else 0)
+    for name, value in caps.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise HorizonConfigError(f"HORIZON trim {name} must be an integer >= 1, got "
+                                     f"{value!r}", "horizon.E001")
+        values[name] = value
+    return values
 
 
 def _batches(raw: Any) -> dict[str, Any]:
