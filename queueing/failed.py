@@ -65,6 +65,31 @@ def is_real_uuid(value: object) -> bool:
     return isinstance(value, str) and _JOB_ID.fullmatch(value) is not None
 
 
+TAGS_KEPT = 20  # tags of a row kept in its tags column
+TAG_LIMIT = 200  # characters of each
+
+
+def tags_column(text: str) -> str:
+    """The payload's tags, one a line, bounded (pure): what the tag facet counts."""
+    data = payload_lib.peek(text)
+    raw = data.get("tags") if isinstance(data, dict) else None
+    if not isinstance(raw, list):
+        return ""
+    tags = dict.fromkeys(str(t).replace("\n", " ").replace("\r", " ")[:TAG_LIMIT]
+                         for t in raw[:TAGS_KEPT])
+    return _storable("\n".join(t for t in tags if t))
+
+
+_CLASS = re.compile(r"([A-Za-z_][\w.]*)(?::|$)")
+
+
+def exception_class(text: str) -> str:
+    """The class an exception's stored text starts with ("ValueError"), "(unreadable)"
+    otherwise (pure): what the failed list groups by."""
+    match = _CLASS.match(text[:200])
+    return match.group(1)[:200] if match else "(unreadable)"
+
+
 def record(*, connection: str, queue: str, raw: bytes | str, exception: str,
            job_uuid: str | None = None, job_name: str = "") -> FailedJob:
     """Store a failed job (idempotent per uuid: a re-failure replaces the older row).
@@ -94,6 +119,8 @@ def record(*, connection: str, queue: str, raw: bytes | str, exception: str,
                 "payload": _storable(text),
                 "exception": _storable(mask_text(exception)),
                 "failed_at": timezone.now(),
+                "tags": tags_column(text),
+                "exception_class": exception_class(exception),
             },
         )
     return row
