@@ -29,9 +29,9 @@ from django.utils import timezone  # noqa: E402
 
 from horizon.repositories import metrics, state  # noqa: E402
 from queueing.connections import redacted_url, redis_driver  # noqa: E402
+from queueing.dispatching.payload import encode  # noqa: E402
 from queueing.failed import exception_class, tags_column  # noqa: E402
 from queueing.models import FailedJob  # noqa: E402
-from queueing.dispatching.payload import encode  # noqa: E402
 
 JOBS = ["billing.jobs.send_invoice", "mail.jobs.send_welcome", "search.jobs.reindex",
         "media.jobs.resize_image", "reports.jobs.nightly_export"]

@@ -32,7 +32,7 @@ from common import ROOT, percentile
 os.environ.setdefault("HORIZON_VAR_DIR", str(ROOT / "var" / "bench-soak"))
 os.environ["DJANGO_SETTINGS_MODULE"] = "bench.soak_settings"
 sys.path.insert(0, str(ROOT))
-import django  # noqa: E402
+import django
 
 django.setup()
 

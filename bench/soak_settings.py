@@ -4,7 +4,7 @@ SOAK_FAILED_MAX / SOAK_ATTEMPTS_MAX set the failed store's and the timelines' ca
 short run reaches them (the defaults, 100,000 and 110,000, take hours at soak rates)."""
 import os
 
-from bench.settings import *  # noqa: F401,F403
+from bench.settings import *  # noqa: F403
 
 HORIZON = {
     "connection": "redis",

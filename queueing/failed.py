@@ -12,7 +12,6 @@ import logging
 import re
 import traceback
 import uuid as uuid_lib
-
 from collections.abc import Callable
 
 from django.db import transaction

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 
@@ -24,8 +25,6 @@ import redis
 from django.conf import settings
 
 from queueing.connections import make_client
-import time
-
 from queueing.drivers.redis.keys import HEARTBEAT_PREFIX
 from queueing.drivers.redis.keys import heartbeat_key as key
 from queueing.drivers.redis.replies import RedisClient, as_str
