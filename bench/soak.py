@@ -87,13 +87,11 @@ def process_tree(root: int) -> dict[int, str]:
         ppid = int(stat[stat.rindex(")") + 2:].split()[1])
         children[ppid].append(int(entry))
         names[int(entry)] = cmd
-    found, todo = {}, [root]
-    while todo:
-        pid = todo.pop()
-        cmd = names.get(pid, "")
-        found[pid] = ("master" if pid == root else "worker" if "runworker" in cmd
-                      else "sidecar")
-        todo.extend(children.get(pid, []))
+    found = {root: "master"}
+    for worker in children.get(root, []):  # the master's children are its workers
+        found[worker] = "worker" if "runworker" in names.get(worker, "") else "child"
+        for pid in children.get(worker, []):  # a worker's child is its sidecar
+            found[pid] = "sidecar"
     return found
 
 
