@@ -25,7 +25,10 @@ class FailedJob(models.Model):
                    # covers the facets' and groups' reads of the newest rows (0006)
                    models.Index(fields=["failed_at", "id", "connection", "queue", "job",
                                         "exception_class"],
-                                name="queueing_failed_facets_idx")]
+                                name="queueing_failed_facets_idx"),
+                   models.Index(fields=["connection", "queue", "failed_at", "id", "job",
+                                        "exception_class"],
+                                name="queueing_failed_queue_facets")]
 
     def __str__(self) -> str:
         return f"{self.job or '?'} ({self.uuid}) failed at {self.failed_at:%Y-%m-%d %H:%M:%S}"
@@ -86,6 +89,9 @@ class ControlValue(models.Model):
 
     key = models.CharField(max_length=100, primary_key=True)
     value = models.TextField()
+    updated_at = models.FloatField(blank=True, null=True, db_index=True,
+                                   help_text="Unix time of the last write (NULL: written "
+                                             "before 0007).")
 
     class Meta:
         db_table = "queueing_control"

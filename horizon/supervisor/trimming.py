@@ -1,5 +1,6 @@
-"""The master's trimming duty: the failed store and the jobs' attempts stay within their
-age and count bounds (HORIZON["trim"]: failed, failed_max, attempts_max).
+"""The master's trimming duty: the failed store, the jobs' attempts and the database
+connections' per-job control rows stay within their age and count bounds
+(HORIZON["trim"]: failed, failed_max, attempts_max, database_control).
 
 One master trims at a time: it holds ``keys.TRIM_LOCK`` (SET NX with an expiry, renewed
 while it keeps the turn). Each turn deletes at most `BUDGET` failed rows in `CHUNK`-row
@@ -17,7 +18,8 @@ from horizon import attempts
 from horizon.config import HorizonSettings
 from horizon.keys import TRIM_LOCK
 from horizon.repositories import trimmed
-from queueing import failed
+from queueing import connections, failed
+from queueing.config import queue_settings
 from queueing.drivers.redis.replies import RedisClient, as_str
 
 EVERY = 30.0  # seconds between turns when nothing is left over
@@ -56,15 +58,32 @@ class Trimmer:
         rows, rows_done = failed.prune(self.config.trim_failed_minutes, self.config.failed_max,
                                        BUDGET, CHUNK)
         lists, lists_done = self.trim_attempts()
+        control, control_done = self.trim_database_control()
         trimmed.add(self.client, "failed", rows)
         trimmed.add(self.client, "attempts", lists)
-        if not (rows_done and lists_done):
+        trimmed.add(self.client, "database_control", control)
+        if not (rows_done and lists_done and control_done):
             self._next = now  # behind: carry on at the next loop turn
         if rows or lists:
             self.log(f"trimmed {rows} failed job(s) and {lists} attempt timeline(s) "
                      f"(failed kept {self.config.trim_failed_minutes:g} min, at most "
                      f"{self.config.failed_max}; timelines at most {self.config.attempts_max})")
-        return {"failed": rows, "attempts": lists}
+        if control:
+            self.log(f"trimmed {control} database control row(s) (exception counters, "
+                     f"cancel requests older than {self.config.trim_database_control_minutes:g}"
+                     " min)")
+        return {"failed": rows, "attempts": lists, "database_control": control}
+
+    def trim_database_control(self) -> tuple[int, bool]:
+        """Per-job control rows of every connection whose driver keeps them in tables
+        (Redis keys expire by themselves). (count, done)"""
+        before = time.time() - self.config.trim_database_control_minutes * 60
+        gone = 0
+        for name in queue_settings().connections:
+            prune = getattr(connections.driver(name), "prune_control", None)
+            if prune is not None and gone < BUDGET:
+                gone += prune(before, limit=BUDGET - gone, chunk=CHUNK)
+        return gone, gone < BUDGET
 
     def trim_attempts(self) -> tuple[int, bool]:
         """Timelines past their deadline (their key already expired: the index entry

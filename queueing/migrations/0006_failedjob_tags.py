@@ -31,4 +31,10 @@ class Migration(migrations.Migration):
                 fields=["failed_at", "id", "connection", "queue", "job", "exception_class"],
                 name="queueing_failed_facets_idx"),
         ),
+        migrations.AddIndex(  # the same reads for one queue (the list's queue filter)
+            model_name="failedjob",
+            index=models.Index(
+                fields=["connection", "queue", "failed_at", "id", "job", "exception_class"],
+                name="queueing_failed_queue_facets"),
+        ),
     ]
