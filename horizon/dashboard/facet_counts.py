@@ -13,6 +13,8 @@ such rows are); exception class and time range keep their own counts
 """
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -25,7 +27,8 @@ from horizon.dashboard.queues import QueueRef
 from queueing.dispatching.preview import read_prefix
 from queueing.models import FailedJob
 
-ESTIMATE_TTL = 10.0  # seconds an estimate is reused by the list's 2-second refreshes
+logger = logging.getLogger("horizon.dashboard")
+ESTIMATE_TTL = 10.0  # seconds an estimate is fresh; a stale one is shown while resampled
 _estimates: dict[tuple, tuple[float, Sample]] = {}
 TIME_TITLES = {"delayed": "Due within", "completed": "Completed in the past"}
 FAILED_WINDOW = facets.SAMPLE  # newest failed rows the facets count (the job lists' budget)
@@ -67,11 +70,12 @@ class Sample:
 
 def for_jobs(state: str, known: list[QueueRef], chosen: QueueRef | None, picked: Picked,
              base: dict[str, str], now: float | None = None) -> Facets:
-    """The facets of a job list. A sample (a list past the budget) is reused for
-    ESTIMATE_TTL seconds in this process while the list stays about its size (within a
-    fifth), so a list refreshing every 2 s samples a 100k-entry queue once per 10 s,
-    not five times; its counts are scaled to the list's size now, and the queue counts
-    (lengths) are always read afresh."""
+    """The facets of a job list. A sample (a list past the budget) is kept in this
+    process while the list stays about its size (within a fifth): fresh for
+    ESTIMATE_TTL seconds, then shown once more while a thread takes the next one, so
+    a list refreshing every 2 s samples a 1M-entry queue about once per 10 s and no
+    request waits for it but the first; its counts are scaled to the list's size now,
+    and the queue counts (lengths) are always read afresh."""
     now = time.time() if now is None else now
     every = listings.queue_segments(state, known)
     segments = every if state == "completed" or chosen is None else [
@@ -79,15 +83,48 @@ def for_jobs(state: str, known: list[QueueRef], chosen: QueueRef | None, picked:
     total = sum(size for _, size in segments)
     key = (state, tuple(label for label, _ in every), tuple(sorted(base.items())))
     kept = _estimates.get(key)
-    if kept is not None and kept[0] > now and abs(kept[1].total - total) <= total / 5:
+    if kept is not None and abs(kept[1].total - total) <= total / 5:
         sample = kept[1]
+        if kept[0] <= now:  # stale: shown once more while a thread samples afresh
+            _refresh_later(key, state, segments, total, chosen, picked)
     else:
         sample = _sample(state, segments, total, chosen, picked, now)
-        if sample.counted < total:
-            if len(_estimates) > 256:
-                _estimates.clear()  # bounded: filters are many, memory is not
-            _estimates[key] = (now + ESTIMATE_TTL, sample)
+        _keep(key, sample, total, now)
     return _facets(state, every, chosen, picked, base, sample, total)
+
+
+def _keep(key: tuple, sample: Sample, total: int, now: float) -> None:
+    if sample.counted < total:
+        if len(_estimates) > 256:
+            _estimates.clear()  # bounded: filters are many, memory is not
+        _estimates[key] = (now + ESTIMATE_TTL, sample)
+
+
+_refreshing: set[tuple] = set()
+_refresh_lock = threading.Lock()
+
+
+def _refresh_later(key: tuple, state: str, segments: list[tuple[str, int]], total: int,
+                   chosen: QueueRef | None, picked: Picked) -> None:
+    """Sample again in a daemon thread, one per key at a time: the page that finds a
+    stale sample answers with it (scaled to the list's size now) instead of paying the
+    sample's 2,000 reads (100-200 ms at any size), so no poll pays it (issue 31 item 8)."""
+    with _refresh_lock:
+        if key in _refreshing:
+            return
+        _refreshing.add(key)
+
+    def run() -> None:
+        try:
+            now = time.time()
+            _keep(key, _sample(state, segments, total, chosen, picked, now), total, now)
+        except Exception:
+            logger.warning("facet sample refresh failed", exc_info=True)
+        finally:
+            with _refresh_lock:
+                _refreshing.discard(key)
+
+    threading.Thread(target=run, name="facet-sample", daemon=True).start()
 
 
 def _sample(state: str, segments: list[tuple[str, int]], total: int,
