@@ -18,6 +18,7 @@ Each job notes its own runs in two hashes (soak:runs, soak:done; the harness's, 
 apart). Uses BENCH_REDIS_URL or a throwaway redis-server, and var/bench-soak/ (SQLite).
 """
 import argparse
+import json
 import os
 import random
 import re
@@ -148,9 +149,25 @@ def page_times(client: Client, runs: int) -> dict[str, tuple[float, float]]:
     return out
 
 
+def calibration_ms() -> float:
+    """A fixed pure-Python workload, timed (median of 5): how fast this shared machine
+    is right now, so page timings at warm-up and at the end can be compared for what
+    the product does, not for what the neighbours do."""
+    times = []
+    for _ in range(5):
+        started = time.perf_counter()
+        json.loads(json.dumps([{"n": i, "s": str(i) * 3} for i in range(20_000)]))
+        times.append((time.perf_counter() - started) * 1000)
+    return sorted(times)[2]
+
+
 def snapshot(rclient) -> dict:
     info = rclient.info("memory")
-    return {"used_mb": info["used_memory"] / 2**20, "keys": keys_by_prefix(rclient),
+    harness = sum(rclient.memory_usage(k, samples=0) or 0
+                  for k in (jobs.SOAK_RUNS, jobs.SOAK_DONE))
+    return {"used_mb": info["used_memory"] / 2**20, "harness_mb": harness / 2**20,
+            "calibration_ms": calibration_ms(),
+            "keys": keys_by_prefix(rclient),
             "failed_rows": FailedJob.objects.count()}
 
 
@@ -266,7 +283,11 @@ def main() -> int:
               f"{slope_per_hour(after):+.1f} |")
     prefixes = sorted(set(final["keys"]) | set(warm["keys"] if warm else {}))
     print(f"\nRedis used memory: {warm['used_mb'] if warm else float('nan'):.1f} MB at "
-          f"warm-up, {final['used_mb']:.1f} MB at the end\n")
+          f"warm-up, {final['used_mb']:.1f} MB at the end; of which the harness's own "
+          f"soak:runs/soak:done: {warm['harness_mb'] if warm else float('nan'):.1f} and "
+          f"{final['harness_mb']:.1f} MB (the product: "
+          f"{warm['used_mb'] - warm['harness_mb'] if warm else float('nan'):.1f} -> "
+          f"{final['used_mb'] - final['harness_mb']:.1f} MB)\n")
     print("| keys by prefix | at warm-up | at end |")
     print("|---|---:|---:|")
     for prefix in prefixes:
@@ -281,6 +302,11 @@ def main() -> int:
         a = warm["pages"][name] if warm else (float("nan"),) * 2
         b = final["pages"][name]
         print(f"| {name} | {a[0]:.1f} / {a[1]:.1f} | {b[0]:.1f} / {b[1]:.1f} |")
+    if warm:
+        print(f"\nMachine speed (a fixed pure-Python workload): {warm['calibration_ms']:.1f} ms "
+              f"at warm-up, {final['calibration_ms']:.1f} ms at the end (x"
+              f"{final['calibration_ms'] / warm['calibration_ms']:.2f}): a page slower by "
+              "about that factor is the machine, not the product.")
     print("\n| jobs | count |\n|---|---:|")
     for key in ("done", "failed", "lost", "run twice"):
         print(f"| {key} | {tally.get(key, 0):,} |")
