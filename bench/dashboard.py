@@ -29,8 +29,9 @@ from django.utils import timezone  # noqa: E402
 
 from horizon.repositories import metrics, state  # noqa: E402
 from queueing.connections import redacted_url, redis_driver  # noqa: E402
-from queueing.models import FailedJob  # noqa: E402
 from queueing.dispatching.payload import encode  # noqa: E402
+from queueing.failed import exception_class, tags_column  # noqa: E402
+from queueing.models import FailedJob  # noqa: E402
 
 JOBS = ["billing.jobs.send_invoice", "mail.jobs.send_welcome", "search.jobs.reindex",
         "media.jobs.resize_image", "reports.jobs.nightly_export"]
@@ -109,10 +110,12 @@ def fill_failed(count: int) -> None:
         data = payload(i, time.time(), "default")
         kind = ["TimeoutError: SMTP server did not answer", "ValueError: invoice has no lines",
                 "ConnectionError: upstream refused"][i % 3]
-        rows.append(FailedJob(
+        text = encode(data)
+        rows.append(FailedJob(  # the columns failed.record writes, tags included
             uuid=data["uuid"], connection="redis", queue="default" if i % 4 else "high",
-            job=data["job"], payload=encode(data),
+            job=data["job"], payload=text, tags=tags_column(text),
             exception=f"{kind}\n\nTraceback (most recent call last):\n{TRACEBACK}",
+            exception_class=exception_class(kind),
             failed_at=now - dt.timedelta(seconds=i * 25)))
         if len(rows) == 5000:
             FailedJob.objects.bulk_create(rows)

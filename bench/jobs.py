@@ -79,3 +79,49 @@ def sleep_io(seconds):
 async def async_sleep_io(seconds):
     """The same wait as a coroutine (an event-loop slot)."""
     await asyncio.sleep(seconds)
+
+
+# -- bench/soak.py: each job notes its runs and its success, so every dispatched job can
+# be accounted for (done, failed, lost, run twice) after the run.
+SOAK_RUNS = "soak:runs"  # hash: label -> times its body started
+SOAK_DONE = "soak:done"  # hash: label -> times its body ended well
+
+
+def _soak_note(label: str, done: bool) -> None:
+    pipe = redis_driver().client.pipeline(transaction=False)
+    pipe.hincrby(SOAK_RUNS, label, 1)
+    if done:
+        pipe.hincrby(SOAK_DONE, label, 1)
+    pipe.execute()
+
+
+@job
+def soak_quick(label):
+    _soak_note(label, True)
+
+
+@job(tries=1)
+def soak_fail(label):
+    _soak_note(label, False)
+    raise RuntimeError(f"soak failure {label}: upstream refused")
+
+
+@job(tries=2, backoff=[1])
+def soak_fail_once(label):
+    """Fails its first attempt, succeeds on the retry (1 s later)."""
+    runs = redis_driver().client.hincrby(SOAK_RUNS, label, 1)
+    if runs == 1:
+        raise ValueError(f"soak retry {label}: first attempt fails")
+    redis_driver().client.hincrby(SOAK_DONE, label, 1)
+
+
+@job(tries=1, timeout=1)
+def soak_timeout(label):
+    _soak_note(label, False)
+    time.sleep(3)
+
+
+@job
+async def soak_async(label):
+    await asyncio.sleep(0.01)
+    _soak_note(label, True)

@@ -35,3 +35,6 @@ class HorizonConfig(AppConfig):
         lock_released.connect(audit.record_lock_release,
                               dispatch_uid="horizon.audit.lock_released")
         attempts.connect()  # each job's attempts and errors (horizon/attempts.py)
+        from queueing import failed
+
+        failed.on_delete(attempts.on_failed_rows_deleted)  # a job's attempts go with its row

@@ -5,20 +5,34 @@ it is there and the job page shows a timeline of deliveries.
 Written from the worker by signal receivers and the outcome recorder Horizon registers
 (horizon/apps.py): a release for retry (job_exception_occurred, released), a failure
 (job_failed), a timeout (outcome "timed_out"), and a success after earlier attempts
-(job_processed with attempts > 1; a first-time success writes nothing, so the common
-path costs no Redis call). One list per job, newest last, `KEEP` entries at most,
-expiring `TTL` seconds after its last write.
+(completion recorder, attempts > 1; a first-time success writes nothing, so the common
+path costs no Redis call). One list per job, newest last, `KEEP` entries at most.
+
+Everything here has an owner and a bound (docs/operations.md, "What is kept"):
+- only the newest entry keeps its full error; older ones keep a one-line summary
+  (record_attempt.lua cuts them as the next lands), and a failure keeps only its
+  summary, because the failed store holds its traceback (the timeline points there);
+- the list expires at its owner's deadline: a failed job's when the failed store trims
+  it (``trim.failed``), a job that ended well when its completed record is trimmed
+  (``trim.completed``), a job still in backoff when a failure would be;
+- deleting a failed row (forget, flush, the dashboard, the master's trim) deletes its
+  list at once (queueing.failed's delete hook, connected in horizon/apps.py);
+- the index (uuid -> deadline) lets the master drop lists past their deadline and keep
+  at most ``trim.attempts_max`` of them (horizon/supervisor/trimming.py).
 """
 from __future__ import annotations
 
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from horizon.keys import PREFIX
+from horizon.config import horizon_settings
+from horizon.keys import ATTEMPTS_INDEX, PREFIX
 from horizon.repositories import horizon_client
+from queueing.drivers.redis.replies import RedisClient, as_str
+from queueing.drivers.redis.scripts import script_for
 from queueing.failed import describe
 from queueing.redaction import clip, mask_text
 from queueing.signals import job_exception_occurred, job_failed, job_stopped
@@ -26,8 +40,9 @@ from queueing.worker.recorders import Completion, add_completion_recorder, add_o
 
 logger = logging.getLogger("horizon.attempts")
 KEEP = 25  # attempts kept per job
-TTL = 7 * 86400  # seconds a job's attempts outlive their last write
 ERROR_LIMIT = 4000  # characters of an error kept (message and traceback), after masking
+SUMMARY_LIMIT = 300  # characters of an error's first line kept once a newer attempt lands
+IN_STORE = "failed store"  # where a failure's full error is ("stored" of its entry)
 
 
 def key(uuid: str) -> str:
@@ -42,20 +57,79 @@ def error_text(exc: BaseException | None, reason: str = "") -> str:
     return text + (f"\n[{hidden} more characters]" if hidden else "")
 
 
-def record(uuid: str, entry: dict[str, Any], client=None) -> None:
-    """Append one attempt; never raises (a worker must not stop for its timeline)."""
+def summary_of(error: str) -> str:
+    """An error's first line, bounded (pure): what an older attempt keeps."""
+    return error.split("\n", 1)[0][:SUMMARY_LIMIT]
+
+
+def keep_seconds(outcome: str) -> float:
+    """How long a timeline outlives this write (its owner's retention; pure but for
+    the settings): a success's completed record, else a failed row's."""
+    config = horizon_settings()
+    minutes = config.trim_completed_minutes if outcome == "done" else config.trim_failed_minutes
+    return max(minutes * 60, 60.0)
+
+
+def record(uuid: str, entry: dict[str, Any], client=None, now: float | None = None) -> None:
+    """Append one attempt; never raises (a worker must not stop for its timeline).
+    An entry with an "error" gets its one-line "summary" beside it, which is all it
+    keeps once a newer attempt lands."""
     if not uuid:
         return
     try:
         client = client or horizon_client()
-        pipe = client.pipeline(transaction=False)
-        pipe.rpush(key(uuid), json.dumps(entry, default=str))
-        pipe.ltrim(key(uuid), -KEEP, -1)
-        pipe.expire(key(uuid), TTL)
-        pipe.execute()
+        now = time.time() if now is None else now
+        entry = dict(entry)
+        if entry.get("error") and "summary" not in entry:
+            entry["summary"] = summary_of(str(entry["error"]))
+        deadline = now + keep_seconds(str(entry.get("outcome") or ""))
+        script_for(client, "record_attempt", package="horizon")(
+            keys=[key(uuid), ATTEMPTS_INDEX],
+            args=[json.dumps(entry, default=str), KEEP, repr(deadline), uuid])
     except Exception:
         logger.warning("could not record attempt %s of %s", entry.get("attempt"), uuid,
                        exc_info=True)
+
+
+def forget(uuids: Iterable[str], client: RedisClient | None = None) -> int:
+    """Delete these jobs' timelines now (their owner went); how many lists existed.
+    One DEL per key (a cluster pipeline wants one slot per command) and one ZREM."""
+    names = [u for u in dict.fromkeys(uuids) if u]
+    if not names:
+        return 0
+    client = client or horizon_client()
+    gone = 0
+    for start in range(0, len(names), 500):
+        chunk = names[start:start + 500]
+        pipe = client.pipeline(transaction=False)
+        for uuid in chunk:
+            pipe.delete(key(uuid))
+        pipe.zrem(ATTEMPTS_INDEX, *chunk)
+        gone += sum(pipe.execute()[:-1])
+    return gone
+
+
+def on_failed_rows_deleted(uuids: list[str]) -> None:
+    """The failed store's delete hook: a failed row's attempts go with it."""
+    forget(uuids)
+
+
+def due(client: RedisClient, now: float, limit: int) -> list[str]:
+    """Timelines past their deadline (their key has expired; the index still names them)."""
+    return [as_str(u) for u in client.zrangebyscore(ATTEMPTS_INDEX, "-inf", repr(now),
+                                                    start=0, num=limit)]
+
+
+def over_cap(client: RedisClient, most: int, limit: int) -> list[str]:
+    """The timelines past the count cap, soonest deadline first, `limit` at most."""
+    excess = client.zcard(ATTEMPTS_INDEX) - most
+    if excess <= 0:
+        return []
+    return [as_str(u) for u in client.zrange(ATTEMPTS_INDEX, 0, min(excess, limit) - 1)]
+
+
+def count(client: RedisClient | None = None) -> int:
+    return (client or horizon_client()).zcard(ATTEMPTS_INDEX)
 
 
 def entries(uuid: str, client=None) -> list[dict]:
@@ -91,9 +165,12 @@ def last_errors(uuids: list[str], client=None) -> dict[str, dict]:
 
 def _entry(payload, sender, queue: str, connection: str, outcome: str, error: str = "",
            **extra) -> dict:
-    return {"attempt": getattr(payload, "attempts", None), "at": time.time(),
-            "worker": str(getattr(sender, "owner", "") or ""), "queue": f"{connection}:{queue}",
-            "outcome": outcome, "error": error, **extra}
+    entry = {"attempt": getattr(payload, "attempts", None), "at": time.time(),
+             "worker": str(getattr(sender, "owner", "") or ""),
+             "queue": f"{connection}:{queue}", "outcome": outcome, **extra}
+    if error:
+        entry["error"] = error
+    return entry
 
 
 # -- receivers (connected in horizon/apps.py) -------------------------------------------
@@ -106,9 +183,11 @@ def on_exception(sender, payload=None, connection="", queue="", exception=None,
 
 def on_failed(sender, payload=None, connection="", queue="", exception=None, reason="",
               **_: Any) -> None:
-    if payload is not None:
-        record(payload.uuid, _entry(payload, sender, queue, connection, "failed",
-                                    error_text(exception, reason)))
+    if payload is not None:  # the failed store keeps the full error: this is its summary
+        error = error_text(exception, reason)
+        entry = _entry(payload, sender, queue, connection, "failed", "",
+                       summary=summary_of(error), stored=IN_STORE)
+        record(payload.uuid, entry)
 
 
 def on_completions(driver: Any, completions: Sequence[Completion]) -> list:

@@ -11,13 +11,17 @@
         },
         "environments": {"local": {"supervisor-1": {"max_processes": 2}}},
         "trim": {"completed": 60, "metrics": 1440,   # minutes
-                 "completed_max": 10000},            # recent successes kept at most
+                 "failed": 10080,                    # minutes a failed job is kept
+                 "completed_max": 10000,             # recent successes kept at most
+                 "failed_max": 100000,               # failed rows kept at most
+                 "attempts_max": 110000,             # job timelines kept at most
+                 "database_control": 1440},          # minutes: database per-job rows
         "schedule": [{"job": "app.jobs.report", "cron": "0 3 * * *"}],  # see docs/operations.md
         "waits": {"redis:default": 60},              # long-wait alert thresholds (seconds)
         "notifications": {"mail": ["ops@example.com"], "webhook": "https://...",
                           "cooldown": 300},          # how long-wait alerts are sent
         "batches": {"prune_hours": 24,              # finished batch records kept (hours)
-                    "prune_unfinished_hours": None,  # unfinished ones (None: kept)
+                    "prune_unfinished_hours": 168,   # unfinished ones (None: kept)
                     "prune_every": 600},             # seconds between the master's prunes
     }
 """
@@ -126,6 +130,10 @@ class HorizonSettings:
     trim_completed_minutes: float = 60
     trim_metrics_minutes: float = 1440
     completed_max: int = 10000  # recent successes kept at most, whatever their age
+    trim_failed_minutes: float = 10080  # failed rows older than this are pruned (7 days)
+    failed_max: int = 100_000  # failed rows kept at most, whatever their age
+    attempts_max: int = 110_000  # job timelines (horizon/attempts.py) kept at most
+    trim_database_control_minutes: float = 1440  # database connections' per-job rows
     snapshot_interval: float = 60
     options: dict = field(default_factory=dict)
     waits: dict = field(default_factory=dict)  # "connection:queue" -> seconds (0: no alert)
@@ -135,7 +143,7 @@ class HorizonSettings:
     schedule_catch_up: float = 300  # seconds a starting master looks back for missed slots
     schedule: Any = None  # HORIZON['schedule'] as written (horizon.schedules parses it)
     batch_prune_hours: float = 24  # finished batches older than this are pruned
-    batch_prune_unfinished_hours: float | None = None  # unfinished ones (None: never)
+    batch_prune_unfinished_hours: float | None = 168  # unfinished ones (None: never)
     batch_prune_every: float = 600  # seconds between the master's batch prunes (0: off)
 
 
@@ -317,9 +325,7 @@ def parse(raw: dict[str, Any] | None) -> HorizonSettings:
         connection=connection,
         environment=environment,
         supervisors=tuple(parse_supervisor(n, b, connection) for n, b in blocks.items()),
-        trim_completed_minutes=float(trim.get("completed", 60)),
-        trim_metrics_minutes=float(trim.get("metrics", 1440)),
-        completed_max=int(trim.get("completed_max", 10000)),
+        **_trim(trim),
         snapshot_interval=float(raw.get("snapshot_interval", 60)),
         waits=parse_waits(raw.get("waits"), connection),
         notifications=parse_notifications(raw.get("notifications")),
@@ -349,6 +355,39 @@ def _state_connection(raw: dict[str, Any]) -> str:
     return connection
 
 
+# minutes; database_control: a database connection's per-job control rows (exception
+# counters, cancel requests), as long as the Redis driver's keys live (EXCEPTIONS_TTL)
+TRIM_KEYS = {"completed": 60.0, "metrics": 1440.0, "failed": 10080.0,
+             "database_control": 1440.0}
+TRIM_CAPS = {"completed_max": 10_000, "failed_max": 100_000}  # records
+
+
+def _trim(raw: Any) -> dict[str, Any]:
+    """HORIZON['trim']: how long (minutes) and how many of each stored record are kept.
+    ``attempts_max`` defaults to failed_max + completed_max: a timeline's owner is a
+    failed row or a completed record (horizon/attempts.py)."""
+    if not isinstance(raw, dict) or set(raw) - {*TRIM_KEYS, *TRIM_CAPS, "attempts_max"}:
+        raise HorizonConfigError(
+            "HORIZON trim must be a dict with completed, metrics, failed, database_control "
+            "(minutes), completed_max, failed_max and attempts_max (records)", "horizon.E001")
+    values: dict[str, Any] = {}
+    for name, default in TRIM_KEYS.items():
+        value = raw.get(name, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise HorizonConfigError(f"HORIZON trim {name} must be a number of minutes > 0, "
+                                     f"got {value!r}", "horizon.E001")
+        values[f"trim_{name}_minutes"] = float(value)
+    caps = {name: raw.get(name, default) for name, default in TRIM_CAPS.items()}
+    caps["attempts_max"] = raw.get("attempts_max", caps["failed_max"] + caps["completed_max"]
+                                   if all(isinstance(v, int) for v in caps.values()) else 0)
+    for name, value in caps.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise HorizonConfigError(f"HORIZON trim {name} must be an integer >= 1, got "
+                                     f"{value!r}", "horizon.E001")
+        values[name] = value
+    return values
+
+
 def _batches(raw: Any) -> dict[str, Any]:
     """HORIZON['batches']: how old batch records get before the master prunes them."""
     raw = raw if raw is not None else {}
@@ -359,11 +398,11 @@ def _batches(raw: Any) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for key, field_name, default in (("prune_hours", "batch_prune_hours", 24.0),
                                      ("prune_unfinished_hours",
-                                      "batch_prune_unfinished_hours", None),
+                                      "batch_prune_unfinished_hours", 168.0),
                                      ("prune_every", "batch_prune_every", 600.0)):
         value = raw.get(key, default)
-        if value is None and default is None:
-            values[field_name] = None
+        if value is None and key == "prune_unfinished_hours":
+            values[field_name] = None  # kept until they finish (unbounded: say so)
             continue
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
             raise HorizonConfigError(f"HORIZON batches {key} must be a number >= 0, got "

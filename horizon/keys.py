@@ -86,3 +86,8 @@ def job_rollups(name: str) -> str:
 
 def queue_rollups(label: str) -> str:
     return f"{PREFIX}rollups:queue:{label}"
+
+
+ATTEMPTS_INDEX = PREFIX + "attempts-index"  # zset: job uuid -> its timeline's deadline
+TRIM_LOCK = PREFIX + "trim:lock"  # held by the master trimming stored history this turn
+TRIMMED = PREFIX + "trimmed"  # hash: store -> records trimmed by the master (counted)

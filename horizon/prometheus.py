@@ -23,7 +23,7 @@ from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector
 
 from horizon.dashboard.reads import queue_rows
-from horizon.repositories import counters, horizon_client
+from horizon.repositories import counters, horizon_client, trimmed
 from horizon.repositories import state as state_repo
 from horizon.repositories.latency import oldest_ages
 from queueing.models import FailedJob
@@ -54,6 +54,16 @@ class HorizonCollector(Collector):
     def collect(self):
         yield from self.job_metrics()
         yield from self.queue_metrics()
+        yield self.trimmed()
+
+    def trimmed(self):
+        """Records the master trimmed to keep the stores within HORIZON['trim']."""
+        family = CounterMetricFamily(
+            "horizon_trimmed", "Records the master trimmed by age or count (failed jobs, "
+            "job attempt timelines).", labels=["store"])
+        for store, count in trimmed.totals(horizon_client()).items():
+            family.add_metric([store], count)
+        return family
 
     def job_metrics(self):
         series = counters.read_all(horizon_client())

@@ -1,10 +1,18 @@
-"""The failed-job store: record, list, retry, forget and flush failed jobs."""
+"""The failed-job store: record, list, retry, forget, flush and prune failed jobs.
+
+Rows go in small id-ordered chunks, each its own short transaction (a worker recording a
+failure waits for one chunk at most, never for a whole flush), and each chunk's uuids
+are handed to the delete hooks: Horizon deletes the jobs' attempts with their rows
+(horizon/apps.py). A retried row is not "deleted" in that sense: its job lives on.
+"""
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import re
 import traceback
 import uuid as uuid_lib
+from collections.abc import Callable
 
 from django.db import router, transaction
 from django.db.models import QuerySet
@@ -19,6 +27,15 @@ from queueing.models import FailedJob
 from queueing.redaction import mask_text
 
 __all__ = ["UniqueJobQueued", "retake_unique_lock"]  # for retry()'s callers
+logger = logging.getLogger("queueing.failed")
+CHUNK = 500  # rows deleted per transaction
+_delete_hooks: list[Callable[[list[str]], None]] = []
+
+
+def on_delete(hook: Callable[[list[str]], None]) -> None:
+    """Call `hook(uuids)` after rows are deleted (not retried) from the store."""
+    if hook not in _delete_hooks:
+        _delete_hooks.append(hook)
 
 
 def describe(exc: BaseException) -> str:
@@ -45,6 +62,31 @@ def is_real_uuid(value: object) -> bool:
     """A job id fit to key a row and a URL: a UUID or a short token of letters, digits,
     '_', '.', ':' and '-'. A '/', a newline or 10 kB of text is not."""
     return isinstance(value, str) and _JOB_ID.fullmatch(value) is not None
+
+
+TAGS_KEPT = 20  # tags of a row kept in its tags column
+TAG_LIMIT = 200  # characters of each
+
+
+def tags_column(text: str) -> str:
+    """The payload's tags, one a line, bounded (pure): what the tag facet counts."""
+    data = payload_lib.peek(text)
+    raw = data.get("tags") if isinstance(data, dict) else None
+    if not isinstance(raw, list):
+        return ""
+    tags = dict.fromkeys(str(t).replace("\n", " ").replace("\r", " ")[:TAG_LIMIT]
+                         for t in raw[:TAGS_KEPT])
+    return _storable("\n".join(t for t in tags if t))
+
+
+_CLASS = re.compile(r"([A-Za-z_][\w.]*)(?::|$)")
+
+
+def exception_class(text: str) -> str:
+    """The class an exception's stored text starts with ("ValueError"), "(unreadable)"
+    otherwise (pure): what the failed list groups by."""
+    match = _CLASS.match(text[:200])
+    return match.group(1)[:200] if match else "(unreadable)"
 
 
 def record(*, connection: str, queue: str, raw: bytes | str, exception: str,
@@ -76,6 +118,8 @@ def record(*, connection: str, queue: str, raw: bytes | str, exception: str,
                 "payload": _storable(text),
                 "exception": _storable(mask_text(exception)),
                 "failed_at": timezone.now(),
+                "tags": tags_column(text),
+                "exception_class": exception_class(exception),
             },
         )
     return row
@@ -136,13 +180,57 @@ def pushed_with_rows_deleted(ids: list[int], push) -> None:
 
 
 def forget(job_uuid: str) -> bool:
-    deleted, _ = FailedJob.objects.filter(uuid=job_uuid).delete()
-    return deleted > 0
+    return delete(FailedJob.objects.filter(uuid=job_uuid)) > 0
 
 
 def flush(hours: float | None = None) -> int:
     rows = FailedJob.objects.all()
     if hours is not None:
         rows = rows.filter(failed_at__lt=timezone.now() - dt.timedelta(hours=hours))
-    deleted, _ = rows.delete()
+    return delete(rows)
+
+
+def delete(rows: QuerySet[FailedJob], chunk: int = CHUNK, limit: int | None = None,
+           oldest_first: bool = False) -> int:
+    """Delete every row of `rows` (or `limit` of them), `chunk` per transaction, telling
+    the delete hooks each chunk's uuids; how many went."""
+    deleted = 0
+    order = ("failed_at", "id") if oldest_first else ("id",)
+    while limit is None or deleted < limit:
+        size = chunk if limit is None else min(chunk, limit - deleted)
+        picked = list(rows.order_by(*order).values_list("id", "uuid")[:size])
+        if not picked:
+            break
+        gone, _ = FailedJob.objects.filter(id__in=[pk for pk, _ in picked]).delete()
+        deleted += gone
+        _deleted([uuid for _, uuid in picked])
+        if len(picked) < size:
+            break
     return deleted
+
+
+def _deleted(uuids: list[str]) -> None:
+    for hook in list(_delete_hooks):
+        try:
+            hook(uuids)
+        except Exception:  # a hook's store away must not undo or stop the delete
+            logger.warning("failed-store delete hook %r failed", hook, exc_info=True)
+
+
+def prune(keep_minutes: float, keep_max: int, budget: int, chunk: int = CHUNK,
+          now: dt.datetime | None = None) -> tuple[int, bool]:
+    """Delete rows older than `keep_minutes`, then the oldest past `keep_max` rows, at
+    most `budget` rows in `chunk`-row transactions. Returns (deleted, done): done is
+    False when the budget ran out with rows still due (call again soon)."""
+    now = timezone.now() if now is None else now
+    old = FailedJob.objects.filter(failed_at__lt=now - dt.timedelta(minutes=keep_minutes))
+    deleted = delete(old, chunk, limit=budget, oldest_first=True)
+    if deleted >= budget:
+        return deleted, False
+    excess = FailedJob.objects.count() - keep_max
+    if excess > 0:
+        step = min(excess, budget - deleted)
+        deleted += delete(FailedJob.objects.all(), chunk, limit=step, oldest_first=True)
+        if step < excess:
+            return deleted, False
+    return deleted, True

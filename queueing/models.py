@@ -13,10 +13,22 @@ class FailedJob(models.Model):
     payload = models.TextField(help_text="The entry exactly as it was reserved.")
     exception = models.TextField(help_text="Exception class, message and traceback.")
     failed_at = models.DateTimeField(default=timezone.now, db_index=True)
+    tags = models.TextField(blank=True, null=True,
+                            help_text="The payload's tags, one a line (NULL: stored before 0006).")
+    exception_class = models.CharField(
+        max_length=200, blank=True, null=True,
+        help_text="The exception's class as the text starts with it (NULL: before 0006).")
 
     class Meta:
         ordering = ["-failed_at", "-id"]
-        indexes = [models.Index(fields=["connection", "queue", "failed_at"])]
+        indexes = [models.Index(fields=["connection", "queue", "failed_at"]),
+                   # covers the facets' and groups' reads of the newest rows (0006)
+                   models.Index(fields=["failed_at", "id", "connection", "queue", "job",
+                                        "exception_class"],
+                                name="queueing_failed_facets_idx"),
+                   models.Index(fields=["connection", "queue", "failed_at", "id", "job",
+                                        "exception_class"],
+                                name="queueing_failed_queue_facets")]
 
     def __str__(self) -> str:
         return f"{self.job or '?'} ({self.uuid}) failed at {self.failed_at:%Y-%m-%d %H:%M:%S}"
@@ -77,6 +89,9 @@ class ControlValue(models.Model):
 
     key = models.CharField(max_length=100, primary_key=True)
     value = models.TextField()
+    updated_at = models.FloatField(blank=True, null=True, db_index=True,
+                                   help_text="Unix time of the last write (NULL: written "
+                                             "before 0007).")
 
     class Meta:
         db_table = "queueing_control"

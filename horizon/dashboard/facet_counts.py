@@ -5,12 +5,16 @@ queue's length, one round trip per connection); job, tag and time range are coun
 over the whole listing when it holds at most `facets.SAMPLE` entries, else over a
 sample of that many read in evenly spaced runs (bounded prefixes of each entry, as the
 list pages read them) and scaled to the listing's size. Failed jobs: job, queue and
-tag over the newest `FAILED_WINDOW` rows of the store (one indexed query), exact when
-the store is no larger; exception class and time range keep their own counts
+tag over the newest `FAILED_WINDOW` rows of the store, from short columns written when
+the row was (job, connection, queue, tags: queueing/failed.py), never by parsing
+payloads per load (a row stored before the tags column had its head parsed, and only
+such rows are); exception class and time range keep their own counts
 (failures.groups, failures.recent_counts).
 """
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -21,11 +25,13 @@ from horizon.dashboard import facets, failures, listings, paging
 from horizon.dashboard.facets import Facets, Picked
 from horizon.dashboard.queues import QueueRef
 from queueing.dispatching.preview import read_prefix
+from queueing.models import FailedJob
 
-ESTIMATE_TTL = 10.0  # seconds an estimate is reused by the list's 2-second refreshes
+logger = logging.getLogger("horizon.dashboard")
+ESTIMATE_TTL = 10.0  # seconds an estimate is fresh; a stale one is shown while resampled
 _estimates: dict[tuple, tuple[float, Sample]] = {}
 TIME_TITLES = {"delayed": "Due within", "completed": "Completed in the past"}
-FAILED_WINDOW = 5000  # newest failed rows the job, queue and tag counts cover
+FAILED_WINDOW = facets.SAMPLE  # newest failed rows the facets count (the job lists' budget)
 PAYLOAD_HEAD = 2000  # characters of a failed payload read for its tags (they come first)
 
 
@@ -64,11 +70,12 @@ class Sample:
 
 def for_jobs(state: str, known: list[QueueRef], chosen: QueueRef | None, picked: Picked,
              base: dict[str, str], now: float | None = None) -> Facets:
-    """The facets of a job list. A sample (a list past the budget) is reused for
-    ESTIMATE_TTL seconds in this process while the list stays about its size (within a
-    fifth), so a list refreshing every 2 s samples a 100k-entry queue once per 10 s,
-    not five times; its counts are scaled to the list's size now, and the queue counts
-    (lengths) are always read afresh."""
+    """The facets of a job list. A sample (a list past the budget) is kept in this
+    process while the list stays about its size (within a fifth): fresh for
+    ESTIMATE_TTL seconds, then shown once more while a thread takes the next one, so
+    a list refreshing every 2 s samples a 1M-entry queue about once per 10 s and no
+    request waits for it but the first; its counts are scaled to the list's size now,
+    and the queue counts (lengths) are always read afresh."""
     now = time.time() if now is None else now
     every = listings.queue_segments(state, known)
     segments = every if state == "completed" or chosen is None else [
@@ -76,15 +83,48 @@ def for_jobs(state: str, known: list[QueueRef], chosen: QueueRef | None, picked:
     total = sum(size for _, size in segments)
     key = (state, tuple(label for label, _ in every), tuple(sorted(base.items())))
     kept = _estimates.get(key)
-    if kept is not None and kept[0] > now and abs(kept[1].total - total) <= total / 5:
+    if kept is not None and abs(kept[1].total - total) <= total / 5:
         sample = kept[1]
+        if kept[0] <= now:  # stale: shown once more while a thread samples afresh
+            _refresh_later(key, state, segments, total, chosen, picked)
     else:
         sample = _sample(state, segments, total, chosen, picked, now)
-        if sample.counted < total:
-            if len(_estimates) > 256:
-                _estimates.clear()  # bounded: filters are many, memory is not
-            _estimates[key] = (now + ESTIMATE_TTL, sample)
+        _keep(key, sample, total, now)
     return _facets(state, every, chosen, picked, base, sample, total)
+
+
+def _keep(key: tuple, sample: Sample, total: int, now: float) -> None:
+    if sample.counted < total:
+        if len(_estimates) > 256:
+            _estimates.clear()  # bounded: filters are many, memory is not
+        _estimates[key] = (now + ESTIMATE_TTL, sample)
+
+
+_refreshing: set[tuple] = set()
+_refresh_lock = threading.Lock()
+
+
+def _refresh_later(key: tuple, state: str, segments: list[tuple[str, int]], total: int,
+                   chosen: QueueRef | None, picked: Picked) -> None:
+    """Sample again in a daemon thread, one per key at a time: the page that finds a
+    stale sample answers with it (scaled to the list's size now) instead of paying the
+    sample's 2,000 reads (100-200 ms at any size), so no poll pays it (issue 31 item 8)."""
+    with _refresh_lock:
+        if key in _refreshing:
+            return
+        _refreshing.add(key)
+
+    def run() -> None:
+        try:
+            now = time.time()
+            _keep(key, _sample(state, segments, total, chosen, picked, now), total, now)
+        except Exception:
+            logger.warning("facet sample refresh failed", exc_info=True)
+        finally:
+            with _refresh_lock:
+                _refreshing.discard(key)
+
+    threading.Thread(target=run, name="facet-sample", daemon=True).start()
 
 
 def _sample(state: str, segments: list[tuple[str, int]], total: int,
@@ -124,16 +164,20 @@ def for_failed(chosen: QueueRef | None, exc: str, since: str, picked: Picked,
                base: dict[str, str]) -> Facets:
     rows = failures.filtered(None, exc=exc, since=since)
     newest = list(rows.order_by("-failed_at", "-id")
-                  .annotate(head=Substr("payload", 1, PAYLOAD_HEAD))
-                  .values_list("connection", "queue", "job", "head")[:FAILED_WINDOW])
-    entries = []
-    for connection, queue, job, head in newest:
-        data = read_prefix(head or "")
-        data["job"] = job or data.get("job")
-        entries.append((f"{connection}:{queue}", data, None))
-    mine = [e for e in entries if chosen is None or e[0] == chosen.label]
-    found = facets.tally(mine, "failed", 0.0, picked)
-    queue_counts = facets.tally(entries, "failed", 0.0, picked).queues
+                  .values_list("id", "connection", "queue", "job", "tags")[:FAILED_WINDOW])
+    heads = _old_heads([pk for pk, *_, tags in newest if tags is None])
+    rows_of = []
+    for pk, connection, queue, job, tags in newest:
+        if tags is None:  # stored before the column: its head, parsed once here
+            data = heads.get(pk, {})
+            raw_tags = data.get("tags")
+            found_tags = [str(t) for t in raw_tags] if isinstance(raw_tags, list) else []
+            job = job or str(data.get("job") or "")
+        else:
+            found_tags = tags.split("\n") if tags else []
+        rows_of.append((f"{connection}:{queue}", job, found_tags))
+    found, queue_counts = failed_tally(rows_of, chosen.label if chosen else None, picked)
+    entries = rows_of
     counted = len(entries)
     # A window of the newest rows, not a spread sample: counted as they are, not scaled.
     return Facets([
@@ -144,3 +188,36 @@ def for_failed(chosen: QueueRef | None, exc: str, since: str, picked: Picked,
         facets.facet("tag", "Tag", found.tags, base, picked.tag, counted=1, total=1),
     ], counted, counted if counted < FAILED_WINDOW else rows.count(), estimated=False)
 
+
+def failed_tally(rows: list[tuple[str, str, list[str]]], chosen: str | None,
+                 picked: Picked) -> tuple[facets.Tally, Counter]:
+    """facets.tally for failed rows (pure), on (queue label, job, tags) tuples: each facet
+    counts the rows matching the values chosen in the others; job and tag counts cover
+    the chosen queue's rows, the queue counts every queue's."""
+    out = facets.Tally()
+    queues: Counter = Counter()
+    for label, job, tags in rows:
+        ok_job = not picked.job or job == picked.job
+        ok_tag = not picked.tag or picked.tag in tags
+        if ok_job and ok_tag:
+            queues[label] += 1
+        if chosen is not None and label != chosen:
+            continue
+        if ok_tag and job:
+            out.jobs[job] += 1
+        if ok_job:
+            out.tags.update(tags)  # a row's tags are distinct (failed.tags_column)
+    for job in out.jobs:
+        out.names[job] = job.rsplit(".", 1)[-1]
+    return out, queues
+
+
+def _old_heads(ids: list[int]) -> dict[int, dict]:
+    """Payload heads of rows stored before the tags column, parsed (bounded by the
+    window; none once the trim has aged them out)."""
+    out: dict[int, dict] = {}
+    for start in range(0, len(ids), 500):
+        found = (FailedJob.objects.filter(id__in=ids[start:start + 500])
+                 .annotate(head=Substr("payload", 1, PAYLOAD_HEAD)).values_list("id", "head"))
+        out.update((pk, read_prefix(head or "")) for pk, head in found)
+    return out

@@ -9,11 +9,11 @@ Bulk retry and delete act on every row that matches, in id-ordered chunks.
 from __future__ import annotations
 
 import datetime as dt
-import re
 import time
 from dataclasses import dataclass
 from functools import partial
 
+from django.db import connections as connections_db
 from django.db.models import Count, Max, Q, QuerySet
 from django.db.models.functions import Substr
 from django.utils import timezone
@@ -197,7 +197,6 @@ def listing(queue: QueueRef | None, q: str, start: int = 0, window: int = 0,
 
 
 GROUP_WINDOW = 20_000  # newest failed jobs grouped by exception class
-_CLASS = re.compile(r"([A-Za-z_][\w.]*)(?::|$)")
 
 
 @dataclass(frozen=True)
@@ -208,17 +207,39 @@ class Group:
 
 def groups(queue: QueueRef | None = None, limit: int = 12) -> tuple[list[Group], int]:
     """Exception classes among the newest GROUP_WINDOW failed jobs, most frequent first,
-    and how many rows were grouped (one bounded query on the failed_at index)."""
-    heads = list(filtered(queue).order_by("-failed_at")
-                 .annotate(head=Substr("exception", 1, 200))
-                 .values_list("head", flat=True)[:GROUP_WINDOW])
+    and how many rows were grouped. The class is a column written with the row, counted
+    by the database over the newest rows (one aggregate over a LIMIT derived table, on
+    the facets index); rows stored before the column have their text's head read."""
+    newest = filtered(queue).order_by("-failed_at").values("id", "exception_class")
+    sql, params = newest[:GROUP_WINDOW].query.sql_with_params()
+    with connections_db[newest.db].cursor() as cursor:
+        cursor.execute(f"SELECT w.exception_class, COUNT(*) FROM ({sql}) w "
+                       "GROUP BY w.exception_class", params)
+        found = cursor.fetchall()
     counts: dict[str, int] = {}
-    for head in heads:
-        match = _CLASS.match(head or "")
-        name = match.group(1) if match else "(unreadable)"
-        counts[name] = counts.get(name, 0) + 1
+    total = 0
+    for name, count in found:
+        total += count
+        if name is not None:
+            counts[name] = counts.get(name, 0) + count
+    unknown = sum(count for name, count in found if name is None)
+    if unknown:  # rows stored before the column: the window's are the newest such rows
+        old = list(newest.filter(exception_class=None).values_list("id", "exception_class")
+                   [:unknown])
+        for name in _classes(old):
+            counts[name] = counts.get(name, 0) + 1
     ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    return [Group(name, count) for name, count in ordered[:limit]], len(heads)
+    return [Group(name, count) for name, count in ordered[:limit]], total
+
+
+def _classes(rows: list[tuple[int, str | None]]) -> list[str]:
+    old = [pk for pk, name in rows if name is None]
+    heads: dict[int, str] = {}
+    for start in range(0, len(old), 500):
+        heads.update(FailedJob.objects.filter(id__in=old[start:start + 500])
+                     .annotate(head=Substr("exception", 1, 200)).values_list("id", "head"))
+    return [name if name is not None else failed.exception_class(heads.get(pk) or "")
+            for pk, name in rows]
 
 
 def recent_counts(queue: QueueRef | None = None) -> dict[str, int]:

@@ -74,6 +74,7 @@ class Overview:
     masters: list[MasterView]
     paused_queues: list[QueueRef] = field(default_factory=list)
     draining: int = 0  # workers scaled down, still finishing their job
+    failed_kept: str = ""  # how long and how many failed jobs are kept (HORIZON['trim'])
 
     @property
     def max_wait_text(self) -> str:
@@ -164,7 +165,20 @@ def overview(now: float | None = None) -> Overview:
         queues=rows,
         masters=group_masters(masters, sups),
         paused_queues=[r.ref for r in rows if r.paused],
+        failed_kept=failed_retention(),
     )
+
+
+def failed_retention() -> str:
+    """"kept 7 days, at most 100,000": the failed store's bounds, as the master trims."""
+    from horizon.config import horizon_settings
+
+    config = horizon_settings()
+    minutes = config.trim_failed_minutes
+    span = (f"{minutes / 1440:g} day{'s' if minutes != 1440 else ''}" if minutes >= 1440
+            else f"{minutes / 60:g} hour{'s' if minutes != 60 else ''}" if minutes >= 60
+            else f"{minutes:g} minutes")
+    return f"kept {span}, at most {config.failed_max:,}"
 
 
 def workers() -> list[MasterView]:

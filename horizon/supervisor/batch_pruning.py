@@ -34,4 +34,6 @@ class BatchPruner:
         deleted = prune(self.config.batch_prune_hours, self.config.batch_prune_unfinished_hours)
         if deleted:
             self.log(f"pruned {deleted} batch record(s)")
+            from horizon.repositories import trimmed
+            trimmed.add(self.client, "batches", deleted)
         return deleted

@@ -1,4 +1,5 @@
-"""Operator duties the master performs besides supervising: schedules and long waits.
+"""Operator duties the master performs besides supervising: schedules, long waits, and
+trimming what is stored (batches; failed jobs and attempts: supervisor/trimming.py).
 
 Kept out of master.py so the master's loop gains one call (``duties.tick()``), and each
 duty stays testable on its own (horizon/schedules/loop.py, horizon/waits.py). A duty
@@ -16,17 +17,20 @@ from horizon.config import HorizonSettings
 from horizon.schedules.definitions import ScheduleError, all_schedules
 from horizon.schedules.loop import ScheduleLoop
 from horizon.supervisor.batch_pruning import BatchPruner
+from horizon.supervisor.trimming import Trimmer
 from horizon.waits import WaitMonitor
 from queueing.drivers.redis.replies import RedisClient
 
 
 class Duties:
     def __init__(self, schedules: ScheduleLoop, waits: WaitMonitor,
-                 log: Callable[[str], None], batches: BatchPruner | None = None) -> None:
+                 log: Callable[[str], None], batches: BatchPruner | None = None,
+                 trimmer: Trimmer | None = None) -> None:
         self.schedules = schedules
         self.waits = waits
         self.log = log
         self.batches = batches
+        self.trimmer = trimmer
 
     @classmethod
     def for_master(cls, config: HorizonSettings, client: RedisClient, *, owner: str,
@@ -40,13 +44,16 @@ class Duties:
             log(f"running {len(found)} schedule(s): {', '.join(s.name for s in found)}")
         return cls(ScheduleLoop(found, client, owner=owner, log=log),
                    WaitMonitor.from_config(config, client, owner=owner, log=log), log,
-                   BatchPruner(config, client, owner=owner, log=log))
+                   BatchPruner(config, client, owner=owner, log=log),
+                   Trimmer(config, client, owner=owner, log=log))
 
     def tick(self) -> None:
         duties: list[tuple[str, Any]] = [("schedules", self.schedules),
                                          ("long-wait check", self.waits)]
         if self.batches is not None:
             duties.append(("batch pruning", self.batches))
+        if self.trimmer is not None:
+            duties.append(("trimming", self.trimmer))
         for name, duty in duties:
             try:
                 duty.tick()

@@ -38,6 +38,7 @@ from queueing.drivers.redis.replies import RedisClient, as_str
 
 DEFAULT_INTERVAL = 5.0  # seconds between beats at most (the key's renewal)
 MISSED_BEATS = 3  # beats a key outlives its last renewal
+INDEX = WORKERS_KEY  # zset: worker -> time of its last stamp (readers never SCAN)
 TICK = 0.25  # seconds between looks at the running jobs (in memory: no Redis call)
 LIVENESS = 1.0  # seconds between liveness stamps at most
 LOST_FLOOR = 3.0  # a stamp younger than this is never "lost contact" (clock skew, GC)

@@ -125,7 +125,7 @@ def delete_failed_matching(request: HtmxHttpRequest) -> HttpResponse:
 
 def delete_matching(request: HtmxHttpRequest) -> HttpResponse:
     described, rows = _matching_rows(request)
-    deleted, _ = rows.delete()
+    deleted = failed_store.delete(rows)
     audit.record(_who(request), "delete matching", f"{deleted} failed jobs",
                  f"filter:{described or ' none'}")
     return confirm(request, f"Deleted {plural(deleted, 'failed job')}{described}.",

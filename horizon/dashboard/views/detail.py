@@ -157,11 +157,16 @@ def timeline(uuid: str, now: float) -> list[dict]:
     """Every recorded attempt (horizon/attempts.py), oldest first, errors masked."""
     out = []
     for entry in attempts.entries(uuid):
+        # The newest entry keeps its full error; older ones and failures keep a summary
+        # (a failure's full error is the failed store's, shown above on this page).
         error = display(str(entry.get("error") or ""), attempts.ERROR_LIMIT)
+        summary = display(str(entry.get("summary") or ""), attempts.SUMMARY_LIMIT) or \
+            error.split("\n", 1)[0]
         out.append({"attempt": entry.get("attempt"), "at": formatting.moment(entry.get("at"), now),
                     "worker": str(entry.get("worker") or ""),
                     "outcome": str(entry.get("outcome") or ""),
-                    "summary": error.split("\n", 1)[0], "error": error,
+                    "summary": summary, "error": error,
+                    "stored": entry.get("stored") == attempts.IN_STORE,
                     "runtime": formatting.runtime(entry["runtime_ms"])
                     if isinstance(entry.get("runtime_ms"), (int, float)) else ""})
     return out

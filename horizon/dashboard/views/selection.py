@@ -18,6 +18,7 @@ from horizon.dashboard.views import actions
 from horizon.dashboard.views.common import HtmxHttpRequest, confirm, plural
 from horizon.repositories import horizon_client
 from queueing import connections
+from queueing import failed as failed_store
 from queueing.batches.forgotten import count_forgotten
 from queueing.models import FailedJob
 
@@ -117,7 +118,7 @@ def failed_selected(request: HtmxHttpRequest, verb: str) -> HttpResponse:
             message += f" {plural(skipped, 'job')} skipped: unknown connection."
     else:
         done = list(rows.values_list("uuid", flat=True))
-        rows.delete()
+        failed_store.delete(rows)
         for uuid in done:
             audit.record(who, "delete failed", uuid)
         message = f"Deleted {plural(len(done), 'failed job')}" + (

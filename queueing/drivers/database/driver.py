@@ -29,6 +29,7 @@ from typing import Any
 
 from django.db import InterfaceError, OperationalError
 from django.db import connections as db_connections
+from django.db.models import Q
 
 from queueing.config import ConnectionConfig
 from queueing.dispatching.payload import peek
@@ -431,7 +432,8 @@ class DatabaseDriver:
     def request_cancel(self, uuid: str, by: str, reason: str = "") -> None:
         ControlValue.objects.using(self.alias).update_or_create(
             key=f"cancel:{uuid}"[:100],
-            defaults={"value": json.dumps({"by": by, "reason": reason, "at": time.time()})})
+            defaults={"value": json.dumps({"by": by, "reason": reason, "at": time.time()}),
+                      "updated_at": time.time()})
 
     def cancel_requests(self, uuids: list[str]) -> dict[str, dict]:
         if not uuids:
@@ -492,11 +494,13 @@ class DatabaseDriver:
         key = f"exceptions:{job_uuid}"[:100]
         with transaction.atomic(using=self.alias):
             row, created = (ControlValue.objects.using(self.alias).select_for_update()
-                            .get_or_create(key=key, defaults={"value": "1"}))
+                            .get_or_create(key=key, defaults={"value": "1",
+                                                              "updated_at": time.time()}))
             if created:
                 return 1
             count = int(row.value) + 1
-            ControlValue.objects.using(self.alias).filter(key=key).update(value=str(count))
+            ControlValue.objects.using(self.alias).filter(key=key).update(
+                value=str(count), updated_at=time.time())
             return count
 
     def find_member(self, queue: str, token: str) -> bytes | None:
@@ -510,6 +514,29 @@ class DatabaseDriver:
     def forget_exceptions(self, job_uuid: str) -> None:
         ControlValue.objects.using(self.alias).filter(
             key=f"exceptions:{job_uuid}"[:100]).delete()
+
+    PER_JOB_CONTROL = ("exceptions:", "cancel:")  # control rows one job leaves behind
+
+    def prune_control(self, before: float, limit: int = 5000, chunk: int = 500) -> int:
+        """Delete per-job control rows (exception counters, cancel requests) last
+        written before `before`, `chunk` per transaction, `limit` at most: the Redis
+        driver's keys expire (EXCEPTIONS_TTL); these rows are trimmed by the Horizon
+        master (HORIZON['trim']['database_control']). Rows written before 0007 are
+        stamped now, so they go one retention later. How many went."""
+        rows = ControlValue.objects.using(self.alias)
+        per_job = Q()
+        for prefix in self.PER_JOB_CONTROL:
+            per_job |= Q(key__startswith=prefix)
+        rows.filter(per_job, updated_at__isnull=True).update(updated_at=time.time())
+        deleted = 0
+        while deleted < limit:
+            keys = list(rows.filter(per_job, updated_at__lt=before)
+                        .values_list("key", flat=True)[:min(chunk, limit - deleted)])
+            if not keys:
+                break
+            gone, _ = rows.filter(key__in=keys).delete()
+            deleted += gone
+        return deleted
 
     # -- reads and operator actions -----------------------------------------------------
     def sizes(self, queue: str) -> QueueSizes:

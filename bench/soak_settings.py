@@ -1,0 +1,20 @@
+"""bench/soak.py's settings: the bench's (its own Redis, the standalone site) with one
+supervisor shaped like the issue's run: 3 worker processes of 8 slots each, balance off.
+SOAK_FAILED_MAX / SOAK_ATTEMPTS_MAX set the failed store's and the timelines' caps, so a
+short run reaches them (the defaults, 100,000 and 110,000, take hours at soak rates)."""
+import os
+
+from bench.settings import *  # noqa: F403
+
+HORIZON = {
+    "connection": "redis",
+    "name": "soak-master",
+    "supervisors": {
+        "soak": {"queue": ["default"], "balance": "off", "min_processes": 3,
+                 "max_processes": 3, "concurrency": 8, "tries": 1, "timeout": 20,
+                 "block_for": 1, "memory": 512},
+    },
+    "trim": {"completed": 10, "metrics": 1440,
+             "failed_max": int(os.environ.get("SOAK_FAILED_MAX", "100000")),
+             "attempts_max": int(os.environ.get("SOAK_ATTEMPTS_MAX", "110000"))},
+}

@@ -1,0 +1,21 @@
+"""How many records the master has trimmed, per store (failed rows, attempts timelines,
+database control rows, batch records), kept as
+counters in one hash so the metrics page and Prometheus can show that the bounds hold
+(docs/operations.md, "What is kept")."""
+from __future__ import annotations
+
+from horizon import keys
+from queueing.drivers.redis.replies import RedisClient, as_str
+
+STORES = ("failed", "attempts", "database_control", "batches")
+
+
+def add(client: RedisClient, store: str, count: int) -> None:
+    if count > 0:
+        client.hincrby(keys.TRIMMED, store, count)
+
+
+def totals(client: RedisClient) -> dict[str, int]:
+    """Records trimmed so far per store (every known store listed, 0 when none)."""
+    found = {as_str(k): int(v) for k, v in (client.hgetall(keys.TRIMMED) or {}).items()}
+    return {store: found.get(store, 0) for store in (*STORES, *sorted(set(found) - set(STORES)))}
