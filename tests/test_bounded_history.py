@@ -61,7 +61,7 @@ def test_flush_and_forget_take_the_jobs_attempts_with_their_rows(spawn_worker, r
     assert not rclient.exists(attempts.key(ids[0]))
     assert rclient.exists(attempts.key(ids[1]))
     assert rclient.zscore(ATTEMPTS_INDEX, ids[0]) is None
-    call_command("queue_flush")
+    call_command("queue_flush", "--force")
     assert FailedJob.objects.count() == 0
     assert attempt_keys(rclient) == [] and rclient.zcard(ATTEMPTS_INDEX) == 0
 
@@ -164,9 +164,8 @@ def test_running_now_reads_no_keyspace(rclient, driver):
     before = rclient.info("commandstats").get("cmdstat_scan", {}).get("calls", 0)
     assert [job["uuid"] for job in heartbeat.running(rclient)] == ["u1"]
     assert rclient.info("commandstats").get("cmdstat_scan", {}).get("calls", 0) == before
-    rclient.delete(heartbeat.key("host:1:w"))  # lapsed: gone from the read and the index
-    assert heartbeat.running(rclient) == []
-    assert rclient.zcard(heartbeat.INDEX) == 0
+    rclient.delete(heartbeat.key("host:1:w"))  # lapsed: gone from the read (its index
+    assert heartbeat.running(rclient) == []     # entry is dropped by a later writer)
 
 
 def test_the_overview_and_prometheus_say_what_is_kept(settings, rclient, admin_client):
