@@ -121,7 +121,7 @@ def test_sigkill_storm_mid_table_write_each_sidecar_settles_and_exits(storm, spa
     once, or failed as lost with its worker (tries 1), or (its completion written just
     before the kill) done and not settled in time: at most 8 or 64 per kill."""
     job, flags = STORMS[storm]
-    total, kills_wanted = 12_000, 25
+    total, kills_wanted = 6_000, 12  # CI time: the storm of test_inflight_contract has 50
     width = int(flags[0].split("=")[1])
     labels = [f"k{i}" for i in range(total)]
     uuids = dispatch_many([job.s(label) for label in labels])

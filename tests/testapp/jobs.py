@@ -587,7 +587,6 @@ def charge(order_id, callback_url, amount=0, api_token=""):
     note(RAN, label="charge", amount=amount)
 
 
-from tests.testapp.truth_jobs import *  # noqa: E402,F403  (the worker-truth tests' jobs)
 
 
 # -- issue 30: process-level fault tests (tests/test_worker_faults.py,

@@ -1,4 +1,4 @@
-"""A module whose import takes a few milliseconds (tests/testapp/truth_jobs.py reloads
+"""A module whose import takes a few milliseconds (tests/test_worker_truth.py reloads
 it inside jobs, so interrupts aimed at those jobs often arrive during an import)."""
 import time
 
