@@ -1,5 +1,5 @@
 """A module whose import takes a few milliseconds (tests/test_worker_truth.py reloads
-it inside jobs, so interrupts aimed at those jobs often arrive during an import)."""
+it in a thread, to see where an interrupt would land during an import)."""
 import time
 
 time.sleep(0.003)
