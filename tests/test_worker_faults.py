@@ -65,6 +65,11 @@ def until(predicate, timeout, message, *workers, interval=0.05):
 
 
 def stop(worker, timeout=30.0) -> int:
+    """SIGTERM once the worker has started (a worker still importing Django has no
+    handler yet and would die by the signal): it forks its sidecar as its loop starts."""
+    deadline = time.monotonic() + 30
+    while worker.running() and not sidecars(worker) and time.monotonic() < deadline:
+        time.sleep(0.05)
     if worker.running():
         worker.send(signal.SIGTERM)
     return worker.wait(timeout)

@@ -91,7 +91,7 @@ class ControlLoop:
             while True:
                 executor.attention.clear()
                 executor.service()
-                if stop is None and turned:
+                if stop is None and (turned or self.flags.quit):
                     stop = self.stop_reason(found_none)
                 turned = True
                 if stop is not None or self.flags.paused:

@@ -61,11 +61,12 @@ class Worker:
 
     def __init__(self, driver: QueueDriver, options: WorkerOptions, *,
                  stdout: OutputStream | None = None,
-                 stderr: OutputStream | None = None) -> None:
+                 stderr: OutputStream | None = None,
+                 flags: SignalFlags | None = None) -> None:
         self.driver = driver
         self.options = options
         self.stderr = stderr or sys.stderr
-        self.flags = SignalFlags()
+        self.flags = flags or SignalFlags()  # runworker's, installed as it starts
         self.memory = TableMemory() if options.sidecar else None
         self.inflight = InFlight(self.memory)
         self.runner = JobRunner(driver, options, JobLog(None if options.quiet else

@@ -29,6 +29,12 @@ class SignalFlags:
         self.quit_signal: int | None = None
         self._previous: dict[int, object] = {}
 
+    def install_quit(self) -> None:
+        """Only the stop signals, as early as a worker starts: a SIGTERM that arrives
+        while it connects is a clean stop (exit 0), not a death by the signal."""
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT):
+            self._previous.setdefault(signum, signal.signal(signum, self._on_quit))
+
     def install(self, on_alarm: Callable[[int, object], None]) -> None:
         handlers = {
             signal.SIGTERM: self._on_quit,
@@ -39,7 +45,7 @@ class SignalFlags:
             signal.SIGALRM: on_alarm,
         }
         for signum, handler in handlers.items():
-            self._previous[signum] = signal.signal(signum, handler)
+            self._previous.setdefault(signum, signal.signal(signum, handler))
 
     def uninstall(self) -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)

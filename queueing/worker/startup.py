@@ -40,18 +40,22 @@ def never_works(exc: BaseException) -> bool:
 
 def wait_for_store(ping: Callable[[], object], *, timeout: float,
                    say: Callable[[str], None], where: str,
+                   stop: Callable[[], bool] = lambda: False,
                    clock: Callable[[], float] = time.monotonic,
-                   sleep: Callable[[float], None] = time.sleep) -> None:
+                   sleep: Callable[[float], None] = time.sleep) -> bool:
     """Ping until the store answers, for up to `timeout` seconds, saying once that the
-    worker waits; StoreUnreachable when it never answers or cannot ever answer."""
+    worker waits; False when `stop()` (a stop signal) ended the wait first;
+    StoreUnreachable when it never answers or cannot ever answer."""
     started = clock()
     said = False
     while True:
+        if stop():
+            return False
         try:
             ping()
             if said:
                 say(f"{where} answers after {clock() - started:.1f}s; starting")
-            return
+            return True
         except (*CONNECTION_ERRORS, redis.RedisError, OSError, ValueError) as exc:
             if never_works(exc):
                 raise StoreUnreachable(f"cannot reach {where}: {exc}") from exc

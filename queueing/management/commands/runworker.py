@@ -13,6 +13,7 @@ from queueing.errors import QueueError
 from queueing.worker import heartbeat, readiness, startup
 from queueing.worker.loop import EXIT_ERROR, Worker
 from queueing.worker.options import DEFAULTS, MAX_CONCURRENCY, WorkerOptions, capacity_error
+from queueing.worker.process_control import SignalFlags
 
 
 def non_negative(kind):
@@ -99,17 +100,23 @@ class Command(BaseCommand):
         if problem:
             raise CommandError(problem.replace("prefetch ", "--prefetch=", 1)
                                .replace("concurrency ", "--concurrency=", 1))
+        flags = SignalFlags()
+        flags.install_quit()  # from here on a SIGTERM is a clean stop, never a death
         try:  # before reporting ready; a store that is away is waited for, as a running
             # worker waits (a database connection answers at once: it connects lazily)
-            startup.wait_for_store(
-                driver.ping, timeout=opts["reconnect_timeout"],
+            reached = startup.wait_for_store(
+                driver.ping, timeout=opts["reconnect_timeout"], stop=lambda: flags.quit,
                 say=self.stderr.write,
                 where=(f"Redis for connection {driver.name!r} "
                        f"({connections.redis_location(driver.config)})"
                        if driver.config.driver == "redis"
                        else f"the database of connection {driver.name!r}"))
         except startup.StoreUnreachable as exc:
+            flags.uninstall()
             raise CommandError(str(exc)) from exc
+        if not reached:
+            flags.uninstall()
+            return  # stopped while it waited for the store: nothing taken, exit 0
         options = WorkerOptions(
             connection=driver.name, queues=queues, name=opts["name"], sleep=opts["sleep"],
             block_for=opts["block_for"], tries=opts["tries"], backoff=opts["backoff"],
@@ -119,7 +126,7 @@ class Command(BaseCommand):
             prefetch=max(opts["prefetch"], 1), reconnect_timeout=opts["reconnect_timeout"],
             concurrency=max(opts["concurrency"], 1),
         )
-        worker = Worker(driver, options, stdout=self.stdout, stderr=self.stderr)
+        worker = Worker(driver, options, stdout=self.stdout, stderr=self.stderr, flags=flags)
         if not options.quiet:
             stamp = time.strftime("%Y-%m-%d %H:%M:%S")
             self.stdout.write(f"{stamp} {registry.describe_modules()}")
