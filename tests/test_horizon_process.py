@@ -49,7 +49,7 @@ def test_starts_at_min_grows_under_backlog_and_shrinks_when_drained(spawn_worker
     seen = wait_until(lambda: processes(rclient) == 3, timeout=10, message="growth to max")
     assert seen
     wait_until(lambda: len(labels("end")) == 80, timeout=30, message="backlog drained")
-    wait_until(lambda: processes(rclient) == 1, timeout=10, message="shrink to min")
+    wait_until(lambda: processes(rclient) == 1, timeout=30, message="shrink to min")
     assert master.running()
 
 
