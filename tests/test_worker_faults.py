@@ -37,7 +37,7 @@ from queueing.models import FailedJob
 from tests import proctree
 from tests.conftest import ROOT, manage_command, subprocess_env
 from tests.testapp import jobs
-from tests.workers import wait_until
+from tests.workers import alive, until
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 DEFAULT = QueueKeys.for_queue("default")
@@ -45,25 +45,6 @@ SIDECAR_SETTLES_WITHIN = 15.0  # seconds after its worker's SIGKILL
 
 
 # -- helpers ---------------------------------------------------------------------------------
-def alive(*workers) -> bool:
-    for worker in workers:
-        if not worker.running():
-            raise AssertionError(f"worker {worker.pid} exited with {worker.proc.returncode}:\n"
-                                 f"{worker.output()[-4000:]}")
-    return True
-
-
-def until(predicate, timeout, message, *workers, interval=0.05):
-    """wait_until, failing at once (with its output) if one of `workers` exits first."""
-    def check():
-        value = predicate()
-        if not value:
-            alive(*workers)
-        return value
-
-    return wait_until(check, timeout=timeout, interval=interval, message=message)
-
-
 def stop(worker, timeout=30.0) -> int:
     """SIGTERM once the worker has started (a worker still importing Django has no
     handler yet and would die by the signal): it forks its sidecar as its loop starts."""

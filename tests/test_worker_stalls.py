@@ -26,29 +26,11 @@ from queueing.drivers.redis.keys import QueueKeys, control_key
 from queueing.models import FailedJob
 from tests import proctree
 from tests.testapp import jobs
-from tests.workers import wait_until
+from tests.workers import alive, until, wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 DEFAULT = QueueKeys.for_queue("default")
 REDIS_URL = os.environ["TEST_REDIS_URL"]
-
-
-def alive(*workers) -> bool:
-    for worker in workers:
-        if not worker.running():
-            raise AssertionError(f"worker {worker.pid} exited with {worker.proc.returncode}:\n"
-                                 f"{worker.output()[-4000:]}")
-    return True
-
-
-def until(predicate, timeout, message, *workers, interval=0.1):
-    def check():
-        value = predicate()
-        if not value:
-            alive(*workers)
-        return value
-
-    return wait_until(check, timeout=timeout, interval=interval, message=message)
 
 
 def stop(worker, timeout=30.0) -> int:

@@ -80,3 +80,23 @@ class WorkerProcess:
 
 
 __all__ = ["WorkerProcess", "wait_until", "ROOT"]
+
+
+def alive(*workers) -> bool:
+    """True, or an AssertionError with the output of the first worker that exited."""
+    for worker in workers:
+        if not worker.running():
+            raise AssertionError(f"worker {worker.pid} exited with {worker.proc.returncode}:\n"
+                                 f"{worker.output()[-4000:]}")
+    return True
+
+
+def until(predicate, timeout, message, *workers, interval=0.05):
+    """wait_until, failing at once (with its output) if one of `workers` exits first."""
+    def check():
+        value = predicate()
+        if not value:
+            alive(*workers)
+        return value
+
+    return wait_until(check, timeout=timeout, interval=interval, message=message)

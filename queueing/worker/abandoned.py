@@ -73,14 +73,25 @@ class AbandonedJobs:
         except UnknownJob:
             return job, None
 
-    def killed(self, driver: QueueDriver, held: Reservation) -> None:
-        """A job killed with its worker past its timeout and grace: a timeout."""
+    def _begin(self, driver: QueueDriver, held: Reservation
+               ) -> tuple[Payload, JobDefinition | None, JobRunner] | None:
+        """What every way of settling a left-behind job starts with: its payload and
+        definition, a runner on `driver`, and the locks its middleware held released.
+        None for an entry that cannot have been running."""
         found = self._running_job(held)
         if found is None:
-            return
+            return None
         job, definition = found
         runner = self._runner(driver)
         self._release_locks(runner, held, job, definition)
+        return job, definition, runner
+
+    def killed(self, driver: QueueDriver, held: Reservation) -> None:
+        """A job killed with its worker past its timeout and grace: a timeout."""
+        begun = self._begin(driver, held)
+        if begun is None:
+            return
+        job, definition, runner = begun
         timeout = self.options.timeout if job.timeout is None else job.timeout
         tries = policy.effective_tries(job.max_tries, self.options.tries)
         runner.timed_out(held, job, definition, tries, timeout, 0.0, killed=True)
@@ -91,12 +102,10 @@ class AbandonedJobs:
     def lost(self, driver: QueueDriver, held: Reservation) -> None:
         """A running job whose worker died: released with backoff, or failed when its
         tries or deadline are spent. This attempt counts: the job had started."""
-        found = self._running_job(held)
-        if found is None:
+        begun = self._begin(driver, held)
+        if begun is None:
             return
-        job, definition = found
-        runner = self._runner(driver)
-        self._release_locks(runner, held, job, definition)
+        job, definition, runner = begun
         tries = policy.effective_tries(job.max_tries, self.options.tries)
         exc = WorkerLost(f"{job.job}: the worker running it died before it finished "
                          "(killed, out of memory, or crashed)")
@@ -115,12 +124,10 @@ class AbandonedJobs:
         """A running job stopped because the store was away: handed back uncounted, to
         the head of its queue (it did not fail), with its locks released and the stall
         recorded."""
-        found = self._running_job(held)
-        if found is None:
+        begun = self._begin(driver, held)
+        if begun is None:
             return
-        job, definition = found
-        runner = self._runner(driver)
-        self._release_locks(runner, held, job, definition)
+        job, definition, runner = begun
         back = driver.unreserve([held])
         if not back:  # its lease lapsed and another worker took it: nothing to give back
             return
