@@ -175,7 +175,9 @@ def for_failed(chosen: QueueRef | None, exc: str, since: str, picked: Picked,
             job = job or str(data.get("job") or "")
         else:
             found_tags = tags.split("\n") if tags else []
-        rows_of.append((f"{connection}:{queue}", job, found_tags))
+        # Counted and linked as pages show them (masked, clipped), as the filter matches.
+        shown = list(dict.fromkeys(map(facets.shown_tag, found_tags)))
+        rows_of.append((f"{connection}:{queue}", job, shown))
     found, queue_counts = failed_tally(rows_of, chosen.label if chosen else None, picked)
     entries = rows_of
     counted = len(entries)
