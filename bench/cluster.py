@@ -64,10 +64,9 @@ def one_run(n: int, workers: int) -> dict:
     from common import percentile, setup_django
 
     setup_django()
+    from bench.jobs import noop
     from queueing import dispatch_many
     from queueing.connections import redis_driver
-
-    from bench.jobs import noop
 
     driver = redis_driver()
     driver.client.flushall()

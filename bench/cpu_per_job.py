@@ -26,10 +26,9 @@ from common import ROOT, setup_django
 
 setup_django()
 
+from bench.jobs import COUNT_KEY, acount_after, count, count_after  # noqa: E402
 from queueing import dispatch_many  # noqa: E402
 from queueing.connections import redis_driver  # noqa: E402
-
-from bench.jobs import COUNT_KEY, acount_after, count, count_after  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 

@@ -29,7 +29,7 @@ from django.utils import timezone  # noqa: E402
 
 from horizon.repositories import metrics, state  # noqa: E402
 from queueing.connections import redacted_url, redis_driver  # noqa: E402
-from queueing.dispatching.payload import encode  # noqa: E402
+from queueing.entries.payload import encode  # noqa: E402
 from queueing.failed import exception_class, tags_column  # noqa: E402
 from queueing.models import FailedJob  # noqa: E402
 

@@ -23,7 +23,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ["DJANGO_SETTINGS_MODULE"] = "bench.database_settings"
 
-from tests import pg_server  # noqa: E402  (the tests' way to reach the superuser)
+from tests import pg_server
 
 if "BENCH_POSTGRES" not in os.environ:
     problem = pg_server._sql_as_superuser(
@@ -35,7 +35,7 @@ if "BENCH_POSTGRES" not in os.environ:
     if problem:
         sys.exit(f"no PostgreSQL to bench on: {problem}")
 
-from common import ROOT, percentile, setup_django  # noqa: E402
+from common import ROOT, percentile, setup_django
 
 setup_django()
 

@@ -7,7 +7,7 @@ BENCH_POSTGRES=host:port:user:password:dbname overrides the database the bench m
 """
 import os
 
-from bench.settings import *  # noqa: F401,F403
+from bench.settings import *  # noqa: F403
 from bench.settings import INSTALLED_APPS, QUEUE
 
 _host, _port, _user, _password, _name = os.environ.get(

@@ -13,10 +13,9 @@ from common import setup_django
 
 setup_django()
 
+from bench.jobs import noop  # noqa: E402
 from queueing import dispatch_many  # noqa: E402
 from queueing.connections import redacted_url, redis_driver  # noqa: E402
-
-from bench.jobs import noop  # noqa: E402
 
 
 def median_of(runs: int, fn) -> float:

@@ -18,10 +18,9 @@ from common import ROOT, setup_django
 
 setup_django()
 
+from bench.jobs import noop  # noqa: E402
 from queueing import dispatch_many  # noqa: E402
 from queueing.connections import redis_driver  # noqa: E402
-
-from bench.jobs import noop  # noqa: E402
 
 READY = "queues:{bench}"
 STEP = 10_000

@@ -11,7 +11,7 @@ import os
 import shutil
 import tempfile
 
-from standalone.settings import *  # noqa: F401,F403
+from standalone.settings import *  # noqa: F403
 from standalone.settings import INSTALLED_APPS, QUEUE
 
 if not os.environ.get("BENCH_REDIS_URL"):

@@ -19,10 +19,9 @@ from common import ROOT, percentile, setup_django
 
 setup_django()
 
+from bench.jobs import noop, stamp  # noqa: E402
 from queueing import dispatch_many  # noqa: E402
 from queueing.connections import redis_driver  # noqa: E402
-
-from bench.jobs import noop, stamp  # noqa: E402
 
 READY = "queues:{bench}"
 RESERVED = "queues:{bench}:reserved"

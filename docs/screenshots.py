@@ -60,7 +60,7 @@ def populate() -> None:
     from horizon.repositories import counters, horizon_client, metrics
     from horizon.repositories.counters import outcome_call
     from queueing import connections, failed
-    from queueing.dispatching.payload import encode
+    from queueing.entries.payload import encode
 
     # The picture's jobs are not registered in this site; count them under their names
     # (a real site's workers count registered jobs by name, others as "(unregistered)").

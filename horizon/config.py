@@ -39,7 +39,8 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 
 from queueing.config import queue_settings
-from queueing.dispatching.options import parse_backoff
+from queueing.drivers.registry import kind_of
+from queueing.entries.options import parse_backoff
 from queueing.errors import QueueError
 from queueing.settings_hints import unknown_keys
 from queueing.worker.options import DEFAULTS as WORKER_DEFAULTS
@@ -187,7 +188,7 @@ def parse_supervisor(name: str, raw: dict[str, Any], default_connection: str) ->
     values = {**SUPERVISOR_DEFAULTS, **raw}
     try:
         conn = queue_settings().connection(values["connection"] or default_connection)
-        if conn.driver not in ("redis", "database"):
+        if not kind_of(conn).keeps_jobs:
             raise HorizonConfigError(
                 f"HORIZON supervisor {name!r}: connection {conn.name!r} is neither a redis "
                 "nor a database connection", "horizon.E004")

@@ -10,6 +10,7 @@ from queueing.batches.record import Batch, current_batch
 from queueing.dispatching.async_dispatch import dispatch_many_async
 from queueing.dispatching.dispatch import dispatch_many
 from queueing.dispatching.jobs import Job, JobFunction, PendingDispatch, Signature, chain, job
+from queueing.entries.context import current_job
 from queueing.errors import (
     BadDispatch,
     DispatchError,
@@ -20,7 +21,6 @@ from queueing.errors import (
     UnknownJob,
     UnknownQueue,
 )
-from queueing.worker.execution import current_job
 
 _moved.install()  # old module paths (before 0.2) still import; see _moved.py
 

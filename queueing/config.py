@@ -36,11 +36,12 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
-from queueing.drivers.redis.keys import DEFAULT_PREFIX
+from queueing.drivers.registry import KINDS
 from queueing.errors import ConfigurationError, UnknownConnection, UnknownQueue
 from queueing.settings_hints import nearest, unknown_keys
 
-DRIVERS = ("redis", "database", "sync", "null")
+DEFAULT_PREFIX = "queues:"  # of every queue key (drivers/redis/keys.py)
+DRIVERS = tuple(KINDS)  # the driver registry's kinds
 QUEUE_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")  # used with fullmatch
 DEFAULT_RETRY_AFTER = 30  # seconds an unrenewed lease lasts (its worker died) before redelivery
 DEFAULT_MIGRATION_BATCH = 1000  # due jobs moved per pop, so one pop never stalls Redis
@@ -99,7 +100,7 @@ class QueueSettings:
     default: str
     after_commit: bool
     connections: dict[str, ConnectionConfig]
-    max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES  # 0: unbounded (dispatching/limits.py)
+    max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES  # 0: unbounded (entries/limits.py)
 
     def connection(self, name: str | None = None) -> ConnectionConfig:
         name = name or self.default

@@ -19,10 +19,11 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from queueing import connections
-from queueing.batches import tag as batch_tag
-from queueing.dispatching import payload as payload_lib
 from queueing.dispatching.unique import UniqueJobQueued
 from queueing.dispatching.unique import retake as retake_unique_lock
+from queueing.drivers.contract import QueueDriver
+from queueing.entries import batch_tag
+from queueing.entries import payload as payload_lib
 from queueing.models import FailedJob
 from queueing.redaction import mask_text
 
@@ -134,19 +135,18 @@ def matching(queue: str | None = None, connection: str | None = None) -> QuerySe
     return rows
 
 
-def retry_entry(driver, text: str, now: float | None = None) -> str:
+def retry_entry(driver: QueueDriver, text: str, now: float | None = None) -> str:
     """The entry a retry pushes: a fresh budget (attempts 0, retryUntil recomputed, the
     max_exceptions counter forgotten), or an undecodable entry unchanged (it will fail
     again, visibly)."""
     data = payload_lib.peek(text)
     if not data:
         return text
-    if isinstance(data.get("uuid"), str) and hasattr(driver, "forget_exceptions"):
+    if isinstance(data.get("uuid"), str):
         driver.forget_exceptions(data["uuid"])
-    if isinstance(data.get("uuid"), str) and hasattr(driver, "forget_cancel"):
         driver.forget_cancel(data["uuid"])  # a request left from its last run is not for this one
     tag = batch_tag.of_data(data)
-    store = getattr(driver, "batches", None)
+    store = driver.batch_store()
     if tag is not None and store is not None:  # pending again in its batch, before the push
         store.retrying(tag)
     return payload_lib.encode(payload_lib.reset_for_retry(data, now))
@@ -155,7 +155,7 @@ def retry_entry(driver, text: str, now: float | None = None) -> str:
 def retry(row: FailedJob) -> str:
     """Push the payload again with a fresh budget (same uuid) and delete the row, in one
     step (see `pushed_with_rows_deleted`)."""
-    driver = connections.driver(row.connection)
+    driver = connections.queue_driver(row.connection)
     entry = retry_entry(driver, row.payload)
     if not retake_unique_lock(driver, entry):  # a unique job takes its lock again
         raise UniqueJobQueued(f"not retried: another {row.job} with the same unique id is "

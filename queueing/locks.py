@@ -19,8 +19,8 @@ from typing import Any
 
 from queueing import connections
 from queueing.config import queue_settings
-from queueing.drivers.redis.keys import parse_lock
 from queueing.middleware import lock_calls
+from queueing.middleware.keys import parse_lock
 from queueing.middleware.lock_calls import LOCK_INDEX
 from queueing.redaction import display
 

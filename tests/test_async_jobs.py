@@ -3,13 +3,12 @@ awaited), in a worker process and inline; failures retry and fail like a sync jo
 import io
 
 import pytest
-
 from django.test import override_settings
 
+from queueing import connections
 from queueing.models import FailedJob
 from queueing.worker.loop import Worker
 from queueing.worker.options import WorkerOptions
-from queueing import connections
 from tests.testapp import jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)

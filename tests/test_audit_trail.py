@@ -4,9 +4,6 @@ import datetime as dt
 import time
 
 import pytest
-
-from queueing.locks import key_ref
-from queueing.middleware import lock_calls
 from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import get_resolver
@@ -17,10 +14,9 @@ from horizon.models import AuditEntry
 from queueing import batch
 from queueing import failed as failed_store
 from queueing.connections import redis_driver
-from queueing.dispatching.payload import encode
-from queueing.drivers.redis import keys
-from queueing.middleware.store import script
-
+from queueing.entries.payload import encode
+from queueing.locks import key_ref
+from queueing.middleware import keys, lock_calls
 from tests.testapp import jobs
 
 from .test_dashboard_pages import payload, publish

@@ -1,5 +1,5 @@
 """Batches on a database connection (PostgreSQL and SQLite): the counting rules of
-queueing/batches/counting.py in one transaction with the settled rows' deletion and the
+queueing/entries/batch_counting.py in one transaction with the settled rows' deletion and the
 callbacks' insert; in-process drains and real worker processes."""
 import collections
 import io

@@ -128,8 +128,8 @@ def test_a_hostile_batch_tag_never_stops_the_worker_or_its_job(driver):
     import io
     import json
 
-    from queueing.dispatching.payload import build, encode
-    from queueing.dispatching.options import JobOptions
+    from queueing.entries.options import JobOptions
+    from queueing.entries.payload import build, encode
     from queueing.worker.loop import Worker
     from queueing.worker.options import WorkerOptions
     data = build(job_name="tests.testapp.jobs.batch_member", display_name="batch_member",

@@ -6,8 +6,8 @@ from django.core.management import call_command
 
 from horizon.repositories import state
 from queueing.dispatching import registry
-from queueing.drivers.redis.keys import QueueKeys
 from queueing.dispatching.jobs import job
+from queueing.drivers.redis.keys import QueueKeys
 from tests.workers import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -5,7 +5,7 @@ import pytest
 
 from horizon.schedules.cron import CronError, Interval, next_fire, parse, parse_field
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 def at(text, zone=UTC):

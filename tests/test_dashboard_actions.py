@@ -10,8 +10,8 @@ from django.test import Client
 
 from horizon import keys
 from horizon.dashboard import history
+from queueing.entries.payload import encode
 from queueing.models import FailedJob
-from queueing.dispatching.payload import encode
 from tests.test_dashboard_pages import fail, later, payload, publish, push
 
 pytestmark = pytest.mark.django_db

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from horizon.dashboard import facet_counts, facets
 from horizon.dashboard.facets import Picked
-from queueing.dispatching.payload import encode
+from queueing.entries.payload import encode
 from queueing.models import FailedJob
 from tests.test_dashboard_pages import (
     complete,

@@ -12,8 +12,8 @@ from django.utils import timezone
 from horizon.dashboard import listings
 from horizon.repositories import metrics, state
 from queueing import failed as failed_store
+from queueing.entries.payload import encode
 from queueing.models import FailedJob
-from queueing.dispatching.payload import encode
 
 pytestmark = pytest.mark.django_db
 

@@ -5,9 +5,9 @@ on Redis (a real worker process) and on the database driver."""
 import pytest
 
 from queueing import Batch, batch
+from tests.conftest import WORKER_DATABASES
 from tests.test_batches import callbacks, finished, workers
 from tests.test_batches_database import drain, ends
-from tests.conftest import WORKER_DATABASES
 from tests.testapp.control_jobs import skippable
 from tests.testapp.jobs import BATCH_RAN, batch_callback, batch_member, notes
 from tests.workers import wait_until

@@ -5,12 +5,13 @@ import threading
 import time
 
 import pytest
-from django.db import connections as db_connections, transaction
+from django.db import connections as db_connections
+from django.db import transaction
 
 from queueing import connections
-from queueing.dispatching import payload as payload_lib
-from queueing.drivers.database.driver import DatabaseDriver
 from queueing.drivers.database.delivery import parse_token, stamp
+from queueing.drivers.database.driver import DatabaseDriver
+from queueing.entries import payload as payload_lib
 from queueing.models import QueuedJob
 from tests.testapp import jobs
 

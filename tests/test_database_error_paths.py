@@ -11,8 +11,8 @@ from django.db import transaction
 from queueing import connections, dispatch_many
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.models import FailedJob, QueuedJob
-from queueing.worker.options import WorkerOptions
 from queueing.worker.loop import Worker
+from queueing.worker.options import WorkerOptions
 from tests.conftest import WORKER_DATABASES
 from tests.testapp import jobs
 

@@ -6,7 +6,7 @@ import io
 import pytest
 
 from queueing import connections
-from queueing.drivers.redis.keys import unique_key
+from queueing.middleware.keys import unique_key
 from queueing.models import FailedJob, QueuedJob
 from queueing.worker.loop import Worker
 from queueing.worker.options import WorkerOptions

@@ -10,8 +10,8 @@ from django.core.management import call_command
 
 from queueing import chain, connections
 from queueing.models import FailedJob, QueuedJob
-from queueing.worker.options import WorkerOptions
 from queueing.worker.loop import Worker
+from queueing.worker.options import WorkerOptions
 from tests.conftest import WORKER_DATABASES
 from tests.testapp import jobs
 from tests.workers import wait_until

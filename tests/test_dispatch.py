@@ -8,9 +8,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from queueing import UnknownConnection, UnknownQueue, chain, job
-from queueing.errors import InvalidOption, NotSerializable, UnknownJob
-from queueing.drivers.redis.keys import QueueKeys
 from queueing.dispatching.registry import names, resolve
+from queueing.drivers.redis.keys import QueueKeys
+from queueing.errors import InvalidOption, NotSerializable, UnknownJob
 from tests.testapp import jobs
 
 DEFAULT = QueueKeys.for_queue("default")

@@ -121,7 +121,7 @@ def test_an_edit_goes_through_dispatch_checks(driver, text, message):
 
 def test_an_edited_unique_job_takes_the_lock_its_new_arguments_name(driver):
     """Issue 32: the edited job kept its old lock, so two jobs with one id waited."""
-    from queueing.drivers.redis.keys import unique_key
+    from queueing.middleware.keys import unique_key
     from queueing.middleware.store import state_client
     from tests.testapp.control_jobs import unique_record
 

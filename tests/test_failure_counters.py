@@ -19,8 +19,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from horizon.repositories import counters, horizon_client, snapshot_extras
 from queueing import connections
 from queueing.cancel import cancel_running
-from queueing.dispatching import payload as payload_lib
-from queueing.dispatching.options import JobOptions
+from queueing.entries import payload as payload_lib
+from queueing.entries.options import JobOptions
 from queueing.models import FailedJob
 from tests.testapp import jobs
 from tests.workers import wait_until

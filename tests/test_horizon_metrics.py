@@ -7,8 +7,8 @@ import pytest
 from horizon import keys
 from horizon.repositories import metrics, recent
 from queueing.connections import redis_driver
-from queueing.worker.options import WorkerOptions
 from queueing.worker.loop import Worker
+from queueing.worker.options import WorkerOptions
 from tests.testapp import jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -37,8 +37,8 @@ import pytest
 
 from horizon import keys as horizon_keys
 from queueing import dispatch_many
-from queueing.dispatching import payload as payload_lib
 from queueing.drivers.redis.keys import QueueKeys, heartbeat_key
+from queueing.entries import payload as payload_lib
 from queueing.models import FailedJob
 from queueing.tasks import priority as priority_lib
 from tests.testapp import jobs

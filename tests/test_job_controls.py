@@ -9,7 +9,8 @@ import pytest
 from django.core.management import call_command
 
 from queueing import dispatch_many, failed
-from queueing.drivers.redis.keys import QueueKeys, control_key, outcomes_key, unique_key
+from queueing.drivers.redis.keys import QueueKeys
+from queueing.middleware.keys import control_key, outcomes_key, unique_key
 from queueing.models import FailedJob
 from queueing.signals import job_unique_skipped
 from tests.testapp import control_jobs, jobs

@@ -2,19 +2,24 @@
 locks listed with their owners and released by an audited action, a job's middleware
 outcomes on its page. Runs on the cluster leg too (TEST_BACKEND=cluster)."""
 import pytest
-
-from queueing.locks import key_ref
-from queueing.middleware import lock_calls
 from django.contrib.auth.models import Permission, User
 from django.test import Client
 
 from horizon.models import AuditEntry
 from queueing import job
-from queueing.dispatching.payload import Payload
 from queueing.dispatching.registry import lookup
-from queueing.drivers.redis import keys
+from queueing.entries.payload import Payload
 from queueing.errors import ConfigurationError, InvalidOption
-from queueing.middleware import RateLimited, Skip, ThrottlesExceptions, WithoutOverlapping, outcomes
+from queueing.locks import key_ref
+from queueing.middleware import (
+    RateLimited,
+    Skip,
+    ThrottlesExceptions,
+    WithoutOverlapping,
+    keys,
+    lock_calls,
+    outcomes,
+)
 from queueing.middleware.context import RELEASED, SKIPPED, RunningJob
 from queueing.middleware.pipeline import Plan, plan_for
 from queueing.middleware.store import script

@@ -1,9 +1,9 @@
 """A worker says which job modules it loaded, and a job it does not know says how to fix it."""
 import pytest
 
-from queueing.dispatching import payload as payload_lib
 from queueing.dispatching import registry
 from queueing.drivers.redis.keys import QueueKeys
+from queueing.entries import payload as payload_lib
 from queueing.models import FailedJob
 from tests.testapp import jobs
 from tests.workers import wait_until

@@ -7,7 +7,7 @@ import pytest
 
 from horizon.dashboard import facet_counts, facets, queues
 from horizon.dashboard.facets import NOTHING
-from queueing.dispatching.payload import encode
+from queueing.entries.payload import encode
 from tests.test_dashboard_pages import payload
 from tests.workers import wait_until
 

@@ -12,8 +12,8 @@ from horizon.config import HorizonConfigError, parse
 from horizon.signals import long_wait_detected, long_wait_recovered
 from horizon.waits import WaitMonitor, decide
 from queueing import connections
-from queueing.dispatching import payload as payload_lib
-from queueing.dispatching.options import JobOptions
+from queueing.entries import payload as payload_lib
+from queueing.entries.options import JobOptions
 from tests.workers import wait_until
 
 

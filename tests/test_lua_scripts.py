@@ -4,9 +4,9 @@ import time
 
 import pytest
 
-from queueing.dispatching import payload as payload_lib
 from queueing.drivers.redis.driver import Reservation
 from queueing.drivers.redis.keys import QueueKeys
+from queueing.entries import payload as payload_lib
 
 K = QueueKeys.for_queue("default")
 

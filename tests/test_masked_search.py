@@ -10,8 +10,8 @@ from django.test import Client
 
 from queueing import failed as failed_store
 from queueing import redaction
+from queueing.entries.payload import encode
 from queueing.models import FailedJob
-from queueing.dispatching.payload import encode
 from tests.test_tasks_process import finished
 from tests.testapp import tasks
 from tests.workers import wait_until
@@ -73,10 +73,10 @@ def test_a_viewer_cannot_recover_a_redis_password_by_searching(rclient):
 
 
 def test_rows_stored_raw_before_the_upgrade_are_masked_by_the_migration(rclient):
+    import importlib
+
     from django.apps import apps as global_apps
     from django.db import connection
-
-    import importlib
 
     migration = importlib.import_module("queueing.migrations.0003_mask_failed_exceptions")
     uuid = str(uuid_lib.uuid4())

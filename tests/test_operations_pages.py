@@ -10,8 +10,8 @@ from django.test import Client
 from horizon.repositories import horizon_client
 from horizon.schedules import definitions, store
 from queueing import connections
-from queueing.dispatching import payload as payload_lib
-from queueing.dispatching.options import JobOptions
+from queueing.entries import payload as payload_lib
+from queueing.entries.options import JobOptions
 from tests.testapp import jobs
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,6 @@ from horizon.repositories import metrics
 from horizon.supervisor import balancer
 from horizon.supervisor.supervisor import Supervisor
 from queueing import dispatch_many
-from queueing.drivers.redis import control as restart
 from tests.testapp import jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from queueing.dispatching import payload as payload_lib
+from queueing.entries import payload as payload_lib
+from queueing.entries.options import make_options, parse_backoff
 from queueing.errors import InvalidOption, MalformedPayload, NotSerializable
-from queueing.dispatching.options import make_options, parse_backoff
 
 
 def build(**options):

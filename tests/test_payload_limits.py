@@ -10,10 +10,10 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from horizon import keys as horizon_keys
-from queueing.dispatching import limits as payload_limits
-from queueing.errors import DispatchError, NotSerializable
 from queueing.drivers.redis.keys import QueueKeys
-from queueing.dispatching.limits import PayloadTooLarge
+from queueing.entries import limits as payload_limits
+from queueing.entries.limits import PayloadTooLarge
+from queueing.errors import DispatchError, NotSerializable
 from tests.conftest import ROOT, manage_command, subprocess_env
 from tests.testapp import jobs
 from tests.workers import wait_until

@@ -8,12 +8,12 @@ import time
 import pytest
 
 from queueing import dispatch_many
-from queueing.worker import policy
 from queueing.connections import redis_driver
 from queueing.drivers.redis.driver import PAUSED
 from queueing.drivers.redis.keys import QueueKeys
-from queueing.worker.options import WorkerOptions
+from queueing.worker import policy
 from queueing.worker.loop import Worker
+from queueing.worker.options import WorkerOptions
 from tests.testapp import jobs
 from tests.workers import wait_until
 

@@ -8,8 +8,8 @@ from django.test import Client
 from prometheus_client.parser import text_string_to_metric_families
 
 from queueing import connections
-from queueing.dispatching import payload as payload_lib
-from queueing.dispatching.options import JobOptions
+from queueing.entries import payload as payload_lib
+from queueing.entries.options import JobOptions
 from tests.testapp import jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -97,7 +97,6 @@ def test_counters_histograms_and_gauges_after_a_known_workload(spawn_worker):
 
 def test_an_empty_queue_has_zero_latency_and_pausing_shows():
     jobs.record.delay("x")
-    from queueing.drivers.redis import control as restart
 
     connections.redis_driver("redis").pause("default")
     found = samples(scrape(Authorization=f"Bearer {TOKEN}").content.decode())

@@ -11,10 +11,10 @@ import tempfile
 import time
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from queueing import dispatch_many, failed
-from queueing.connections import redis_driver
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.models import FailedJob
 from tests.conftest import WORKER_DATABASES

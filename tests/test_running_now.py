@@ -1,6 +1,7 @@
 """Running now: the workers' heartbeats list the jobs in their slots; the dashboard shows them
 (and per worker on the workers page) and cancels one with an audited POST."""
 import pytest
+
 from queueing.models import FailedJob
 from tests.testapp import jobs
 from tests.workers import wait_until

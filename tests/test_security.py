@@ -22,11 +22,10 @@ from horizon.models import AuditEntry
 from queueing import failed as failed_store
 from queueing import redaction, safe_json
 from queueing.connections import redis_driver
+from queueing.entries.payload import encode
 from queueing.models import FailedJob
-from queueing.worker.options import WorkerOptions
-from queueing.dispatching.payload import encode
 from queueing.worker.loop import Worker
-
+from queueing.worker.options import WorkerOptions
 from tests.test_dashboard_pages import complete, payload, publish
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -301,7 +300,7 @@ HUGE = "9" * 40
     f"/jobs/pending/?q=x&start={HUGE}", f"/jobs/completed/?start={HUGE}",
     f"/failed/?start={HUGE}", f"/failed/?q=x&window={HUGE}&start={HUGE}",
     f"/jobs/pending/abc/?queue=redis:default&at={HUGE}",
-    f"/jobs/delayed/abc/?queue=redis:default&score=1e400", f"/audit/?start={HUGE}",
+    "/jobs/delayed/abc/?queue=redis:default&score=1e400", f"/audit/?start={HUGE}",
 ])
 def test_huge_numbers_in_parameters_are_clamped(client, url):
     redis_driver("redis").push("default", encode(payload()))

@@ -11,8 +11,8 @@ import termios
 import pytest
 
 from horizon.repositories import state
-from tests import proctree
 from queueing.drivers.redis.keys import QueueKeys
+from tests import proctree
 from tests.conftest import ROOT, manage_command, subprocess_env
 from tests.test_launcher import free_port, http_status
 from tests.testapp import jobs

@@ -6,10 +6,10 @@ import threading
 
 import pytest
 
-from standalone import secret_key
 from horizon.checks import check_schedules
 from horizon.schedules import cron
 from queueing import store_checks
+from standalone import secret_key
 
 
 @pytest.mark.parametrize("expression", [
@@ -39,7 +39,7 @@ def test_many_first_starts_at_once_share_one_secret_key(tmp_path):
                 barrier.wait()
                 try:
                     keys.append(secret_key.read_or_create(folder / "secret_key"))
-                except Exception as exc:  # noqa: BLE001
+                except Exception as exc:
                     errors.append(exc)
 
             threads = [threading.Thread(target=start) for _ in range(12)]

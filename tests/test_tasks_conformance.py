@@ -19,11 +19,12 @@ from django.utils import timezone
 from queueing.connections import redis_driver
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.models import FailedJob
-from queueing.worker.options import WorkerOptions
-from queueing.tasks import RedisBackend, TaskResultDoesNotExist, task as our_task
+from queueing.tasks import RedisBackend, TaskResultDoesNotExist
+from queueing.tasks import task as our_task
 from queueing.tasks.framework import PRIMARY as FW
 from queueing.tasks.results import result_key
 from queueing.worker.loop import Worker
+from queueing.worker.options import WorkerOptions
 from tests.testapp import tasks
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -4,8 +4,8 @@ import time
 
 import pytest
 
-from queueing.dispatching import payload as payload_lib
 from queueing.drivers.redis.keys import QueueKeys
+from queueing.entries import payload as payload_lib
 from tests.testapp import jobs, tasks
 
 pytestmark = pytest.mark.django_db(transaction=True)

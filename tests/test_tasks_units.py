@@ -4,8 +4,8 @@ import json
 
 import pytest
 
+from queueing.entries.payload import encode
 from queueing.errors import InvalidOption
-from queueing.dispatching.payload import encode
 from queueing.tasks import priority
 from queueing.tasks.results import (
     MAX_TRACEBACK,
@@ -17,7 +17,7 @@ from queueing.tasks.results import (
 
 
 def test_a_record_survives_the_redis_format():
-    now = dt.datetime(2026, 11, 22, 1, 2, 3, 456789, tzinfo=dt.timezone.utc)
+    now = dt.datetime(2026, 11, 22, 1, 2, 3, 456789, tzinfo=dt.UTC)
     record = ResultRecord(id="abc", task_path="app.tasks.f", backend="default", queue="high",
                           connection="redis", priority=-7, status="SUCCESSFUL",
                           enqueued_at=now, started_at=now, finished_at=now,

@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from queueing.dispatching.payload import encode
+from queueing.entries.payload import encode
 from tests.test_dashboard_pages import payload
 
 pytestmark = pytest.mark.django_db

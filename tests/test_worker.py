@@ -8,12 +8,12 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from queueing import chain, signals
-from queueing.worker import policy
 from queueing.connections import redis_driver
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.models import FailedJob
-from queueing.worker.options import WorkerOptions
+from queueing.worker import policy
 from queueing.worker.loop import Worker
+from queueing.worker.options import WorkerOptions
 from tests.testapp import jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -125,7 +125,6 @@ def test_signals_around_a_job(rclient):
 
 
 def test_paused_queue_is_skipped_while_others_run(rclient):
-    from queueing.drivers.redis import control as restart
 
     redis_driver("redis").pause("default")
     jobs.record.delay("paused")

@@ -32,7 +32,8 @@ import time
 import pytest
 
 from queueing import dispatch_many
-from queueing.drivers.redis.keys import QueueKeys, control_key
+from queueing.drivers.redis.keys import QueueKeys
+from queueing.middleware.keys import control_key
 from queueing.models import FailedJob
 from tests import proctree
 from tests.conftest import ROOT, manage_command, subprocess_env

@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from queueing.worker import heartbeat
 from queueing.drivers.redis.keys import HEARTBEAT_PREFIX, QueueKeys
+from queueing.worker import heartbeat
 from tests.testapp import jobs
 from tests.workers import wait_until
 
@@ -16,7 +16,7 @@ FAST = {"TEST_WORKER_HEARTBEAT": "0.2"}  # the key lapses 0.6 s after the last b
 
 def holder(rclient) -> str:
     (raw,) = rclient.zrange(QueueKeys.for_queue("default").reserved, 0, -1)
-    from queueing.dispatching.payload import peek
+    from queueing.entries.payload import peek
     return peek(raw)["reservedBy"]
 
 

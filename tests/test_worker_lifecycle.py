@@ -9,7 +9,6 @@ import time
 import pytest
 
 from queueing import dispatch_many
-from queueing.drivers.redis import control as restart
 from queueing.connections import redis_driver
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.models import FailedJob

@@ -107,7 +107,7 @@ def test_kill_9_mid_job_runs_again_after_retry_after_with_attempts_2(spawn_worke
 
 
 def test_a_job_past_its_tries_fails_without_running(spawn_worker, rclient):
-    from queueing.dispatching import payload as payload_lib
+    from queueing.entries import payload as payload_lib
 
     # one charged run already (it timed out, or its worker died running it)
     text = payload_lib.encode({"attempts": 1, "uuid": "come-back", "job":
@@ -176,7 +176,7 @@ def test_backoff_delays_show_in_the_delayed_scores(spawn_worker, rclient):
 
 def test_malformed_entries_go_to_the_store_and_valid_jobs_all_finish(spawn_worker, rclient,
                                                                      tmp_path):
-    from queueing.dispatching import payload as payload_lib
+    from queueing.entries import payload as payload_lib
 
     canary = tmp_path / "canary"
     bad = []
@@ -207,8 +207,8 @@ def test_malformed_entries_go_to_the_store_and_valid_jobs_all_finish(spawn_worke
 def test_redis_restarted_under_a_running_worker_loses_no_job(spawn_worker, tmp_path):
     import redis as redis_lib
 
-    from queueing.dispatching import payload as payload_lib
     from queueing.drivers.redis.embedded import EmbeddedRedis
+    from queueing.entries import payload as payload_lib
 
     server = EmbeddedRedis(tmp_path / "r", fsync="always")
     url = server.ensure_running()

@@ -22,7 +22,8 @@ from urllib.parse import urlparse
 import pytest
 import redis
 
-from queueing.drivers.redis.keys import QueueKeys, control_key
+from queueing.drivers.redis.keys import QueueKeys
+from queueing.middleware.keys import control_key
 from queueing.models import FailedJob
 from tests import proctree
 from tests.testapp import jobs

@@ -23,9 +23,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from queueing.dispatching.payload import _loads
 from queueing.dispatching.redispatch import checked
 from queueing.dispatching.registry import lookup
+from queueing.entries.payload import _loads
 from queueing.errors import QueueError
 from queueing.redaction import display, mask
 

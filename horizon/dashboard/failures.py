@@ -247,15 +247,6 @@ def recent_counts(queue: QueueRef | None = None) -> dict[str, int]:
     return {key: filtered(queue, since=key).count() for key in SINCE}
 
 
-def _push(driver, queue: str, texts: list[str]) -> None:
-    push_many = getattr(driver, "push_many", None)
-    if push_many is not None:
-        push_many(queue, texts)
-    else:
-        for text in texts:
-            driver.push(queue, text)
-
-
 def retry_rows(rows: QuerySet[FailedJob]) -> tuple[list[str], int, int]:
     """Push every row's job again (attempts reset) and delete the rows.
 
@@ -282,7 +273,7 @@ def retry_rows(rows: QuerySet[FailedJob]) -> tuple[list[str], int, int]:
         pushed_conns = set()
         for (conn, queue), rows_of_queue in batches.items():
             try:
-                driver = connections.driver(conn)
+                driver = connections.queue_driver(conn)
             except QueueError:
                 continue
             texts, ids = [], []
@@ -293,7 +284,7 @@ def retry_rows(rows: QuerySet[FailedJob]) -> tuple[list[str], int, int]:
                     ids.append(pk)
                 else:
                     held.add(pk)
-            failed.pushed_with_rows_deleted(ids, partial(_push, driver, queue, texts))
+            failed.pushed_with_rows_deleted(ids, partial(driver.push_many, queue, texts))
             pushed_conns.add(conn)
         ok = [(pk, uuid) for pk, uuid, conn in done_ids if conn in pushed_conns
               and pk not in held]

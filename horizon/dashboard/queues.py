@@ -17,6 +17,7 @@ from horizon.repositories.metrics import measured
 from horizon.repositories.state import SupervisorState
 from queueing import connections
 from queueing.config import queue_settings
+from queueing.drivers.registry import kind_of
 from queueing.errors import QueueError
 
 
@@ -36,7 +37,7 @@ class QueueRef:
 def queue_connections() -> list[str]:
     """Connections whose queues workers read, Redis or database (sync/null keep none)."""
     return [c.name for c in queue_settings().connections.values()
-            if c.driver in ("redis", "database")]
+            if kind_of(c).keeps_jobs]
 
 
 def known_queues(supervisors: list[SupervisorState] | None = None) -> list[QueueRef]:

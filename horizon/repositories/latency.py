@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterable
 
 from queueing import connections
-from queueing.dispatching.payload import peek
+from queueing.entries.payload import peek
 
 
 def available_since(raw: bytes | str | None) -> float | None:

@@ -21,10 +21,10 @@ from horizon.repositories.counters import (
     job_label,
     outcome_call,
 )
-from queueing.dispatching.payload import normalised
 from queueing.dispatching.preview import preview_entry
 from queueing.drivers.redis.replies import RedisClient, as_bytes, as_str
 from queueing.drivers.redis.scripts import run_pipelined, script_for
+from queueing.entries.payload import normalised
 
 
 def _script(client: RedisClient, name: str):

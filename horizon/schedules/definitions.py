@@ -28,8 +28,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from horizon.config import horizon_settings
 from horizon.schedules import cron as cron_lib
-from queueing.dispatching.payload import check_arguments
 from queueing.dispatching.registry import resolve
+from queueing.entries.payload import check_arguments
 from queueing.errors import NotSerializable, UnknownJob
 
 ENTRY_KEYS = {"name", "job", "cron", "every", "tz", "args", "kwargs", "queue", "connection"}

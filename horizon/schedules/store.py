@@ -22,12 +22,13 @@ from dataclasses import dataclass
 from horizon import keys
 from horizon.schedules.definitions import ScheduleDefinition, ScheduleError
 from queueing import connections
-from queueing.dispatching import payload as payload_lib
 from queueing.dispatching.dispatch import target_of
 from queueing.dispatching.registry import resolve
 from queueing.dispatching.signature import Signature
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.drivers.redis.replies import RedisClient, as_str
+from queueing.drivers.registry import kind_of
+from queueing.entries import payload as payload_lib
 
 HISTORY = 20  # runs kept per schedule
 GRACE = 60.0  # seconds a late slot is still fired; older ones are skipped
@@ -50,7 +51,7 @@ def _signature(schedule: ScheduleDefinition) -> Signature:
 
 def target(schedule: ScheduleDefinition) -> Target:
     conn, queue = target_of(_signature(schedule))
-    if conn.driver != "redis":
+    if not kind_of(conn).redis:
         raise ScheduleError(f"schedule {schedule.name!r}: connection {conn.name!r} is not a "
                             "redis connection; schedules need one to claim slots atomically")
     return Target(conn.name, queue)

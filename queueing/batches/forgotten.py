@@ -3,18 +3,18 @@ or delayed job) is counted as cancelled, so its batch can still finish."""
 from __future__ import annotations
 
 import logging
-from typing import Any
 
-from queueing.batches.tag import settling
+from queueing.drivers.contract import QueueDriver
+from queueing.entries.batch_tag import settling
 
 logger = logging.getLogger("queueing")
 
 
-def count_forgotten(driver: Any, raw: bytes | str | None) -> bool:
+def count_forgotten(driver: QueueDriver, raw: bytes | str | None) -> bool:
     """Count a deleted waiting entry in its batch (True when it was a member counted now);
     never raises: the deletion already happened."""
     found = settling(raw) if raw is not None else None
-    store = getattr(driver, "batches", None)
+    store = driver.batch_store()
     if found is None or store is None:
         return False
     try:

@@ -16,105 +16,21 @@ from __future__ import annotations
 
 import time
 import uuid as uuid_lib
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
 
-from queueing import tracing
-from queueing.batches.record import BATCH_DRIVERS, Batch, store_for
-from queueing.batches.tag import CALLBACK_FIELD, FIELD, BatchTag
+from queueing.batches.members import encode_members, links_of, member_payload, send
+from queueing.batches.record import Batch, store_for
 from queueing.config import ConnectionConfig, queue_settings
-from queueing.dispatching import payload as payload_lib
-from queueing.dispatching.dispatch import link_spec, should_defer, validate_signature
-from queueing.dispatching.limits import check_size
+from queueing.dispatching.dispatch import should_defer, validate_signature
 from queueing.dispatching.signature import Signature
+from queueing.drivers.registry import kind_of
+from queueing.entries.batch_tag import CALLBACK_FIELD
 from queueing.errors import InvalidOption
 
 CALLBACKS = ("then", "catch", "finally")
-
-
-@dataclass(slots=True)
-class Encoded:
-    """One member ready to send: where, its payload, and when it may first run."""
-
-    queue: str
-    text: str
-    available_at: float | None
-
-
-def _links(member: Any) -> list[Signature]:
-    links = list(member) if isinstance(member, (list, tuple)) else [member]
-    if not links:
-        raise ValueError("batch(): an empty chain cannot be a member")
-    for link in links:
-        if not isinstance(link, Signature):
-            raise TypeError(f"batch() takes job signatures (job.s(...)) or lists of them "
-                            f"(a chain), got {link!r}")
-    return links
-
-
-def _payload(signature: Signature, conn: ConnectionConfig, queue: str, now: float, *,
-             chain: list[dict] | None, extra: dict[str, Any],
-             available_at: float | None = None) -> str:
-    data = payload_lib.build(
-        job_name=signature.definition.name,
-        display_name=signature.definition.target.__qualname__,
-        args=signature.args, kwargs=signature.kwargs, options=signature.options,
-        connection=conn.name, queue=queue, chain=chain, now=now,
-        available_at=available_at, headers=tracing.outgoing_headers())
-    data.update(extra)
-    text = payload_lib.encode(data)
-    check_size(signature.definition.name, text)
-    return text
-
-
-def encode_members(members: Sequence[Any], conn: ConnectionConfig, queue: str,
-                   batch_id: str, now: float) -> list[Encoded]:
-    """Every member validated and encoded with its batch tag (nothing is sent)."""
-    encoded = []
-    for member in members:
-        links = _links(member)
-        for link in links:
-            if link.definition.unique is not None:
-                raise InvalidOption(f"{link.definition.name} is a unique job: unique jobs "
-                                    "cannot be batch members (a dropped duplicate would "
-                                    "never be counted)")
-            link_conn, _ = validate_signature(link.using(queue=link.options.queue or queue,
-                                                         connection=conn.name))
-            if link.options.connection not in (None, conn.name):
-                raise InvalidOption(f"batch on connection {conn.name!r}: member "
-                                    f"{link.definition.name} names {link.options.connection!r}")
-            if link_conn.driver not in BATCH_DRIVERS:
-                raise InvalidOption(f"batches need a redis or database connection, "
-                                    f"{conn.name!r} is {link_conn.driver!r}")
-        rest = [link_spec(link.using(queue=link.options.queue or queue)) for link in links[1:]]
-        head = links[0]
-        head_queue = conn.check_queue(head.options.queue or queue)
-        tag = BatchTag(batch_id, queue, uuid_lib.uuid4().hex)
-        delay = head.options.delay
-        available_at = delay.resolve(now) if delay is not None else None
-        encoded.append(Encoded(head_queue, _payload(
-            head, conn, head_queue, now, chain=rest, extra={FIELD: tag.to_json()},
-            available_at=available_at), available_at))
-    return encoded
-
-
-def send(conn: ConnectionConfig, encoded: list[Encoded]) -> None:
-    """Push encoded members: one script call per queue (and 1,000 jobs); delayed ones to
-    the delayed set."""
-    from queueing import connections
-    driver = connections.queue_driver(conn.name)
-    ready: dict[str, list[str]] = {}
-    now = time.time()
-    for item in encoded:
-        if item.available_at is not None and item.available_at > now:
-            driver.later(item.queue, item.text, item.available_at)
-        else:
-            ready.setdefault(item.queue, []).append(item.text)
-    for queue, texts in ready.items():
-        driver.push_many(queue, texts)
 
 
 @dataclass
@@ -181,7 +97,7 @@ class PendingBatch:
             if signature.definition.unique is not None:
                 raise InvalidOption(f"the {kind} callback cannot be a unique job")
             validate_signature(signature.using(queue=queue, connection=conn.name))
-            fields[kind] = _payload(signature, conn, queue, now, chain=None, extra={
+            fields[kind] = member_payload(signature, conn, queue, now, chain=None, extra={
                 CALLBACK_FIELD: {"id": batch_id, "queue": queue, "kind": kind}})
             retry_until = signature.options.retry_until
             if retry_until is not None:
@@ -194,7 +110,7 @@ class PendingBatch:
         if not self.members:
             raise ValueError("batch() needs at least one job signature")
         conn = queue_settings().connection(self.connection)
-        if conn.driver not in BATCH_DRIVERS:
+        if not kind_of(conn).batches:
             raise InvalidOption(f"batches need a redis or database connection; "
                                 f"{conn.name!r} is {conn.driver!r}")
         queue = conn.check_queue(self.queue or conn.queue)
@@ -213,7 +129,7 @@ class PendingBatch:
             store_for(conn.name).create(record)
             send(conn, encoded)
 
-        first = _links(self.members[0])[0]
+        first = links_of(self.members[0])[0]
         if should_defer(first.using(connection=conn.name)):
             transaction.on_commit(write)
         else:

@@ -6,7 +6,13 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from queueing import connections
+from queueing.batches.members import encode_members, send
 from queueing.config import queue_settings
+from queueing.drivers.contract import BatchStore
+from queueing.drivers.registry import kind_of
+from queueing.entries.batch_tag import CALLBACK_FIELD, from_value, of_data
+from queueing.entries.context import current_job
 from queueing.errors import QueueError
 
 
@@ -28,13 +34,9 @@ def _int(value: str | None) -> int:
         return 0
 
 
-BATCH_DRIVERS = ("redis", "database")  # the drivers that keep batches
-
-
-def store_for(connection: str) -> Any:
-    """The batch store of `connection` (its driver's ``batches``)."""
-    from queueing import connections
-    store = getattr(connections.queue_driver(connection), "batches", None)
+def store_for(connection: str) -> BatchStore:
+    """The batch store of `connection` (its driver's ``batch_store()``)."""
+    store = connections.queue_driver(connection).batch_store()
     if store is None:
         raise BatchError(f"connection {connection!r} does not keep batches")
     return store
@@ -45,7 +47,7 @@ def batch_connections() -> list[str]:
     settings = queue_settings()
     names = [settings.connection().name] + [name for name in settings.connections
                                             if name != settings.connection().name]
-    return [name for name in names if settings.connection(name).driver in BATCH_DRIVERS]
+    return [name for name in names if kind_of(settings.connection(name)).batches]
 
 
 @dataclass(frozen=True)
@@ -155,7 +157,6 @@ class Batch:
     def add(self, *members: Any) -> int:
         """Add members to a running batch (from one of its own jobs, typically): they
         are counted first, then pushed. Refused once the batch is cancelled or finished."""
-        from queueing.batches.pending import encode_members, send
         if len(members) == 1 and not isinstance(members[0], tuple) and \
                 not hasattr(members[0], "definition"):
             members = tuple(members[0])
@@ -176,8 +177,6 @@ class Batch:
 
 def current_batch() -> Batch | None:
     """Inside a running job: the batch it is a member (or a callback) of, else None."""
-    from queueing.batches.tag import CALLBACK_FIELD, from_value, of_data
-    from queueing.worker.execution import current_job
     job = current_job()
     if job is None:
         return None

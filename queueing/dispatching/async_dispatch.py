@@ -48,8 +48,7 @@ from queueing.dispatching.dispatch import (
     should_defer,
     wants_after_commit,
 )
-
-THREAD_DRIVERS = frozenset({"database", "sync"})  # sends that need Django's sync thread
+from queueing.drivers.registry import kind_of
 
 if TYPE_CHECKING:  # signature.py imports this module, not back
     from queueing.dispatching.signature import Signature
@@ -60,11 +59,12 @@ async def adispatch(signature: Signature, *,
     """Validate, encode and push from async code; return the job's uuid (None: a unique
     job whose lock another job holds). Unique and debounced jobs take their lock through
     the sync dispatch, in Django's sync thread."""
-    driver = queue_settings().connection(signature.options.connection).driver
-    if driver in THREAD_DRIVERS or signature.definition.unique is not None:
-        return await sync_to_async(dispatch)(signature, chain=chain)
+    kind = kind_of(queue_settings().connection(signature.options.connection))
+    if not kind.async_client and (kind.keeps_jobs or kind.runs_inline) \
+            or signature.definition.unique is not None:
+        return await sync_to_async(dispatch)(signature, chain=chain)  # Django's sync thread
     prepared = prepare(signature, chain)
-    if driver != "redis":  # null: nothing to send
+    if not kind.async_client:  # keeps nothing, runs nothing (null): nothing to send
         return prepared.uuid
     if await _deferred_to_commit(signature, partial(_defer_one, signature, prepared)):
         return prepared.uuid
@@ -78,8 +78,9 @@ async def dispatch_many_async(signatures: list[Signature]) -> list[str | None]:
     all validated and encoded before the first is sent. A batch that names any
     non-Redis connection runs the sync ``dispatch_many`` in Django's sync thread."""
     settings = queue_settings()
-    drivers = {settings.connection(s.options.connection).driver for s in signatures}
-    if drivers - {"redis"} or any(s.definition.unique is not None for s in signatures):
+    every_async = all(kind_of(settings.connection(s.options.connection)).async_client
+                      for s in signatures)
+    if not every_async or any(s.definition.unique is not None for s in signatures):
         return await sync_to_async(dispatch_many)(signatures)
     plan = plan_many(signatures)
     if signatures and await _deferred_to_commit(

@@ -19,14 +19,16 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from queueing.config import queue_settings
 from queueing.dispatching.registry import JobDefinition, loaded_at_startup
-from queueing.errors import BadDispatch
+from queueing.drivers.registry import kind_of
+from queueing.entries.shapes import Payload
+from queueing.errors import BadDispatch, MalformedPayload
 
 # Options of .using(...) that people pass to .delay(...) by mistake.
 DISPATCH_OPTIONS = ("delay", "queue", "connection", "tries", "backoff", "timeout",
                     "retry_until", "max_exceptions", "fail_on_timeout", "tags",
                     "after_commit", "countdown", "eta")
-WORKERLESS_DRIVERS = ("sync", "null")  # run inline or dropped: no worker imports anything
 
 
 def job_parameters(definition: JobDefinition) -> inspect.Signature | None:
@@ -83,7 +85,8 @@ def describe(args: tuple, kwargs: dict[str, Any]) -> str:
 
 def check_discovered(definition: JobDefinition, driver: str) -> None:
     """BadDispatch when workers would not find the job (see the module docstring)."""
-    if driver in WORKERLESS_DRIVERS or definition.adapter is not None:
+    if not kind_of(driver).keeps_jobs or definition.adapter is not None:
+        # run inline or dropped: no worker imports anything
         return
     if loaded_at_startup(definition.name):
         return
@@ -94,3 +97,16 @@ def check_discovered(definition: JobDefinition, driver: str) -> None:
         f"cannot dispatch {definition.name}: it is declared in {module}, which workers do "
         "not import (they load the jobs module of each installed app at start, and run "
         f"only the jobs declared by then). Move it to {where}, or import it from there")
+
+
+def check_queued_chain(job: Payload) -> None:
+    """MalformedPayload unless every chain link of `job` continues on a connection that
+    keeps jobs: in a worker, a 'sync' link would run inside the worker, outside any
+    timeout, and a 'null' link would vanish."""
+    for link in job.chain or ():
+        conn = queue_settings().connection((link.get("options") or {}).get("connection"))
+        if not kind_of(conn).keeps_jobs:
+            raise MalformedPayload(
+                f"a chain link names connection {conn.name!r} ({conn.driver}), which would "
+                "run it inside the worker or drop it; queued chains continue on queue "
+                "connections")

@@ -20,10 +20,11 @@ from django.db import connections as db_connections
 
 from queueing import connections, tracing
 from queueing.config import ConnectionConfig, queue_settings
-from queueing.dispatching import payload as payload_lib
 from queueing.dispatching.call_checks import check_call, check_discovered
-from queueing.dispatching.limits import check_size
 from queueing.dispatching.unique import dispatch_controlled
+from queueing.drivers.registry import kind_of
+from queueing.entries import payload as payload_lib
+from queueing.entries.limits import check_size
 
 if TYPE_CHECKING:  # the shapes dispatched (signature.py imports this module, not back)
     from queueing.dispatching.signature import Signature
@@ -76,7 +77,7 @@ def wants_after_commit(signature: Signature) -> bool:
 
 def should_defer(signature: Signature, using: str = DEFAULT_DB_ALIAS) -> bool:
     conn = queue_settings().connection(signature.options.connection)
-    if conn.driver == "database" and db_connections[conn.database].in_atomic_block:
+    if kind_of(conn).transactional and db_connections[conn.database].in_atomic_block:
         return False  # the job row is written by the caller's own transaction
     return wants_after_commit(signature) and db_connections[using].in_atomic_block
 
@@ -106,7 +107,7 @@ def dispatch(signature: Signature, *, chain: list[dict] | None = None,
     `extra`: fields the payload carries along (a batch member's tag, for its chain)."""
     if signature.definition.unique is not None and not extra:
         conn, queue = validate_signature(signature)
-        if conn.driver not in ("sync", "null"):
+        if kind_of(conn).keeps_jobs:
             return dispatch_controlled(signature, conn, queue, chain, _encode, _send,
                                        should_defer(signature))
     prepared = prepare(signature, chain, extra=extra)

@@ -16,10 +16,10 @@ from collections.abc import Callable
 from typing import Any
 
 from queueing.dispatching.dispatch import dispatch, link_spec, validate_signature
-from queueing.dispatching.options import make_options
 from queueing.dispatching.registry import JobDefinition, register
 from queueing.dispatching.signature import PendingDispatch, Signature
 from queueing.dispatching.unique import parse as parse_unique
+from queueing.entries.options import make_options
 from queueing.errors import InvalidOption
 from queueing.middleware.pipeline import middleware_list
 

@@ -3,7 +3,7 @@
 Why: a completed record kept each payload whole (two 20 MB jobs and one 50 MB job left
 94 MB in ``{horizon}:completed:records``) and every list page read the entries it shows
 whole, so ``/jobs/completed/`` took a web process from 57 to 182 MB. A payload is built
-with its arguments last (queueing/dispatching/payload.py), so its first `PREVIEW_BYTES` hold every
+with its arguments last (queueing/entries/payload.py), so its first `PREVIEW_BYTES` hold every
 other field; `read_prefix` reads those fields from a cut entry, and the arguments are
 kept as a cut text under ``"preview"``. Pages mask and clip it like any other value.
 """

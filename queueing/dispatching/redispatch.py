@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from queueing.dispatching.limits import check_size
-from queueing.dispatching.payload import check_arguments, encode
 from queueing.dispatching.registry import lookup
-from queueing.drivers.redis.keys import unique_key
+from queueing.entries.limits import check_size
+from queueing.entries.payload import check_arguments, encode
 from queueing.errors import InvalidOption, QueueError
+from queueing.middleware.keys import unique_key
 
 
 def checked(data: dict[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from queueing.dispatching.options import JobOptions
+from queueing.entries.options import JobOptions
 from queueing.errors import ConfigurationError, UnknownJob
 from queueing.tasks.discovery import uses_redis_backend
 

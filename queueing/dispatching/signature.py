@@ -9,8 +9,8 @@ from typing import Any
 
 from queueing.dispatching.async_dispatch import adispatch
 from queueing.dispatching.dispatch import dispatch
-from queueing.dispatching.options import JobOptions
 from queueing.dispatching.registry import JobDefinition, resolve
+from queueing.entries.options import JobOptions
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,11 +30,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from queueing import connections
-from queueing.dispatching.payload import peek
 from queueing.dispatching.registry import lookup
-from queueing.drivers.redis.keys import CONTROL_PREFIX, debounce_key, unique_key
+from queueing.drivers.registry import kind_of
+from queueing.entries.payload import peek
 from queueing.errors import ConfigurationError, InvalidOption, QueueError
 from queueing.middleware import lock_calls
+from queueing.middleware.keys import CONTROL_PREFIX, debounce_key, unique_key
 from queueing.middleware.store import script, state_client
 from queueing.signals import job_unique_skipped
 
@@ -159,7 +160,7 @@ def _debounce(signature: Any, conn: Any, queue: str, chain: list | None,
     from django.db import transaction
 
 
-    if conn.driver != "redis":
+    if not kind_of(conn).redis:
         raise ConfigurationError(f"debounce_for needs a connection with the redis driver; "
                                  f"{conn.name!r} uses {conn.driver!r}")
     window = signature.definition.unique.debounce_for

@@ -115,6 +115,58 @@ class Capabilities:
     find_by_uuid: bool = False
 
 
+class BatchStore(Protocol):
+    """A store that keeps batches (queueing/drivers/{redis,database}/batches.py): the
+    records, their counters and member states, counted by the rules of
+    queueing/entries/batch_counting.py (docs/batches.md). Counts answer -1 for a batch
+    that is gone, and ``add`` -2 (cancelled) or -3 (finished)."""
+
+    def create(self, record: dict[str, Any]) -> None:
+        """Write a new batch's record (before any member is pushed)."""
+
+    def add(self, batch_id: str, count: int) -> int:
+        """Count `count` more members of a running batch (before they are pushed)."""
+
+    def cancel(self, batch_id: str) -> int:
+        """Cancel the batch: members not yet started are skipped when taken."""
+
+    def start(self, tag: Any, job_uuid: str) -> bool:
+        """A member starts; False when its batch is cancelled (skip it)."""
+
+    def start_many(self, members: list[tuple[Any, str, str]]) -> dict[str, bool]:
+        """``start`` for several members (tag, job uuid, key) in one round trip."""
+
+    def retrying(self, tag: Any) -> bool:
+        """A failed member is retried: it counts as pending again."""
+
+    def settle(self, found: Any, outcome: str) -> int:
+        """Count a member settled outside a reservation (a deleted waiting job)."""
+
+    def get(self, batch_id: str) -> dict[str, str] | None:
+        """The batch's record, or None."""
+
+    def get_many(self, batch_ids: list[str]) -> list[dict[str, str]]:
+        """The records of several batches (those that exist)."""
+
+    def member_states(self, batch_id: str) -> dict[str, str]:
+        """Member key -> its state ("r:<uuid>" running, "s:", "f:<uuid>", "c:")."""
+
+    def ids(self, start: int = 0, stop: int = -1) -> list[str]:
+        """Batch ids, newest first, by index range (inclusive)."""
+
+    def count(self) -> int:
+        """How many batches the store keeps."""
+
+    def names(self, batch_ids: list[str]) -> dict[str, str]:
+        """Batch id -> its name, for those that have one."""
+
+    def created_before(self, before: float, limit: int = 1000) -> list[str]:
+        """Ids of batches created before the unix time `before` (pruning)."""
+
+    def delete(self, batch_ids: list[str]) -> int:
+        """Forget batches for good; how many were deleted."""
+
+
 @runtime_checkable
 class DispatchTarget(Protocol):
     """What dispatch needs from a connection."""
@@ -145,11 +197,9 @@ class QueueDriver(DispatchTarget, Protocol):
     errors (``redis.RedisError``, ``django.db.Error``); callers treat them as "try again
     later", never as the job's failure.
 
-    A driver that keeps batches (redis, database) also has ``batches``, its batch store
-    (queueing/drivers/*/batches.py: create, add, cancel, start_many, retrying, settle and
-    the reads); its acknowledgements and ``delete(..., outcome=)`` count batch members
-    (docs/batches.md). It is not part of this Protocol, so drivers without batches still
-    satisfy it; callers ask ``getattr(driver, "batches", None)``."""
+    A driver that keeps batches (the registry's ``DriverKind.batches``) answers its
+    :class:`BatchStore` from ``batch_store()``; its acknowledgements and
+    ``delete(..., outcome=)`` count batch members (docs/batches.md)."""
 
     config: Any  # queueing.config.ConnectionConfig
     capabilities: Capabilities
@@ -159,6 +209,9 @@ class QueueDriver(DispatchTarget, Protocol):
 
     def close(self) -> None:
         """Drop the driver's connections (a new driver is made on next use)."""
+
+    def batch_store(self) -> BatchStore | None:
+        """The store of this connection's batches; None for a driver that keeps none."""
 
     # -- the reservation cycle ---------------------------------------------------------
     def pop(self, queue: str, *, finished: Reservation | None = None,

@@ -1,12 +1,21 @@
 """The ``null`` driver: accepts every dispatch and keeps nothing (for disabling a queue)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from queueing.drivers.contract import QueueSizes
+
+if TYPE_CHECKING:
+    from queueing.config import ConnectionConfig
 
 
 class NullDriver:
     def __init__(self, name: str) -> None:
         self.name = name
+
+    @classmethod
+    def from_config(cls, config: ConnectionConfig) -> NullDriver:
+        return cls(config.name)
 
     def push(self, queue: str, payload: str) -> None:
         return None

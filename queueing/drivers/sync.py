@@ -6,19 +6,43 @@ run, so a failing job is as visible as a failing function call.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from queueing.drivers.contract import QueueSizes
+from queueing.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from queueing.config import ConnectionConfig
+
+_inline_runner: Callable[[str], Any] | None = None
+
+
+def use_inline_runner(run: Callable[[str], Any]) -> None:
+    """Set what sync connections run a pushed payload with (the worker's ``run_inline``,
+    handed in by ``QueueingConfig.ready``: the driver layer sits below the worker's)."""
+    global _inline_runner
+    _inline_runner = run
+
+
+def _run_inline(text: str) -> Any:
+    if _inline_runner is None:
+        raise ConfigurationError("the sync driver runs jobs once the 'queueing' app is "
+                                 "ready; add 'queueing' to INSTALLED_APPS")
+    return _inline_runner(text)
 
 
 class SyncDriver:
     """Keeps ``contract.DispatchTarget``. `run` runs one payload in this process and
     raises what the job raises (``queueing.worker.execution.run_inline``, handed in by
-    ``queueing.connections``: the driver layer sits below the worker's)."""
+    ``use_inline_runner``: the driver layer sits below the worker's)."""
 
     def __init__(self, name: str, run: Callable[[str], Any]) -> None:
         self.name = name
         self.run = run
+
+    @classmethod
+    def from_config(cls, config: ConnectionConfig) -> SyncDriver:
+        return cls(config.name, _run_inline)
 
     def push(self, queue: str, payload: str) -> None:
         self.run(payload)

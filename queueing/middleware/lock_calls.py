@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from queueing.drivers.redis.cluster import is_cluster
-from queueing.drivers.redis.keys import CONTROL_PREFIX
+from queueing.middleware.keys import CONTROL_PREFIX
 from queueing.middleware.store import script
 
 LOCK_INDEX = f"{CONTROL_PREFIX}locks:held"

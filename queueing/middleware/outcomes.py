@@ -6,7 +6,7 @@ import logging
 import time
 from typing import Any
 
-from queueing.drivers.redis.keys import outcomes_key
+from queueing.middleware.keys import outcomes_key
 from queueing.middleware.store import script
 
 logger = logging.getLogger("queueing.worker")

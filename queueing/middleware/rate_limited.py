@@ -5,8 +5,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from queueing.drivers.redis.keys import control_key
 from queueing.errors import InvalidOption
+from queueing.middleware.keys import control_key
 from queueing.middleware.limits import key_text, seconds, spec_label
 from queueing.middleware.store import script
 

@@ -25,9 +25,10 @@ from redis.commands.core import Script
 
 from queueing import connections
 from queueing.config import queue_settings
-from queueing.dispatching import payload as payload_lib
-from queueing.dispatching.limits import check_depth, check_size
 from queueing.drivers.redis.keys import QueueKeys
+from queueing.drivers.registry import kind_of
+from queueing.entries import payload as payload_lib
+from queueing.entries.limits import check_depth, check_size
 from queueing.errors import ConfigurationError, InvalidOption, QueueError
 from queueing.tasks import priority as priority_lib
 from queueing.tasks.framework import PRIMARY, InvalidTask, TaskResultDoesNotExist, framework_of
@@ -123,7 +124,7 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[name-defined]
         self.validate_task(task)
         framework = framework_of(task)
         conn = self.connection
-        if conn.driver != "redis":
+        if not kind_of(conn).redis:
             raise ConfigurationError(
                 f"TASKS[{self.alias!r}] uses connection {conn.name!r}, whose driver is "
                 f"{conn.driver!r}; the Tasks backend needs a 'redis' connection")
@@ -227,7 +228,7 @@ def configuration_errors(backend: RedisBackend):
             f"TASKS[{backend.alias!r}]: {exc}", id="queueing.E101",
             hint="Set OPTIONS['connection'] to a connection in settings.QUEUE['connections'].")
         return
-    if conn.driver != "redis":
+    if not kind_of(conn).redis:
         yield checks.Error(
             f"TASKS[{backend.alias!r}] uses connection {conn.name!r} with driver "
             f"{conn.driver!r}; the Tasks backend needs a 'redis' connection",

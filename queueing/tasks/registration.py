@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from queueing.dispatching.options import JobOptions
 from queueing.dispatching.registry import JobDefinition, lookup, register
+from queueing.entries.options import JobOptions
 from queueing.middleware.pipeline import middleware_list
 from queueing.tasks.runner import TaskAdapter
 

@@ -30,8 +30,8 @@ from django.utils import timezone
 from django.utils.module_loading import autodiscover_modules
 
 from queueing.connections import redis_driver
-from queueing.dispatching.payload import Payload
 from queueing.dispatching.registry import lookup
+from queueing.entries.payload import Payload
 from queueing.signals import job_failed
 from queueing.tasks.framework import Framework, framework_of
 from queueing.tasks.results import ResultRecord, ResultStore

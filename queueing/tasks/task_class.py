@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from queueing.dispatching.options import JobOptions, make_options
+from queueing.entries.options import JobOptions, make_options
 from queueing.errors import InvalidOption
 from queueing.tasks.framework import BACKPORT, PRIMARY, Framework
 

@@ -21,10 +21,10 @@ import socket
 import time
 from dataclasses import dataclass
 
-from queueing.dispatching import payload as payload_lib
-from queueing.dispatching.payload import Payload
 from queueing.dispatching.registry import JobDefinition, resolve
 from queueing.drivers.contract import QueueDriver, Reservation
+from queueing.entries import payload as payload_lib
+from queueing.entries.payload import Payload
 from queueing.errors import MalformedPayload, UnknownJob
 from queueing.signals import job_stopped
 from queueing.worker import controls, policy

@@ -12,8 +12,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from queueing.batches import tag as batch_tag
 from queueing.drivers.contract import Reservation
+from queueing.entries import batch_tag
 
 VERDICT_TTL = 0.25  # seconds a prefetched member's "may start" verdict is trusted
 MAX_KEPT = 4096  # verdicts of rows settled elsewhere (handed back...) are dropped past this

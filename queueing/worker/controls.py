@@ -21,9 +21,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from queueing.batches import tag as batch_tag
-from queueing.dispatching import payload as payload_lib
 from queueing.dispatching.unique import release_for_payload
+from queueing.entries import batch_tag
+from queueing.entries import payload as payload_lib
 from queueing.middleware import outcomes
 from queueing.middleware.context import RAN, RELEASED, RunningJob, Verdict
 from queueing.middleware.pipeline import Plan, plan_for

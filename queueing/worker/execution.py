@@ -11,54 +11,46 @@ import inspect
 import logging
 import threading
 from collections.abc import Awaitable
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
 from queueing import tracing
-from queueing.dispatching import payload as payload_lib
-from queueing.dispatching.payload import Payload
 from queueing.dispatching.registry import JobDefinition, resolve
 from queueing.dispatching.signature import dispatch_next_link
+from queueing.entries import context
+from queueing.entries import payload as payload_lib
+from queueing.entries.payload import Payload
 from queueing.signals import job_failed, job_processed, job_processing
 
 logger = logging.getLogger("queueing")
 
-_current: ContextVar[Payload | None] = ContextVar("queueing_current_job", default=None)
-
-
-def current_job() -> Payload | None:
-    """The payload of the job running in this context (attempts, uuid, tags...), if any."""
-    return _current.get()
-
-
 def call(definition: JobDefinition, job: Payload) -> Any:
     """Run the job's code with its arguments; exceptions propagate to the caller."""
     if definition.adapter is not None:
-        token = _current.set(job)
+        token = context.enter(job)
         try:
             return definition.adapter.call(job)
         finally:
-            _current.reset(token)
+            context.leave(token)
     if definition.is_class:
         instance = definition.target()
         instance.payload = job
         func = instance.handle
     else:
         func = definition.target
-    token = _current.set(job)
+    token = context.enter(job)
     try:
         if not tracing.enabled():  # no span to open: skip the context manager's cost
             return finish(func(*job.args, **job.kwargs))
         with tracing.job_span(job):
             return finish(func(*job.args, **job.kwargs))
     finally:
-        _current.reset(token)
+        context.leave(token)
 
 
 def enter(job: Payload) -> None:
     """Make `job` the current job of this context (for a task created from a copy)."""
-    _current.set(job)
+    context.enter(job)
 
 
 def start(definition: JobDefinition, job: Payload) -> Any:
@@ -161,12 +153,12 @@ async def _awaited(awaitable: Awaitable[Any]) -> Any:
 def _in_own_thread(awaitable: Awaitable[Any]) -> Any:
     """Run the coroutine on a new loop in a new thread, with this context (the current
     job), and hand back its result or exception."""
-    context = contextvars.copy_context()
+    copied = contextvars.copy_context()
     outcome: dict[str, Any] = {}
 
     def main() -> None:
         try:
-            outcome["value"] = context.run(asyncio.run, _awaited(awaitable))
+            outcome["value"] = copied.run(asyncio.run, _awaited(awaitable))
         except BaseException as exc:
             outcome["error"] = exc
 

@@ -11,11 +11,11 @@ from collections.abc import Callable
 from typing import Any
 
 from queueing import failed
-from queueing.dispatching import payload as payload_lib
-from queueing.dispatching.payload import Payload
 from queueing.dispatching.preview import PREVIEW_BYTES, read_prefix
 from queueing.dispatching.registry import JobDefinition
 from queueing.drivers.contract import QueueDriver, Reservation
+from queueing.entries import payload as payload_lib
+from queueing.entries.payload import Payload
 from queueing.signals import job_failed
 from queueing.worker import controls
 from queueing.worker.execution import run_failed_hook

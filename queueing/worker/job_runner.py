@@ -19,13 +19,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from queueing.batches import tag as batch_tag
-from queueing.dispatching import payload as payload_lib
-from queueing.dispatching import payload_checks
-from queueing.dispatching.payload import Payload
+from queueing.dispatching.call_checks import check_queued_chain
 from queueing.dispatching.registry import JobDefinition, resolve
 from queueing.dispatching.signature import dispatch_next_link
 from queueing.drivers.contract import QueueDriver, Reservation
+from queueing.entries import batch_tag
+from queueing.entries import payload as payload_lib
+from queueing.entries.payload import Payload
 from queueing.errors import MalformedPayload, UnknownJob
 from queueing.middleware.pipeline import plan_for
 from queueing.signals import job_exception_occurred, job_processed, job_processing
@@ -71,7 +71,7 @@ class JobRunner:
         self._awaited_interrupt: BaseException | None = None  # an async job's, by alarm
         self.current_timeout = 0.0
         self.max_deliveries = driver.config.max_deliveries
-        store = getattr(driver, "batches", None)  # drivers without batches: no gate
+        store = driver.batch_store()  # drivers without batches: no gate
         self.batch_gate = None if store is None else BatchGate(
             store, inflight.prefetched if inflight is not None else list)
         self.failing = Failing(driver, log, worker, self._retrying)
@@ -164,7 +164,7 @@ class JobRunner:
             self.fail(held, None, None, exc)
             return Outcome("failed")
         try:
-            payload_checks.check_queued_chain(job)
+            check_queued_chain(job)
         except MalformedPayload as exc:
             self.fail(held, job, None, exc)
             return Outcome("failed", job=job)

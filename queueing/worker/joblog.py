@@ -5,7 +5,7 @@ import logging
 import time
 from typing import Any, Protocol
 
-from queueing.dispatching.payload import Payload
+from queueing.entries.payload import Payload
 from queueing.worker.outcome import printable
 
 logger = logging.getLogger("queueing.worker")

@@ -11,9 +11,9 @@ from typing import Any
 
 import redis
 
-from queueing.dispatching.payload import Payload
 from queueing.dispatching.registry import JobDefinition
 from queueing.drivers.contract import Reservation
+from queueing.entries.payload import Payload
 from queueing.middleware.pipeline import Plan
 from queueing.redaction import for_log
 

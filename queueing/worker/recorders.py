@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from queueing.dispatching.payload import Payload
+from queueing.entries.payload import Payload
 
 logger = logging.getLogger("queueing.worker")
 

@@ -5,8 +5,8 @@ import pytest
 from playwright.sync_api import expect
 
 from queueing import batch
-from queueing.batches import tag as batch_tag
 from queueing.connections import redis_driver
+from queueing.entries import batch_tag
 from tests.browser.conftest import log_in
 from tests.testapp.jobs import batch_member
 

@@ -7,7 +7,6 @@ import time
 
 from queueing import Job, job
 from queueing.middleware import RateLimited, Skip, ThrottlesExceptions, WithoutOverlapping
-
 from tests.testapp.jobs import RAN, note
 
 CONTROL = "test:control"

@@ -3,8 +3,8 @@ import json
 import os
 import time
 
-from queueing import Job, current_job, job
 from horizon.schedules import schedule
+from queueing import Job, current_job, job
 from queueing.connections import redis_driver
 
 RAN = "test:ran"
@@ -506,7 +506,6 @@ def lose_the_queue_session_then_fail(alias, label):
 
 
 from tests.testapp.control_jobs import *  # noqa: E402,F403  (the job-control tests' jobs)
-
 
 # -- batches (tests/test_batches*.py) -------------------------------------------------------
 BATCH_RAN = "test:batch:ran"

@@ -16,7 +16,7 @@ from queueing import connections
 from queueing import failed as failed_store
 from queueing.batches.forgotten import count_forgotten
 from queueing.dispatching import unique
-from queueing.dispatching.payload import encode
+from queueing.entries.payload import encode
 from queueing.errors import QueueError
 from queueing.middleware.store import state_client
 from queueing.models import FailedJob

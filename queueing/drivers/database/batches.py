@@ -1,6 +1,6 @@
 """Batches on a ``database`` connection: the batch row (``queueing_batches``) and its
 settled members (``queueing_batch_members``), changed by the rules of
-queueing/batches/counting.py inside one transaction that holds the batch row locked
+queueing/entries/batch_counting.py inside one transaction that holds the batch row locked
 (SELECT ... FOR UPDATE; SQLite's transactions are IMMEDIATE) and that also deletes the
 settled job rows and inserts the callbacks it releases: counting, acknowledging and the
 callback's dispatch commit together or not at all."""
@@ -13,10 +13,10 @@ from typing import Any
 
 from django.db import transaction
 
-from queueing.batches import counting
-from queueing.batches.tag import BatchTag, counted_as, settling
 from queueing.drivers.contract import Reservation
 from queueing.drivers.database.delivery import parse_token
+from queueing.entries import batch_counting as counting
+from queueing.entries.batch_tag import BatchTag, counted_as, settling
 from queueing.models import BatchMember, BatchRecord
 
 FIELDS = ("id", "name", "connection", "queue", "total", "pending", "failed", "succeeded",

@@ -11,11 +11,11 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from queueing.batches.tag import BatchTag, Settling, counted_as, settling
 from queueing.drivers.contract import Reservation
 from queueing.drivers.redis.keys import QueueKeys, batches_index, batches_meta
 from queueing.drivers.redis.replies import as_str
 from queueing.drivers.redis.scripts import run_pipelined, script_for
+from queueing.entries.batch_tag import BatchTag, Settling, counted_as, settling
 
 ScriptCall = tuple[Any, list, list]
 

@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 from queueing.config import queue_settings
 from queueing.connections import redacted_url
 from queueing.drivers.redis.embedded import EmbeddedRedis
+from queueing.drivers.registry import kind_of
 from queueing.errors import QueueError
 
 
@@ -20,7 +21,7 @@ class Command(BaseCommand):
             config = queue_settings().connection(connection)
         except QueueError as exc:
             raise CommandError(str(exc)) from exc
-        if config.driver != "redis":
+        if not kind_of(config).redis:
             raise CommandError(f"connection {config.name!r} is not a redis connection")
         if config.url:
             self.stdout.write(f"connection {config.name!r} uses {redacted_url(config.url)}; "

@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from queueing import connections
 from queueing.config import queue_settings
-from queueing.drivers.contract import QueueDriver
+from queueing.drivers.registry import kind_of
 
 
 class Command(BaseCommand):
@@ -16,10 +16,10 @@ class Command(BaseCommand):
         stamp = time.time()
         unreachable = []
         for config in queue_settings().connections.values():
+            if not kind_of(config).keeps_jobs:
+                continue  # sync and null connections have no workers
             try:
-                driver = connections.driver(config.name)
-                if not isinstance(driver, QueueDriver):
-                    continue  # sync and null connections have no workers
+                driver = connections.queue_driver(config.name)
                 scope = driver.restart_scope()  # one broadcast per Redis server or database
                 if scope in seen:
                     continue

@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from queueing import connections
 from queueing.dispatching import registry
-from queueing.dispatching.options import parse_backoff
+from queueing.entries.options import parse_backoff
 from queueing.errors import QueueError
 from queueing.worker import heartbeat, readiness, startup
 from queueing.worker.loop import EXIT_ERROR, Worker

@@ -20,10 +20,10 @@ import time
 import uuid as uuid_lib
 from typing import Any
 
-from queueing.dispatching.limits import check_json_safe
-from queueing.dispatching.options import JobOptions
-from queueing.dispatching.payload_checks import validate
-from queueing.dispatching.shapes import JOB_NAME_SHAPE, UUID_SHAPE, Payload, finite
+from queueing.entries.limits import check_json_safe
+from queueing.entries.options import JobOptions
+from queueing.entries.payload_checks import validate
+from queueing.entries.shapes import JOB_NAME_SHAPE, UUID_SHAPE, Payload, finite
 from queueing.errors import MalformedPayload, NotSerializable
 
 __all__ = ["JOB_NAME_SHAPE", "UUID_SHAPE", "Payload", "build", "decode", "encode", "peek"]

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from queueing.config import queue_settings
-from queueing.dispatching.options import JobOptions
-from queueing.dispatching.options import validate as validate_options
-from queueing.dispatching.shapes import JOB_NAME_SHAPE, UUID_SHAPE, Payload, finite
+from queueing.entries.options import JobOptions
+from queueing.entries.options import validate as validate_options
+from queueing.entries.shapes import JOB_NAME_SHAPE, UUID_SHAPE, Payload, finite
 from queueing.errors import MalformedPayload, QueueError
 
 
@@ -145,16 +145,3 @@ def _check_link(link: Any) -> None:
             conn.check_queue(opts.queue)
     except (QueueError, TypeError, KeyError, ValueError) as exc:
         raise MalformedPayload(f"a chain link is invalid: {exc}") from None
-
-
-def check_queued_chain(job: Payload) -> None:
-    """In a worker, a chain continues on queue connections only: a 'sync' link would run
-    inside the worker, outside any timeout, and a 'null' link would vanish."""
-    if not job.chain:
-        return
-    for link in job.chain:
-        conn = queue_settings().connection((link.get("options") or {}).get("connection"))
-        _check(conn.driver not in ("sync", "null"),
-               f"a chain link names connection {conn.name!r} ({conn.driver}), which would "
-               "run it inside the worker or drop it; queued chains continue on queue "
-               "connections")

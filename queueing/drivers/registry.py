@@ -1,0 +1,69 @@
+"""The driver registry: one table of the driver kinds and what each can do.
+
+Everything above ``drivers/`` that must know how connections differ asks this table
+(or a driver's :class:`~queueing.drivers.contract.Capabilities`), never a driver's class
+or name. The table is read from settings alone, before any driver exists: dispatch
+decides whether to wait for the commit, async dispatch whether to go through Django's
+sync thread, and batches whether a connection can hold them, without connecting.
+
+A kind's driver class is named by its dotted path and imported at its first use: the
+database driver reads Django models, which cannot be imported while Django is still
+loading the apps (when ``queueing`` itself is imported).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from queueing.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from queueing.config import ConnectionConfig
+
+
+@dataclass(frozen=True, slots=True)
+class DriverKind:
+    """What one driver kind does, said once.
+
+    * ``keeps_jobs``: jobs wait in the store until a worker reserves them (``redis``,
+      ``database``). The others never queue: ``sync`` runs the job inline, ``null``
+      drops it, so no worker imports anything and a chain cannot continue on them.
+    * ``runs_inline``: dispatch runs the job in the caller (``sync``).
+    * ``batches``: the store keeps batches (``QueueDriver.batch_store()``).
+    * ``async_client``: async dispatch sends on the caller's event loop (an asyncio
+      client); otherwise it goes through Django's sync thread, or, for a kind that
+      neither keeps nor runs jobs, sends nothing.
+    * ``transactional``: a dispatch is written in the caller's database transaction, so
+      a rolled-back transaction leaves no job behind and no after-commit wait is needed.
+    * ``redis``: the store is a Redis server (job controls, heartbeats and Horizon's own
+      state can live on it).
+    """
+
+    name: str
+    path: str
+    keeps_jobs: bool = False
+    runs_inline: bool = False
+    batches: bool = False
+    async_client: bool = False
+    transactional: bool = False
+    redis: bool = False
+
+
+KINDS: dict[str, DriverKind] = {kind.name: kind for kind in (
+    DriverKind("redis", "queueing.drivers.redis.driver.RedisDriver", keeps_jobs=True,
+               batches=True, async_client=True, redis=True),
+    DriverKind("database", "queueing.drivers.database.driver.DatabaseDriver",
+               keeps_jobs=True, batches=True, transactional=True),
+    DriverKind("sync", "queueing.drivers.sync.SyncDriver", runs_inline=True),
+    DriverKind("null", "queueing.drivers.null.NullDriver"),
+)}
+
+
+def kind_of(connection: ConnectionConfig | str) -> DriverKind:
+    """The kind of a connection (its config, or a driver name as settings spell it)."""
+    name = connection if isinstance(connection, str) else connection.driver
+    found = KINDS.get(name)
+    if found is None:
+        raise ConfigurationError(f"unknown queue driver {name!r}; choose one of "
+                                 f"{', '.join(sorted(KINDS))}")
+    return found

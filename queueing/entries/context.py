@@ -1,0 +1,27 @@
+"""The job running in this context: set by the worker (and the sync driver) around a
+job's code, read by anything the job calls (``current_job()``, ``current_batch()``).
+
+It lives on the ground floor, beside the payload it holds, so that code above the
+drivers (batches, middleware) can read it without importing the worker."""
+from __future__ import annotations
+
+from contextvars import ContextVar, Token
+
+from queueing.entries.shapes import Payload
+
+_current: ContextVar[Payload | None] = ContextVar("queueing_current_job", default=None)
+
+
+def current_job() -> Payload | None:
+    """The payload of the job running in this context (attempts, uuid, tags...), if any."""
+    return _current.get()
+
+
+def enter(job: Payload) -> Token[Payload | None]:
+    """Make `job` the current job of this context; the token undoes it (``leave``)."""
+    return _current.set(job)
+
+
+def leave(token: Token[Payload | None]) -> None:
+    """Undo the ``enter`` that gave `token`."""
+    _current.reset(token)
