@@ -197,7 +197,7 @@ def on_completions(driver: Any, completions: Sequence[Completion]) -> list:
     for done in completions:
         job = done.job
         if (job.attempts or 0) > 1:
-            entry = _entry(job, None, done.queue, getattr(driver, "name", ""), "done",
+            entry = _entry(job, None, done.queue, driver.name, "done",
                            runtime_ms=round(done.runtime * 1000, 2))
             entry["worker"] = str(job.data.get("reservedBy") or "")
             record(job.uuid, entry)
@@ -207,7 +207,7 @@ def on_completions(driver: Any, completions: Sequence[Completion]) -> list:
 def on_outcome(driver, job, queue: str, kind: str, runtime: float) -> list:
     """The outcome recorder: a timeout has no exception signal of its own."""
     if kind == "timed_out" and job is not None:
-        record(job.uuid, _entry(job, None, queue, getattr(driver, "name", ""), "timed out",
+        record(job.uuid, _entry(job, None, queue, driver.name, "timed out",
                                 f"ran {runtime:.1f}s and was stopped by its timeout"))
     return []
 

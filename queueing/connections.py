@@ -21,7 +21,7 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
-from queueing.config import ConnectionConfig, queue_settings
+from queueing.config import queue_settings
 from queueing.drivers import sync
 from queueing.drivers.contract import DispatchTarget, QueueDriver
 from queueing.drivers.redis.async_driver import AsyncRedisDriver
@@ -31,6 +31,7 @@ from queueing.drivers.redis.clients import (  # noqa: F401 (their old home, stil
     client_options,
     make_async_client,
     make_client,
+    redis_location,
     redis_url,
 )
 from queueing.drivers.redis.driver import RedisDriver
@@ -155,10 +156,3 @@ def _reset_on_setting_change(*, setting: str, **_: Any) -> None:
 def redacted_url(url: str) -> str:
     """The URL with any password replaced, for logs and pages (the one masking policy)."""
     return _redact_url(url)
-
-
-def redis_location(config: ConnectionConfig) -> str:
-    """Where a connection's Redis is, safe to print (password masked, nothing started)."""
-    if config.url:
-        return redacted_url(config.url)
-    return f"embedded redis-server in {config.embedded_dir}"

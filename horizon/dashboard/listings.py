@@ -161,7 +161,8 @@ def read_slice(state: str, piece: paging.Slice) -> Iterator[tuple[bytes | dict, 
                                                     preview=PREVIEW_BYTES)):
             yield raw, None, piece.start + offset
     else:
-        for offset, (raw, score) in enumerate(getattr(driver, state)(
+        listing = driver.delayed if state == "delayed" else driver.reserved
+        for offset, (raw, score) in enumerate(listing(
                 queue, piece.start, piece.stop, preview=PREVIEW_BYTES)):
             yield raw, score, piece.start + offset
 

@@ -43,8 +43,7 @@ def _is(raw: bytes, uuid: str) -> bool:
 
 def _indexed(driver, ref: QueueRef, uuid: str) -> Found | None:
     """The job as the uuid indexes place it; None when they do not know it."""
-    locate = getattr(driver, "locate", None)
-    found = locate(ref.name, uuid) if locate is not None else None
+    found = driver.locate(ref.name, uuid)
     if found is None:
         return None
     state, raw, place = found
@@ -112,15 +111,14 @@ def find_scored(state: str, ref: QueueRef, uuid: str, score: float | None = None
 
 def _scored_in_redis(driver, state: str, ref: QueueRef, score: float | None,
                      uuid: str) -> list:
-    key = getattr(driver.keys(ref.name), state)
     if score is None:  # found among previews first, then read whole by its score
-        found = [s for cut, s in getattr(driver, state)(ref.name, 0, LOOKBACK - 1,
-                                                        preview=PREVIEW_BYTES)
+        listing = driver.delayed if state == "delayed" else driver.reserved
+        found = [s for cut, s in listing(ref.name, 0, LOOKBACK - 1, preview=PREVIEW_BYTES)
                  if _is(cut, uuid)]
         if not found:
             return []
         score = found[0]
-    return driver.client.zrangebyscore(key, repr(score), repr(score), withscores=True)
+    return driver.entries_scored(state, ref.name, score)
 
 
 def find_completed(uuid: str) -> Found | None:

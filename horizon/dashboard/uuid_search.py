@@ -57,17 +57,12 @@ def matches(prefix: str, refs: list[QueueRef], limit: int = 2) -> list[str]:
 
     for ref in refs:
         driver = connections.queue_driver(ref.connection)
-        names, client = getattr(driver, "keys", None), getattr(driver, "client", None)
-        if names is None or client is None:
-            continue  # a database connection: its failed and completed rows still count
-        k = names(ref.name)
-        for key in (k.index, k.due_index):
-            for member, _score in client.zscan_iter(key, match=f"{prefix}*", count=1000):
-                if add(as_str(member)):
-                    return found
+        for indexed in driver.uuids_with_prefix(ref.name, prefix, limit):
+            if add(indexed):
+                return found
         for raw, _score in driver.reserved(ref.name, 0, RESERVED_READ - 1, preview=PREVIEW_BYTES):
-            uuid = peek_entry(raw).get("uuid")
-            if isinstance(uuid, str) and add(uuid):
+            held = peek_entry(raw).get("uuid")
+            if isinstance(held, str) and add(held):
                 return found
     for uuid in FailedJob.objects.filter(uuid__startswith=prefix).values_list(
             "uuid", flat=True)[:limit]:

@@ -21,6 +21,7 @@ from horizon.repositories import trimmed
 from queueing import connections, failed
 from queueing.config import queue_settings
 from queueing.drivers.redis.replies import RedisClient, as_str
+from queueing.drivers.registry import kind_of
 
 EVERY = 30.0  # seconds between turns when nothing is left over
 BUDGET = 5000  # failed rows (and attempts lists) deleted per turn at most
@@ -79,10 +80,10 @@ class Trimmer:
         (Redis keys expire by themselves). (count, done)"""
         before = time.time() - self.config.trim_database_control_minutes * 60
         gone = 0
-        for name in queue_settings().connections:
-            prune = getattr(connections.driver(name), "prune_control", None)
-            if prune is not None and gone < BUDGET:
-                gone += prune(before, limit=BUDGET - gone, chunk=CHUNK)
+        for name, config in queue_settings().connections.items():
+            if kind_of(config).keeps_jobs and gone < BUDGET:
+                gone += connections.queue_driver(name).prune_control(
+                    before, limit=BUDGET - gone, chunk=CHUNK)
         return gone, gone < BUDGET
 
     def trim_attempts(self) -> tuple[int, bool]:

@@ -3,8 +3,9 @@
 The worker, the supervisor, the management commands and the dashboard reach a driver
 through ``queueing.connections`` and call only what is declared here. Where drivers
 really differ (Redis can reserve many jobs and wait in one round trip; a database keeps
-no worker heartbeats), the difference is a flag in :class:`Capabilities`, never a test
-of the driver's class or attributes.
+no worker heartbeats), the difference is a flag in :class:`Capabilities`, or, for what is
+known from settings alone (transactional dispatch, batches), in the driver registry
+(``registry.py``), never a test of the driver's class or attributes.
 
 Two protocols:
 
@@ -101,8 +102,6 @@ class Capabilities:
       round trip (:meth:`QueueDriver.wait_then_pop` answers None otherwise).
     * ``heartbeats``: workers publish a heartbeat on the connection's Redis (the
       dashboard shows a database connection's holders and leases instead).
-    * ``transactional``: dispatch writes in the caller's database transaction, so a
-      rolled-back transaction leaves no job behind (no after-commit wait is needed).
     * ``find_by_uuid``: ``find(state, queue, uuid)`` looks a job up by its uuid in one
       query (the dashboard's lookup); otherwise the dashboard scans around a position
       hint when the driver's ``locate`` index does not know the uuid.
@@ -111,7 +110,6 @@ class Capabilities:
     prefetch: bool = False
     wait_then_pop: bool = False
     heartbeats: bool = False
-    transactional: bool = False
     find_by_uuid: bool = False
 
 
@@ -205,7 +203,7 @@ class QueueDriver(DispatchTarget, Protocol):
     capabilities: Capabilities
     # The errors that mean "the store is away for now" (a dropped connection, a
     # failover, "database is locked"): the worker retries its settling writes on them.
-    transient_errors: tuple[type[BaseException], ...]
+    transient_errors: tuple[type[Exception], ...]
 
     def close(self) -> None:
         """Drop the driver's connections (a new driver is made on next use)."""
@@ -368,3 +366,30 @@ class QueueDriver(DispatchTarget, Protocol):
 
     def forget_delayed(self, queue: str, raw_or_id: Any) -> bool:
         """Delete one delayed job; False if it was gone."""
+
+    def run_now(self, queue: str, raw_or_id: Any) -> bool:
+        """Make one delayed job ready now, at the head of its queue where the store keeps
+        an order (else as ``promote_delayed``); False if it was gone."""
+
+    def locate(self, queue: str, uuid: str) -> tuple[str, bytes, float] | None:
+        """(state, entry, index among pending or score) of job `uuid` in `queue`, from
+        an index the store keeps; None when no index knows it (a driver with
+        ``Capabilities.find_by_uuid`` answers ``find`` instead)."""
+
+    def entries_scored(self, state: str, queue: str, score: float
+                       ) -> list[tuple[bytes, float]]:
+        """The whole entries of `state` ("delayed", "reserved") in `queue` whose score
+        (due time, lease expiry) is exactly `score`: a listed entry read whole again
+        ([] where ``Capabilities.find_by_uuid``: ``find`` answers instead)."""
+
+    def uuids_with_prefix(self, queue: str, prefix: str, limit: int) -> list[str]:
+        """Up to `limit` uuids of `queue`'s pending and delayed jobs starting with
+        `prefix`, from the store's uuid index ([] where it keeps none)."""
+
+    def location(self) -> str:
+        """Where the store is, for messages, safe to print ("Redis at ..." with the
+        password masked, "the database 'default'")."""
+
+    def prune_control(self, before: float, limit: int = 5000, chunk: int = 500) -> int:
+        """Drop per-job control data left before the unix time `before` (at most
+        `limit`, in transactions of `chunk`); how many. 0 where it expires by itself."""

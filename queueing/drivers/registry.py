@@ -37,6 +37,8 @@ class DriverKind:
       a rolled-back transaction leaves no job behind and no after-commit wait is needed.
     * ``redis``: the store is a Redis server (job controls, heartbeats and Horizon's own
       state can live on it).
+    * ``store``: how messages name the store ("lost connection to Redis", "the database
+      unreachable for 24 s").
     """
 
     name: str
@@ -47,13 +49,14 @@ class DriverKind:
     async_client: bool = False
     transactional: bool = False
     redis: bool = False
+    store: str = "the store"
 
 
 KINDS: dict[str, DriverKind] = {kind.name: kind for kind in (
     DriverKind("redis", "queueing.drivers.redis.driver.RedisDriver", keeps_jobs=True,
-               batches=True, async_client=True, redis=True),
+               batches=True, async_client=True, redis=True, store="Redis"),
     DriverKind("database", "queueing.drivers.database.driver.DatabaseDriver",
-               keeps_jobs=True, batches=True, transactional=True),
+               keeps_jobs=True, batches=True, transactional=True, store="the database"),
     DriverKind("sync", "queueing.drivers.sync.SyncDriver", runs_inline=True),
     DriverKind("null", "queueing.drivers.null.NullDriver"),
 )}

@@ -64,16 +64,17 @@ def settle(runner: Any, held: Any, job: Any, verdict: Verdict | None, runtime: f
                                        settled=True)
         at = time.time() + verdict.delay
         with_retries(lambda: runner.driver.release(held, at, entry, uncounted=True),
-                     "release")
+                     "release", errors=runner.transient)
         runner.log.line(job, "DEFERRED", f"{detail} (again in {verdict.delay:.3g}s)")
         return Outcome("deferred", runtime, job)
     # a skip settles the job like a success: a batch counts it so, in the same round trip,
     # whichever link of a chain it is (the chain ends here: batch_tag.counted_as)
     if "batch" in job.data:
         with_retries(lambda: runner.driver.delete(held, outcome=batch_tag.SKIPPED),
-                     "delete skipped job")
+                     "delete skipped job", errors=runner.transient)
     else:
-        with_retries(lambda: runner.driver.delete(held), "delete skipped job")
+        with_retries(lambda: runner.driver.delete(held), "delete skipped job",
+                     errors=runner.transient)
     if "unique" in job.data:
         release_unique(runner, job)
     runner.log.line(job, "SKIPPED", detail)
@@ -85,7 +86,8 @@ def release_unique(runner: Any, job: Any) -> None:
     never raises: at worst the lock expires by itself after unique_for."""
     try:
         client = state_client(runner.driver)
-        with_retries(lambda: release_for_payload(client, job), "release unique lock")
+        with_retries(lambda: release_for_payload(client, job), "release unique lock",
+                     errors=runner.transient)
     except Exception as exc:
         logger.warning("could not release the unique lock of %s %s: %s", job.job, job.uuid,
                        exc)

@@ -147,7 +147,7 @@ class Heartbeat:
 def beating(driver, owner: str, state: Callable[[], dict] | None = None):
     """Publish `owner`'s heartbeat on the driver's Redis while the block runs (a
     database connection has none: its dashboard shows the holder and the lease)."""
-    if driver.heartbeat_store() is None:
+    if not driver.capabilities.heartbeats:
         yield None
         return
     heart = Heartbeat(make_client(driver.config), owner, interval(), state)

@@ -32,6 +32,7 @@ from queueing.signals import job_exception_occurred, job_processed, job_processi
 from queueing.worker import controls, execution, policy
 from queueing.worker.batch_gate import BatchGate
 from queueing.worker.database_use import ConnectionChecks
+from queueing.worker.errors import transient
 from queueing.worker.execution import call
 from queueing.worker.failing import Failing
 from queueing.worker.inflight import InFlight
@@ -44,7 +45,7 @@ from queueing.worker.job_errors import (
 )
 from queueing.worker.joblog import JobLog, send_signal
 from queueing.worker.options import WorkerOptions
-from queueing.worker.outcome import REDIS_TRANSIENT, Outcome, Prepared, printable, with_retries
+from queueing.worker.outcome import Outcome, Prepared, printable, with_retries
 from queueing.worker.process_control import TimeoutInterrupt
 
 logger = logging.getLogger("queueing.worker")
@@ -76,8 +77,7 @@ class JobRunner:
             store, inflight.prefetched if inflight is not None else list)
         self.failing = Failing(driver, log, worker, self._retrying)
         self._checks = threading.local()  # per thread: Django's connections are
-        self.transient: tuple[type[BaseException], ...] = (*REDIS_TRANSIENT,
-                                                           *driver.transient_errors)
+        self.transient = transient(driver)  # one source (worker/errors.py)
 
     def _retrying(self, action: Callable[[], Any], what: str) -> Any:
         """`with_retries` for this driver's own transient errors."""

@@ -32,7 +32,6 @@ from queueing.signals import worker_stopping
 from queueing.worker import policy
 from queueing.worker.abandoned import AbandonedJobs
 from queueing.worker.control_loop import ControlLoop
-from queueing.worker.errors import CONNECTION_ERRORS
 from queueing.worker.inflight import InFlight, TableMemory
 from queueing.worker.inline import InlineExecutor
 from queueing.worker.job_runner import JobRunner
@@ -125,7 +124,7 @@ class Worker:
             self._warn_about_eviction()
             try:
                 self.reserver.read_control(initial=True)
-            except CONNECTION_ERRORS as exc:  # a failover or restart under way: the loop
+            except self.reserver.transient as exc:  # a failover or restart under way: the loop
                 self.reserver.connection_lost(exc)    # reconnects, and its first read is initial
             self.runner.log.event(f"worker {self.owner} started on {self.driver.name}: "
                                   f"{', '.join(self.queues)}" + (
@@ -263,7 +262,7 @@ class Worker:
             return "its sidecar died and could not be restarted", EXIT_ERROR
         if self.reserver.lost_since is not None and \
                 time.monotonic() - self.reserver.lost_since > options.reconnect_timeout:
-            return "Redis unreachable", EXIT_ERROR
+            return f"{self.reserver.store} unreachable", EXIT_ERROR
         if options.memory and self._memory_due() and memory_mb() > options.memory:
             return f"memory limit of {options.memory} MB exceeded", EXIT_MEMORY
         if self.reserver.restart_requested():

@@ -9,8 +9,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import redis
-
 from queueing.dispatching.registry import JobDefinition
 from queueing.drivers.contract import Reservation
 from queueing.entries.payload import Payload
@@ -49,15 +47,12 @@ def printable(value: Any, limit: int = 2000) -> str:
     return for_log(str(value).encode("utf-8", "backslashreplace").decode("utf-8"), limit)
 
 
-REDIS_TRANSIENT = (redis.ConnectionError, redis.TimeoutError)
-
-
-def with_retries(action: Callable[[], Any], what: str, attempts: int = 20,
-                 errors: tuple[type[BaseException], ...] = REDIS_TRANSIENT) -> Any:
+def with_retries(action: Callable[[], Any], what: str, *,
+                 errors: tuple[type[BaseException], ...], attempts: int = 20) -> Any:
     """Run a driver write that must not be dropped, riding out a short outage.
 
-    `errors` are the transient ones: Redis's, plus the driver's ``transient_errors``
-    for its writes (a dropped session or "database is locked" on
+    `errors` are the transient ones of the worker's driver (worker/errors.transient:
+    the driver's ``transient_errors`` and Redis's) (a dropped session or "database is locked" on
     a release used to fail the job for good, under a fresh uuid, with the database's
     error instead of the job's). If the store stays away, the reservation is still there
     and expires, so the job comes back later: at-least-once, never lost.

@@ -13,7 +13,6 @@ from __future__ import annotations
 import threading
 import time
 
-from queueing.worker.errors import CONNECTION_ERRORS
 from queueing.worker.job_errors import JobCancelled
 from queueing.worker.job_runner import JobRunner
 from queueing.worker.joblog import OutputStream
@@ -81,7 +80,7 @@ class PoolExecutor:
             return
         try:
             asked = self.reserver.driver.cancel_requests(list(by_uuid))
-        except CONNECTION_ERRORS as exc:
+        except self.reserver.transient as exc:
             self.reserver.connection_lost(exc)
             return
         for uuid, request in asked.items():

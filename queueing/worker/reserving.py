@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from queueing.drivers.contract import QueueDriver, Reservation
 from queueing.worker import policy
-from queueing.worker.errors import CONNECTION_ERRORS, REFUSALS
+from queueing.worker.errors import REFUSALS, store_name, transient
 from queueing.worker.inflight import InFlight
 from queueing.worker.joblog import OutputStream
 from queueing.worker.options import WorkerOptions
@@ -45,6 +45,8 @@ class Reserver:
                  owner: str, stats: JobStats, stderr: OutputStream,
                  should_wake: Callable[[], bool], prefetching: bool) -> None:
         self.driver = driver
+        self.transient = transient(driver)  # reconnect and go on (worker/errors.py)
+        self.store = store_name(driver)
         self.options = options
         self.inflight = inflight
         self.owner = owner
@@ -76,7 +78,7 @@ class Reserver:
                     self.lost_since = None
                     return True
             self.lost_since = None
-        except CONNECTION_ERRORS as exc:
+        except self.transient as exc:
             self.connection_lost(exc)
         except REFUSALS as exc:
             self.refused(exc)
@@ -110,7 +112,7 @@ class Reserver:
                     break  # never prefetch past a higher-priority queue's work
             self.flush_ack()
             self.lost_since = None
-        except CONNECTION_ERRORS as exc:
+        except self.transient as exc:
             self.connection_lost(exc)
             return None
         except REFUSALS as exc:
@@ -154,7 +156,7 @@ class Reserver:
         try:
             self.driver.unreserve(back)
             self.inflight.settled(back)
-        except CONNECTION_ERRORS as exc:  # still held: retried, or settled by the sidecar
+        except self.transient as exc:  # still held: retried, or settled by the sidecar
             self.inflight.unclaim(back)
             self.connection_lost(exc)
 
@@ -167,7 +169,7 @@ class Reserver:
         try:
             self.driver.acknowledge(finished, completion_calls(self.driver, completions))
             self.inflight.settled(finished)
-        except CONNECTION_ERRORS as exc:
+        except self.transient as exc:
             self.connection_lost(exc)
         except Exception as exc:  # a refused acknowledgement: kept, tried again later
             logger.error("could not acknowledge %d finished job(s): %s", len(finished),
@@ -180,7 +182,7 @@ class Reserver:
             try:
                 if not self._wait_then_take(active, slice_):
                     self.driver.wait_for_jobs(active, slice_)
-            except CONNECTION_ERRORS as exc:
+            except self.transient as exc:
                 self.connection_lost(exc)
             except REFUSALS as exc:
                 self.refused(exc)
@@ -226,17 +228,17 @@ class Reserver:
     def restart_requested(self) -> bool:
         try:
             self.read_control()
-        except CONNECTION_ERRORS:
+        except self.transient:
             return False
         return self.latest_restart is not None and self.latest_restart != self.restart_seen
 
     def refused(self, exc: Exception) -> None:
-        """Redis refused a command the loop needs (a pop, a wait): log it now and then,
+        """The store refused a command the loop needs (a pop, a wait): log it now and then,
         wait a second, and try again; what the worker holds stays settled as it was."""
         now = time.monotonic()
         if now - self._refused_logged_at >= REFUSAL_LOG_EVERY:
             self._refused_logged_at = now
-            self.stderr.write(f"Redis refused a command ({printable(exc, 300)}); "
+            self.stderr.write(f"{self.store} refused a command ({printable(exc, 300)}); "
                               "trying again\n")
             self.stderr.flush()
         interruptible_sleep(1.0, self.should_wake)
@@ -245,7 +247,7 @@ class Reserver:
         now = time.monotonic()
         if self.lost_since is None:
             self.lost_since = now
-            self.stderr.write(f"lost connection to Redis ({printable(exc, 300)}); "
+            self.stderr.write(f"lost connection to {self.store} ({printable(exc, 300)}); "
                               "reconnecting\n")
             self.stderr.flush()
         interruptible_sleep(min(0.5 * 2 ** min(int(now - self.lost_since), 3), 5.0),

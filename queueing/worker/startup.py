@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import redis
 
-from queueing.worker.errors import CONNECTION_ERRORS
+from queueing.worker.errors import every_transient_error
 
 RETRY_EVERY = 1.0  # seconds between tries while the store is away
 
@@ -48,6 +48,8 @@ def wait_for_store(ping: Callable[[], object], *, timeout: float,
     StoreUnreachable when it never answers or cannot ever answer."""
     started = clock()
     said = False
+    waited_out: tuple[type[Exception], ...] = (*every_transient_error(), redis.RedisError,
+                                               OSError, ValueError)
     while True:
         if stop():
             return False
@@ -56,7 +58,7 @@ def wait_for_store(ping: Callable[[], object], *, timeout: float,
             if said:
                 say(f"{where} answers after {clock() - started:.1f}s; starting")
             return True
-        except (*CONNECTION_ERRORS, redis.RedisError, OSError, ValueError) as exc:
+        except waited_out as exc:
             if never_works(exc):
                 raise StoreUnreachable(f"cannot reach {where}: {exc}") from exc
             waited = clock() - started

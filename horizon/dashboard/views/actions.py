@@ -178,8 +178,4 @@ def promote_to_head(found: lookup.Found) -> bool:
     ref = found.ref
     if ref is None:
         return False
-    driver = connections.queue_driver(ref.connection)
-    run_now = getattr(driver, "run_now", None)
-    if run_now is not None:
-        return bool(run_now(ref.name, found.raw))
-    return bool(driver.promote_delayed(ref.name, found.raw))
+    return connections.queue_driver(ref.connection).run_now(ref.name, found.raw)

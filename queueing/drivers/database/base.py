@@ -55,9 +55,9 @@ class ListedCut(CutEntry):
 
 class DatabaseBase:
     connection_errors = (OperationalError, InterfaceError)
-    transient_errors: tuple[type[BaseException], ...] = connection_errors
+    transient_errors: tuple[type[Exception], ...] = connection_errors
     capabilities = Capabilities(prefetch=True, wait_then_pop=False, heartbeats=False,
-                                transactional=True, find_by_uuid=True)
+                                find_by_uuid=True)
     PER_JOB_CONTROL = ("exceptions:", "cancel:")  # control rows one job leaves behind
 
     def __init__(self, config: ConnectionConfig) -> None:

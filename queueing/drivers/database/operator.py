@@ -215,6 +215,22 @@ class DatabaseOperator(DatabaseBase):
         return row_id is not None and self._run(
             self.sql.delete_in_state("delayed"), [queue, time.time(), row_id], shared=True) > 0
 
+    def run_now(self, queue: str, raw_or_id: Any) -> bool:
+        return self.promote_delayed(queue, raw_or_id)  # the table keeps no order to jump
+
+    def locate(self, queue: str, uuid: str) -> tuple[str, bytes, float] | None:
+        return None  # find() looks a uuid up in one query (Capabilities.find_by_uuid)
+
+    def entries_scored(self, state: str, queue: str, score: float
+                       ) -> list[tuple[bytes, float]]:
+        return []  # as locate
+
+    def uuids_with_prefix(self, queue: str, prefix: str, limit: int) -> list[str]:
+        return []  # no uuid index: the failed and completed records still count
+
+    def location(self) -> str:
+        return f"the database {self.alias!r} of connection {self.name!r}"
+
     def promote_delayed(self, queue: str, raw_or_id: Any) -> bool:
         row_id = self._row_id("delayed", queue, raw_or_id)
         now = time.time()

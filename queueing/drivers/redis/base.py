@@ -26,7 +26,7 @@ class RedisBase:
         self._keys: dict[str, QueueKeys] = {}
         self.waiter = SlotWaiter(client) if is_cluster(client) else None
         self.capabilities = Capabilities(prefetch=True, wait_then_pop=self.waiter is None,
-                                         heartbeats=True, transactional=False)
+                                         heartbeats=True)
         # Reservation tokens: unique per process (a random prefix, so a pid reused after
         # a restart cannot collide) and per delivery (a counter).
         self._token_prefix = f"{os.getpid():x}.{uuid_lib.uuid4().hex[:8]}"

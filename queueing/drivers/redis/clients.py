@@ -17,6 +17,7 @@ from queueing.config import ConnectionConfig
 from queueing.drivers.redis.embedded import EmbeddedRedis
 from queueing.drivers.redis.replies import RedisClient
 from queueing.errors import ConfigurationError
+from queueing.redaction import redacted_url
 
 ASYNC_MAX_CONNECTIONS = 100  # per connection per event loop (redis.asyncio's own default)
 # Per connection per process. redis-py's pools refuse a 101st connection ("Too many
@@ -77,3 +78,10 @@ def make_async_client(config: ConnectionConfig) -> Any:
     options.setdefault("timeout", options["socket_timeout"])
     pool = redis.asyncio.BlockingConnectionPool.from_url(url, **options)
     return redis.asyncio.Redis(connection_pool=pool)
+
+
+def redis_location(config: ConnectionConfig) -> str:
+    """Where a connection's Redis is, safe to print (password masked, nothing started)."""
+    if config.url:
+        return redacted_url(config.url)
+    return f"embedded redis-server in {config.embedded_dir}"

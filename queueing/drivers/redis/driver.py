@@ -7,14 +7,13 @@ so later ``delete``/``release``/``renew`` calls pass it back unchanged.
 """
 from __future__ import annotations
 
-import redis
-
 from queueing.config import ConnectionConfig
 from queueing.drivers.contract import (
     PAUSED,
     Reservation,
 )
 from queueing.drivers.redis.clients import make_client
+from queueing.drivers.redis.cluster import TRANSIENT_ERRORS
 from queueing.drivers.redis.operator import RedisOperator
 from queueing.drivers.redis.reservations import RedisReservations, owner_json
 
@@ -23,8 +22,8 @@ __all__ = ["PAUSED", "RedisDriver", "Reservation", "owner_json"]  # Reservation,
 class RedisDriver(RedisReservations, RedisOperator):
     """The ``redis`` driver: keeps ``queueing.drivers.contract.QueueDriver``."""
 
-    transient_errors: tuple[type[BaseException], ...] = (redis.ConnectionError,
-                                                         redis.TimeoutError)
+    # A dropped connection, a failover (CLUSTERDOWN), a resharding (TRYAGAIN).
+    transient_errors: tuple[type[Exception], ...] = TRANSIENT_ERRORS
 
     @classmethod
     def from_config(cls, config: ConnectionConfig) -> RedisDriver:

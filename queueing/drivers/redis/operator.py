@@ -16,7 +16,8 @@ from queueing.drivers.contract import (
 )
 from queueing.drivers.redis import control, previews
 from queueing.drivers.redis.base import RedisBase
-from queueing.drivers.redis.replies import RedisClient, as_bytes, scored
+from queueing.drivers.redis.clients import redis_location
+from queueing.drivers.redis.replies import RedisClient, as_bytes, as_str, scored
 from queueing.drivers.redis.scripts import run_pipelined
 
 
@@ -125,7 +126,8 @@ class RedisOperator(RedisBase):
         return bool(self.scripts.promote_delayed(keys=[k.delayed, k.ready, k.notify, *k.indexes],
                                                  args=[raw, "promote"]))
 
-    def locate(self, queue: str, uuid: str, window: int = 1000):
+    def locate(self, queue: str, uuid: str, window: int = 1000
+               ) -> tuple[str, bytes, float] | None:
         """(state, entry, index among pending or score) of the job `uuid` in `queue`, from
         the uuid indexes the scripts keep; None when they do not know it."""
         k = self.keys(queue)
@@ -151,6 +153,31 @@ class RedisOperator(RedisBase):
         k = self.keys(queue)
         return bool(self.scripts.promote_delayed(keys=[k.delayed, k.ready, k.notify, *k.indexes],
                                                  args=[raw, "head"]))
+
+    def entries_scored(self, state: str, queue: str, score: float
+                       ) -> list[tuple[bytes, float]]:
+        key = self.keys(queue).delayed if state == "delayed" else self.keys(queue).reserved
+        replies: list = self.client.zrangebyscore(key, repr(score), repr(score),
+                                                  withscores=True)
+        return [(as_bytes(pair[0]), float(pair[1])) for pair in replies]
+
+    def uuids_with_prefix(self, queue: str, prefix: str, limit: int) -> list[str]:
+        found: list[str] = []
+        k = self.keys(queue)
+        for key in (k.index, k.due_index):
+            for member, _score in self.client.zscan_iter(key, match=f"{prefix}*", count=1000):
+                uuid = as_str(member)
+                if uuid not in found:
+                    found.append(uuid)
+                if len(found) >= limit:
+                    return found
+        return found
+
+    def location(self) -> str:
+        return f"Redis for connection {self.name!r} ({redis_location(self.config)})"
+
+    def prune_control(self, before: float, limit: int = 5000, chunk: int = 500) -> int:
+        return 0  # per-job control keys expire by themselves
 
     def forget_delayed(self, queue: str, raw: bytes | str) -> bool:
         k = self.keys(queue)

@@ -107,10 +107,7 @@ class Command(BaseCommand):
             reached = startup.wait_for_store(
                 driver.ping, timeout=opts["reconnect_timeout"], stop=lambda: flags.quit,
                 say=self.stderr.write,
-                where=(f"Redis for connection {driver.name!r} "
-                       f"({connections.redis_location(driver.config)})"
-                       if driver.config.driver == "redis"
-                       else f"the database of connection {driver.name!r}"))
+                where=driver.location())
         except startup.StoreUnreachable as exc:
             flags.uninstall()
             raise CommandError(str(exc)) from exc
