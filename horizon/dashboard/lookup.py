@@ -18,6 +18,7 @@ from horizon.dashboard.queues import QueueRef, known_queues
 from horizon.repositories import horizon_client, recent
 from queueing import connections
 from queueing.dispatching.preview import PREVIEW_BYTES, peek_entry
+from queueing.drivers.contract import Inspector
 from queueing.models import FailedJob
 from queueing.safe_json import peek
 
@@ -41,7 +42,7 @@ def _is(raw: bytes, uuid: str) -> bool:
     return uuid.encode() in raw and peek_entry(raw).get("uuid") == uuid
 
 
-def _indexed(driver, ref: QueueRef, uuid: str) -> Found | None:
+def _indexed(driver: Inspector, ref: QueueRef, uuid: str) -> Found | None:
     """The job as the uuid indexes place it; None when they do not know it."""
     found = driver.locate(ref.name, uuid)
     if found is None:
@@ -50,7 +51,7 @@ def _indexed(driver, ref: QueueRef, uuid: str) -> Found | None:
     if not _is(raw, uuid):
         return None
     if state == "pending":
-        return Found("pending", uuid, peek(raw), ref, raw, position=place)
+        return Found("pending", uuid, peek(raw), ref, raw, position=int(place))
     return Found(state, uuid, peek(raw), ref, raw, score=place)
 
 
@@ -109,7 +110,7 @@ def find_scored(state: str, ref: QueueRef, uuid: str, score: float | None = None
     return None
 
 
-def _scored_in_redis(driver, state: str, ref: QueueRef, score: float | None,
+def _scored_in_redis(driver: Inspector, state: str, ref: QueueRef, score: float | None,
                      uuid: str) -> list:
     if score is None:  # found among previews first, then read whole by its score
         listing = driver.delayed if state == "delayed" else driver.reserved

@@ -17,6 +17,7 @@ from horizon.dashboard.masking import NAME_LIMIT, display
 from horizon.dashboard.queues import queue_connections
 from queueing import connections
 from queueing.dispatching.preview import PREVIEW_BYTES, peek_entry
+from queueing.drivers.contract import Inspector
 from queueing.worker import heartbeat
 
 RESERVED_READ = 500  # reserved entries read per queue for the jobs' own timeouts
@@ -62,7 +63,7 @@ def job_timeout(own, default) -> float | None:
     return None
 
 
-def _own_timeouts(driver, queues: set[str]) -> dict[str, object]:
+def _own_timeouts(driver: Inspector, queues: set[str]) -> dict[str, object]:
     """uuid -> the payload's "timeout" for the reserved jobs of these queues (previews:
     one bounded read per queue, whatever the payloads' size)."""
     found: dict[str, object] = {}

@@ -9,7 +9,7 @@ from typing import Any
 from queueing import connections
 from queueing.batches.members import encode_members, send
 from queueing.config import queue_settings
-from queueing.drivers.contract import BatchStore
+from queueing.drivers.batch_store import BatchStore
 from queueing.drivers.registry import kind_of
 from queueing.entries.batch_tag import CALLBACK_FIELD, from_value, of_data
 from queueing.entries.context import current_job

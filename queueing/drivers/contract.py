@@ -7,18 +7,26 @@ no worker heartbeats), the difference is a flag in :class:`Capabilities`, or, fo
 known from settings alone (transactional dispatch, batches), in the driver registry
 (``registry.py``), never a test of the driver's class or attributes.
 
-Two protocols:
+The protocols, by role:
 
-* :class:`DispatchTarget`: what ``.delay()`` needs. Every driver keeps it, including
-  ``sync`` (runs the job inline) and ``null`` (drops it).
-* :class:`QueueDriver`: a driver workers read from (``redis``, ``database``). It adds
-  the reservation cycle, pause and restart control, and the operator's reads.
+* :class:`DispatchTarget` (the producer): what ``.delay()`` needs. Every driver keeps
+  it, including ``sync`` (runs the job inline) and ``null`` (drops it).
+* :class:`Reservations`: the worker's cycle (reserve, acknowledge, release, renew, wait).
+* :class:`Control`: pause, restart, cancel requests and the store's health.
+* :class:`Inspector`: the operator's reads and actions (the dashboard types against
+  Control and Inspector only).
+* :class:`QueueDriver`: a driver workers read from (``redis``, ``database``): the union
+  of the four, with its settings, capabilities, transient errors and batch store
+  (queueing/drivers/batch_store.py).
 """
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from queueing.drivers.batch_store import BatchStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,58 +121,6 @@ class Capabilities:
     find_by_uuid: bool = False
 
 
-class BatchStore(Protocol):
-    """A store that keeps batches (queueing/drivers/{redis,database}/batches.py): the
-    records, their counters and member states, counted by the rules of
-    queueing/entries/batch_counting.py (docs/batches.md). Counts answer -1 for a batch
-    that is gone, and ``add`` -2 (cancelled) or -3 (finished)."""
-
-    def create(self, record: dict[str, Any]) -> None:
-        """Write a new batch's record (before any member is pushed)."""
-
-    def add(self, batch_id: str, count: int) -> int:
-        """Count `count` more members of a running batch (before they are pushed)."""
-
-    def cancel(self, batch_id: str) -> int:
-        """Cancel the batch: members not yet started are skipped when taken."""
-
-    def start(self, tag: Any, job_uuid: str) -> bool:
-        """A member starts; False when its batch is cancelled (skip it)."""
-
-    def start_many(self, members: list[tuple[Any, str, str]]) -> dict[str, bool]:
-        """``start`` for several members (tag, job uuid, key) in one round trip."""
-
-    def retrying(self, tag: Any) -> bool:
-        """A failed member is retried: it counts as pending again."""
-
-    def settle(self, found: Any, outcome: str) -> int:
-        """Count a member settled outside a reservation (a deleted waiting job)."""
-
-    def get(self, batch_id: str) -> dict[str, str] | None:
-        """The batch's record, or None."""
-
-    def get_many(self, batch_ids: list[str]) -> list[dict[str, str]]:
-        """The records of several batches (those that exist)."""
-
-    def member_states(self, batch_id: str) -> dict[str, str]:
-        """Member key -> its state ("r:<uuid>" running, "s:", "f:<uuid>", "c:")."""
-
-    def ids(self, start: int = 0, stop: int = -1) -> list[str]:
-        """Batch ids, newest first, by index range (inclusive)."""
-
-    def count(self) -> int:
-        """How many batches the store keeps."""
-
-    def names(self, batch_ids: list[str]) -> dict[str, str]:
-        """Batch id -> its name, for those that have one."""
-
-    def created_before(self, before: float, limit: int = 1000) -> list[str]:
-        """Ids of batches created before the unix time `before` (pruning)."""
-
-    def delete(self, batch_ids: list[str]) -> int:
-        """Forget batches for good; how many were deleted."""
-
-
 @runtime_checkable
 class DispatchTarget(Protocol):
     """What dispatch needs from a connection."""
@@ -189,29 +145,11 @@ class DispatchTarget(Protocol):
         use the first connection that has one: queueing/middleware/store.py)."""
 
 
-@runtime_checkable
-class QueueDriver(DispatchTarget, Protocol):
-    """A driver workers read from. Every method may raise the driver's connection
-    errors (``redis.RedisError``, ``django.db.Error``); callers treat them as "try again
-    later", never as the job's failure.
+class Reservations(Protocol):
+    """The reservation cycle: what a worker does with a store. Every method may raise the
+    driver's connection errors (its ``transient_errors``); callers treat them as "try
+    again later", never as the job's failure."""
 
-    A driver that keeps batches (the registry's ``DriverKind.batches``) answers its
-    :class:`BatchStore` from ``batch_store()``; its acknowledgements and
-    ``delete(..., outcome=)`` count batch members (docs/batches.md)."""
-
-    config: Any  # queueing.config.ConnectionConfig
-    capabilities: Capabilities
-    # The errors that mean "the store is away for now" (a dropped connection, a
-    # failover, "database is locked"): the worker retries its settling writes on them.
-    transient_errors: tuple[type[Exception], ...]
-
-    def close(self) -> None:
-        """Drop the driver's connections (a new driver is made on next use)."""
-
-    def batch_store(self) -> BatchStore | None:
-        """The store of this connection's batches; None for a driver that keeps none."""
-
-    # -- the reservation cycle ---------------------------------------------------------
     def pop(self, queue: str, *, finished: Reservation | None = None,
             extra: list | None = None, owner: str = "") -> Reservation | None:
         """Reserve the next job of `queue` (None when empty or paused)."""
@@ -261,11 +199,6 @@ class QueueDriver(DispatchTarget, Protocol):
     def find_member(self, queue: str, token: str) -> bytes | None:
         """The reserved payload of the delivery named by `token`, while it is held."""
 
-    def find(self, state: str, queue: str, uuid: str) -> list:
-        """The entries of `state` ("pending", "delayed", "reserved") in `queue` whose job
-        is `uuid`: raw entries for pending, (raw, score) pairs otherwise. Exhaustive where
-        ``Capabilities.find_by_uuid`` says so; otherwise what an index knows."""
-
     def wait_for_jobs(self, queues: Iterable[str], timeout: float) -> bool:
         """Block up to `timeout` seconds for a job on any of `queues` (True: woken)."""
 
@@ -288,7 +221,11 @@ class QueueDriver(DispatchTarget, Protocol):
     def forget_exceptions(self, job_uuid: str) -> None:
         """Drop a job's exception count (it is settled)."""
 
-    # -- control: pause and restart ---------------------------------------------------
+
+class Control(Protocol):
+    """Pause, restart and cancel, and the store's health: what the worker re-reads, the
+    commands send and the supervisor watches."""
+
     def pause(self, queue: str) -> None:
         """No pop reserves from `queue` once this returns."""
 
@@ -313,9 +250,6 @@ class QueueDriver(DispatchTarget, Protocol):
     def forget_cancel(self, uuid: str) -> None:
         """Drop a cancel request (the job stopped, or is no longer running)."""
 
-    def reserved_job(self, queue: str, uuid: str) -> bytes | None:
-        """The reserved entry of job `uuid` in `queue`, while a worker holds it."""
-
     def broadcast_restart(self, stamp: float) -> None:
         """Ask every worker of this store to stop after its current job."""
 
@@ -334,7 +268,19 @@ class QueueDriver(DispatchTarget, Protocol):
     def eviction_policy(self) -> str | None:
         """A memory policy under which the store may drop queued jobs, else None."""
 
-    # -- reads and operator actions ----------------------------------------------------
+    def location(self) -> str:
+        """Where the store is, for messages, safe to print ("Redis at ..." with the
+        password masked, "the database 'default'")."""
+
+    def prune_control(self, before: float, limit: int = 5000, chunk: int = 500) -> int:
+        """Drop per-job control data left before the unix time `before` (at most
+        `limit`, in transactions of `chunk`); how many. 0 where it expires by itself."""
+
+
+class Inspector(Protocol):
+    """The operator's reads and actions (the dashboard, the queue commands): sizes,
+    listings, lookups by uuid, delete, promote, run now, clear."""
+
     def sizes_many(self, queues: Iterable[str]) -> dict[str, QueueSizes]:
         """``sizes`` of several queues in one round trip where the store allows."""
 
@@ -355,21 +301,13 @@ class QueueDriver(DispatchTarget, Protocol):
                  preview: int | None = None) -> list[tuple[bytes, float]]:
         """Reserved jobs, soonest lease expiry first, with that expiry."""
 
-    def clear(self, queue: str) -> int:
-        """Drop every pending and delayed job of `queue` (reserved ones finish); how many."""
+    def find(self, state: str, queue: str, uuid: str) -> list:
+        """The entries of `state` ("pending", "delayed", "reserved") in `queue` whose job
+        is `uuid`: raw entries for pending, (raw, score) pairs otherwise. Exhaustive where
+        ``Capabilities.find_by_uuid`` says so; otherwise what an index knows."""
 
-    def forget_pending(self, queue: str, raw_or_id: Any) -> bool:
-        """Delete one pending job (as listed by ``pending``); False if it was gone."""
-
-    def promote_delayed(self, queue: str, raw_or_id: Any) -> bool:
-        """Make one delayed job ready now; False if it was gone."""
-
-    def forget_delayed(self, queue: str, raw_or_id: Any) -> bool:
-        """Delete one delayed job; False if it was gone."""
-
-    def run_now(self, queue: str, raw_or_id: Any) -> bool:
-        """Make one delayed job ready now, at the head of its queue where the store keeps
-        an order (else as ``promote_delayed``); False if it was gone."""
+    def reserved_job(self, queue: str, uuid: str) -> bytes | None:
+        """The reserved entry of job `uuid` in `queue`, while a worker holds it."""
 
     def locate(self, queue: str, uuid: str) -> tuple[str, bytes, float] | None:
         """(state, entry, index among pending or score) of job `uuid` in `queue`, from
@@ -386,10 +324,41 @@ class QueueDriver(DispatchTarget, Protocol):
         """Up to `limit` uuids of `queue`'s pending and delayed jobs starting with
         `prefix`, from the store's uuid index ([] where it keeps none)."""
 
-    def location(self) -> str:
-        """Where the store is, for messages, safe to print ("Redis at ..." with the
-        password masked, "the database 'default'")."""
+    def clear(self, queue: str) -> int:
+        """Drop every pending and delayed job of `queue` (reserved ones finish); how many."""
 
-    def prune_control(self, before: float, limit: int = 5000, chunk: int = 500) -> int:
-        """Drop per-job control data left before the unix time `before` (at most
-        `limit`, in transactions of `chunk`); how many. 0 where it expires by itself."""
+    def forget_pending(self, queue: str, raw_or_id: Any) -> bool:
+        """Delete one pending job (as listed by ``pending``); False if it was gone."""
+
+    def promote_delayed(self, queue: str, raw_or_id: Any) -> bool:
+        """Make one delayed job ready now; False if it was gone."""
+
+    def forget_delayed(self, queue: str, raw_or_id: Any) -> bool:
+        """Delete one delayed job; False if it was gone."""
+
+    def run_now(self, queue: str, raw_or_id: Any) -> bool:
+        """Make one delayed job ready now, at the head of its queue where the store keeps
+        an order (else as ``promote_delayed``); False if it was gone."""
+
+
+@runtime_checkable
+class QueueDriver(DispatchTarget, Reservations, Control, Inspector, Protocol):
+    """A driver workers read from. Every method may raise the driver's connection
+    errors (``redis.RedisError``, ``django.db.Error``); callers treat them as "try again
+    later", never as the job's failure.
+
+    A driver that keeps batches (the registry's ``DriverKind.batches``) answers its
+    :class:`BatchStore` from ``batch_store()``; its acknowledgements and
+    ``delete(..., outcome=)`` count batch members (docs/batches.md)."""
+
+    config: Any  # queueing.config.ConnectionConfig
+    capabilities: Capabilities
+    # The errors that mean "the store is away for now" (a dropped connection, a
+    # failover, "database is locked"): the worker retries its settling writes on them.
+    transient_errors: tuple[type[Exception], ...]
+
+    def close(self) -> None:
+        """Drop the driver's connections (a new driver is made on next use)."""
+
+    def batch_store(self) -> BatchStore | None:
+        """The store of this connection's batches; None for a driver that keeps none."""

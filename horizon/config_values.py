@@ -1,0 +1,143 @@
+"""Reading one value of settings.HORIZON: numbers in range, durations, the trim and
+batch blocks, long-wait thresholds and notifications, each with a clear error
+(HorizonConfigError, which the system checks report)."""
+from __future__ import annotations
+
+from typing import Any
+
+
+class HorizonConfigError(ValueError):
+    def __init__(self, message: str, check_id: str) -> None:
+        super().__init__(message)
+        self.check_id = check_id
+
+
+def int_setting(block: str, key: str, value: Any, minimum: int, maximum: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum or (
+            maximum is not None and value > maximum):
+        within = f">= {minimum}" if maximum is None else f"from {minimum} to {maximum}"
+        raise HorizonConfigError(
+            f"HORIZON supervisor {block!r}: {key} must be an integer {within}, got {value!r}",
+            "horizon.E003")
+    return value
+
+
+def number_setting(block: str, key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise HorizonConfigError(
+            f"HORIZON supervisor {block!r}: {key} must be a number >= 0, got {value!r}",
+            "horizon.E003")
+    return float(value)
+
+
+# A supervisor's queues may be given as "queue" (Laravel's name) or "queues" (the name a
+# QUEUE connection uses for its list): a newcomer writes either.
+
+
+TRIM_KEYS = {"completed": 60.0, "metrics": 1440.0, "failed": 10080.0,
+             "database_control": 1440.0}
+TRIM_CAPS = {"completed_max": 10_000, "failed_max": 100_000}  # records
+
+
+def trim_settings(raw: Any) -> dict[str, Any]:
+    """HORIZON['trim']: how long (minutes) and how many of each stored record are kept.
+    ``attempts_max`` defaults to failed_max + completed_max: a timeline's owner is a
+    failed row or a completed record (horizon/attempts.py)."""
+    if not isinstance(raw, dict) or set(raw) - {*TRIM_KEYS, *TRIM_CAPS, "attempts_max"}:
+        raise HorizonConfigError(
+            "HORIZON trim must be a dict with completed, metrics, failed, database_control "
+            "(minutes), completed_max, failed_max and attempts_max (records)", "horizon.E001")
+    values: dict[str, Any] = {}
+    for name, default in TRIM_KEYS.items():
+        value = raw.get(name, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise HorizonConfigError(f"HORIZON trim {name} must be a number of minutes > 0, "
+                                     f"got {value!r}", "horizon.E001")
+        values[f"trim_{name}_minutes"] = float(value)
+    caps = {name: raw.get(name, default) for name, default in TRIM_CAPS.items()}
+    caps["attempts_max"] = raw.get("attempts_max", caps["failed_max"] + caps["completed_max"]
+                                   if all(isinstance(v, int) for v in caps.values()) else 0)
+    for name, value in caps.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise HorizonConfigError(f"HORIZON trim {name} must be an integer >= 1, got "
+                                     f"{value!r}", "horizon.E001")
+        values[name] = value
+    return values
+
+
+def batch_settings(raw: Any) -> dict[str, Any]:
+    """HORIZON['batches']: how old batch records get before the master prunes them."""
+    raw = raw if raw is not None else {}
+    if not isinstance(raw, dict) or set(raw) - {"prune_hours", "prune_unfinished_hours",
+                                                "prune_every"}:
+        raise HorizonConfigError("HORIZON batches must be a dict with prune_hours, "
+                                 "prune_unfinished_hours and prune_every", "horizon.E001")
+    values: dict[str, Any] = {}
+    for key, field_name, default in (("prune_hours", "batch_prune_hours", 24.0),
+                                     ("prune_unfinished_hours",
+                                      "batch_prune_unfinished_hours", 168.0),
+                                     ("prune_every", "batch_prune_every", 600.0)):
+        value = raw.get(key, default)
+        if value is None and key == "prune_unfinished_hours":
+            values[field_name] = None  # kept until they finish (unbounded: say so)
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise HorizonConfigError(f"HORIZON batches {key} must be a number >= 0, got "
+                                     f"{value!r}", "horizon.E001")
+        values[field_name] = float(value)
+    return values
+
+
+def seconds_or_days(key: str, value: Any, *, minimum: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
+        raise HorizonConfigError(f"HORIZON[{key!r}] must be a number >= {minimum:g}, "
+                                 f"got {value!r}", "horizon.E008")
+    return float(value)
+
+
+def audit_keep(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise HorizonConfigError("HORIZON['audit_keep'] must be an integer >= 1",
+                                 "horizon.E008")
+    return value
+
+
+def parse_waits(raw: Any, connection: str) -> dict[str, float]:
+    """{"redis:default": 60} (or {"default": 60} on Horizon's connection) -> by label."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise HorizonConfigError("HORIZON['waits'] must map 'connection:queue' to seconds",
+                                 "horizon.E007")
+    out = {}
+    for name, seconds in raw.items():
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
+            raise HorizonConfigError(f"HORIZON['waits'][{name!r}] must be seconds >= 0, "
+                                     f"got {seconds!r}", "horizon.E007")
+        label = name if ":" in str(name) else f"{connection}:{name}"
+        out[label] = float(seconds)
+    return out
+
+
+NOTIFICATION_KEYS = {"mail", "webhook", "cooldown", "from"}
+
+
+def parse_notifications(raw: Any) -> dict[str, Any]:
+    if raw is None:
+        return {"mail": [], "webhook": None, "cooldown": 300.0, "from": None}
+    if not isinstance(raw, dict) or set(raw) - NOTIFICATION_KEYS:
+        raise HorizonConfigError("HORIZON['notifications'] takes mail, webhook, cooldown and "
+                                 "from", "horizon.E008")
+    mail = raw.get("mail") or []
+    mail = [mail] if isinstance(mail, str) else list(mail)
+    webhook = raw.get("webhook")
+    if webhook is not None and not (isinstance(webhook, str) and
+                                    webhook.startswith(("http://", "https://"))):
+        raise HorizonConfigError("HORIZON['notifications']['webhook'] must be an http(s) URL",
+                                 "horizon.E008")
+    cooldown = raw.get("cooldown", 300)
+    if isinstance(cooldown, bool) or not isinstance(cooldown, (int, float)) or cooldown < 0:
+        raise HorizonConfigError("HORIZON['notifications']['cooldown'] must be seconds >= 0",
+                                 "horizon.E008")
+    return {"mail": mail, "webhook": webhook, "cooldown": float(cooldown),
+            "from": raw.get("from")}
