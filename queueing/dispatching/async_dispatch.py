@@ -28,6 +28,7 @@ asgiref executor names the waiting thread; sync code dispatches with ``delay``.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -109,7 +110,7 @@ def _defer_plan(first: Signature, plan: BatchPlan) -> bool:
     return True
 
 
-async def _deferred_to_commit(signature: Signature, defer) -> bool:
+async def _deferred_to_commit(signature: Signature, defer: Callable[[], bool]) -> bool:
     """Apply the transaction rule of the module docstring; True when the send was left
     to a commit. `defer` checks and registers in whichever thread runs it."""
     if not wants_after_commit(signature):

@@ -66,7 +66,7 @@ class JobFunction:
 
 
 def job(func: Callable[..., Any] | None = None, *, name: str | None = None,
-        middleware: Any = None, editable: Any = (), **options: Any):
+        middleware: Any = None, editable: Any = (), **options: Any) -> Any:
     """Declare a dispatchable job; usable bare (``@job``) or with options (``@job(tries=3)``).
 
     ``middleware=[...]`` runs the job through those middleware (queueing.middleware);

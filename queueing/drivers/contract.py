@@ -23,10 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Protocol, Union, runtime_checkable
 
 if TYPE_CHECKING:
     from queueing.drivers.batch_store import BatchStore
+    from queueing.drivers.redis.replies import RedisClient
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +74,12 @@ class CutEntry(bytes):
 
 PAUSED: Final = -1
 """What ``pop_batch`` answers for a queue that is paused (an empty one answers ``[]``)."""
+
+Finished = Union["Reservation", Iterable["Reservation"], None]
+"""Finished deliveries handed to a pop or an acknowledgement: one, several, or none."""
+
+Popped = list["Reservation"] | int
+"""What ``pop_batch`` and ``wait_then_pop`` answer: the reservations, or PAUSED."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +146,7 @@ class DispatchTarget(Protocol):
     def sizes(self, queue: str) -> QueueSizes:
         """The queue's counts (zeros for drivers that keep nothing)."""
 
-    def control_store(self) -> Any:
+    def control_store(self) -> RedisClient | None:
         """The Redis client job controls (middleware state, unique and overlap locks,
         debounce) use for this connection's jobs; None when it has no Redis (they then
         use the first connection that has one: queueing/middleware/store.py)."""
@@ -155,7 +162,7 @@ class Reservations(Protocol):
         """Reserve the next job of `queue` (None when empty or paused)."""
 
     def pop_batch(self, queue: str, count: int, *, finished: list[Reservation] | None = None,
-                  extra: list | None = None, owner: str = "") -> Any:
+                  extra: list | None = None, owner: str = "") -> Popped:
         """Reserve up to `count` jobs in queue order, acknowledging `finished` and running
         the completion recorders' `extra` calls on the way. Answers a list of
         Reservations, or PAUSED. Each reserved job's ``attempts`` is raised by one and its
@@ -203,7 +210,7 @@ class Reservations(Protocol):
         """Block up to `timeout` seconds for a job on any of `queues` (True: woken)."""
 
     def wait_then_pop(self, queue: str, timeout: float, count: int, *,
-                      owner: str = "") -> Any:
+                      owner: str = "") -> Popped | None:
         """Block for `queue` and reserve from it in one round trip: a list, PAUSED, or
         None when the driver cannot (see ``Capabilities.wait_then_pop``)."""
 
@@ -257,7 +264,7 @@ class Control(Protocol):
         """Names the store a restart broadcast reaches: connections with the same scope
         share one broadcast (one Redis server, one database)."""
 
-    def heartbeat_store(self) -> Any:
+    def heartbeat_store(self) -> RedisClient | None:
         """The Redis client this connection's worker heartbeats live on; None when the
         driver keeps none (``Capabilities.heartbeats``)."""
 

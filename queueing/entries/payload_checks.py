@@ -7,6 +7,7 @@ from ``payload`` (the codec) so each reads as one concept.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from queueing.config import queue_settings
@@ -21,7 +22,7 @@ def _check(condition: bool, reason: str) -> None:
         raise MalformedPayload(reason)
 
 
-def _is_int(minimum: int):
+def _is_int(minimum: int) -> Callable[[Any], bool]:
     return lambda v: type(v) is int and v >= minimum
 
 

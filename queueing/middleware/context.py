@@ -14,14 +14,23 @@ skips the job: it did not run, and nothing asked for it to come back.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final, Literal
 
-RAN, RELEASED, SKIPPED = "ran", "released", "skipped"
+from queueing.entries.shapes import Payload
+
+if TYPE_CHECKING:  # the registry imports the middleware pipeline, not back
+    from queueing.dispatching.registry import JobDefinition
+    from queueing.drivers.redis.replies import RedisClient
+
+VerdictKind = Literal["ran", "released", "skipped"]
+RAN: Final = "ran"
+RELEASED: Final = "released"
+SKIPPED: Final = "skipped"
 
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    kind: str  # RAN, RELEASED or SKIPPED
+    kind: VerdictKind
     delay: float = 0.0
     by: str = ""  # the middleware that decided, as shown on the dashboard
     reason: str = ""
@@ -53,8 +62,9 @@ class RunningJob:
     __slots__ = ("payload", "definition", "connection", "queue", "client", "worker",
                  "timeout", "verdict", "current", "ran", "body")
 
-    def __init__(self, payload: Any, definition: Any, *, connection: str, queue: str,
-                 client: Any, worker: str = "", timeout: float = 0.0) -> None:
+    def __init__(self, payload: Payload, definition: JobDefinition, *, connection: str,
+                 queue: str, client: RedisClient, worker: str = "",
+                 timeout: float = 0.0) -> None:
         self.payload = payload
         self.definition = definition
         self.connection = connection

@@ -19,21 +19,30 @@ import dataclasses
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from queueing.dispatching.registry import JobDefinition
 from queueing.dispatching.unique import release_for_payload
+from queueing.drivers.contract import Reservation
 from queueing.entries import batch_tag
 from queueing.entries import payload as payload_lib
+from queueing.entries.shapes import Payload
 from queueing.middleware import outcomes
 from queueing.middleware.context import RAN, RELEASED, RunningJob, Verdict
 from queueing.middleware.pipeline import Plan, plan_for
 from queueing.middleware.store import state_client
+from queueing.worker.errors import transient
 from queueing.worker.outcome import Outcome, with_retries
+
+if TYPE_CHECKING:  # the runner imports this module, not back
+    from queueing.worker.failing import Failing
+    from queueing.worker.job_runner import JobRunner
 
 logger = logging.getLogger("queueing.worker")
 
 
-def run(runner: Any, plan: Plan, held: Any, job: Any, definition: Any,
+def run(runner: JobRunner, plan: Plan, held: Reservation, job: Payload,
+        definition: JobDefinition,
         body: Callable[[], Any], timeout: float) -> Verdict:
     client = state_client(runner.driver)
     running = RunningJob(job, definition, connection=runner.driver.name, queue=held.queue,
@@ -48,7 +57,8 @@ def run(runner: Any, plan: Plan, held: Any, job: Any, definition: Any,
     return plan.run(running, body)
 
 
-def settle(runner: Any, held: Any, job: Any, verdict: Verdict | None, runtime: float) -> Any:
+def settle(runner: JobRunner, held: Reservation, job: Payload, verdict: Verdict | None,
+           runtime: float) -> Outcome | None:
     """The runner's Outcome for a verdict; None after a plain run (the runner goes on)."""
     if verdict is None or verdict.kind == RAN:
         if "unique" in job.data:
@@ -81,24 +91,25 @@ def settle(runner: Any, held: Any, job: Any, verdict: Verdict | None, runtime: f
     return Outcome("skipped", runtime, job)
 
 
-def release_unique(runner: Any, job: Any) -> None:
+def release_unique(owner: JobRunner | Failing, job: Payload) -> None:
     """Let go of the unique lock a settled job holds (success, final failure, skip);
     never raises: at worst the lock expires by itself after unique_for."""
     try:
-        client = state_client(runner.driver)
+        client = state_client(owner.driver)
         with_retries(lambda: release_for_payload(client, job), "release unique lock",
-                     errors=runner.transient)
+                     errors=transient(owner.driver))
     except Exception as exc:
         logger.warning("could not release the unique lock of %s %s: %s", job.job, job.uuid,
                        exc)
 
 
-def release_abandoned(runner: Any, held: Any, job: Any, definition: Any) -> None:
+def release_abandoned(runner: JobRunner, held: Reservation, job: Payload,
+                      definition: JobDefinition | None) -> None:
     """Free what a job's middleware held when its worker died or was fenced mid-run
     (a WithoutOverlapping lock): each middleware that holds something while the job runs
     says how, in ``release_abandoned(running_job)``, and releases only its own."""
     plan = plan_for(definition)
-    if plan is None:
+    if plan is None or definition is None:
         return
     running = RunningJob(job, definition, connection=runner.driver.name, queue=held.queue,
                          client=state_client(runner.driver),

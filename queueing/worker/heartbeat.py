@@ -25,13 +25,14 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
 import redis
 from django.conf import settings
 
 from queueing.connections import make_client
+from queueing.drivers.contract import QueueDriver
 from queueing.drivers.redis.keys import WORKERS_KEY
 from queueing.drivers.redis.keys import heartbeat_key as key
 from queueing.drivers.redis.replies import RedisClient, as_str
@@ -144,7 +145,8 @@ class Heartbeat:
 
 
 @contextmanager
-def beating(driver, owner: str, state: Callable[[], dict] | None = None):
+def beating(driver: QueueDriver, owner: str, state: Callable[[], dict] | None = None
+            ) -> Iterator[Heartbeat | None]:
     """Publish `owner`'s heartbeat on the driver's Redis while the block runs (a
     database connection has none: its dashboard shows the holder and the lease)."""
     if not driver.capabilities.heartbeats:

@@ -5,6 +5,8 @@ import logging
 import time
 from typing import Any, Protocol
 
+from django.dispatch import Signal
+
 from queueing.entries.payload import Payload
 from queueing.worker.outcome import printable
 
@@ -50,7 +52,7 @@ class JobLog:
             pass
 
 
-def send_signal(sig, **kwargs: Any) -> None:
+def send_signal(sig: Signal, **kwargs: Any) -> None:
     """Send a job signal; a receiver that raises is logged and never stops the worker."""
     if not sig.receivers:
         return

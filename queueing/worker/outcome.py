@@ -7,7 +7,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from queueing.dispatching.registry import JobDefinition
 from queueing.drivers.contract import Reservation
@@ -18,11 +18,18 @@ from queueing.redaction import for_log
 logger = logging.getLogger("queueing.worker")
 
 
+# How a job's delivery ended: ran to success; handed back for a retry ("released"), by
+# its middleware ("deferred") or for later ("kept": the store was away); failed for good;
+# stopped by its timeout or a cancel; skipped unrun by its middleware.
+OutcomeKind = Literal["done", "released", "deferred", "kept", "failed", "timed_out",
+                      "cancelled", "skipped"]
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """How one job's run ended, for the loop's counters and the recorders."""
 
-    kind: str  # "done", "released", "failed", "timed_out", "cancelled" or "kept"
+    kind: OutcomeKind
     runtime: float = 0.0
     job: Payload | None = None
 

@@ -13,11 +13,13 @@ from typing import Any
 
 from django.db import InterfaceError, OperationalError
 from django.db import connections as db_connections
+from django.db.backends.base.base import BaseDatabaseWrapper
 
 from queueing.config import ConnectionConfig
 from queueing.drivers.contract import (
     Capabilities,
     CutEntry,
+    Finished,
     Reservation,
 )
 from queueing.drivers.database.batches import DatabaseBatches
@@ -76,11 +78,11 @@ class DatabaseBase:
         self._pid = os.getpid()
 
     # -- connections --------------------------------------------------------------------
-    def _shared(self):
+    def _shared(self) -> BaseDatabaseWrapper:
         """Django's connection of the alias: joins the caller's transaction."""
         return db_connections[self.alias]
 
-    def _private(self):
+    def _private(self) -> BaseDatabaseWrapper:
         """This thread's own connection for the worker's cycle (made lazily; a forked
         child makes its own and leaves the parent's socket alone)."""
         local = self._local
@@ -95,7 +97,7 @@ class DatabaseBase:
                                    [self.config.synchronous_commit])
         return wrapper
 
-    def _new_private(self):
+    def _new_private(self) -> BaseDatabaseWrapper:
         """A connection of the alias, not registered with Django. On PostgreSQL its
         statements are bound server-side and prepared once: the pop is parsed and planned
         once per worker instead of once per job."""
@@ -107,7 +109,7 @@ class DatabaseBase:
                                      "server_side_binding": True, "prepare_threshold": 1}}
         return type(shared)(settings_dict, self.alias)
 
-    def _run(self, sql: str, params: list, *, fetch: str = "", shared: bool = False):
+    def _run(self, sql: str, params: list, *, fetch: str = "", shared: bool = False) -> Any:
         """Execute one statement; returns rows ("all"), one row ("one") or the rowcount."""
         wrapper = self._shared() if shared else self._private()
         try:
@@ -123,7 +125,7 @@ class DatabaseBase:
                 self._drop_private()
             raise
 
-    def _raw_cursor(self, wrapper):
+    def _raw_cursor(self, wrapper: BaseDatabaseWrapper) -> Any:
         cursor = getattr(self._local, "cursor", None)
         if cursor is None or cursor.closed or cursor.connection is not wrapper.connection:
             wrapper.ensure_connection()
@@ -180,7 +182,7 @@ class DatabaseBase:
             store = self.__dict__["_batches"] = DatabaseBatches(self)
         return store
 
-def _as_list(finished) -> list:
+def _as_list(finished: Finished) -> list[Reservation]:
     if finished is None:
         return []
     if isinstance(finished, Reservation):
@@ -188,7 +190,7 @@ def _as_list(finished) -> list:
     return list(finished)
 
 
-def _fetch(cursor, sql: str, params: list, fetch: str):
+def _fetch(cursor: Any, sql: str, params: list, fetch: str) -> Any:
     cursor.execute(sql, params)
     if fetch == "all":
         return cursor.fetchall()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from typing import Any
 
 from queueing.drivers.database.sql import NOTIFY_CHANNEL
 
@@ -18,7 +19,7 @@ _DJANGO_ONLY = ("cursor_factory", "context", "pool", "prepare_threshold", "assum
 
 
 class Listener:
-    def __init__(self, django_connection) -> None:
+    def __init__(self, django_connection: Any) -> None:
         import psycopg
 
         params = django_connection.get_connection_params()

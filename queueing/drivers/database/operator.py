@@ -154,7 +154,7 @@ class DatabaseOperator(DatabaseBase):
                                                    max(start, 0)], fetch="all", shared=True)
         return [self._entry(state, row[:6], size=row[6]) for row in rows]
 
-    def _entry(self, state: str, row, size: int | None = None) -> Any:
+    def _entry(self, state: str, row: Any, size: int | None = None) -> Any:
         row_id, attempts, payload, available_at, owner, delivery = row
         if state == "reserved":
             raw = stamp(payload, attempts, token_of(row_id, delivery), owner)

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from queueing.drivers.contract import (
+    Finished,
     Reservation,
     Reserved,
 )
@@ -24,18 +25,19 @@ from queueing.models import ControlValue
 
 
 class DatabaseReservations(DatabaseBase):
-    def pop(self, queue: str, *, finished=None, extra: list | None = None,
+    def pop(self, queue: str, *, finished: Finished = None, extra: list | None = None,
             owner: str = "") -> Reservation | None:
         """Reserve the next job of `queue` (None when it is empty or paused)."""
         got = self.pop_batch(queue, 1, finished=finished, extra=extra, owner=owner)
         return got[0] if got else None
 
-    def pop_or_paused(self, queue: str, **kwargs) -> Reservation | None:
+    def pop_or_paused(self, queue: str, **kwargs: Any) -> Reservation | None:
         """The worker's pop. A paused queue answers None like an empty one (the pause is
         a condition of the pop query); the worker learns of it at its next control read."""
         return self.pop(queue, **kwargs)
 
-    def pop_batch(self, queue: str, count: int, *, finished=None, extra: list | None = None,
+    def pop_batch(self, queue: str, count: int, *,
+                  finished: Finished = None, extra: list | None = None,
                   owner: str = "") -> list[Reservation]:
         """Reserve up to `count` jobs of `queue` (a worker's prefetch), in queue order,
         acknowledging `finished` (a delivery or a list of them) on the way.
@@ -81,7 +83,8 @@ class DatabaseReservations(DatabaseBase):
         return Reserved(self.pop_batch(queue, count, finished=finished, extra=extra,
                                        owner=owner))
 
-    def _pop_in_transaction(self, done, pick, lease, owner, count):
+    def _pop_in_transaction(self, done: list[tuple[int, int]], pick: list, lease: float,
+                            owner: str, count: int) -> list:
         """MySQL/MariaDB: lock the next rows with SKIP LOCKED, reserve them, read back."""
         wrapper = self._private()
         try:
@@ -106,7 +109,7 @@ class DatabaseReservations(DatabaseBase):
             self._drop_private()
             raise
 
-    def acknowledge(self, finished, extra: list | None = None) -> None:
+    def acknowledge(self, finished: Finished, extra: list | None = None) -> None:
         """Delete finished deliveries (one or a list), then send `extra`."""
         done = [parse_token(h.token) for h in self._count_batch_members(finished)]
         if self.vendor == "postgresql" and done:
@@ -123,7 +126,7 @@ class DatabaseReservations(DatabaseBase):
             return True
         return self._run(self.sql.delete(), list(parse_token(reservation.token))) > 0
 
-    def _count_batch_members(self, finished) -> list[Reservation]:
+    def _count_batch_members(self, finished: Finished) -> list[Reservation]:
         """Acknowledge and count the batch members among finished jobs (one transaction
         per batch, rows deleted with the count); the others, for the usual statement."""
         held = _as_list(finished)

@@ -17,6 +17,7 @@ sweep and the pop reads one index: (queue, priority DESC, available_at, id).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from queueing.models import ControlValue, PausedQueue, QueuedJob
 
@@ -34,7 +35,7 @@ class Statements:
     control: str
 
     @classmethod
-    def for_connection(cls, connection) -> Statements:
+    def for_connection(cls, connection: Any) -> Statements:
         quote = connection.ops.quote_name
         return cls(connection.vendor, quote(QueuedJob._meta.db_table),
                    quote(PausedQueue._meta.db_table), quote(ControlValue._meta.db_table))

@@ -26,7 +26,7 @@ from __future__ import annotations
 import selectors
 import time
 import uuid
-from typing import TypeGuard
+from typing import Any, TypeGuard
 
 import redis
 from redis.cluster import RedisCluster
@@ -162,7 +162,7 @@ class SlotWaiter:
         return taken
 
     @staticmethod
-    def _job_token(blocker: _Blocker, reply) -> list[str]:
+    def _job_token(blocker: _Blocker, reply: Any) -> list[str]:
         """[the notify key] when a BLPOP reply took a job's token, else []."""
         if reply is None or _key(reply[0]) == blocker.wake_key:
             return []

@@ -8,9 +8,12 @@ import logging
 import re
 import time
 from collections.abc import Iterable
+from typing import Any
 
 from queueing.drivers.contract import (
     PAUSED,
+    Finished,
+    Popped,
     Reservation,
     Reserved,
 )
@@ -26,7 +29,7 @@ _UNSAFE_OWNER = re.compile(r'[^A-Za-z0-9_.:@\-]')
 logger = logging.getLogger("queueing.worker")
 
 
-def _as_list(finished) -> list[Reservation]:
+def _as_list(finished: Finished) -> list[Reservation]:
     """`finished` as a list: None, one Reservation, or several."""
     if finished is None:
         return []
@@ -73,7 +76,7 @@ class RedisReservations(RedisBase):
         return [now, "+inf" if lease is None else lease, self.config.migration_batch_size,
                 reclaim, owner_json(owner), token, count, taken, PREFETCH_BYTES]
 
-    def pop(self, queue: str, *, finished=None, extra: list | None = None,
+    def pop(self, queue: str, *, finished: Finished = None, extra: list | None = None,
             owner: str = "") -> Reservation | None:
         """Reserve the next job of `queue` (None when it is empty or paused).
 
@@ -83,18 +86,19 @@ class RedisReservations(RedisBase):
         reserved payload ("reservedBy"), so operators can see who holds a job.
         """
         found = self.pop_or_paused(queue, finished=finished, extra=extra, owner=owner)
-        return None if found is PAUSED else found
+        return found if isinstance(found, Reservation) else None
 
-    def pop_or_paused(self, queue: str, *, finished=None, extra: list | None = None,
-                      owner: str = ""):
+    def pop_or_paused(self, queue: str, *, finished: Finished = None,
+                      extra: list | None = None, owner: str = "") -> Reservation | int | None:
         """Like pop, but answers PAUSED for a paused queue, so a worker can stop asking."""
         found = self.pop_batch(queue, 1, finished=finished, extra=extra, owner=owner)
-        if found is PAUSED:
+        if isinstance(found, int):
             return PAUSED
         return found[0] if found else None
 
-    def pop_batch(self, queue: str, count: int, *, finished=None, extra: list | None = None,
-                  owner: str = ""):
+    def pop_batch(self, queue: str, count: int, *,
+                  finished: Finished = None,
+                  extra: list | None = None, owner: str = "") -> Popped:
         """Reserve up to `count` jobs of `queue` in one round trip (a worker's prefetch):
         a list in queue order, empty when there are none, or PAUSED."""
         got = self.reserve(queue, count, finished=_as_list(finished), extra=extra,
@@ -124,7 +128,8 @@ class RedisReservations(RedisBase):
         found = self._reserved(queue, token, results[-1])
         return Reserved(found.jobs, found.paused, unacked, errors)
 
-    def _pop_call(self, queue: str, token: str, count: int, owner: str):
+    def _pop_call(self, queue: str, token: str, count: int, owner: str
+                  ) -> tuple[Any, list[str], list[Any]]:
         """The pop script's call (script, keys, args), reserving up to `count` jobs now."""
         k = self.keys(queue)
         return (self.scripts.pop, [k.ready, k.delayed, k.reserved, k.notify, k.paused,
@@ -133,21 +138,21 @@ class RedisReservations(RedisBase):
                                self._owed_tokens.get(queue, 0)))
 
     @staticmethod
-    def _reserved(queue: str, token: str, raws) -> Reserved:
+    def _reserved(queue: str, token: str, raws: Any) -> Reserved:
         if raws == PAUSED:
             return Reserved(paused=True)
         return Reserved([Reservation(queue, raw, f"{token}.{i}")
                          for i, raw in enumerate(raws, 1)])
 
     @staticmethod
-    def _ack_groups(finished) -> list[list[Reservation]]:
+    def _ack_groups(finished: Finished) -> list[list[Reservation]]:
         """Finished jobs grouped by queue, in the order of _ack_calls."""
         by_queue: dict[str, list[Reservation]] = {}
         for held in _as_list(finished):
             by_queue.setdefault(held.queue, []).append(held)
         return list(by_queue.values())
 
-    def _ack_plan(self, finished) -> tuple[list, list[list[Reservation]]]:
+    def _ack_plan(self, finished: Finished) -> tuple[list, list[list[Reservation]]]:
         """Script calls acknowledging `finished` (one per queue), then counting the batch
         members among them (one per batch: batch.lua), each with the jobs it settles.
         The count is idempotent per member, so whoever acknowledges (this worker, a
@@ -161,11 +166,11 @@ class RedisReservations(RedisBase):
             groups.append(group)
         return calls, groups
 
-    def _ack_calls(self, finished, extra: list | None) -> list:
+    def _ack_calls(self, finished: Finished, extra: list | None) -> list:
         """Script calls acknowledging `finished` (and counting batch members), then `extra`."""
         return self._ack_plan(finished)[0] + list(extra or [])
 
-    def acknowledge(self, finished, extra: list | None = None) -> None:
+    def acknowledge(self, finished: Finished, extra: list | None = None) -> None:
         """Delete finished jobs' reservations (plus `extra` calls) in one round trip. A
         failed acknowledgement raises; a failed `extra` call is logged and skipped."""
         acks = self._ack_calls(finished, None)
@@ -189,7 +194,7 @@ class RedisReservations(RedisBase):
         if calls:
             run_pipelined(self.client, calls)
 
-    def carries_extra(self, client) -> bool:
+    def carries_extra(self, client: Any) -> bool:
         """Recorders writing to this driver's own Redis ride in its pipelines."""
         return client is self.client
 
@@ -276,7 +281,8 @@ class RedisReservations(RedisBase):
             self._owed_tokens[queue] = self._owed_tokens.get(queue, 0) + 1
         return woken
 
-    def wait_then_pop(self, queue: str, timeout: float, count: int, *, owner: str = ""):
+    def wait_then_pop(self, queue: str, timeout: float, count: int, *, owner: str = ""
+                      ) -> Popped | None:
         """Block up to `timeout` seconds for a notify token of one queue, then reserve up
         to `count` of its jobs, in one round trip: the BLPOP and the pop script go in
         one pipeline, and Redis runs the script the moment the BLPOP returns (a blocked
