@@ -35,6 +35,7 @@ from queueing.drivers.redis.clients import (  # noqa: F401 (their old home, stil
     redis_url,
 )
 from queueing.drivers.redis.driver import RedisDriver
+from queueing.drivers.redis.replies import RedisClient
 from queueing.drivers.registry import kind_of
 from queueing.errors import ConfigurationError
 from queueing.redaction import redacted_url as _redact_url
@@ -107,6 +108,14 @@ def redis_driver(name: str | None = None) -> RedisDriver:
             "driver; workers and queue commands need a 'redis' connection"
         )
     return found
+
+
+def redis_client(name: str | None = None) -> RedisClient:
+    """The Redis client of a Redis connection: where Horizon's own keys, Django Tasks
+    results, schedule history and job-control scripts live. The one door to it above the
+    drivers (nothing there reads a driver's ``client``); ConfigurationError for a
+    connection that is not Redis."""
+    return redis_driver(name).client
 
 
 def queue_driver(name: str | None = None) -> QueueDriver:

@@ -2,10 +2,10 @@
 jobs). Their keys are in ``horizon/keys.py``; their Lua scripts in ``horizon/lua/``,
 loaded with ``queueing.drivers.redis.scripts.script_for(client, name, "horizon")``."""
 from horizon.config import horizon_settings
-from queueing.connections import redis_driver
+from queueing.connections import redis_client
 from queueing.drivers.redis.replies import RedisClient
 
 
 def horizon_client() -> RedisClient:
     """The Redis client of the connection Horizon keeps its state on."""
-    return redis_driver(horizon_settings().connection).client
+    return redis_client(horizon_settings().connection)

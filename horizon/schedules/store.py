@@ -83,7 +83,7 @@ def claim(schedule: ScheduleDefinition, slot: float | str, *, trigger: str = "sc
                                queue_keys.schedule_slot(schedule.name, slot_id), ttl, record):
         return None
     runs = queue_keys.schedule_runs(schedule.name)
-    pipe = driver.client.pipeline(transaction=False)
+    pipe = connections.redis_client(where.connection).pipeline(transaction=False)
     pipe.lpush(runs, record)
     pipe.ltrim(runs, 0, HISTORY - 1)
     pipe.execute()
@@ -103,7 +103,7 @@ def history(schedule: ScheduleDefinition, limit: int = HISTORY) -> list[dict]:
         where = target(schedule)
     except ScheduleError:
         return []
-    client = connections.redis_driver(where.connection).client
+    client = connections.redis_client(where.connection)
     out = []
     for raw in client.lrange(_queue_keys(where).schedule_runs(schedule.name), 0, limit - 1):
         try:

@@ -31,6 +31,7 @@ from typing import Any
 
 from queueing import connections
 from queueing.dispatching.registry import lookup
+from queueing.drivers.redis.keys import QueueKeys
 from queueing.drivers.registry import kind_of
 from queueing.entries.payload import peek
 from queueing.errors import ConfigurationError, InvalidOption, QueueError
@@ -170,9 +171,8 @@ def _debounce(signature: Any, conn: Any, queue: str, chain: list | None,
     remember_ms = int((due - now + DEBOUNCE_MEMORY) * 1000)
 
     def go() -> None:
-        driver = connections.redis_driver(conn.name)
-        keys = driver.keys(queue)
-        script(driver.client, "debounce")(
+        keys = QueueKeys.for_queue(queue, conn.prefix)
+        script(connections.redis_client(conn.name), "debounce")(
             keys=[keys.delayed, debounce_key(keys, signature.definition.name, lock_id)],
             args=[due, text, remember_ms])
 

@@ -69,7 +69,7 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[name-defined]
         return queue_settings().connection(self.connection_name)
 
     def results(self) -> ResultStore:
-        return ResultStore(connections.redis_driver(self.connection.name).client,
+        return ResultStore(connections.redis_client(self.connection.name),
                            ttl=int(self.result_ttl))
 
     def check(self, **kwargs: Any) -> list[checks.CheckMessage]:
@@ -161,7 +161,7 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[name-defined]
         store = self.results()
         name, script_keys, script_args = enqueue.script_call(driver.keys(enqueue.queue))
         script: Script = getattr(driver.scripts, name)
-        pipe = driver.client.pipeline(transaction=False)
+        pipe = connections.redis_client(enqueue.connection).pipeline(transaction=False)
         store.create_calls(pipe, enqueue.record, enqueue.result_ttl(store.ttl))
         # As a bare command: a cluster pipeline refuses redis-py's evalsha method.
         pipe.execute_command("EVALSHA", script.sha, len(script_keys), *script_keys,

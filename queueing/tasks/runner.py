@@ -29,7 +29,7 @@ from django.dispatch import receiver
 from django.utils import timezone
 from django.utils.module_loading import autodiscover_modules
 
-from queueing.connections import redis_driver
+from queueing.connections import redis_client
 from queueing.dispatching.registry import lookup
 from queueing.entries.payload import Payload
 from queueing.signals import job_failed
@@ -158,7 +158,7 @@ def _finish_failed(payload: Payload, exception: BaseException | None) -> None:
         backend = framework.task_backends[alias]
         store = backend.results()
     else:  # not registered here: still mark the stored result, without signals
-        store = ResultStore(redis_driver(payload.data.get("connection")).client)
+        store = ResultStore(redis_client(payload.data.get("connection")))
     now = timezone.now()
     recorded = getattr(_last_error, "attempt", None) == (payload.uuid, payload.attempts)
     if exception is not None and not recorded:

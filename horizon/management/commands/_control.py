@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from horizon.config import horizon_settings
 from horizon.repositories import commands, state
-from queueing.connections import redis_driver, redis_location
+from queueing.connections import redis_client, redis_driver
 from queueing.drivers.redis.replies import RedisClient
 
 EXIT_UNREACHABLE = 3  # Redis cannot be reached (horizon_status: 0 running, 1 paused, 2 inactive)
@@ -16,13 +16,13 @@ def reachable_client() -> RedisClient:
     """Horizon's Redis client, or CommandError (exit 3) saying where it failed to connect."""
 
     driver = redis_driver(horizon_settings().connection)
+    client = redis_client(driver.name)
     try:
-        driver.client.ping()
+        driver.ping()
     except redis.RedisError as exc:
-        raise CommandError(
-            f"cannot reach Redis for connection {driver.name!r} "
-            f"({redis_location(driver.config)}): {exc}", returncode=EXIT_UNREACHABLE) from exc
-    return driver.client
+        raise CommandError(f"cannot reach {driver.location()}: {exc}",
+                           returncode=EXIT_UNREACHABLE) from exc
+    return client
 
 
 class ControlCommand(BaseCommand):
