@@ -82,6 +82,16 @@ Popped = list["Reservation"] | int
 """What ``pop_batch`` and ``wait_then_pop`` answer: the reservations, or PAUSED."""
 
 
+def finished_list(finished: Finished) -> list[Reservation]:
+    """`finished` as a list (None, one Reservation, or several): what every driver's pop
+    and acknowledgement take."""
+    if finished is None:
+        return []
+    if isinstance(finished, Reservation):
+        return [finished]
+    return list(finished)
+
+
 @dataclass(frozen=True, slots=True)
 class Reserved:
     """What one ``reserve`` round trip did.

@@ -19,8 +19,6 @@ from queueing.config import ConnectionConfig
 from queueing.drivers.contract import (
     Capabilities,
     CutEntry,
-    Finished,
-    Reservation,
 )
 from queueing.drivers.database.batches import DatabaseBatches
 from queueing.drivers.database.listen import Listener
@@ -182,12 +180,6 @@ class DatabaseBase:
             store = self.__dict__["_batches"] = DatabaseBatches(self)
         return store
 
-def _as_list(finished: Finished) -> list[Reservation]:
-    if finished is None:
-        return []
-    if isinstance(finished, Reservation):
-        return [finished]
-    return list(finished)
 
 
 def _fetch(cursor: Any, sql: str, params: list, fetch: str) -> Any:

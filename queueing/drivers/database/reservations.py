@@ -13,12 +13,9 @@ from queueing.drivers.contract import (
     Finished,
     Reservation,
     Reserved,
+    finished_list,
 )
-from queueing.drivers.database.base import (
-    DatabaseBase,
-    _as_bytes,
-    _as_list,
-)
+from queueing.drivers.database.base import DatabaseBase, _as_bytes
 from queueing.drivers.database.delivery import parse_token, stamp, token_of
 from queueing.drivers.database.listen import Listener
 from queueing.models import ControlValue
@@ -129,7 +126,7 @@ class DatabaseReservations(DatabaseBase):
     def _count_batch_members(self, finished: Finished) -> list[Reservation]:
         """Acknowledge and count the batch members among finished jobs (one transaction
         per batch, rows deleted with the count); the others, for the usual statement."""
-        held = _as_list(finished)
+        held = finished_list(finished)
         if not any(b'"batch":{' in _as_bytes(h.raw) for h in held):
             return held
         return self.batches.settle_held(held, "s")

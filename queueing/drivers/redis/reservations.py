@@ -16,6 +16,7 @@ from queueing.drivers.contract import (
     Popped,
     Reservation,
     Reserved,
+    finished_list,
 )
 from queueing.drivers.redis.base import RedisBase
 from queueing.drivers.redis.keys import EXCEPTIONS_TTL, exceptions_key
@@ -29,13 +30,6 @@ _UNSAFE_OWNER = re.compile(r'[^A-Za-z0-9_.:@\-]')
 logger = logging.getLogger("queueing.worker")
 
 
-def _as_list(finished: Finished) -> list[Reservation]:
-    """`finished` as a list: None, one Reservation, or several."""
-    if finished is None:
-        return []
-    if isinstance(finished, Reservation):
-        return [finished]
-    return list(finished)
 
 
 def _refused_for_good(exc: BaseException) -> bool:
@@ -101,7 +95,7 @@ class RedisReservations(RedisBase):
                   extra: list | None = None, owner: str = "") -> Popped:
         """Reserve up to `count` jobs of `queue` in one round trip (a worker's prefetch):
         a list in queue order, empty when there are none, or PAUSED."""
-        got = self.reserve(queue, count, finished=_as_list(finished), extra=extra,
+        got = self.reserve(queue, count, finished=finished_list(finished), extra=extra,
                            owner=owner)
         return PAUSED if got.paused else got.jobs
 
@@ -148,7 +142,7 @@ class RedisReservations(RedisBase):
     def _ack_groups(finished: Finished) -> list[list[Reservation]]:
         """Finished jobs grouped by queue, in the order of _ack_calls."""
         by_queue: dict[str, list[Reservation]] = {}
-        for held in _as_list(finished):
+        for held in finished_list(finished):
             by_queue.setdefault(held.queue, []).append(held)
         return list(by_queue.values())
 
@@ -161,7 +155,7 @@ class RedisReservations(RedisBase):
         groups = self._ack_groups(finished)
         calls = [(self.scripts.delete, [self.keys(group[0].queue).reserved],
                   [held.raw for held in group]) for group in groups]
-        for call, group in self.batches.settle_calls(_as_list(finished), "s"):
+        for call, group in self.batches.settle_calls(finished_list(finished), "s"):
             calls.append(call)
             groups.append(group)
         return calls, groups
