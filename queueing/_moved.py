@@ -32,6 +32,7 @@ MOVED = {
     "queueing.dispatching.limits": "queueing.entries.limits",
     "queueing.batches.tag": "queueing.entries.batch_tag",
     "queueing.batches.counting": "queueing.entries.batch_counting",
+    "queueing.tasks.discovery": "queueing.dispatching.task_discovery",
     "queueing.registry": "queueing.dispatching.registry",
     "queueing.options": "queueing.worker.options",
     "queueing.job_runner": "queueing.worker.job_runner",

@@ -11,8 +11,10 @@ from queueing.batches.members import encode_members, send
 from queueing.config import queue_settings
 from queueing.drivers.batch_store import BatchStore
 from queueing.drivers.registry import kind_of
+from queueing.entries import context
 from queueing.entries.batch_tag import CALLBACK_FIELD, from_value, of_data
 from queueing.entries.context import current_job
+from queueing.entries.shapes import Payload
 from queueing.errors import QueueError
 
 
@@ -178,8 +180,11 @@ class Batch:
 def current_batch() -> Batch | None:
     """Inside a running job: the batch it is a member (or a callback) of, else None."""
     job = current_job()
-    if job is None:
-        return None
+    return None if job is None else batch_of(job)
+
+
+def batch_of(job: Payload) -> Batch | None:
+    """The batch `job` is a member (or a callback) of, read now; None outside one."""
     tag = of_data(job.data)
     if tag is not None:
         return Batch.find(tag.id, job.data.get("connection") or None)
@@ -188,3 +193,6 @@ def current_batch() -> Batch | None:
     if callback is not None:
         return Batch.find(callback.id, job.data.get("connection") or None)
     return None
+
+
+context.read_batches_with(batch_of)  # Job.batch (dispatching/jobs.py) reads through it

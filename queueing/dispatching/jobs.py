@@ -19,6 +19,7 @@ from queueing.dispatching.dispatch import dispatch, link_spec, validate_signatur
 from queueing.dispatching.registry import JobDefinition, register
 from queueing.dispatching.signature import PendingDispatch, Signature
 from queueing.dispatching.unique import parse as parse_unique
+from queueing.entries.context import current_batch
 from queueing.entries.options import make_options
 from queueing.errors import InvalidOption
 from queueing.middleware.pipeline import middleware_list
@@ -193,7 +194,6 @@ class Job:
         """The batch this running job is a member (or a callback) of, read now; None
         outside one. ``self.batch.cancelled``, ``self.batch.add(...)`` (docs/batches.md);
         function jobs call ``queueing.current_batch()``."""
-        from queueing.batches.record import current_batch
         return current_batch()
 
 

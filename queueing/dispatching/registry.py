@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from queueing.dispatching.task_discovery import uses_redis_backend
 from queueing.entries.options import JobOptions
 from queueing.errors import ConfigurationError, UnknownJob
-from queueing.tasks.discovery import uses_redis_backend
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,9 @@ It lives on the ground floor, beside the payload it holds, so that code above th
 drivers (batches, middleware) can read it without importing the worker."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextvars import ContextVar, Token
+from typing import Any
 
 from queueing.entries.shapes import Payload
 
@@ -25,3 +27,21 @@ def enter(job: Payload) -> Token[Payload | None]:
 def leave(token: Token[Payload | None]) -> None:
     """Undo the ``enter`` that gave `token`."""
     _current.reset(token)
+
+
+_batch_reader: Callable[[Payload], Any] | None = None
+
+
+def read_batches_with(reader: Callable[[Payload], Any]) -> None:
+    """Set how a running job's batch is read (batches/record.py does, when imported), so
+    ``Job.batch`` in dispatching/ reads it without importing the batches above it."""
+    global _batch_reader
+    _batch_reader = reader
+
+
+def current_batch() -> Any:
+    """The batch the running job is a member (or a callback) of, else None."""
+    job = current_job()
+    if job is None or _batch_reader is None:
+        return None
+    return _batch_reader(job)
