@@ -107,14 +107,18 @@ def test_a_job_declaring_editable_arguments_keeps_masked_values_for_those_only(d
 @pytest.mark.parametrize("text, message", [
     (json.dumps({"args": [], "kwargs": {"x": 10 ** 4200}}), "more than 4,000 digits"),
     ('{"args": [' + "[" * 300 + "]" * 300 + '], "kwargs": {}}', "nested more than 100"),
-    ('{"args": [' + "[" * 5000 + "]" * 5000 + '], "kwargs": {}}', "nested too deeply"),
+    # Python 3.11's json parser stops at its recursion limit; 3.13's reads 5,000 levels,
+    # and the dispatch check refuses them: a clear 400 either way, never a 500.
+    ('{"args": [' + "[" * 5000 + "]" * 5000 + '], "kwargs": {}}',
+     ("nested too deeply", "nested more than 100")),
 ])
 def test_an_edit_goes_through_dispatch_checks(driver, text, message):
     row = fail(name="tests.testapp.jobs.noop")
     client = client_with("operate_dashboard")
     response = client.post(f"/failed/{row.uuid}/edit/", {"arguments": text})
     assert response.status_code == 400
-    assert message in html.unescape(response.content.decode())
+    page = html.unescape(response.content.decode())
+    assert any(m in page for m in ((message,) if isinstance(message, str) else message))
     assert FailedJob.objects.filter(uuid=row.uuid).exists()
     assert driver.sizes("default").pending == 0
 
