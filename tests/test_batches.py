@@ -7,8 +7,8 @@ from queueing.batches.record import BatchError
 from queueing.connections import redis_driver
 from queueing.errors import InvalidOption
 from queueing.models import FailedJob
+from tests.helpers import batch_finished, callbacks, workers
 from tests.testapp.jobs import (
-    BATCH_CALLBACKS,
     BATCH_HEALED,
     BATCH_RAN,
     BatchCancelCheck,
@@ -24,20 +24,10 @@ from tests.workers import wait_until
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def callbacks(kind=None, phase="end"):
-    return [n for n in notes(BATCH_CALLBACKS)
-            if (kind is None or n["kind"] == kind) and n["phase"] == phase]
 
 
-def workers(spawn_worker, n=1, *extra):
-    return [spawn_worker("--queue=default", "--quiet", "--tries=1", *extra) for _ in range(n)]
 
 
-def finished(batch_id, *kinds):
-    def check():
-        found = Batch.find(batch_id)
-        return found if found.finished and all(callbacks(k) for k in kinds) else None
-    return check
 
 
 @pytest.mark.parametrize("slots", [1, 8], ids=["one-slot", "8-slots"])
@@ -50,7 +40,7 @@ def test_then_and_finally_run_once_after_the_last_of_a_thousand_jobs_on_four_wor
                   .finally_(batch_callback.s("finally")).name("thousand").dispatch())
     assert dispatched.total == 1000 and dispatched.pending == 1000 and dispatched.progress == 0
     workers(spawn_worker, 4, f"--concurrency={slots}")
-    done = wait_until(finished(dispatched.id, "then", "finally"), timeout=60,
+    done = wait_until(batch_finished(dispatched.id, "then", "finally"), timeout=60,
                       message="the batch and its callbacks")
     assert (done.total, done.pending, done.succeeded, done.failed) == (1000, 0, 1000, 0)
     assert done.progress == 100 and done.state == "finished"
@@ -71,7 +61,7 @@ def test_two_failures_without_allow_failures_run_catch_once_and_finally_once(spa
                   .catch(batch_callback.s("catch")).finally_(batch_callback.s("finally"))
                   .dispatch())
     workers(spawn_worker, 2)
-    done = wait_until(finished(dispatched.id, "catch", "finally"), timeout=30,
+    done = wait_until(batch_finished(dispatched.id, "catch", "finally"), timeout=30,
                       message="catch and finally")
     import time
     time.sleep(0.5)
@@ -91,7 +81,7 @@ def test_allow_failures_runs_finally_not_then_and_counts_right(spawn_worker):
                   .catch(batch_callback.s("catch")).finally_(batch_callback.s("finally"))
                   .allow_failures().dispatch())
     workers(spawn_worker, 2)
-    done = wait_until(finished(dispatched.id, "finally"), timeout=30, message="finally")
+    done = wait_until(batch_finished(dispatched.id, "finally"), timeout=30, message="finally")
     import time
     time.sleep(0.5)
     assert (done.total, done.pending, done.succeeded, done.failed) == (40, 0, 38, 2)
@@ -108,7 +98,7 @@ def test_a_chain_is_one_member_counted_when_its_last_link_finishes(spawn_worker)
                   .then(batch_callback.s("then")).dispatch())
     assert dispatched.total == 2
     workers(spawn_worker, 1)
-    done = wait_until(finished(dispatched.id, "then"), timeout=20, message="then")
+    done = wait_until(batch_finished(dispatched.id, "then"), timeout=20, message="then")
     assert (done.succeeded, done.failed) == (2, 0)
     labels = [n["label"] for n in notes(BATCH_RAN)]
     assert labels.index("c1") < labels.index("c2") < labels.index("c3")
@@ -120,7 +110,7 @@ def test_a_failing_link_fails_its_chain_member(spawn_worker):
                           batch_member.s("c3")], [batch_member.s("other")]])
                   .allow_failures().finally_(batch_callback.s("finally")).dispatch())
     workers(spawn_worker, 1)
-    done = wait_until(finished(dispatched.id, "finally"), timeout=20, message="finally")
+    done = wait_until(batch_finished(dispatched.id, "finally"), timeout=20, message="finally")
     assert (done.total, done.succeeded, done.failed) == (2, 1, 1)
     assert "c3" not in [n["label"] for n in notes(BATCH_RAN)]
 
@@ -133,7 +123,7 @@ def test_cancel_with_500_pending_runs_none_of_them(spawn_worker, slots):
     assert dispatched.cancel() is True
     assert Batch.find(dispatched.id).cancel() is False  # once
     workers(spawn_worker, 2, f"--concurrency={slots}")
-    done = wait_until(finished(dispatched.id, "finally"), timeout=30,
+    done = wait_until(batch_finished(dispatched.id, "finally"), timeout=30,
                       message="every member skipped")
     assert notes(BATCH_RAN) == []
     assert (done.cancelled_jobs, done.succeeded, done.pending) == (500, 0, 0)
@@ -159,13 +149,13 @@ def test_retry_batch_runs_only_the_failed_jobs_and_the_batch_then_finishes(spawn
     dispatched = (batch(members).allow_failures().then(batch_callback.s("then"))
                   .finally_(batch_callback.s("finally")).dispatch())
     workers(spawn_worker, 1)
-    first = wait_until(finished(dispatched.id, "finally"), timeout=20, message="finally")
+    first = wait_until(batch_finished(dispatched.id, "finally"), timeout=20, message="finally")
     assert (first.succeeded, first.failed, first.state) == (8, 2, "failed")
     assert callbacks("then") == []
     redis_driver("redis").client.set(BATCH_HEALED, "1")
     before = len(notes(BATCH_RAN))
     assert retry_batch(dispatched.id) == 2
-    done = wait_until(finished(dispatched.id, "then"), timeout=20, message="then after retry")
+    done = wait_until(batch_finished(dispatched.id, "then"), timeout=20, message="then after retry")
     assert (done.succeeded, done.failed, done.pending, done.state) == (10, 0, 0, "finished")
     ran = [n["label"] for n in notes(BATCH_RAN)[before:]]
     assert sorted(ran) == ["f1", "f2"]
@@ -178,18 +168,18 @@ def test_retry_of_one_failed_member_through_queue_retry_uncounts_it(spawn_worker
     dispatched = (batch(failing_until_healed.s("f1"), batch_member.s("ok"))
                   .allow_failures().then(batch_callback.s("then")).dispatch())
     workers(spawn_worker, 1)
-    wait_until(finished(dispatched.id), timeout=20, message="the batch")
+    wait_until(batch_finished(dispatched.id), timeout=20, message="the batch")
     redis_driver("redis").client.set(BATCH_HEALED, "1")
     row = FailedJob.objects.get()
     call_command("queue_retry", row.uuid)
-    done = wait_until(finished(dispatched.id, "then"), timeout=20, message="then")
+    done = wait_until(batch_finished(dispatched.id, "then"), timeout=20, message="then")
     assert (done.succeeded, done.failed) == (2, 0)
 
 
 def test_add_from_inside_a_running_member(spawn_worker):
     dispatched = batch(batch_adder.s("adder", 5)).then(batch_callback.s("then")).dispatch()
     workers(spawn_worker, 1)
-    done = wait_until(finished(dispatched.id, "then"), timeout=20, message="then")
+    done = wait_until(batch_finished(dispatched.id, "then"), timeout=20, message="then")
     assert (done.total, done.succeeded) == (6, 6)
     assert len(notes(BATCH_RAN)) == 6
 
@@ -201,7 +191,7 @@ def test_add_is_refused_once_cancelled_or_finished(spawn_worker):
         dispatched.add(batch_member.s(2))
     other = batch(batch_member.s(1)).dispatch()
     workers(spawn_worker, 1)
-    wait_until(finished(other.id), timeout=20, message="finished")
+    wait_until(batch_finished(other.id), timeout=20, message="finished")
     with pytest.raises(BatchError, match="finished"):
         other.add(batch_member.s(2))
 

@@ -2,16 +2,14 @@
 queueing/entries/batch_counting.py in one transaction with the settled rows' deletion and the
 callbacks' insert; in-process drains and real worker processes."""
 import collections
-import io
 
 import pytest
 
 from queueing import Batch, batch, connections
 from queueing.batches.retry import retry_batch
 from queueing.models import BatchMember, BatchRecord, FailedJob, QueuedJob
-from queueing.worker.loop import Worker
-from queueing.worker.options import WorkerOptions
 from tests.conftest import WORKER_DATABASES
+from tests.helpers import batch_ends, drain_database
 from tests.testapp.jobs import (
     BATCH_CALLBACKS,
     BATCH_HEALED,
@@ -26,15 +24,8 @@ from tests.workers import wait_until
 pytestmark = pytest.mark.django_db(transaction=True, databases=WORKER_DATABASES)
 
 
-def drain(conn, **options) -> int:
-    opts = WorkerOptions(connection=conn, queues=("default",), stop_when_empty=True,
-                         sleep=0, memory=0, quiet=True, tries=1, **options)
-    return Worker(connections.driver(conn), opts, stdout=io.StringIO(),
-                  stderr=io.StringIO()).run()
 
 
-def ends(kind):
-    return [n for n in notes(BATCH_CALLBACKS) if n["kind"] == kind and n["phase"] == "end"]
 
 
 def members(conn, labels, **kw):
@@ -47,12 +38,12 @@ def test_then_and_finally_run_once(dbconn):
              .using(connection=dbconn).name("db batch").dispatch())
     alias = connections.driver(dbconn).alias
     assert BatchRecord.objects.using(alias).get(id=found.id).pending == 30
-    drain(dbconn)
+    drain_database(dbconn)
     done = Batch.find(found.id)
     assert (done.total, done.pending, done.succeeded, done.failed) == (30, 0, 30, 0)
     assert done.state == "finished" and done.connection == dbconn
-    assert len(ends("then")) == 1 and len(ends("finally")) == 1 and ends("catch") == []
-    assert ends("then")[0]["batch"] == found.id
+    assert len(batch_ends("then")) == 1 and len(batch_ends("finally")) == 1 and batch_ends("catch") == []
+    assert batch_ends("then")[0]["batch"] == found.id
     assert QueuedJob.objects.using(alias).count() == 0
 
 
@@ -62,10 +53,10 @@ def test_a_chain_member_and_failures_without_allow_failures(dbconn):
                    *members(dbconn, ["bad"], fail=True))
              .then(batch_callback.s("then")).catch(batch_callback.s("catch"))
              .finally_(batch_callback.s("finally")).using(connection=dbconn).dispatch())
-    drain(dbconn)
+    drain_database(dbconn)
     done = Batch.find(found.id)
     assert done.failed == 1 and done.pending == 0 and done.cancelled
-    assert len(ends("catch")) == 1 and len(ends("finally")) == 1 and ends("then") == []
+    assert len(batch_ends("catch")) == 1 and len(batch_ends("finally")) == 1 and batch_ends("then") == []
     assert done.failed_job_ids() == [FailedJob.objects.get().uuid]
 
 
@@ -73,11 +64,11 @@ def test_cancel_skips_every_pending_member(dbconn):
     found = (batch(members(dbconn, range(40))).finally_(batch_callback.s("finally"))
              .then(batch_callback.s("then")).using(connection=dbconn).dispatch())
     assert found.cancel() is True
-    drain(dbconn)
+    drain_database(dbconn)
     done = Batch.find(found.id)
     assert notes(BATCH_RAN) == []
     assert (done.cancelled_jobs, done.pending, done.state) == (40, 0, "cancelled")
-    assert len(ends("finally")) == 1 and ends("then") == []
+    assert len(batch_ends("finally")) == 1 and batch_ends("then") == []
 
 
 def test_retry_batch_then_finishes(dbconn):
@@ -86,15 +77,15 @@ def test_retry_batch_then_finishes(dbconn):
                    failing_until_healed.s("f2").using(connection=dbconn))
              .allow_failures().then(batch_callback.s("then"))
              .finally_(batch_callback.s("finally")).using(connection=dbconn).dispatch())
-    drain(dbconn)
-    assert Batch.find(found.id).failed == 2 and ends("then") == []
+    drain_database(dbconn)
+    assert Batch.find(found.id).failed == 2 and batch_ends("then") == []
     connections.redis_driver("redis").client.set(BATCH_HEALED, "1")
     assert retry_batch(found.id) == 2
     assert Batch.find(found.id).pending == 2
-    drain(dbconn)
+    drain_database(dbconn)
     done = Batch.find(found.id)
     assert (done.succeeded, done.failed, done.state) == (3, 0, "finished")
-    assert len(ends("then")) == 1 and len(ends("finally")) == 1
+    assert len(batch_ends("then")) == 1 and len(batch_ends("finally")) == 1
 
 
 def test_an_acknowledgement_sent_twice_counts_once(dbconn):
@@ -122,7 +113,7 @@ def test_two_worker_processes_race_on_the_last_members(dbconn, spawn_worker):
            for i in range(40)]
     for _ in range(2):
         spawn_worker(dbconn, "--queue=default", "--quiet", "--prefetch=1")
-    wait_until(lambda: len(ends("then")) >= 40 and len(ends("finally")) >= 40, timeout=60,
+    wait_until(lambda: len(batch_ends("then")) >= 40 and len(batch_ends("finally")) >= 40, timeout=60,
                message="every batch's callbacks")
     import time
     time.sleep(1.0)

@@ -139,7 +139,7 @@ def test_one_master_trims_at_a_time(settings, rclient):
 
 
 def test_a_running_master_trims_within_a_minute(spawn_worker, rclient):
-    from tests.test_horizon_process import start_master
+    from tests.helpers import start_master
 
     old = seed(30, age=dt.timedelta(days=2))
     new = seed(5, start=100)

@@ -12,7 +12,7 @@ from queueing.cancel import cancel_running
 from queueing.drivers import cancel_requests
 from queueing.drivers.redis import control
 from queueing.entries.payload import encode
-from tests.test_dashboard_pages import fail, payload
+from tests.helpers import fail, payload
 
 pytestmark = pytest.mark.django_db
 

@@ -12,7 +12,7 @@ from horizon import keys
 from horizon.dashboard import history
 from queueing.entries.payload import encode
 from queueing.models import FailedJob
-from tests.test_dashboard_pages import fail, later, payload, publish, push
+from tests.helpers import fail, later, payload, publish, push
 
 pytestmark = pytest.mark.django_db
 HX = {"HX-Request": "true"}

@@ -5,7 +5,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from tests.test_dashboard_pages import push
+from tests.helpers import push
 
 pytestmark = pytest.mark.django_db
 
@@ -40,7 +40,7 @@ def test_rows_preview_their_arguments_masked(client, driver):
 
 def test_failed_jobs_grouped_by_exception_class_with_group_actions(client, driver):
     from queueing.models import FailedJob
-    from tests.test_dashboard_pages import fail
+    from tests.helpers import fail
 
     for i in range(3):
         fail(name="app.jobs.Charge", exception=f"app.errors.CardDeclined: card {i}\n\nTraceback")
@@ -65,7 +65,7 @@ def test_failed_jobs_filtered_by_time_range_with_counts(client, driver):
     from django.utils import timezone
 
     from queueing.models import FailedJob
-    from tests.test_dashboard_pages import fail
+    from tests.helpers import fail
 
     now = timezone.now()
     fail(name="app.jobs.New", when=now - dt.timedelta(minutes=5))

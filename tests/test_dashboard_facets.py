@@ -15,7 +15,7 @@ from horizon.dashboard import facet_counts, facets
 from horizon.dashboard.facets import Picked
 from queueing.entries.payload import encode
 from queueing.models import FailedJob
-from tests.test_dashboard_pages import (
+from tests.helpers import (
     complete,
     fail,
     payload,

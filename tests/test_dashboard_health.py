@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from tests.backends import start_backend
-from tests.test_dashboard_pages import publish, push
+from tests.helpers import publish, push
 
 pytestmark = pytest.mark.django_db
 HX = {"HX-Request": "true"}

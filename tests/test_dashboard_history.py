@@ -15,7 +15,7 @@ from horizon.dashboard import charts, trends
 from horizon.repositories import metrics, rollups
 from horizon.repositories.counters import outcome_call
 from horizon.repositories.snapshot_extras import Totals
-from tests.test_dashboard_pages import push
+from tests.helpers import push
 
 pytestmark = pytest.mark.django_db
 JOB = "tests.testapp.jobs.record"

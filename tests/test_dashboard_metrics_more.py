@@ -10,7 +10,7 @@ from django.test import Client
 
 from horizon.dashboard import reads
 from horizon.repositories import metrics
-from tests.test_dashboard_pages import payload
+from tests.helpers import payload
 
 pytestmark = pytest.mark.django_db
 

@@ -2,7 +2,6 @@
 import datetime as dt
 import re
 import time
-import uuid as uuid_lib
 
 import pytest
 from django.contrib.auth.models import User
@@ -10,10 +9,9 @@ from django.test import Client
 from django.utils import timezone
 
 from horizon.dashboard import listings
-from horizon.repositories import metrics, state
-from queueing import failed as failed_store
+from horizon.repositories import metrics
 from queueing.entries.payload import encode
-from queueing.models import FailedJob
+from tests.helpers import complete, fail, later, payload, publish, push, text
 
 pytestmark = pytest.mark.django_db
 
@@ -33,60 +31,18 @@ def client():
     return client
 
 
-def payload(name="app.jobs.work", **fields) -> dict:
-    data = {"attempts": 0, "uuid": str(uuid_lib.uuid4()), "displayName": name.rsplit(".")[-1],
-            "job": name, "args": [], "kwargs": {}, "maxTries": 3, "maxExceptions": None,
-            "backoff": [5], "timeout": 60, "retryUntil": None, "failOnTimeout": False,
-            "pushedAt": time.time() - 5, "tags": [], "chain": [], "connection": "redis",
-            "queue": "default"}
-    data.update(fields)
-    return data
 
 
-def push(driver, queue="default", **fields) -> dict:
-    data = payload(queue=queue, **fields)
-    driver.push(queue, encode(data))
-    return data
 
 
-def later(driver, due, queue="default", **fields) -> dict:
-    data = payload(queue=queue, **fields)
-    driver.later(queue, encode(data), due)
-    return data
 
 
-def fail(queue="default", exception="RuntimeError: boom\n\nTraceback ...", when=None,
-         **fields) -> FailedJob:
-    data = payload(queue=queue, **fields)
-    row = failed_store.record(connection="redis", queue=queue, raw=encode(data),
-                              exception=exception, job_uuid=data["uuid"], job_name=data["job"])
-    if when is not None:
-        FailedJob.objects.filter(pk=row.pk).update(failed_at=when)
-    return row
 
 
-def complete(rclient, name="app.jobs.work", queue="default", runtime=0.120, now=None, **fields):
-    data = payload(name=name, queue=queue, **fields)
-    script, keys_, args = metrics.completion_call(
-        rclient, job_name=name, uuid=data["uuid"], label=f"redis:{queue}", runtime=runtime,
-        payload=data, keep_seconds=3600, now=now or time.time())
-    script(keys=keys_, args=args)
-    return data
 
 
-def publish(rclient, *, master_status="running", sup_status="running", processes=None):
-    state.publish_master(rclient, state.MasterState(
-        name="web-1", pid=4242, host="web-1.internal", status=master_status,
-        started_at=time.time() - 600, supervisors=["supervisor-1"]))
-    state.publish_supervisor(rclient, state.SupervisorState(
-        name="supervisor-1", master="web-1", status=sup_status, connection="redis",
-        queues=["high", "default", "low"], balance="auto",
-        processes=processes or {"high": 1, "default": 2, "low": 1},
-        pids=[5001, 5002, 5003, 5004], options={"max_processes": 4}))
 
 
-def text(response) -> str:
-    return re.sub(r"\s+", " ", response.content.decode())
 
 
 # -- overview -----------------------------------------------------------------------------

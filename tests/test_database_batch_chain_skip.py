@@ -6,8 +6,7 @@ import pytest
 
 from queueing import Batch, batch
 from tests.conftest import WORKER_DATABASES
-from tests.test_batches import callbacks, finished, workers
-from tests.test_batches_database import drain, ends
+from tests.helpers import batch_ends, batch_finished, callbacks, drain_database, workers
 from tests.testapp.control_jobs import skippable
 from tests.testapp.jobs import BATCH_RAN, batch_callback, batch_member, notes
 from tests.workers import wait_until
@@ -21,7 +20,7 @@ def test_a_chain_member_skipped_before_its_last_link_settles_on_redis(spawn_work
              .then(batch_callback.s("then")).finally_(batch_callback.s("finally"))
              .dispatch())
     workers(spawn_worker, 1)
-    done = wait_until(finished(found.id, "then", "finally"), timeout=30,
+    done = wait_until(batch_finished(found.id, "then", "finally"), timeout=30,
                       message="the batch to finish and run then/finally")
     assert (done.pending, done.succeeded, done.failed) == (0, 2, 0)
     assert [n["label"] for n in notes(BATCH_RAN)] == ["plain"], "the chain ended at the skip"
@@ -34,7 +33,7 @@ def test_a_chain_member_skipped_before_its_last_link_settles_on_the_database(dbc
                    batch_member.s("plain").using(connection=dbconn))
              .then(batch_callback.s("then")).finally_(batch_callback.s("finally"))
              .using(connection=dbconn).dispatch())
-    drain(dbconn)
+    drain_database(dbconn)
     done = Batch.find(found.id, dbconn)
     assert done.finished and (done.pending, done.succeeded, done.failed) == (0, 2, 0)
-    assert len(ends("then")) == 1 and len(ends("finally")) == 1
+    assert len(batch_ends("then")) == 1 and len(batch_ends("finally")) == 1

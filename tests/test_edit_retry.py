@@ -9,7 +9,7 @@ from django.test import Client
 
 from horizon.models import AuditEntry
 from queueing.models import FailedJob
-from tests.test_dashboard_pages import fail
+from tests.helpers import fail
 
 pytestmark = pytest.mark.django_db
 

@@ -7,6 +7,7 @@ import pytest
 
 from horizon.repositories import state
 from queueing.drivers.redis.keys import QueueKeys
+from tests.helpers import start_master
 from tests.testapp import jobs
 from tests.workers import wait_until
 
@@ -29,10 +30,6 @@ def live_pids(rclient):
     return sup.pids if sup else []
 
 
-def start_master(spawn_worker, env_name=None, **env):
-    extra = {"HORIZON_ENV": env_name} if env_name else {}
-    extra.update(env)
-    return spawn_worker(command="horizon", env=extra)
 
 
 def labels(phase=None):

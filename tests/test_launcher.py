@@ -1,29 +1,17 @@
 """The run command's launcher: dashboard + master up together, both down on Ctrl-C."""
 import signal
-import socket
-import urllib.request
 
 import pytest
 
 from horizon.repositories import state
+from tests.helpers import free_port, http_status
 from tests.workers import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
-def http_status(url):
-    try:
-        return urllib.request.urlopen(url, timeout=2).status
-    except urllib.error.HTTPError as exc:
-        return exc.code
-    except OSError:
-        return None
 
 
 def test_serve_runs_dashboard_and_master_and_stops_both_on_sigint(spawn_worker, rclient):

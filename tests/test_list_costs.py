@@ -8,7 +8,7 @@ import pytest
 from horizon.dashboard import facet_counts, facets, queues
 from horizon.dashboard.facets import NOTHING
 from queueing.entries.payload import encode
-from tests.test_dashboard_pages import payload
+from tests.helpers import payload
 from tests.workers import wait_until
 
 KNOWN = [queues.QueueRef("redis", "default")]

@@ -12,7 +12,7 @@ from queueing import failed as failed_store
 from queueing import redaction
 from queueing.entries.payload import encode
 from queueing.models import FailedJob
-from tests.test_tasks_process import finished
+from tests.helpers import task_finished
 from tests.testapp import tasks
 from tests.workers import wait_until
 
@@ -107,7 +107,7 @@ def test_a_private_key_block_is_masked():
 def test_a_failed_task_logs_its_traceback_masked(spawn_worker):
     worker = spawn_worker()
     result = tasks.explode.enqueue("db login refused: password=tasks-hunter2 AKIAIOSFODNN7EXAMPLE")
-    wait_until(finished(result), message="explode to finish")
+    wait_until(task_finished(result), message="explode to finish")
     wait_until(lambda: "explode" in worker.output() and "Traceback" in worker.output(),
                message="the task's traceback in the worker's output")
     output = worker.output()

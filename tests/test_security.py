@@ -26,7 +26,7 @@ from queueing.entries.payload import encode
 from queueing.models import FailedJob
 from queueing.worker.loop import Worker
 from queueing.worker.options import WorkerOptions
-from tests.test_dashboard_pages import complete, payload, publish
+from tests.helpers import complete, payload, publish
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ROOT = Path(__file__).resolve().parent.parent

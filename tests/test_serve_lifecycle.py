@@ -14,7 +14,7 @@ from horizon.repositories import state
 from queueing.drivers.redis.keys import QueueKeys
 from tests import proctree
 from tests.conftest import ROOT, manage_command, subprocess_env
-from tests.test_launcher import free_port, http_status
+from tests.helpers import free_port, http_status
 from tests.testapp import jobs
 from tests.workers import wait_until
 

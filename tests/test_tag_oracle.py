@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from django.test import Client
 
-from tests.test_dashboard_pages import fail, push
+from tests.helpers import fail, push
 
 pytestmark = pytest.mark.django_db
 

@@ -5,12 +5,10 @@ Written against the contract, not our internals, and run on both Django lines (c
 ``FW``. Jobs run through the real ``Worker`` (in this process, so signals can be
 observed) or a real ``runworker`` process (``test_tasks_process.py``).
 """
-import asyncio
 import datetime as dt
 import io
 import math
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from django.test import override_settings
@@ -25,6 +23,7 @@ from queueing.tasks.framework import PRIMARY as FW
 from queueing.tasks.results import result_key
 from queueing.worker.loop import Worker
 from queueing.worker.options import WorkerOptions
+from tests.helpers import run_async
 from tests.testapp import tasks
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -364,10 +363,6 @@ def test_signals_fire_in_immediate_backends_order_with_the_backend_class_as_send
 
 
 # -- async ------------------------------------------------------------------------------------
-def run_async(coroutine):
-    """Run a coroutine in a thread of its own (another test may own this thread's loop)."""
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
 
 
 def test_aenqueue_and_aget_result():

@@ -8,7 +8,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from queueing.tasks.framework import PRIMARY as FW
-from tests.test_tasks_conformance import run_async
+from tests.helpers import run_async, task_finished
 from tests.testapp import tasks
 from tests.testapp.task_signals import recorded
 from tests.workers import wait_until
@@ -18,11 +18,6 @@ Status = FW.TaskResultStatus
 BACKEND = "queueing.tasks.backend.RedisBackend"
 
 
-def finished(result):
-    def check():
-        result.refresh()
-        return result.is_finished
-    return check
 
 
 def test_enqueue_here_run_there_get_result_here(spawn_worker):
@@ -30,9 +25,9 @@ def test_enqueue_here_run_there_get_result_here(spawn_worker):
     added = tasks.add.enqueue(2, 3)
     shouted = tasks.shout.enqueue("hi")
     doubled = run_async(tasks.async_double.aenqueue(21))  # an async function, enqueued async
-    wait_until(finished(added), message="add to finish")
-    wait_until(finished(shouted), message="shout to finish")
-    wait_until(finished(doubled), message="async_double to finish")
+    wait_until(task_finished(added), message="add to finish")
+    wait_until(task_finished(shouted), message="shout to finish")
+    wait_until(task_finished(doubled), message="async_double to finish")
     fetched = run_async(tasks.async_double.aget_result(doubled.id))
     assert fetched.status == Status.SUCCESSFUL and fetched.return_value == 42
     assert added.status == Status.SUCCESSFUL and added.return_value == 5
@@ -53,7 +48,7 @@ def test_enqueue_here_run_there_get_result_here(spawn_worker):
 def test_context_attempts_and_errors_across_processes(spawn_worker):
     spawn_worker("--tries=3")
     result = tasks.with_context.enqueue(fail_times=1)
-    wait_until(finished(result), message="with_context to finish")
+    wait_until(task_finished(result), message="with_context to finish")
     assert result.status == Status.SUCCESSFUL and result.return_value == 2
     assert len(result.worker_ids) == 2
     [error] = result.errors
@@ -67,8 +62,8 @@ def test_a_task_run_by_runworker_shows_on_the_dashboard(spawn_worker):
     spawn_worker()
     done = tasks.add.enqueue(40, 2)
     failed = tasks.explode.enqueue("on the page")
-    wait_until(finished(done), message="add to finish")
-    wait_until(finished(failed), message="explode to fail")
+    wait_until(task_finished(done), message="add to finish")
+    wait_until(task_finished(failed), message="explode to fail")
     assert done.status == Status.SUCCESSFUL and failed.status == Status.FAILED
     assert failed.errors[0].exception_class_path == "builtins.ValueError"
     assert "ValueError: on the page" in failed.errors[0].traceback
@@ -96,6 +91,6 @@ def test_a_deferred_tasks_result_keeps_run_after_once_it_has_run(spawn_worker):
     deferred = tasks.add.using(run_after=run_after).enqueue(1, 1)
     assert deferred.task.run_after == run_after
     spawn_worker("--queue=high,default")
-    wait_until(finished(deferred), timeout=20, message="the deferred task to finish")
+    wait_until(task_finished(deferred), timeout=20, message="the deferred task to finish")
     fresh = FW.task_backends["default"].get_result(deferred.id)
     assert fresh.status == Status.SUCCESSFUL and fresh.task.run_after == run_after

@@ -11,7 +11,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from queueing.entries.payload import encode
-from tests.test_dashboard_pages import payload
+from tests.helpers import payload
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from horizon.dashboard import uuid_search
-from tests.test_dashboard_pages import fail, later, push
+from tests.helpers import fail, later, push
 
 pytestmark = pytest.mark.django_db
 

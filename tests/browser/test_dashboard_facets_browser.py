@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 from horizon import keys
 from horizon.repositories import metrics, rollups
 from tests.browser.conftest import log_in
-from tests.test_dashboard_pages import push
+from tests.helpers import push
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from queueing.models import FailedJob
 from tests.browser.conftest import log_in
-from tests.test_dashboard_pages import fail, push
+from tests.helpers import fail, push
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -173,7 +173,7 @@ def test_dark_mode_follows_the_system_and_has_a_toggle(page, operator):
 
 def test_operations_pages_are_cards_on_a_phone(browser, live_server, operator, rclient,
                                                settings, screenshots):
-    from tests.test_dashboard_pages import publish
+    from tests.helpers import publish
 
     settings.HORIZON = {**settings.HORIZON, "schedule": [
         {"name": "tick", "job": "tests.testapp.jobs.record", "every": 60, "args": ["tick"],

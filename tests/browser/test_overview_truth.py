@@ -7,7 +7,7 @@ from playwright.sync_api import expect
 
 from horizon.repositories import state
 from tests.browser.conftest import log_in
-from tests.test_dashboard_pages import publish, push
+from tests.helpers import publish, push
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import log_in
 from tests.tcp_proxy import TcpProxy
-from tests.test_dashboard_pages import push
+from tests.helpers import push
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

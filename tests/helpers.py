@@ -1,0 +1,148 @@
+"""Helpers the test modules share (seeding jobs, failed rows and Horizon state, starting
+masters, waiting for outcomes): one module, so no test module imports another."""
+from __future__ import annotations
+
+import asyncio
+import io
+import re
+import socket
+import time
+import urllib.request
+import uuid as uuid_lib
+from concurrent.futures import ThreadPoolExecutor
+
+from horizon.repositories import metrics, state
+from queueing import Batch, connections
+from queueing import failed as failed_store
+from queueing.entries.payload import encode
+from queueing.models import FailedJob
+from queueing.worker.loop import Worker
+from queueing.worker.options import WorkerOptions
+from tests.testapp.jobs import (
+    BATCH_CALLBACKS,
+    notes,
+)
+
+
+# -- seeding the dashboard: jobs, failed rows, completed records, Horizon state --
+def payload(name="app.jobs.work", **fields) -> dict:
+    data = {"attempts": 0, "uuid": str(uuid_lib.uuid4()), "displayName": name.rsplit(".")[-1],
+            "job": name, "args": [], "kwargs": {}, "maxTries": 3, "maxExceptions": None,
+            "backoff": [5], "timeout": 60, "retryUntil": None, "failOnTimeout": False,
+            "pushedAt": time.time() - 5, "tags": [], "chain": [], "connection": "redis",
+            "queue": "default"}
+    data.update(fields)
+    return data
+
+
+def push(driver, queue="default", **fields) -> dict:
+    data = payload(queue=queue, **fields)
+    driver.push(queue, encode(data))
+    return data
+
+
+def later(driver, due, queue="default", **fields) -> dict:
+    data = payload(queue=queue, **fields)
+    driver.later(queue, encode(data), due)
+    return data
+
+
+def fail(queue="default", exception="RuntimeError: boom\n\nTraceback ...", when=None,
+         **fields) -> FailedJob:
+    data = payload(queue=queue, **fields)
+    row = failed_store.record(connection="redis", queue=queue, raw=encode(data),
+                              exception=exception, job_uuid=data["uuid"], job_name=data["job"])
+    if when is not None:
+        FailedJob.objects.filter(pk=row.pk).update(failed_at=when)
+    return row
+
+
+def complete(rclient, name="app.jobs.work", queue="default", runtime=0.120, now=None, **fields):
+    data = payload(name=name, queue=queue, **fields)
+    script, keys_, args = metrics.completion_call(
+        rclient, job_name=name, uuid=data["uuid"], label=f"redis:{queue}", runtime=runtime,
+        payload=data, keep_seconds=3600, now=now or time.time())
+    script(keys=keys_, args=args)
+    return data
+
+
+def publish(rclient, *, master_status="running", sup_status="running", processes=None):
+    state.publish_master(rclient, state.MasterState(
+        name="web-1", pid=4242, host="web-1.internal", status=master_status,
+        started_at=time.time() - 600, supervisors=["supervisor-1"]))
+    state.publish_supervisor(rclient, state.SupervisorState(
+        name="supervisor-1", master="web-1", status=sup_status, connection="redis",
+        queues=["high", "default", "low"], balance="auto",
+        processes=processes or {"high": 1, "default": 2, "low": 1},
+        pids=[5001, 5002, 5003, 5004], options={"max_processes": 4}))
+
+
+def text(response) -> str:
+    return re.sub(r"\s+", " ", response.content.decode())
+
+
+# -- local HTTP --
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def http_status(url):
+    try:
+        return urllib.request.urlopen(url, timeout=2).status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+    except OSError:
+        return None
+
+
+# -- a master process --
+def start_master(spawn_worker, env_name=None, **env):
+    extra = {"HORIZON_ENV": env_name} if env_name else {}
+    extra.update(env)
+    return spawn_worker(command="horizon", env=extra)
+
+
+# -- Tasks --
+def run_async(coroutine):
+    """Run a coroutine in a thread of its own (another test may own this thread's loop)."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+
+def task_finished(result):
+    def check():
+        result.refresh()
+        return result.is_finished
+    return check
+
+
+# -- batches with worker processes --
+def callbacks(kind=None, phase="end"):
+    return [n for n in notes(BATCH_CALLBACKS)
+            if (kind is None or n["kind"] == kind) and n["phase"] == phase]
+
+
+def workers(spawn_worker, n=1, *extra):
+    return [spawn_worker("--queue=default", "--quiet", "--tries=1", *extra) for _ in range(n)]
+
+
+def batch_finished(batch_id, *kinds):
+    def check():
+        found = Batch.find(batch_id)
+        return found if found.finished and all(callbacks(k) for k in kinds) else None
+    return check
+
+
+# -- batches on a database connection --
+def drain_database(conn, **options) -> int:
+    opts = WorkerOptions(connection=conn, queues=("default",), stop_when_empty=True,
+                         sleep=0, memory=0, quiet=True, tries=1, **options)
+    return Worker(connections.driver(conn), opts, stdout=io.StringIO(),
+                  stderr=io.StringIO()).run()
+
+
+def batch_ends(kind):
+    return [n for n in notes(BATCH_CALLBACKS) if n["kind"] == kind and n["phase"] == "end"]
