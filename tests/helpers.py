@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import re
 import socket
 import time
@@ -11,9 +12,12 @@ import urllib.request
 import uuid as uuid_lib
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from horizon.repositories import metrics, state
 from queueing import Batch, connections
 from queueing import failed as failed_store
+from queueing.drivers.redis.keys import QueueKeys
 from queueing.entries.payload import encode
 from queueing.models import FailedJob
 from queueing.worker.loop import Worker
@@ -146,3 +150,28 @@ def drain_database(conn, **options) -> int:
 
 def batch_ends(kind):
     return [n for n in notes(BATCH_CALLBACKS) if n["kind"] == kind and n["phase"] == "end"]
+
+
+# -- the dashboard tests' three queues (an autouse fixture where imported) --
+@pytest.fixture(autouse=True)
+def three_queues(settings):
+    """A supervisor on high, default and low, so the overview has three known queues."""
+    settings.HORIZON = {**settings.HORIZON,
+                        "supervisors": {"supervisor-1": {"queue": ["high", "default", "low"]}}}
+
+
+# -- schedules --
+SCHEDULED = QueueKeys.for_queue("scheduled")
+
+
+EVERY_SECOND = {"name": "tick", "job": "tests.testapp.jobs.record", "every": 1,
+                "args": ["tick"], "queue": "scheduled"}
+
+
+def pushed(rclient, keys=SCHEDULED):
+    return [json.loads(raw) for raw in rclient.lrange(keys.ready, 0, -1)]
+
+
+def slots(rclient):
+    return [p["schedule"]["slot"] for p in pushed(rclient) if p["schedule"]["trigger"] ==
+            "schedule"]

@@ -38,7 +38,7 @@ QUEUE["connections"]["redis"]["retry_after"] = float(os.environ.get("TEST_RETRY_
 QUEUE["connections"]["redis"]["max_deliveries"] = int(os.environ.get("TEST_MAX_DELIVERIES", 5))
 # A second Redis connection, "proxy", to the same server through a test's TCP proxy
 # (tests/tcp_proxy.py), with short socket timeouts: only in worker processes a test
-# starts with TEST_PROXY_URL (tests/test_inflight_contract.py).
+# starts with TEST_PROXY_URL (tests/queueing/worker/test_inflight_contract.py).
 if os.environ.get("TEST_PROXY_URL"):
     QUEUE["connections"]["proxy"] = {
         "driver": "redis", "url": os.environ["TEST_PROXY_URL"], "queues": "*", "block_for": 1,
@@ -112,9 +112,9 @@ for _name, _alias in (("db-pg", "pg"), ("db-lite", "default"), ("db-maria", "mar
 
 DB_TEST_CONNECTION = "db-pg" if "db-pg" in QUEUE["connections"] else "db-lite"
 
-# The demo's jobs stay out of the suite's registry (tests/test_demo.py adds them back).
+# The demo's jobs stay out of the suite's registry (tests/standalone/test_demo.py adds them back).
 INSTALLED_APPS = [*(a for a in INSTALLED_APPS if a != "standalone.demo"), "tests.testapp"]
-# tests/test_async_dispatch.py serves tests/testapp/async_urls.py under uvicorn.
+# tests/queueing/dispatching/test_async_dispatch.py serves tests/testapp/async_urls.py under uvicorn.
 ROOT_URLCONF = os.environ.get("TEST_ROOT_URLCONF", "standalone.urls")
 # Worker processes started by tests may beat faster, so a killed one is seen gone sooner.
 QUEUE_WORKER_HEARTBEAT = float(os.environ.get("TEST_WORKER_HEARTBEAT", 5))

@@ -1,6 +1,6 @@
 """A batch's counting rules as plain Python, for stores that count in a database
 transaction (the database driver). The Redis store runs the same rules in batch.lua;
-tests/test_batches_database.py holds both to the same outcomes.
+tests/queueing/batches/test_batches_database.py holds both to the same outcomes.
 
 A member's state: None (pending), "s", "c", "f:<job uuid>", "r" (retried). Each function
 changes `batch` (a BatchRecord-like object) and `states` (member -> state, only the

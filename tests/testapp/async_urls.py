@@ -1,4 +1,4 @@
-"""An async view that dispatches with ``adelay``, served by tests/test_async_dispatch.py
+"""An async view that dispatches with ``adelay``, served by tests/queueing/dispatching/test_async_dispatch.py
 under a real ASGI server (tests/testapp/asgi.py, with TEST_ROOT_URLCONF naming this)."""
 import threading
 

@@ -197,7 +197,7 @@ def new_year_report():
     note(RAN, label="new-year-report")
 
 
-# -- issue 21 (tests/test_inflight_contract.py): jobs that prove "ran once", "never ran
+# -- issue 21 (tests/queueing/worker/test_inflight_contract.py): jobs that prove "ran once", "never ran
 # twice at the same time" and "never ran" ---------------------------------------------------
 TRACK = "test:track"  # list of JSON events: label, phase (start|end), pid, at, reservation
 
@@ -322,7 +322,7 @@ def sleep_in_steps(seconds, label):
     note(RAN, label=label, phase="end")
 
 
-# -- several jobs at once in one worker (issue 22: tests/test_concurrency.py) ----------------
+# -- several jobs at once in one worker (issue 22: tests/queueing/worker/test_concurrency.py) ----------------
 # Every one of these writes marks to MARKS: {label, phase, uuid, attempts, pid, thread, at}.
 # ``phase`` is "start" when the body begins and "end" when it returns normally, so a test
 # can tell a run that finished from one that was cut short, and which process and thread
@@ -588,8 +588,8 @@ def charge(order_id, callback_url, amount=0, api_token=""):
 
 
 
-# -- issue 30: process-level fault tests (tests/test_worker_faults.py,
-# tests/test_worker_stalls.py, tests/test_database_worker_faults.py) --------------------------
+# -- issue 30: process-level fault tests (tests/queueing/worker/test_worker_faults.py,
+# tests/queueing/worker/test_worker_stalls.py, tests/queueing/worker/test_database_worker_faults.py) --------------------------
 # Every job here records to Redis (never through the queue's own store calls): T30_DONE
 # counts completions per label, T30_RUNS keeps one row per run (pid, start, last sign of
 # life, end) so a test can tell whether two runs of one job were alive at the same time.

@@ -1,4 +1,4 @@
-"""A module whose import takes a few milliseconds (tests/test_worker_truth.py reloads
+"""A module whose import takes a few milliseconds (tests/queueing/worker/test_worker_truth.py reloads
 it in a thread, to see where an interrupt would land during an import)."""
 import time
 

@@ -30,8 +30,8 @@ from pathlib import Path
 import pytest
 
 from queueing.drivers.redis.embedded import EmbeddedRedis
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SNIPPET = re.compile(r"<!-- newcomer-test: (?P<name>[\w-]+) -->\s*```\w*\n(?P<code>.*?)```", re.S)
 
 

@@ -11,16 +11,20 @@ from django.utils import timezone
 from horizon.dashboard import listings
 from horizon.repositories import metrics
 from queueing.entries.payload import encode
-from tests.helpers import complete, fail, later, payload, publish, push, text
+from tests.helpers import (
+    complete,
+    fail,
+    later,
+    payload,
+    publish,
+    push,
+    text,
+    three_queues,  # noqa: F401 (an autouse fixture)
+)
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def three_queues(settings):
-    """A supervisor on high, default and low, so the overview has three known queues."""
-    settings.HORIZON = {**settings.HORIZON,
-                        "supervisors": {"supervisor-1": {"queue": ["high", "default", "low"]}}}
 
 
 @pytest.fixture

@@ -190,7 +190,7 @@ def test_a_retried_task_goes_ready_running_ready_running_failed():
     assert result.finished_at is not None and len(result.worker_ids) == 2
     with pytest.raises(ValueError):
         result.return_value
-    assert FailedJob.objects.get(uuid=result.id).job == "tests.test_tasks_conformance.flaky"
+    assert FailedJob.objects.get(uuid=result.id).job == "tests.queueing.tasks.test_tasks_conformance.flaky"
 
 
 def test_between_attempts_the_result_is_ready_again():
@@ -420,7 +420,7 @@ def test_a_task_is_an_ordinary_job_with_our_options(rclient):
     result = limited.using(queue_name="high").enqueue(7)
     [raw] = rclient.lrange(QueueKeys.for_queue("high").ready, 0, -1)
     data = json.loads(raw)
-    assert data["uuid"] == result.id and data["job"] == "tests.test_tasks_conformance.plain"
+    assert data["uuid"] == result.id and data["job"] == "tests.queueing.tasks.test_tasks_conformance.plain"
     assert data["args"] == [7] and data["maxTries"] == 4 and data["backoff"] == [1, 2]
     assert data["timeout"] == 30 and data["maxExceptions"] == 2 and data["queue"] == "high"
     assert data["task"]["backend"] == "default"

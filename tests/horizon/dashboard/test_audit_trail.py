@@ -17,10 +17,8 @@ from queueing.connections import redis_driver
 from queueing.entries.payload import encode
 from queueing.locks import key_ref
 from queueing.middleware import keys, lock_calls
+from tests.helpers import EVERY_SECOND, payload, publish
 from tests.testapp import jobs
-
-from .test_dashboard_pages import payload, publish
-from .test_schedules import EVERY_SECOND
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

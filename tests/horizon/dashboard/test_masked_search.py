@@ -12,11 +12,9 @@ from queueing import failed as failed_store
 from queueing import redaction
 from queueing.entries.payload import encode
 from queueing.models import FailedJob
-from tests.helpers import task_finished
+from tests.helpers import payload, task_finished
 from tests.testapp import tasks
 from tests.workers import wait_until
-
-from .test_dashboard_pages import payload
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ALPHABET = string.ascii_letters + string.digits + "-_"

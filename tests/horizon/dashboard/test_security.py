@@ -8,7 +8,6 @@ import subprocess
 import sys
 import time
 import uuid as uuid_lib
-from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Permission, User
@@ -26,10 +25,10 @@ from queueing.entries.payload import encode
 from queueing.models import FailedJob
 from queueing.worker.loop import Worker
 from queueing.worker.options import WorkerOptions
+from tests.conftest import ROOT
 from tests.helpers import complete, payload, publish
 
 pytestmark = pytest.mark.django_db(transaction=True)
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
@@ -510,7 +509,7 @@ def test_operator_actions_are_audited_shown_and_bounded(client, settings):
     AuditEntry.objects.all().delete()
     newest = [audit.record("root", "pause queue", f"redis:q{index}") for index in range(5)][-1]
     AuditEntry.objects.update(at=timezone.now() - timezone.timedelta(days=2))
-    audit.prune(newest.id)  # pruning is by age with a floor (tests/test_audit_trail.py)
+    audit.prune(newest.id)  # pruning is by age with a floor (tests/horizon/dashboard/test_audit_trail.py)
     assert AuditEntry.objects.count() == 3
     assert list(AuditEntry.objects.values_list("target", flat=True)) == [
         "redis:q4", "redis:q3", "redis:q2"]

@@ -10,21 +10,8 @@ from django.core.management import call_command
 from horizon.schedules import definitions, store
 from horizon.schedules.definitions import ScheduleError, make
 from horizon.schedules.loop import ScheduleLoop
-from queueing.drivers.redis.keys import QueueKeys
+from tests.helpers import EVERY_SECOND, SCHEDULED, pushed, slots
 from tests.workers import wait_until
-
-SCHEDULED = QueueKeys.for_queue("scheduled")
-EVERY_SECOND = {"name": "tick", "job": "tests.testapp.jobs.record", "every": 1,
-                "args": ["tick"], "queue": "scheduled"}
-
-
-def pushed(rclient, keys=SCHEDULED):
-    return [json.loads(raw) for raw in rclient.lrange(keys.ready, 0, -1)]
-
-
-def slots(rclient):
-    return [p["schedule"]["slot"] for p in pushed(rclient) if p["schedule"]["trigger"] ==
-            "schedule"]
 
 
 def test_code_declared_schedule_is_registered_with_its_zone():

@@ -9,9 +9,8 @@ import pytest
 
 from horizon.schedules import catch_up, definitions
 from horizon.schedules.loop import ScheduleLoop
+from tests.helpers import EVERY_SECOND, SCHEDULED, pushed, slots
 from tests.workers import wait_until
-
-from .test_schedules import EVERY_SECOND, SCHEDULED, pushed, slots
 
 EVERY_MINUTE = {**EVERY_SECOND, "name": "minutely", "every": 60}
 

@@ -3,7 +3,7 @@ answering (tests/tcp_proxy.py frozen: no byte moves, no socket closes, as a half
 connection looks) must never let its job run in a second worker while it still runs it:
 its sidecar's renewals have a deadline, and past it the sidecar fences the job (kills
 the worker) before the lease lapses. Real processes, a real PostgreSQL; skipped where the
-machine has none, as tests/test_database_worker.py is.
+machine has none, as tests/queueing/worker/test_database_worker.py is.
 
 (The module name holds "database" so tests/conftest.py keeps the PostgreSQL connection
 for it and for the workers it starts.)

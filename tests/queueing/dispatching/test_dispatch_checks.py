@@ -79,7 +79,7 @@ def test_a_job_declared_outside_the_jobs_modules_is_refused_on_a_worker_connecti
     message = refused(lambda: declared_in_a_view.delay(1))
     assert "tests.declared_in_a_view" in message
     assert f"declared in {__name__}" in message and "workers do not import" in message
-    assert "tests.jobs (a jobs.py module of an installed app)" in message
+    assert "tests.queueing.dispatching.jobs (a jobs.py module of an installed app)" in message
     assert rclient.keys("queues:*") == []
     # Run inline or dropped, no worker is involved: allowed.
     assert declared_in_a_view.using(connection="sync").delay(1)
