@@ -110,7 +110,26 @@ def master_name(configured: Any) -> str:
 HORIZON_KEYS = frozenset({
     "name", "connection", "environment", "defaults", "supervisors", "environments", "trim",
     "snapshot_interval", "mask_keys", "audit_keep", "audit_days", "schedule",
-    "schedule_catch_up", "waits", "notifications", "batches"})
+    "schedule_catch_up", "waits", "notifications", "batches", "trusted_proxy_header",
+    "trusted_proxy_hops"})
+
+
+def proxy_errors(raw: dict[str, Any]) -> list[HorizonConfigError]:
+    """`trusted_proxy_header` / `trusted_proxy_hops` (horizon/client_address.py): a header
+    name and a positive count; client_address falls back to REMOTE_ADDR on bad values,
+    so a mistake is reported here rather than silently trusting the wrong entry."""
+    errors = []
+    header = raw.get("trusted_proxy_header")
+    if header is not None and (not isinstance(header, str) or not header.strip()):
+        errors.append(HorizonConfigError(
+            f"HORIZON['trusted_proxy_header'] must be a header name such as "
+            f"'X-Forwarded-For', got {header!r}", "horizon.E003"))
+    hops = raw.get("trusted_proxy_hops", 1)
+    if isinstance(hops, bool) or not isinstance(hops, int) or hops < 1:
+        errors.append(HorizonConfigError(
+            f"HORIZON['trusted_proxy_hops'] must be an integer >= 1, got {hops!r}",
+            "horizon.E003"))
+    return errors
 
 
 def settings_errors(raw: dict[str, Any] | None) -> list[HorizonConfigError]:
@@ -133,6 +152,7 @@ def settings_errors(raw: dict[str, Any] | None) -> list[HorizonConfigError]:
             parse_supervisor(name, block, connection)
         except HorizonConfigError as exc:
             errors.append(exc)
+    errors += proxy_errors(raw)
     rest = {key: value for key, value in raw.items()
             if key in HORIZON_KEYS and key not in ("supervisors", "environments", "defaults")}
     try:

@@ -22,6 +22,13 @@ Past its limit, each further failure holds that count back for twice as long as 
 previous one: `BASE_DELAY` seconds, then double, up to `MAX_DELAY`. A success clears the
 username's counts. The counts live in Redis so every gunicorn worker and host shares
 them; they expire `COUNT_SECONDS` after the last failure.
+
+An attempt from a browser that logged in as that user before (a signed device cookie,
+horizon/login_devices.py) is counted only by that cookie (`PAIR_LIMIT` failures): the
+counts above can be filled by strangers, and a full one held back the real user from a
+new address, or everyone behind a proxy that hides client addresses. The address is
+the one horizon/client_address.py reads (``REMOTE_ADDR``, or a trusted proxy header
+when ``HORIZON["trusted_proxy_header"]`` is set).
 """
 from __future__ import annotations
 
@@ -33,7 +40,8 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 
-from horizon import keys
+from horizon import keys, login_devices
+from horizon.client_address import client_address
 from horizon.repositories import horizon_client
 
 ADDRESS_LIMIT = 20
@@ -76,7 +84,7 @@ def _count(kind: str, limit: int, *parts: str) -> Count:
 
 
 def address_of(request: HttpRequest | None) -> str:
-    return (request.META.get("REMOTE_ADDR") if request is not None else None) or "-"
+    return client_address(request)
 
 
 def normalised(username: object) -> str:
@@ -138,9 +146,21 @@ def clear(counts: list[Count]) -> None:
 
 
 # -- logins --------------------------------------------------------------------------------
-def _applicable(address: str, username: str) -> list[Count]:
-    """The counts that hold back a login attempt: the username-wide one is waived for an
+def device_counts(request: HttpRequest | None, username: str) -> list[Count] | None:
+    """The one count of a browser that logged in as `username` before (its device
+    cookie), or None: the attempt is then counted like any stranger's."""
+    device = login_devices.device_of(request, username)
+    return None if device is None else [_count("device", PAIR_LIMIT, device)]
+
+
+def _applicable(request: HttpRequest | None, username: str) -> list[Count]:
+    """The counts that hold back a login attempt: a known browser's own count alone;
+    else the address, pair and username counts, the username-wide one waived for an
     address that logged in as that user recently."""
+    device = device_counts(request, username)
+    if device is not None:
+        return device
+    address = address_of(request)
     counts = login_counts(address, username)
     if username and horizon_client().exists(_trusted_key(username, address)):
         counts = [c for c in counts if c.kind != "username"]
@@ -148,7 +168,7 @@ def _applicable(address: str, username: str) -> list[Count]:
 
 
 def login_held_for(request: HttpRequest, username: object) -> int:
-    return held_for(_applicable(address_of(request), normalised(username)))
+    return held_for(_applicable(request, normalised(username)))
 
 
 def _username_from(credentials: dict) -> str:
@@ -162,7 +182,9 @@ def login_failed(sender, credentials: dict, request: HttpRequest | None = None,
     (refusals do not extend the backoff, so waiting it out is always enough)."""
     if request is None or getattr(request, THROTTLED_ATTRIBUTE, False):
         return
-    record_failure(login_counts(address_of(request), _username_from(credentials)))
+    username = _username_from(credentials)
+    counts = device_counts(request, username)
+    record_failure(counts if counts is not None else login_counts(address_of(request), username))
 
 
 def logged_in(sender, request: HttpRequest | None, user, **kwargs) -> None:
@@ -171,7 +193,7 @@ def logged_in(sender, request: HttpRequest | None, user, **kwargs) -> None:
         return
     username, address = normalised(user.get_username()), address_of(request)
     counts = [c for c in login_counts(address, username) if c.kind != "address"]
-    clear(counts)
+    clear(counts + (device_counts(request, username) or []))
     horizon_client().set(_trusted_key(username, address), "1", ex=TRUSTED_SECONDS)
 
 

@@ -14,7 +14,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.decorators import method_decorator
 from django.views.debug import SafeExceptionReporterFilter
 
-from horizon import login_throttle
+from horizon import login_devices, login_throttle
 from horizon.dashboard.auth import with_security_headers
 from queueing.redaction import is_secret_key, mask_text
 
@@ -35,6 +35,13 @@ class ThrottledLoginView(LoginView):
             response["Retry-After"] = str(wait)
             return response
         return super().post(request, *args, **kwargs)
+
+    def form_valid(self, form) -> HttpResponse:
+        """Log in, and mark this browser as one that logged in as this user
+        (horizon/login_devices.py): its later attempts are counted on their own."""
+        response = super().form_valid(form)
+        login_devices.issue(response, login_throttle.normalised(form.get_user().get_username()))
+        return response
 
 
 class RedactingExceptionReporterFilter(SafeExceptionReporterFilter):

@@ -9,6 +9,9 @@
   (default a year), ``HORIZON_HSTS_PRELOAD=1``, ``HORIZON_SSL_REDIRECT=0`` (when the
   proxy already redirects). ``HORIZON_PROXY_SSL_HEADER=1`` trusts
   ``X-Forwarded-Proto: https`` from the proxy (only behind a proxy that sets it).
+- ``HORIZON_TRUSTED_PROXY_HEADER=X-Forwarded-For`` (and ``HORIZON_TRUSTED_PROXY_HOPS``,
+  default 1): the login and /metrics throttles read the client's address from the entry
+  the trusted proxies appended (horizon/client_address.py); only behind such proxies.
 See docs/deployment.md for the whole checklist.
 """
 import os
@@ -165,7 +168,7 @@ QUEUE = {
 }
 
 # The supervisors `manage.py horizon` runs (see horizon/config.py for every option).
-HORIZON = {
+HORIZON: dict[str, object] = {
     "connection": "redis",
     "defaults": {
         "balance": "auto",
@@ -186,6 +189,9 @@ HORIZON = {
     },
     "trim": {"completed": 60, "metrics": 1440},  # minutes
 }
+if os.environ.get("HORIZON_TRUSTED_PROXY_HEADER"):
+    HORIZON["trusted_proxy_header"] = os.environ["HORIZON_TRUSTED_PROXY_HEADER"]
+    HORIZON["trusted_proxy_hops"] = int(os.environ.get("HORIZON_TRUSTED_PROXY_HOPS") or 1)
 
 # The debug page and error e-mails mask settings and frame variables with the same
 # policy as the dashboard (a Redis URL's password in QUEUE was shown).

@@ -20,7 +20,7 @@ from horizon.dashboard.masking import NAME_LIMIT, display, mask, shown_tags
 from horizon.dashboard.queues import QueueRef
 from horizon.repositories import horizon_client, recent
 from queueing import connections
-from queueing.dispatching.preview import PREVIEW_BYTES, peek_entry
+from queueing.dispatching.preview import HEAD_BYTES, ROW_BYTES, peek_entry
 from queueing.worker import heartbeat
 
 STATES = ("pending", "delayed", "reserved", "completed")
@@ -146,8 +146,10 @@ def queue_segments(state: str, refs: list[QueueRef]) -> list[tuple[str, int]]:
 Entry = tuple[str, dict, float | None, int, dict | None]  # queue, data, score, pos, completed
 
 
-def read_slice(state: str, piece: paging.Slice) -> Iterator[tuple[bytes | dict, float | None, int]]:
-    """Raw entries of one slice: (raw bytes or completed record, score, index)."""
+def read_slice(state: str, piece: paging.Slice, limit: int = ROW_BYTES
+               ) -> Iterator[tuple[bytes | dict, float | None, int]]:
+    """Raw entries of one slice: (raw bytes or completed record, score, index), each cut
+    to `limit` bytes (a row's worth; facet samples ask for less)."""
     if state == "completed":
         for offset, item in enumerate(recent.completed(horizon_client(), piece.start,
                                                        piece.stop)):
@@ -158,12 +160,12 @@ def read_slice(state: str, piece: paging.Slice) -> Iterator[tuple[bytes | dict, 
     # Each entry cut to a bounded prefix: a page shows rows, never whole payloads.
     if state == "pending":
         for offset, raw in enumerate(driver.pending(queue, piece.start, piece.stop,
-                                                    preview=PREVIEW_BYTES)):
+                                                    preview=limit)):
             yield raw, None, piece.start + offset
     else:
         listing = driver.delayed if state == "delayed" else driver.reserved
         for offset, (raw, score) in enumerate(listing(
-                queue, piece.start, piece.stop, preview=PREVIEW_BYTES)):
+                queue, piece.start, piece.stop, preview=limit)):
             yield raw, score, piece.start + offset
 
 
@@ -241,7 +243,10 @@ def _scan(state, segments, total, start, needle, queue_filter, size, now,
     while position < limit and len(rows) < size:
         chunk_end = min(position + CHUNK, limit)
         for piece in paging.slices(segments, position, chunk_end - position):
-            for raw, score, index in read_slice(state, piece):
+            # Heads only: the filters look at head fields, and 2,000 rows' worth of
+            # entries was 32 MB per filtered refresh (a matched row's argument line shows
+            # when its entry fits the head).
+            for raw, score, index in read_slice(state, piece, HEAD_BYTES):
                 if wanted and isinstance(raw, bytes):
                     low = raw.lower()
                     if not all(w in low for w in wanted):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from horizon.dashboard.queues import QueueRef, known_queues
 from horizon.repositories import horizon_client, recent
 from queueing import connections
-from queueing.dispatching.preview import PREVIEW_BYTES, peek_entry
+from queueing.dispatching.preview import HEAD_BYTES, peek_entry
 from queueing.drivers.contract import Inspector
 from queueing.models import FailedJob
 from queueing.safe_json import peek
@@ -85,7 +85,7 @@ def find_pending(ref: QueueRef, uuid: str, at: int | None = None) -> Found | Non
     # Scanned as previews (2,050 entries of megabytes each were read whole), then the one
     # that matches is read whole: actions hand its exact bytes back to Redis.
     for offset, cut in enumerate(driver.pending(ref.name, low, at + 50,
-                                                preview=PREVIEW_BYTES)):
+                                                preview=HEAD_BYTES)):
         if _is(cut, uuid):
             position = low + offset
             for raw in driver.pending(ref.name, position, position):
@@ -114,7 +114,7 @@ def _scored_in_redis(driver: Inspector, state: str, ref: QueueRef, score: float 
                      uuid: str) -> list:
     if score is None:  # found among previews first, then read whole by its score
         listing = driver.delayed if state == "delayed" else driver.reserved
-        found = [s for cut, s in listing(ref.name, 0, LOOKBACK - 1, preview=PREVIEW_BYTES)
+        found = [s for cut, s in listing(ref.name, 0, LOOKBACK - 1, preview=HEAD_BYTES)
                  if _is(cut, uuid)]
         if not found:
             return []

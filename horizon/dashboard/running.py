@@ -16,7 +16,7 @@ from horizon.dashboard import formatting
 from horizon.dashboard.masking import NAME_LIMIT, display
 from horizon.dashboard.queues import queue_connections
 from queueing import connections
-from queueing.dispatching.preview import PREVIEW_BYTES, peek_entry
+from queueing.dispatching.preview import HEAD_BYTES, peek_entry
 from queueing.drivers.contract import Inspector
 from queueing.worker import heartbeat
 
@@ -68,7 +68,7 @@ def _own_timeouts(driver: Inspector, queues: set[str]) -> dict[str, object]:
     one bounded read per queue, whatever the payloads' size)."""
     found: dict[str, object] = {}
     for queue in queues:
-        for raw, _score in driver.reserved(queue, 0, RESERVED_READ - 1, preview=PREVIEW_BYTES):
+        for raw, _score in driver.reserved(queue, 0, RESERVED_READ - 1, preview=HEAD_BYTES):
             data = peek_entry(raw)
             if isinstance(data.get("uuid"), str):
                 found[data["uuid"]] = data.get("timeout")

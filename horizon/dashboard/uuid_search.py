@@ -21,7 +21,7 @@ from horizon.dashboard import lookup
 from horizon.dashboard.queues import QueueRef
 from horizon.repositories import horizon_client
 from queueing import connections
-from queueing.dispatching.preview import PREVIEW_BYTES, peek_entry
+from queueing.dispatching.preview import HEAD_BYTES, peek_entry
 from queueing.drivers.redis.replies import as_str
 from queueing.models import FailedJob
 
@@ -60,7 +60,7 @@ def matches(prefix: str, refs: list[QueueRef], limit: int = 2) -> list[str]:
         for indexed in driver.uuids_with_prefix(ref.name, prefix, limit):
             if add(indexed):
                 return found
-        for raw, _score in driver.reserved(ref.name, 0, RESERVED_READ - 1, preview=PREVIEW_BYTES):
+        for raw, _score in driver.reserved(ref.name, 0, RESERVED_READ - 1, preview=HEAD_BYTES):
             held = peek_entry(raw).get("uuid")
             if isinstance(held, str) and add(held):
                 return found

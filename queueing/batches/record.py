@@ -142,10 +142,21 @@ class Batch:
     def age(self) -> float:
         return max(time.time() - self.created_at, 0.0)
 
-    def failed_job_ids(self) -> list[str]:
-        """The uuids of the member jobs that failed (and were not retried since)."""
-        states = store_for(self.connection).member_states(self.id)
-        return sorted(state[2:] for state in states.values() if state.startswith("f:"))
+    def failed_job_ids(self, limit: int | None = None) -> list[str]:
+        """The uuids of the member jobs that failed (and were not retried since), up to
+        `limit`. Why not from the members' states: the batch page refreshes every 2 s,
+        and reading 200k members' states cost Redis 264 ms each time. The record's own
+        counter says whether any failed; the store's index of failed members says which
+        (a batch written before that index falls back to the states)."""
+        if self.failed <= 0:
+            return []
+        store = store_for(self.connection)
+        indexed = store.failed_members(self.id, self.failed if limit is None else limit)
+        if indexed is not None:
+            return indexed
+        states = store.member_states(self.id)
+        found = sorted(state[2:] for state in states.values() if state.startswith("f:"))
+        return found if limit is None else found[:limit]
 
     # -- operations ------------------------------------------------------------------------
     def cancel(self) -> bool:

@@ -41,6 +41,10 @@ class BatchStore(Protocol):
     def member_states(self, batch_id: str) -> dict[str, str]:
         """Member key -> its state ("r:<uuid>" running, "s:", "f:<uuid>", "c:")."""
 
+    def failed_members(self, batch_id: str, limit: int) -> list[str] | None:
+        """Up to `limit` job uuids of its failed members, from a bounded read; None when
+        the store keeps no index for this batch (the caller reads member_states)."""
+
     def ids(self, start: int = 0, stop: int = -1) -> list[str]:
         """Batch ids, newest first, by index range (inclusive)."""
 

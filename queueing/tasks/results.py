@@ -11,6 +11,11 @@ its last change. Memory per result is bounded: return values over ``max_result_b
 fail the task, tracebacks are cut to ``MAX_TRACEBACK`` characters, and the lists keep
 their last ``MAX_ERRORS`` / ``MAX_WORKER_IDS`` entries.
 
+Tracebacks are stored masked (queueing.redaction, the policy of the failed store and
+the worker's log): a result is read back by application code, the dashboard and
+anyone with the Redis, and an exception's message often carries the URL or token that
+failed. Masked before the cut, so a secret straddling it is still recognised.
+
 Times are stored as ISO 8601 text, lists and values as JSON; ``record_from_redis`` and
 ``record_to_redis`` are pure, so the format is tested without Redis.
 """
@@ -23,6 +28,7 @@ from typing import Any
 
 from queueing.drivers.redis.keys import task_result_key as result_key
 from queueing.drivers.redis.replies import RedisClient
+from queueing.redaction import mask_text
 
 MAX_TRACEBACK = 16_000  # characters of one traceback kept (head and tail)
 MAX_ERRORS = 20  # errors kept per result (the latest)
@@ -200,7 +206,7 @@ class ResultStore:
         key, _, errors = self._keys(result_id)
         pipe = self.client.pipeline(transaction=True)
         pipe.rpush(errors, json.dumps({"exception_class_path": class_path,
-                                       "traceback": cut_traceback(traceback)}))
+                                       "traceback": cut_traceback(mask_text(traceback))}))
         pipe.ltrim(errors, -MAX_ERRORS, -1)
         self._set_status(pipe, result_id, status, now)
         pipe.execute()

@@ -9,6 +9,7 @@ from django.urls import reverse
 from horizon import audit
 from horizon.dashboard import batches as read_model
 from horizon.dashboard.auth import action, page
+from horizon.dashboard.batches import shown_name
 from horizon.dashboard.views.common import (
     HtmxHttpRequest,
     confirm,
@@ -73,9 +74,9 @@ def retry_failed(request: HtmxHttpRequest, batch_id: str) -> HttpResponse:
     except BatchError as exc:
         return confirm(request, str(exc), fallback=back, level="error")
     audit.record(request.user.get_username(), "retry batch", found.id,
-                 f"{found.name or 'unnamed'}: {retried} failed job(s)")
+                 f"{shown_name(found) or 'unnamed'}: {retried} failed job(s)")
     return confirm(request, f"Retried {retried} failed job{'' if retried == 1 else 's'} of "
-                            f"batch {found.name or found.id}.", fallback=back)
+                            f"batch {shown_name(found) or found.id}.", fallback=back)
 
 
 @action
@@ -89,10 +90,10 @@ def cancel(request: HtmxHttpRequest, batch_id: str) -> HttpResponse:
     except BatchError as exc:
         return confirm(request, str(exc), fallback=back, level="error")
     if not cancelled:
-        return confirm(request, f"Batch {found.name or found.id} was already cancelled.",
+        return confirm(request, f"Batch {shown_name(found) or found.id} was already cancelled.",
                        fallback=back, level="error")
     audit.record(request.user.get_username(), "cancel batch", found.id,
-                 f"{found.name or 'unnamed'}: {found.pending} pending")
-    return confirm(request, f"Cancelled batch {found.name or found.id}: its "
+                 f"{shown_name(found) or 'unnamed'}: {found.pending} pending")
+    return confirm(request, f"Cancelled batch {shown_name(found) or found.id}: its "
                             f"{found.pending:,} pending job(s) are skipped when they start.",
                    fallback=back)

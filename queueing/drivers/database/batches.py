@@ -215,6 +215,14 @@ class DatabaseBatches:
         return dict(BatchMember.objects.using(self.alias).filter(
             batch_id=batch_id).values_list("member", "state"))
 
+    def failed_members(self, batch_id: str, limit: int) -> list[str] | None:
+        """Up to `limit` failed members' job uuids: one bounded query on the batch's
+        member rows, never every member's state."""
+        states = (BatchMember.objects.using(self.alias)
+                  .filter(batch_id=batch_id, state__startswith="f:")
+                  .order_by("id").values_list("state", flat=True)[:limit])
+        return [state[2:] for state in states]
+
     def _own(self) -> Any:
         return BatchRecord.objects.using(self.alias).filter(connection=self.driver.name)
 

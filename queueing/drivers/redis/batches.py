@@ -41,7 +41,7 @@ class RedisBatches:
     def _keys(self, batch_id: str, queue: str) -> list[str]:
         k: QueueKeys = self.driver.keys(queue)
         return [k.batch(batch_id), k.batch_members(batch_id), k.ready, k.notify, k.index,
-                k.sequence]
+                k.sequence, k.batch_failed(batch_id)]
 
     def _queue_of(self, batch_id: str) -> str | None:
         meta = self.client.hget(batches_meta(self.prefix), batch_id)
@@ -155,6 +155,20 @@ class RedisBatches:
             return {}
         return _decoded(self.client.hgetall(self.driver.keys(queue).batch_members(batch_id)))
 
+    def failed_members(self, batch_id: str, limit: int) -> list[str] | None:
+        """Up to `limit` failed members' job uuids, oldest failure first, from the index
+        batch.lua keeps; None when the batch has no index (written before it was kept):
+        the caller then reads the member states."""
+        queue = self._queue_of(batch_id)
+        if queue is None:
+            return []
+        k = self.driver.keys(queue)
+        pipe = self.client.pipeline(transaction=False)
+        pipe.exists(k.batch_failed(batch_id))
+        pipe.zrange(k.batch_failed(batch_id), 0, limit - 1)
+        indexed, found = pipe.execute()
+        return [as_str(uuid) for uuid in found] if indexed else None
+
     def ids(self, start: int = 0, stop: int = -1) -> list[str]:
         """Batch ids, newest first."""
         return [as_str(b) for b in self.client.zrevrange(batches_index(self.prefix), start,
@@ -184,7 +198,8 @@ class RedisBatches:
             if meta is not None:
                 k = self.driver.keys(as_str(meta).split("\t", 1)[0])
                 # UNLINK: a large batch's members hash is freed off Redis's main thread
-                calls.append(("UNLINK", k.batch(batch_id), k.batch_members(batch_id)))
+                calls.append(("UNLINK", k.batch(batch_id), k.batch_members(batch_id),
+                              k.batch_failed(batch_id)))
         if calls:
             run_pipelined(self.client, [], before=calls)
         pipe = self.client.pipeline(transaction=False)

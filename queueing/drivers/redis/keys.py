@@ -85,6 +85,11 @@ class QueueKeys:
         """Hash of a batch's settled members: member id -> its state (batch.lua)."""
         return f"{self.ready}:batch:{batch_id}:members"
 
+    def batch_failed(self, batch_id: str) -> str:
+        """Zset of a batch's failed members' job uuids, scored by when they failed
+        (batch.lua keeps it beside the members hash, for the batch page)."""
+        return f"{self.ready}:batch:{batch_id}:failed"
+
     def as_list(self) -> list[str]:
         return [self.ready, self.delayed, self.reserved, self.notify]
 

@@ -6,6 +6,9 @@
 -- KEYS[4]  notify list           queues:{Q}:notify     so every key is in one slot)
 -- KEYS[5]  uuid index            queues:{Q}:index
 -- KEYS[6]  its sequence          queues:{Q}:seq
+-- KEYS[7]  its failed members    queues:{Q}:batch:<id>:failed   zset: job uuid -> when
+--          (kept with the members hash, so a page lists the failed ones without
+--          reading every member's state)
 -- ARGV[1]  the operation: settle, start, retry, add, cancel
 -- ARGV[2]  now (unix time, as text: it is written into callback payloads as is)
 -- settle:  ARGV[3..] triples (member, outcome, job uuid); outcome s(ucceeded),
@@ -68,6 +71,7 @@ local function settle(member, outcome, job)
     redis.call('HINCRBY', batch, 'pending', -1)
     redis.call('HINCRBY', batch, 'failed', 1)
     redis.call('HSET', members, member, 'f:' .. job)
+    redis.call('ZADD', KEYS[7], now, job)
     if field('first_failure') == '' then
       redis.call('HSET', batch, 'first_failure', job)
       if field('allow_failures') ~= '1' then
@@ -82,6 +86,7 @@ local function settle(member, outcome, job)
   end
   if was_failed then  -- a failed member that succeeded after all (a duplicate run)
     redis.call('HINCRBY', batch, 'failed', -1)
+    redis.call('ZREM', KEYS[7], string.sub(prev, 3))
   else
     redis.call('HINCRBY', batch, 'pending', -1)
   end
@@ -130,6 +135,7 @@ elseif op == 'retry' then
   local prev = redis.call('HGET', members, ARGV[3])
   if not prev or string.sub(prev, 1, 1) ~= 'f' then return 0 end
   redis.call('HSET', members, ARGV[3], 'r')
+  redis.call('ZREM', KEYS[7], string.sub(prev, 3))
   redis.call('HINCRBY', batch, 'failed', -1)
   redis.call('HINCRBY', batch, 'pending', 1)
   redis.call('HSET', batch, 'finished_at', '')
