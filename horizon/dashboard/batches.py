@@ -6,6 +6,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from horizon.dashboard.batch_callbacks import statuses
 from horizon.dashboard.formatting import Moment, duration, moment
 from queueing.batches.record import Batch, batch_connections, store_for
 from queueing.models import FailedJob
@@ -62,5 +63,5 @@ def detail(batch_id: str) -> dict[str, Any] | None:
                "failed_at": moment(stored[uuid].failed_at.timestamp(), now)
                if uuid in stored else None} for uuid in failed_ids[:500]]
     return {"row": row(batch, now), "failed": failed, "failed_total": len(failed_ids),
-            "callbacks": [(kind, moment(at, now) if at else None, at is not None)
-                          for kind, at in batch.callbacks.items()]}
+            "callbacks": [(kind, moment(at, now) if at else None, at is not None, why)
+                          for kind, at, why in statuses(batch)]}
