@@ -23,6 +23,7 @@ from horizon.dashboard import (
 )
 from horizon.dashboard.auth import page
 from horizon.dashboard.masking import CLIP_MARGIN, clip, display, mask
+from horizon.dashboard.views import failed as failed_view
 from horizon.dashboard.views.common import HtmxHttpRequest, float_param, int_param, render_page
 from horizon.repositories import horizon_client
 from queueing import connections
@@ -187,6 +188,7 @@ def job(request: HtmxHttpRequest, state: str, uuid: str) -> HttpResponse:
     limits = FULL if request.GET.get("full") == "1" else GLANCE
     extra = context(found, now, limits) if found is not None else {"state": state}
     extra["controls"] = job_controls.panel(uuid, now)  # what middleware did (issue 23)
+    extra["list_back"] = failed_view.back_to_list(request.GET.get("list", ""))
     response = render_page(request, "horizon/job.html", "horizon/partials/job.html", {
         "section": (found.state if found else state),
         "uuid": uuid,
