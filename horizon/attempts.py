@@ -5,8 +5,9 @@ it is there and the job page shows a timeline of deliveries.
 Written from the worker by signal receivers and the outcome recorder Horizon registers
 (horizon/apps.py): a release for retry (job_exception_occurred, released), a failure
 (job_failed), a timeout (outcome "timed_out"), and a success after earlier attempts
-(completion recorder, attempts > 1; a first-time success writes nothing, so the common
-path costs no Redis call). One list per job, newest last, `KEEP` entries at most.
+(completion recorder, attempts > 1 or a retry of a failed job; a first-time success
+writes nothing, so the common path costs no Redis call). An operator's edit and retry
+is a step of its own (``record_operator``). One list per job, newest last, `KEEP` entries at most.
 
 Everything here has an owner and a bound (docs/operations.md, "What is kept"):
 - only the newest entry keeps its full error; older ones keep a one-line summary
@@ -89,6 +90,14 @@ def record(uuid: str, entry: dict[str, Any], client=None, now: float | None = No
     except Exception:
         logger.warning("could not record attempt %s of %s", entry.get("attempt"), uuid,
                        exc_info=True)
+
+
+def record_operator(uuid: str, outcome: str, by: str, detail: str = "") -> None:
+    """An operator's step in a job's timeline (an edit and retry), between the attempt
+    that failed and the next one, so the page tells the job's story in order."""
+    record(uuid, {"attempt": None, "at": time.time(), "worker": "", "outcome": outcome,
+                  "summary": mask_text(f"by {by}" + (f"; {detail}" if detail else ""))[
+                      :SUMMARY_LIMIT]})
 
 
 def forget(uuids: Iterable[str], client: RedisClient | None = None) -> int:
@@ -193,10 +202,11 @@ def on_failed(sender, payload=None, connection="", queue="", exception=None, rea
 def on_completions(driver: Any, completions: Sequence[Completion]) -> list:
     """A completion recorder (not a job_processed receiver: a signal with a receiver
     costs every job its dispatch, and nearly every success is a first attempt that
-    records nothing): a success after an earlier failure closes its timeline."""
+    records nothing): a success after an earlier failure, or of a job retried from the
+    failed store, closes its timeline."""
     for done in completions:
         job = done.job
-        if (job.attempts or 0) > 1:
+        if (job.attempts or 0) > 1 or job.data.get("retryOf"):
             entry = _entry(job, None, done.queue, driver.name, "done",
                            runtime_ms=round(done.runtime * 1000, 2))
             entry["worker"] = str(job.data.get("reservedBy") or "")

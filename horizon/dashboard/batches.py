@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
+from horizon.dashboard.batch_callbacks import statuses
 from horizon.dashboard.formatting import Moment, duration, moment
 from horizon.dashboard.masking import NAME_LIMIT, display
 from queueing.batches.record import Batch, batch_connections, store_for
@@ -76,5 +77,5 @@ def detail(batch_id: str) -> dict[str, Any] | None:
                "failed_at": moment(stored[uuid].failed_at.timestamp(), now)
                if uuid in stored else None} for uuid in failed_ids]
     return {"row": row(batch, now), "failed": failed, "failed_total": batch.failed,
-            "callbacks": [(kind, moment(at, now) if at else None, at is not None)
-                          for kind, at in batch.callbacks.items()]}
+            "callbacks": [(kind, moment(at, now) if at else None, at is not None, why)
+                          for kind, at, why in statuses(batch)]}

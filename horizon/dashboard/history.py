@@ -20,9 +20,11 @@ def key(uuid: str) -> str:
     return keys.retries_log(uuid)
 
 
-def record(client: RedisClient, uuids: list[str], user: str, now: float | None = None) -> None:
+def record(client: RedisClient, uuids: list[str], user: str, now: float | None = None,
+           what: str = "") -> None:
+    """Log a retry of each job by `user`; `what` says what else was done (an edit)."""
     now = time.time() if now is None else now
-    entry = json.dumps({"at": now, "by": user})
+    entry = json.dumps({"at": now, "by": user, **({"what": what} if what else {})})
     pipe = client.pipeline(transaction=False)
     for uuid in uuids:
         pipe.lpush(key(uuid), entry)
@@ -32,7 +34,7 @@ def record(client: RedisClient, uuids: list[str], user: str, now: float | None =
 
 
 def entries(client: RedisClient, uuid: str) -> list[dict]:
-    """Newest first: {"at": unix time, "by": username}."""
+    """Newest first: {"at": unix time, "by": username, "what"?: what else was done}."""
     out = []
     for raw in client.lrange(key(uuid), 0, KEEP - 1):
         try:

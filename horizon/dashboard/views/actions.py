@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.http import HttpResponse
 from django.urls import reverse
 
-from horizon import audit
-from horizon.dashboard import edit_retry, failures, history, lookup, queues
+from horizon import attempts, audit
+from horizon.dashboard import edit_diff, edit_retry, failures, history, lookup, queues
 from horizon.dashboard.auth import action
 from horizon.dashboard.views import detail
 from horizon.dashboard.views import failed as failed_view
@@ -61,12 +61,19 @@ def edit_and_retry(request: HtmxHttpRequest, uuid: str) -> HttpResponse:
         edit = edit_retry.apply(data, text)
     except edit_retry.EditError as exc:
         return detail.edit_refused(request, uuid, text, str(exc))
+    reviewed = request.POST.get("reviewed")
+    if request.POST.get("step") == "review" or (reviewed is not None and
+                                               reviewed != edit_diff.digest(text)):
+        return detail.edit_form(request, uuid, text, edit_review=edit_diff.changes(data, text),
+                                edit_digest=edit_diff.digest(text))
     row.payload = encode(edit.payload)
     try:
         failed_store.retry(row)
     except QueueError as exc:
         return detail.edit_refused(request, uuid, text, str(exc))
-    history.record(horizon_client(), [uuid], _who(request))
+    history.record(horizon_client(), [uuid], _who(request), what=f"changed: {edit.changed}")
+    attempts.record_operator(uuid, "retried (edited)", _who(request),
+                             f"changed: {edit.changed}")
     audit.record(_who(request), "edit and retry", uuid,
                  f"{row.job} on {row.connection}:{row.queue}; changed: {edit.changed}")
     return confirm(request, f"Retried {row.job or uuid} with edited arguments (changed: "

@@ -5,8 +5,10 @@ from __future__ import annotations
 from django.http import Http404, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.http import urlencode
 
 from horizon import audit
+from horizon.dashboard import batch_members
 from horizon.dashboard import batches as read_model
 from horizon.dashboard.auth import action, page
 from horizon.dashboard.batches import shown_name
@@ -49,12 +51,34 @@ def missing(request: HtmxHttpRequest, batch_id: str) -> HttpResponse:
                   {"section": "batches", "batch_id": batch_id}, status=404)
 
 
+def _member_search(params: QueryDict, context: dict) -> dict:
+    """The page's search among the batch's pending members (not polled: it is a scan)."""
+    needle = (params.get("q") or "").strip()[:200]
+    if not needle:
+        return {}
+    starts = {state: max(int_param(params, f"start_{state}", 0), 0)
+              for state in batch_members.STATES}
+    found = batch_members.search(context["row"].batch, needle, starts)
+    further = {}
+    for listed in found:
+        if listed.scan is not None and listed.scan.next is not None:
+            query: dict[str, str | int] = {
+                "q": needle, **{f"start_{k}": v for k, v in starts.items()},
+                f"start_{listed.state}": listed.scan.next}
+            further[listed.state] = urlencode(query)
+    return {"member_needle": needle, "member_found": [
+        (listed, further.get(listed.state, "")) for listed in found],
+        "member_rows": sum(len(listed.rows) for listed in found)}
+
+
 @page
 def batch(request: HtmxHttpRequest, batch_id: str) -> HttpResponse:
     try:
         context = _detail_context(batch_id)
     except Http404:
         return missing(request, batch_id)
+    if not request.htmx:
+        context.update(_member_search(request.GET, context))
     return render_page(request, "horizon/batch.html", DETAIL_PARTIAL, context)
 
 

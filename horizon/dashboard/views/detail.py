@@ -23,6 +23,7 @@ from horizon.dashboard import (
 )
 from horizon.dashboard.auth import page
 from horizon.dashboard.masking import CLIP_MARGIN, clip, display, mask
+from horizon.dashboard.views import failed as failed_view
 from horizon.dashboard.views.common import HtmxHttpRequest, float_param, int_param, render_page
 from horizon.repositories import horizon_client
 from queueing import connections
@@ -106,7 +107,8 @@ def holder_gone(found: lookup.Found) -> bool:
 
 def context(found: lookup.Found, now: float, limits: Limits = GLANCE) -> dict:
     data = found.data
-    retries = [(formatting.moment(e.get("at"), now), str(e.get("by", "")))
+    retries = [(formatting.moment(e.get("at"), now), str(e.get("by", "")),
+                display(str(e.get("what") or ""), 300))
                for e in history.entries(horizon_client(), found.uuid)]
     return {
         "found": found,
@@ -186,6 +188,7 @@ def job(request: HtmxHttpRequest, state: str, uuid: str) -> HttpResponse:
     limits = FULL if request.GET.get("full") == "1" else GLANCE
     extra = context(found, now, limits) if found is not None else {"state": state}
     extra["controls"] = job_controls.panel(uuid, now)  # what middleware did (issue 23)
+    extra["list_back"] = failed_view.back_to_list(request.GET.get("list", ""))
     response = render_page(request, "horizon/job.html", "horizon/partials/job.html", {
         "section": (found.state if found else state),
         "uuid": uuid,
@@ -203,16 +206,22 @@ def job(request: HtmxHttpRequest, state: str, uuid: str) -> HttpResponse:
 def edit_refused(request: HtmxHttpRequest, uuid: str, text: str, error: str) -> HttpResponse:
     """The failed job's page again, its edit form open with the operator's text and why
     it was not retried (a boosted form swaps a 200 only; a plain POST gets a 400)."""
-    found = lookup.find("failed", uuid, None)
-    extra = context(found, time.time()) if found is not None else {"state": "failed"}
-    extra["controls"] = job_controls.panel(uuid, time.time())
-    response = render_page(request, "horizon/job.html", "horizon/partials/job.html", {
-        "section": "failed", "uuid": uuid, "missing": found is None, "poll_url": "",
-        **extra, "editable": text, "edit_error": f"Not retried: {error}",
-    })
+    response = edit_form(request, uuid, text, edit_error=f"Not retried: {error}")
     if not request.htmx:
         response.status_code = 400
     return response
+
+
+def edit_form(request: HtmxHttpRequest, uuid: str, text: str, **extra: object) -> HttpResponse:
+    """The failed job's page with its edit form open on the operator's text (and a
+    refusal or a review of the changes, from `extra`)."""
+    found = lookup.find("failed", uuid, None)
+    page = context(found, time.time()) if found is not None else {"state": "failed"}
+    page["controls"] = job_controls.panel(uuid, time.time())
+    return render_page(request, "horizon/job.html", "horizon/partials/job.html", {
+        "section": "failed", "uuid": uuid, "missing": found is None, "poll_url": "",
+        **page, "editable": text, **extra,
+    })
 
 
 def poll_url(found: lookup.Found) -> str:

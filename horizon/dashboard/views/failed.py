@@ -5,6 +5,7 @@ import re
 
 from django.http import HttpResponse, QueryDict
 from django.shortcuts import render
+from django.urls import reverse
 from django.utils.http import urlencode
 
 from horizon.dashboard import facet_counts, facets, failures, queues
@@ -41,6 +42,26 @@ def picked_param(params: QueryDict) -> facets.Picked:
     return facets.Picked(found.job, found.tag)
 
 
+def list_filters(params: QueryDict) -> dict[str, str]:
+    """The failed list's filters in `params`, validated, as the list's query keeps them."""
+    chosen, needle = filters_of(params)
+    window = int_param(params, "window")
+    picked = picked_param(params)
+    return {k: v for k, v in (("queue", chosen.label if chosen else ""),
+                              ("exc", exception_param(params)), ("since", since_param(params)),
+                              ("job", picked.job), ("tag", picked.tag), ("q", needle),
+                              ("window", str(window) if needle and window else "")) if v}
+
+
+def back_to_list(query: str) -> str:
+    """The filtered failed list a job page was reached from (its ``list`` parameter):
+    where a retry or delete made on that page lands, so the operator keeps the filter.
+    Only the list's own filters are kept, and the path is always the list's."""
+    filters = list_filters(QueryDict(query[:2000]))
+    url = reverse("horizon:failed")
+    return f"{url}?{urlencode(filters)}" if filters else url
+
+
 def context(params: QueryDict) -> dict:
     chosen, needle = filters_of(params)
     window = int_param(params, "window")
@@ -50,10 +71,7 @@ def context(params: QueryDict) -> dict:
     listing = failures.listing(chosen, needle, start=int_param(params, "start"),
                                window=window, exc=exc, since=since, job=picked.job,
                                tag=picked.tag)
-    filters = {k: v for k, v in (("queue", chosen.label if chosen else ""), ("exc", exc),
-                                 ("since", since), ("job", picked.job), ("tag", picked.tag),
-                                 ("q", needle),
-                                 ("window", str(window) if needle and window else "")) if v}
+    filters = list_filters(params)
     groups, grouped = failures.groups(chosen)
     return {
         "section": "failed",

@@ -7,6 +7,7 @@ from django.urls import reverse
 
 from horizon import audit
 from horizon.dashboard.auth import action, page
+from horizon.dashboard.lock_owners import owners
 from horizon.dashboard.views.common import HtmxHttpRequest, confirm, render_page
 from queueing import locks as locks_lib
 from queueing.errors import QueueError
@@ -14,7 +15,9 @@ from queueing.errors import QueueError
 
 def _context() -> dict:
     held = locks_lib.all_held()
-    return {"section": "locks", "locks": held, "limit": locks_lib.LIST_LIMIT}
+    found = owners(held)
+    return {"section": "locks", "limit": locks_lib.LIST_LIMIT,
+            "locks": [(lock, found[lock.job_uuid]) for lock in held]}
 
 
 @page

@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from queueing import locks
-from queueing.drivers.redis import keys
+from queueing.middleware import keys
 from queueing.middleware import lock_calls
 from tests.testapp import control_jobs
 
