@@ -4,6 +4,7 @@ retry log lives in the job's timeline (so it has that timeline's bounds); cancel
 requests for jobs that never run are dropped; a master's workers can stay quiet.
 Real Redis, real workers and a real master."""
 import json
+import time
 
 import pytest
 from django.contrib.auth.models import Permission, User
@@ -68,3 +69,25 @@ def test_a_dashboard_retry_is_kept_in_the_jobs_timeline_and_goes_with_it(spawn_w
     assert history.entries(rclient, uuid) == []
     assert not any(uuid.encode() in k for k in rclient.scan_iter(match="{horizon}:*"))
     assert rclient.zscore(ATTEMPTS_INDEX, uuid) is None
+
+
+def test_cancel_requests_for_jobs_that_never_run_do_not_stay(driver, rclient, monkeypatch):
+    """A request is read for CANCEL_TTL at most, but was stored for ever when its job
+    never ran (nothing read it, so nothing dropped it). Each write now drops requests
+    past their time, and the store expires a CANCEL_TTL after its newest request."""
+    from queueing.drivers import cancel_requests
+    from queueing.drivers.redis import control
+
+    ttl = cancel_requests.CANCEL_TTL
+    real = time.time
+    monkeypatch.setattr(time, "time", lambda: real() - ttl - 60)
+    driver.request_cancel("never-runs", "ops")  # written more than CANCEL_TTL ago
+    monkeypatch.setattr(time, "time", real)
+    assert rclient.hexists(control.CANCEL_KEY, "never-runs")
+    driver.request_cancel("runs-soon", "ops")
+    assert not rclient.hexists(control.CANCEL_KEY, "never-runs"), "trimmed as the next lands"
+    assert rclient.hexists(control.CANCEL_KEY, "runs-soon")
+    assert 0 < rclient.ttl(control.CANCEL_KEY) <= ttl + 1, "the store expires with its newest"
+    driver.forget_cancel("runs-soon")
+    assert rclient.hlen(control.CANCEL_KEY) == 0
+    assert rclient.zcard(control.CANCEL_INDEX) == 0, "the index follows the store"
