@@ -16,6 +16,7 @@ from horizon.dashboard import history
 from queueing.models import FailedJob
 from horizon.keys import ATTEMPTS_INDEX, COMPLETED
 from tests.testapp import jobs as test_jobs
+from tests.workers import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -91,3 +92,18 @@ def test_cancel_requests_for_jobs_that_never_run_do_not_stay(driver, rclient, mo
     driver.forget_cancel("runs-soon")
     assert rclient.hlen(control.CANCEL_KEY) == 0
     assert rclient.zcard(control.CANCEL_INDEX) == 0, "the index follows the store"
+
+
+def test_a_quiet_supervisor_keeps_the_masters_log_flat(spawn_worker):
+    """The master's output grows with every job: its workers write a RUNNING and a DONE
+    line each to the stdout they inherit. With a supervisor's "quiet", they write none,
+    and what is left (the master's own events) does not grow with the jobs run."""
+    from tests.test_horizon_process import start_master
+
+    quiet = {"supervisors": {"supervisor-1": {"queue": ["default"], "quiet": True}}}
+    master = start_master(spawn_worker, HORIZON_TEST_EXTRA=json.dumps(quiet))
+    ids = [test_jobs.record.delay(f"q{i}") for i in range(50)]
+    wait_until(lambda: len(test_jobs.notes()) == 50, timeout=60, message="50 jobs ran")
+    output = master.output()
+    assert not any(uuid in output for uuid in ids), output[-2000:]
+    assert "DONE" not in output and "RUNNING" not in output
