@@ -38,3 +38,5 @@ class HorizonConfig(AppConfig):
         from queueing import failed
 
         failed.on_delete(attempts.on_failed_rows_deleted)  # a job's attempts go with its row
+        from horizon.dashboard import facet_counts
+        failed.on_change(facet_counts.forget_failed_counts)  # its counts are stale then

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from horizon.config import horizon_settings
-from horizon.keys import ATTEMPTS_INDEX, PREFIX
+from horizon.keys import ATTEMPTS, ATTEMPTS_INDEX
 from horizon.repositories import horizon_client
 from queueing.drivers.redis.replies import RedisClient, as_str
 from queueing.drivers.redis.scripts import script_for
@@ -47,7 +47,7 @@ IN_STORE = "failed store"  # where a failure's full error is ("stored" of its en
 
 
 def key(uuid: str) -> str:
-    return f"{PREFIX}attempts:{uuid}"
+    return ATTEMPTS + uuid
 
 
 def error_text(exc: BaseException | None, reason: str = "") -> str:
@@ -79,14 +79,7 @@ def record(uuid: str, entry: dict[str, Any], client=None, now: float | None = No
         return
     try:
         client = client or horizon_client()
-        now = time.time() if now is None else now
-        entry = dict(entry)
-        if entry.get("error") and "summary" not in entry:
-            entry["summary"] = summary_of(str(entry["error"]))
-        deadline = now + keep_seconds(str(entry.get("outcome") or ""))
-        script_for(client, "record_attempt", package="horizon")(
-            keys=[key(uuid), ATTEMPTS_INDEX],
-            args=[json.dumps(entry, default=str), KEEP, repr(deadline), uuid])
+        _append(client, client, uuid, entry, time.time() if now is None else now)
     except Exception:
         logger.warning("could not record attempt %s of %s", entry.get("attempt"), uuid,
                        exc_info=True)
@@ -98,6 +91,29 @@ def record_operator(uuid: str, outcome: str, by: str, detail: str = "") -> None:
     record(uuid, {"attempt": None, "at": time.time(), "worker": "", "outcome": outcome,
                   "summary": mask_text(f"by {by}" + (f"; {detail}" if detail else ""))[
                       :SUMMARY_LIMIT]})
+
+
+def record_many(uuids: Iterable[str], entry: dict[str, Any], client=None,
+                now: float | None = None) -> None:
+    """Append the same entry to many timelines in one round trip (a bulk retry from the
+    dashboard); raises on a store error, as the dashboard's other writes do."""
+    client = client or horizon_client()
+    now = time.time() if now is None else now
+    pipe = client.pipeline(transaction=False)
+    for uuid in dict.fromkeys(u for u in uuids if u):
+        _append(client, pipe, uuid, entry, now)
+    pipe.execute()
+
+
+def _append(client, target, uuid: str, entry: dict[str, Any], now: float) -> None:
+    """The record_attempt call for one entry, sent on `target` (the client or a pipe)."""
+    entry = dict(entry)
+    if entry.get("error") and "summary" not in entry:
+        entry["summary"] = summary_of(str(entry["error"]))
+    deadline = now + keep_seconds(str(entry.get("outcome") or ""))
+    script_for(client, "record_attempt", package="horizon")(
+        keys=[key(uuid), ATTEMPTS_INDEX],
+        args=[json.dumps(entry, default=str), KEEP, repr(deadline), uuid], client=target)
 
 
 def forget(uuids: Iterable[str], client: RedisClient | None = None) -> int:

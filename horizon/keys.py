@@ -70,10 +70,6 @@ def schedule_considered(name: str) -> str:
     return f"{PREFIX}schedules:considered:{name}"  # the last slot a master considered
 
 
-def retries_log(uuid: str) -> str:
-    return f"{PREFIX}dashboard:retries:{uuid}"  # list: retries of a job from the dashboard
-
-
 PROMETHEUS_SERIES = PREFIX + "prom:series"  # set of "connection:queue|job" with counters
 
 
@@ -89,5 +85,6 @@ def queue_rollups(label: str) -> str:
 
 
 ATTEMPTS_INDEX = PREFIX + "attempts-index"  # zset: job uuid -> its timeline's deadline
+ATTEMPTS = PREFIX + "attempts:"  # + job uuid: list, the job's timeline (horizon/attempts.py)
 TRIM_LOCK = PREFIX + "trim:lock"  # held by the master trimming stored history this turn
 TRIMMED = PREFIX + "trimmed"  # hash: store -> records trimmed by the master (counted)

@@ -31,7 +31,7 @@ SUPERVISOR_DEFAULTS: dict[str, Any] = {
     # what each worker process is started with: the worker's own defaults
     **{option: getattr(WORKER_DEFAULTS, option) for option in (
         "tries", "backoff", "timeout", "memory", "sleep", "block_for", "max_jobs",
-        "max_time", "rest", "prefetch", "concurrency")},
+        "max_time", "rest", "prefetch", "concurrency", "quiet")},
 }
 
 
@@ -57,6 +57,9 @@ class SupervisorConfig:
     nice: int = 0
     prefetch: int = 32  # most jobs a worker reserves per round trip (1: none)
     concurrency: int = 1  # jobs each worker process runs at once
+    # No per-job lines: workers write to the master's stdout, so without this its log
+    # grows by two lines a job (docs/operations.md, "Capacity").
+    quiet: bool = False
 
     def worker_arguments(self, queues: tuple[str, ...] | None = None) -> list[str]:
         """The runworker command-line arguments for one process of this supervisor."""
@@ -77,6 +80,8 @@ class SupervisorConfig:
         ]
         if self.block_for is not None:
             args.append(f"--block-for={self.block_for:g}")
+        if self.quiet:
+            args.append("--quiet")
         return args
 
     def to_json(self) -> dict[str, Any]:
@@ -144,11 +149,20 @@ def parse_supervisor(name: str, raw: dict[str, Any], default_connection: str) ->
         nice=int_setting(name, "nice", values["nice"], 0),
         prefetch=int_setting(name, "prefetch", values["prefetch"], 1),
         concurrency=int_setting(name, "concurrency", values["concurrency"], 1, MAX_CONCURRENCY),
+        quiet=flag_setting(name, "quiet", values["quiet"]),
     )
     problem = capacity_error(config.prefetch, config.concurrency)
     if problem:
         raise HorizonConfigError(f"HORIZON supervisor {name!r}: {problem}", "horizon.E004")
     return config
+
+
+def flag_setting(name: str, key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise HorizonConfigError(
+            f"HORIZON supervisor {name!r}: {key} must be True or False, got {value!r}",
+            "horizon.E004")
+    return value
 
 
 def check_supervisor_name(name: Any) -> None:

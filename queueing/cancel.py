@@ -11,7 +11,10 @@ The uuid is taken exactly: one that is not a job id ('*', a pattern) is refused,
 reserved entry found must carry that very uuid. A request lives no longer than its job's
 run: it is dropped when the job ends before it lands, when the job is retried
 (failed.retry_entry), and, whatever else, after `CANCEL_TTL` seconds (the drivers'
-``cancel_requests`` ignore and drop older ones), so it can never stop a later run.
+``cancel_requests`` ignore and drop older ones), so it can never stop a later run. A
+request nobody reads (its job never ran) is not kept either: Redis drops it as later
+ones land and expires the store with its newest (drivers/redis/cancel_store.py); a
+database connection's master trims it (``trim.database_control``).
 """
 from __future__ import annotations
 

@@ -39,6 +39,21 @@ def on_delete(hook: Callable[[list[str]], None]) -> None:
         _delete_hooks.append(hook)
 
 
+_change_hooks: list[Callable[[], None]] = []
+
+
+def on_change(hook: Callable[[], None]) -> None:
+    """Call `hook()` after this process deletes or retries rows (a reader's cache of
+    counts, such as the failed list's facets, is stale from then on)."""
+    if hook not in _change_hooks:
+        _change_hooks.append(hook)
+
+
+def _changed() -> None:
+    for hook in list(_change_hooks):
+        hook()
+
+
 def describe(exc: BaseException) -> str:
     """Exception class, message and traceback, as stored and shown to operators."""
     kind = f"{type(exc).__module__}.{type(exc).__qualname__}"
@@ -177,6 +192,7 @@ def pushed_with_rows_deleted(ids: list[int], push) -> None:
     with transaction.atomic(using=router.db_for_write(FailedJob)):
         FailedJob.objects.filter(id__in=ids).delete()
         push()
+    _changed()
 
 
 def forget(job_uuid: str) -> bool:
@@ -210,6 +226,7 @@ def delete(rows: QuerySet[FailedJob], chunk: int = CHUNK, limit: int | None = No
 
 
 def _deleted(uuids: list[str]) -> None:
+    _changed()
     for hook in list(_delete_hooks):
         try:
             hook(uuids)

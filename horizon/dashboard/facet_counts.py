@@ -193,8 +193,43 @@ def _facets(state: str, every: list[tuple[str, int]], chosen: QueueRef | None,
     ], counted, total, estimated=counted < total)
 
 
+FAILED_FRESH = 2.0  # seconds a failed list's counts are reused: the list's refresh interval
+_failed_counts: dict[tuple, tuple[float, tuple]] = {}
+
+
 def for_failed(chosen: QueueRef | None, exc: str, since: str, picked: Picked,
-               base: dict[str, str]) -> Facets:
+               base: dict[str, str], now: float | None = None) -> Facets:
+    """The failed list's facets, counted over its newest FAILED_WINDOW rows from the
+    columns written with each row. The counts of one filter are reused for
+    FAILED_FRESH seconds in this process (at most once per refresh interval, as every
+    open tab polls), so their cost does not multiply with the viewers."""
+    now = time.monotonic() if now is None else now
+    key = (chosen.label if chosen else "", exc, since, picked.job, picked.tag)
+    kept = _failed_counts.get(key)
+    if kept is None or kept[0] <= now:
+        if len(_failed_counts) > 256:
+            _failed_counts.clear()  # bounded: filters are many, memory is not
+        kept = _failed_counts[key] = (now + FAILED_FRESH,
+                                      _count_failed(chosen, exc, since, picked))
+    found, queue_counts, counted, total = kept[1]
+    # A window of the newest rows, not a spread sample: counted as they are, not scaled.
+    return Facets([
+        facets.facet("job", "Job", found.jobs, base, picked.job, counted=1, total=1,
+                     labels=found.names),
+        facets.facet("queue", "Queue", queue_counts, base, chosen.label if chosen else "",
+                     counted=1, total=1),
+        facets.facet("tag", "Tag", found.tags, base, picked.tag, counted=1, total=1),
+    ], counted, total, estimated=False)
+
+
+def forget_failed_counts() -> None:
+    """Drop the reused counts (queueing.failed's change hook: this process deleted or
+    retried rows, and the list it shows next must not count them)."""
+    _failed_counts.clear()
+
+
+def _count_failed(chosen: QueueRef | None, exc: str, since: str,
+                  picked: Picked) -> tuple[facets.Tally, Counter, int, int]:
     rows = failures.filtered(None, exc=exc, since=since)
     newest = list(rows.order_by("-failed_at", "-id")
                   .values_list("id", "connection", "queue", "job", "tags")[:FAILED_WINDOW])
@@ -212,16 +247,8 @@ def for_failed(chosen: QueueRef | None, exc: str, since: str, picked: Picked,
         shown = list(dict.fromkeys(map(facets.shown_tag, found_tags)))
         rows_of.append((f"{connection}:{queue}", job, shown))
     found, queue_counts = failed_tally(rows_of, chosen.label if chosen else None, picked)
-    entries = rows_of
-    counted = len(entries)
-    # A window of the newest rows, not a spread sample: counted as they are, not scaled.
-    return Facets([
-        facets.facet("job", "Job", found.jobs, base, picked.job, counted=1, total=1,
-                     labels=found.names),
-        facets.facet("queue", "Queue", queue_counts, base, chosen.label if chosen else "",
-                     counted=1, total=1),
-        facets.facet("tag", "Tag", found.tags, base, picked.tag, counted=1, total=1),
-    ], counted, counted if counted < FAILED_WINDOW else rows.count(), estimated=False)
+    counted = len(rows_of)
+    return found, queue_counts, counted, counted if counted < FAILED_WINDOW else rows.count()
 
 
 def failed_tally(rows: list[tuple[str, str, list[str]]], chosen: str | None,

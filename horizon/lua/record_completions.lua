@@ -5,18 +5,18 @@
 -- summed (count and runtime per job name, per queue, per Prometheus series) first.
 -- KEYS[1] measured jobs set     KEYS[2] measured queues set
 -- KEYS[3] completed zset        KEYS[4] Prometheus series set
--- KEYS[5] completed records hash
+-- KEYS[5] completed records hash  KEYS[6] the attempts index (zset: uuid -> deadline)
 -- then, in this order: one job metrics hash per entry of "jobs", one queue metrics hash
 -- per entry of "queues", one series hash per entry of "series" (all under the
 -- {horizon} hash tag).
 -- ARGV[1] JSON: {"keep": seconds to keep records (0: keep none), "max": most records,
---   "now": unix time,
+--   "now": unix time, "timelines": the prefix of a job's attempts list key (+ uuid),
 --   "jobs": [[name, count, runtime ms], ...], "queues": [[label, count, runtime ms], ...],
 --   "series": [[series name, {field: integer increment}, {field: float increment}], ...]}
 -- ARGV[2..] six per record: uuid, job name, "connection:queue", runtime ms, completed at,
 --   payload JSON
 local batch = cjson.decode(ARGV[1])
-local at = 5
+local at = 6
 
 -- job metrics, then queue metrics: the same sums, each set of names in its own set key
 for set_key, rows in ipairs({batch.jobs, batch.queues}) do
@@ -62,9 +62,19 @@ if excess > 0 then
   local over = redis.call('ZRANGE', KEYS[3], #dropped, #dropped + math.min(excess, 1000) - 1)
   for _, uuid in ipairs(over) do dropped[#dropped + 1] = uuid end
 end
+-- A dropped record's job timeline (horizon/attempts.py) goes with it: a success keeps
+-- one only after earlier attempts, and the index says which do (its key shares the
+-- {horizon} hash tag, so this stays in one cluster slot).
 for first = 1, #dropped, 200 do
   local last = math.min(first + 199, #dropped)
   redis.call('ZREM', KEYS[3], unpack(dropped, first, last))
   redis.call('HDEL', KEYS[5], unpack(dropped, first, last))
+  local indexed = redis.call('ZMSCORE', KEYS[6], unpack(dropped, first, last))
+  for i = first, last do
+    if indexed[i - first + 1] then
+      redis.call('DEL', batch.timelines .. dropped[i])
+      redis.call('ZREM', KEYS[6], dropped[i])
+    end
+  end
 end
 return 1

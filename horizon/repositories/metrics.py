@@ -81,12 +81,12 @@ def completions_call(client: RedisClient, done: list[CompletedJob], *, keep_seco
         records += [item.uuid, item.name, item.label, runtime_ms, item.finished_at,
                     item.payload]
     now = max((item.finished_at for item in done), default=0.0)
-    header = {"keep": keep_seconds, "max": keep_count, "now": now,
+    header = {"keep": keep_seconds, "max": keep_count, "now": now, "timelines": keys.ATTEMPTS,
               "jobs": list(jobs.values()), "queues": list(queues.values()),
               "series": [[f"{label}|{job}", counts, sums]
                          for (label, job), (counts, sums) in series.items()]}
     call_keys = [keys.MEASURED_JOBS, keys.MEASURED_QUEUES, keys.COMPLETED, keys.PROMETHEUS_SERIES,
-                 keys.COMPLETED_RECORDS,
+                 keys.COMPLETED_RECORDS, keys.ATTEMPTS_INDEX,
                  *(keys.job_metrics(name) for name in jobs),
                  *(keys.queue_metrics(label) for label in queues),
                  *(keys.prometheus_series(label, job) for label, job in series)]

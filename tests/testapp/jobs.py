@@ -68,6 +68,14 @@ def explode(label):
     raise RuntimeError(f"boom {label}")
 
 
+@job(tries=2, backoff=0)
+def fails_first_time(label):
+    """Raises on its first attempt, succeeds on the second: a success with a timeline."""
+    note(RAN, label=label)
+    if current_job().attempts == 1:
+        raise RuntimeError(f"first try {label}")
+
+
 @job(tries=3, backoff=[5, 30])
 def explode_with_backoff(label):
     note(RAN, label=label)

@@ -159,6 +159,8 @@ def timeline(uuid: str, now: float) -> list[dict]:
     """Every recorded attempt (horizon/attempts.py), oldest first, errors masked."""
     out = []
     for entry in attempts.entries(uuid):
+        if entry.get("outcome") == history.RETRIED:
+            continue  # shown as "Retries from the dashboard"
         # The newest entry keeps its full error; older ones and failures keep a summary
         # (a failure's full error is the failed store's, shown above on this page).
         error = display(str(entry.get("error") or ""), attempts.ERROR_LIMIT)

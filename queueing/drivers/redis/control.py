@@ -7,9 +7,10 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
-from queueing.drivers.redis.keys import CANCEL_KEY, PAUSED_QUEUES_KEY, RESTART_KEY
+from queueing.drivers.redis.keys import CANCEL_INDEX, CANCEL_KEY, PAUSED_QUEUES_KEY, RESTART_KEY
 
-__all__ = ["CANCEL_KEY", "broadcast", "last_restart", "member", "paused_queues", "read"]
+__all__ = ["CANCEL_INDEX", "CANCEL_KEY", "broadcast", "last_restart", "member",
+           "paused_queues", "read"]
 from queueing.drivers.redis.replies import RedisClient, as_str
 
 

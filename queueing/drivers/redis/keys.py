@@ -13,6 +13,7 @@ PAUSED_QUEUES_KEY = "queueing:paused"  # set of "connection:queue" names workers
 HEARTBEAT_PREFIX = "queueing:worker:"  # + worker id: exists while the worker is alive
 WORKERS_KEY = "queueing:workers"  # zset: worker id -> its last beat (the heartbeats' index)
 CANCEL_KEY = "queueing:cancel"  # hash: job uuid -> JSON {by, reason, at}: cancel it
+CANCEL_INDEX = "queueing:cancel:at"  # zset: job uuid -> when its request was written
 TASK_RESULT_PREFIX = "queueing:task:"  # + {result id}: a Django Task's result hash
 
 

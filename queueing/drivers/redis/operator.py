@@ -3,8 +3,6 @@ requests, the store's health, and the operator's reads and actions (sizes, listi
 lookups by uuid, delete, promote, run now)."""
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Iterable
 
 import redis
@@ -14,7 +12,7 @@ from queueing.drivers.contract import (
     ControlState,
     QueueSizes,
 )
-from queueing.drivers.redis import control, previews
+from queueing.drivers.redis import cancel_store, control, previews
 from queueing.drivers.redis.base import RedisBase
 from queueing.drivers.redis.clients import redis_location
 from queueing.drivers.redis.replies import RedisClient, as_bytes, as_str, scored
@@ -55,8 +53,7 @@ class RedisOperator(RedisBase):
         return ControlState(stamp, frozenset(paused))
 
     def request_cancel(self, uuid: str, by: str, reason: str = "") -> None:
-        self.client.hset(control.CANCEL_KEY, uuid,
-                         json.dumps({"by": by, "reason": reason, "at": time.time()}))
+        cancel_store.write(self.client, uuid, by, reason)
 
     def cancel_requests(self, uuids: list[str]) -> dict[str, dict]:
         if not uuids:
@@ -69,12 +66,11 @@ class RedisOperator(RedisBase):
                     stale.append(uuid)
                 else:
                     found[uuid] = request
-        if stale:
-            self.client.hdel(control.CANCEL_KEY, *stale)
+        cancel_store.forget(self.client, *stale)
         return found
 
     def forget_cancel(self, uuid: str) -> None:
-        self.client.hdel(control.CANCEL_KEY, uuid)
+        cancel_store.forget(self.client, uuid)
 
     def reserved_job(self, queue: str, uuid: str) -> bytes | None:
         """A scan of the queue's reserved set for the uuid (an operator's lookup)."""
