@@ -108,7 +108,7 @@ def parse_supervisor(name: str, raw: dict[str, Any], default_connection: str) ->
     values = {**SUPERVISOR_DEFAULTS, **raw}
     try:
         conn = queue_settings().connection(values["connection"] or default_connection)
-        if not kind_of(conn).keeps_jobs:
+        if not kind_of(conn).workers_read:
             raise HorizonConfigError(
                 f"HORIZON supervisor {name!r}: connection {conn.name!r} is neither a redis "
                 "nor a database connection", "horizon.E004")

@@ -38,6 +38,7 @@ from django.dispatch import receiver
 
 from queueing.drivers.registry import KINDS
 from queueing.errors import ConfigurationError, UnknownConnection, UnknownQueue
+from queueing.failover_config import failover_target_errors, parse_failover
 from queueing.settings_hints import nearest, unknown_keys
 
 DEFAULT_PREFIX = "queues:"  # of every queue key (drivers/redis/keys.py)
@@ -79,6 +80,11 @@ class ConnectionConfig:
     database: str = "default"  # driver "database": the DATABASES alias holding the jobs
     listen: bool = True  # driver "database" on PostgreSQL: wake idle workers by NOTIFY
     synchronous_commit: str = "off"  # driver "database" on PostgreSQL: workers' session
+    # driver "failover" (queueing/failover_config.py): the connections a dispatch tries in
+    # order, how long the first may take, how long a failed one is skipped
+    targets: tuple[str, ...] = ()
+    dispatch_timeout: float = 0.5
+    retry_primary_after: float = 5.0
 
     def check_queue(self, queue: str) -> str:
         """Return `queue` if this connection accepts it, else raise UnknownQueue."""
@@ -139,6 +145,8 @@ def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
     """Validate one connection block; raise ConfigurationError naming the bad key."""
     if not isinstance(raw, dict):
         raise ConfigurationError(f"QUEUE['connections'][{name!r}] must be a dict")
+    if raw.get("driver") == "failover":  # a block of its own (queueing/failover_config.py)
+        return parse_failover(name, raw, ConnectionConfig)
     unknown = set(raw) - CONNECTION_KEYS
     if unknown:
         raise ConfigurationError(
@@ -229,7 +237,8 @@ def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
         database=database,
         listen=raw.get("listen", True),
         synchronous_commit=synchronous_commit,
-        **timeouts,
+        socket_timeout=timeouts["socket_timeout"],
+        socket_connect_timeout=timeouts["socket_connect_timeout"],
     )
 
 
@@ -294,6 +303,7 @@ def _parse_all(raw: dict[str, Any] | None) -> tuple[list[ConfigurationError],
             connections[name] = parse_connection(name, block)
         except ConfigurationError as exc:
             errors.append(exc)
+    errors.extend(failover_target_errors(connections))
     default = raw.get("default") or next(iter(connections_raw))
     if default not in connections_raw:
         guess = nearest(default, connections_raw)

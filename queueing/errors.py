@@ -3,6 +3,7 @@
 Dispatch errors are raised before anything is written to Redis: a refused dispatch
 leaves nothing half-written behind.
 """
+from redis.exceptions import ConnectionError as _RedisConnectionError
 
 
 class QueueError(Exception):
@@ -57,3 +58,10 @@ class MalformedPayload(QueueError, ValueError):
         super().__init__(*args)
         self.original = original
         self.attempts = attempts
+
+
+class StoreUnavailable(QueueError, _RedisConnectionError):
+    """A dispatch could not reach its connection's store (Redis down, a failover with
+    every connection down). Says which connection and where, its password masked. A
+    subclass of redis-py's ConnectionError, so code that rode out a Redis outage by
+    catching that (a worker dispatching a chain's next link) still does."""

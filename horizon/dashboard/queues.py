@@ -37,7 +37,7 @@ class QueueRef:
 def queue_connections() -> list[str]:
     """Connections whose queues workers read, Redis or database (sync/null keep none)."""
     return [c.name for c in queue_settings().connections.values()
-            if kind_of(c).keeps_jobs]
+            if kind_of(c).workers_read]
 
 
 def known_queues(supervisors: list[SupervisorState] | None = None) -> list[QueueRef]:

@@ -17,6 +17,7 @@ from horizon.config import HorizonSettings
 from horizon.schedules.definitions import ScheduleError, all_schedules
 from horizon.schedules.loop import ScheduleLoop
 from horizon.supervisor.batch_pruning import BatchPruner
+from horizon.supervisor.failover_draining import FailoverDrainer
 from horizon.supervisor.trimming import Trimmer
 from horizon.waits import WaitMonitor
 from queueing.drivers.redis.replies import RedisClient
@@ -25,12 +26,14 @@ from queueing.drivers.redis.replies import RedisClient
 class Duties:
     def __init__(self, schedules: ScheduleLoop, waits: WaitMonitor,
                  log: Callable[[str], None], batches: BatchPruner | None = None,
-                 trimmer: Trimmer | None = None) -> None:
+                 trimmer: Trimmer | None = None,
+                 failover: FailoverDrainer | None = None) -> None:
         self.schedules = schedules
         self.waits = waits
         self.log = log
         self.batches = batches
         self.trimmer = trimmer
+        self.failover = failover
 
     @classmethod
     def for_master(cls, config: HorizonSettings, client: RedisClient, *, owner: str,
@@ -45,7 +48,7 @@ class Duties:
         return cls(ScheduleLoop(found, client, owner=owner, log=log),
                    WaitMonitor.from_config(config, client, owner=owner, log=log), log,
                    BatchPruner(config, client, owner=owner, log=log),
-                   Trimmer(config, client, owner=owner, log=log))
+                   Trimmer(config, client, owner=owner, log=log), FailoverDrainer(log))
 
     def tick(self) -> None:
         duties: list[tuple[str, Any]] = [("schedules", self.schedules),
@@ -54,6 +57,8 @@ class Duties:
             duties.append(("batch pruning", self.batches))
         if self.trimmer is not None:
             duties.append(("trimming", self.trimmer))
+        if self.failover is not None:
+            duties.append(("failover drain", self.failover))
         for name, duty in duties:
             try:
                 duty.tick()

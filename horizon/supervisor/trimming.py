@@ -81,7 +81,7 @@ class Trimmer:
         before = time.time() - self.config.trim_database_control_minutes * 60
         gone = 0
         for name, config in queue_settings().connections.items():
-            if kind_of(config).keeps_jobs and gone < BUDGET:
+            if kind_of(config).workers_read and gone < BUDGET:
                 gone += connections.queue_driver(name).prune_control(
                     before, limit=BUDGET - gone, chunk=CHUNK)
         return gone, gone < BUDGET

@@ -11,6 +11,8 @@ commits or rolls back with the caller's data, with no hook at all.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -22,9 +24,11 @@ from queueing import connections, tracing
 from queueing.config import ConnectionConfig, queue_settings
 from queueing.dispatching.call_checks import check_call, check_discovered
 from queueing.dispatching.unique import dispatch_controlled
+from queueing.drivers.redis.cluster import TRANSIENT_ERRORS
 from queueing.drivers.registry import kind_of
 from queueing.entries import payload as payload_lib
 from queueing.entries.limits import check_size
+from queueing.errors import StoreUnavailable
 
 if TYPE_CHECKING:  # the shapes dispatched (signature.py imports this module, not back)
     from queueing.dispatching.signature import Signature
@@ -145,12 +149,30 @@ def _encode(signature: Signature, conn: ConnectionConfig, queue: str, now: float
     return data["uuid"], text
 
 
+@contextmanager
+def reaching(connection: str) -> Iterator[None]:
+    """Turn a store that cannot be reached into the project's own error, naming the
+    connection and where it is (its password masked), instead of a bare redis-py
+    ConnectionError from deep inside the client (issue 35). A failover connection has
+    already tried its others, and says so itself."""
+    try:
+        yield
+    except StoreUnavailable:
+        raise
+    except TRANSIENT_ERRORS as exc:
+        config = queue_settings().connection(connection)
+        raise StoreUnavailable(
+            f"could not queue on connection {connection!r}: "
+            f"{connections.redis_location(config)} cannot be reached ({exc})") from exc
+
+
 def _send(connection: str, queue: str, text: str, available_at: float | None) -> None:
     driver = connections.driver(connection)
-    if available_at is not None and available_at > time.time():
-        driver.later(queue, text, available_at)
-    else:
-        driver.push(queue, text)
+    with reaching(connection):
+        if available_at is not None and available_at > time.time():
+            driver.later(queue, text, available_at)
+        else:
+            driver.push(queue, text)
 
 
 def dispatch_many(signatures: list[Signature]) -> list[str | None]:
@@ -217,6 +239,8 @@ def plan_split(signatures: list[Signature]) -> tuple[list[str], BatchPlan, Batch
 
 def send_plan(plan: BatchPlan) -> None:
     for (connection, queue), texts in plan.batches.items():
-        connections.driver(connection).push_many(queue, texts)
+        with reaching(connection):
+            connections.driver(connection).push_many(queue, texts)
     for connection, queue, text, at in plan.delayed:
-        connections.driver(connection).later(queue, text, at)
+        with reaching(connection):
+            connections.driver(connection).later(queue, text, at)

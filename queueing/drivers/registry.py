@@ -37,6 +37,8 @@ class DriverKind:
       a rolled-back transaction leaves no job behind and no after-commit wait is needed.
     * ``redis``: the store is a Redis server (job controls, heartbeats and Horizon's own
       state can live on it).
+    * ``routes``: a dispatch-only connection that hands each job to other connections
+      (``failover``): workers, commands and the dashboard read those, never it.
     * ``store``: how messages name the store ("lost connection to Redis", "the database
       unreachable for 24 s").
     """
@@ -49,7 +51,13 @@ class DriverKind:
     async_client: bool = False
     transactional: bool = False
     redis: bool = False
+    routes: bool = False
     store: str = "the store"
+
+    @property
+    def workers_read(self) -> bool:
+        """Workers reserve from it, and the dashboard and the commands list its queues."""
+        return self.keeps_jobs and not self.routes
 
 
 KINDS: dict[str, DriverKind] = {kind.name: kind for kind in (
@@ -57,6 +65,8 @@ KINDS: dict[str, DriverKind] = {kind.name: kind for kind in (
                batches=True, async_client=True, redis=True, store="Redis"),
     DriverKind("database", "queueing.drivers.database.driver.DatabaseDriver",
                keeps_jobs=True, batches=True, transactional=True, store="the database"),
+    DriverKind("failover", "queueing.failover.FailoverDriver", keeps_jobs=True, routes=True,
+               store="the failover connection"),
     DriverKind("sync", "queueing.drivers.sync.SyncDriver", runs_inline=True),
     DriverKind("null", "queueing.drivers.null.NullDriver"),
 )}

@@ -16,7 +16,7 @@ class Command(BaseCommand):
         stamp = time.time()
         unreachable = []
         for config in queue_settings().connections.values():
-            if not kind_of(config).keeps_jobs:
+            if not kind_of(config).workers_read:
                 continue  # sync and null connections have no workers
             try:
                 driver = connections.queue_driver(config.name)

@@ -1,0 +1,132 @@
+"""The ``failover`` connection: a dispatch goes to the first of its connections that
+takes it (issue 35; settings in queueing/failover_config.py).
+
+Each connection but the last has a :class:`~queueing.circuit.Circuit`: once it fails a
+dispatch, dispatches go straight to the next for ``retry_primary_after`` seconds, then
+one probe tries it again. The first connection is reached with ``dispatch_timeout`` as
+its connect and reply timeouts, so a Redis that has gone away costs a web request at
+most that long, once per circuit period. A job written to a database connection is
+written in the caller's transaction (the database driver's own rule), so a rolled-back
+request leaves none behind. The master moves what waits in the later connections back
+to the first once it answers (queueing/failover_drain.py).
+
+Switches are logged once each way, never per job.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from queueing import connections
+from queueing.circuit import Circuit
+from queueing.config import ConnectionConfig, queue_settings
+from queueing.drivers.contract import DispatchTarget, QueueSizes
+from queueing.drivers.redis.replies import RedisClient
+from queueing.drivers.registry import kind_of
+from queueing.errors import StoreUnavailable
+
+logger = logging.getLogger("queueing")
+
+
+@dataclass
+class Leg:
+    """One connection a failover dispatch may take, with what counts as its failure."""
+
+    name: str
+    target: DispatchTarget
+    errors: tuple[type[Exception], ...]
+    circuit: Circuit
+
+
+class FailoverDriver:
+    """Keeps ``contract.DispatchTarget`` (dispatch only: workers read its connections)."""
+
+    def __init__(self, config: ConnectionConfig) -> None:
+        self.config = config
+        self.name = config.name
+        self._legs: list[Leg] | None = None  # made at first use: connections.driver holds
+        self._lock = threading.Lock()        # its lock while it makes this driver
+
+    @classmethod
+    def from_config(cls, config: ConnectionConfig) -> FailoverDriver:
+        return cls(config)
+
+    def legs(self) -> list[Leg]:
+        if self._legs is None:
+            with self._lock:
+                if self._legs is None:
+                    self._legs = [self._leg(name, first=index == 0)
+                                  for index, name in enumerate(self.config.targets)]
+        return self._legs
+
+    def _leg(self, name: str, *, first: bool) -> Leg:
+        config = queue_settings().connection(name)
+        target = (connections.driver_with_timeout(name, self.config.dispatch_timeout)
+                  if first else connections.queue_driver(name))
+        errors: tuple[type[Exception], ...] = target.transient_errors
+        if kind_of(config).redis:  # down, read-only, out of memory: the next one takes it
+            errors = (*errors, redis.RedisError)
+        return Leg(name, target, errors, Circuit(self.config.retry_primary_after))
+
+    # -- DispatchTarget ---------------------------------------------------------------
+    def push(self, queue: str, payload: str) -> Any:
+        return self._first_taker(lambda target: target.push(queue, payload))
+
+    def push_many(self, queue: str, payloads: list[str]) -> Any:
+        return self._first_taker(lambda target: target.push_many(queue, payloads))
+
+    def later(self, queue: str, payload: str, available_at: float) -> Any:
+        return self._first_taker(lambda target: target.later(queue, payload, available_at))
+
+    def sizes(self, queue: str) -> QueueSizes:
+        """What waits in `queue` on every connection that answers now."""
+        pending = delayed = reserved = 0
+        for leg in self.legs():
+            try:
+                found = leg.target.sizes(queue)
+            except leg.errors:
+                continue
+            pending, delayed = pending + found.pending, delayed + found.delayed
+            reserved += found.reserved
+        return QueueSizes(pending, delayed, reserved)
+
+    def control_store(self) -> RedisClient | None:
+        """Job controls (unique locks, debounce) live on the first connection's Redis."""
+        return self.legs()[0].target.control_store()
+
+    def location(self) -> str:
+        return f"failover connection {self.name!r} ({' then '.join(self.config.targets)})"
+
+    def state(self) -> list[dict[str, Any]]:
+        """Each connection's circuit in this process: name, open, failures in a row."""
+        return [{"connection": leg.name, "open": leg.circuit.is_open,
+                 "failures": leg.circuit.failures} for leg in self.legs()]
+
+    # -- routing ------------------------------------------------------------------------
+    def _first_taker(self, send: Callable[[DispatchTarget], Any]) -> Any:
+        legs = self.legs()
+        failures = []
+        for index, leg in enumerate(legs):
+            last = index == len(legs) - 1
+            if not last and not leg.circuit.allows(time.monotonic()):
+                continue
+            try:
+                result = send(leg.target)
+            except leg.errors as exc:
+                failures.append(f"{leg.name}: {type(exc).__name__}: {exc}")
+                if leg.circuit.failed(time.monotonic()) and not last:
+                    logger.warning("dispatches on %r go to %r: %r failed (%s); trying it "
+                                   "again in %g s", self.name, legs[index + 1].name, leg.name,
+                                   exc, self.config.retry_primary_after)
+                continue
+            if leg.circuit.succeeded():
+                logger.warning("dispatches on %r go to %r again", self.name, leg.name)
+            return result
+        raise StoreUnavailable(f"could not queue on {self.location()}: every connection "
+                               f"failed ({'; '.join(failures)})")

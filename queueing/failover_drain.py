@@ -1,0 +1,81 @@
+"""Moving what a failover connection wrote to its later connections back to its first,
+once the first answers again (issue 35). The master runs it (horizon/supervisor/
+failover_draining.py); ``manage.py``-free and importable, so a test or a cron can too.
+
+Each job is reserved from the connection it waits on (a database reservation: SKIP
+LOCKED on PostgreSQL, one writer on SQLite, so two masters or a worker never take the
+same row), pushed to the first connection as it was dispatched (its delivery by this
+move not counted, reservation stamps removed; runs, tries, backoff, tags, batch tag and
+chain kept), then deleted. A master killed between the push and the delete leaves the
+reservation to expire, and the job is moved again: at least once, never lost. Delayed
+jobs move when they come due; order within a queue is kept.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+from queueing import connections
+from queueing.config import ConnectionConfig, queue_settings
+from queueing.drivers.contract import QueueDriver, Reservation
+from queueing.drivers.registry import kind_of
+from queueing.entries import payload as payload_lib
+from queueing.errors import MalformedPayload
+
+logger = logging.getLogger("queueing")
+OWNER = "failover drain"
+CHUNK = 100  # jobs reserved per round trip
+
+
+def failover_connections() -> list[ConnectionConfig]:
+    return [c for c in queue_settings().connections.values() if kind_of(c).routes]
+
+
+def queues_to_drain(config: ConnectionConfig, source: str) -> list[str]:
+    """The queue names a drain looks at on `source`: the failover connection's own and
+    the source connection's (a '*' connection lists none: name the queues it uses)."""
+    found = queue_settings().connection(source)
+    names = [config.queue, *(config.queues or ()), found.queue, *(found.queues or ())]
+    return [name for name in dict.fromkeys(names) if name]
+
+
+def as_dispatched(raw: bytes) -> str:
+    """A reserved entry as it was before this reservation: uncounted, unstamped."""
+    try:
+        job = payload_lib.decode(raw)
+    except MalformedPayload as exc:  # moved as it is: the first connection's worker
+        return (exc.original or raw).decode("utf-8", "replace")  # fails it visibly
+    return payload_lib.normalised(dataclasses.replace(job, deliveries=max(job.deliveries - 1, 0)))
+
+
+def drain(name: str, *, limit: int = 1000) -> int:
+    """Move up to `limit` waiting jobs of failover connection `name` from its later
+    connections to its first; how many moved. Raises the first connection's error when
+    it is still away (nothing is taken then)."""
+    config = queue_settings().connection(name)
+    primary = connections.queue_driver(config.targets[0])
+    primary.ping()
+    moved = 0
+    for source_name in config.targets[1:]:
+        source = connections.queue_driver(source_name)
+        for queue in queues_to_drain(config, source_name):
+            while moved < limit:
+                held = source.pop_batch(queue, min(CHUNK, limit - moved), owner=OWNER)
+                if isinstance(held, int) or not held:  # paused, or nothing waits
+                    break
+                moved += _move(held, queue, source, primary)
+    return moved
+
+
+def _move(held: list[Reservation], queue: str, source: QueueDriver,
+          primary: QueueDriver) -> int:
+    """Push each held job to `primary` and delete it from `source`; on a failure, the
+    ones not pushed yet go back where they were (uncounted) and the error is raised."""
+    for index, reservation in enumerate(held):
+        try:
+            primary.push(queue, as_dispatched(reservation.raw))
+        except Exception:
+            source.unreserve(held[index:])
+            raise
+        source.delete(reservation)
+    return len(held)
