@@ -26,7 +26,7 @@ class HorizonConfig(AppConfig):
         # throttle's records), which cannot load while Django populates INSTALLED_APPS.
         from horizon import attempts, audit, checks, login_throttle  # noqa: F401
         from horizon.repositories.metrics import record_completions, record_other_outcome
-        from queueing.signals import lock_released
+        from queueing.signals import lock_released, operator_action
         from queueing.worker.recorders import add_completion_recorder, add_outcome_recorder
 
         add_completion_recorder(record_completions)
@@ -34,6 +34,8 @@ class HorizonConfig(AppConfig):
         login_throttle.connect()
         lock_released.connect(audit.record_lock_release,
                               dispatch_uid="horizon.audit.lock_released")
+        operator_action.connect(audit.record_operator_action,
+                                dispatch_uid="horizon.audit.operator_action")
         attempts.connect()  # each job's attempts and errors (horizon/attempts.py)
         from queueing import failed
 

@@ -2,7 +2,9 @@
 
 Every dashboard action that changed something writes one row after it succeeded, so
 "who retried, deleted, paused or continued what, and when" has an answer (a test walks
-every action URL and checks it leaves a row).
+every action URL and checks it leaves a row). Management commands that act write theirs
+through queueing's `operator_action` signal (queueing/management/cli_audit.py), with
+the actor "<os user> (cli)".
 
 Pruning is by age with a floor: a row goes only when it is older than `keep_days()`
 *and* not among the newest `keep()` rows. A count cap alone let an operator push every
@@ -61,6 +63,12 @@ def count() -> int:
 
 def page(start: int, size: int) -> list[AuditEntry]:
     return list(AuditEntry.objects.order_by("-id")[start:start + size])
+
+
+def record_operator_action(sender: Any, action: str, target: str, detail: str, by: str,
+                           **_: Any) -> None:
+    """queueing.signals.operator_action: an action taken from the command line."""
+    record(by, action, target, detail)
 
 
 def record_lock_release(sender: Any, lock: Any, by: str, **_: Any) -> None:

@@ -57,11 +57,13 @@ from horizon.supervisor_config import (  # noqa: F401
     SupervisorConfig,
     check_supervisor_name,
     parse_supervisor,
+    read_supervisor,
     supervisor_blocks,
 )
 from queueing.config import queue_settings
 from queueing.errors import QueueError
 from queueing.settings_hints import unknown_keys
+from queueing.settings_problems import Problems
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,67 +136,68 @@ def proxy_errors(raw: dict[str, Any]) -> list[HorizonConfigError]:
 
 def settings_errors(raw: dict[str, Any] | None) -> list[HorizonConfigError]:
     """Every mistake in settings.HORIZON at once, for `manage.py check`: the top level's
-    keys, then each supervisor's first mistake (one supervisor's error used to hide the
-    next one's until it was fixed), then the rest of the setting."""
-    raw = dict(raw or {})
-    errors = []
-    unknown = set(raw) - HORIZON_KEYS
-    if unknown:
-        errors.append(HorizonConfigError(unknown_keys("HORIZON", unknown, HORIZON_KEYS),
-                                         "horizon.E001"))
-    try:
-        connection = _state_connection(raw)
-    except HorizonConfigError as exc:
-        return [*errors, exc]
-    for name, block in supervisor_blocks(raw).items():
-        try:
-            check_supervisor_name(name)
-            parse_supervisor(name, block, connection)
-        except HorizonConfigError as exc:
-            errors.append(exc)
-    errors += proxy_errors(raw)
-    rest = {key: value for key, value in raw.items()
-            if key in HORIZON_KEYS and key not in ("supervisors", "environments", "defaults")}
-    try:
-        parse(rest)
-    except HorizonConfigError as exc:
-        errors.append(exc)
-    return errors
+    keys, each of every supervisor block's, each of the trim, batches, waits and
+    notifications blocks', and the proxy settings (one mistake used to hide the next
+    until it was fixed)."""
+    problems = read_settings(raw)[0]
+    errors = [exc for exc in problems.errors if isinstance(exc, HorizonConfigError)]
+    return errors + proxy_errors(dict(raw or {}))
 
 
 def parse(raw: dict[str, Any] | None) -> HorizonSettings:
+    """settings.HORIZON, typed; HorizonConfigError with the first mistake."""
+    problems, parsed = read_settings(raw)
+    problems.raise_first()
+    assert parsed is not None
+    return parsed
+
+
+def read_settings(raw: dict[str, Any] | None) -> tuple[Problems, HorizonSettings | None]:
+    """Read every value of settings.HORIZON, recording each mistake (a default stands in
+    for a bad value so the rest is still checked); the settings only when none was."""
     raw = dict(raw or {})
+    problems = Problems((HorizonConfigError,))
     unknown = set(raw) - HORIZON_KEYS
     if unknown:
-        raise HorizonConfigError(unknown_keys("HORIZON", unknown, HORIZON_KEYS),
-                                 "horizon.E001")
+        problems.add(HorizonConfigError(unknown_keys("HORIZON", unknown, HORIZON_KEYS),
+                                        "horizon.E001"))
     mask_keys = raw.get("mask_keys")
     if mask_keys is not None and (isinstance(mask_keys, str) or not all(
             isinstance(k, str) and k for k in mask_keys)):
-        raise HorizonConfigError("HORIZON mask_keys must be a list of non-empty strings",
-                                 "horizon.E008")
-    for name in (raw.get("supervisors") or {}):
-        check_supervisor_name(name)
-    connection = _state_connection(raw)
-    environment = raw.get("environment") or os.environ.get("HORIZON_ENV", "production")
-    blocks = supervisor_blocks(raw)
-    trim = raw.get("trim") or {}
-    return HorizonSettings(
-        name=master_name(raw.get("name")),
-        connection=connection,
-        environment=environment,
-        supervisors=tuple(parse_supervisor(n, b, connection) for n, b in blocks.items()),
-        **trim_settings(trim),
+        problems.add(HorizonConfigError("HORIZON mask_keys must be a list of non-empty "
+                                        "strings", "horizon.E008"))
+    connection = problems.take(lambda: _state_connection(raw), "")
+    supervisors = []
+    if connection:  # a supervisor's queues and the waits' labels need a valid one
+        for name, block in supervisor_blocks(raw).items():
+            before = len(problems.errors)
+            problems.take(lambda: check_supervisor_name(name), None)  # noqa: B023 (now)
+            if len(problems.errors) > before:
+                continue
+            found, supervisor = read_supervisor(name, block, connection)
+            problems.errors += found.errors
+            supervisors.append(supervisor)
+    waits = parse_waits(raw.get("waits"), connection, problems)
+    values = dict(
+        name=problems.take(lambda: master_name(raw.get("name")), ""),
+        environment=raw.get("environment") or os.environ.get("HORIZON_ENV", "production"),
+        **trim_settings(raw.get("trim") or {}, problems),
         snapshot_interval=float(raw.get("snapshot_interval", 60)),
-        waits=parse_waits(raw.get("waits"), connection),
-        notifications=parse_notifications(raw.get("notifications")),
-        audit_keep=audit_keep(raw.get("audit_keep", 10_000)),
-        audit_days=seconds_or_days("audit_days", raw.get("audit_days", 90), minimum=1),
-        schedule_catch_up=seconds_or_days("schedule_catch_up",
-                                           raw.get("schedule_catch_up", 300), minimum=0),
+        waits=waits,
+        notifications=parse_notifications(raw.get("notifications"), problems),
+        audit_keep=problems.take(lambda: audit_keep(raw.get("audit_keep", 10_000)), 1),
+        audit_days=problems.take(lambda: seconds_or_days(
+            "audit_days", raw.get("audit_days", 90), minimum=1), 90.0),
+        schedule_catch_up=problems.take(lambda: seconds_or_days(
+            "schedule_catch_up", raw.get("schedule_catch_up", 300), minimum=0), 300.0),
         schedule=raw.get("schedule"),
-        **batch_settings(raw.get("batches")),
+        **batch_settings(raw.get("batches"), problems),
     )
+    if problems.errors:
+        return problems, None
+    return problems, HorizonSettings(
+        connection=connection, supervisors=tuple(s for s in supervisors if s is not None),
+        **values)
 
 
 def _state_connection(raw: dict[str, Any]) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from queueing.settings_problems import Problems
+
 
 class HorizonConfigError(ValueError):
     def __init__(self, message: str, check_id: str) -> None:
@@ -38,40 +40,53 @@ TRIM_KEYS = {"completed": 60.0, "metrics": 1440.0, "failed": 10080.0,
              "database_control": 1440.0}
 TRIM_CAPS = {"completed_max": 10_000, "failed_max": 100_000}  # records
 
+# Each reader below records every mistake of its block in `problems` (with the default
+# standing in for a bad value) rather than raising at the first, so `manage.py check`
+# lists them all at once (issue 31); horizon/config.py raises the first at runtime.
 
-def trim_settings(raw: Any) -> dict[str, Any]:
+
+def trim_settings(raw: Any, problems: Problems) -> dict[str, Any]:
     """HORIZON['trim']: how long (minutes) and how many of each stored record are kept.
     ``attempts_max`` defaults to failed_max + completed_max: a timeline's owner is a
     failed row or a completed record (horizon/attempts.py)."""
-    if not isinstance(raw, dict) or set(raw) - {*TRIM_KEYS, *TRIM_CAPS, "attempts_max"}:
-        raise HorizonConfigError(
+    valid = {*TRIM_KEYS, *TRIM_CAPS, "attempts_max"}
+    if not isinstance(raw, dict) or set(raw) - valid:
+        problems.add(HorizonConfigError(
             "HORIZON trim must be a dict with completed, metrics, failed, database_control "
-            "(minutes), completed_max, failed_max and attempts_max (records)", "horizon.E001")
+            "(minutes), completed_max, failed_max and attempts_max (records)", "horizon.E001"))
+        raw = {key: value for key, value in raw.items() if key in valid} \
+            if isinstance(raw, dict) else {}
     values: dict[str, Any] = {}
     for name, default in TRIM_KEYS.items():
         value = raw.get(name, default)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise HorizonConfigError(f"HORIZON trim {name} must be a number of minutes > 0, "
-                                     f"got {value!r}", "horizon.E001")
+            problems.add(HorizonConfigError(f"HORIZON trim {name} must be a number of "
+                                            f"minutes > 0, got {value!r}", "horizon.E001"))
+            value = default
         values[f"trim_{name}_minutes"] = float(value)
     caps = {name: raw.get(name, default) for name, default in TRIM_CAPS.items()}
     caps["attempts_max"] = raw.get("attempts_max", caps["failed_max"] + caps["completed_max"]
                                    if all(isinstance(v, int) for v in caps.values()) else 0)
     for name, value in caps.items():
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise HorizonConfigError(f"HORIZON trim {name} must be an integer >= 1, got "
-                                     f"{value!r}", "horizon.E001")
+            if name != "attempts_max" or "attempts_max" in raw:  # else: told for its parts
+                problems.add(HorizonConfigError(f"HORIZON trim {name} must be an integer "
+                                                f">= 1, got {value!r}", "horizon.E001"))
+            value = TRIM_CAPS.get(name, sum(TRIM_CAPS.values()))
         values[name] = value
     return values
 
 
-def batch_settings(raw: Any) -> dict[str, Any]:
+def batch_settings(raw: Any, problems: Problems) -> dict[str, Any]:
     """HORIZON['batches']: how old batch records get before the master prunes them."""
     raw = raw if raw is not None else {}
-    if not isinstance(raw, dict) or set(raw) - {"prune_hours", "prune_unfinished_hours",
-                                                "prune_every"}:
-        raise HorizonConfigError("HORIZON batches must be a dict with prune_hours, "
-                                 "prune_unfinished_hours and prune_every", "horizon.E001")
+    valid = {"prune_hours", "prune_unfinished_hours", "prune_every"}
+    if not isinstance(raw, dict) or set(raw) - valid:
+        problems.add(HorizonConfigError("HORIZON batches must be a dict with prune_hours, "
+                                        "prune_unfinished_hours and prune_every",
+                                        "horizon.E001"))
+        raw = {key: value for key, value in raw.items() if key in valid} \
+            if isinstance(raw, dict) else {}
     values: dict[str, Any] = {}
     for key, field_name, default in (("prune_hours", "batch_prune_hours", 24.0),
                                      ("prune_unfinished_hours",
@@ -82,8 +97,9 @@ def batch_settings(raw: Any) -> dict[str, Any]:
             values[field_name] = None  # kept until they finish (unbounded: say so)
             continue
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise HorizonConfigError(f"HORIZON batches {key} must be a number >= 0, got "
-                                     f"{value!r}", "horizon.E001")
+            problems.add(HorizonConfigError(f"HORIZON batches {key} must be a number >= 0, "
+                                            f"got {value!r}", "horizon.E001"))
+            value = default
         values[field_name] = float(value)
     return values
 
@@ -102,18 +118,20 @@ def audit_keep(value: Any) -> int:
     return value
 
 
-def parse_waits(raw: Any, connection: str) -> dict[str, float]:
+def parse_waits(raw: Any, connection: str, problems: Problems) -> dict[str, float]:
     """{"redis:default": 60} (or {"default": 60} on Horizon's connection) -> by label."""
     if raw is None:
         return {}
     if not isinstance(raw, dict):
-        raise HorizonConfigError("HORIZON['waits'] must map 'connection:queue' to seconds",
-                                 "horizon.E007")
+        problems.add(HorizonConfigError(
+            "HORIZON['waits'] must map 'connection:queue' to seconds", "horizon.E007"))
+        return {}
     out = {}
     for name, seconds in raw.items():
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
-            raise HorizonConfigError(f"HORIZON['waits'][{name!r}] must be seconds >= 0, "
-                                     f"got {seconds!r}", "horizon.E007")
+            problems.add(HorizonConfigError(f"HORIZON['waits'][{name!r}] must be seconds "
+                                            f">= 0, got {seconds!r}", "horizon.E007"))
+            continue
         label = name if ":" in str(name) else f"{connection}:{name}"
         out[label] = float(seconds)
     return out
@@ -122,22 +140,27 @@ def parse_waits(raw: Any, connection: str) -> dict[str, float]:
 NOTIFICATION_KEYS = {"mail", "webhook", "cooldown", "from"}
 
 
-def parse_notifications(raw: Any) -> dict[str, Any]:
+def parse_notifications(raw: Any, problems: Problems) -> dict[str, Any]:
     if raw is None:
         return {"mail": [], "webhook": None, "cooldown": 300.0, "from": None}
     if not isinstance(raw, dict) or set(raw) - NOTIFICATION_KEYS:
-        raise HorizonConfigError("HORIZON['notifications'] takes mail, webhook, cooldown and "
-                                 "from", "horizon.E008")
+        problems.add(HorizonConfigError(
+            "HORIZON['notifications'] takes mail, webhook, cooldown and from",
+            "horizon.E008"))
+        raw = {key: value for key, value in raw.items() if key in NOTIFICATION_KEYS} \
+            if isinstance(raw, dict) else {}
     mail = raw.get("mail") or []
     mail = [mail] if isinstance(mail, str) else list(mail)
     webhook = raw.get("webhook")
     if webhook is not None and not (isinstance(webhook, str) and
                                     webhook.startswith(("http://", "https://"))):
-        raise HorizonConfigError("HORIZON['notifications']['webhook'] must be an http(s) URL",
-                                 "horizon.E008")
+        problems.add(HorizonConfigError(
+            "HORIZON['notifications']['webhook'] must be an http(s) URL", "horizon.E008"))
+        webhook = None
     cooldown = raw.get("cooldown", 300)
     if isinstance(cooldown, bool) or not isinstance(cooldown, (int, float)) or cooldown < 0:
-        raise HorizonConfigError("HORIZON['notifications']['cooldown'] must be seconds >= 0",
-                                 "horizon.E008")
+        problems.add(HorizonConfigError(
+            "HORIZON['notifications']['cooldown'] must be seconds >= 0", "horizon.E008"))
+        cooldown = 300
     return {"mail": mail, "webhook": webhook, "cooldown": float(cooldown),
             "from": raw.get("from")}

@@ -13,6 +13,7 @@ from queueing.drivers.registry import kind_of
 from queueing.entries.options import parse_backoff
 from queueing.errors import QueueError
 from queueing.settings_hints import unknown_keys
+from queueing.settings_problems import Problems
 from queueing.worker.options import DEFAULTS as WORKER_DEFAULTS
 from queueing.worker.options import MAX_CONCURRENCY, capacity_error
 
@@ -92,20 +93,86 @@ SUPERVISOR_KEYS = frozenset({*SUPERVISOR_DEFAULTS, "queues"})
 
 
 def parse_supervisor(name: str, raw: dict[str, Any], default_connection: str) -> SupervisorConfig:
+    """One supervisor block, typed; HorizonConfigError with its first mistake."""
+    problems, config = read_supervisor(name, raw, default_connection)
+    problems.raise_first()
+    assert config is not None
+    return config
+
+
+def read_supervisor(name: str, raw: dict[str, Any],
+                    default_connection: str) -> tuple[Problems, SupervisorConfig | None]:
+    """Read every key of one block, recording each mistake with the default standing in,
+    so an unknown key does not hide a bad connection or min_processes above max."""
+    problems = Problems((HorizonConfigError,))
     unknown = set(raw) - SUPERVISOR_KEYS
     if unknown:
-        raise HorizonConfigError(
+        problems.add(HorizonConfigError(
             unknown_keys(f"HORIZON supervisor {name!r}", unknown, SUPERVISOR_KEYS),
-            "horizon.E002")
-    raw = dict(raw)
+            "horizon.E002"))
+    raw = {key: value for key, value in raw.items() if key in SUPERVISOR_KEYS}
     if "queues" in raw:
         if raw.get("queue") is not None:
-            raise HorizonConfigError(
+            problems.add(HorizonConfigError(
                 f"HORIZON supervisor {name!r} has both 'queue' and 'queues': give one "
                 "(they mean the same: the queues its workers serve, in priority order)",
-                "horizon.E002")
+                "horizon.E002"))
         raw["queue"] = raw.pop("queues")
     values = {**SUPERVISOR_DEFAULTS, **raw}
+    found = problems.take(lambda: _connection_and_queues(name, values, default_connection),
+                          None)
+    backoff: tuple[float, ...] = problems.take(lambda: _backoff(name, values["backoff"]), (0.0,))
+    if values["balance"] in (False, None):
+        values["balance"] = "off"
+    if values["balance"] not in BALANCE_MODES:
+        problems.add(HorizonConfigError(
+            f"HORIZON supervisor {name!r}: balance must be one of {BALANCE_MODES}, "
+            f"got {values['balance']!r}", "horizon.E005"))
+
+    def whole(key: str, minimum: int, maximum: int | None = None) -> int:
+        return problems.take(lambda: int_setting(name, key, values[key], minimum, maximum),
+                             SUPERVISOR_DEFAULTS[key])
+
+    def number(key: str) -> float:
+        return problems.take(lambda: number_setting(name, key, values[key]),
+                             SUPERVISOR_DEFAULTS[key])
+
+    before = len(problems.errors)
+    low, high = whole("min_processes", 0), whole("max_processes", 1)
+    if len(problems.errors) == before and low > high:
+        problems.add(HorizonConfigError(
+            f"HORIZON supervisor {name!r}: min_processes ({low}) is above max_processes ({high})",
+            "horizon.E006"))
+    block_for = None if values["block_for"] is None else number("block_for")
+    numbers = {key: number(key) for key in (
+        "balance_cooldown", "timeout", "sleep", "max_time", "rest")}
+    wholes = {key: whole(key, minimum) for key, minimum in (
+        ("balance_max_shift", 1), ("tries", 0), ("memory", 0), ("max_jobs", 0), ("nice", 0))}
+    before = len(problems.errors)
+    prefetch = whole("prefetch", 1)
+    concurrency = whole("concurrency", 1, MAX_CONCURRENCY)
+    problem = capacity_error(prefetch, concurrency)
+    if len(problems.errors) == before and problem:
+        problems.add(HorizonConfigError(f"HORIZON supervisor {name!r}: {problem}",
+                                        "horizon.E004"))
+    quiet = problems.take(lambda: flag_setting(name, "quiet", values["quiet"]), False)
+    if problems.errors or found is None:
+        return problems, None
+    connection, queues = found
+    return problems, SupervisorConfig(
+        name=name, connection=connection, queues=queues, balance=values["balance"],
+        min_processes=low, max_processes=high, backoff=backoff,
+        block_for=block_for, prefetch=prefetch, concurrency=concurrency,
+        balance_cooldown=numbers["balance_cooldown"], timeout=numbers["timeout"],
+        sleep=numbers["sleep"], max_time=numbers["max_time"], rest=numbers["rest"],
+        balance_max_shift=wholes["balance_max_shift"], tries=wholes["tries"],
+        memory=wholes["memory"], max_jobs=wholes["max_jobs"], nice=wholes["nice"],
+        quiet=quiet)
+
+
+def _connection_and_queues(name: str, values: dict[str, Any],
+                           default_connection: str) -> tuple[str, tuple[str, ...]]:
+    """The connection a supervisor serves (one that keeps jobs) and its queues there."""
     try:
         conn = queue_settings().connection(values["connection"] or default_connection)
         if not kind_of(conn).workers_read:
@@ -115,46 +182,16 @@ def parse_supervisor(name: str, raw: dict[str, Any], default_connection: str) ->
         queue_value = values["queue"] or [conn.queue]
         if isinstance(queue_value, str):
             queue_value = [q.strip() for q in queue_value.split(",")]
-        queues = tuple(dict.fromkeys(conn.check_queue(q) for q in queue_value))
-        backoff = parse_backoff(values["backoff"])
+        return conn.name, tuple(dict.fromkeys(conn.check_queue(q) for q in queue_value))
     except QueueError as exc:
         raise HorizonConfigError(f"HORIZON supervisor {name!r}: {exc}", "horizon.E004") from None
-    if values["balance"] in (False, None):
-        values["balance"] = "off"
-    if values["balance"] not in BALANCE_MODES:
-        raise HorizonConfigError(
-            f"HORIZON supervisor {name!r}: balance must be one of {BALANCE_MODES}, "
-            f"got {values['balance']!r}", "horizon.E005")
-    low = int_setting(name, "min_processes", values["min_processes"], 0)
-    high = int_setting(name, "max_processes", values["max_processes"], 1)
-    if low > high:
-        raise HorizonConfigError(
-            f"HORIZON supervisor {name!r}: min_processes ({low}) is above max_processes ({high})",
-            "horizon.E006")
-    block_for = values["block_for"]
-    config = SupervisorConfig(
-        name=name, connection=conn.name, queues=queues, balance=values["balance"],
-        min_processes=low, max_processes=high,
-        balance_max_shift=int_setting(name, "balance_max_shift", values["balance_max_shift"], 1),
-        balance_cooldown=number_setting(name, "balance_cooldown", values["balance_cooldown"]),
-        tries=int_setting(name, "tries", values["tries"], 0),
-        backoff=backoff or (0.0,),
-        timeout=number_setting(name, "timeout", values["timeout"]),
-        memory=int_setting(name, "memory", values["memory"], 0),
-        sleep=number_setting(name, "sleep", values["sleep"]),
-        block_for=None if block_for is None else number_setting(name, "block_for", block_for),
-        max_jobs=int_setting(name, "max_jobs", values["max_jobs"], 0),
-        max_time=number_setting(name, "max_time", values["max_time"]),
-        rest=number_setting(name, "rest", values["rest"]),
-        nice=int_setting(name, "nice", values["nice"], 0),
-        prefetch=int_setting(name, "prefetch", values["prefetch"], 1),
-        concurrency=int_setting(name, "concurrency", values["concurrency"], 1, MAX_CONCURRENCY),
-        quiet=flag_setting(name, "quiet", values["quiet"]),
-    )
-    problem = capacity_error(config.prefetch, config.concurrency)
-    if problem:
-        raise HorizonConfigError(f"HORIZON supervisor {name!r}: {problem}", "horizon.E004")
-    return config
+
+
+def _backoff(name: str, value: Any) -> tuple[float, ...]:
+    try:
+        return parse_backoff(value) or (0.0,)
+    except QueueError as exc:
+        raise HorizonConfigError(f"HORIZON supervisor {name!r}: {exc}", "horizon.E004") from None
 
 
 def flag_setting(name: str, key: str, value: Any) -> bool:

@@ -40,6 +40,7 @@ from queueing.drivers.registry import KINDS
 from queueing.errors import ConfigurationError, UnknownConnection, UnknownQueue
 from queueing.failover_config import failover_target_errors, parse_failover
 from queueing.settings_hints import nearest, unknown_keys
+from queueing.settings_problems import Problems
 
 DEFAULT_PREFIX = "queues:"  # of every queue key (drivers/redis/keys.py)
 DRIVERS = tuple(KINDS)  # the driver registry's kinds
@@ -142,93 +143,95 @@ SETTINGS_KEYS = frozenset({"default", "after_commit", "connections", "max_payloa
 
 
 def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
-    """Validate one connection block; raise ConfigurationError naming the bad key."""
+    """Validate one connection block; raise ConfigurationError naming the first bad key
+    (settings_errors lists them all)."""
+    problems, config = _read_connection(name, raw)
+    problems.raise_first()
+    assert config is not None
+    return config
+
+
+def _read_connection(name: str, raw: Any) -> tuple[Problems, ConnectionConfig | None]:
+    """Read every key of one block, recording each bad value (with the default standing
+    in for it) so that one check lists a block's typos and its bad values together."""
+    problems = Problems((ConfigurationError,))
     if not isinstance(raw, dict):
-        raise ConfigurationError(f"QUEUE['connections'][{name!r}] must be a dict")
+        problems.add(ConfigurationError(f"QUEUE['connections'][{name!r}] must be a dict"))
+        return problems, None
     if raw.get("driver") == "failover":  # a block of its own (queueing/failover_config.py)
-        return parse_failover(name, raw, ConnectionConfig)
+        config = problems.take(lambda: parse_failover(name, raw, ConnectionConfig), None)
+        return problems, config
+    where = f"QUEUE['connections'][{name!r}]"
     unknown = set(raw) - CONNECTION_KEYS
     if unknown:
-        raise ConfigurationError(
-            unknown_keys(f"QUEUE['connections'][{name!r}]", unknown, CONNECTION_KEYS))
+        problems.add(ConfigurationError(unknown_keys(where, unknown, CONNECTION_KEYS)))
     driver = raw.get("driver", "redis")
     if driver not in DRIVERS:
-        raise ConfigurationError(
-            f"QUEUE['connections'][{name!r}]['driver'] must be one of {DRIVERS}, got {driver!r}"
-        )
+        problems.add(ConfigurationError(
+            f"{where}['driver'] must be one of {DRIVERS}, got {driver!r}"))
     queue = raw.get("queue", "default")
     if not isinstance(queue, str) or not QUEUE_NAME.fullmatch(queue):
-        raise ConfigurationError(f"QUEUE['connections'][{name!r}]['queue'] is not a valid name")
-    queues_raw = raw.get("queues", [queue])
-    if queues_raw == "*":
-        queues = None
-    else:
-        if isinstance(queues_raw, str) or not all(
-            isinstance(q, str) and QUEUE_NAME.fullmatch(q) for q in queues_raw
-        ):
-            raise ConfigurationError(
-                f"QUEUE['connections'][{name!r}]['queues'] must be a list of queue names or '*'"
-            )
-        queues = tuple(dict.fromkeys(queues_raw))
-        if queue not in queues:
-            queues = (queue, *queues)
+        problems.add(ConfigurationError(f"{where}['queue'] is not a valid name"))
+        queue = "default"
+    only_queue: tuple[str, ...] | None = (queue,)  # stands in for a bad 'queues'
+    queues = problems.take(lambda: _queues(where, raw.get("queues", [queue]), queue),
+                           only_queue)
     if driver == "redis" and not raw.get("url") and not raw.get("embedded_dir"):
-        raise ConfigurationError(
-            f"QUEUE['connections'][{name!r}] needs a 'url' (or 'embedded_dir' to start a "
-            "local redis-server)"
-        )
+        problems.add(ConfigurationError(
+            f"{where} needs a 'url' (or 'embedded_dir' to start a local redis-server)"))
     database = raw.get("database", "default")
     if driver == "database" and database not in settings.DATABASES:
-        raise ConfigurationError(
-            f"QUEUE['connections'][{name!r}]['database'] names no DATABASES alias: "
-            f"{database!r} (configured: {', '.join(settings.DATABASES)})"
-        )
+        problems.add(ConfigurationError(
+            f"{where}['database'] names no DATABASES alias: {database!r} "
+            f"(configured: {', '.join(settings.DATABASES)})"))
     synchronous_commit = raw.get("synchronous_commit", "off")
     if synchronous_commit not in ("off", "local", "remote_write", "remote_apply", "on"):
-        raise ConfigurationError(
-            f"QUEUE['connections'][{name!r}]['synchronous_commit'] must be one of off, local, "
-            f"remote_write, remote_apply, on; got {synchronous_commit!r}")
+        problems.add(ConfigurationError(
+            f"{where}['synchronous_commit'] must be one of off, local, remote_write, "
+            f"remote_apply, on; got {synchronous_commit!r}"))
     if not isinstance(raw.get("listen", True), bool):
-        raise ConfigurationError(f"QUEUE['connections'][{name!r}]['listen'] must be a bool")
+        problems.add(ConfigurationError(f"{where}['listen'] must be a bool"))
     batch = raw.get("migration_batch_size", DEFAULT_MIGRATION_BATCH)
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
-        raise ConfigurationError(
-            f"QUEUE['connections'][{name!r}]['migration_batch_size'] must be an int >= 1"
-        )
+        problems.add(ConfigurationError(f"{where}['migration_batch_size'] must be an int >= 1"))
     max_deliveries = raw.get("max_deliveries", DEFAULT_MAX_DELIVERIES)
     if isinstance(max_deliveries, bool) or not isinstance(max_deliveries, int) or \
             max_deliveries < 0:
-        raise ConfigurationError(
-            f"QUEUE['connections'][{name!r}]['max_deliveries'] must be an int >= 0"
-        )
+        problems.add(ConfigurationError(f"{where}['max_deliveries'] must be an int >= 0"))
     prefix = raw.get("prefix", DEFAULT_PREFIX)
     if not isinstance(prefix, str) or "{" in prefix or "}" in prefix:
-        raise ConfigurationError(
-            f"QUEUE['connections'][{name!r}]['prefix'] must be a string without braces"
-        )
+        problems.add(ConfigurationError(f"{where}['prefix'] must be a string without braces"))
     timeouts = {}
     for key, default in (("socket_timeout", DEFAULT_SOCKET_TIMEOUT),
                          ("socket_connect_timeout", DEFAULT_SOCKET_CONNECT_TIMEOUT)):
         value = raw.get(key, default)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or \
                 not 0 < value <= 3600:
-            raise ConfigurationError(
-                f"QUEUE['connections'][{name!r}][{key!r}] must be seconds in (0, 3600], "
-                f"got {value!r}")
+            problems.add(ConfigurationError(
+                f"{where}[{key!r}] must be seconds in (0, 3600], got {value!r}"))
+            value = default
         timeouts[key] = float(value)
-    url, cluster = cluster_url(name, raw.get("url") or None, raw.get("cluster", False))
-    return ConnectionConfig(
+    no_url: tuple[str | None, bool] = (None, False)
+    url, cluster = problems.take(
+        lambda: cluster_url(name, raw.get("url") or None, raw.get("cluster", False)), no_url)
+    default_retry: float | None = DEFAULT_RETRY_AFTER
+    retry_after = problems.take(lambda: _number(
+        name, "retry_after", raw.get("retry_after", DEFAULT_RETRY_AFTER), allow_none=True),
+        default_retry)
+    block_for: float | None = problems.take(lambda: _number(name, "block_for", raw.get(
+        "block_for", DEFAULT_REDIS_BLOCK_FOR if driver == "redis" else None),
+        allow_none=True), None)
+    if problems.errors:
+        return problems, None
+    return problems, ConnectionConfig(
         name=name,
         driver=driver,
         queue=queue,
         queues=queues,
         url=url,
         embedded_dir=raw.get("embedded_dir") or None,
-        retry_after=_number(name, "retry_after", raw.get("retry_after", DEFAULT_RETRY_AFTER),
-                            allow_none=True),
-        block_for=_number(name, "block_for", raw.get(
-            "block_for", DEFAULT_REDIS_BLOCK_FOR if driver == "redis" else None),
-            allow_none=True),
+        retry_after=retry_after,
+        block_for=block_for,
         prefix=prefix,
         migration_batch_size=batch,
         max_deliveries=max_deliveries,
@@ -240,6 +243,18 @@ def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
         socket_timeout=timeouts["socket_timeout"],
         socket_connect_timeout=timeouts["socket_connect_timeout"],
     )
+
+
+def _queues(where: str, queues_raw: Any, queue: str) -> tuple[str, ...] | None:
+    """A connection's accepted queue names (None for "*"); its `queue` always among them."""
+    if queues_raw == "*":
+        return None
+    if isinstance(queues_raw, str) or not isinstance(queues_raw, (list, tuple)) or not all(
+        isinstance(q, str) and QUEUE_NAME.fullmatch(q) for q in queues_raw
+    ):
+        raise ConfigurationError(f"{where}['queues'] must be a list of queue names or '*'")
+    queues = tuple(dict.fromkeys(queues_raw))
+    return queues if queue in queues else (queue, *queues)
 
 
 CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
@@ -281,8 +296,8 @@ def parse_settings(raw: dict[str, Any] | None) -> QueueSettings:
 
 
 def settings_errors(raw: dict[str, Any] | None) -> list[ConfigurationError]:
-    """Every mistake in settings.QUEUE at once: the top level's and each connection's (the
-    first of each block), so one `manage.py check` shows them all."""
+    """Every mistake in settings.QUEUE at once: the top level's and each of every
+    connection block's, so one `manage.py check` shows them all."""
     return _parse_all(raw)[0]
 
 
@@ -299,10 +314,10 @@ def _parse_all(raw: dict[str, Any] | None) -> tuple[list[ConfigurationError],
             "QUEUE['connections'] must be a dict of connection name -> settings")], None
     connections = {}
     for name, block in connections_raw.items():
-        try:
-            connections[name] = parse_connection(name, block)
-        except ConfigurationError as exc:
-            errors.append(exc)
+        problems, config = _read_connection(name, block)
+        errors += [exc for exc in problems.errors if isinstance(exc, ConfigurationError)]
+        if config is not None:
+            connections[name] = config
     errors.extend(failover_target_errors(connections))
     default = raw.get("default") or next(iter(connections_raw))
     if default not in connections_raw:

@@ -18,6 +18,11 @@ worker_stopping = Signal()  # reason, exit_code
 # uuid), args, kwargs.
 job_unique_skipped = Signal()
 # An operator released a held lock from the command line (queue_locks --release); sent
-# with sender = None, lock (queueing.locks.HeldLock), by ("cli:<user>"). Horizon
+# with sender = None, lock (queueing.locks.HeldLock), by ("<os user> (cli)"). Horizon
 # records it in its audit log; the dashboard's release records its own entry.
 lock_released = Signal()
+# An operator changed something from the command line (queue_retry, queue_clear,
+# horizon_terminate, ...; queueing/management/cli_audit.py); sent with sender = None,
+# action, target, detail and by ("<os user> (cli)"). Horizon records it in its audit log
+# beside the dashboard's actions; without Horizon nobody listens.
+operator_action = Signal()

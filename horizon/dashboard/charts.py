@@ -9,11 +9,15 @@ one hover target per snapshot whose value shows on hover or keyboard focus (CSS 
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 # Room around the plot of a chart with axes: labels left of the y axis, below the x axis.
 AXIS_LEFT, AXIS_BOTTOM, AXIS_TOP, AXIS_RIGHT = 104, 24, 12, 14  # room for "12,500 jobs/min"
+# A compressed scale shows this many times its top's range: a value 1/1000 of the top
+# still rises a tenth of the height, 1/100 a third (log1p(value / top * LOG_RANGE)).
+LOG_RANGE = 1000.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,14 +124,17 @@ def line_chart(series: list[tuple[float, float]], width: int = 600, height: int 
                pad: int = 4, *, axes: bool = False, unit: str = "",
                value_text: Callable[[float], str] | None = None,
                top: float | None = None,
-               ceiling: Callable[[float], float] = nice_ceiling) -> Chart:
+               ceiling: Callable[[float], float] = nice_ceiling,
+               compressed: bool = False) -> Chart:
     """Scale (time, value) pairs, oldest first, into a `width` x `height` box.
 
     With `axes`, the plot leaves room for value ticks (0, half, top, labelled by
     `value_text`, else a number and `unit`) and time ticks, and every point gets a
     hover label with its time and value. `top` gives charts that are compared (a
     table of sparklines) one shared scale; `ceiling` rounds the top (durations use
-    nice_duration).
+    nice_duration). `compressed` draws on a logarithmic scale from 0 to `top`: on one
+    linear scale a queue of 4 jobs/min beside one of 1,800 was a flat line at zero
+    (issue 31), on this one it keeps its shape and still sits below the big one.
     """
     if not series:
         return Chart(width, height, "", "", 1.0, None, 0, None, None, unit)
@@ -147,7 +154,10 @@ def line_chart(series: list[tuple[float, float]], width: int = 600, height: int 
         return left + (t - t0) / span * inner_w if len(series) > 1 else left + inner_w / 2
 
     def y_of(v: float) -> float:
-        return upper + inner_h - (max(v, 0.0) / top) * inner_h
+        share = max(v, 0.0) / top
+        if compressed:
+            share = math.log1p(share * LOG_RANGE) / math.log1p(LOG_RANGE)
+        return upper + inner_h - share * inner_h
 
     coords = [(x_of(t), y_of(v)) for t, v in series]
     line = " ".join(f"{x:.1f},{y:.1f}" for x, y in coords)

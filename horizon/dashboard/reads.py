@@ -234,7 +234,8 @@ def percent(value: float) -> str:
 
 
 def _series(kind: str, name: str, snaps: list[dict], width: int, height: int,
-            axes: bool = False, tops: Tops = (None, None, None, None)) -> Series:
+            axes: bool = False, tops: Tops = (None, None, None, None),
+            compressed: bool = False) -> Series:
     jobs = sum(s["count"] for s in snaps)
     weighted = sum(s["runtime"] * s["count"] for s in snaps)
     timed = [s for s in snaps if "failed" in s]  # snapshots older than these fields: none
@@ -242,9 +243,10 @@ def _series(kind: str, name: str, snaps: list[dict], width: int, height: int,
     return Series(
         kind, name,
         charts.line_chart([(s["time"], s["throughput"]) for s in snaps], width, height,
-                          axes=axes, unit="jobs/min", top=tops[0]),
+                          axes=axes, unit="jobs/min", top=tops[0], compressed=compressed),
         charts.line_chart([(s["time"], s["runtime"]) for s in snaps], width, height,
-                          axes=axes, unit="ms", value_text=formatting.runtime, top=tops[1]),
+                          axes=axes, unit="ms", value_text=formatting.runtime, top=tops[1],
+                          compressed=compressed),
         jobs, weighted / jobs if jobs else 0.0,
         failures=charts.line_chart([(s["time"], trends.failure_rate(s)) for s in timed],
                                    width, height, axes=axes, unit="%", value_text=percent),
@@ -252,9 +254,11 @@ def _series(kind: str, name: str, snaps: list[dict], width: int, height: int,
         wait=charts.line_chart([(s["time"], s["wait"]) for s in timed if s.get("waited")],
                                width,
                                height, axes=axes, unit="s", value_text=formatting.duration,
-                               top=tops[2], ceiling=charts.nice_duration),
+                               top=tops[2], ceiling=charts.nice_duration,
+                               compressed=compressed),
         depth=(charts.line_chart([(s["time"], s["pending"]) for s in deep], width, height,
-                                 axes=axes, unit="pending", top=tops[3])
+                                 axes=axes, unit="pending", top=tops[3],
+                                 compressed=compressed)
                if kind == "queue" else None),
         failed_in_range=sum(s.get("failed", 0) for s in snaps),
         older_failures=len(timed) < len(snaps),
@@ -266,13 +270,15 @@ def series(kind: str, limit: int = SPARK_POINTS, width: int = 600,
     """Every measured job (or queue), each with charts of its latest `limit` snapshots."""
     names = metrics_repo.measured(horizon_client(), kind)
     found = recent_snapshots(kind, names, limit)
-    # Sparklines in one table are compared, so they share one scale per column.
+    # Sparklines in one table are compared, so they share one scale per column; it is
+    # compressed (logarithmic) so a small queue beside a big one is not flattened to zero
+    # (the column's header states the scale: metrics_table.html, views/metrics.py).
     every = [s for snaps in found.values() for s in snaps]
     tops = (max((s["throughput"] for s in every), default=None),
             max((s["runtime"] for s in every), default=None),
             max((s.get("wait", 0.0) for s in every), default=None),
             max((s.get("pending") or 0 for s in every), default=None))
-    return [_series(kind, name, snaps, width, height, tops=tops)
+    return [_series(kind, name, snaps, width, height, tops=tops, compressed=True)
             for name, snaps in found.items()]
 
 

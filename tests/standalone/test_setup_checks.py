@@ -107,6 +107,45 @@ def test_every_supervisor_mistake_is_listed_at_once(settings):
                in m for m in found), found
 
 
+def test_one_supervisor_block_lists_each_of_its_mistakes(settings):
+    """Issue 31: one block's first mistake hid the next ones until it was fixed."""
+    settings.HORIZON = {**settings.HORIZON, "supervisors": {
+        "one": {"queue": ["default"], "max_proceses": 2, "min_processes": 3,
+                "max_processes": 1, "connection": "redsi", "timeout": -5}}}
+    found = messages("horizon.E00")
+    assert len(found) == 4, found
+    assert any("'one' has unknown key 'max_proceses' (did you mean 'max_processes'?)" in m
+               for m in found), found
+    assert any("'one': min_processes (3) is above max_processes (1)" in m for m in found)
+    assert any("'one'" in m and "unknown queue connection 'redsi' (did you mean 'redis'?)"
+               in m for m in found), found
+    assert any("'one': timeout must be a number >= 0, got -5" in m for m in found), found
+
+
+def test_one_queue_connection_lists_each_of_its_mistakes(settings):
+    settings.QUEUE = {**settings.QUEUE, "connections": {
+        **settings.QUEUE["connections"],
+        "typo": {"driver": "redis", "url": "redis://h/0", "queus": ["a"], "retyr_after": 5,
+                 "retry_after": -1, "migration_batch_size": 0}}}
+    found = messages("queueing.E001")
+    assert len(found) == 3, found
+    assert any("['typo'] has unknown keys 'queus' (did you mean 'queues'?), 'retyr_after' "
+               "(did you mean 'retry_after'?)" in m for m in found), found
+    assert any("['typo']['retry_after'] must be a number >= 0, got -1" in m for m in found)
+    assert any("['typo']['migration_batch_size'] must be an int >= 1" in m for m in found)
+
+
+def test_the_rest_of_horizon_lists_each_of_its_mistakes(settings):
+    settings.HORIZON = {**settings.HORIZON, "audit_keep": 0, "audit_days": -1,
+                        "trim": {"completed": 0, "failed_max": 0},
+                        "notifications": {"webhook": "ftp://x", "cooldown": -1}}
+    found = messages("horizon.E00")
+    assert len(found) == 6, found
+    for text in ("audit_keep", "audit_days", "trim completed", "trim failed_max",
+                 "['webhook'] must be an http(s) URL", "['cooldown'] must be seconds"):
+        assert any(text in m for m in found), (text, found)
+
+
 def test_a_supervisor_takes_queues_as_well_as_queue(settings):
     from horizon.config import horizon_settings
 

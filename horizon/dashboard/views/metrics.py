@@ -9,7 +9,7 @@ import time
 from django.http import HttpResponse
 
 from horizon.config import horizon_settings
-from horizon.dashboard import formatting, reads, trends
+from horizon.dashboard import charts, formatting, reads, trends
 from horizon.dashboard.auth import page
 from horizon.dashboard.views.common import HtmxHttpRequest, render_page
 from horizon.repositories import counters, horizon_client
@@ -40,6 +40,28 @@ def outcome_totals(items: list[reads.Series]) -> None:
             f"{failed / (done + failed) * 100:.1f}%" if done + failed else "—")
 
 
+SCALE_TEXT = {  # how a column's shared top is written in its header
+    "throughput": lambda top: f"{charts.plain_number(top)} jobs/min",
+    "runtime": formatting.runtime,
+    "wait": formatting.duration,
+    "depth": lambda top: f"{charts.plain_number(top)} jobs",
+}
+
+
+def column_scales(items: list[reads.Series]) -> dict[str, str]:
+    """Each sparkline column's one scale, "0–2,000 jobs/min", for its header: the lines
+    are drawn on a compressed (log) scale so that small queues show, and a reader needs
+    the top to read a low line as small rather than as zero."""
+    scales = {}
+    for column, text in SCALE_TEXT.items():
+        drawn = [getattr(item, column) for item in items]
+        top = next((chart.top for chart in drawn if chart is not None and chart.points > 1),
+                   None)
+        if top is not None:
+            scales[column] = f"0–{text(top)}"
+    return scales
+
+
 @page
 def metrics(request: HtmxHttpRequest) -> HttpResponse:
     jobs = reads.series("job", width=SPARK[0], height=SPARK[1])
@@ -56,6 +78,8 @@ def metrics(request: HtmxHttpRequest) -> HttpResponse:
         "section": "metrics",
         "jobs": jobs,
         "queues": queues,
+        "job_scales": column_scales(jobs),
+        "queue_scales": column_scales(queues),
         "selected": selected,
         "ranges": list(trends.RANGES),
         "rolled_up": trends.source(trends.RANGES[chosen_range],

@@ -8,6 +8,7 @@ from horizon.config import horizon_settings
 from horizon.repositories import commands, state
 from queueing.connections import redis_client, redis_driver
 from queueing.drivers.redis.replies import RedisClient
+from queueing.management.cli_audit import audited
 
 EXIT_UNREACHABLE = 3  # Redis cannot be reached (horizon_status: 0 running, 1 paused, 2 inactive)
 
@@ -51,8 +52,21 @@ class ControlCommand(BaseCommand):
             names = commands.broadcast(client, self.command, **args)
         if not names:
             raise CommandError("no Horizon master is running")
+        self.audit(names, masters, args)
         self.stdout.write(self.style.SUCCESS(f"{self.done} ({', '.join(names)})."))
         return names
+
+    def audit(self, names: list[str], masters: list[str] | None, args: dict) -> None:
+        """One audit entry in the dashboard's words: "pause all" for every master,
+        "pause master" for each one named, "pause supervisor" for a supervisor."""
+        verb = self.command.removesuffix("_supervisor")
+        if "name" in args:
+            audited(f"{verb} supervisor", args["name"], ", ".join(names))
+        elif masters:
+            for name in names:
+                audited(f"{verb} master", name)
+        else:
+            audited(f"{verb} all", ", ".join(names))
 
     def handle(self, *args, masters, **options):
         self.send(masters)

@@ -1,11 +1,10 @@
 """Cancel a running job: the worker stops it and records it as failed (not retried)."""
-import getpass
-
 from django.core.management.base import BaseCommand, CommandError
 
 from queueing import connections
 from queueing.cancel import cancel_running
 from queueing.errors import QueueError
+from queueing.management.cli_audit import audited, cli_actor
 
 
 class Command(BaseCommand):
@@ -31,8 +30,11 @@ class Command(BaseCommand):
             queues = [config.check_queue(name.strip()) for name in names if name.strip()]
         except QueueError as exc:
             raise CommandError(str(exc)) from exc
-        by = f"cli:{getpass.getuser()}"
-        result = cancel_running(driver.name, uuid, queues, by=by, reason=reason, wait=wait)
+        result = cancel_running(driver.name, uuid, queues, by=cli_actor(), reason=reason,
+                                wait=wait)
+        if result.state in ("cancelled", "stuck"):  # the request was sent (and stays)
+            audited("cancel", uuid, f"running on {driver.name}:{result.queue}"
+                    + (f": {reason}" if reason else ""))
         if result.state == "cancelled":
             self.stdout.write(self.style.SUCCESS(
                 f"Cancelled job {uuid} on {driver.name}:{result.queue} "

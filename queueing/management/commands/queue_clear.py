@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 from queueing import connections
 from queueing.dispatching import unique
 from queueing.errors import QueueError
+from queueing.management.cli_audit import audited
 from queueing.management.confirm import confirmed
 
 
@@ -27,4 +28,5 @@ class Command(BaseCommand):
         locked = unique.waiting_locks(driver, queue)  # unique jobs' locks go with them
         count = driver.clear(queue)
         unique.release_cleared(driver, queue, locked)
+        audited("clear queue", f"{driver.name}:{queue}", f"{count} pending jobs deleted")
         self.stdout.write(self.style.SUCCESS(f"Cleared {count} job(s) from {driver.name}:{queue}."))

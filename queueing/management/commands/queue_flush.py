@@ -2,6 +2,7 @@
 from django.core.management.base import BaseCommand
 
 from queueing import failed
+from queueing.management.cli_audit import audited
 from queueing.management.confirm import confirmed
 
 
@@ -22,4 +23,6 @@ class Command(BaseCommand):
             self.stdout.write("Nothing deleted.")
             return
         count = failed.flush(hours)
+        audited("flush failed", f"{count} failed jobs",
+                f"older than {hours:g} hours" if hours is not None else "every failed job")
         self.stdout.write(self.style.SUCCESS(f"Deleted {count} failed job(s){scope}."))

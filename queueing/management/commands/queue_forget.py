@@ -2,6 +2,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from queueing import failed
+from queueing.management.cli_audit import audited
 
 
 class Command(BaseCommand):
@@ -13,4 +14,5 @@ class Command(BaseCommand):
     def handle(self, *args, uuid, **options):
         if not failed.forget(uuid):
             raise CommandError(f"no failed job with uuid {uuid}")
+        audited("delete failed", uuid)
         self.stdout.write(self.style.SUCCESS(f"Failed job {uuid} deleted."))

@@ -1,9 +1,9 @@
 """List the locks job controls hold (unique jobs, WithoutOverlapping), or release one."""
-import getpass
 
 from django.core.management.base import BaseCommand, CommandError
 
 from queueing import locks
+from queueing.management.cli_audit import cli_actor
 from queueing.redaction import display
 from queueing.signals import lock_released
 
@@ -38,6 +38,6 @@ class Command(BaseCommand):
         if not locks.release(client, lock.key, lock.owner):
             raise CommandError(f"{lock.shown_key} changed hands or expired meanwhile; not "
                                "released")
-        lock_released.send(sender=None, lock=lock, by=f"cli:{getpass.getuser()}")
+        lock_released.send(sender=None, lock=lock, by=cli_actor())
         self.stdout.write(self.style.SUCCESS(f"Released {lock.shown_key} (held by "
                                              f"{lock.owner})."))

@@ -3,6 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from queueing import connections
 from queueing.errors import QueueError
+from queueing.management.cli_audit import audited
 
 
 class Command(BaseCommand):
@@ -19,9 +20,12 @@ class Command(BaseCommand):
             queue = driver.config.check_queue(queue)
         except QueueError as exc:
             raise CommandError(str(exc)) from exc
+        audited_after = ("pause queue" if self.pausing else "continue queue",
+                         f"{driver.name}:{queue}")
         if self.pausing:
             driver.pause(queue)
             self.stdout.write(self.style.SUCCESS(f"Paused {driver.name}:{queue}."))
         else:
             driver.resume(queue)
             self.stdout.write(self.style.SUCCESS(f"Continued {driver.name}:{queue}."))
+        audited(*audited_after)

@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from queueing import connections
 from queueing.config import queue_settings
 from queueing.drivers.registry import kind_of
+from queueing.management.cli_audit import audited
 
 
 class Command(BaseCommand):
@@ -29,4 +30,5 @@ class Command(BaseCommand):
                 unreachable.append(f"{config.name}: {type(exc).__name__}: {exc}")
         if unreachable:
             raise CommandError("could not broadcast the restart on " + "; ".join(unreachable))
+        audited("restart workers", "all connections")
         self.stdout.write(self.style.SUCCESS("Broadcast a restart signal to all workers."))

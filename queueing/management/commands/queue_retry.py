@@ -2,6 +2,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from queueing import failed
+from queueing.management.cli_audit import audited
 from queueing.models import FailedJob
 
 
@@ -28,6 +29,7 @@ class Command(BaseCommand):
             except failed.UniqueJobQueued as exc:  # the row is kept for a later retry
                 self.stderr.write(f"Failed job {row.uuid}: {exc}.")
                 continue
+            audited("retry", row.uuid, f"{row.job} on {row.connection}:{row.queue}")
             self.stdout.write(f"Pushed failed job {row.uuid} back onto {row.queue}.")
         if not rows:
             self.stdout.write("No failed jobs to retry.")

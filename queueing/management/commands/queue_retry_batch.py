@@ -3,6 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from queueing.batches.record import BatchError
 from queueing.batches.retry import retry_batch
+from queueing.management.cli_audit import audited
 
 
 class Command(BaseCommand):
@@ -17,5 +18,6 @@ class Command(BaseCommand):
             retried = retry_batch(batch_id, connection)
         except BatchError as exc:
             raise CommandError(str(exc)) from None
+        audited("retry batch", batch_id, f"{retried} failed job(s)")
         self.stdout.write(self.style.SUCCESS(
             f"Batch {batch_id}: {retried} failed job(s) pushed again."))

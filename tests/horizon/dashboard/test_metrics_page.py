@@ -76,3 +76,50 @@ def test_a_new_install_is_never_told_of_snapshots_before_this_version(client, rc
     body = client.get(f"/metrics/?series=queue:{label}&range=4h").content.decode()
     assert "snapshots taken before this version did not count them" in body
     assert "snapshots taken before this version did not record it" in body
+
+
+# -- issue 31: a column of sparklines shares one scale, and small queues are not flat -------
+def seed_queue(rclient, label, throughputs, now):
+    from horizon import keys
+
+    rclient.sadd(keys.MEASURED_QUEUES, label)
+    for i, value in enumerate(throughputs):
+        at = now + 60 * i
+        snap = {"time": at, "count": int(value), "throughput": float(value), "runtime": 10.0,
+                "failed": 0, "waited": 1, "wait": 0.5, "pending": int(value)}
+        rclient.zadd(keys.queue_snapshots(label), {json.dumps(snap): at})
+
+
+def sparklines(body, label):
+    """The sparkline SVGs of one table row (the row whose link names `label`)."""
+    row = re.search(r"<tr[^>]*>\s*<td><a [^>]*>" + re.escape(label) + r"</a>.*?</tr>", body,
+                    re.S)
+    assert row, label
+    return re.findall(r'<svg class="chart spark[^"]*"[^>]*>.*?</svg>', row.group(0), re.S)
+
+
+def test_a_column_of_sparklines_shares_one_stated_maximum_and_small_queues_show(client,
+                                                                               rclient):
+    now = time.time() - 600
+    seed_queue(rclient, "redis:default", [1500, 1800, 1600, 1700], now)
+    seed_queue(rclient, "redis:high", [1, 4, 2, 3], now)
+    body = client.get("/metrics/").content.decode()
+    big, small = sparklines(body, "redis:default"), sparklines(body, "redis:high")
+    assert len(big) == len(small) == 4  # throughput, runtime, wait, pending
+    for one, other in zip(big, small):
+        top = re.search(r'data-top="([^"]+)"', one)
+        assert top, one
+        assert f'data-top="{top.group(1)}"' in other, (one, other)
+    assert 'data-top="2000"' in big[0]
+    # The column says what its shared scale is, so a low line reads as small, not as zero.
+    assert re.search(r"<th[^>]*>Throughput <span[^>]*>0–2,000 jobs/min</span>", body), body
+    # The small queue's throughput (1 to 4 jobs/min beside 1,800) is not a flat line at
+    # zero (on one linear scale it moved 0.04 px and peaked 0.06 px above the baseline):
+    # it moves 2 px or more and its peak rises over a tenth of the plot (28 px, y 4-32).
+    ys = [float(p.split(",")[1]) for p in
+          re.search(r'<polyline class="line" points="([^"]+)"', small[0]).group(1).split()]
+    assert max(ys) - min(ys) >= 2, ys
+    assert 32 - min(ys) >= 2.8, ys
+    big_ys = [float(p.split(",")[1]) for p in
+              re.search(r'<polyline class="line" points="([^"]+)"', big[0]).group(1).split()]
+    assert max(big_ys) < min(ys), "the big queue's line stays above the small one's"

@@ -238,7 +238,7 @@ def test_the_cli_lists_and_releases_a_lock_with_an_audit_entry(rclient):
     call_command("queue_locks", "--release", key, stdout=StringIO())
     assert not rclient.exists(key)
     entry = AuditEntry.objects.get(action="release lock")
-    assert entry.user.startswith("cli:") and entry.target == key
+    assert entry.user.endswith(" (cli)") and entry.target == key
     with pytest.raises(CommandError, match="no lock held"):
         call_command("queue_locks", "--release", key)
 
