@@ -127,6 +127,7 @@ class Reserver:
         if count <= 0:
             return False
         finished, completions = self.inflight.finished_batch()
+        asked_at = time.time()  # no later than the store's own start of these leases
         got = self.driver.reserve(queue, count, finished=finished,
                                   extra=completion_calls(self.driver, completions),
                                   owner=self.owner)
@@ -136,7 +137,7 @@ class Reserver:
             self.paused_queues = self.paused_queues | {queue}
             return False
         if got.jobs:
-            self.inflight.reserved(got.jobs)
+            self.inflight.reserved(got.jobs, leased_at=asked_at)
         return bool(got.jobs)
 
     def _acknowledged(self, finished: list[Reservation], failed: list[Reservation]) -> None:
@@ -199,12 +200,16 @@ class Reserver:
         count = self.prefetch()
         if count <= 0:
             return False
+        # The pop's lease is fixed when the round trip is sent, before its wait: the
+        # table's lease starts then too, or the sidecar would believe a lease taken at
+        # the end of a 5 s wait lasts 5 s longer than it does, and fence too late.
+        asked_at = time.time()
         got = self.driver.wait_then_pop(active[0], slice_, count, owner=self.owner)
         if got is None:
             return False
         if isinstance(got, list):
             if got:
-                self.inflight.reserved(got)
+                self.inflight.reserved(got, leased_at=asked_at)
         else:
             self.paused_queues = self.paused_queues | {active[0]}
         return True

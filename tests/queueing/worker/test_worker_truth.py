@@ -101,3 +101,30 @@ def test_a_call_past_its_deadline_is_abandoned_and_its_thread_ends_with_it():
     wait_until(lambda: len([t for t in threading.enumerate()
                             if t.name == "sidecar-calls"]) == 1, timeout=5,
                message="the abandoned thread to end")
+
+
+def test_a_lease_taken_at_the_end_of_a_blocking_wait_is_dated_from_the_wait(driver, rclient):
+    """The pop's lease is fixed when a blocking round trip is sent, before its wait; the
+    in-flight table (what the sidecar fences by) must not date it from the wait's end,
+    or a worker cut off right after a job arrived would be fenced after its lease had
+    lapsed and another worker had started the job (seen: a 0.1 s overlap, under load)."""
+    import io
+
+    from queueing.worker.inflight import InFlight
+    from queueing.worker.options import WorkerOptions
+    from queueing.worker.reserving import JobStats, Reserver
+    from tests.helpers import push
+
+    reserver = Reserver(driver, WorkerOptions(queues=("default",)), InFlight(), owner="w1",
+                        stats=JobStats(), stderr=io.StringIO(), should_wake=lambda: False,
+                        prefetching=False)
+    pusher = threading.Timer(0.8, lambda: push(driver))
+    pusher.start()
+    assert reserver._wait_then_take(["default"], 2.0)
+    pusher.join()
+    [(member, expiry)] = rclient.zrange("queues:{default}:reserved", 0, -1, withscores=True)
+    [row] = reserver.inflight._entries.values()
+    retry_after = driver.config.retry_after
+    # the table's lease ends no later than the store's (it began at or before it)
+    assert row.leased_at + retry_after <= expiry + 0.01
+    assert expiry - (row.leased_at + retry_after) < 0.5  # and not much earlier
