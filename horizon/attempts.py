@@ -32,6 +32,7 @@ from typing import Any
 from horizon.config import horizon_settings
 from horizon.keys import ATTEMPTS, ATTEMPTS_INDEX
 from horizon.repositories import horizon_client
+from queueing.drivers.redis.cluster import is_cluster
 from queueing.drivers.redis.replies import RedisClient, as_str
 from queueing.drivers.redis.scripts import script_for
 from queueing.failed import describe
@@ -99,8 +100,13 @@ def record_many(uuids: Iterable[str], entry: dict[str, Any], client=None,
     dashboard); raises on a store error, as the dashboard's other writes do."""
     client = client or horizon_client()
     now = time.time() if now is None else now
+    uuids = list(dict.fromkeys(u for u in uuids if u))
+    if is_cluster(client):  # a cluster pipeline refuses scripts: one call per timeline
+        for uuid in uuids:
+            _append(client, client, uuid, entry, now)
+        return
     pipe = client.pipeline(transaction=False)
-    for uuid in dict.fromkeys(u for u in uuids if u):
+    for uuid in uuids:
         _append(client, pipe, uuid, entry, now)
     pipe.execute()
 
