@@ -13,6 +13,8 @@ import uuid as uuid_lib
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from django.contrib.auth.models import Permission, User
+from django.test import Client
 
 from horizon.repositories import metrics, state
 from queueing import Batch, connections
@@ -175,3 +177,16 @@ def pushed(rclient, keys=SCHEDULED):
 def slots(rclient):
     return [p["schedule"]["slot"] for p in pushed(rclient) if p["schedule"]["trigger"] ==
             "schedule"]
+
+# -- helpers --
+
+
+
+# -- a logged-in staff client with these dashboard permissions --
+def client_with(*codenames) -> Client:
+    user = User.objects.create_user("ops", password="pw", is_staff=True)
+    for codename in codenames:
+        user.user_permissions.add(Permission.objects.get(codename=codename))
+    client = Client()
+    client.force_login(user)
+    return client

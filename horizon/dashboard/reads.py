@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from django.utils import timezone
 
 from horizon import keys
+from horizon.config import horizon_settings
 from horizon.dashboard import capacity, charts, formatting, trends
 from horizon.dashboard.queues import QueueRef, known_queues, paused, processes_for, slots_for
 from horizon.repositories import horizon_client
@@ -171,8 +172,6 @@ def overview(now: float | None = None) -> Overview:
 
 def failed_retention() -> str:
     """"kept 7 days, at most 100,000": the failed store's bounds, as the master trims."""
-    from horizon.config import horizon_settings
-
     config = horizon_settings()
     minutes = config.trim_failed_minutes
     span = (f"{minutes / 1440:g} day{'s' if minutes != 1440 else ''}" if minutes >= 1440

@@ -7,6 +7,8 @@ import time
 from collections.abc import Callable
 
 from horizon.config import HorizonSettings
+from horizon.repositories import trimmed
+from queueing.batches.prune import prune
 from queueing.drivers.redis.replies import RedisClient
 
 CLAIM_KEY = "horizon:batches:pruned"
@@ -30,10 +32,8 @@ class BatchPruner:
         self._next = now + every
         if not self.client.set(CLAIM_KEY, self.owner, nx=True, ex=max(int(every), 1)):
             return 0  # another master pruned within the interval
-        from queueing.batches.prune import prune
         deleted = prune(self.config.batch_prune_hours, self.config.batch_prune_unfinished_hours)
         if deleted:
             self.log(f"pruned {deleted} batch record(s)")
-            from horizon.repositories import trimmed
             trimmed.add(self.client, "batches", deleted)
         return deleted

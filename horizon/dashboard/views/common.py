@@ -11,6 +11,9 @@ from django.utils.cache import patch_vary_headers
 from django.utils.http import url_has_allowed_host_and_scheme
 from django_htmx.middleware import HtmxDetails
 
+from horizon.dashboard import uuid_search
+from horizon.dashboard.queues import known_queues
+
 
 class HtmxHttpRequest(HttpRequest):
     htmx: HtmxDetails
@@ -96,9 +99,6 @@ def to_job(request: HtmxHttpRequest, needle: str, listed: str) -> HttpResponse |
     """A list search for a uuid (or an 8+-character uuid prefix matching one job) goes
     to that job's page, whatever its state (horizon/dashboard/uuid_search.py); None:
     the list searches as usual."""
-    from horizon.dashboard import uuid_search
-    from horizon.dashboard.queues import known_queues
-
     if not needle.strip():
         return None
     url = uuid_search.jump(needle, known_queues(), listed)

@@ -4,23 +4,14 @@ import html
 import json
 
 import pytest
-from django.contrib.auth.models import Permission, User
-from django.test import Client
 
 from horizon.models import AuditEntry
 from queueing.models import FailedJob
-from tests.helpers import fail
+from tests.helpers import client_with, fail
 
 pytestmark = pytest.mark.django_db
 
 
-def client_with(*codenames) -> Client:
-    user = User.objects.create_user("ops", password="pw", is_staff=True)
-    for codename in codenames:
-        user.user_permissions.add(Permission.objects.get(codename=codename))
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def shown_arguments(client, uuid) -> dict:

@@ -8,25 +8,20 @@ import json
 import re
 
 import pytest
-from django.contrib.auth.models import Permission, User
 from django.test import Client
 
 from queueing import connections
 from queueing.models import FailedJob
 from queueing.worker.loop import Worker
 from queueing.worker.options import WorkerOptions
-from tests.helpers import fail
+from tests.helpers import client_with, fail
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
 def operator() -> Client:
-    user = User.objects.create_user("ops", password="pw", is_staff=True)
-    user.user_permissions.add(Permission.objects.get(codename="operate_dashboard"))
-    client = Client()
-    client.force_login(user)
-    return client
+    return client_with("operate_dashboard")
 
 
 def words(page: str) -> str:

@@ -5,11 +5,10 @@ import html
 import re
 
 import pytest
-from django.contrib.auth.models import Permission, User
 from django.test import Client
 
-from queueing.middleware import keys
-from queueing.middleware import lock_calls
+from queueing.middleware import keys, lock_calls
+from tests.helpers import client_with
 from tests.testapp import control_jobs
 
 pytestmark = pytest.mark.django_db
@@ -17,11 +16,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def operator() -> Client:
-    user = User.objects.create_user("ops", password="pw", is_staff=True)
-    user.user_permissions.add(Permission.objects.get(codename="operate_dashboard"))
-    client = Client()
-    client.force_login(user)
-    return client
+    return client_with("operate_dashboard")
 
 
 def rows(page: str) -> list[str]:

@@ -7,10 +7,9 @@ import re
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from django.contrib.auth.models import Permission, User
 from django.test import Client
 
-from tests.helpers import fail
+from tests.helpers import client_with, fail
 
 pytestmark = pytest.mark.django_db
 
@@ -19,11 +18,7 @@ FILTERED = "/failed/?queue=redis%3Adefault&exc=ValueError"
 
 @pytest.fixture
 def operator() -> Client:
-    user = User.objects.create_user("ops", password="pw", is_staff=True)
-    user.user_permissions.add(Permission.objects.get(codename="operate_dashboard"))
-    client = Client()
-    client.force_login(user)
-    return client
+    return client_with("operate_dashboard")
 
 
 def same_list(location: str) -> bool:

@@ -7,14 +7,14 @@ import json
 import time
 
 import pytest
-from django.contrib.auth.models import Permission, User
 from django.core.management import call_command
 from django.test import Client
 
 from horizon import attempts
 from horizon.dashboard import history
-from queueing.models import FailedJob
 from horizon.keys import ATTEMPTS_INDEX, COMPLETED
+from queueing.models import FailedJob
+from tests.helpers import client_with
 from tests.testapp import jobs as test_jobs
 from tests.workers import wait_until
 
@@ -44,11 +44,7 @@ def test_the_completed_cap_takes_the_dropped_jobs_timelines(spawn_worker, rclien
 
 
 def operator() -> Client:
-    user = User.objects.create_user("ops", password="pw", is_staff=True)
-    user.user_permissions.add(Permission.objects.get(codename="operate_dashboard"))
-    client = Client()
-    client.force_login(user)
-    return client
+    return client_with("operate_dashboard")
 
 
 def test_a_dashboard_retry_is_kept_in_the_jobs_timeline_and_goes_with_it(spawn_worker,

@@ -5,7 +5,6 @@ Redis once it answers, each once. Without failover, `.delay()` raises the projec
 error naming the connection. Real Redis, real PostgreSQL and SQLite, real workers."""
 import copy
 import json
-import time
 
 import pytest
 from django.db import transaction

@@ -6,13 +6,12 @@ import time
 from io import StringIO
 
 import pytest
-from django.contrib.auth.models import Permission, User
 from django.core.management import call_command
 from django.test import Client
 
 from queueing import locks
-from queueing.middleware import keys
-from queueing.middleware import lock_calls
+from queueing.middleware import keys, lock_calls
+from tests.helpers import client_with
 from tests.testapp import control_jobs
 
 pytestmark = pytest.mark.django_db
@@ -21,11 +20,7 @@ KEYS = 1_000_000
 
 @pytest.fixture
 def operator() -> Client:
-    user = User.objects.create_user("ops", password="pw", is_staff=True)
-    user.user_permissions.add(Permission.objects.get(codename="operate_dashboard"))
-    client = Client()
-    client.force_login(user)
-    return client
+    return client_with("operate_dashboard")
 
 
 def fill(rclient, count: int) -> None:
