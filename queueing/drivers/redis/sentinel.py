@@ -1,0 +1,141 @@
+"""Clients of a connection behind Redis Sentinel, which find the primary and follow it.
+
+redis-py's ``redis.sentinel`` asks the sentinels where the primary is whenever a
+connection (re)connects, and turns a ``READONLY`` reply (we are talking to a primary that
+was demoted) into a ``ConnectionError`` that drops the connection. So a worker, the
+sidecar, the master and the dashboard ride through a switch as through a Redis restart:
+the transient error, a reconnect, and the next command lands on the new primary.
+
+One gap is closed here. A planned switch (``SENTINEL FAILOVER``) leaves the old primary
+up and writable for seconds (the sentinels demote it only after a few of their INFO
+rounds), and a pooled connection that is already open keeps writing to it; every such
+write is lost when it resyncs as a replica. ``FollowingPool`` asks the sentinels again
+at most once a second while it hands out connections, and closes the idle connections
+to a primary they no longer name (redis-py closes busy ones as they come back), so a
+process follows a switch within a second of the sentinels announcing it. What is written
+to the old primary in that second (and between the promotion and the announcement) is
+what ``replica_acks`` or the servers' ``min-replicas-to-write`` guard against
+(docs/operations.md, "Redis Sentinel").
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import redis
+import redis.asyncio.sentinel
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+from redis.sentinel import Sentinel, SentinelConnectionPool
+
+from queueing.config import ConnectionConfig
+
+RECHECK_EVERY = 1.0  # seconds between two questions to the sentinels from one pool
+
+
+class FollowingPool(SentinelConnectionPool):
+    """A sentinel pool that re-asks where the primary is at most once per RECHECK_EVERY."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._next_check = 0.0
+
+    def get_connection(self, *args: Any, **kwargs: Any) -> Any:
+        now = time.monotonic()
+        if now >= self._next_check:
+            self._next_check = now + RECHECK_EVERY
+            try:
+                self.get_master_address()  # closes idle connections on a change
+            except redis.ConnectionError:
+                pass  # no primary named right now: the connection's own connect says so
+        return super().get_connection(*args, **kwargs)
+
+
+def _server_options(config: ConnectionConfig, options: dict[str, Any]) -> dict[str, Any]:
+    """Options of the connections to the primary (redis-py client kwargs)."""
+    found = dict(options)
+    found["db"] = config.db
+    if config.password is not None:
+        found["password"] = config.password
+    if config.ssl:
+        found["ssl"] = True
+    return found
+
+
+def sentinel_options(config: ConnectionConfig, options: dict[str, Any]) -> dict[str, Any]:
+    """Options of the connections to the sentinels themselves: the same timeouts, their
+    own password and TLS."""
+    found = {key: value for key, value in options.items()
+             if key.startswith(("socket_", "ssl_"))}
+    # No retries with backoff inside one question (redis-py's default waits up to 7 s
+    # on a sentinel that is down): the next sentinel in the list is the retry.
+    found["retry"] = Retry(NoBackoff(), 0)
+    if config.sentinel_password is not None:
+        found["password"] = config.sentinel_password
+    if config.sentinel_ssl:
+        found["ssl"] = True
+    return found
+
+
+def make_sentinel_client(config: ConnectionConfig, options: dict[str, Any]) -> redis.Redis:
+    """A client of the primary the connection's sentinels name."""
+    manager = Sentinel(list(config.sentinels),
+                       sentinel_kwargs=sentinel_options(config, options))
+    server = _server_options(config, options)
+    ssl = server.pop("ssl", False)
+    pool = FollowingPool(config.service_name, manager, ssl=ssl,
+                         **{**manager.connection_kwargs, **server})
+    return redis.Redis(connection_pool=pool)
+
+
+def make_async_sentinel_client(config: ConnectionConfig, options: dict[str, Any]) -> Any:
+    """The ``redis.asyncio`` twin (async dispatch): redis-py's own sentinel pool, which
+    rediscovers on every reconnect and on READONLY."""
+    manager = redis.asyncio.sentinel.Sentinel(
+        list(config.sentinels), sentinel_kwargs=sentinel_options(config, options))
+    server = _server_options(config, options)
+    server.pop("timeout", None)  # a BlockingConnectionPool option
+    return manager.master_for(config.service_name or "", **server)
+
+
+def sentinel_location(config: ConnectionConfig) -> str:
+    """Where a sentinel connection points, safe to print (no password)."""
+    where = ",".join(f"{host}:{port}" for host, port in config.sentinels)
+    return f"Redis Sentinel service {config.service_name!r} (sentinels {where})"
+
+
+def primary_address(client: Any) -> str | None:
+    """'host:port' of the primary a sentinel client last connected to (None: not a
+    sentinel client, or none yet)."""
+    pool = getattr(client, "connection_pool", None)
+    address = getattr(pool, "master_address", None)
+    return f"{address[0]}:{address[1]}" if address else None
+
+
+def service_problem(config: ConnectionConfig, timeout: float = 1.0) -> tuple[str, str] | None:
+    """What `manage.py check` says of a sentinel connection: ("error", why) when the
+    sentinels answer but none monitors its service, ("warning", why) when none answers,
+    None when one of them names a primary for it."""
+    answered: list[str] = []
+    known: set[str] = set()
+    for host, port in config.sentinels:
+        options = {**sentinel_options(config, {}), "socket_timeout": timeout,
+                   "socket_connect_timeout": timeout}
+        client = redis.Redis(host, port, decode_responses=True, **options)
+        try:
+            masters = client.sentinel_masters()
+        except redis.RedisError:
+            continue
+        finally:
+            client.close()
+        answered.append(f"{host}:{port}")
+        if config.service_name in masters:
+            return None
+        known.update(str(name) for name in masters)
+    where = ", ".join(f"{host}:{port}" for host, port in config.sentinels)
+    if not answered:
+        return ("warning", f"connection {config.name!r}: no sentinel answered ({where}); "
+                           "workers and dispatch will wait for them")
+    return ("error", f"connection {config.name!r}: the sentinels ({', '.join(answered)}) "
+                     f"monitor no service {config.service_name!r}; they monitor: "
+                     f"{', '.join(sorted(known)) or '(nothing)'}")
