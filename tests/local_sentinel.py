@@ -1,6 +1,6 @@
 """A real Redis Sentinel group on loopback ports, started and torn down by tests and benches.
 
-One primary, one replica and three sentinels (``redis-server --sentinel``), each a plain
+One primary, one replica (or more) and three sentinels (``redis-server --sentinel``), each a plain
 process in a temp directory (the binary of ``queueing.drivers.redis.embedded.find_binary``,
 so a Valkey binary works too). Helpers do what operations do to a live group: ask the
 sentinels for a manual switch (``SENTINEL FAILOVER``) and SIGKILL the primary, then wait
@@ -43,14 +43,15 @@ class Server:
 
 
 class LocalSentinel:
-    def __init__(self, *, down_after_ms: int = 1000, failover_timeout_ms: int = 4000,
-                 binary: str | None = None) -> None:
+    def __init__(self, *, replicas: int = 1, down_after_ms: int = 1000,
+                 failover_timeout_ms: int = 4000, binary: str | None = None) -> None:
         found = binary or find_binary()
         self.binary = os.path.abspath(found) if os.sep in found else found
         self.directory = Path(tempfile.mkdtemp(prefix="hz-sentinel-"))
         self.down_after_ms = down_after_ms
         self.failover_timeout_ms = failover_timeout_ms
-        self.servers: list[Server] = []  # [primary at start, replica]
+        self.replicas = replicas
+        self.servers: list[Server] = []  # [primary at start, its replicas]
         self.sentinels: list[Server] = []
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -65,9 +66,10 @@ class LocalSentinel:
                 "queues": "*", "retry_after": 30, **extra}
 
     def start(self, timeout: float = 30.0) -> LocalSentinel:
-        ports = free_ports(5)
+        ports = free_ports(4 + self.replicas)
         primary_port = ports[0]
-        for port in ports[:2]:
+        servers, sentinels = ports[:1 + self.replicas], ports[1 + self.replicas:]
+        for port in servers:
             server = Server(port, self.directory / str(port))
             server.directory.mkdir(parents=True)
             command = [self.binary, "--port", str(port), "--bind", "127.0.0.1",
@@ -80,9 +82,10 @@ class LocalSentinel:
                                               stdout=subprocess.DEVNULL,
                                               stderr=subprocess.STDOUT)
             self.servers.append(server)
-        self._wait(lambda: self.servers[1].client().info("replication")
-                   .get("master_link_status") == "up", timeout, "the replica to sync")
-        for port in ports[2:]:
+        self._wait(lambda: all(s.client().info("replication").get("master_link_status")
+                               == "up" for s in self.servers[1:]), timeout,
+                   "the replicas to sync")
+        for port in sentinels:
             sentinel = Server(port, self.directory / str(port))
             sentinel.directory.mkdir(parents=True)
             conf = sentinel.directory / "sentinel.conf"
@@ -104,7 +107,7 @@ class LocalSentinel:
     def _sentinels_agree(self) -> bool:
         for sentinel in self.sentinels:
             fields = sentinel.client(decode_responses=True).sentinel_master(SERVICE)
-            if int(fields["num-slaves"]) < 1 or int(fields["num-other-sentinels"]) < 2:
+            if int(fields["num-slaves"]) < self.replicas or int(fields["num-other-sentinels"]) < 2:
                 return False
         return True
 
