@@ -143,6 +143,9 @@ class Rider:
                 await connection.send_command("WAIT", wanted, slice_ms)
                 if int(await connection.read_response()) >= wanted:
                     return reply
+                if await _primary_moved_async(pool, connection):
+                    raise redis.ConnectionError("the primary was switched before the "
+                                                "write reached a replica; sending it again")
                 if time.monotonic() >= deadline:
                     raise NotReplicated(
                         f"the write is on the primary but fewer than {wanted} replica(s) "
@@ -177,5 +180,15 @@ def _primary_moved(pool: Any, connection: Any) -> bool:
         return False  # a plain URL: there is no one else to ask
     try:
         return tuple(ask()) != (connection.host, connection.port)
+    except redis.ConnectionError:
+        return False
+
+
+async def _primary_moved_async(pool: Any, connection: Any) -> bool:
+    ask = getattr(pool, "get_master_address", None)
+    if ask is None:
+        return False
+    try:
+        return tuple(await ask()) != (connection.host, connection.port)
     except redis.ConnectionError:
         return False

@@ -158,3 +158,37 @@ def test_a_client_follows_a_switch_and_the_old_primary_is_not_written(settings, 
         assert group.server(old).client().get("after") in (None, b"1")
     except redis.ConnectionError:
         pass
+
+
+def test_batches_tasks_and_job_controls_work_through_the_sentinels(
+        settings, group, spawn_worker):
+    """What lives on a connection's Redis besides its queues: a batch record and its
+    callback, a Django Task's result, a pause of a queue (job controls)."""
+    from queueing import batch
+    from queueing.tasks.framework import PRIMARY as FW
+    from tests.helpers import batch_finished, callbacks, task_finished
+    from tests.testapp import tasks
+    from tests.testapp.jobs import batch_callback, batch_member
+
+    block = group.connection(block_for=1)
+    use(settings, block)
+    primary = group.server(group.primary_port()).client()
+    primary.flushdb()
+    driver = redis_driver("redis")
+    driver.pause("default")
+    assert driver.paused_queues() == {"default"}
+    replica = next(s for s in group.servers if s.port != group.primary_port()).client()
+    wait_until(lambda: replica.dbsize() > 0, timeout=5, message="the pause to replicate")
+    driver.resume("default")
+    assert driver.paused_queues() == set()
+    dispatched = batch([batch_member.s(i) for i in range(20)]).then(
+        batch_callback.s("then")).dispatch()
+    added = tasks.add.enqueue(2, 3)
+    spawn_worker("--queue=high,default", "--quiet",
+                 env={"TEST_SENTINEL_CONNECTION": json.dumps(block)})
+    done = wait_until(batch_finished(dispatched.id, "then"), timeout=60,
+                      message="the batch and its callback")
+    assert (done.total, done.succeeded, done.failed) == (20, 20, 0)
+    assert len(callbacks("then")) == 1
+    wait_until(task_finished(added), timeout=30, message="the task")
+    assert FW.task_backends["default"].get_result(added.id).return_value == 5
