@@ -26,11 +26,57 @@ import redis
 import redis.asyncio.sentinel
 from redis.backoff import NoBackoff
 from redis.retry import Retry
-from redis.sentinel import Sentinel, SentinelConnectionPool
+from redis.sentinel import MasterNotFoundError, Sentinel, SentinelConnectionPool
 
 from queueing.config import ConnectionConfig
 
 RECHECK_EVERY = 1.0  # seconds between two questions to the sentinels from one pool
+
+
+class FailoverInProgress(MasterNotFoundError):
+    """A sentinel is promoting a replica of the service: there is no primary to write to
+    until it is done."""
+
+
+class AgreeingSentinel(Sentinel):
+    """Asks every sentinel that answers, not the first: a primary is named only when
+    none of them is in the middle of a failover of the service, and the newest
+    configuration (the highest ``config-epoch``) wins.
+
+    redis-py takes the first sentinel's word. During ``SENTINEL FAILOVER`` only the
+    sentinel running it knows: the others go on naming the old primary, which stays
+    writable for seconds after the replica's promotion, and whatever a client writes
+    there then is lost. Here a failover in progress reads as "no primary for now"
+    (MasterNotFoundError, a connection error): dispatch waits, workers wait, and both
+    carry on once the sentinels name the new one.
+    """
+
+    def discover_master(self, service_name: str) -> tuple[str, int]:
+        best: tuple[int, str, int] | None = None
+        errors = []
+        for sentinel in self.sentinels:
+            try:
+                masters: Any = sentinel.sentinel_masters()
+                state = masters.get(service_name)
+            except (redis.ConnectionError, redis.TimeoutError) as exc:
+                errors.append(f"{sentinel}: {exc!r}")
+                continue
+            if not state:
+                continue
+            flags = state.get("flags", "")
+            flags = set(flags.split(",")) if isinstance(flags, str) else set(flags)
+            if "failover_in_progress" in flags:
+                raise FailoverInProgress(
+                    f"a failover of {service_name!r} is in progress")
+            if not self.check_master_state(state, service_name):
+                continue
+            epoch = int(state.get("config-epoch", 0) or 0)
+            if best is None or epoch > best[0]:
+                best = (epoch, state["ip"], int(state["port"]))
+        if best is None:
+            raise MasterNotFoundError(f"No master found for {service_name!r}"
+                                      + (f": {', '.join(errors)}" if errors else ""))
+        return best[1], best[2]
 
 
 class FollowingPool(SentinelConnectionPool):
@@ -46,8 +92,16 @@ class FollowingPool(SentinelConnectionPool):
             self._next_check = now + RECHECK_EVERY
             try:
                 self.get_master_address()  # closes idle connections on a change
+            except FailoverInProgress:
+                # Stop writing to the old primary now: close what is idle, forget its
+                # address (busy connections are closed as they come back), and let
+                # this command wait like every other until the new one is named.
+                self._next_check = now
+                self.proxy.reset()
+                self.disconnect(inuse_connections=False)
+                raise
             except redis.ConnectionError:
-                pass  # no primary named right now: the connection's own connect says so
+                pass  # sentinels away: the connections we have still serve
         return super().get_connection(*args, **kwargs)
 
 
@@ -79,8 +133,8 @@ def sentinel_options(config: ConnectionConfig, options: dict[str, Any]) -> dict[
 
 def make_sentinel_client(config: ConnectionConfig, options: dict[str, Any]) -> redis.Redis:
     """A client of the primary the connection's sentinels name."""
-    manager = Sentinel(list(config.sentinels),
-                       sentinel_kwargs=sentinel_options(config, options))
+    manager = AgreeingSentinel(list(config.sentinels),
+                               sentinel_kwargs=sentinel_options(config, options))
     server = _server_options(config, options)
     ssl = server.pop("ssl", False)
     pool = FollowingPool(config.service_name, manager, ssl=ssl,
