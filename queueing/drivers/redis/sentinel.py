@@ -8,14 +8,15 @@ the transient error, a reconnect, and the next command lands on the new primary.
 
 One gap is closed here. A planned switch (``SENTINEL FAILOVER``) leaves the old primary
 up and writable for seconds (the sentinels demote it only after a few of their INFO
-rounds), and a pooled connection that is already open keeps writing to it; every such
-write is lost when it resyncs as a replica. ``FollowingPool`` asks the sentinels again
-at most once a second while it hands out connections, and closes the idle connections
-to a primary they no longer name (redis-py closes busy ones as they come back), so a
-process follows a switch within a second of the sentinels announcing it. What is written
-to the old primary in that second (and between the promotion and the announcement) is
-what ``replica_acks`` or the servers' ``min-replicas-to-write`` guard against
-(docs/operations.md, "Redis Sentinel").
+rounds, and only the sentinel running the failover knows it is under way), and a pooled
+connection that is already open keeps writing to it; every such write is lost when it
+resyncs as a replica. ``FollowingPool`` asks the sentinels again at most once a second
+while it hands out connections; ``AgreeingSentinel`` asks all of them and names no
+primary while any is failing the service over, so the pool drops its idle connections to
+the old primary and commands wait (a stall) until the new one is named (redis-py closes
+busy connections as they come back). What is written to the old primary between the
+promotion and a process's next look (under a second) is what ``replica_acks`` guards
+against (docs/operations.md, "Redis Sentinel").
 """
 from __future__ import annotations
 

@@ -105,9 +105,9 @@ def test_sentinel_failover_under_load_stalls_and_loses_nothing(
     raises, every job runs, none fails, the workers carry on, and jobs dispatched after
     the switch run from the new primary. replica_acks=1 with one replica: a write the
     old primary took after the replica was promoted is never acknowledged, so it is
-    sent again to the new primary (without it ~1.4 s of dispatches are lost: see
-    docs/operations.md: with acks=0 the loss is measured and printed, and everything
-    else still holds)."""
+    sent again to the new primary. Without it, what lands on the old primary between
+    the promotion and a client's next look at the sentinels (under a second) can be
+    lost: measured and printed, everything else asserted (docs/operations.md)."""
     with LocalSentinel() as group:
         block = group.connection(replica_acks=acks, retry_after=RETRY_AFTER, block_for=1,
                                  switch_wait=20)
