@@ -192,3 +192,38 @@ def test_batches_tasks_and_job_controls_work_through_the_sentinels(
     assert len(callbacks("then")) == 1
     wait_until(task_finished(added), timeout=30, message="the task")
     assert FW.task_backends["default"].get_result(added.id).return_value == 5
+
+
+def test_a_primary_switch_is_recorded_once_and_flagged_on_the_overview(settings, group):
+    """The record the master and the dashboard keep (horizon/primary_switches.py): a
+    primary other than the one recorded is a switch, noted once, with when and what."""
+    from django.urls import reverse
+
+    from horizon.primary_switches import PrimaryWatch, key, note
+    from queueing.config import queue_settings
+    from tests.helpers import client_with
+
+    use(settings, group.connection())
+    config = queue_settings().connection("redis")
+    primary = f"127.0.0.1:{group.primary_port()}"
+    client = redis_driver("redis").client
+    client.delete(key("redis"))
+    first = note(config)
+    assert (first.primary, first.previous, first.switched_at) == (primary, None, None)
+    client.hset(key("redis"), "primary", "10.9.9.9:6379")  # as if it was elsewhere before
+    before = time.time()
+    switched = note(config)
+    assert (switched.primary, switched.previous) == (primary, "10.9.9.9:6379")
+    assert before - 1 < switched.switched_at <= time.time() + 0.01
+    assert note(config).switched_at == switched.switched_at  # noted once
+    logged = []
+    watch = PrimaryWatch(logged.append)
+    watch.tick()
+    watch.seen["redis"] = "10.9.9.9:6379"
+    watch.next_at = 0
+    watch.tick()
+    assert logged == [f"connection 'redis': the Redis primary is now {primary} "
+                      "(was 10.9.9.9:6379); carrying on there"]
+    page = client_with("view_dashboard").get(reverse("horizon:overview")).content.decode()
+    assert "Redis primary of connection redis switched at" in page
+    assert f"now {primary}, was 10.9.9.9:6379" in page
