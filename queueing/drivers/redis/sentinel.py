@@ -25,6 +25,7 @@ from typing import Any
 
 import redis
 import redis.asyncio.sentinel
+from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 from redis.sentinel import MasterNotFoundError, Sentinel, SentinelConnectionPool
@@ -53,31 +54,54 @@ class AgreeingSentinel(Sentinel):
     """
 
     def discover_master(self, service_name: str) -> tuple[str, int]:
-        best: tuple[int, str, int] | None = None
-        errors = []
+        states, errors = [], []
         for sentinel in self.sentinels:
             try:
                 masters: Any = sentinel.sentinel_masters()
-                state = masters.get(service_name)
             except (redis.ConnectionError, redis.TimeoutError) as exc:
                 errors.append(f"{sentinel}: {exc!r}")
                 continue
-            if not state:
+            states.append(masters.get(service_name))
+        return choose_primary(self, service_name, states, errors)
+
+
+class AsyncAgreeingSentinel(redis.asyncio.sentinel.Sentinel):
+    """``AgreeingSentinel`` for ``redis.asyncio`` clients (async dispatch)."""
+
+    async def discover_master(self, service_name: str) -> tuple[str, int]:
+        states, errors = [], []
+        for sentinel in self.sentinels:
+            try:
+                masters: Any = await sentinel.sentinel_masters()
+            except (redis.ConnectionError, redis.TimeoutError) as exc:
+                errors.append(f"{sentinel}: {exc!r}")
                 continue
-            flags = state.get("flags", "")
-            flags = set(flags.split(",")) if isinstance(flags, str) else set(flags)
-            if "failover_in_progress" in flags:
-                raise FailoverInProgress(
-                    f"a failover of {service_name!r} is in progress")
-            if not self.check_master_state(state, service_name):
-                continue
-            epoch = int(state.get("config-epoch", 0) or 0)
-            if best is None or epoch > best[0]:
-                best = (epoch, state["ip"], int(state["port"]))
-        if best is None:
-            raise MasterNotFoundError(f"No master found for {service_name!r}"
-                                      + (f": {', '.join(errors)}" if errors else ""))
-        return best[1], best[2]
+            states.append(masters.get(service_name))
+        return choose_primary(self, service_name, states, errors)
+
+
+def choose_primary(manager: Any, service_name: str, states: list[Any],
+                   errors: list[str]) -> tuple[str, int]:
+    """The primary the sentinels' answers (`states`, one per sentinel that answered)
+    name: FailoverInProgress while any of them is failing the service over, else the
+    healthy primary of the highest config-epoch, else MasterNotFoundError."""
+    best: tuple[int, str, int] | None = None
+    for state in states:
+        if not state:
+            continue
+        flags = state.get("flags", "")
+        flags = set(flags.split(",")) if isinstance(flags, str) else set(flags)
+        if "failover_in_progress" in flags:
+            raise FailoverInProgress(f"a failover of {service_name!r} is in progress")
+        if not manager.check_master_state(state, service_name):
+            continue
+        epoch = int(state.get("config-epoch", 0) or 0)
+        if best is None or epoch > best[0]:
+            best = (epoch, state["ip"], int(state["port"]))
+    if best is None:
+        raise MasterNotFoundError(f"No master found for {service_name!r}"
+                                  + (f": {', '.join(errors)}" if errors else ""))
+    return best[1], best[2]
 
 
 class FollowingPool(SentinelConnectionPool):
@@ -117,14 +141,15 @@ def _server_options(config: ConnectionConfig, options: dict[str, Any]) -> dict[s
     return found
 
 
-def sentinel_options(config: ConnectionConfig, options: dict[str, Any]) -> dict[str, Any]:
+def sentinel_options(config: ConnectionConfig, options: dict[str, Any], *,
+                     asyncio: bool = False) -> dict[str, Any]:
     """Options of the connections to the sentinels themselves: the same timeouts, their
     own password and TLS."""
     found = {key: value for key, value in options.items()
              if key.startswith(("socket_", "ssl_"))}
     # No retries with backoff inside one question (redis-py's default waits up to 7 s
     # on a sentinel that is down): the next sentinel in the list is the retry.
-    found["retry"] = Retry(NoBackoff(), 0)
+    found["retry"] = AsyncRetry(NoBackoff(), 0) if asyncio else Retry(NoBackoff(), 0)
     if config.sentinel_password is not None:
         found["password"] = config.sentinel_password
     if config.sentinel_ssl:
@@ -145,9 +170,12 @@ def make_sentinel_client(config: ConnectionConfig, options: dict[str, Any]) -> r
 
 def make_async_sentinel_client(config: ConnectionConfig, options: dict[str, Any]) -> Any:
     """The ``redis.asyncio`` twin (async dispatch): redis-py's own sentinel pool, which
-    rediscovers on every reconnect and on READONLY."""
-    manager = redis.asyncio.sentinel.Sentinel(
-        list(config.sentinels), sentinel_kwargs=sentinel_options(config, options))
+    rediscovers on every reconnect and on READONLY, asking the sentinels as
+    AgreeingSentinel does (it does not re-ask once a second: an async dispatch on a pooled
+    connection follows a switch when that connection fails or gets READONLY)."""
+    manager = AsyncAgreeingSentinel(
+        list(config.sentinels),
+        sentinel_kwargs=sentinel_options(config, options, asyncio=True))
     server = _server_options(config, options)
     server.pop("timeout", None)  # a BlockingConnectionPool option
     return manager.master_for(config.service_name or "", **server)

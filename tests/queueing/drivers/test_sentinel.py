@@ -107,6 +107,11 @@ def test_async_dispatch_goes_through_the_sentinels(settings, group):
     primary.delete(ready)
     asyncio.run(jobs.append_line.adelay("/dev/null", "async"))
     assert primary.llen(ready) == 1
+    use(settings, group.connection(replica_acks=1))
+    replica = next(s for s in group.servers if s.port != group.primary_port()).client()
+    wait_until(lambda: replica.llen(ready) == 1, timeout=5, message="the replica")
+    asyncio.run(jobs.append_line.adelay("/dev/null", "acked"))
+    assert replica.llen(ready) == 2  # WAIT 1 returned on the async path too
 
 
 def test_replica_acks_returns_once_the_replica_holds_the_job(settings, group):
