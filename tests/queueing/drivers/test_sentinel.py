@@ -232,3 +232,15 @@ def test_a_primary_switch_is_recorded_once_and_flagged_on_the_overview(settings,
     page = client_with("view_dashboard").get(reverse("horizon:overview")).content.decode()
     assert "Redis primary of connection redis switched at" in page
     assert f"now {primary}, was 10.9.9.9:6379" in page
+
+
+def test_the_embedded_redis_command_leaves_a_sentinel_connection_alone(settings, group):
+    import io
+
+    from django.core.management import call_command
+
+    use(settings, group.connection())
+    out = io.StringIO()
+    call_command("embedded_redis", "status", stdout=out)
+    assert "Redis Sentinel service 'hzprimary'" in out.getvalue()
+    assert "nothing to do" in out.getvalue()
