@@ -36,6 +36,7 @@ CLUSTER_TESTS := $(CORE_TESTS) tests/horizon/dashboard/test_pages.py \
                  tests/horizon/supervisor/test_master_process.py \
                  tests/queueing/middleware/test_job_controls_units.py \
                  tests/queueing/middleware/test_job_controls.py \
+                 tests/queueing/middleware/test_concurrency_limited.py \
                  tests/queueing/tasks/test_tasks_conformance.py \
                  tests/queueing/dispatching/test_async_dispatch.py \
                  tests/queueing/worker/test_concurrency.py
