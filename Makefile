@@ -120,7 +120,7 @@ test-slow: system-deps
 	$(PY) -m pytest -m slow $(PYTEST_ARGS)
 
 # Batches on a cluster too (a batch's keys share its callback queue's hash tag).
-CLUSTER_TESTS += tests/queueing/batches/test_batches.py \
+CLUSTER_TESTS += tests/queueing/batches/test_batches.py tests/queueing/workflows/test_workflows.py \
                  tests/horizon/dashboard/test_batches_pages.py
 CLUSTER_FULL  += tests/queueing/batches/test_batches.py \
                  tests/horizon/dashboard/test_batches_pages.py \
