@@ -121,6 +121,7 @@ test-slow: system-deps
 
 # Batches on a cluster too (a batch's keys share its callback queue's hash tag).
 CLUSTER_TESTS += tests/queueing/batches/test_batches.py tests/queueing/workflows/test_workflows.py \
+                 tests/queueing/worker/test_fair_queues.py \
                  tests/horizon/dashboard/test_batches_pages.py
 CLUSTER_FULL  += tests/queueing/batches/test_batches.py \
                  tests/horizon/dashboard/test_batches_pages.py \
