@@ -112,7 +112,21 @@ def format_key(template: str, job: Any) -> str:
                          f"{exc} (its arguments: {sorted(values)})") from None
 
 
+_names: dict[str, list[str]] = {}  # job name -> its positional parameters' names
+
+
 def _parameter_names(definition: Any) -> list[str]:
+    """The names the job's positional arguments bind to (read once per job name)."""
+    name = getattr(definition, "name", None)
+    if not isinstance(name, str):
+        return _read_parameter_names(definition)
+    found = _names.get(name)
+    if found is None:
+        found = _names[name] = _read_parameter_names(definition)
+    return found
+
+
+def _read_parameter_names(definition: Any) -> list[str]:
     target = getattr(definition, "target", None)
     if target is None:
         return []

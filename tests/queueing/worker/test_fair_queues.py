@@ -50,9 +50,10 @@ def test_each_key_is_a_queue_of_its_own_listed_in_the_rotation(rclient):
 
 
 def test_fair_queues_are_checked_with_the_settings():
+    redis = {"driver": "redis", "url": "redis://x"}
     with pytest.raises(ConfigurationError, match="fair_queues"):
-        parse_settings({"connections": {"r": {"driver": "redis", "url": "redis://x", "fair_queues": "reports"}}})
-    parsed = parse_settings({"connections": {"r": {"driver": "redis", "url": "redis://x", "queues": ["reports"],
+        parse_settings({"connections": {"r": {**redis, "fair_queues": "reports"}}})
+    parsed = parse_settings({"connections": {"r": {**redis, "queues": ["reports"],
                                                    "fair_queues": ["reports"]}}})
     conn = parsed.connection("r")
     assert conn.check_queue("reports.fair.acme") == "reports.fair.acme", \
