@@ -46,6 +46,13 @@ from queueing.settings_problems import Problems
 DEFAULT_PREFIX = "queues:"  # of every queue key (drivers/redis/keys.py)
 DRIVERS = tuple(KINDS)  # the driver registry's kinds
 QUEUE_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")  # used with fullmatch
+FAIR_MARK = ".fair."  # a fair queue's key queue: "<queue>.fair.<key>" (queueing/fair.py)
+
+
+def fair_parent(queue: str) -> str | None:
+    """The fair queue whose key queue `queue` is ("reports.fair.acme" -> "reports")."""
+    at = queue.find(FAIR_MARK)
+    return queue[:at] if at > 0 else None
 DEFAULT_RETRY_AFTER = 30  # seconds an unrenewed lease lasts (its worker died) before redelivery
 DEFAULT_MIGRATION_BATCH = 1000  # due jobs moved per pop, so one pop never stalls Redis
 DEFAULT_MAX_DELIVERIES = 5  # silent deliveries (worker died) before an entry is failed
@@ -85,6 +92,8 @@ class ConnectionConfig:
     # driver "failover" (queueing/failover_config.py): the connections a dispatch tries in
     # order, how long the first may take, how long a failed one is skipped
     targets: tuple[str, ...] = ()
+    # queues that rotate between keys (tenants): queueing/fair.py, docs/fair-queues.md
+    fair_queues: tuple[str, ...] = ()
     dispatch_timeout: float = 0.5
     retry_primary_after: float = 5.0
     # driver "redis" behind Redis Sentinel (queueing/sentinel_config.py): where the
@@ -113,7 +122,8 @@ class ConnectionConfig:
             raise UnknownQueue(
                 f"invalid queue name {queue!r}: use letters, digits, '_', '.' or '-'"
             )
-        if self.queues is not None and queue not in self.queues:
+        if self.queues is not None and queue not in self.queues and \
+                fair_parent(queue) not in self.fair_queues:  # a fair queue's key queue
             raise UnknownQueue(
                 f"unknown queue {queue!r} on connection {self.name!r}; "
                 f"it accepts: {', '.join(self.queues)} (set QUEUE['connections']"
@@ -156,7 +166,7 @@ CONNECTION_KEYS = frozenset({
     "driver", "queue", "queues", "url", "embedded_dir", "retry_after",
     "block_for", "prefix", "migration_batch_size", "max_deliveries", "options",
     "cluster", "socket_timeout", "socket_connect_timeout",
-    "database", "listen", "synchronous_commit", *SENTINEL_KEYS,
+    "database", "listen", "synchronous_commit", "fair_queues", *SENTINEL_KEYS,
 })
 SETTINGS_KEYS = frozenset({"default", "after_commit", "connections", "max_payload_bytes",
                            "middleware"})
@@ -244,6 +254,15 @@ def _read_connection(name: str, raw: Any) -> tuple[Problems, ConnectionConfig | 
     block_for: float | None = problems.take(lambda: _number(name, "block_for", raw.get(
         "block_for", DEFAULT_REDIS_BLOCK_FOR if driver == "redis" else None),
         allow_none=True), None)
+    fair_raw = raw.get("fair_queues", ())
+    fair_queues: tuple[str, ...] = ()
+    if isinstance(fair_raw, str) or not isinstance(fair_raw, (list, tuple)) or not all(
+            isinstance(q, str) and QUEUE_NAME.fullmatch(q) and FAIR_MARK not in q
+            for q in fair_raw):
+        problems.add(ConfigurationError(
+            f"{where}['fair_queues'] must be a list of queue names, got {fair_raw!r}"))
+    else:
+        fair_queues = tuple(fair_raw)
     if problems.errors:
         return problems, None
     return problems, ConnectionConfig(
@@ -263,6 +282,7 @@ def _read_connection(name: str, raw: Any) -> tuple[Problems, ConnectionConfig | 
         database=database,
         listen=raw.get("listen", True),
         synchronous_commit=synchronous_commit,
+        fair_queues=fair_queues,
         socket_timeout=timeouts["socket_timeout"],
         socket_connect_timeout=timeouts["socket_connect_timeout"],
         **sentinel.fields(),
