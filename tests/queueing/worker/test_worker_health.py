@@ -116,3 +116,29 @@ def test_a_paused_worker_passes_liveness_and_fails_readiness(spawn_worker):
 def test_no_worker_on_this_host_is_not_alive():
     code, out = check("--probe", "liveness")
     assert code == probes.EXIT_NOT_ALIVE and "no worker" in out
+
+
+@pytest.mark.django_db
+def test_the_heartbeat_reports_a_loop_that_stopped_turning_and_a_stuck_one_is_not_alive():
+    """What a worker publishes (Worker.heartbeat_state): a loop that has not turned for
+    longer than its window, with no job running, reads as not alive."""
+    from queueing.connections import redis_driver
+    from queueing.worker.loop import Worker
+    from queueing.worker.options import WorkerOptions
+
+    worker = Worker(redis_driver("redis"), WorkerOptions(queues=("default",), sleep=0,
+                                                         sidecar=False),
+                    stdout=io.StringIO(), stderr=io.StringIO())
+    starting = worker.heartbeat_state()
+    assert starting["started"] is False and starting["stalled"] < 1.0
+
+    class StuckLoop:
+        turned_at = time.monotonic() - 100.0
+
+    worker._loop = StuckLoop()  # type: ignore[assignment]
+    worker._busy_at = StuckLoop.turned_at
+    state = worker.heartbeat_state()
+    assert state["started"] is True and state["stalled"] >= 100.0
+    assert state["window"] == health.loop_window(sleep=0, rest=0, socket_timeout=10.0)
+    judged = health.judge("h:1:w", time.time(), {**state, "every": 1.0}, time.time())
+    assert not judged.alive and "not turned" in judged.why
