@@ -3,6 +3,7 @@ nothing. Each project here is a set of real worker processes started with its ow
 QUEUE_NAMESPACE, and the same queue names; one project's pause, restart and cancel
 (run as `manage.py` commands in that project's environment) never reach the other's
 workers. The dashboard side is tests/horizon/dashboard/test_namespaced_dashboard.py."""
+import socket
 import subprocess
 import time
 from contextlib import contextmanager
@@ -14,11 +15,13 @@ from django.test import override_settings
 from queueing import connections
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.models import FailedJob
+from queueing.worker import health
 from tests.conftest import ROOT, WORKER_DATABASES, manage_command, subprocess_env
 from tests.testapp import jobs
 from tests.workers import wait_until
 
-pytestmark = pytest.mark.django_db(transaction=True, databases=WORKER_DATABASES)
+pytestmark = [pytest.mark.django_db(transaction=True, databases=WORKER_DATABASES),
+              pytest.mark.slow]  # real workers of two projects: 20-30 s each
 A, B = "app-a", "app-b"
 
 
@@ -42,7 +45,18 @@ def ran() -> list[str]:
 
 
 def worker_of(spawn_worker, name: str, *args: str):
-    return spawn_worker("--queue=default", *args, env={"QUEUE_NAMESPACE": name})
+    """A worker of one project, once its loop runs (it has read the restart stamp and
+    the paused set), as that project's own heartbeat index tells."""
+    worker = spawn_worker("--queue=default", *args, env={"QUEUE_NAMESPACE": name})
+
+    def ready() -> bool:
+        with project(name):
+            found = health.on_host(connections.redis_driver("redis").client,
+                                   socket.gethostname(), local=True)
+        return any(w.ready and w.pid == worker.pid for w in found)
+
+    wait_until(ready, timeout=60, interval=0.2, message=f"{name}'s worker to be ready")
+    return worker
 
 
 def test_one_projects_pause_never_stops_the_others_workers(spawn_worker, rclient):
@@ -65,7 +79,6 @@ def test_one_projects_pause_never_stops_the_others_workers(spawn_worker, rclient
 def test_one_projects_restart_stops_only_its_own_workers(spawn_worker):
     a_worker = worker_of(spawn_worker, A)
     b_worker = worker_of(spawn_worker, B)
-    time.sleep(1.0)  # both read the restart stamp at start
     run_in(A, "queue_restart")
     assert a_worker.wait(15) == 0
     assert "queue_restart requested" in a_worker.output()
@@ -76,7 +89,6 @@ def test_one_projects_restart_stops_only_its_own_workers(spawn_worker):
     wait_until(lambda: "b-after" in ran(), timeout=15, message="B's worker to keep working")
 
 
-@pytest.mark.slow
 def test_one_projects_cancel_never_stops_the_others_job(spawn_worker, rclient):
     b_worker = worker_of(spawn_worker, B, "--concurrency=2")
     with project(B):
