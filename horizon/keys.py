@@ -142,3 +142,9 @@ def batches_pruned() -> str:
     """Held by the master pruning batches this turn (horizon/supervisor/batch_pruning.py).
     Named without the hash tag by earlier releases, and kept so."""
     return namespaced("horizon:batches:pruned")
+
+
+def primary_switch(connection: str) -> str:
+    """The primary a Sentinel connection last saw (horizon/primary_switches.py). Named
+    without the hash tag by the release that added it, and kept so."""
+    return namespaced(f"horizon:primary:{connection}")

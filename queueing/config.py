@@ -40,6 +40,7 @@ from queueing.drivers.registry import KINDS
 from queueing.errors import ConfigurationError, UnknownConnection, UnknownQueue
 from queueing.failover_config import failover_target_errors, parse_failover
 from queueing.namespace import configured as configured_namespace
+from queueing.sentinel_config import SENTINEL_KEYS, read_sentinel
 from queueing.settings_hints import nearest, unknown_keys
 from queueing.settings_problems import Problems
 
@@ -87,6 +88,25 @@ class ConnectionConfig:
     targets: tuple[str, ...] = ()
     dispatch_timeout: float = 0.5
     retry_primary_after: float = 5.0
+    # driver "redis" behind Redis Sentinel (queueing/sentinel_config.py): where the
+    # sentinels are, which service they watch, and how to log in to both
+    sentinels: tuple[tuple[str, int], ...] = ()
+    service_name: str | None = None
+    sentinel_password: str | None = field(default=None, repr=False)
+    password: str | None = field(default=None, repr=False)
+    db: int = 0
+    ssl: bool = False  # TLS to the primary (and, unless sentinel_ssl says no, the sentinels)
+    sentinel_ssl: bool = False
+    switch_wait: float = 10.0  # seconds a dispatch waits out a primary switch before raising
+    # every dispatch waits (Redis WAIT, under replica_ack_timeout) until this many
+    # replicas hold it; 0: acknowledged by the primary alone (asynchronous replication)
+    replica_acks: int = 0
+    replica_ack_timeout: float = 0.5
+
+    @property
+    def sentinel(self) -> bool:
+        """Is the primary found by asking sentinels (no fixed URL)?"""
+        return bool(self.sentinels)
 
     def check_queue(self, queue: str) -> str:
         """Return `queue` if this connection accepts it, else raise UnknownQueue."""
@@ -137,7 +157,7 @@ CONNECTION_KEYS = frozenset({
     "driver", "queue", "queues", "url", "embedded_dir", "retry_after",
     "block_for", "prefix", "migration_batch_size", "max_deliveries", "options",
     "cluster", "socket_timeout", "socket_connect_timeout",
-    "database", "listen", "synchronous_commit",
+    "database", "listen", "synchronous_commit", *SENTINEL_KEYS,
 })
 SETTINGS_KEYS = frozenset({"default", "after_commit", "connections", "max_payload_bytes",
                            "middleware", "namespace"})
@@ -177,9 +197,12 @@ def _read_connection(name: str, raw: Any) -> tuple[Problems, ConnectionConfig | 
     only_queue: tuple[str, ...] | None = (queue,)  # stands in for a bad 'queues'
     queues = problems.take(lambda: _queues(where, raw.get("queues", [queue]), queue),
                            only_queue)
-    if driver == "redis" and not raw.get("url") and not raw.get("embedded_dir"):
+    sentinel = read_sentinel(where, raw, problems)
+    if driver == "redis" and not raw.get("url") and not raw.get("embedded_dir") \
+            and "sentinels" not in raw:
         problems.add(ConfigurationError(
-            f"{where} needs a 'url' (or 'embedded_dir' to start a local redis-server)"))
+            f"{where} needs a 'url', 'sentinels' and a 'service_name' (Redis Sentinel), "
+            "or 'embedded_dir' to start a local redis-server"))
     database = raw.get("database", "default")
     if driver == "database" and database not in settings.DATABASES:
         problems.add(ConfigurationError(
@@ -243,6 +266,7 @@ def _read_connection(name: str, raw: Any) -> tuple[Problems, ConnectionConfig | 
         synchronous_commit=synchronous_commit,
         socket_timeout=timeouts["socket_timeout"],
         socket_connect_timeout=timeouts["socket_connect_timeout"],
+        **sentinel.fields(),
     )
 
 

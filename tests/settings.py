@@ -47,6 +47,10 @@ if os.environ.get("TEST_PROXY_URL"):
         "socket_timeout": float(os.environ.get("TEST_SOCKET_TIMEOUT", 10)),
         "socket_connect_timeout": float(os.environ.get("TEST_SOCKET_CONNECT_TIMEOUT", 5)),
     }
+# The "redis" connection behind Redis Sentinel instead (tests/local_sentinel.py): worker
+# and master processes a Sentinel test starts get its connection block as JSON.
+if os.environ.get("TEST_SENTINEL_CONNECTION"):
+    QUEUE["connections"]["redis"] = json.loads(os.environ["TEST_SENTINEL_CONNECTION"])
 # Middleware every job runs through, for worker processes that test QUEUE["middleware"].
 QUEUE["middleware"] = [m for m in os.environ.get("TEST_QUEUE_MIDDLEWARE", "").split(",") if m]
 

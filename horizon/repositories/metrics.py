@@ -303,3 +303,26 @@ def jobs_per_minute(client: RedisClient, now: float | None = None) -> float:
         return latest
     minutes = (now - float(last)) / 60 if last else 1.0
     return pending / max(minutes, 1.0)
+
+
+def clear(client: RedisClient) -> int:
+    """Empty what the Metrics page charts (`horizon_clear_metrics`): every measured job's
+    and queue's running aggregates, minute snapshots and rollups, and the measured sets.
+
+    The Prometheus counters (``prom:*``) and the snapshot cursor stay: counters that
+    scrapers have seen must never go down, and the cursor is what the next snapshot's
+    deltas are taken against (without it, the first snapshot after a clear would chart
+    the whole history as one minute). Returns the keys deleted."""
+    jobs = [as_str(n) for n in client.smembers(keys.measured_jobs())]
+    queues = [as_str(n) for n in client.smembers(keys.measured_queues())]
+    doomed = [keys.measured_jobs(), keys.measured_queues(), keys.last_snapshot()]
+    doomed += [key for name in jobs for key in (keys.job_metrics(name),
+                                                keys.job_snapshots(name),
+                                                keys.job_rollups(name))]
+    doomed += [key for label in queues for key in (keys.queue_metrics(label),
+                                                   keys.queue_snapshots(label),
+                                                   keys.queue_rollups(label))]
+    deleted = 0
+    for start in range(0, len(doomed), 500):  # one slot ({horizon}): safe on a cluster
+        deleted += client.delete(*doomed[start:start + 500])
+    return deleted

@@ -86,6 +86,8 @@ class RedisOperator(RedisBase):
     def restart_scope(self) -> str:
         """One broadcast per Redis server: connections to the same URL (or the same
         embedded server) share it."""
+        if self.config.sentinel:
+            return f"sentinel:{self.config.service_name}:{self.config.db}"
         return f"redis:{self.config.url or self.config.embedded_dir}"
 
     def heartbeat_store(self) -> RedisClient:

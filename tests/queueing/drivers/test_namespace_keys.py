@@ -31,6 +31,7 @@ def every_key() -> dict[str, str]:
         "completed": horizon_keys.completed(), "commands": horizon_keys.commands("web-1"),
         "prom series": horizon_keys.prometheus_series_index(),
         "batches pruned": horizon_keys.batches_pruned(),
+        "primary switch": horizon_keys.primary_switch("redis"),
     }
 
 
@@ -47,6 +48,7 @@ TODAY = {
     "masters": "{horizon}:masters", "master": "{horizon}:master:web-1",
     "completed": "{horizon}:completed", "commands": "{horizon}:commands:web-1",
     "prom series": "{horizon}:prom:series", "batches pruned": "horizon:batches:pruned",
+    "primary switch": "horizon:primary:redis",
 }
 
 
