@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from horizon import keys
 from queueing.config import ConnectionConfig, queue_settings
 from queueing.connections import redis_client
 from queueing.drivers.redis.replies import as_str
@@ -40,7 +41,7 @@ class PrimarySwitch:
 
 
 def key(connection: str) -> str:
-    return f"horizon:primary:{connection}"
+    return keys.primary_switch(connection)
 
 
 def sentinel_connections() -> list[ConnectionConfig]:

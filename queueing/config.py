@@ -39,6 +39,7 @@ from django.dispatch import receiver
 from queueing.drivers.registry import KINDS
 from queueing.errors import ConfigurationError, UnknownConnection, UnknownQueue
 from queueing.failover_config import failover_target_errors, parse_failover
+from queueing.namespace import configured as configured_namespace
 from queueing.sentinel_config import SENTINEL_KEYS, read_sentinel
 from queueing.settings_hints import nearest, unknown_keys
 from queueing.settings_problems import Problems
@@ -169,7 +170,7 @@ CONNECTION_KEYS = frozenset({
     "database", "listen", "synchronous_commit", "fair_queues", *SENTINEL_KEYS,
 })
 SETTINGS_KEYS = frozenset({"default", "after_commit", "connections", "max_payload_bytes",
-                           "middleware"})
+                           "middleware", "namespace"})
 
 
 def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
@@ -374,6 +375,10 @@ def _parse_all(raw: dict[str, Any] | None) -> tuple[list[ConfigurationError],
     if isinstance(max_payload, bool) or not isinstance(max_payload, int) or max_payload < 0:
         errors.append(ConfigurationError(
             "QUEUE['max_payload_bytes'] must be an int >= 0 (0: no limit)"))
+    try:
+        configured_namespace(raw)
+    except ConfigurationError as exc:
+        errors.append(exc)
     if errors:
         return errors, None
     return [], QueueSettings(

@@ -45,9 +45,9 @@ def test_clear_metrics_empties_the_charts_and_keeps_prometheus_counting(rclient)
     assert metrics.snapshots(rclient, "job", "app.jobs.Report")
     series = keys.prometheus_series("redis:default", "app.jobs.Report")
     rclient.hset(series, "done", 3)  # as workers count outcomes for /metrics
-    rclient.sadd(keys.PROMETHEUS_SERIES, "redis:default|app.jobs.Report")
+    rclient.sadd(keys.prometheus_series_index(), "redis:default|app.jobs.Report")
     assert "Cleared the metrics" in run("horizon_clear_metrics")
     assert metrics.snapshots(rclient, "job", "app.jobs.Report") == []
     assert metrics.measured(rclient, "job") == [] and metrics.measured(rclient, "queue") == []
-    assert rclient.hget(series, "done") == b"3" and rclient.scard(keys.PROMETHEUS_SERIES) == 1
+    assert rclient.hget(series, "done") == b"3" and rclient.scard(keys.prometheus_series_index()) == 1
     assert AuditEntry.objects.filter(action="clear metrics").count() == 1
