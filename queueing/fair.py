@@ -21,6 +21,7 @@ from typing import Any
 from queueing import connections
 from queueing.config import FAIR_MARK, fair_parent, queue_settings
 from queueing.errors import InvalidOption
+from queueing.namespace import namespaced
 
 KEY_MAX = 40  # characters of a key kept in its queue's name (longer ones get a digest)
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
@@ -30,8 +31,9 @@ FORGET_CHECK_EVERY = 10.0  # seconds between a worker's checks of one empty key 
 
 
 def rotation_key(prefix: str, queue: str) -> str:
-    """``queues:{QUEUE}:fair``: the fair queue's key queues, in its hash tag."""
-    return f"{prefix}{{{queue}}}:fair"
+    """``queues:{QUEUE}:fair``: the fair queue's key queues, in its hash tag (and the
+    app's namespace, as every queue key)."""
+    return namespaced(f"{prefix}{{{queue}}}:fair")
 
 
 def key_queue(queue: str, key: Any) -> str:

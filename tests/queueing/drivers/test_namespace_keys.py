@@ -8,10 +8,13 @@ from redis.crc import key_slot
 
 from horizon import keys as horizon_keys
 from queueing import namespace
+from queueing.batches.results import results_key
 from queueing.config import settings_errors
 from queueing.drivers.redis import keys
 from queueing.errors import ConfigurationError
+from queueing.fair import rotation_key
 from queueing.middleware import keys as control_keys
+from queueing.middleware.funnel_slots import holders_key
 from queueing.middleware.lock_calls import lock_index
 
 
@@ -32,6 +35,8 @@ def every_key() -> dict[str, str]:
         "prom series": horizon_keys.prometheus_series_index(),
         "batches pruned": horizon_keys.batches_pruned(),
         "primary switch": horizon_keys.primary_switch("redis"),
+        "fair rotation": rotation_key("queues:", "reports"),
+        "funnel": holders_key("tenant:7"), "chord results": results_key("b1"),
     }
 
 
@@ -49,6 +54,8 @@ TODAY = {
     "completed": "{horizon}:completed", "commands": "{horizon}:commands:web-1",
     "prom series": "{horizon}:prom:series", "batches pruned": "horizon:batches:pruned",
     "primary switch": "horizon:primary:redis",
+    "fair rotation": "queues:{reports}:fair", "funnel": "queueing:funnel:{tenant:7}",
+    "chord results": "queueing:chord:{b1}:results",
 }
 
 
