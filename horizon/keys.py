@@ -71,6 +71,7 @@ def schedule_considered(name: str) -> str:
 
 
 PROMETHEUS_SERIES = PREFIX + "prom:series"  # set of "connection:queue|job" with counters
+PROMETHEUS_SEEN = PREFIX + "prom:seen"  # zset: series name -> when it last counted an outcome
 
 
 SNAPSHOT_CURSOR = PREFIX + "snapshot_cursor"  # hash: outcome series -> counters at last snapshot

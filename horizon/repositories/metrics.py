@@ -86,7 +86,7 @@ def completions_call(client: RedisClient, done: list[CompletedJob], *, keep_seco
               "series": [[f"{label}|{job}", counts, sums]
                          for (label, job), (counts, sums) in series.items()]}
     call_keys = [keys.MEASURED_JOBS, keys.MEASURED_QUEUES, keys.COMPLETED, keys.PROMETHEUS_SERIES,
-                 keys.COMPLETED_RECORDS, keys.ATTEMPTS_INDEX,
+                 keys.COMPLETED_RECORDS, keys.ATTEMPTS_INDEX, keys.PROMETHEUS_SEEN,
                  *(keys.job_metrics(name) for name in jobs),
                  *(keys.queue_metrics(label) for label in queues),
                  *(keys.prometheus_series(label, job) for label, job in series)]

@@ -2,20 +2,21 @@
 with its code)."""
 import sys
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from horizon.config import HorizonConfigError, horizon_settings
 from horizon.repositories import horizon_client
 from horizon.supervisor.master import AlreadyRunning, Master
 from queueing import connections
 from queueing.errors import QueueError
+from queueing.management.base import ProductCommand
 from queueing.worker import startup
 from queueing.worker.options import DEFAULTS
 from queueing.worker.process_control import SignalFlags
 from queueing.worker.startup import StoreUnreachable
 
 
-class Command(BaseCommand):
+class Command(ProductCommand):
     help = "Start the Horizon master: spawn, watch and balance the configured workers."
 
     def add_arguments(self, parser):

@@ -2,15 +2,14 @@
 (for scripts and probes: "cannot tell" must not read as "paused" or "inactive")."""
 import sys
 
-from django.core.management.base import BaseCommand
-
 from horizon.management.commands._control import EXIT_UNREACHABLE, reachable_client
 from horizon.repositories import state
+from queueing.management.base import ProductCommand
 
 EXIT_CODES = {"running": 0, "paused": 1, "inactive": 2}
 
 
-class Command(BaseCommand):
+class Command(ProductCommand):
     help = ("Show whether Horizon is running (exit 0), paused (1) or inactive (2); "
             f"exit {EXIT_UNREACHABLE} when Redis cannot be reached.")
 

@@ -4,12 +4,13 @@ import os
 import sys
 import time
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from queueing import connections
 from queueing.dispatching import registry
 from queueing.entries.options import parse_backoff
 from queueing.errors import QueueError
+from queueing.management.base import ProductCommand
 from queueing.systemd import Notifier
 from queueing.worker import heartbeat, readiness, startup
 from queueing.worker.joblog import LOG_LEVELS, iso_timestamp
@@ -39,7 +40,7 @@ def backoff_list(text):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-class Command(BaseCommand):
+class Command(ProductCommand):
     help = "Run a worker that processes jobs from the given queues, in priority order."
 
     def add_arguments(self, parser):
