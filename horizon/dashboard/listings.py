@@ -49,6 +49,9 @@ class JobRow:
     readable: bool  # False when the entry is not a JSON object
     holder_gone: bool = False  # reserved by a worker whose heartbeat has lapsed
     preview: str = ""  # the arguments, masked, on one short line
+    # when a worker first found the job unknown (a rolling deploy: handed back until a
+    # worker with the new code takes it; queueing/worker/unknown_jobs.py)
+    unknown_since: formatting.Moment | None = None
 
 
 @dataclass
@@ -96,6 +99,8 @@ def row_from(state: str, queue: str, data: dict, *, position: int, score: float 
         runtime=runtime, position=position, score=score,
         retry_of=display(str(data.get("retryOf") or ""), NAME_LIMIT), readable=bool(data),
         preview=argument_preview(data),
+        unknown_since=formatting.moment(unknown, now)
+        if isinstance(unknown := data.get("unknownSince"), (int, float)) else None,
     )
 
 

@@ -32,6 +32,7 @@ STATUS_LEVELS = {
     "FAILED": logging.ERROR,
     "RELEASED": logging.WARNING,
     "STOPPED": logging.WARNING,
+    "UNKNOWN": logging.WARNING,  # not registered here: handed back (worker/unknown_jobs.py)
     "DEFERRED": logging.INFO,
     "SKIPPED": logging.INFO,
     "RUNNING": logging.INFO,
