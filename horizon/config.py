@@ -47,6 +47,7 @@ from horizon.config_values import (  # noqa: F401 (imported from here by older c
     batch_settings,
     parse_notifications,
     parse_waits,
+    role_group_errors,
     seconds_or_days,
     trim_settings,
 )
@@ -115,7 +116,7 @@ HORIZON_KEYS = frozenset({
     "name", "connection", "environment", "defaults", "supervisors", "environments", "trim",
     "snapshot_interval", "mask_keys", "audit_keep", "audit_days", "schedule",
     "schedule_catch_up", "waits", "notifications", "batches", "trusted_proxy_header",
-    "trusted_proxy_hops"})
+    "trusted_proxy_hops", "role_groups"})
 
 
 def proxy_errors(raw: dict[str, Any]) -> list[HorizonConfigError]:
@@ -143,7 +144,7 @@ def settings_errors(raw: dict[str, Any] | None) -> list[HorizonConfigError]:
     until it was fixed)."""
     problems = read_settings(raw)[0]
     errors = [exc for exc in problems.errors if isinstance(exc, HorizonConfigError)]
-    return errors + proxy_errors(dict(raw or {}))
+    return errors + proxy_errors(dict(raw or {})) + role_group_errors(dict(raw or {}))
 
 
 def parse(raw: dict[str, Any] | None) -> HorizonSettings:

@@ -165,3 +165,20 @@ def parse_notifications(raw: Any, problems: Problems) -> dict[str, Any]:
         cooldown = 300
     return {"mail": mail, "webhook": webhook, "cooldown": float(cooldown),
             "from": raw.get("from")}
+
+
+ROLES = ("view", "operate")  # the dashboard's roles (horizon/dashboard/auth.py)
+
+
+def role_group_errors(raw: dict[str, Any]) -> list[HorizonConfigError]:
+    """HORIZON["role_groups"]: role -> group names (horizon/dashboard/role_groups.py)."""
+    value = raw.get("role_groups")
+    if value is None:
+        return []
+    if not isinstance(value, dict) or set(value) - set(ROLES) or not all(
+            isinstance(groups, (list, tuple)) and all(isinstance(g, str) and g for g in groups)
+            for groups in value.values()):
+        return [HorizonConfigError(
+            "HORIZON['role_groups'] must map 'view' and/or 'operate' to lists of group "
+            f"names, got {value!r}", "horizon.E018")]
+    return []

@@ -3,7 +3,8 @@
 Use it on any handler (``"formatter": "json"`` with ``{"()": "queueing.log_json.
 JsonFormatter"}``); a per-job record of the ``queueing.job`` logger carries ``job_id``,
 ``job_name``, ``attempt``, ``queue``, ``worker`` and ``status``, a failure its
-traceback under ``exception``. Times are ISO 8601 with the zone's offset.
+traceback under ``exception``; an audit record (``horizon.audit``) its ``audit_*`` fields.
+Times are ISO 8601 with the zone's offset.
 """
 from __future__ import annotations
 
@@ -11,6 +12,10 @@ import json
 import logging
 
 from queueing.worker.joblog import JOB_FIELDS, iso_timestamp
+
+# horizon.audit's records (horizon/audit.py); named here, as queueing cannot import horizon
+AUDIT_FIELDS = ("audit_user", "audit_action", "audit_target", "audit_detail",
+                "audit_address", "audit_at")
 
 
 class JsonFormatter(logging.Formatter):
@@ -21,7 +26,7 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "message": record.getMessage(),
         }
-        for name in JOB_FIELDS:
+        for name in (*JOB_FIELDS, *AUDIT_FIELDS):
             if hasattr(record, name):
                 entry[name] = getattr(record, name)
         if record.exc_info:
