@@ -5,7 +5,7 @@ start with deliveries = attempts, so tokens held across the upgrade still match.
 Not atomic, and the copy runs in id-ordered chunks that commit one by one: a busy jobs
 table is never rewritten in one transaction (workers keep reserving meanwhile). The
 previous release's code, which inserts without the column, relies on the database
-default that 0008 adds (expand, then contract)."""
+default that 0009 adds (expand, then contract)."""
 from django.db import migrations, models
 
 CHUNK = 1000

@@ -14,7 +14,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [("queueing", "0007_controlvalue_updated_at")]
+    dependencies = [("queueing", "0008_failed_search_index")]
     operations = [
         migrations.AlterField(
             model_name="queuedjob",
