@@ -2,7 +2,7 @@
 
 The standalone site that used to live here (settings, urls, wsgi, the ``serve``
 launcher) is the top-level ``standalone`` package now, outside the wheel; its old module
-paths still import, with a DeprecationWarning, until 0.3.
+paths still import, with a DeprecationWarning, until 0.4.
 """
 from queueing._moved import alias
 

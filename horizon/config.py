@@ -15,7 +15,8 @@
                  "completed_max": 10000,             # recent successes kept at most
                  "failed_max": 100000,               # failed rows kept at most
                  "attempts_max": 110000,             # job timelines kept at most
-                 "database_control": 1440},          # minutes: database per-job rows
+                 "database_control": 1440,           # minutes: database per-job rows
+                 "prometheus": 10080},               # minutes: series of a job gone quiet
         "schedule": [{"job": "app.jobs.report", "cron": "0 3 * * *"}],  # see docs/operations.md
         "waits": {"redis:default": 60},              # long-wait alert thresholds (seconds)
         "notifications": {"mail": ["ops@example.com"], "webhook": "https://...",
@@ -46,6 +47,7 @@ from horizon.config_values import (  # noqa: F401 (imported from here by older c
     batch_settings,
     parse_notifications,
     parse_waits,
+    role_group_errors,
     seconds_or_days,
     trim_settings,
 )
@@ -82,6 +84,7 @@ class HorizonSettings:
     failed_max: int = 100_000  # failed rows kept at most, whatever their age
     attempts_max: int = 110_000  # job timelines (horizon/attempts.py) kept at most
     trim_database_control_minutes: float = 1440  # database connections' per-job rows
+    trim_prometheus_minutes: float = 10080  # Prometheus series without an outcome this long
     snapshot_interval: float = 60
     options: dict = field(default_factory=dict)
     waits: dict = field(default_factory=dict)  # "connection:queue" -> seconds (0: no alert)
@@ -113,7 +116,7 @@ HORIZON_KEYS = frozenset({
     "name", "connection", "environment", "defaults", "supervisors", "environments", "trim",
     "snapshot_interval", "mask_keys", "audit_keep", "audit_days", "schedule",
     "schedule_catch_up", "waits", "notifications", "batches", "trusted_proxy_header",
-    "trusted_proxy_hops"})
+    "trusted_proxy_hops", "role_groups"})
 
 
 def proxy_errors(raw: dict[str, Any]) -> list[HorizonConfigError]:
@@ -125,12 +128,12 @@ def proxy_errors(raw: dict[str, Any]) -> list[HorizonConfigError]:
     if header is not None and (not isinstance(header, str) or not header.strip()):
         errors.append(HorizonConfigError(
             f"HORIZON['trusted_proxy_header'] must be a header name such as "
-            f"'X-Forwarded-For', got {header!r}", "horizon.E003"))
+            f"'X-Forwarded-For', got {header!r}", "horizon.E013"))
     hops = raw.get("trusted_proxy_hops", 1)
     if isinstance(hops, bool) or not isinstance(hops, int) or hops < 1:
         errors.append(HorizonConfigError(
             f"HORIZON['trusted_proxy_hops'] must be an integer >= 1, got {hops!r}",
-            "horizon.E003"))
+            "horizon.E013"))
     return errors
 
 
@@ -141,7 +144,7 @@ def settings_errors(raw: dict[str, Any] | None) -> list[HorizonConfigError]:
     until it was fixed)."""
     problems = read_settings(raw)[0]
     errors = [exc for exc in problems.errors if isinstance(exc, HorizonConfigError)]
-    return errors + proxy_errors(dict(raw or {}))
+    return errors + proxy_errors(dict(raw or {})) + role_group_errors(dict(raw or {}))
 
 
 def parse(raw: dict[str, Any] | None) -> HorizonSettings:
@@ -165,7 +168,7 @@ def read_settings(raw: dict[str, Any] | None) -> tuple[Problems, HorizonSettings
     if mask_keys is not None and (isinstance(mask_keys, str) or not all(
             isinstance(k, str) and k for k in mask_keys)):
         problems.add(HorizonConfigError("HORIZON mask_keys must be a list of non-empty "
-                                        "strings", "horizon.E008"))
+                                        "strings", "horizon.E014"))
     connection = problems.take(lambda: _state_connection(raw), "")
     supervisors = []
     if connection:  # a supervisor's queues and the waits' labels need a valid one
@@ -187,9 +190,10 @@ def read_settings(raw: dict[str, Any] | None) -> tuple[Problems, HorizonSettings
         notifications=parse_notifications(raw.get("notifications"), problems),
         audit_keep=problems.take(lambda: audit_keep(raw.get("audit_keep", 10_000)), 1),
         audit_days=problems.take(lambda: seconds_or_days(
-            "audit_days", raw.get("audit_days", 90), minimum=1), 90.0),
+            "audit_days", raw.get("audit_days", 90), minimum=1, check="horizon.E017"), 90.0),
         schedule_catch_up=problems.take(lambda: seconds_or_days(
-            "schedule_catch_up", raw.get("schedule_catch_up", 300), minimum=0), 300.0),
+            "schedule_catch_up", raw.get("schedule_catch_up", 300), minimum=0,
+            check="horizon.E009"), 300.0),
         schedule=raw.get("schedule"),
         **batch_settings(raw.get("batches"), problems),
     )

@@ -37,7 +37,7 @@ def number_setting(block: str, key: str, value: Any) -> float:
 
 
 TRIM_KEYS = {"completed": 60.0, "metrics": 1440.0, "failed": 10080.0,
-             "database_control": 1440.0}
+             "database_control": 1440.0, "prometheus": 10080.0}
 TRIM_CAPS = {"completed_max": 10_000, "failed_max": 100_000}  # records
 
 # Each reader below records every mistake of its block in `problems` (with the default
@@ -52,8 +52,9 @@ def trim_settings(raw: Any, problems: Problems) -> dict[str, Any]:
     valid = {*TRIM_KEYS, *TRIM_CAPS, "attempts_max"}
     if not isinstance(raw, dict) or set(raw) - valid:
         problems.add(HorizonConfigError(
-            "HORIZON trim must be a dict with completed, metrics, failed, database_control "
-            "(minutes), completed_max, failed_max and attempts_max (records)", "horizon.E001"))
+            "HORIZON trim must be a dict with completed, metrics, failed, database_control, "
+            "prometheus (minutes), completed_max, failed_max and attempts_max (records)",
+            "horizon.E001"))
         raw = {key: value for key, value in raw.items() if key in valid} \
             if isinstance(raw, dict) else {}
     values: dict[str, Any] = {}
@@ -104,17 +105,17 @@ def batch_settings(raw: Any, problems: Problems) -> dict[str, Any]:
     return values
 
 
-def seconds_or_days(key: str, value: Any, *, minimum: float) -> float:
+def seconds_or_days(key: str, value: Any, *, minimum: float, check: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
         raise HorizonConfigError(f"HORIZON[{key!r}] must be a number >= {minimum:g}, "
-                                 f"got {value!r}", "horizon.E008")
+                                 f"got {value!r}", check)
     return float(value)
 
 
 def audit_keep(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise HorizonConfigError("HORIZON['audit_keep'] must be an integer >= 1",
-                                 "horizon.E008")
+                                 "horizon.E017")
     return value
 
 
@@ -124,13 +125,13 @@ def parse_waits(raw: Any, connection: str, problems: Problems) -> dict[str, floa
         return {}
     if not isinstance(raw, dict):
         problems.add(HorizonConfigError(
-            "HORIZON['waits'] must map 'connection:queue' to seconds", "horizon.E007"))
+            "HORIZON['waits'] must map 'connection:queue' to seconds", "horizon.E015"))
         return {}
     out = {}
     for name, seconds in raw.items():
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
             problems.add(HorizonConfigError(f"HORIZON['waits'][{name!r}] must be seconds "
-                                            f">= 0, got {seconds!r}", "horizon.E007"))
+                                            f">= 0, got {seconds!r}", "horizon.E015"))
             continue
         label = name if ":" in str(name) else f"{connection}:{name}"
         out[label] = float(seconds)
@@ -146,7 +147,7 @@ def parse_notifications(raw: Any, problems: Problems) -> dict[str, Any]:
     if not isinstance(raw, dict) or set(raw) - NOTIFICATION_KEYS:
         problems.add(HorizonConfigError(
             "HORIZON['notifications'] takes mail, webhook, cooldown and from",
-            "horizon.E008"))
+            "horizon.E016"))
         raw = {key: value for key, value in raw.items() if key in NOTIFICATION_KEYS} \
             if isinstance(raw, dict) else {}
     mail = raw.get("mail") or []
@@ -155,12 +156,29 @@ def parse_notifications(raw: Any, problems: Problems) -> dict[str, Any]:
     if webhook is not None and not (isinstance(webhook, str) and
                                     webhook.startswith(("http://", "https://"))):
         problems.add(HorizonConfigError(
-            "HORIZON['notifications']['webhook'] must be an http(s) URL", "horizon.E008"))
+            "HORIZON['notifications']['webhook'] must be an http(s) URL", "horizon.E016"))
         webhook = None
     cooldown = raw.get("cooldown", 300)
     if isinstance(cooldown, bool) or not isinstance(cooldown, (int, float)) or cooldown < 0:
         problems.add(HorizonConfigError(
-            "HORIZON['notifications']['cooldown'] must be seconds >= 0", "horizon.E008"))
+            "HORIZON['notifications']['cooldown'] must be seconds >= 0", "horizon.E016"))
         cooldown = 300
     return {"mail": mail, "webhook": webhook, "cooldown": float(cooldown),
             "from": raw.get("from")}
+
+
+ROLES = ("view", "operate")  # the dashboard's roles (horizon/dashboard/auth.py)
+
+
+def role_group_errors(raw: dict[str, Any]) -> list[HorizonConfigError]:
+    """HORIZON["role_groups"]: role -> group names (horizon/dashboard/role_groups.py)."""
+    value = raw.get("role_groups")
+    if value is None:
+        return []
+    if not isinstance(value, dict) or set(value) - set(ROLES) or not all(
+            isinstance(groups, (list, tuple)) and all(isinstance(g, str) and g for g in groups)
+            for groups in value.values()):
+        return [HorizonConfigError(
+            "HORIZON['role_groups'] must map 'view' and/or 'operate' to lists of group "
+            f"names, got {value!r}", "horizon.E018")]
+    return []

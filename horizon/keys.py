@@ -110,6 +110,10 @@ def prometheus_series_index() -> str:
     return prefix() + "prom:series"  # set of "connection:queue|job" with counters
 
 
+def prometheus_seen() -> str:
+    return prefix() + "prom:seen"  # zset: series name -> when it last counted an outcome
+
+
 def snapshot_cursor() -> str:
     return prefix() + "snapshot_cursor"  # hash: outcome series -> counters at last snapshot
 

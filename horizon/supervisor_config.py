@@ -14,6 +14,7 @@ from queueing.entries.options import parse_backoff
 from queueing.errors import QueueError
 from queueing.settings_hints import unknown_keys
 from queueing.settings_problems import Problems
+from queueing.worker.joblog import LOG_LEVELS
 from queueing.worker.options import DEFAULTS as WORKER_DEFAULTS
 from queueing.worker.options import MAX_CONCURRENCY, capacity_error
 
@@ -32,7 +33,7 @@ SUPERVISOR_DEFAULTS: dict[str, Any] = {
     # what each worker process is started with: the worker's own defaults
     **{option: getattr(WORKER_DEFAULTS, option) for option in (
         "tries", "backoff", "timeout", "memory", "sleep", "block_for", "max_jobs",
-        "max_time", "rest", "prefetch", "concurrency", "quiet")},
+        "max_time", "rest", "prefetch", "concurrency", "quiet", "log_level")},
 }
 
 
@@ -61,6 +62,9 @@ class SupervisorConfig:
     # No per-job lines: workers write to the master's stdout, so without this its log
     # grows by two lines a job (docs/operations.md, "Capacity").
     quiet: bool = False
+    # The least level of a worker's per-job line: "error" keeps the FAILED lines only
+    # (the quiet master log that still shows failures).
+    log_level: str = "info"
 
     def worker_arguments(self, queues: tuple[str, ...] | None = None) -> list[str]:
         """The runworker command-line arguments for one process of this supervisor."""
@@ -83,6 +87,8 @@ class SupervisorConfig:
             args.append(f"--block-for={self.block_for:g}")
         if self.quiet:
             args.append("--quiet")
+        if self.log_level != "info":
+            args.append(f"--log-level={self.log_level}")
         return args
 
     def to_json(self) -> dict[str, Any]:
@@ -156,6 +162,7 @@ def read_supervisor(name: str, raw: dict[str, Any],
         problems.add(HorizonConfigError(f"HORIZON supervisor {name!r}: {problem}",
                                         "horizon.E004"))
     quiet = problems.take(lambda: flag_setting(name, "quiet", values["quiet"]), False)
+    log_level = problems.take(lambda: level_setting(name, values["log_level"]), "info")
     if problems.errors or found is None:
         return problems, None
     connection, queues = found
@@ -167,7 +174,7 @@ def read_supervisor(name: str, raw: dict[str, Any],
         sleep=numbers["sleep"], max_time=numbers["max_time"], rest=numbers["rest"],
         balance_max_shift=wholes["balance_max_shift"], tries=wholes["tries"],
         memory=wholes["memory"], max_jobs=wholes["max_jobs"], nice=wholes["nice"],
-        quiet=quiet)
+        quiet=quiet, log_level=log_level)
 
 
 def _connection_and_queues(name: str, values: dict[str, Any],
@@ -200,6 +207,14 @@ def flag_setting(name: str, key: str, value: Any) -> bool:
             f"HORIZON supervisor {name!r}: {key} must be True or False, got {value!r}",
             "horizon.E004")
     return value
+
+
+def level_setting(name: str, value: Any) -> str:
+    if not isinstance(value, str) or value.lower() not in LOG_LEVELS:
+        raise HorizonConfigError(
+            f"HORIZON supervisor {name!r}: log_level must be one of "
+            f"{', '.join(LOG_LEVELS)}, got {value!r}", "horizon.E004")
+    return value.lower()
 
 
 def check_supervisor_name(name: Any) -> None:

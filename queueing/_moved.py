@@ -5,7 +5,7 @@ Before 0.2 the core was one flat folder; it is now split by role (``dispatching/
 module at its new home (the same module object, so monkeypatching works) and warns once.
 ``queueing.jobs`` has no alias: Django's autodiscovery imports every app's ``jobs``
 module, and would import (and warn about) this one; ``from queueing import job`` is the
-public path. Remove this file, and its install() in ``queueing/__init__.py``, in 0.3.
+public path. Remove this file, and its install() in ``queueing/__init__.py``, in 0.4.
 """
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def create_module(self, spec: ModuleSpec) -> ModuleType:
         new = self.moved[spec.name]
-        warnings.warn(f"{spec.name} moved to {new}; the old path goes in 0.3",
+        warnings.warn(f"{spec.name} moved to {new}; the old path goes in 0.4",
                       DeprecationWarning, stacklevel=2)
         return importlib.import_module(new)
 

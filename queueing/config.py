@@ -63,6 +63,7 @@ DEFAULT_MAX_DELIVERIES = 5  # silent deliveries (worker died) before an entry is
 DEFAULT_SOCKET_CONNECT_TIMEOUT = 5.0
 DEFAULT_SOCKET_TIMEOUT = 10.0
 DEFAULT_MAX_PAYLOAD_BYTES = 10 * 1024 * 1024  # largest encoded payload dispatch sends
+DEFAULT_UNKNOWN_JOB_WINDOW = 600.0  # seconds a job unknown to a worker is handed back
 # An idle worker on Redis blocks on the queue's wake-up list (in one-second slices), so a
 # job pushed to an idle worker starts at once; polling every --sleep seconds (3) made the
 # first job of a new project visibly lag and a "retry in 1 s" take 3.
@@ -139,6 +140,9 @@ class QueueSettings:
     after_commit: bool
     connections: dict[str, ConnectionConfig]
     max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES  # 0: unbounded (entries/limits.py)
+    # Seconds a job unknown to the worker that took it is handed back (with backoff, no
+    # try spent) before it fails: a rolling deploy's new job reaching an old worker.
+    unknown_job_window: float = DEFAULT_UNKNOWN_JOB_WINDOW  # 0: fail at once
 
     def connection(self, name: str | None = None) -> ConnectionConfig:
         name = name or self.default
@@ -170,7 +174,7 @@ CONNECTION_KEYS = frozenset({
     "database", "listen", "synchronous_commit", "fair_queues", *SENTINEL_KEYS,
 })
 SETTINGS_KEYS = frozenset({"default", "after_commit", "connections", "max_payload_bytes",
-                           "middleware", "namespace"})
+                           "middleware", "namespace", "unknown_job_window"})
 
 
 def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
@@ -379,6 +383,11 @@ def _parse_all(raw: dict[str, Any] | None) -> tuple[list[ConfigurationError],
         configured_namespace(raw)
     except ConfigurationError as exc:
         errors.append(exc)
+    window = raw.get("unknown_job_window", DEFAULT_UNKNOWN_JOB_WINDOW)
+    if isinstance(window, bool) or not isinstance(window, (int, float)) or window < 0:
+        errors.append(ConfigurationError(
+            f"QUEUE['unknown_job_window'] must be seconds >= 0 (0: an unknown job fails at "
+            f"once), got {window!r}"))
     if errors:
         return errors, None
     return [], QueueSettings(
@@ -386,6 +395,7 @@ def _parse_all(raw: dict[str, Any] | None) -> tuple[list[ConfigurationError],
         after_commit=bool(raw.get("after_commit", True)),
         connections=connections,
         max_payload_bytes=max_payload,
+        unknown_job_window=float(window),
     )
 
 

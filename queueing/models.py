@@ -50,7 +50,8 @@ class QueuedJob(models.Model):
     queue = models.CharField(max_length=100)
     payload = models.TextField(help_text="The same JSON payload the Redis driver stores.")
     attempts = models.PositiveIntegerField(default=0)
-    deliveries = models.PositiveIntegerField(default=0)
+    # db_default: the previous release inserts rows without this column (migration 0009)
+    deliveries = models.PositiveIntegerField(default=0, db_default=0)
     priority = models.IntegerField(default=0, help_text="Higher is reserved first.")
     available_at = models.FloatField(help_text="Unix time it may next be reserved.")
     reserved_until = models.FloatField(null=True, blank=True,

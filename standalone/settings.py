@@ -202,8 +202,13 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"()": "queueing.redaction.RedactingFormatter",
                              "format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"},
+                 "null": {"class": "logging.NullHandler"}},
     "loggers": {
+        # Per-job records (queueing.worker.joblog): the workers' stdout lines already show
+        # them, so here they go nowhere; point this at a JSON or Sentry handler instead
+        # (docs/operations.md, "Logging").
+        "queueing.job": {"handlers": ["null"], "level": "INFO", "propagate": False},
         "queueing": {"handlers": ["console"], "level": "INFO", "propagate": False},
         "horizon": {"handlers": ["console"], "level": "INFO", "propagate": False},
         # Every 500 leaves its traceback (masked) on stderr, i.e. in the journal.

@@ -27,7 +27,10 @@ from django.views.decorators.gzip import gzip_page
 from django.views.decorators.http import require_POST, require_safe
 from django_htmx.http import HttpResponseClientRedirect
 
+from horizon import audit
+from horizon.client_address import client_address
 from horizon.dashboard import health
+from horizon.dashboard.role_groups import mapped_roles
 
 PERMISSION = "horizon.view_dashboard"
 OPERATE_PERMISSION = "horizon.operate_dashboard"
@@ -48,18 +51,21 @@ def _staff(user) -> bool:
 
 
 def can_use_dashboard(user) -> bool:
-    """May see the pages: either role."""
+    """May see the pages: either role (a permission, or a group HORIZON["role_groups"]
+    maps to one)."""
     if not user.is_authenticated or not user.is_active:
         return False
     return user.is_superuser or (_staff(user) and (
-        user.has_perm(PERMISSION) or user.has_perm(OPERATE_PERMISSION)))
+        user.has_perm(PERMISSION) or user.has_perm(OPERATE_PERMISSION)
+        or bool(mapped_roles(user))))
 
 
 def can_operate_dashboard(user) -> bool:
     """May change things: the operate role."""
     if not user.is_authenticated or not user.is_active:
         return False
-    return user.is_superuser or (_staff(user) and user.has_perm(OPERATE_PERMISSION))
+    return user.is_superuser or (_staff(user) and (
+        user.has_perm(OPERATE_PERMISSION) or "operate" in mapped_roles(user)))
 
 
 def with_security_headers(view: Callable) -> Callable:
@@ -100,7 +106,8 @@ def _guarded(view: Callable, *, operate: bool = False) -> Callable:
             return render(request, "horizon/forbidden.html",
                           {"permission": OPERATE_PERMISSION, "read_only": True}, status=403)
         try:
-            return view(request, *args, **kwargs)
+            with audit.acting_from(client_address(request)):  # on its audit entries
+                return view(request, *args, **kwargs)
         except health.REDIS_ERRORS as exc:  # a 503 naming the problem, not a bare 500
             return health.unavailable(request, exc)
 

@@ -54,6 +54,9 @@ class JobRow:
     href: str = ""  # the job's page (with_links)
     delete_url: str = ""  # pending and delayed rows
     run_url: str = ""  # delayed rows
+    # when a worker first found the job unknown (a rolling deploy: handed back until a
+    # worker with the new code takes it; queueing/worker/unknown_jobs.py)
+    unknown_since: formatting.Moment | None = None
 
 
 def with_links(state: str, rows: list[JobRow]) -> list[JobRow]:
@@ -118,6 +121,8 @@ def row_from(state: str, queue: str, data: dict, *, position: int, score: float 
         runtime=runtime, position=position, score=score,
         retry_of=display(str(data.get("retryOf") or ""), NAME_LIMIT), readable=bool(data),
         preview=argument_preview(data),
+        unknown_since=formatting.moment(unknown, now)
+        if isinstance(unknown := data.get("unknownSince"), (int, float)) else None,
     )
 
 

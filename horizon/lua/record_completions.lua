@@ -6,6 +6,8 @@
 -- KEYS[1] measured jobs set     KEYS[2] measured queues set
 -- KEYS[3] completed zset        KEYS[4] Prometheus series set
 -- KEYS[5] completed records hash  KEYS[6] the attempts index (zset: uuid -> deadline)
+-- KEYS[7] Prometheus series last seen (zset: series name -> unix time; the master prunes
+--   series unseen for HORIZON["trim"]["prometheus"] minutes)
 -- then, in this order: one job metrics hash per entry of "jobs", one queue metrics hash
 -- per entry of "queues", one series hash per entry of "series" (all under the
 -- {horizon} hash tag).
@@ -16,7 +18,7 @@
 -- ARGV[2..] six per record: uuid, job name, "connection:queue", runtime ms, completed at,
 --   payload JSON
 local batch = cjson.decode(ARGV[1])
-local at = 6
+local at = 7
 
 -- job metrics, then queue metrics: the same sums, each set of names in its own set key
 for set_key, rows in ipairs({batch.jobs, batch.queues}) do
@@ -30,6 +32,7 @@ end
 for _, row in ipairs(batch.series) do
   at = at + 1
   redis.call('SADD', KEYS[4], row[1])
+  redis.call('ZADD', KEYS[7], batch.now, row[1])
   for field, increment in pairs(row[2]) do redis.call('HINCRBY', KEYS[at], field, increment) end
   for field, increment in pairs(row[3]) do
     redis.call('HINCRBYFLOAT', KEYS[at], field, increment)

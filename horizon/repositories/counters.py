@@ -14,6 +14,7 @@ one under "(malformed)", so names taken from Redis cannot grow the label set.
 from __future__ import annotations
 
 import bisect
+import time
 from dataclasses import dataclass, field
 
 from horizon import keys
@@ -74,12 +75,26 @@ def outcome_call(client: RedisClient, *, queue_label: str, job: str | None, kind
     label = job_label(job)
     series = f"{queue_label}|{label}"
     script = script_for(client, "record_outcome", package="horizon")
-    return (script, [keys.prometheus_series(queue_label, label), keys.prometheus_series_index()], [
+    return (script, [keys.prometheus_series(queue_label, label), keys.prometheus_series_index(),
+                     keys.prometheus_seen()], [
         series, counted_field(kind) or "",
         "" if runtime is None else bucket(RUNTIME_BUCKETS, runtime),
         0 if runtime is None else round(runtime, 6),
         "" if wait is None else bucket(WAIT_BUCKETS, wait),
-        0 if wait is None else round(wait, 6)])
+        0 if wait is None else round(wait, 6), round(time.time(), 3)])
+
+
+def prune(client: RedisClient, keep_minutes: float, limit: int,
+          now: float | None = None) -> int:
+    """Drop the series that counted no outcome for `keep_minutes` (at most `limit`);
+    how many went. A dropped series that counts again starts from 0, which Prometheus
+    reads as a counter reset."""
+    now = time.time() if now is None else now
+    script = script_for(client, "prune_series", package="horizon")
+    return int(script(keys=[keys.prometheus_series_index(), keys.prometheus_seen(),
+                            keys.snapshot_cursor()],
+                      args=[now - keep_minutes * 60, limit, now,
+                            keys.prometheus_series("", "").removesuffix("|")]))  # + name
 
 
 @dataclass

@@ -88,7 +88,7 @@ def completions_call(client: RedisClient, done: list[CompletedJob], *, keep_seco
                          for (label, job), (counts, sums) in series.items()]}
     call_keys = [keys.measured_jobs(), keys.measured_queues(), keys.completed(),
                  keys.prometheus_series_index(),
-                 keys.completed_records(), keys.attempts_index(),
+                 keys.completed_records(), keys.attempts_index(), keys.prometheus_seen(),
                  *(keys.job_metrics(name) for name in jobs),
                  *(keys.queue_metrics(label) for label in queues),
                  *(keys.prometheus_series(label, job) for label, job in series)]

@@ -1,5 +1,5 @@
 """How many records the master has trimmed, per store (failed rows, attempts timelines,
-database control rows, batch records), kept as
+database control rows, batch records, Prometheus series of jobs gone), kept as
 counters in one hash so the metrics page and Prometheus can show that the bounds hold
 (docs/operations.md, "What is kept")."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from horizon import keys
 from queueing.drivers.redis.replies import RedisClient, as_str
 
-STORES = ("failed", "attempts", "database_control", "batches")
+STORES = ("failed", "attempts", "database_control", "batches", "prometheus_series")
 
 
 def add(client: RedisClient, store: str, count: int) -> None:

@@ -22,6 +22,7 @@ from horizon.supervisor.supervisor import Supervisor
 from horizon.supervisor.wakeup import SignalWakeup
 from queueing.drivers.redis.replies import RedisClient
 from queueing.redaction import for_log
+from queueing.systemd import Notifier
 from queueing.worker.joblog import OutputStream
 from queueing.worker.process_control import SignalFlags
 
@@ -35,12 +36,14 @@ class AlreadyRunning(Exception):
 
 class Master:
     def __init__(self, config: HorizonSettings, client: RedisClient, *,
-                 stdout: OutputStream | None = None, worker_output=None) -> None:
+                 stdout: OutputStream | None = None, worker_output=None,
+                 notifier: Notifier | None = None) -> None:
         self.config = config
         self.client = client
         self.stdout = stdout or sys.stdout
         self.name = config.name
         self.flags = SignalFlags()
+        self.notifier = notifier or Notifier()  # systemd's Type=notify and watchdog
         self.paused = False
         self.terminating_since: float | None = None
         self.started_at = time.time()
@@ -86,7 +89,9 @@ class Master:
             for supervisor in self.supervisors:
                 supervisor.start()
             self.publish()
+            self.notifier.ready(f"supervising {len(self.supervisors)} supervisor(s)")
             while True:
+                self.notifier.watchdog()
                 self.handle_signals()
                 self.handle_commands()
                 if self.terminating_since is not None:
@@ -156,6 +161,7 @@ class Master:
 
     def terminate(self) -> None:
         self.log("terminating: workers finish their current job, then exit")
+        self.notifier.stopping()
         self.terminating_since = time.monotonic()
         for supervisor in self.supervisors:
             if supervisor.paused:

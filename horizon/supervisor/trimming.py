@@ -1,6 +1,7 @@
 """The master's trimming duty: the failed store, the jobs' attempts and the database
-connections' per-job control rows stay within their age and count bounds
-(HORIZON["trim"]: failed, failed_max, attempts_max, database_control).
+connections' per-job control rows stay within their age and count bounds, and the
+Prometheus series of jobs gone quiet are dropped (HORIZON["trim"]: failed, failed_max,
+attempts_max, database_control, prometheus).
 
 One master trims at a time: it holds ``keys.trim_lock()`` (SET NX with an expiry, renewed
 while it keeps the turn). Each turn deletes at most `BUDGET` failed rows in `CHUNK`-row
@@ -17,7 +18,7 @@ from collections.abc import Callable
 from horizon import attempts
 from horizon.config import HorizonSettings
 from horizon.keys import trim_lock
-from horizon.repositories import trimmed
+from horizon.repositories import counters, trimmed
 from queueing import connections, failed
 from queueing.config import queue_settings
 from queueing.drivers.redis.replies import RedisClient, as_str
@@ -60,10 +61,12 @@ class Trimmer:
                                        BUDGET, CHUNK)
         lists, lists_done = self.trim_attempts()
         control, control_done = self.trim_database_control()
+        series = counters.prune(self.client, self.config.trim_prometheus_minutes, BUDGET)
+        trimmed.add(self.client, "prometheus_series", series)
         trimmed.add(self.client, "failed", rows)
         trimmed.add(self.client, "attempts", lists)
         trimmed.add(self.client, "database_control", control)
-        if not (rows_done and lists_done and control_done):
+        if not (rows_done and lists_done and control_done and series < BUDGET):
             self._next = now  # behind: carry on at the next loop turn
         if rows or lists:
             self.log(f"trimmed {rows} failed job(s) and {lists} attempt timeline(s) "
@@ -73,7 +76,11 @@ class Trimmer:
             self.log(f"trimmed {control} database control row(s) (exception counters, "
                      f"cancel requests older than {self.config.trim_database_control_minutes:g}"
                      " min)")
-        return {"failed": rows, "attempts": lists, "database_control": control}
+        if series:
+            self.log(f"dropped {series} Prometheus series with no outcome for "
+                     f"{self.config.trim_prometheus_minutes:g} min")
+        return {"failed": rows, "attempts": lists, "database_control": control,
+                "prometheus_series": series}
 
     def trim_database_control(self) -> tuple[int, bool]:
         """Per-job control rows of every connection whose driver keeps them in tables

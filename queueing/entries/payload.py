@@ -107,7 +107,8 @@ def reset_for_retry(payload: dict[str, Any], now: float | None = None) -> dict[s
     """
     now = time.time() if now is None else now
     fresh = {k: v for k, v in payload.items()
-             if k not in ("attempts", "settled", "runs", *RESERVATION_FIELDS)}
+             if k not in ("attempts", "settled", "runs", "unknownSince", "unknownReleases",
+                          *RESERVATION_FIELDS)}
     until, pushed = payload.get("retryUntil"), payload.get("pushedAt")
     if finite(until) and finite(pushed) and until > pushed:
         fresh["retryUntil"] = now + (until - pushed)

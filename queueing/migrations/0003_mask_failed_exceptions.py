@@ -3,6 +3,11 @@
 The failed-jobs search matches stored text; rows recorded raw would still answer a
 character-by-character search for a masked secret. Rows are rewritten in id-ordered
 chunks, and only those the masking policy changes.
+
+Not atomic: each chunk's updates commit on their own, so a large failed table is never
+rewritten in one long transaction that holds its rows locked against the workers writing
+new failures (a migration interrupted half-way is safe to run again: masking is
+idempotent).
 """
 from django.db import migrations
 
@@ -28,5 +33,6 @@ def mask_existing(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
+    atomic = False
     dependencies = [("queueing", "0002_database_driver")]
     operations = [migrations.RunPython(mask_existing, migrations.RunPython.noop)]

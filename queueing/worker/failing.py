@@ -67,7 +67,7 @@ class Failing:
         send_signal(job_failed, sender=self.worker, payload=job, connection=self.driver.name,
                     queue=held.queue, exception=exc, reason=detail or str(exc))
         self.log.line(job, "FAILED", f"{type(exc).__name__}: {exc}" +
-                      (f" [{detail}]" if detail else ""))
+                      (f" [{detail}]" if detail else ""), queue=held.queue, exc=exc)
 
     def _delete_failed(self, held: Reservation, job: Payload | None) -> bool:
         """Drop a failed job's reservation; a batch member's failure is counted in the
@@ -116,5 +116,5 @@ class Failing:
         self.retrying(lambda: self._delete_failed(held, job), "delete failed job")
         if "unique" in job.data:  # its unique lock goes with it
             controls.release_unique(self, job)
-        self.log.line(job, "FAILED", text.splitlines()[0] if text else "")
+        self.log.line(job, "FAILED", text.splitlines()[0] if text else "", queue=held.queue)
         return Outcome("failed", job=job)

@@ -21,6 +21,7 @@ from typing import Any
 
 from queueing.batches import results
 from queueing.batches.results import KEEP_FIELD
+from queueing.config import queue_settings
 from queueing.dispatching.call_checks import check_queued_chain
 from queueing.dispatching.registry import JobDefinition, resolve
 from queueing.dispatching.signature import dispatch_next_link
@@ -49,6 +50,7 @@ from queueing.worker.joblog import JobLog, send_signal
 from queueing.worker.options import WorkerOptions
 from queueing.worker.outcome import Outcome, Prepared, printable, with_retries
 from queueing.worker.process_control import TimeoutInterrupt
+from queueing.worker.unknown_jobs import UNKNOWN_SINCE, UnknownJobs
 
 logger = logging.getLogger("queueing.worker")
 
@@ -80,6 +82,8 @@ class JobRunner:
         self.failing = Failing(driver, log, worker, self._retrying)
         self._checks = threading.local()  # per thread: Django's connections are
         self.transient = transient(driver)  # one source (worker/errors.py)
+        self.unknown_jobs = UnknownJobs(driver, log, queue_settings().unknown_job_window,
+                                        self.transient)
 
     def _retrying(self, action: Callable[[], Any], what: str) -> Any:
         """`with_retries` for this driver's own transient errors."""
@@ -176,8 +180,13 @@ class JobRunner:
         definition = None
         try:
             definition = resolve(job.job)
-        except UnknownJob as exc:
-            self.fail(held, job, None, exc)
+        except UnknownJob as exc:  # a rolling deploy's job reaching an old worker?
+            if self.unknown_jobs.hand_back(held, job, str(exc).split(":", 1)[0]):
+                return Outcome("deferred", job=job)
+            since = job.data.get(UNKNOWN_SINCE)
+            self.fail(held, job, None, exc, detail=(
+                f"unknown to the workers that took it for {time.time() - since:.0f}s"
+                if isinstance(since, (int, float)) else ""))
             return Outcome("failed", job=job)
         silent = job.deliveries - _settled(job) - 1  # earlier deliveries with no outcome
         if self.max_deliveries and silent >= self.max_deliveries:

@@ -1,8 +1,20 @@
-"""The worker's per-job log lines and its robust signal sending."""
+"""The worker's per-job events, as ``logging`` records, and its robust signal sending.
+
+Every per-job event (RUNNING, DONE, RELEASED, FAILED ...) is one record on the
+``queueing.job`` logger with a level and the job's fields as ``extra`` (``job_id``,
+``job_name``, ``attempt``, ``queue``, ``worker``, ``status``), so a JSON formatter, a
+filter or an error tracker configured in ``LOGGING`` sees them; a failure is an ERROR
+record carrying the job's exception (``exc_info``), which is what Sentry's logging
+integration reports. The classic one-line-per-job output on stdout is a handler
+(:class:`JobLineHandler`) the worker hands the same record to: it stays on by default,
+``--quiet`` turns it off and ``--log-level=error`` keeps its FAILED lines only. Records
+go to ``logging`` only when ``LOGGING`` gives them a handler somewhere (the standalone
+site sends ``queueing.job`` to a NullHandler, as the stdout lines already show them).
+"""
 from __future__ import annotations
 
 import logging
-import time
+from datetime import datetime
 from typing import Any, Protocol
 
 from django.dispatch import Signal
@@ -11,6 +23,37 @@ from queueing.entries.payload import Payload
 from queueing.worker.outcome import printable
 
 logger = logging.getLogger("queueing.worker")
+job_logger = logging.getLogger("queueing.job")
+
+# A status's level: a failure for good is an ERROR; a job handed back to run again
+# (released after an exception or a timeout, stopped with the worker) a WARNING; the
+# rest is the ordinary life of a job.
+STATUS_LEVELS = {
+    "FAILED": logging.ERROR,
+    "RELEASED": logging.WARNING,
+    "STOPPED": logging.WARNING,
+    "UNKNOWN": logging.WARNING,  # not registered here: handed back (worker/unknown_jobs.py)
+    "DEFERRED": logging.INFO,
+    "SKIPPED": logging.INFO,
+    "RUNNING": logging.INFO,
+    "DONE": logging.INFO,
+}
+LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
+              "error": logging.ERROR}
+JOB_FIELDS = ("job_id", "job_name", "attempt", "queue", "worker", "status")
+
+
+def iso_timestamp(created: float) -> str:
+    """``2026-11-27T20:25:07.123+00:00``: ISO 8601 in local time with its offset, so
+    lines from hosts in different zones sort and compare."""
+    return datetime.fromtimestamp(created).astimezone().isoformat(timespec="milliseconds")
+
+
+def level_named(name: str) -> int:
+    try:
+        return LOG_LEVELS[name.lower()]
+    except (KeyError, AttributeError):
+        raise ValueError(f"log level {name!r} is not one of {', '.join(LOG_LEVELS)}") from None
 
 
 class OutputStream(Protocol):
@@ -22,24 +65,87 @@ class OutputStream(Protocol):
     def flush(self) -> object: ...
 
 
-class JobLog:
-    """One line per job, like ``queue:work``: running, then done / released / failed."""
+class JobLineFormatter(logging.Formatter):
+    """``<ISO time> <STATUS> <job name> <job id> <detail>``, the worker's classic line
+    (like ``queue:work``); only the first line of a traceback is ever in it."""
 
-    def __init__(self, stream: OutputStream | None) -> None:
+    def format(self, record: logging.LogRecord) -> str:
+        status = getattr(record, "status", record.levelname)
+        detail = getattr(record, "detail", None)
+        if detail is None:
+            detail = record.getMessage()
+        name = getattr(record, "job_name", None) or "(unreadable entry)"
+        uuid = getattr(record, "job_id", None) or "-"
+        return (f"{iso_timestamp(record.created)} {status:<8} {printable(name)} "
+                f"{printable(uuid)} {printable(detail)}").rstrip()
+
+
+class JobLineHandler(logging.Handler):
+    """Writes each record as one classic line to a stream (the worker's stdout); a
+    closed or broken stream never stops the worker."""
+
+    def __init__(self, stream: OutputStream, level: int = logging.INFO) -> None:
+        super().__init__(level)
         self.stream = stream
+        self.setFormatter(JobLineFormatter())
 
-    def line(self, job: Payload | None, status: str, detail: str = "") -> None:
-        if self.stream is None:
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.stream.write(self.format(record) + "\n")
+            self.stream.flush()
+        except Exception:
+            pass
+
+
+class JobLog:
+    """One record per job event on ``queueing.job`` (see the module's docstring), also
+    written as a line to the worker's stream when it has one."""
+
+    def __init__(self, stream: OutputStream | None, *, worker: str = "",
+                 level: int = logging.INFO) -> None:
+        self.stream = stream
+        self.worker = worker
+        self.lines = JobLineHandler(stream, level) if stream is not None else None
+
+    def line(self, job: Payload | None, status: str, detail: str = "", *,
+             queue: str | None = None,
+             exc: BaseException | None = None) -> None:
+        level = STATUS_LEVELS.get(status, logging.INFO)
+        lines = self.lines if self.lines is not None and level >= self.lines.level else None
+        # Only where LOGGING gives the records a handler: with none anywhere, Python's
+        # last-resort handler would print every failure's traceback to stderr.
+        logged = job_logger.isEnabledFor(level) and job_logger.hasHandlers()
+        if lines is None and not logged:
             return
-        name = printable(job.job) if job else "(unreadable entry)"
-        uuid = printable(job.uuid) if job else "-"
-        stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-        self._write(f"{stamp} {status:<8} {name} {uuid} {printable(detail)}".rstrip())
+        if queue is None and job is not None:
+            named = job.data.get("queue")
+            queue = named if isinstance(named, str) else None
+        extra = {
+            "job_id": job.uuid if job else None,
+            "job_name": job.job if job else None,
+            "attempt": job.attempts if job else None,
+            "queue": queue,
+            "worker": self.worker,
+            "status": status,
+            "detail": detail,
+        }
+        try:
+            exc_info = (type(exc), exc, exc.__traceback__) if exc is not None else None
+            record = job_logger.makeRecord(
+                job_logger.name, level, __file__, 0, "%s %s %s %s",
+                (status, extra["job_name"] or "(unreadable entry)", extra["job_id"] or "-",
+                 printable(detail)), exc_info, extra=extra)
+            if logged:
+                job_logger.handle(record)
+            if lines is not None:
+                lines.handle(record)
+        except Exception:  # a broken handler or formatter never stops the worker
+            logger.debug("a job log record could not be written", exc_info=True)
 
     def event(self, message: str) -> None:
-        """A worker-level line (stopping...), not about one job."""
+        """A worker-level line (started, stopping ...), not about one job."""
         if self.stream is not None:
-            self._write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {printable(message)}")
+            self._write(f"{iso_timestamp(datetime.now().timestamp())} {printable(message)}")
 
     def _write(self, text: str) -> None:
         try:

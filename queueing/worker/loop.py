@@ -35,7 +35,7 @@ from queueing.worker.control_loop import ControlLoop
 from queueing.worker.inflight import InFlight, TableMemory
 from queueing.worker.inline import InlineExecutor
 from queueing.worker.job_runner import JobRunner
-from queueing.worker.joblog import JobLog, OutputStream, send_signal
+from queueing.worker.joblog import JobLog, OutputStream, level_named, send_signal
 from queueing.worker.ledger import Ledger
 from queueing.worker.options import WorkerOptions
 from queueing.worker.pool import PoolExecutor
@@ -68,11 +68,11 @@ class Worker:
         self.flags = flags or SignalFlags()  # runworker's, installed as it starts
         self.memory = TableMemory() if options.sidecar else None
         self.inflight = InFlight(self.memory)
-        self.runner = JobRunner(driver, options, JobLog(None if options.quiet else
-                                                        (stdout or sys.stdout)), worker=self,
-                                inflight=self.inflight)
-        self.sidecar: Sidecar | None = None
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{options.name}"
+        log = JobLog(None if options.quiet else (stdout or sys.stdout), worker=self.owner,
+                     level=level_named(options.log_level))
+        self.runner = JobRunner(driver, options, log, worker=self, inflight=self.inflight)
+        self.sidecar: Sidecar | None = None
         self.stats = JobStats()
         self.ledger = Ledger(driver, self.inflight, self.stats)
         self._memory_read_at = 0.0

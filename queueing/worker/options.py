@@ -55,7 +55,8 @@ class WorkerOptions:
     rest: float = 0.0  # pause after each job (seconds)
     once: bool = False
     stop_when_empty: bool = False
-    quiet: bool = False
+    quiet: bool = False  # no per-job lines on stdout (the logging records still go out)
+    log_level: str = "info"  # the least level of a per-job stdout line ("error": FAILED only)
     kill_grace: float = 3.0  # seconds past a timeout before the sidecar kills a hung job's worker
     prefetch: int = 32  # most jobs reserved per round trip (1: no prefetch)
     prefetch_budget: float = 0.02  # seconds of expected work a prefetch may hold back

@@ -2,12 +2,13 @@
 every live master, or with ``--master NAME`` (repeatable) only to the named ones (one host
 of many)."""
 import redis
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from horizon.config import horizon_settings
 from horizon.repositories import commands, state
 from queueing.connections import redis_client, redis_driver
 from queueing.drivers.redis.replies import RedisClient
+from queueing.management.base import ProductCommand
 from queueing.management.cli_audit import audited
 
 EXIT_UNREACHABLE = 3  # Redis cannot be reached (horizon_status: 0 running, 1 paused, 2 inactive)
@@ -26,7 +27,7 @@ def reachable_client() -> RedisClient:
     return client
 
 
-class ControlCommand(BaseCommand):
+class ControlCommand(ProductCommand):
     command = ""
     done = ""
 

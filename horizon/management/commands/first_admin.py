@@ -8,7 +8,8 @@ from __future__ import annotations
 import secrets
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
+
+from queueing.management.base import ProductCommand
 
 
 def free_name(users, wanted: str) -> str:
@@ -23,7 +24,7 @@ def free_name(users, wanted: str) -> str:
     return name
 
 
-class Command(BaseCommand):
+class Command(ProductCommand):
     help = "Create a first superuser (admin) with a random password, printed once."
 
     def add_arguments(self, parser) -> None:

@@ -2,14 +2,15 @@
 import datetime as dt
 import time
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from horizon.repositories import horizon_client
 from horizon.schedules import store
 from horizon.schedules.definitions import ScheduleError, all_schedules
+from queueing.management.base import ProductCommand
 
 
-class Command(BaseCommand):
+class Command(ProductCommand):
     help = "List scheduled jobs with their next runs (fired by manage.py horizon)."
 
     def add_arguments(self, parser):

@@ -1,11 +1,10 @@
 """Take a metrics snapshot now (the master takes one every minute by itself)."""
-from django.core.management.base import BaseCommand
-
 from horizon.config import horizon_settings
 from horizon.repositories import horizon_client, metrics, snapshot_extras
+from queueing.management.base import ProductCommand
 
 
-class Command(BaseCommand):
+class Command(ProductCommand):
     help = "Take a metrics snapshot now (not needed with a running master)."
 
     def handle(self, *args, **options):

@@ -8,17 +8,18 @@ import sys
 import time
 
 import redis
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from horizon import master_health
 from horizon.management.commands._control import EXIT_UNREACHABLE, reachable_client
 from horizon.repositories import state
 from queueing import probes
+from queueing.management.base import ProductCommand
 
 EXIT_CODES = {"running": 0, "paused": 1, "inactive": 2}
 
 
-class Command(BaseCommand):
+class Command(ProductCommand):
     help = ("Show whether Horizon is running (exit 0), paused (1) or inactive (2); "
             f"exit {EXIT_UNREACHABLE} when Redis cannot be reached. With --master NAME: "
             "that master's liveness and readiness (0 alive and ready, 1 alive but paused, "

@@ -1,14 +1,15 @@
 """Start, stop or show the embedded redis-server of a connection without a Redis URL."""
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from queueing.config import queue_settings
 from queueing.connections import redacted_url, redis_location
 from queueing.drivers.redis.embedded import EmbeddedRedis
 from queueing.drivers.registry import kind_of
 from queueing.errors import QueueError
+from queueing.management.base import ProductCommand
 
 
-class Command(BaseCommand):
+class Command(ProductCommand):
     help = "Start (idempotent), stop or show the embedded Redis server used when no URL is set."
 
     def add_arguments(self, parser):

@@ -1,13 +1,14 @@
 """Cancel a running job: the worker stops it and records it as failed (not retried)."""
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from queueing import connections
 from queueing.cancel import cancel_running
 from queueing.errors import QueueError
+from queueing.management.base import ProductCommand
 from queueing.management.cli_audit import audited, cli_actor
 
 
-class Command(BaseCommand):
+class Command(ProductCommand):
     help = ("Cancel a running job by uuid: it is stopped, recorded in the failed store as "
             "cancelled (not retried; queue_retry runs it again), and the command reports a "
             "job that did not stop within the wait.")

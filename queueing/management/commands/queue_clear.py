@@ -1,14 +1,15 @@
 """Drop the pending (ready and delayed) jobs of a queue."""
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from queueing import connections
 from queueing.dispatching import unique
 from queueing.errors import QueueError
+from queueing.management.base import ProductCommand
 from queueing.management.cli_audit import audited
 from queueing.management.confirm import confirmed
 
 
-class Command(BaseCommand):
+class Command(ProductCommand):
     help = "Delete all pending and delayed jobs of a queue (running jobs are left alone)."
 
     def add_arguments(self, parser):

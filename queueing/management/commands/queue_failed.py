@@ -1,15 +1,14 @@
 """List failed jobs, newest first (masked, one line each: see queueing/redaction.py);
 --traceback adds each one's whole exception and traceback (masked too), so an operator
 on a host without the dashboard can read why a job failed."""
-from django.core.management.base import BaseCommand
-
 from queueing import failed
+from queueing.management.base import ProductCommand
 from queueing.redaction import escape_control, for_log, mask_text
 
 EXCEPTION_WIDTH = 80
 
 
-class Command(BaseCommand):
+class Command(ProductCommand):
     help = "List failed jobs, newest first."
 
     def add_arguments(self, parser):

@@ -1,12 +1,11 @@
 """Delete all failed jobs, or those older than --hours (asks first, unless --force)."""
-from django.core.management.base import BaseCommand
-
 from queueing import failed
+from queueing.management.base import ProductCommand
 from queueing.management.cli_audit import audited
 from queueing.management.confirm import confirmed
 
 
-class Command(BaseCommand):
+class Command(ProductCommand):
     help = ("Delete every failed job (or only those that failed more than --hours ago); "
             "asks first unless --force.")
 

@@ -1,11 +1,12 @@
 """Delete one failed job from the store."""
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from queueing import failed
+from queueing.management.base import ProductCommand
 from queueing.management.cli_audit import audited
 
 
-class Command(BaseCommand):
+class Command(ProductCommand):
     help = "Delete a failed job."
 
     def add_arguments(self, parser):

@@ -1,14 +1,15 @@
 """List the locks job controls hold (unique jobs, WithoutOverlapping), or release one."""
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from queueing import locks
+from queueing.management.base import ProductCommand
 from queueing.management.cli_audit import cli_actor
 from queueing.redaction import display
 from queueing.signals import lock_released
 
 
-class Command(BaseCommand):
+class Command(ProductCommand):
     help = ("List held locks with their owners: queue_locks | release a stuck one: "
             "queue_locks --release KEY [--owner OWNER]")
 

@@ -1,12 +1,13 @@
 """Pause one queue: every worker skips it (within a second) while others keep running."""
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from queueing import connections
 from queueing.errors import QueueError
+from queueing.management.base import ProductCommand
 from queueing.management.cli_audit import audited
 
 
-class Command(BaseCommand):
+class Command(ProductCommand):
     help = "Pause a queue: workers stop taking its jobs until queue_continue."
     pausing = True
 

@@ -1,10 +1,9 @@
 """Forget old batch records (queueing/batches/prune.py)."""
-from django.core.management.base import BaseCommand
-
 from queueing.batches.prune import prune
+from queueing.management.base import ProductCommand
 
 
-class Command(BaseCommand):
+class Command(ProductCommand):
     help = "Delete batch records that finished more than --hours ago (and unfinished " \
            "ones created more than --unfinished hours ago, when given)."
 

@@ -1,15 +1,16 @@
 """Tell every worker to exit after its current job (run after a deploy)."""
 import time
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from queueing import connections
 from queueing.config import queue_settings
 from queueing.drivers.registry import kind_of
+from queueing.management.base import ProductCommand
 from queueing.management.cli_audit import audited
 
 
-class Command(BaseCommand):
+class Command(ProductCommand):
     help = "Ask every worker to stop after its current job; the supervisor or systemd restarts it."
 
     def handle(self, *args, **options):

@@ -1,12 +1,13 @@
 """Push failed jobs back onto their queues with attempts reset."""
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from queueing import failed
+from queueing.management.base import ProductCommand
 from queueing.management.cli_audit import audited
 from queueing.models import FailedJob
 
 
-class Command(BaseCommand):
+class Command(ProductCommand):
     help = "Retry failed jobs: queue_retry UUID [UUID ...] | queue_retry all [--queue=NAME]"
 
     def add_arguments(self, parser):

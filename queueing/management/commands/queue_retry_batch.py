@@ -1,12 +1,13 @@
 """Retry the failed jobs of one batch (queueing/batches/retry.py)."""
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from queueing.batches.record import BatchError
 from queueing.batches.retry import retry_batch
+from queueing.management.base import ProductCommand
 from queueing.management.cli_audit import audited
 
 
-class Command(BaseCommand):
+class Command(ProductCommand):
     help = "Retry every failed job of a batch; the batch counts them as pending again."
 
     def add_arguments(self, parser):

@@ -1,11 +1,12 @@
 """Pending, delayed and reserved counts per queue."""
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from queueing import connections
 from queueing.errors import QueueError
+from queueing.management.base import ProductCommand
 
 
-class Command(BaseCommand):
+class Command(ProductCommand):
     help = "Show pending, delayed and reserved counts per queue."
 
     def add_arguments(self, parser):

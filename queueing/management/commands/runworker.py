@@ -4,13 +4,16 @@ import os
 import sys
 import time
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from queueing import connections
 from queueing.dispatching import registry
 from queueing.entries.options import parse_backoff
 from queueing.errors import QueueError
+from queueing.management.base import ProductCommand
+from queueing.systemd import Notifier
 from queueing.worker import heartbeat, readiness, startup
+from queueing.worker.joblog import LOG_LEVELS, iso_timestamp
 from queueing.worker.loop import EXIT_ERROR, Worker
 from queueing.worker.options import DEFAULTS, MAX_CONCURRENCY, WorkerOptions, capacity_error
 from queueing.worker.process_control import SignalFlags
@@ -37,7 +40,7 @@ def backoff_list(text):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-class Command(BaseCommand):
+class Command(ProductCommand):
     help = "Run a worker that processes jobs from the given queues, in priority order."
 
     def add_arguments(self, parser):
@@ -68,7 +71,14 @@ class Command(BaseCommand):
                             help="Seconds to rest after each job.")
         parser.add_argument("--once", action="store_true", help="Process one job, then stop.")
         parser.add_argument("--stop-when-empty", action="store_true")
-        parser.add_argument("--quiet", action="store_true", help="No per-job log lines.")
+        parser.add_argument("--quiet", action="store_true",
+                            help="No per-job lines on stdout (the queueing.job logging "
+                                 "records are still emitted).")
+        parser.add_argument("--log-level", choices=list(LOG_LEVELS),
+                            default=DEFAULTS.log_level,
+                            help="The least level of a per-job stdout line: error keeps the "
+                                 "FAILED lines only, warning adds RELEASED and STOPPED "
+                                 f"(default {DEFAULTS.log_level}).")
         parser.add_argument("--prefetch", type=non_negative(int), default=DEFAULTS.prefetch,
                             help="Most jobs reserved per round trip when jobs are fast "
                                  f"(default {DEFAULTS.prefetch}; 1 turns prefetch off).")
@@ -120,14 +130,15 @@ class Command(BaseCommand):
             timeout=opts["timeout"], memory=opts["memory"], max_jobs=opts["max_jobs"],
             max_time=opts["max_time"], rest=opts["rest"], once=opts["once"],
             stop_when_empty=opts["stop_when_empty"], quiet=opts["quiet"],
+            log_level=opts["log_level"],
             prefetch=max(opts["prefetch"], 1), reconnect_timeout=opts["reconnect_timeout"],
             concurrency=max(opts["concurrency"], 1),
         )
         worker = Worker(driver, options, stdout=self.stdout, stderr=self.stderr, flags=flags)
         if not options.quiet:
-            stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-            self.stdout.write(f"{stamp} {registry.describe_modules()}")
+            self.stdout.write(f"{iso_timestamp(time.time())} {registry.describe_modules()}")
         readiness.report_ready()  # to a supervisor, if one started us (see queueing.readiness)
+        Notifier().ready()  # to systemd, under a Type=notify unit (see queueing.systemd)
         # the heartbeat lets the dashboard see the worker die, and what it runs
         with heartbeat.beating(driver, worker.owner, _published(worker, options)):
             code = worker.run()

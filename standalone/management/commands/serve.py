@@ -1,12 +1,11 @@
 """manage.py serve: the dashboard (gunicorn) and the Horizon master, in one command."""
 import sys
 
-from django.core.management.base import BaseCommand
-
+from queueing.management.base import ProductCommand
 from standalone.launcher import Launcher
 
 
-class Command(BaseCommand):
+class Command(ProductCommand):
     help = "Serve the dashboard with gunicorn and run the Horizon master; Ctrl-C stops both."
 
     def add_arguments(self, parser):

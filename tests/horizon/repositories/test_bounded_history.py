@@ -100,7 +100,8 @@ def test_the_trim_removes_old_rows_and_their_attempts_keeps_newer(settings, rcli
     old = seed(40, age=dt.timedelta(days=2))
     new = seed(10, start=100)
     trimmer = Trimmer(horizon_settings(), rclient, owner="m1", log=lambda _: None)
-    assert trimmer.tick(now=0) == {"failed": 40, "attempts": 0, "database_control": 0}
+    assert trimmer.tick(now=0) == {"failed": 40, "attempts": 0, "database_control": 0,
+                                   "prometheus_series": 0}
     assert set(FailedJob.objects.values_list("uuid", flat=True)) == set(new)
     assert not any(rclient.exists(attempts.key(u)) for u in old)
     assert all(rclient.exists(attempts.key(u)) for u in new)

@@ -1,13 +1,12 @@
 """manage.py demo: a minute of realistic traffic for the dashboard (`make demo`)."""
-from django.core.management.base import BaseCommand
-
 from queueing import batch, chain
 from queueing.dispatching.dispatch import dispatch_many
+from queueing.management.base import ProductCommand
 from standalone.demo import jobs
 from standalone.demo.traffic import plan
 
 
-class Command(BaseCommand):
+class Command(ProductCommand):
     help = ("Dispatch a minute of demo traffic (receipts, images, payments, flaky syncs, "
             "reports, a batch and a chain) for the site's workers to run.")
 
