@@ -10,6 +10,8 @@ MEASURED_JOBS = PREFIX + "measured_jobs"  # set of job names with metrics
 MEASURED_QUEUES = PREFIX + "measured_queues"  # set of "connection:queue" with metrics
 COMPLETED = PREFIX + "completed"  # zset: job uuid -> completed at (unix time)
 COMPLETED_RECORDS = PREFIX + "completed:records"  # hash: job uuid -> record (recent.py)
+EXPIRED = PREFIX + "expired"  # zset: job uuid -> when it expired unrun (expired.py)
+EXPIRED_RECORDS = PREFIX + "expired:records"  # hash: job uuid -> JSON record (expired.py)
 LAST_SNAPSHOT = PREFIX + "last_snapshot"  # unix time of the last metrics snapshot
 SNAPSHOT_LOCK = PREFIX + "snapshot_lock"  # held by the master taking this interval's snapshot
 

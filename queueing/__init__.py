@@ -21,12 +21,13 @@ from queueing.errors import (
     UnknownJob,
     UnknownQueue,
 )
+from queueing.job_progress import Progress, progress_of
 
 _moved.install()  # old module paths (before 0.2) still import; see _moved.py
 
 __all__ = [
     "job", "Job", "chain", "batch", "Batch", "current_batch", "dispatch_many",
-    "dispatch_many_async", "current_job",
+    "dispatch_many_async", "current_job", "progress_of", "Progress",
     "JobFunction", "PendingDispatch", "Signature", "QueueError", "DispatchError",
     "BadDispatch", "InvalidOption", "NotSerializable",
     "UnknownConnection", "UnknownQueue", "UnknownJob",

@@ -75,6 +75,7 @@ def build(
         "backoff": list(options.backoff) if options.backoff is not None else None,
         "timeout": options.timeout,
         "retryUntil": options.retry_until.resolve(now) if options.retry_until else None,
+        **({"expiresAt": options.expires.resolve(now)} if options.expires else {}),
         "failOnTimeout": options.fail_on_timeout,
         "pushedAt": now,
         "availableAt": max(available_at, now) if available_at is not None else now,

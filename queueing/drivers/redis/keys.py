@@ -15,6 +15,7 @@ WORKERS_KEY = "queueing:workers"  # zset: worker id -> its last beat (the heartb
 CANCEL_KEY = "queueing:cancel"  # hash: job uuid -> JSON {by, reason, at}: cancel it
 CANCEL_INDEX = "queueing:cancel:at"  # zset: job uuid -> when its request was written
 TASK_RESULT_PREFIX = "queueing:task:"  # + {result id}: a Django Task's result hash
+PROGRESS_PREFIX = "queueing:progress:"  # + job uuid: JSON of its last progress report
 
 
 def heartbeat_key(owner: str) -> str:
@@ -111,3 +112,13 @@ def exceptions_key(job_uuid: str) -> str:
 
 
 EXCEPTIONS_TTL = 86400  # seconds an exception counter outlives its last exception
+
+
+def progress_key(uuid: str) -> str:
+    """A finished job's last progress report (queueing/job_progress.py): expires."""
+    return PROGRESS_PREFIX + uuid
+
+
+def batch_progress_key(batch_id: str) -> str:
+    """A batch's members' last progress reports: hash of member id -> JSON, expires."""
+    return f"{PROGRESS_PREFIX}batch:{batch_id}"
