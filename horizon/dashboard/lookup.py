@@ -175,8 +175,8 @@ def follow(uuid: str, ref: QueueRef | None, was: str) -> Found | None:
                 return found
         if ref is not None:
             for state in ("reserved", "delayed", "pending"):
-                if state == was:
-                    continue
+                if state == was and state != "reserved":  # a renewed lease moves a
+                    continue  # running job's score: it is still reserved, found by uuid
                 found = (find_pending(ref, uuid) if state == "pending"
                          else find_scored(state, ref, uuid))
                 if found is not None:
