@@ -797,3 +797,18 @@ async def async_report_progress(label):
 @job(expires=60)
 def expiring_record(label):
     note(RAN, label=label)
+
+
+def _declare_doc_examples() -> None:
+    """docs/progress-and-expiry.md's job examples, declared here as written (blocks
+    marked ``doc-example``), so tests/queueing/worker/test_progress_docs.py runs them."""
+    import re
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parents[2] / "docs" / "progress-and-expiry.md"
+    for code in re.findall(r"<!-- doc-example -->\s*```python\n(.*?)```", doc.read_text(),
+                           re.S):
+        exec(compile(code, str(doc), "exec"), globals())
+
+
+_declare_doc_examples()

@@ -67,6 +67,8 @@ def test_an_expired_job_never_runs_and_is_recorded_as_expired(spawn_worker, admi
                      if line.startswith("horizon_jobs_expired_total{") and
                      f'job="{jobs.record.name}"' in line]
     assert expired_lines and expired_lines[0].endswith(" 1.0"), scraped[:3000]
+    metrics_page = admin_client.get("/metrics/").content.decode()
+    assert "1 expired" in metrics_page
 
 
 def test_a_job_that_started_before_its_expiry_finishes(spawn_worker):
