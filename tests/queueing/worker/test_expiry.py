@@ -3,6 +3,7 @@ recorded as expired (not failed), counted in the metrics and Prometheus, and sho
 such on the dashboard. A job that started before its expiry finishes."""
 import datetime as dt
 import json
+import signal
 import time
 
 import pytest
@@ -82,4 +83,25 @@ def test_a_job_that_started_before_its_expiry_finishes(spawn_worker):
         message="the job that outlived its expiry to finish")
     started, ended = jobs.notes()[1:]
     assert ended["at"] - started["at"] >= 1.4  # it ran its whole 1.5 s, past its expiry
+    assert expired_repo.count(horizon_client()) == 0
+
+
+def test_a_retried_failed_job_gets_a_fresh_expiry(spawn_worker):
+    """A retry is a new start: its expiry counts again from the retry, as retry_until
+    does (docs/reservation-contract.md), so an operator's retry is not dropped unrun."""
+    from queueing import failed
+
+    worker = spawn_worker("--queue=default")
+    jobs.record.delay("ready")  # the worker is up and waiting once this ran
+    wait_until(lambda: jobs.notes(), timeout=20, message="the worker to start")
+    dispatched = time.time()
+    uuid = jobs.explode.using(expires=3).delay("twice")
+    wait_until(lambda: FailedJob.objects.filter(uuid=uuid).exists(), message="the failure")
+    assert [n["label"] for n in jobs.notes()] == ["ready", "twice"]
+    time.sleep(max(dispatched + 3.2 - time.time(), 0))  # its first expiry has passed
+    failed.retry(FailedJob.objects.get(uuid=uuid))  # the running worker takes it at once
+    wait_until(lambda: [n["label"] for n in jobs.notes()] == ["ready", "twice", "twice"],
+               message="the retry to run")
+    worker.send(signal.SIGTERM)
+    assert worker.wait() == 0
     assert expired_repo.count(horizon_client()) == 0
