@@ -46,6 +46,14 @@ def snapshot_lock() -> str:
     return prefix() + "snapshot_lock"  # held by the master taking this interval's snapshot
 
 
+def expired() -> str:
+    return prefix() + "expired"  # zset: job uuid -> when it expired unrun (expired.py)
+
+
+def expired_records() -> str:
+    return prefix() + "expired:records"  # hash: job uuid -> JSON record (expired.py)
+
+
 def master(name: str) -> str:
     return f"{prefix()}master:{name}"  # JSON MasterState, expires
 

@@ -35,6 +35,7 @@ COUNTERS = {
     "released": "Attempts that raised and were released for a later retry.",
     "timed_out": "Attempts stopped by their timeout (released or failed).",
     "cancelled": "Running jobs an operator cancelled (each also counted as failed).",
+    "expired": "Jobs not started before their expiry (expires=...): never run, not failed.",
 }
 
 

@@ -22,13 +22,14 @@ from queueing.errors import (
     UnknownJob,
     UnknownQueue,
 )
+from queueing.job_progress import Progress, progress_of
 from queueing.workflows import chain, chord, group  # chain: jobs, groups and chords
 
 _moved.install()  # old module paths (before 0.2) still import; see _moved.py
 
 __all__ = [
     "job", "Job", "chain", "group", "chord", "batch", "Batch", "current_batch", "dispatch_many",
-    "dispatch_many_async", "current_job",
+    "dispatch_many_async", "current_job", "progress_of", "Progress",
     "JobFunction", "PendingDispatch", "Signature", "QueueError", "DispatchError",
     "BadDispatch", "InvalidOption", "NotSerializable",
     "UnknownConnection", "UnknownQueue", "UnknownJob",

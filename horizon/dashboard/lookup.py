@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from horizon.dashboard.queues import QueueRef, known_queues
+from horizon.repositories import expired as expired_repo
 from horizon.repositories import horizon_client, recent
 from queueing import connections
 from queueing.dispatching.preview import HEAD_BYTES, peek_entry
@@ -36,6 +37,7 @@ class Found:
     position: int | None = None
     completed: dict | None = None
     failed: FailedJob | None = None
+    expired: dict | None = None  # the record of a job that expired unrun
 
 
 def _is(raw: bytes, uuid: str) -> bool:
@@ -129,6 +131,13 @@ def find_completed(uuid: str) -> Found | None:
     return Found("completed", uuid, item.get("payload") or {}, completed=item)
 
 
+def find_expired(uuid: str) -> Found | None:
+    item = expired_repo.find(horizon_client(), uuid)
+    if item is None:
+        return None
+    return Found("expired", uuid, item.get("payload") or {}, expired=item)
+
+
 def find_failed(uuid: str) -> Found | None:
     row = FailedJob.objects.filter(uuid=uuid).first()
     if row is None:
@@ -142,6 +151,8 @@ def find(state: str, uuid: str, ref: QueueRef | None, *, at: int | None = None,
         return find_failed(uuid)
     if state == "completed":
         return find_completed(uuid)
+    if state == "expired":
+        return find_expired(uuid)
     if ref is None:
         return None
     if state == "pending":
@@ -164,13 +175,13 @@ def follow(uuid: str, ref: QueueRef | None, was: str) -> Found | None:
                 return found
         if ref is not None:
             for state in ("reserved", "delayed", "pending"):
-                if state == was:
-                    continue
+                if state == was and state != "reserved":  # a renewed lease moves a
+                    continue  # running job's score: it is still reserved, found by uuid
                 found = (find_pending(ref, uuid) if state == "pending"
                          else find_scored(state, ref, uuid))
                 if found is not None:
                     return found
-        found = find_failed(uuid) or find_completed(uuid)
+        found = find_failed(uuid) or find_completed(uuid) or find_expired(uuid)
         if found is not None:
             return found
     return None

@@ -2,13 +2,16 @@
 writes its running jobs within a quarter second of a change (queueing/worker/
 heartbeat.py), into keys found through the heartbeats' index (no keyspace scan).
 
-Each row carries the job's timeout and its progress toward it (the job's own timeout
-from its reserved entry, else its worker's default), and whether its worker has lost
-contact (no stamp for a few seconds: killed, wedged or cut off from Redis); such a row
-offers no Cancel, since nobody would read the request.
+Each row carries the progress the job reports itself (``current_job().progress()``,
+published with its worker's heartbeat: queueing/job_progress.py) with an estimate of
+the time left, and its metadata. It also carries the job's timeout and its progress
+toward it (the job's own timeout from its reserved entry, else its worker's default),
+and whether its worker has lost contact (no stamp for a few seconds: killed, wedged or
+cut off from Redis); such a row offers no Cancel, since nobody would read the request.
 """
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 
@@ -18,6 +21,7 @@ from horizon.dashboard.queues import queue_connections
 from queueing import connections
 from queueing.dispatching.preview import HEAD_BYTES, peek_entry
 from queueing.drivers.contract import Inspector
+from queueing.job_progress import Progress
 from queueing.worker import heartbeat
 
 RESERVED_READ = 500  # reserved entries read per queue for the jobs' own timeouts
@@ -37,6 +41,28 @@ class RunningRow:
     progress: int | None = None  # percent of the timeout used so far
     lost: bool = False  # its worker has not stamped for a while
     silent_for: str = ""  # how long since its worker's last stamp, when lost
+    reported: Progress | None = None  # what the job reports itself, when it does
+
+    @property
+    def done(self) -> int | None:
+        """The percent the job reports itself done (None: it reports no fraction)."""
+        return None if self.reported is None else self.reported.percent
+
+    @property
+    def message(self) -> str:
+        return display(self.reported.message or "", NAME_LIMIT) if self.reported else ""
+
+    @property
+    def meta(self) -> list[tuple[str, str]]:
+        return meta_rows(self.reported)
+
+    def time_left(self, now: float | None = None) -> str:
+        left = self.reported.time_left(now) if self.reported is not None else None
+        return "" if left is None else formatting.duration(left)
+
+    @property
+    def time_left_text(self) -> str:
+        return self.time_left()
 
     @property
     def label(self) -> str:
@@ -45,6 +71,17 @@ class RunningRow:
     @property
     def timeout_text(self) -> str:
         return formatting.duration(self.timeout) if self.timeout else "none"
+
+
+META_SHOWN = 12  # metadata entries shown per job
+
+
+def meta_rows(report: Progress | None) -> list[tuple[str, str]]:
+    """A report's metadata as (key, value) text, masked and clipped for a page (pure)."""
+    if report is None:
+        return []
+    return [(display(str(key), NAME_LIMIT), display(json.dumps(value), NAME_LIMIT))
+            for key, value in list(report.meta.items())[:META_SHOWN]]
 
 
 def progress(elapsed: float, timeout: float | None) -> int | None:
@@ -103,6 +140,8 @@ def running_now(now: float | None = None) -> list[RunningRow]:
                 started=formatting.moment(started, now),
                 runtime=formatting.duration(elapsed), timeout=timeout,
                 progress=progress(elapsed, timeout), lost=lost,
+                reported=Progress.from_data(job.get("progress"), running=True,
+                                            started=started),
                 silent_for=formatting.duration(max(now - float(job.get("beat") or now), 0.0))
                 if lost else ""))
     return sorted(rows, key=lambda row: row.started_at)

@@ -15,6 +15,7 @@ from horizon.dashboard.views import (
     batches,
     control,
     detail,
+    expired,
     failed,
     jobs,
     locks,
@@ -44,7 +45,7 @@ class ListState(_Choice):
 
 
 class JobState(_Choice):
-    regex = "pending|delayed|reserved|completed|failed"
+    regex = "pending|delayed|reserved|completed|failed|expired"
 
 
 class Removable(_Choice):
@@ -87,6 +88,7 @@ app_name = "horizon"
 urlpatterns = [
     path("", overview.overview, name="overview"),
     path("jobs/running/", running.running, name="running"),
+    path("jobs/expired/", expired.expired, name="expired"),
     path("jobs/running/<hz_name:uuid>/cancel/", running.cancel, name="job-cancel"),
     path("jobs/<hz_list:state>/", jobs.jobs, name="jobs"),
     path("jobs/<hz_removable:state>/selected/<hz_bulk:verb>/", selection.jobs_selected,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from horizon import keys
 from horizon.config import horizon_settings
-from horizon.repositories import counters, horizon_client, rollups, snapshot_extras
+from horizon.repositories import counters, expired, horizon_client, rollups, snapshot_extras
 from horizon.repositories.counters import (
     RUNTIME_BUCKETS,
     WAIT_BUCKETS,
@@ -120,9 +120,9 @@ def record_completions(driver, completions) -> list:
 
 
 def record_other_outcome(driver, job, queue: str, kind: str, runtime: float) -> list:
-    """The outcome recorder Horizon registers: released, timed-out and cancelled counters,
-    attempts' runtimes, and failures for good (kind "failed_for_good", sent once per
-    failed-store record, whatever ended the job).
+    """The outcome recorder Horizon registers: released, timed-out, cancelled and expired
+    counters (an expired job's record too), attempts' runtimes, and failures for good
+    (kind "failed_for_good", sent once per failed-store record, whatever ended the job).
 
     A "kept" outcome (failed store unreachable, job held for later) is not counted: the
     job comes back and its real outcome is counted then.
@@ -130,8 +130,18 @@ def record_other_outcome(driver, job, queue: str, kind: str, runtime: float) -> 
     if not counters.recorded(kind):
         return []
     client = horizon_client()
-    return _send_or_ride(client, driver, [
-        _outcome(client, driver, job, queue, kind, runtime, time.time())])
+    now = time.time()
+    calls = [_outcome(client, driver, job, queue, kind, runtime, now)]
+    if kind == "expired" and job is not None:  # kept for the Expired list and job page
+        config = horizon_settings()
+        entry = preview_entry(normalised(job))
+        calls.append(expired.record_call(
+            client, uuid=job.uuid, now=now,
+            record=expired.record_of(job, f"{driver.name}:{queue}", now,
+                                     entry if isinstance(entry, str) else entry.decode()),
+            keep_seconds=int(config.trim_completed_minutes * 60),
+            keep_count=config.completed_max))
+    return _send_or_ride(client, driver, calls)
 
 
 def _outcome(client, driver, job, queue: str, kind: str, runtime: float, now: float):
@@ -146,8 +156,8 @@ def attempt_measured(kind: str, job, runtime: float) -> bool:
     """Whether an outcome carries an attempt's runtime and wait (pure). A failure for
     good is the job's, not an attempt's (its attempt was measured with its own outcome);
     a job failed without running (poison cap, unknown name, past its tries; runtime 0)
-    did not run."""
-    if job is None or kind == "failed_for_good":
+    did not run, nor did an expired one."""
+    if job is None or kind in ("failed_for_good", "expired"):
         return False
     return not (kind == "failed" and runtime <= 0)
 

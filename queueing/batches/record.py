@@ -16,6 +16,7 @@ from queueing.entries.batch_tag import CALLBACK_FIELD, from_value, of_data
 from queueing.entries.context import current_job
 from queueing.entries.shapes import Payload
 from queueing.errors import QueueError
+from queueing.job_progress import Progress, batch_members_progress
 
 
 class BatchError(QueueError):
@@ -157,6 +158,13 @@ class Batch:
         states = store.member_states(self.id)
         found = sorted(state[2:] for state in states.values() if state.startswith("f:"))
         return found if limit is None else found[:limit]
+
+    def member_progress(self) -> dict[str, Progress]:
+        """The progress and metadata its members reported (``current_job().progress()``),
+        by member id (the keys of its member states): live for a member running, else
+        its last report, kept as long as queueing.job_progress keeps reports. Members
+        that reported nothing are left out."""
+        return batch_members_progress(self.id, self.connection)
 
     # -- operations ------------------------------------------------------------------------
     def cancel(self) -> bool:

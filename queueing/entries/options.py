@@ -1,7 +1,7 @@
 """Options a job carries (tries, backoff, timeout...), validated once, at declaration
 or dispatch, so a bad value is refused before anything reaches Redis.
 
-`delay` and `retry_until` accept seconds, a timedelta or a datetime. They are kept as a
+`delay`, `retry_until` and `expires` accept seconds, a timedelta or a datetime. They are kept as a
 `When` (relative or absolute) and turned into a unix time only at dispatch, so a
 chain link's "retry for 10 minutes" counts from when that link is dispatched.
 """
@@ -106,6 +106,7 @@ class JobOptions:
     tags: tuple[str, ...] = ()
     delay: When | None = None
     after_commit: bool | None = None  # None: settings.QUEUE['after_commit']
+    expires: When | None = None  # not started by then: not run, recorded as expired
 
     def replace(self, **changes: Any) -> JobOptions:
         """A copy with `changes` validated the same way as at declaration."""
@@ -131,7 +132,7 @@ class JobOptions:
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> JobOptions:
         values = dict(raw)
-        for key in ("retry_until", "delay"):
+        for key in ("retry_until", "delay", "expires"):
             if values.get(key) is not None:
                 values[key] = When.from_json(values[key])
         for key in ("backoff", "tags"):
@@ -161,6 +162,11 @@ def validate(**raw: Any) -> dict[str, Any]:
                 value, "retry_until", past_ok=False)
             if out[key] is not None and out[key].seconds == 0:
                 raise InvalidOption("retry_until must be > 0 seconds")
+        elif key == "expires":
+            out[key] = value if isinstance(value, When) else parse_when(
+                value, "expires", past_ok=False)
+            if out[key] is not None and out[key].seconds == 0:
+                raise InvalidOption("expires must be > 0 seconds")
         elif key == "delay":
             out[key] = value if isinstance(value, When) else \
                 parse_when(value, "delay", past_ok=True)

@@ -75,6 +75,7 @@ def build(
         "backoff": list(options.backoff) if options.backoff is not None else None,
         "timeout": options.timeout,
         "retryUntil": options.retry_until.resolve(now) if options.retry_until else None,
+        **({"expiresAt": options.expires.resolve(now)} if options.expires else {}),
         "failOnTimeout": options.fail_on_timeout,
         "pushedAt": now,
         "availableAt": max(available_at, now) if available_at is not None else now,
@@ -102,16 +103,19 @@ def reset_for_retry(payload: dict[str, Any], now: float | None = None) -> dict[s
 
     Attempts start again from 0, and ``retryUntil`` is recomputed from the job's own
     span (``retryUntil - pushedAt``) relative to the retry, as Laravel's retry does: an
-    expired deadline would otherwise fail the job again without running it. (The
+    expired deadline would otherwise fail the job again without running it. So is
+    ``expiresAt`` (``expires=``), which would otherwise drop the retry unrun. (The
     exception counter is reset by the caller, which has the Redis connection.)
     """
     now = time.time() if now is None else now
     fresh = {k: v for k, v in payload.items()
              if k not in ("attempts", "settled", "runs", "unknownSince", "unknownReleases",
                           *RESERVATION_FIELDS)}
-    until, pushed = payload.get("retryUntil"), payload.get("pushedAt")
-    if finite(until) and finite(pushed) and until > pushed:
-        fresh["retryUntil"] = now + (until - pushed)
+    pushed = payload.get("pushedAt")
+    for field in ("retryUntil", "expiresAt"):  # an expiry too: a retry is a new start
+        until = payload.get(field)
+        if finite(until) and finite(pushed) and until > pushed:
+            fresh[field] = now + (until - pushed)
     fresh["pushedAt"] = now
     fresh["retryOf"] = payload.get("uuid")
     return {"attempts": 0, **fresh}

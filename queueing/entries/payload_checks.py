@@ -79,6 +79,7 @@ _OPTIONAL = (
      None),
     ("timeout", "timeout", _is_seconds, "must be seconds >= 0", None),
     ("retryUntil", "retry_until", finite, "must be a unix time", None),
+    ("expiresAt", "expires_at", finite, "must be a unix time", None),
     ("failOnTimeout", "fail_on_timeout", _is_bool, "must be true or false", False),
     ("pushedAt", "pushed_at", finite, "must be a unix time", None),
     ("tags", "tags", _is_tags, "must be a list of printable strings", list),

@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
+from queueing.entries import progress as progress_lib
+
 
 def finite(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and \
@@ -42,6 +44,19 @@ class Payload:
     chain: list[dict]
     data: dict = field(repr=False)
     original: bytes | None = field(default=None, repr=False)  # the unwrapped entry, if wrapped
+    expires_at: float | None = None  # not started by then: not run (expires=...)
+
+    def progress(self, fraction: float, message: str | None = None) -> None:
+        """Report how far this job is (0 to 1), with an optional message ("step 2 of
+        5"). Kept in memory and published by the worker at most a few times a second,
+        however often it is called (queueing/entries/progress.py)."""
+        progress_lib.report(self.uuid, progress_lib.member_of(self.data)).set(fraction, message)
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """This job's metadata, a dict of JSON values published with its progress:
+        ``current_job().meta["rows"] = n``."""
+        return progress_lib.report(self.uuid, progress_lib.member_of(self.data)).meta
 
 
 UUID_SHAPE = re.compile(r"[A-Za-z0-9_.:\-]{1,64}")

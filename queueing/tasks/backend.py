@@ -23,13 +23,14 @@ from django.core import checks
 from django.utils import timezone
 from redis.commands.core import Script
 
-from queueing import connections
+from queueing import connections, job_progress
 from queueing.config import queue_settings
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.drivers.registry import kind_of
 from queueing.entries import payload as payload_lib
 from queueing.entries.limits import check_depth, check_size
 from queueing.errors import ConfigurationError, InvalidOption, QueueError
+from queueing.job_progress import Progress
 from queueing.tasks import priority as priority_lib
 from queueing.tasks.framework import PRIMARY, InvalidTask, TaskResultDoesNotExist, framework_of
 from queueing.tasks.registration import register_task
@@ -176,6 +177,14 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[name-defined]
             raise replies[-1]
 
     # -- results --------------------------------------------------------------------------
+    def get_progress(self, result_id: str) -> Progress | None:
+        """The progress and metadata the task reported (``current_job().progress()`` and
+        ``.meta`` inside it): live while it runs, kept after. Django's TaskResult has no
+        field for them (it is a frozen dataclass), so the backend answers beside
+        get_result; None when it reported none."""
+        return job_progress.progress_of(str(result_id), self.connection.name) \
+            if result_id else None
+
     def get_result(self, result_id: str) -> Any:
         record = self.results().load(str(result_id)) if result_id else None
         if record is None or not record.task_path:

@@ -19,6 +19,7 @@ from queueing.dispatching.registry import JobDefinition, resolve
 from queueing.dispatching.signature import dispatch_next_link
 from queueing.entries import context
 from queueing.entries import payload as payload_lib
+from queueing.entries import progress as progress_lib
 from queueing.entries.payload import Payload
 from queueing.signals import job_failed, job_processed, job_processing
 
@@ -197,6 +198,8 @@ def run_inline(text: str) -> Any:
         run_failed_hook(definition, job, exc)
         job_failed.send(sender=None, exception=exc, reason=str(exc), **meta)
         raise
+    finally:
+        progress_lib.finish(job.uuid)  # no worker publishes it inline: only forget it
     job_processed.send(sender=None, runtime=0.0, **meta)
     dispatch_next_link(job.chain)
     return result

@@ -62,9 +62,12 @@ def lost_after(stamp_every: float) -> float:
 
 
 def running_signature(state: dict) -> tuple:
-    """What a change of is published at once (pure): the running jobs' uuids."""
+    """What a change of is published at once (pure): the running jobs' uuids, and the
+    version of the progress report of those that report one (so a job's progress is
+    published within a TICK of changing, however often the job reports it)."""
     jobs = state.get("running") or []
-    return tuple(sorted(str(job.get("uuid")) for job in jobs if isinstance(job, dict)))
+    return tuple(sorted((str(job.get("uuid")), job.get("version") or 0)
+                        for job in jobs if isinstance(job, dict)))
 
 
 class Heartbeat:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from queueing.drivers.contract import Reservation
+from queueing.entries import progress as progress_lib
 from queueing.worker.options import ACK_ROWS
 from queueing.worker.table_memory import (
     EMPTY,
@@ -162,9 +163,14 @@ class InFlight:
     def running_info(self) -> list[dict]:
         """The running jobs, for the worker's heartbeat (the dashboard's Running now)."""
         with self._lock:
-            return [{"uuid": e.label[0], "job": e.label[1], "queue": e.held.queue,
+            rows = [{"uuid": e.label[0], "job": e.label[1], "queue": e.held.queue,
                      "started": e.started}
                     for e in self._entries.values() if e.state == RUNNING]
+        reports = progress_lib.live({row["uuid"] for row in rows}) if rows else {}
+        for row in rows:  # a job that reported progress or meta carries it (and its
+            if row["uuid"] in reports:  # version, so the beat writes when it changes)
+                row["version"], row["progress"] = reports[row["uuid"]]
+        return rows
 
     def finished_ok(self, held: Reservation, completion: Any = None) -> None:
         """It succeeded: its acknowledgement (and `completion`, its record for the

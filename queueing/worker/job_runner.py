@@ -197,6 +197,9 @@ class JobRunner:
 
         if "batch" in job.data and not self._batch_allows(held, job):
             return Outcome("skipped", job=job)
+        if job.expires_at is not None and policy.expired(
+                expires_at=job.expires_at, attempts=job.attempts, now=time.time()):
+            return self.expired(held, job)
 
         meta = {"payload": job, "connection": self.driver.name, "queue": held.queue}
         tries = policy.effective_tries(job.max_tries, self.options.tries)
@@ -235,6 +238,19 @@ class JobRunner:
             controls.release_unique(self, job)
         self.log.line(job, "SKIPPED", f"batch {tag.id} is cancelled")
         return False
+
+    def expired(self, held: Reservation, job: Payload) -> Outcome:
+        """Not started before its expiry: forgotten unrun, never failed nor retried. A
+        batch member counts as skipped (a success for its batch, so the batch still
+        ends); its chain ends here; its unique lock is let go."""
+        outcome = batch_tag.SKIPPED if "batch" in job.data else None
+        self._retrying(lambda: self.driver.delete(held, outcome=outcome),
+                       "delete expired job")
+        if "unique" in job.data:
+            controls.release_unique(self, job)
+        late = time.time() - (job.expires_at or 0.0)
+        self.log.line(job, "EXPIRED", f"{late:.3g}s past its expiry before it could start")
+        return Outcome("expired", job=job)
 
     def fail(self, held: Reservation, job: Payload | None, definition: JobDefinition | None,
              exc: BaseException, detail: str = "") -> None:

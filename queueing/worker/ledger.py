@@ -12,6 +12,7 @@ import threading
 import time
 from typing import Any
 
+from queueing import job_progress
 from queueing.drivers.contract import Reservation
 from queueing.worker import policy
 from queueing.worker.inflight import InFlight
@@ -30,7 +31,10 @@ class Ledger:
         self._lock = threading.Lock()  # slot threads settle too
 
     def settled(self, held: Reservation, outcome: Outcome) -> None:
-        """Write down one settled job. Thread-safe; never raises for a recorder."""
+        """Write down one settled job. Thread-safe; never raises for a recorder. A job
+        that reported progress has its last report kept (one write; none otherwise)."""
+        if outcome.job is not None:
+            job_progress.keep_final(self.driver, outcome.job.uuid)
         if outcome.kind == "done":
             completion = None if outcome.job is None else Completion(
                 outcome.job, held.queue, outcome.runtime, time.time(), held.raw)

@@ -42,6 +42,13 @@ def already_exceeded(*, attempts: int, tries: int, retry_until: float | None,
     return None
 
 
+def expired(*, expires_at: float, attempts: int, now: float) -> bool:
+    """Whether a job is past its expiry before it starts (pure): only a job that never
+    started expires (``attempts`` 1 is its first run); once started, its retries run
+    by its tries and ``retry_until``, whatever its expiry."""
+    return attempts <= 1 and now >= expires_at
+
+
 def will_exceed(*, attempts: int, tries: int, retry_until: float | None, now: float,
                 exceptions: int | None = None, max_exceptions: int | None = None) -> str | None:
     """Checked after a failed attempt: a reason not to retry, or None to release it."""

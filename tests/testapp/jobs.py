@@ -752,3 +752,64 @@ def t30_stalled_overlap(label, seconds):
     while time.monotonic() < deadline:
         time.sleep(0.05)
     t30_mark(label, "end")
+
+
+@job
+def report_progress(seconds, label, pause=0.0004):
+    """Reports progress and meta for `seconds`, pausing `pause` between reports (over a
+    thousand times a second by default; issue 34: however often a job reports, its
+    worker writes a few times a second)."""
+    running = current_job()
+    deadline = time.monotonic() + seconds
+    started, calls = time.monotonic(), 0
+    while (now := time.monotonic()) < deadline:
+        calls += 1
+        running.progress((now - started) / seconds, f"call {calls}")
+        running.meta["calls"] = calls
+        time.sleep(pause)
+    running.progress(1.0, "all done")
+    note(RAN, label=label, calls=calls)
+
+
+@job(tries=1)
+def report_then_fail(label):
+    running = current_job()
+    running.progress(0.5, "half way")
+    running.meta["stage"] = "parse"
+    raise RuntimeError(f"failed at half way: {label}")
+
+
+@job
+def record_nothing_reported(label):
+    note(RAN, label=label)
+
+
+@job
+async def async_report_progress(label):
+    import asyncio
+
+    current_job().progress(0.25, "a quarter")
+    await asyncio.sleep(0.05)
+    current_job().meta["kind"] = "async"
+    current_job().progress(0.75)
+    note(RAN, label=label)
+
+
+@job(expires=60)
+def expiring_record(label):
+    note(RAN, label=label)
+
+
+def _declare_doc_examples() -> None:
+    """docs/progress-and-expiry.md's job examples, declared here as written (blocks
+    marked ``doc-example``), so tests/queueing/worker/test_progress_docs.py runs them."""
+    import re
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parents[2] / "docs" / "progress-and-expiry.md"
+    for code in re.findall(r"<!-- doc-example -->\s*```python\n(.*?)```", doc.read_text(),
+                           re.S):
+        exec(compile(code, str(doc), "exec"), globals())
+
+
+_declare_doc_examples()

@@ -71,3 +71,16 @@ def slow(seconds):
     _note(task="slow", phase="start")
     time.sleep(seconds)
     return seconds
+
+
+@task
+def counts_rows(rows):
+    """The one task here that uses an extension of ours (issue 34): it reports its
+    progress through queueing.current_job(), as a job does."""
+    from queueing import current_job
+
+    running = current_job()
+    for done in range(1, rows + 1):
+        running.progress(done / rows, f"row {done}")
+    running.meta["rows"] = rows
+    return rows

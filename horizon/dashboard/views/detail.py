@@ -26,7 +26,7 @@ from horizon.dashboard.masking import CLIP_MARGIN, clip, display, mask
 from horizon.dashboard.views import failed as failed_view
 from horizon.dashboard.views.common import HtmxHttpRequest, float_param, int_param, render_page
 from horizon.repositories import horizon_client
-from queueing import connections
+from queueing import connections, job_progress
 from queueing.worker import heartbeat
 
 
@@ -70,6 +70,8 @@ def queue_label(found: lookup.Found) -> str:
         return f"{found.failed.connection}:{found.failed.queue}"
     if found.completed is not None:
         return found.completed.get("queue", "")
+    if found.expired is not None:
+        return str(found.expired.get("queue") or "")
     return ""
 
 
@@ -87,6 +89,12 @@ def timings(found: lookup.Found, now: float) -> list[tuple[str, formatting.Momen
                      formatting.runtime(found.completed.get("runtime_ms", 0.0))))
     if found.failed is not None:
         rows.append(("Failed", formatting.moment_of(found.failed.failed_at, now), ""))
+    if data.get("expiresAt"):
+        rows.append(("Expires" if found.expired is None else "Was due to expire",
+                     _moment(data.get("expiresAt"), now), ""))
+    if found.expired is not None:
+        rows.append(("Expired unrun", formatting.moment(found.expired.get("expired_at"), now),
+                     ""))
     return [row for row in rows if row[1] is not None]
 
 
@@ -103,6 +111,23 @@ def holder_gone(found: lookup.Found) -> bool:
     if client is None:
         return False  # database connections keep no heartbeats: the lease tells
     return not heartbeat.alive(client, [owner]).get(owner, True)
+
+
+def reported_context(found: lookup.Found, now: float) -> dict:
+    """The progress and metadata the job reported itself (live while it runs, kept
+    after it ended: queueing/job_progress.py), for the job page; {} when none."""
+    connection = queue_label(found).partition(":")[0] or None
+    try:
+        report = job_progress.progress_of(found.uuid, connection)
+    except Exception:  # an unknown connection, Redis away: the page shows the rest
+        return {}
+    if report is None:
+        return {}
+    left = report.time_left(now)
+    return {"reported": report, "reported_message": display(report.message or "", 300),
+            "reported_left": "" if left is None else formatting.duration(left),
+            "reported_meta": running.meta_rows(report),
+            "reported_at": formatting.moment(report.updated, now)}
 
 
 def context(found: lookup.Found, now: float, limits: Limits = GLANCE) -> dict:
@@ -128,6 +153,7 @@ def context(found: lookup.Found, now: float, limits: Limits = GLANCE) -> dict:
         "task": task_results.panel(data, found.uuid, now),
         "holder_gone": holder_gone(found),
         "running": running.running_job(found.uuid, now) if found.state == "reserved" else None,
+        **reported_context(found, now),
         "attempts": timeline(found.uuid, now),
         **dict(zip(("editable", "arguments_size"),
                    edit_retry.editable(data) if found.failed is not None and data

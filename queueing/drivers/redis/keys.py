@@ -43,6 +43,11 @@ def cancel_index() -> str:
     return namespaced("queueing:cancel:at")
 
 
+def progress_prefix() -> str:
+    """+ job uuid: JSON of its last progress report."""
+    return namespaced("queueing:progress:")
+
+
 def heartbeat_key(owner: str) -> str:
     """A worker's heartbeat (queueing/worker/heartbeat.py): expires unless renewed."""
     return heartbeat_prefix() + owner
@@ -137,3 +142,13 @@ def exceptions_key(job_uuid: str) -> str:
 
 
 EXCEPTIONS_TTL = 86400  # seconds an exception counter outlives its last exception
+
+
+def progress_key(uuid: str) -> str:
+    """A finished job's last progress report (queueing/job_progress.py): expires."""
+    return progress_prefix() + uuid
+
+
+def batch_progress_key(batch_id: str) -> str:
+    """A batch's members' last progress reports: hash of member id -> JSON, expires."""
+    return f"{progress_prefix()}batch:{batch_id}"

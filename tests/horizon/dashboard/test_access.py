@@ -33,6 +33,7 @@ SAMPLES = {
     "failed-delete": ["0f0e0d0c-0000-4000-8000-000000000000"],
     "workers": [],
     "running": [],
+    "expired": [],
     "job-cancel": ["0f0e0d0c-0000-4000-8000-000000000000"],
     "metrics": [],
     "audit": [],

@@ -31,7 +31,8 @@ def test_pure_progress_and_timeout():
     assert job_timeout(None, 60) == 60.0
     assert job_timeout(None, None) is None
     assert heartbeat.lost_after(1.0) == 3.0 and heartbeat.lost_after(0.2) == 3.0
-    assert heartbeat.running_signature({"running": [{"uuid": "b"}, {"uuid": "a"}]}) == ("a", "b")
+    assert heartbeat.running_signature({"running": [{"uuid": "b"}, {"uuid": "a"}]}) == (
+        ("a", 0), ("b", 0))
 
 
 def test_a_one_second_job_comes_and_goes_within_a_second(spawn_worker):

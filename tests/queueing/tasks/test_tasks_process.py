@@ -94,3 +94,14 @@ def test_a_deferred_tasks_result_keeps_run_after_once_it_has_run(spawn_worker):
     wait_until(task_finished(deferred), timeout=20, message="the deferred task to finish")
     fresh = FW.task_backends["default"].get_result(deferred.id)
     assert fresh.status == Status.SUCCESSFUL and fresh.task.run_after == run_after
+
+
+def test_a_task_reports_progress_and_the_backend_reads_it(spawn_worker):
+    """Issue 34: Django's TaskResult has no field for progress; the backend answers it."""
+    spawn_worker("--queue=default")
+    result = tasks.counts_rows.enqueue(40)
+    wait_until(task_finished(result), message="counts_rows to finish")
+    assert result.status == Status.SUCCESSFUL and result.return_value == 40
+    report = FW.task_backends["default"].get_progress(result.id)
+    assert (report.fraction, report.message, report.meta) == (1.0, "row 40", {"rows": 40})
+    assert FW.task_backends["default"].get_progress("no-such-result") is None
