@@ -30,6 +30,7 @@ from queueing.drivers.contract import DispatchTarget, QueueSizes
 from queueing.drivers.redis.replies import RedisClient
 from queueing.drivers.registry import kind_of
 from queueing.errors import StoreUnavailable
+from queueing.failover_state import StatePublisher
 
 logger = logging.getLogger("queueing")
 
@@ -42,6 +43,7 @@ class Leg:
     target: DispatchTarget
     errors: tuple[type[Exception], ...]
     circuit: Circuit
+    last_error: str = ""  # why it last failed a dispatch (for the published state)
 
 
 class FailoverDriver:
@@ -52,6 +54,7 @@ class FailoverDriver:
         self.name = config.name
         self._legs: list[Leg] | None = None  # made at first use: connections.driver holds
         self._lock = threading.Lock()        # its lock while it makes this driver
+        self.publisher = StatePublisher(config)  # switches, where operators read them
 
     @classmethod
     def from_config(cls, config: ConnectionConfig) -> FailoverDriver:
@@ -120,13 +123,30 @@ class FailoverDriver:
                 result = send(leg.target)
             except leg.errors as exc:
                 failures.append(f"{leg.name}: {type(exc).__name__}: {exc}")
-                if leg.circuit.failed(time.monotonic()) and not last:
-                    logger.warning("dispatches on %r go to %r: %r failed (%s); trying it "
-                                   "again in %g s", self.name, legs[index + 1].name, leg.name,
-                                   exc, self.config.retry_primary_after)
+                leg.last_error = f"{type(exc).__name__}: {exc}"
+                switched = leg.circuit.failed(time.monotonic())
+                if not last:
+                    if switched:
+                        logger.warning("dispatches on %r go to %r: %r failed (%s); trying "
+                                       "it again in %g s", self.name, legs[index + 1].name,
+                                       leg.name, exc, self.config.retry_primary_after)
+                    # a switch, or a probe that found it still away: once per period
+                    self.publisher.opened(leg.name, legs[index + 1].name, leg.last_error)
                 continue
             if leg.circuit.succeeded():
                 logger.warning("dispatches on %r go to %r again", self.name, leg.name)
+                self.publisher.closed(leg.name)
+            elif index and self.publisher.store is not None:
+                self._publish_unlanded(legs[:index], leg.name)
+            elif self.publisher.needs(leg.name, False):  # once per process, or a close
+                self.publisher.closed(leg.name, only_if_open=True)  # rolled back
             return result
         raise StoreUnavailable(f"could not queue on {self.location()}: every connection "
                                f"failed ({'; '.join(failures)})")
+
+    def _publish_unlanded(self, skipped: list[Leg], to: str) -> None:
+        """A switch written inside a transaction that rolled back never landed: write it
+        with the next dispatch that fails over (a dict read per such dispatch)."""
+        for leg in skipped:
+            if leg.circuit.is_open and self.publisher.needs(leg.name, True):
+                self.publisher.opened(leg.name, to, leg.last_error)
