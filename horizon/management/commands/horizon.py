@@ -1,9 +1,11 @@
 """manage.py horizon: run the master supervisor (thin: build, run, exit with its code)."""
 import sys
 
+import redis
 from django.core.management.base import BaseCommand, CommandError
 
 from horizon.config import HorizonConfigError, horizon_settings
+from horizon.management.commands._control import unreachable
 from horizon.repositories import horizon_client
 from horizon.supervisor.master import AlreadyRunning, Master
 from queueing.errors import QueueError
@@ -24,4 +26,6 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         except AlreadyRunning as exc:
             raise CommandError(str(exc)) from exc
+        except redis.RedisError as exc:  # Redis away at start: one line, exit 3
+            raise unreachable(exc) from exc
         sys.exit(code)
