@@ -123,15 +123,7 @@ class FailoverDriver:
                 result = send(leg.target)
             except leg.errors as exc:
                 failures.append(f"{leg.name}: {type(exc).__name__}: {exc}")
-                leg.last_error = f"{type(exc).__name__}: {exc}"
-                switched = leg.circuit.failed(time.monotonic())
-                if not last:
-                    if switched:
-                        logger.warning("dispatches on %r go to %r: %r failed (%s); trying "
-                                       "it again in %g s", self.name, legs[index + 1].name,
-                                       leg.name, exc, self.config.retry_primary_after)
-                    # a switch, or a probe that found it still away: once per period
-                    self.publisher.opened(leg.name, legs[index + 1].name, leg.last_error)
+                self._failed(index, exc)
                 continue
             if leg.circuit.succeeded():
                 logger.warning("dispatches on %r go to %r again", self.name, leg.name)
@@ -143,6 +135,37 @@ class FailoverDriver:
             return result
         raise StoreUnavailable(f"could not queue on {self.location()}: every connection "
                                f"failed ({'; '.join(failures)})")
+
+    def _failed(self, index: int, exc: BaseException) -> None:
+        """Connection `index` failed a dispatch: its circuit opens (or stays open), the
+        switch is logged once and published (a switch, or a probe that found it still
+        away: once per period)."""
+        legs = self.legs()
+        leg = legs[index]
+        leg.last_error = f"{type(exc).__name__}: {exc}"
+        switched = leg.circuit.failed(time.monotonic())
+        if index == len(legs) - 1:
+            return
+        if switched:
+            logger.warning("dispatches on %r go to %r: %r failed (%s); trying it again in "
+                           "%g s", self.name, legs[index + 1].name, leg.name, exc,
+                           self.config.retry_primary_after)
+        self.publisher.opened(leg.name, legs[index + 1].name, leg.last_error)
+
+    # -- unique locks while the first connection is away (queueing/failover_locks.py) ---
+    def primary_away(self) -> bool:
+        """Whether dispatches skip the first connection now (its circuit open, no probe
+        due): its job controls are skipped too."""
+        circuit = self.legs()[0].circuit
+        return circuit.is_open and time.monotonic() < circuit.open_until
+
+    def primary_failed(self, exc: BaseException) -> None:
+        """A job control on the first connection's Redis failed: as a failed dispatch."""
+        self._failed(0, exc)
+
+    @property
+    def primary_errors(self) -> tuple[type[Exception], ...]:
+        return self.legs()[0].errors
 
     def _publish_unlanded(self, skipped: list[Leg], to: str) -> None:
         """A switch written inside a transaction that rolled back never landed: write it

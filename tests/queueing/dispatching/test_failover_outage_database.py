@@ -1,0 +1,124 @@
+"""Issue 35, the outage tests: what the failover connection keeps while its Redis is
+away, end to end with real processes. A unique job dispatched twice during the outage
+is queued (and run) once: its lock is taken in the fallback database while Redis is
+away, moves to Redis with the job when the drain moves it, and is released by the worker
+that runs it. Two masters draining at once move each job once. Real Redis behind a
+proxy that refuses and comes back, real PostgreSQL and SQLite, real processes."""
+import copy
+import json
+import threading
+import time
+from urllib.parse import urlparse
+
+import pytest
+from django import db
+from django.conf import settings as django_settings
+from django.test import override_settings
+
+from queueing import connections
+from queueing.failover_drain import drain
+from queueing.failover_locks import row_key
+from queueing.middleware.keys import unique_key
+from queueing.models import ControlValue, QueuedJob
+from tests.conftest import WORKER_DATABASES
+from tests.tcp_proxy import TcpProxy
+from tests.testapp import control_jobs, jobs
+
+pytestmark = pytest.mark.django_db(transaction=True, databases=WORKER_DATABASES)
+
+
+@pytest.fixture
+def outage(settings, dbconn):
+    """'fo': Redis through a proxy first (`away()` refuses, `back()` answers on the same
+    address), then the database connection."""
+    socket_path = urlparse(django_settings.TEST_REDIS_URL).path
+    state = {"proxy": TcpProxy(upstream_unix=socket_path)}
+    port = state["proxy"].port
+    queue = copy.deepcopy(settings.QUEUE)
+    queue["connections"]["near"] = {"driver": "redis", "url": state["proxy"].url,
+                                    "queues": ["default"]}
+    queue["connections"]["fo"] = {"driver": "failover", "connections": ["near", dbconn],
+                                  "queues": ["default"], "dispatch_timeout": 0.3,
+                                  "retry_primary_after": 0.5}
+
+    class Outage:
+        conn = dbconn
+
+        @staticmethod
+        def away():
+            state["proxy"].close()
+
+        @staticmethod
+        def back():
+            state["proxy"] = TcpProxy(upstream_unix=socket_path, port=port)
+            time.sleep(0.6)  # the circuit's period: the next dispatch probes
+
+    with override_settings(QUEUE=queue):
+        connections.reset()
+        yield Outage
+    state["proxy"].close()
+    connections.reset()
+
+
+def rows(conn):
+    return QueuedJob.objects.using(connections.queue_driver(conn).alias)
+
+
+def test_a_unique_job_dispatched_twice_during_the_outage_runs_once(outage, rclient,
+                                                                   spawn_worker):
+    unique = control_jobs.unique_record.using(connection="fo")
+    outage.away()
+    first = unique.delay("k1", "first")
+    assert first and unique.delay("k1", "second") is None  # the fallback's lock
+    other = unique.delay("k2", "other")
+    assert other and rows(outage.conn).count() == 2
+    alias = connections.queue_driver(outage.conn).alias
+    key = unique_key(control_jobs.unique_record.name, "k1")
+    assert ControlValue.objects.using(alias).filter(pk=row_key(key)).exists()
+
+    outage.back()
+    # Redis answers, the job still waits in the fallback: its lock is still seen there
+    assert unique.delay("k1", "third") is None
+    assert drain("fo") == 2
+    assert rclient.get(key) == first.encode()  # the lock moved with the job
+    assert not ControlValue.objects.using(alias).filter(pk=row_key(key)).exists()
+    assert unique.delay("k1", "fourth") is None  # now held in Redis
+
+    worker = spawn_worker("redis", "--stop-when-empty", "--sleep=0")
+    assert worker.wait(timeout=60) == 0, worker.output()
+    assert sorted(n["label"] for n in jobs.notes()) == ["first", "other"]
+    assert rclient.get(key) is None  # released by the worker that ran it
+    assert unique.delay("k1", "after") is not None
+
+
+def test_two_masters_draining_at_once_move_each_job_once(outage, rclient):
+    """Two drains at once, each on its own database connections (a thread each, as two
+    masters' duties are: the database's reservation, not the process, keeps them apart)."""
+    outage.away()
+    for i in range(400):
+        jobs.record.using(connection="fo").delay(f"j{i}")
+    assert rows(outage.conn).count() == 400
+    outage.back()
+    moved: list[int] = []
+    start = threading.Barrier(2)
+
+    def master():
+        start.wait()
+        total = 0
+        try:
+            for _ in range(40):
+                total += drain("fo", limit=20)
+        finally:
+            db.connections.close_all()
+        moved.append(total)
+
+    masters = [threading.Thread(target=master) for _ in range(2)]
+    for thread in masters:
+        thread.start()
+    for thread in masters:
+        thread.join(timeout=120)
+    assert sum(moved) == 400 and len(moved) == 2, moved  # each job moved once
+    entries = [json.loads(raw)["args"][0] for raw in rclient.lrange("queues:{default}", 0, -1)]
+    assert sorted(entries) == sorted(f"j{i}" for i in range(400))
+    assert rows(outage.conn).count() == 0
+    rclient.delete("queues:{default}", "queues:{default}:notify")
