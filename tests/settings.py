@@ -47,6 +47,10 @@ if os.environ.get("TEST_PROXY_URL"):
         "socket_timeout": float(os.environ.get("TEST_SOCKET_TIMEOUT", 10)),
         "socket_connect_timeout": float(os.environ.get("TEST_SOCKET_CONNECT_TIMEOUT", 5)),
     }
+# Extra connections for worker processes a test starts with the ones it configured itself
+# (a failover connection and its proxied Redis, tests/queueing/dispatching/
+# test_failover_outage_database.py), as JSON: name -> block.
+QUEUE["connections"].update(json.loads(os.environ.get("TEST_QUEUE_CONNECTIONS") or "{}"))
 # Middleware every job runs through, for worker processes that test QUEUE["middleware"].
 QUEUE["middleware"] = [m for m in os.environ.get("TEST_QUEUE_MIDDLEWARE", "").split(",") if m]
 

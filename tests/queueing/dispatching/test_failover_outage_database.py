@@ -53,6 +53,8 @@ def outage(settings, dbconn):
             state["proxy"] = TcpProxy(upstream_unix=socket_path, port=port)
             time.sleep(0.6)  # the circuit's period: the next dispatch probes
 
+    Outage.worker_env = {"TEST_QUEUE_CONNECTIONS": json.dumps(
+        {name: queue["connections"][name] for name in ("near", "fo")})}
     with override_settings(QUEUE=queue):
         connections.reset()
         yield Outage
@@ -122,3 +124,20 @@ def test_two_masters_draining_at_once_move_each_job_once(outage, rclient):
     assert sorted(entries) == sorted(f"j{i}" for i in range(400))
     assert rows(outage.conn).count() == 0
     rclient.delete("queues:{default}", "queues:{default}:notify")
+
+
+def test_a_chain_dispatched_during_the_outage_completes_in_order(outage, rclient,
+                                                                 spawn_worker):
+    from queueing import chain
+
+    outage.away()
+    first = chain(jobs.record.using(connection="fo").s("c1"),
+                  jobs.record.using(connection="fo").s("c2"),
+                  jobs.record.using(connection="fo").s("c3"))
+    assert first and rows(outage.conn).count() == 1  # the chain's head waits there
+    outage.back()
+    assert drain("fo") == 1
+    # the worker knows the failover connection (its next links are dispatched on it)
+    worker = spawn_worker("redis", "--stop-when-empty", "--sleep=0", env=outage.worker_env)
+    assert worker.wait(timeout=60) == 0, worker.output()
+    assert [n["label"] for n in jobs.notes()] == ["c1", "c2", "c3"]
