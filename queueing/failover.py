@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import redis
@@ -33,6 +34,7 @@ from queueing.errors import StoreUnavailable
 from queueing.failover_state import StatePublisher
 
 logger = logging.getLogger("queueing")
+BULK_CHUNK = 1000  # payloads per push_many call (the Redis driver's script call)
 
 
 @dataclass
@@ -44,6 +46,10 @@ class Leg:
     errors: tuple[type[Exception], ...]
     circuit: Circuit
     last_error: str = ""  # why it last failed a dispatch (for the published state)
+
+
+def _push_many(target: DispatchTarget, *, queue: str, payloads: list[str]) -> Any:
+    return target.push_many(queue, payloads)
 
 
 class FailoverDriver:
@@ -82,7 +88,14 @@ class FailoverDriver:
         return self._first_taker(lambda target: target.push(queue, payload))
 
     def push_many(self, queue: str, payloads: list[str]) -> Any:
-        return self._first_taker(lambda target: target.push_many(queue, payloads))
+        """Chunk by chunk, each to the first connection that takes it: a Redis that goes
+        away in the middle of a bulk dispatch keeps the chunks it took, and only the
+        rest go to the next connection (sending the whole list again duplicated them)."""
+        result = None
+        for start in range(0, len(payloads), BULK_CHUNK):
+            result = self._first_taker(partial(_push_many, queue=queue,
+                                               payloads=payloads[start:start + BULK_CHUNK]))
+        return result
 
     def later(self, queue: str, payload: str, available_at: float) -> Any:
         return self._first_taker(lambda target: target.later(queue, payload, available_at))
