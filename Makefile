@@ -36,6 +36,7 @@ CLUSTER_TESTS := $(CORE_TESTS) tests/horizon/dashboard/test_pages.py \
                  tests/horizon/supervisor/test_master_process.py \
                  tests/queueing/middleware/test_job_controls_units.py \
                  tests/queueing/middleware/test_job_controls.py \
+                 tests/queueing/middleware/test_concurrency_limited.py \
                  tests/queueing/tasks/test_tasks_conformance.py \
                  tests/queueing/dispatching/test_async_dispatch.py \
                  tests/queueing/worker/test_concurrency.py
@@ -119,7 +120,8 @@ test-slow: system-deps
 	$(PY) -m pytest -m slow $(PYTEST_ARGS)
 
 # Batches on a cluster too (a batch's keys share its callback queue's hash tag).
-CLUSTER_TESTS += tests/queueing/batches/test_batches.py \
+CLUSTER_TESTS += tests/queueing/batches/test_batches.py tests/queueing/workflows/test_workflows.py \
+                 tests/queueing/worker/test_fair_queues.py \
                  tests/horizon/dashboard/test_batches_pages.py
 CLUSTER_FULL  += tests/queueing/batches/test_batches.py \
                  tests/horizon/dashboard/test_batches_pages.py \

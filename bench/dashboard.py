@@ -1,7 +1,7 @@
 """Dashboard page timings with 1,000,000 pending jobs and 100,000 failed jobs.
 
     .venv/bin/python bench/dashboard.py [--pending 1000000] [--failed 100000] [--runs 50]
-        [--failing 20] [--only failed]
+        [--failing 20] [--only failed] [--keep] [--reuse]
 
 Fills the bench Redis (BENCH_REDIS_URL, else a throwaway one: FLUSHed) and a
 SQLite file under var/bench-dashboard/ (migrated first), logs a staff user in with
@@ -54,21 +54,61 @@ def payload(i: int, now: float, queue: str) -> dict:
             "tags": [f"customer:{i % 5000}"], "chain": [], "connection": "redis", "queue": queue}
 
 
+# Builds `count` payloads inside Redis from one template per job name and pushes them as
+# push.lua does (ready list, a notify token each, the uuid index and its sequence): ten
+# million entries made in Python took over an hour of this shared machine's CPU.
+SERVER_FILL = """
+local templates = cjson.decode(ARGV[1])
+local first, count = tonumber(ARGV[2]), tonumber(ARGV[3])
+local sequence = redis.call('INCRBY', KEYS[4], count) - count
+for start = first, first + count - 1, 100 do
+  local entries, tokens = {}, {}
+  for i = start, math.min(start + 99, first + count - 1) do
+    local id = string.format('%08x-0000-4000-8000-%012x', i, i)
+    entries[#entries + 1] = string.format(templates[(i % #templates) + 1], id, i, i % 5000,
+                                          i % 5000)
+    tokens[#tokens + 1] = '1'
+    redis.call('ZADD', KEYS[3], sequence + i - first + 1, id)
+  end
+  redis.call('RPUSH', KEYS[1], unpack(entries))
+  redis.call('RPUSH', KEYS[2], unpack(tokens))
+end
+return redis.call('LLEN', KEYS[1])
+"""
+
+
+def fill_pending_in_redis(driver, pending: int, now: float) -> None:
+    """`pending` entries of the default queue, shaped as `payload` makes them, built by a
+    script in chunks of 50,000 (Redis answers others between chunks)."""
+    templates = []
+    for name in JOBS:
+        data = {**payload(0, now, "default"), "job": name,
+                "displayName": name.rsplit(".", 1)[-1]}
+        text = encode({**data, "uuid": "@U", "args": [-1], "tags": ["customer:-2"],
+                       "kwargs": {"customer_id": -3, "api_token": "tok_live_x"}})
+        templates.append(text.replace("%", "%%").replace('"@U"', '"%s"')
+                         .replace("[-1]", "[%d]").replace("customer:-2", "customer:%d")
+                         .replace('"customer_id":-3', '"customer_id":%d'))
+    k = driver.keys("default")
+    script = driver.client.register_script(SERVER_FILL)
+    for first in range(0, pending, 50_000):
+        script(keys=[k.ready, k.notify, k.index, k.sequence],
+               args=[json.dumps(templates), first, min(50_000, pending - first)])
+    # the needle: a known uuid in the middle, re-indexed at its position
+    middle = pending // 2
+    old = json.loads(driver.client.lindex(k.ready, middle))["uuid"]
+    raw = driver.client.lindex(k.ready, middle).decode().replace(old, NEEDLE_UUID)
+    score = driver.client.zscore(k.index, old)
+    driver.client.lset(k.ready, middle, raw)
+    driver.client.zrem(k.index, old)
+    driver.client.zadd(k.index, {NEEDLE_UUID: score})
+
+
 def fill_redis(driver, pending: int) -> None:
     client = driver.client
     now = time.time()
     started = time.perf_counter()
-    batch = []
-    for i in range(pending):
-        data = payload(i, now, "default")
-        if i == pending // 2:
-            data["uuid"] = NEEDLE_UUID
-        batch.append(encode(data))
-        if len(batch) == 10_000:
-            driver.push_many("default", batch)
-            batch = []
-    if batch:
-        driver.push_many("default", batch)
+    fill_pending_in_redis(driver, pending, now)
     for i in range(10_000):
         driver.later("low", encode(payload(i, now, "low")), now + 60 + i)
     driver.push_many("high", [encode(payload(i, now, "high")) for i in range(500)])
@@ -185,16 +225,38 @@ def pages(driver, pending: int) -> dict[str, tuple[str, dict]]:
     }
 
 
+CPU_TIMES: list[float] = []  # the last `measure`'s CPU ms per load (this process's)
+
+
 def measure(client: Client, url: str, headers: dict, runs: int) -> list[float]:
+    """Wall ms per load; CPU_TIMES gets this process's CPU ms per load beside them, which
+    a busy shared machine disturbs far less (Redis's share is not in it: the pages' own
+    work, SQLite's included, is)."""
     for _ in range(3):
         response = client.get(url, headers=headers)
         assert response.status_code == 200, (url, response.status_code)
     times = []
+    CPU_TIMES.clear()
     for _ in range(runs):
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         response = client.get(url, headers=headers)
         times.append((time.perf_counter() - started) * 1000)
+        CPU_TIMES.append((time.process_time() - cpu) * 1000)
         assert response.status_code == 200, (url, response.status_code)
+    return times
+
+
+def profiled(client: Client, url: str, headers: dict, runs: int) -> list[float]:
+    """`measure`, under cProfile, printing where a load's time goes (why a page is slow
+    before changing it)."""
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    times = measure(client, url, headers, runs)
+    profiler.disable()
+    pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
     return times
 
 
@@ -204,9 +266,13 @@ def main() -> int:
     parser.add_argument("--failed", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--keep", action="store_true", help="leave the data in place")
+    parser.add_argument("--reuse", action="store_true",
+                        help="measure what an earlier --keep run left (no filling)")
     parser.add_argument("--failing", type=float, default=0,
                         help="failed rows written a second while measuring")
     parser.add_argument("--only", default="", help="only the pages whose name starts so")
+    parser.add_argument("--profile", action="store_true",
+                        help="profile the pages measured (cProfile, the 25 costliest calls)")
     parser.add_argument("--write-failures", type=float, default=0, help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.write_failures:
@@ -215,17 +281,24 @@ def main() -> int:
     print(f"redis: {redacted_url(driver.config.url or 'embedded')}; "
           f"sqlite: {os.environ['HORIZON_VAR_DIR']}")
     call_command("migrate", verbosity=0)
-    driver.client.flushdb()
-    FailedJob.objects.all().delete()
+    if not options.reuse:
+        driver.client.flushdb()
+        FailedJob.objects.all().delete()
     User.objects.filter(username="bench-operator").delete()
     try:
-        fill_redis(driver, options.pending)
-        fill_failed(options.failed)
+        if options.reuse:
+            options.pending = driver.sizes("default").pending
+            print(f"reusing {options.pending:,} pending and "
+                  f"{FailedJob.objects.count():,} failed rows")
+        else:
+            fill_redis(driver, options.pending)
+            fill_failed(options.failed)
         user = User.objects.create_user("bench-operator", password="x", is_staff=True)
         user.user_permissions.add(Permission.objects.get(codename="view_dashboard"))
         client = Client(HTTP_HOST="localhost")  # a host the site's ALLOWED_HOSTS accepts
         client.force_login(user)
-        print(f"\n{'page':34} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}   ({options.runs} runs)")
+        print(f"\n{'page':34} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'cpu p50':>8} "
+              f"{'cpu p95':>8}   ({options.runs} runs)")
         worst = 0.0
         writer = keep_failing(options.failing) if options.failing else None
         if writer is not None:
@@ -234,10 +307,12 @@ def main() -> int:
             if not name.startswith(options.only):
                 continue
             keep_alive(driver.client)
-            times = measure(client, url, headers, options.runs)
+            times = (profiled(client, url, headers, options.runs) if options.profile
+                     else measure(client, url, headers, options.runs))
             p95 = percentile(times, 95)
             worst = max(worst, p95)
-            print(f"{name:34} {percentile(times, 50):8.1f} {p95:8.1f} {max(times):8.1f}")
+            print(f"{name:34} {percentile(times, 50):8.1f} {p95:8.1f} {max(times):8.1f} "
+                  f"{percentile(CPU_TIMES, 50):8.1f} {percentile(CPU_TIMES, 95):8.1f}")
         if writer is not None:
             writer.terminate()
             writer.wait()

@@ -125,3 +125,11 @@ def soak_timeout(label):
 async def soak_async(label):
     await asyncio.sleep(0.01)
     _soak_note(label, True)
+
+
+@job
+def mark(path, sent_at):
+    """Append 'sent_at started_at' to a file, outside Redis (bench/sentinel.py kills the
+    primary while these run)."""
+    with open(path, "a") as handle:
+        handle.write(f"{sent_at} {time.time()}\n")

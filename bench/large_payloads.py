@@ -71,7 +71,7 @@ def measure(megabytes: float) -> None:
         dispatch_many([noop.using(queue="bench").s(blob) for _ in range(ENTRIES)])
         pending_page = _page_peak_mb("/jobs/pending/")
         peak = _worker_peak_mb()
-        records = client.memory_usage(keys.COMPLETED_RECORDS) or 0
+        records = client.memory_usage(keys.completed_records()) or 0
         completed_page = _page_peak_mb("/jobs/completed/")
         rows.append((label, peak, records / 2 ** 20, pending_page, completed_page))
     client.flushdb()

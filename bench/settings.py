@@ -14,7 +14,7 @@ import tempfile
 from standalone.settings import *  # noqa: F403
 from standalone.settings import INSTALLED_APPS, QUEUE
 
-if not os.environ.get("BENCH_REDIS_URL"):
+if not os.environ.get("BENCH_REDIS_URL") and not os.environ.get("BENCH_SENTINEL_CONNECTION"):
     from queueing.drivers.redis.embedded import EmbeddedRedis
 
     _folder = tempfile.mkdtemp(prefix="hz-bench-redis-")
@@ -23,10 +23,15 @@ if not os.environ.get("BENCH_REDIS_URL"):
     atexit.register(shutil.rmtree, _folder, True)  # runs after the stop below (LIFO)
     atexit.register(_server.stop)
 
-BENCH_REDIS_URL = os.environ["BENCH_REDIS_URL"]
+BENCH_REDIS_URL = os.environ.get("BENCH_REDIS_URL", "")
 QUEUE["connections"]["redis"]["url"] = BENCH_REDIS_URL
 QUEUE["connections"]["redis"]["queues"] = ["bench", "default", "high", "low"]
 INSTALLED_APPS = [*INSTALLED_APPS, "bench"]
 LOGGING = {"version": 1, "disable_existing_loggers": False}
+# bench/sentinel.py: the "redis" connection behind its local Sentinel group (JSON block).
+if os.environ.get("BENCH_SENTINEL_CONNECTION"):
+    import json
+
+    QUEUE["connections"]["redis"] = json.loads(os.environ["BENCH_SENTINEL_CONNECTION"])
 # The Redis benches measure Redis alone (bench/database.py adds its own connections).
 QUEUE["connections"].pop("database", None)

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from horizon.config import horizon_settings
-from horizon.keys import ATTEMPTS, ATTEMPTS_INDEX
+from horizon.keys import attempts_index, attempts_prefix
 from horizon.repositories import horizon_client
 from queueing.drivers.redis.cluster import is_cluster
 from queueing.drivers.redis.replies import RedisClient, as_str
@@ -48,7 +48,7 @@ IN_STORE = "failed store"  # where a failure's full error is ("stored" of its en
 
 
 def key(uuid: str) -> str:
-    return ATTEMPTS + uuid
+    return attempts_prefix() + uuid
 
 
 def error_text(exc: BaseException | None, reason: str = "") -> str:
@@ -118,7 +118,7 @@ def _append(client, target, uuid: str, entry: dict[str, Any], now: float) -> Non
         entry["summary"] = summary_of(str(entry["error"]))
     deadline = now + keep_seconds(str(entry.get("outcome") or ""))
     script_for(client, "record_attempt", package="horizon")(
-        keys=[key(uuid), ATTEMPTS_INDEX],
+        keys=[key(uuid), attempts_index()],
         args=[json.dumps(entry, default=str), KEEP, repr(deadline), uuid], client=target)
 
 
@@ -135,7 +135,7 @@ def forget(uuids: Iterable[str], client: RedisClient | None = None) -> int:
         pipe = client.pipeline(transaction=False)
         for uuid in chunk:
             pipe.delete(key(uuid))
-        pipe.zrem(ATTEMPTS_INDEX, *chunk)
+        pipe.zrem(attempts_index(), *chunk)
         gone += sum(pipe.execute()[:-1])
     return gone
 
@@ -147,20 +147,20 @@ def on_failed_rows_deleted(uuids: list[str]) -> None:
 
 def due(client: RedisClient, now: float, limit: int) -> list[str]:
     """Timelines past their deadline (their key has expired; the index still names them)."""
-    return [as_str(u) for u in client.zrangebyscore(ATTEMPTS_INDEX, "-inf", repr(now),
+    return [as_str(u) for u in client.zrangebyscore(attempts_index(), "-inf", repr(now),
                                                     start=0, num=limit)]
 
 
 def over_cap(client: RedisClient, most: int, limit: int) -> list[str]:
     """The timelines past the count cap, soonest deadline first, `limit` at most."""
-    excess = client.zcard(ATTEMPTS_INDEX) - most
+    excess = client.zcard(attempts_index()) - most
     if excess <= 0:
         return []
-    return [as_str(u) for u in client.zrange(ATTEMPTS_INDEX, 0, min(excess, limit) - 1)]
+    return [as_str(u) for u in client.zrange(attempts_index(), 0, min(excess, limit) - 1)]
 
 
 def count(client: RedisClient | None = None) -> int:
-    return (client or horizon_client()).zcard(ATTEMPTS_INDEX)
+    return (client or horizon_client()).zcard(attempts_index())
 
 
 def entries(uuid: str, client=None) -> list[dict]:

@@ -135,7 +135,7 @@ class WaitMonitor:
             if now - self._checked < self.interval:
                 return []
             self._checked = now
-            if not self.client.set(keys.WAITS_LOCK, self.owner or "master", nx=True,
+            if not self.client.set(keys.waits_lock(), self.owner or "master", nx=True,
                                    px=max(int(self.interval * 1000) - 100, 100)):
                 return []
         # every label is "connection:queue" (parse_waits prefixes a bare queue name)

@@ -3,13 +3,14 @@
 Public API::
 
     from queueing import job, Job, chain, batch, current_job, dispatch_many, dispatch_many_async
+    from queueing import group, chord   # workflows (docs/workflows.md)
 """
 from queueing import _moved
 from queueing.batches.pending import batch
 from queueing.batches.record import Batch, current_batch
 from queueing.dispatching.async_dispatch import dispatch_many_async
 from queueing.dispatching.dispatch import dispatch_many
-from queueing.dispatching.jobs import Job, JobFunction, PendingDispatch, Signature, chain, job
+from queueing.dispatching.jobs import Job, JobFunction, PendingDispatch, Signature, job
 from queueing.entries.context import current_job
 from queueing.errors import (
     BadDispatch,
@@ -21,11 +22,12 @@ from queueing.errors import (
     UnknownJob,
     UnknownQueue,
 )
+from queueing.workflows import chain, chord, group  # chain: jobs, groups and chords
 
 _moved.install()  # old module paths (before 0.2) still import; see _moved.py
 
 __all__ = [
-    "job", "Job", "chain", "batch", "Batch", "current_batch", "dispatch_many",
+    "job", "Job", "chain", "group", "chord", "batch", "Batch", "current_batch", "dispatch_many",
     "dispatch_many_async", "current_job",
     "JobFunction", "PendingDispatch", "Signature", "QueueError", "DispatchError",
     "BadDispatch", "InvalidOption", "NotSerializable",

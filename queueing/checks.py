@@ -4,6 +4,7 @@ from django.core.checks import Error, Warning, register
 
 from queueing.config import queue_settings, settings_errors
 from queueing.dispatching import registry
+from queueing.drivers.redis.sentinel import service_problem
 from queueing.errors import ConfigurationError, UnknownQueue
 from queueing.middleware import pipeline
 
@@ -72,3 +73,30 @@ def check_queue_middleware(app_configs, **kwargs):
                       hint="List middleware objects, or dotted paths to them or to classes "
                            "that take no arguments.")]
     return []
+
+
+@register("queueing")
+def check_sentinel_services(app_configs, **kwargs):
+    """queueing.E011: a sentinel connection whose sentinels answer but watch no service
+    of its ``service_name`` (a typo there would stall every dispatch until switch_wait).
+    queueing.W011: none of its sentinels answered (only a warning: they may come later)."""
+    try:
+        configured = queue_settings()
+    except ConfigurationError:
+        return []  # reported by queueing.E001
+    found: list[Error | Warning] = []
+    for config in configured.connections.values():
+        if not config.sentinel:
+            continue
+        problem = service_problem(config)
+        if problem is None:
+            continue
+        level, text = problem
+        if level == "error":
+            found.append(Error(text, id="queueing.E011",
+                               hint="Set 'service_name' to a name of a 'sentinel monitor' "
+                                    "line of the sentinels' configuration."))
+        else:
+            found.append(Warning(text, id="queueing.W011",
+                                 hint="Check the 'sentinels' addresses and that they run."))
+    return found

@@ -39,12 +39,21 @@ from django.dispatch import receiver
 from queueing.drivers.registry import KINDS
 from queueing.errors import ConfigurationError, UnknownConnection, UnknownQueue
 from queueing.failover_config import failover_target_errors, parse_failover
+from queueing.namespace import configured as configured_namespace
+from queueing.sentinel_config import SENTINEL_KEYS, read_sentinel
 from queueing.settings_hints import nearest, unknown_keys
 from queueing.settings_problems import Problems
 
 DEFAULT_PREFIX = "queues:"  # of every queue key (drivers/redis/keys.py)
 DRIVERS = tuple(KINDS)  # the driver registry's kinds
 QUEUE_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")  # used with fullmatch
+FAIR_MARK = ".fair."  # a fair queue's key queue: "<queue>.fair.<key>" (queueing/fair.py)
+
+
+def fair_parent(queue: str) -> str | None:
+    """The fair queue whose key queue `queue` is ("reports.fair.acme" -> "reports")."""
+    at = queue.find(FAIR_MARK)
+    return queue[:at] if at > 0 else None
 DEFAULT_RETRY_AFTER = 30  # seconds an unrenewed lease lasts (its worker died) before redelivery
 DEFAULT_MIGRATION_BATCH = 1000  # due jobs moved per pop, so one pop never stalls Redis
 DEFAULT_MAX_DELIVERIES = 5  # silent deliveries (worker died) before an entry is failed
@@ -84,8 +93,29 @@ class ConnectionConfig:
     # driver "failover" (queueing/failover_config.py): the connections a dispatch tries in
     # order, how long the first may take, how long a failed one is skipped
     targets: tuple[str, ...] = ()
+    # queues that rotate between keys (tenants): queueing/fair.py, docs/fair-queues.md
+    fair_queues: tuple[str, ...] = ()
     dispatch_timeout: float = 0.5
     retry_primary_after: float = 5.0
+    # driver "redis" behind Redis Sentinel (queueing/sentinel_config.py): where the
+    # sentinels are, which service they watch, and how to log in to both
+    sentinels: tuple[tuple[str, int], ...] = ()
+    service_name: str | None = None
+    sentinel_password: str | None = field(default=None, repr=False)
+    password: str | None = field(default=None, repr=False)
+    db: int = 0
+    ssl: bool = False  # TLS to the primary (and, unless sentinel_ssl says no, the sentinels)
+    sentinel_ssl: bool = False
+    switch_wait: float = 10.0  # seconds a dispatch waits out a primary switch before raising
+    # every dispatch waits (Redis WAIT, under replica_ack_timeout) until this many
+    # replicas hold it; 0: acknowledged by the primary alone (asynchronous replication)
+    replica_acks: int = 0
+    replica_ack_timeout: float = 0.5
+
+    @property
+    def sentinel(self) -> bool:
+        """Is the primary found by asking sentinels (no fixed URL)?"""
+        return bool(self.sentinels)
 
     def check_queue(self, queue: str) -> str:
         """Return `queue` if this connection accepts it, else raise UnknownQueue."""
@@ -93,7 +123,8 @@ class ConnectionConfig:
             raise UnknownQueue(
                 f"invalid queue name {queue!r}: use letters, digits, '_', '.' or '-'"
             )
-        if self.queues is not None and queue not in self.queues:
+        if self.queues is not None and queue not in self.queues and \
+                fair_parent(queue) not in self.fair_queues:  # a fair queue's key queue
             raise UnknownQueue(
                 f"unknown queue {queue!r} on connection {self.name!r}; "
                 f"it accepts: {', '.join(self.queues)} (set QUEUE['connections']"
@@ -136,10 +167,10 @@ CONNECTION_KEYS = frozenset({
     "driver", "queue", "queues", "url", "embedded_dir", "retry_after",
     "block_for", "prefix", "migration_batch_size", "max_deliveries", "options",
     "cluster", "socket_timeout", "socket_connect_timeout",
-    "database", "listen", "synchronous_commit",
+    "database", "listen", "synchronous_commit", "fair_queues", *SENTINEL_KEYS,
 })
 SETTINGS_KEYS = frozenset({"default", "after_commit", "connections", "max_payload_bytes",
-                           "middleware"})
+                           "middleware", "namespace"})
 
 
 def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
@@ -176,9 +207,12 @@ def _read_connection(name: str, raw: Any) -> tuple[Problems, ConnectionConfig | 
     only_queue: tuple[str, ...] | None = (queue,)  # stands in for a bad 'queues'
     queues = problems.take(lambda: _queues(where, raw.get("queues", [queue]), queue),
                            only_queue)
-    if driver == "redis" and not raw.get("url") and not raw.get("embedded_dir"):
+    sentinel = read_sentinel(where, raw, problems)
+    if driver == "redis" and not raw.get("url") and not raw.get("embedded_dir") \
+            and "sentinels" not in raw:
         problems.add(ConfigurationError(
-            f"{where} needs a 'url' (or 'embedded_dir' to start a local redis-server)"))
+            f"{where} needs a 'url', 'sentinels' and a 'service_name' (Redis Sentinel), "
+            "or 'embedded_dir' to start a local redis-server"))
     database = raw.get("database", "default")
     if driver == "database" and database not in settings.DATABASES:
         problems.add(ConfigurationError(
@@ -221,6 +255,15 @@ def _read_connection(name: str, raw: Any) -> tuple[Problems, ConnectionConfig | 
     block_for: float | None = problems.take(lambda: _number(name, "block_for", raw.get(
         "block_for", DEFAULT_REDIS_BLOCK_FOR if driver == "redis" else None),
         allow_none=True), None)
+    fair_raw = raw.get("fair_queues", ())
+    fair_queues: tuple[str, ...] = ()
+    if isinstance(fair_raw, str) or not isinstance(fair_raw, (list, tuple)) or not all(
+            isinstance(q, str) and QUEUE_NAME.fullmatch(q) and FAIR_MARK not in q
+            for q in fair_raw):
+        problems.add(ConfigurationError(
+            f"{where}['fair_queues'] must be a list of queue names, got {fair_raw!r}"))
+    else:
+        fair_queues = tuple(fair_raw)
     if problems.errors:
         return problems, None
     return problems, ConnectionConfig(
@@ -240,8 +283,10 @@ def _read_connection(name: str, raw: Any) -> tuple[Problems, ConnectionConfig | 
         database=database,
         listen=raw.get("listen", True),
         synchronous_commit=synchronous_commit,
+        fair_queues=fair_queues,
         socket_timeout=timeouts["socket_timeout"],
         socket_connect_timeout=timeouts["socket_connect_timeout"],
+        **sentinel.fields(),
     )
 
 
@@ -330,6 +375,10 @@ def _parse_all(raw: dict[str, Any] | None) -> tuple[list[ConfigurationError],
     if isinstance(max_payload, bool) or not isinstance(max_payload, int) or max_payload < 0:
         errors.append(ConfigurationError(
             "QUEUE['max_payload_bytes'] must be an int >= 0 (0: no limit)"))
+    try:
+        configured_namespace(raw)
+    except ConfigurationError as exc:
+        errors.append(exc)
     if errors:
         return errors, None
     return [], QueueSettings(

@@ -33,7 +33,7 @@ from django.db import transaction
 from queueing import connections
 from queueing.config import ConnectionConfig, queue_settings
 from queueing.drivers.registry import kind_of
-from queueing.entries.payload import peek
+from queueing.entries.availability import available_since
 from queueing.models import ControlValue
 from queueing.redaction import mask_text
 
@@ -220,18 +220,6 @@ def _number(value: dict[str, Any], key: str) -> float:
     found = value.get(key)
     return float(found) if isinstance(found, (int, float)) and not isinstance(found, bool) \
         else 0.0
-
-
-def available_since(raw: bytes | str | None) -> float | None:
-    if not raw:
-        return None
-    data = peek(raw)
-    wrapped = data.get("wrapped")
-    if isinstance(wrapped, str):  # an entry a pop wrapped (the reservation contract)
-        data = peek(wrapped)
-    stamps = [data.get(k) for k in ("availableAt", "pushedAt")]
-    found = [s for s in stamps if isinstance(s, (int, float)) and not isinstance(s, bool)]
-    return max(found) if found else None
 
 
 def read_status(config: ConnectionConfig, now: float | None = None) -> FailoverStatus:

@@ -21,7 +21,7 @@ from queueing import connections
 from queueing.config import queue_settings
 from queueing.middleware import lock_calls
 from queueing.middleware.keys import parse_lock
-from queueing.middleware.lock_calls import LOCK_INDEX
+from queueing.middleware.lock_calls import lock_index
 from queueing.redaction import display
 
 LIST_LIMIT = 500  # locks shown at most, per kind and connection
@@ -84,8 +84,8 @@ def key_ref(key: str) -> str:
 def held(client: Any, connection: str, limit: int = LIST_LIMIT) -> list[HeldLock]:
     """The unique and overlap locks held on one Redis, by kind then name: at most
     `limit`, read from the index (expired entries trimmed first)."""
-    client.zremrangebyscore(LOCK_INDEX, "-inf", int(time.time() * 1000))
-    keys = [_text(key) for key in client.zrange(LOCK_INDEX, 0, limit - 1)]
+    client.zremrangebyscore(lock_index(), "-inf", int(time.time() * 1000))
+    keys = [_text(key) for key in client.zrange(lock_index(), 0, limit - 1)]
     if not keys:
         return []
     pipe = client.pipeline(transaction=False)
@@ -104,7 +104,7 @@ def held(client: Any, connection: str, limit: int = LIST_LIMIT) -> list[HeldLock
         found.append(HeldLock(connection, parsed[0], parsed[1], key, _text(owner),
                               ttl / 1000 if ttl and ttl > 0 else None))
     if gone:
-        client.zrem(LOCK_INDEX, *gone)
+        client.zrem(lock_index(), *gone)
     return sorted(found, key=lambda lock: (lock.kind, lock.name))
 
 

@@ -26,3 +26,7 @@ lock_released = Signal()
 # action, target, detail and by ("<os user> (cli)"). Horizon records it in its audit log
 # beside the dashboard's actions; without Horizon nobody listens.
 operator_action = Signal()
+# `queue_monitor --max N` found a queue holding more than N jobs (Laravel's QueueBusy);
+# sent with sender = None, connection, queue, size, most (N) and reading
+# (queueing.monitoring.QueueReading), once per such queue and run.
+queue_busy = Signal()

@@ -33,6 +33,8 @@ QUEUE["connections"]["redis"]["url"] = TEST_REDIS_URL
 _allowlist = os.environ.get("TEST_QUEUE_ALLOWLIST")
 QUEUE["connections"]["redis"]["queues"] = _allowlist.split(",") if _allowlist else "*"
 QUEUE["connections"]["redis"]["block_for"] = 1
+# A queue that rotates between keys (queueing/fair.py; tests/queueing/worker/test_fair_queues.py)
+QUEUE["connections"]["redis"]["fair_queues"] = ["fair"]
 # Worker processes started by tests may shorten the lease to test expiry.
 QUEUE["connections"]["redis"]["retry_after"] = float(os.environ.get("TEST_RETRY_AFTER", 90))
 QUEUE["connections"]["redis"]["max_deliveries"] = int(os.environ.get("TEST_MAX_DELIVERIES", 5))
@@ -51,6 +53,10 @@ if os.environ.get("TEST_PROXY_URL"):
 # (a failover connection and its proxied Redis, tests/queueing/dispatching/
 # test_failover_outage_database.py), as JSON: name -> block.
 QUEUE["connections"].update(json.loads(os.environ.get("TEST_QUEUE_CONNECTIONS") or "{}"))
+# The "redis" connection behind Redis Sentinel instead (tests/local_sentinel.py): worker
+# and master processes a Sentinel test starts get its connection block as JSON.
+if os.environ.get("TEST_SENTINEL_CONNECTION"):
+    QUEUE["connections"]["redis"] = json.loads(os.environ["TEST_SENTINEL_CONNECTION"])
 # Middleware every job runs through, for worker processes that test QUEUE["middleware"].
 QUEUE["middleware"] = [m for m in os.environ.get("TEST_QUEUE_MIDDLEWARE", "").split(",") if m]
 

@@ -4,6 +4,7 @@ numbers beside them look calm while jobs are not moving.
 - a queue with pending jobs and no process (and not paused on purpose);
 - a supervisor running at its maximum number of processes with every slot busy while
   its backlog grows (since the latest snapshot);
+- a Redis primary switch (Sentinel) in the last day: when, and which server is primary now;
 - a schedule aimed at a paused queue (its runs accumulate unseen);
 - a schedule whose runs pile up: its queue's oldest pending job has waited longer than
   the schedule's period, so a new run is pushed before the last one started.
@@ -14,7 +15,7 @@ import json
 import time
 from dataclasses import dataclass
 
-from horizon import keys
+from horizon import keys, primary_switches
 from horizon.dashboard import capacity, formatting
 from horizon.dashboard.reads import Overview
 from horizon.repositories import horizon_client
@@ -100,7 +101,21 @@ def red_flags(overview: Overview, now: float | None = None) -> list[Flag]:
                                         f"every slot busy, and its backlog grows "
                                         f"({waiting:,} pending): raise max_processes or "
                                         "add hosts."))
-    return out + _schedule_flags(overview, now)
+    return out + _switch_flags(now) + _schedule_flags(overview, now)
+
+
+def _switch_flags(now: float) -> list[Flag]:
+    """A Redis primary switch of the last day, on a Sentinel connection."""
+    out = []
+    for switch in primary_switches.recent_switches(now):
+        assert switch.switched_at is not None
+        ago = formatting.duration(max(0.0, now - switch.switched_at))
+        at = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(switch.switched_at))
+        out.append(Flag("warn", f"Redis primary of connection {switch.connection} switched "
+                                f"at {at} ({ago} ago): now {switch.primary}"
+                                + (f", was {switch.previous}" if switch.previous else "")
+                                + ". Workers and dispatch followed it."))
+    return out
 
 
 def last_pending(labels: list[str]) -> dict[str, int]:

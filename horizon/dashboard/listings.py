@@ -13,8 +13,9 @@ import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from urllib.parse import quote
 
-from horizon.dashboard import formatting, lookup, paging
+from horizon.dashboard import formatting, links, lookup, paging
 from horizon.dashboard.facets import NOTHING, Picked
 from horizon.dashboard.masking import NAME_LIMIT, display, mask, shown_tags
 from horizon.dashboard.queues import QueueRef
@@ -24,6 +25,7 @@ from queueing.dispatching.preview import HEAD_BYTES, ROW_BYTES, peek_entry
 from queueing.worker import heartbeat
 
 STATES = ("pending", "delayed", "reserved", "completed")
+REMOVABLE = ("pending", "delayed")  # states a row can be deleted from
 SCAN_WINDOW = 2000  # entries examined per filtered request
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 CHUNK = 500  # entries per Redis call while scanning
@@ -49,6 +51,26 @@ class JobRow:
     readable: bool  # False when the entry is not a JSON object
     holder_gone: bool = False  # reserved by a worker whose heartbeat has lapsed
     preview: str = ""  # the arguments, masked, on one short line
+    href: str = ""  # the job's page (with_links)
+    delete_url: str = ""  # pending and delayed rows
+    run_url: str = ""  # delayed rows
+
+
+def with_links(state: str, rows: list[JobRow]) -> list[JobRow]:
+    """Fill each row's links, each URL reversed once for the page (links.py says why)."""
+    detail = links.RowLink("horizon:job", state)
+    delete = links.RowLink("horizon:job-delete", state) if state in REMOVABLE else None
+    run = links.RowLink("horizon:job-run") if state == "delayed" else None
+    for row in rows:
+        where = f"?queue={quote(row.queue, safe='/')}"
+        if state == "pending":
+            where += f"&at={row.position}"
+        elif row.score is not None and state != "completed":
+            where += f"&score={row.score!r}"
+        row.href = detail(row.uuid) + where
+        row.delete_url = delete(row.uuid) if delete else ""
+        row.run_url = run(row.uuid) if run else ""
+    return rows
 
 
 @dataclass

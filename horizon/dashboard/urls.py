@@ -4,10 +4,11 @@
 
 Queues are named in URLs (``redis:default``), never by their position in settings.
 """
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
 from django.urls import path, register_converter
 
+from horizon.dashboard.links import segment
 from horizon.dashboard.views import (
     actions,
     audit,
@@ -72,7 +73,7 @@ class Name:
         return unquote(value)
 
     def to_url(self, value: str) -> str:
-        return quote(str(value), safe=":@!$&'()*+,;=~")
+        return segment(value)
 
 
 register_converter(Name, "hz_name")

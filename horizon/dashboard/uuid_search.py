@@ -68,7 +68,7 @@ def matches(prefix: str, refs: list[QueueRef], limit: int = 2) -> list[str]:
             "uuid", flat=True)[:limit]:
         if add(str(uuid)):
             return found
-    for member, _record in horizon_client().hscan_iter(keys.COMPLETED_RECORDS,
+    for member, _record in horizon_client().hscan_iter(keys.completed_records(),
                                                         match=f"{prefix}*", count=1000):
         if add(as_str(member)):
             return found

@@ -74,7 +74,7 @@ def outcome_call(client: RedisClient, *, queue_label: str, job: str | None, kind
     label = job_label(job)
     series = f"{queue_label}|{label}"
     script = script_for(client, "record_outcome", package="horizon")
-    return (script, [keys.prometheus_series(queue_label, label), keys.PROMETHEUS_SERIES], [
+    return (script, [keys.prometheus_series(queue_label, label), keys.prometheus_series_index()], [
         series, counted_field(kind) or "",
         "" if runtime is None else bucket(RUNTIME_BUCKETS, runtime),
         0 if runtime is None else round(runtime, 6),
@@ -99,7 +99,7 @@ def _buckets(raw: dict[str, str], prefix: str, size: int) -> list[int]:
 
 
 def read_all(client: RedisClient) -> list[Series]:
-    names = sorted(as_str(m) for m in client.smembers(keys.PROMETHEUS_SERIES))
+    names = sorted(as_str(m) for m in client.smembers(keys.prometheus_series_index()))
     pipe = client.pipeline(transaction=False)
     for name in names:
         pipe.hgetall(keys.prometheus_series(*name.split("|", 1)))

@@ -81,12 +81,14 @@ def completions_call(client: RedisClient, done: list[CompletedJob], *, keep_seco
         records += [item.uuid, item.name, item.label, runtime_ms, item.finished_at,
                     item.payload]
     now = max((item.finished_at for item in done), default=0.0)
-    header = {"keep": keep_seconds, "max": keep_count, "now": now, "timelines": keys.ATTEMPTS,
+    header = {"keep": keep_seconds, "max": keep_count, "now": now,
+              "timelines": keys.attempts_prefix(),
               "jobs": list(jobs.values()), "queues": list(queues.values()),
               "series": [[f"{label}|{job}", counts, sums]
                          for (label, job), (counts, sums) in series.items()]}
-    call_keys = [keys.MEASURED_JOBS, keys.MEASURED_QUEUES, keys.COMPLETED, keys.PROMETHEUS_SERIES,
-                 keys.COMPLETED_RECORDS, keys.ATTEMPTS_INDEX,
+    call_keys = [keys.measured_jobs(), keys.measured_queues(), keys.completed(),
+                 keys.prometheus_series_index(),
+                 keys.completed_records(), keys.attempts_index(),
                  *(keys.job_metrics(name) for name in jobs),
                  *(keys.queue_metrics(label) for label in queues),
                  *(keys.prometheus_series(label, job) for label, job in series)]
@@ -196,20 +198,20 @@ def take_snapshots(client: RedisClient, *, now: float | None = None,
     snapshotted. Each entry carries the interval's failures and waits (from the outcome
     counters) and, for queues, the depth; a closed 15-minute bucket is rolled up."""
     now = time.time() if now is None else now
-    last = client.get(keys.LAST_SNAPSHOT)
+    last = client.get(keys.last_snapshot())
     minutes = max((now - float(last)) / 60 if last else 1.0, 1 / 60)
     cutoff = now - keep_minutes * 60
     script = _script(client, "take_snapshot")
     by_job, by_queue = snapshot_extras.outcome_deltas(client)
-    jobs = sorted({as_str(m) for m in client.smembers(keys.MEASURED_JOBS)}
+    jobs = sorted({as_str(m) for m in client.smembers(keys.measured_jobs())}
                   | {name for name, f in by_job.items() if f["failed"]})
-    labels = sorted({as_str(m) for m in client.smembers(keys.MEASURED_QUEUES)}
+    labels = sorted({as_str(m) for m in client.smembers(keys.measured_queues())}
                     | set(queues) | {label for label, f in by_queue.items() if f["failed"]})
     depth = snapshot_extras.depths(labels)
     if jobs:
-        client.sadd(keys.MEASURED_JOBS, *jobs)
+        client.sadd(keys.measured_jobs(), *jobs)
     if labels:
-        client.sadd(keys.MEASURED_QUEUES, *labels)
+        client.sadd(keys.measured_queues(), *labels)
     calls = [(script, [keys.job_metrics(name), keys.job_snapshots(name)],
               [now, cutoff, minutes, _extra(by_job.get(name))]) for name in jobs]
     calls += [(script, [keys.queue_metrics(label), keys.queue_snapshots(label)],
@@ -217,7 +219,7 @@ def take_snapshots(client: RedisClient, *, now: float | None = None,
               for label in labels]
     if calls:
         run_pipelined(client, calls)  # bare EVALSHAs: a cluster pipeline refuses Script calls
-    client.set(keys.LAST_SNAPSHOT, repr(now))
+    client.set(keys.last_snapshot(), repr(now))
     bucket = rollups.closed_bucket(float(last) if last else None, now)
     if bucket is not None:
         rollups.roll_up(client, [(keys.job_snapshots(n), keys.job_rollups(n)) for n in jobs]
@@ -241,7 +243,7 @@ def snapshots(client: RedisClient, kind: str, name: str, since: float = 0) -> li
 
 
 def measured(client: RedisClient, kind: str) -> list[str]:
-    key = keys.MEASURED_JOBS if kind == "job" else keys.MEASURED_QUEUES
+    key = keys.measured_jobs() if kind == "job" else keys.measured_queues()
     return sorted(as_str(m) for m in client.smembers(key))
 
 
@@ -290,7 +292,7 @@ def jobs_per_minute(client: RedisClient, now: float | None = None) -> float:
     """Throughput over the last snapshot interval, or since it if it is over a minute old."""
     now = time.time() if now is None else now
     labels = measured(client, "queue")
-    last = client.get(keys.LAST_SNAPSHOT)
+    last = client.get(keys.last_snapshot())
     pending = sum(count for count, _ in current(client, "queue", labels).values())
     if last and now - float(last) < 60:
         latest = 0.0
@@ -301,3 +303,26 @@ def jobs_per_minute(client: RedisClient, now: float | None = None) -> float:
         return latest
     minutes = (now - float(last)) / 60 if last else 1.0
     return pending / max(minutes, 1.0)
+
+
+def clear(client: RedisClient) -> int:
+    """Empty what the Metrics page charts (`horizon_clear_metrics`): every measured job's
+    and queue's running aggregates, minute snapshots and rollups, and the measured sets.
+
+    The Prometheus counters (``prom:*``) and the snapshot cursor stay: counters that
+    scrapers have seen must never go down, and the cursor is what the next snapshot's
+    deltas are taken against (without it, the first snapshot after a clear would chart
+    the whole history as one minute). Returns the keys deleted."""
+    jobs = [as_str(n) for n in client.smembers(keys.measured_jobs())]
+    queues = [as_str(n) for n in client.smembers(keys.measured_queues())]
+    doomed = [keys.measured_jobs(), keys.measured_queues(), keys.last_snapshot()]
+    doomed += [key for name in jobs for key in (keys.job_metrics(name),
+                                                keys.job_snapshots(name),
+                                                keys.job_rollups(name))]
+    doomed += [key for label in queues for key in (keys.queue_metrics(label),
+                                                   keys.queue_snapshots(label),
+                                                   keys.queue_rollups(label))]
+    deleted = 0
+    for start in range(0, len(doomed), 500):  # one slot ({horizon}): safe on a cluster
+        deleted += client.delete(*doomed[start:start + 500])
+    return deleted

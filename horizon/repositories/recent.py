@@ -10,19 +10,19 @@ from queueing.safe_json import peek
 
 def completed(client: RedisClient, start: int = 0, stop: int = 49) -> list[dict]:
     """Newest first, by rank range; each with its payload decoded."""
-    uuids = [as_bytes(uuid) for uuid in client.zrevrange(keys.COMPLETED, start, stop)]
+    uuids = [as_bytes(uuid) for uuid in client.zrevrange(keys.completed(), start, stop)]
     if not uuids:
         return []
-    return [_decode(as_bytes(record)) for record in client.hmget(keys.COMPLETED_RECORDS, uuids)
+    return [_decode(as_bytes(record)) for record in client.hmget(keys.completed_records(), uuids)
             if record]
 
 
 def count(client: RedisClient) -> int:
-    return client.zcard(keys.COMPLETED)
+    return client.zcard(keys.completed())
 
 
 def find(client: RedisClient, uuid: str) -> dict | None:
-    record = client.hget(keys.COMPLETED_RECORDS, uuid)
+    record = client.hget(keys.completed_records(), uuid)
     return _decode(as_bytes(record)) if record else None
 
 
@@ -30,7 +30,7 @@ def exist(client: RedisClient, uuids: list[str]) -> set[str]:
     """Which of `uuids` have a record."""
     if not uuids:
         return set()
-    return {uuid for uuid, record in zip(uuids, client.hmget(keys.COMPLETED_RECORDS, uuids))
+    return {uuid for uuid, record in zip(uuids, client.hmget(keys.completed_records(), uuids))
             if record}
 
 
@@ -64,11 +64,11 @@ def trim(client: RedisClient, keep_minutes: float, now: float | None = None) -> 
     """Drop records older than the retention, with their index entries (the workers'
     script does the same as it writes; this covers a quiet period)."""
     now = time.time() if now is None else now
-    old = client.zrangebyscore(keys.COMPLETED, "-inf", f"({now - keep_minutes * 60!r}",
+    old = client.zrangebyscore(keys.completed(), "-inf", f"({now - keep_minutes * 60!r}",
                                start=0, num=10_000)
     if not old:
         return 0
     pipe = client.pipeline(transaction=False)
-    pipe.zrem(keys.COMPLETED, *old)
-    pipe.hdel(keys.COMPLETED_RECORDS, *old)
+    pipe.zrem(keys.completed(), *old)
+    pipe.hdel(keys.completed_records(), *old)
     return pipe.execute()[0]

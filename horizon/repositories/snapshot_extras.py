@@ -53,11 +53,11 @@ def outcome_deltas(client: RedisClient) -> tuple[dict[str, dict], dict[str, dict
     whole; on the very first call every change is 0 (the cursor starts there)."""
     series = counters.read_all(client)
     names = [f"{s.connection}:{s.queue}|{s.job}" for s in series]
-    before_raw = client.hmget(keys.SNAPSHOT_CURSOR, names) if names else []
+    before_raw = client.hmget(keys.snapshot_cursor(), names) if names else []
     # No cursor at all: the first snapshot since the upgrade (or since Redis lost it).
     # The counters then hold all their history, which must not land in one minute.
     # (Every call leaves the cursor behind, with "_at" even when there are no series.)
-    first = not any(before_raw) and not client.exists(keys.SNAPSHOT_CURSOR)
+    first = not any(before_raw) and not client.exists(keys.snapshot_cursor())
     jobs: dict[str, Totals] = {}
     queues: dict[str, Totals] = {}
     cursor: dict = {}
@@ -71,7 +71,7 @@ def outcome_deltas(client: RedisClient) -> tuple[dict[str, dict], dict[str, dict
             table[key] = Totals(seen.failed + delta.failed, seen.waited + delta.waited,
                                 seen.wait_sum + delta.wait_sum)
     cursor["_at"] = repr(time.time())
-    client.hset(keys.SNAPSHOT_CURSOR, mapping=cursor)
+    client.hset(keys.snapshot_cursor(), mapping=cursor)
     return ({k: fields(v) for k, v in jobs.items()},
             {k: fields(v) for k, v in queues.items()})
 

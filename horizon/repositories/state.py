@@ -67,11 +67,11 @@ def _publish(client: RedisClient, index: str, key: str, name: str, state: Any) -
 
 
 def publish_master(client: RedisClient, state: MasterState) -> None:
-    _publish(client, keys.MASTERS, keys.master(state.name), state.name, state)
+    _publish(client, keys.masters(), keys.master(state.name), state.name, state)
 
 
 def publish_supervisor(client: RedisClient, state: SupervisorState) -> None:
-    _publish(client, keys.SUPERVISORS, keys.supervisor(state.key), state.key, state)
+    _publish(client, keys.supervisors(), keys.supervisor(state.key), state.key, state)
 
 
 def _read(client: RedisClient, index: str, key_of, kind: type) -> list:
@@ -91,11 +91,11 @@ def _read(client: RedisClient, index: str, key_of, kind: type) -> list:
 
 
 def masters(client: RedisClient) -> list[MasterState]:
-    return _read(client, keys.MASTERS, keys.master, MasterState)
+    return _read(client, keys.masters(), keys.master, MasterState)
 
 
 def supervisors(client: RedisClient) -> list[SupervisorState]:
-    return _read(client, keys.SUPERVISORS, keys.supervisor, SupervisorState)
+    return _read(client, keys.supervisors(), keys.supervisor, SupervisorState)
 
 
 def master_alive(client: RedisClient, name: str) -> bool:
@@ -106,10 +106,10 @@ def forget_master(client: RedisClient, name: str, supervisor_names: list[str]) -
     pipe = client.pipeline(transaction=False)
     pipe.delete(keys.master(name))
     pipe.delete(keys.commands(name))  # one key per call: a cluster pipeline wants that
-    pipe.zrem(keys.MASTERS, name)
+    pipe.zrem(keys.masters(), name)
     for sup in supervisor_names:
         pipe.delete(keys.supervisor(supervisor_id(name, sup)))
-        pipe.zrem(keys.SUPERVISORS, supervisor_id(name, sup))
+        pipe.zrem(keys.supervisors(), supervisor_id(name, sup))
     pipe.execute()
 
 

@@ -12,10 +12,10 @@ STORES = ("failed", "attempts", "database_control", "batches")
 
 def add(client: RedisClient, store: str, count: int) -> None:
     if count > 0:
-        client.hincrby(keys.TRIMMED, store, count)
+        client.hincrby(keys.trimmed(), store, count)
 
 
 def totals(client: RedisClient) -> dict[str, int]:
     """Records trimmed so far per store (every known store listed, 0 when none)."""
-    found = {as_str(k): int(v) for k, v in (client.hgetall(keys.TRIMMED) or {}).items()}
+    found = {as_str(k): int(v) for k, v in (client.hgetall(keys.trimmed()) or {}).items()}
     return {store: found.get(store, 0) for store in (*STORES, *sorted(set(found) - set(STORES)))}

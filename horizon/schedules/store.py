@@ -114,12 +114,12 @@ def history(schedule: ScheduleDefinition, limit: int = HISTORY) -> list[dict]:
 
 
 def pause(client: RedisClient, name: str) -> None:
-    client.sadd(keys.SCHEDULES_PAUSED, name)
+    client.sadd(keys.schedules_paused(), name)
 
 
 def resume(client: RedisClient, name: str) -> None:
-    client.srem(keys.SCHEDULES_PAUSED, name)
+    client.srem(keys.schedules_paused(), name)
 
 
 def paused_names(client: RedisClient) -> set[str]:
-    return {as_str(m) for m in client.smembers(keys.SCHEDULES_PAUSED)}
+    return {as_str(m) for m in client.smembers(keys.schedules_paused())}

@@ -6,12 +6,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from horizon import keys
 from horizon.config import HorizonSettings
 from horizon.repositories import trimmed
 from queueing.batches.prune import prune
 from queueing.drivers.redis.replies import RedisClient
-
-CLAIM_KEY = "horizon:batches:pruned"
 
 
 class BatchPruner:
@@ -30,7 +29,7 @@ class BatchPruner:
         if every <= 0 or now < self._next:
             return 0
         self._next = now + every
-        if not self.client.set(CLAIM_KEY, self.owner, nx=True, ex=max(int(every), 1)):
+        if not self.client.set(keys.batches_pruned(), self.owner, nx=True, ex=max(int(every), 1)):
             return 0  # another master pruned within the interval
         deleted = prune(self.config.batch_prune_hours, self.config.batch_prune_unfinished_hours)
         if deleted:

@@ -1,5 +1,6 @@
-"""Operator duties the master performs besides supervising: schedules, long waits, and
-trimming what is stored (batches; failed jobs and attempts: supervisor/trimming.py).
+"""Operator duties the master performs besides supervising: schedules, long waits, noting
+a Redis primary switch (horizon/primary_switches.py), and trimming what is stored
+(batches; failed jobs and attempts: supervisor/trimming.py).
 
 Kept out of master.py so the master's loop gains one call (``duties.tick()``), and each
 duty stays testable on its own (horizon/schedules/loop.py, horizon/waits.py). A duty
@@ -14,6 +15,7 @@ from typing import Any
 import redis
 
 from horizon.config import HorizonSettings
+from horizon.primary_switches import PrimaryWatch
 from horizon.schedules.definitions import ScheduleError, all_schedules
 from horizon.schedules.loop import ScheduleLoop
 from horizon.supervisor.batch_pruning import BatchPruner
@@ -27,13 +29,15 @@ class Duties:
     def __init__(self, schedules: ScheduleLoop, waits: WaitMonitor,
                  log: Callable[[str], None], batches: BatchPruner | None = None,
                  trimmer: Trimmer | None = None,
-                 failover: FailoverDrainer | None = None) -> None:
+                 failover: FailoverDrainer | None = None,
+                 primaries: PrimaryWatch | None = None) -> None:
         self.schedules = schedules
         self.waits = waits
         self.log = log
         self.batches = batches
         self.trimmer = trimmer
         self.failover = failover
+        self.primaries = primaries
 
     @classmethod
     def for_master(cls, config: HorizonSettings, client: RedisClient, *, owner: str,
@@ -48,7 +52,8 @@ class Duties:
         return cls(ScheduleLoop(found, client, owner=owner, log=log),
                    WaitMonitor.from_config(config, client, owner=owner, log=log), log,
                    BatchPruner(config, client, owner=owner, log=log),
-                   Trimmer(config, client, owner=owner, log=log), FailoverDrainer(log))
+                   Trimmer(config, client, owner=owner, log=log), FailoverDrainer(log),
+                   PrimaryWatch(log))
 
     def tick(self) -> None:
         duties: list[tuple[str, Any]] = [("schedules", self.schedules),
@@ -59,6 +64,8 @@ class Duties:
             duties.append(("trimming", self.trimmer))
         if self.failover is not None:
             duties.append(("failover drain", self.failover))
+        if self.primaries is not None:
+            duties.append(("primary watch", self.primaries))
         for name, duty in duties:
             try:
                 duty.tick()

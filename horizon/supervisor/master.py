@@ -197,7 +197,7 @@ class Master:
         self._snapshot_checked = now
         try:
             interval = self.config.snapshot_interval
-            if self.client.set(keys.SNAPSHOT_LOCK, self.name, nx=True,
+            if self.client.set(keys.snapshot_lock(), self.name, nx=True,
                                ex=max(int(interval), 1)):
                 metrics.take_snapshots(
                     self.client, now=now, keep_minutes=self.config.trim_metrics_minutes,

@@ -2,12 +2,12 @@
 connections' per-job control rows stay within their age and count bounds
 (HORIZON["trim"]: failed, failed_max, attempts_max, database_control).
 
-One master trims at a time: it holds ``keys.TRIM_LOCK`` (SET NX with an expiry, renewed
+One master trims at a time: it holds ``keys.trim_lock()`` (SET NX with an expiry, renewed
 while it keeps the turn). Each turn deletes at most `BUDGET` failed rows in `CHUNK`-row
 transactions (queueing.failed.prune), so a worker's write waits for one chunk at most
 and the master's loop is never held long; a turn that ran out of budget asks for the
 next one at the master's next loop turn, else the next comes `EVERY` seconds later.
-Counted in ``keys.TRIMMED`` (horizon/repositories/trimmed.py).
+Counted in ``keys.trimmed()`` (horizon/repositories/trimmed.py).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from horizon import attempts
 from horizon.config import HorizonSettings
-from horizon.keys import TRIM_LOCK
+from horizon.keys import trim_lock
 from horizon.repositories import trimmed
 from queueing import connections, failed
 from queueing.config import queue_settings
@@ -41,10 +41,10 @@ class Trimmer:
     def claim(self) -> bool:
         """Take the turn, or keep it (this master already holds it)."""
         hold = max(int(self.every * 2), 5)
-        if self.client.set(TRIM_LOCK, self.owner, nx=True, ex=hold):
+        if self.client.set(trim_lock(), self.owner, nx=True, ex=hold):
             return True
-        if as_str(self.client.get(TRIM_LOCK) or b"") == self.owner:
-            self.client.expire(TRIM_LOCK, hold)
+        if as_str(self.client.get(trim_lock()) or b"") == self.owner:
+            self.client.expire(trim_lock(), hold)
             return True
         return False
 

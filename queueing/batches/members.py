@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 import uuid as uuid_lib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,10 +58,14 @@ def member_payload(signature: Signature, conn: ConnectionConfig, queue: str, now
 
 
 def encode_members(members: Sequence[Any], conn: ConnectionConfig, queue: str,
-                   batch_id: str, now: float) -> list[Encoded]:
-    """Every member validated and encoded with its batch tag (nothing is sent)."""
+                   batch_id: str, now: float,
+                   member_extra: Callable[[int], dict[str, Any]] | None = None
+                   ) -> list[Encoded]:
+    """Every member validated and encoded with its batch tag (nothing is sent);
+    `member_extra(i)` adds fields to the i-th member's payload (a chord's keep-result
+    mark)."""
     encoded = []
-    for member in members:
+    for index, member in enumerate(members):
         links = links_of(member)
         for link in links:
             if link.definition.unique is not None:
@@ -83,7 +87,8 @@ def encode_members(members: Sequence[Any], conn: ConnectionConfig, queue: str,
         delay = head.options.delay
         available_at = delay.resolve(now) if delay is not None else None
         encoded.append(Encoded(head_queue, member_payload(
-            head, conn, head_queue, now, chain=rest, extra={FIELD: tag.to_json()},
+            head, conn, head_queue, now, chain=rest,
+            extra={**(member_extra(index) if member_extra else {}), FIELD: tag.to_json()},
             available_at=available_at), available_at))
     return encoded
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 import uuid as uuid_lib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +44,8 @@ class PendingBatch:
     allows_failures: bool = False
     queue: str | None = None
     connection: str | None = None
+    # fields added to the i-th member's payload (queueing/workflows: a chord's mark)
+    member_extra: Callable[[int], dict[str, Any]] | None = None
 
     def then(self, signature: Signature) -> PendingBatch:
         """Runs once, when every member has succeeded."""
@@ -116,7 +119,7 @@ class PendingBatch:
         queue = conn.check_queue(self.queue or conn.queue)
         now = time.time()
         batch_id = str(uuid_lib.uuid4())
-        encoded = encode_members(self.members, conn, queue, batch_id, now)
+        encoded = encode_members(self.members, conn, queue, batch_id, now, self.member_extra)
         record = {
             "id": batch_id, "name": self.batch_name, "connection": conn.name, "queue": queue,
             "total": len(encoded), "pending": len(encoded), "failed": 0, "succeeded": 0,

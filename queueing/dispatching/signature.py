@@ -55,9 +55,11 @@ class PendingDispatch:
         return await self.s(*args, **kwargs).adelay()
 
 
-def dispatch_next_link(chain: list[dict], batch: dict | None = None) -> str | None:
+def dispatch_next_link(chain: list[dict], batch: dict | None = None, *,
+                       keep: dict | None = None) -> str | None:
     """Dispatch the first of the remaining chain links, carrying the rest along (and the
-    batch member tag, when the chain is a member of a batch: docs/batches.md)."""
+    batch member tag, when the chain is a member of a batch: docs/batches.md; and the
+    chord's keep-result mark, which its last link acts on: queueing/workflows)."""
     if not chain:
         return None
     head, rest = chain[0], chain[1:]
@@ -67,4 +69,7 @@ def dispatch_next_link(chain: list[dict], batch: dict | None = None) -> str | No
         dict(head.get("kwargs") or {}),
         JobOptions.from_json({**(head.get("options") or {}), "after_commit": False}),
     )
-    return dispatch(signature, chain=rest, extra={"batch": batch} if batch else None)
+    extra: dict = {"keepResult": keep} if keep else {}
+    if batch:
+        extra["batch"] = batch  # the payload's last key: batch_tag reads it fast there
+    return dispatch(signature, chain=rest, extra=extra or None)

@@ -36,7 +36,7 @@ from queueing.drivers.registry import kind_of
 from queueing.entries.payload import peek
 from queueing.errors import ConfigurationError, InvalidOption, QueueError
 from queueing.middleware import lock_calls
-from queueing.middleware.keys import CONTROL_PREFIX, debounce_key, unique_key
+from queueing.middleware.keys import control_prefix, debounce_key, unique_key
 from queueing.middleware.store import script, state_client
 from queueing.signals import job_unique_skipped
 
@@ -223,7 +223,7 @@ def lock_of(data: Any) -> str | None:
     data = getattr(data, "data", data)
     spec = data.get("unique") if isinstance(data, dict) else None
     key = spec.get("key") if isinstance(spec, dict) else None
-    if isinstance(key, str) and key.startswith(f"{CONTROL_PREFIX}unique:{{") and \
+    if isinstance(key, str) and key.startswith(f"{control_prefix()}unique:{{") and \
             len(key) < 400:
         return key
     return None

@@ -1,10 +1,13 @@
 """Job middleware: controls over *when* a job may run, shared by every worker.
 
-    from queueing.middleware import RateLimited, WithoutOverlapping
+    from queueing.middleware import ConcurrencyLimited, RateLimited, WithoutOverlapping
 
     @job(middleware=[RateLimited("crm-api", limit=10, per=1),
                      WithoutOverlapping(lambda customer_id, **_: customer_id)])
     def sync_customer(customer_id): ...
+
+    @job(middleware=[ConcurrencyLimited("tenant:{tenant_id}", limit=3)])
+    def build_report(tenant_id, report_id): ...
 
 A middleware is any object with ``handle(job, call_next)``: it calls ``call_next(job)``
 to let the job run, or ``job.release(delay)`` / ``job.skip(reason)`` instead (see
@@ -13,10 +16,11 @@ every job runs through, before its own. Shared state is kept in Redis by atomic
 scripts, one hash-tagged key per limiter, so it holds on a Redis Cluster too.
 """
 from queueing.middleware.context import RunningJob, Verdict
+from queueing.middleware.funnel import ConcurrencyLimited
 from queueing.middleware.overlap import WithoutOverlapping
 from queueing.middleware.rate_limited import RateLimited
 from queueing.middleware.skip import Skip
 from queueing.middleware.throttle import ThrottlesExceptions
 
-__all__ = ["RateLimited", "RunningJob", "Skip", "ThrottlesExceptions", "Verdict",
-           "WithoutOverlapping"]
+__all__ = ["ConcurrencyLimited", "RateLimited", "RunningJob", "Skip", "ThrottlesExceptions",
+           "Verdict", "WithoutOverlapping"]

@@ -13,7 +13,8 @@ skips the job: it did not run, and nothing asked for it to come back.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from queueing.entries.shapes import Payload
@@ -34,6 +35,9 @@ class Verdict:
     delay: float = 0.0
     by: str = ""  # the middleware that decided, as shown on the dashboard
     reason: str = ""
+    # run by the worker once a release is stored (ConcurrencyLimited wakes a parked job
+    # whose slot freed while it was being parked); never raises past a log line
+    after: Callable[[], None] | None = field(default=None, compare=False)
 
     @property
     def label(self) -> str:
@@ -103,11 +107,14 @@ class RunningJob:
         return self.payload.tags
 
     # -- what a middleware may decide ---------------------------------------------------
-    def release(self, delay: float = 0.0, reason: str = "") -> None:
-        """Run the job again in `delay` seconds, without counting this as an attempt."""
+    def release(self, delay: float = 0.0, reason: str = "", *,
+                after: Callable[[], None] | None = None) -> None:
+        """Run the job again in `delay` seconds, without counting this as an attempt;
+        `after` is called once the job is stored back."""
         if isinstance(delay, bool) or not isinstance(delay, (int, float)) or delay != delay:
             raise TypeError(f"release() takes a delay in seconds, got {delay!r}")
-        self.verdict = Verdict(RELEASED, max(float(delay), 0.0), describe(self.current), reason)
+        self.verdict = Verdict(RELEASED, max(float(delay), 0.0), describe(self.current), reason,
+                               after)
 
     def skip(self, reason: str = "") -> None:
         """Delete the job without running it."""

@@ -10,8 +10,8 @@ import hashlib
 import re
 
 from queueing.drivers.redis.keys import QueueKeys
+from queueing.namespace import namespaced
 
-CONTROL_PREFIX = "queueing:"
 CONTROL_KEY_MAX = 200  # characters of a user key kept as given; longer ones get a digest
 LOCK_KINDS = ("unique", "overlap")  # the controls whose keys are owned locks
 
@@ -19,6 +19,11 @@ LOCK_KINDS = ("unique", "overlap")  # the controls whose keys are owned locks
 _KEY_ESCAPES = str.maketrans({"%": "%25", "{": "%7B", "}": "%7D"})
 _KEY_UNESCAPE = re.compile(r"%(25|7B|7D)")
 _UNESCAPED = {"25": "%", "7B": "{", "7D": "}"}
+
+
+def control_prefix() -> str:
+    """``queueing:``, inside the app's namespace (queueing/namespace.py)."""
+    return namespaced("queueing:")
 
 
 def clean_key(key: object) -> str:
@@ -34,7 +39,7 @@ def clean_key(key: object) -> str:
 
 def control_key(kind: str, key: object) -> str:
     """``queueing:<kind>:{<key>}``: one rate window, overlap lock, throttle counter..."""
-    return f"{CONTROL_PREFIX}{kind}:{{{clean_key(key)}}}"
+    return f"{control_prefix()}{kind}:{{{clean_key(key)}}}"
 
 
 def unique_key(job_name: str, unique_id: object) -> str:
@@ -55,8 +60,9 @@ def debounce_key(queue: QueueKeys, job_name: str, debounce_id: str) -> str:
 
 def parse_lock(key: str) -> tuple[str, str] | None:
     """(kind, user key) of a lock key, or None for any other key."""
+    prefix = control_prefix()
     for kind in LOCK_KINDS:
-        head = f"{CONTROL_PREFIX}{kind}:{{"
+        head = f"{prefix}{kind}:{{"
         if key.startswith(head) and key.endswith("}"):
             return kind, _KEY_UNESCAPE.sub(lambda m: _UNESCAPED[m.group(1)],
                                            key[len(head):-1])

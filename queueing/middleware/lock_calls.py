@@ -15,10 +15,13 @@ import time
 from typing import Any
 
 from queueing.drivers.redis.cluster import is_cluster
-from queueing.middleware.keys import CONTROL_PREFIX
+from queueing.middleware.keys import control_prefix
 from queueing.middleware.store import script
 
-LOCK_INDEX = f"{CONTROL_PREFIX}locks:held"
+
+def lock_index() -> str:
+    """The held-locks index: lock key -> expiry (unix ms)."""
+    return f"{control_prefix()}locks:held"
 
 
 def take(client: Any, key: str, owner: str, ms: int) -> tuple[Any, Any]:
@@ -27,9 +30,9 @@ def take(client: Any, key: str, owner: str, ms: int) -> tuple[Any, Any]:
     if is_cluster(client):
         taken, holder = script(client, "lock_take")(keys=[key], args=[owner, ms])
         if taken:
-            client.zadd(LOCK_INDEX, {key: now_ms + ms})
+            client.zadd(lock_index(), {key: now_ms + ms})
         return taken, holder
-    taken, holder = script(client, "lock_take")(keys=[key, LOCK_INDEX],
+    taken, holder = script(client, "lock_take")(keys=[key, lock_index()],
                                                 args=[owner, ms, now_ms])
     return taken, holder
 
@@ -39,6 +42,6 @@ def release(client: Any, key: str, owner: str) -> bool:
     if is_cluster(client):
         released = bool(script(client, "lock_release")(keys=[key], args=[owner]))
         if released:
-            client.zrem(LOCK_INDEX, key)
+            client.zrem(lock_index(), key)
         return released
-    return bool(script(client, "lock_release")(keys=[key, LOCK_INDEX], args=[owner]))
+    return bool(script(client, "lock_release")(keys=[key, lock_index()], args=[owner]))

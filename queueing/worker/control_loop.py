@@ -81,6 +81,7 @@ class ControlLoop:
         self._acked_at = time.monotonic()
         self._empty_until = 0.0
         self._empty_backoff = 0.0
+        self.turned_at = time.monotonic()  # the last turn's start: liveness (health.py)
 
     def run(self) -> int:
         executor, reserver = self.executor, self.reserver
@@ -89,6 +90,7 @@ class ControlLoop:
         turned = False  # a first turn was taken (--once stops after it, not before)
         try:
             while True:
+                self.turned_at = time.monotonic()
                 executor.attention.clear()
                 executor.service()
                 if stop is None and (turned or self.flags.quit):

@@ -75,6 +75,8 @@ def settle(runner: JobRunner, held: Reservation, job: Payload, verdict: Verdict 
         at = time.time() + verdict.delay
         with_retries(lambda: runner.driver.release(held, at, entry, uncounted=True),
                      "release", errors=runner.transient)
+        if verdict.after is not None:
+            _after_release(verdict, job)
         runner.log.line(job, "DEFERRED", f"{detail} (again in {verdict.delay:.3g}s)")
         return Outcome("deferred", runtime, job)
     # a skip settles the job like a success: a batch counts it so, in the same round trip,
@@ -89,6 +91,14 @@ def settle(runner: JobRunner, held: Reservation, job: Payload, verdict: Verdict 
         release_unique(runner, job)
     runner.log.line(job, "SKIPPED", detail)
     return Outcome("skipped", runtime, job)
+
+
+def _after_release(verdict: Verdict, job: Payload) -> None:
+    try:
+        verdict.after()  # type: ignore[misc]
+    except Exception as exc:  # the job is stored back: at worst it waits out its delay
+        logger.warning("%s after releasing %s %s failed: %s", verdict.by, job.job, job.uuid,
+                       exc)
 
 
 def release_unique(owner: JobRunner | Failing, job: Payload) -> None:

@@ -33,13 +33,12 @@ from django.conf import settings
 
 from queueing.connections import make_client
 from queueing.drivers.contract import QueueDriver
-from queueing.drivers.redis.keys import WORKERS_KEY
 from queueing.drivers.redis.keys import heartbeat_key as key
+from queueing.drivers.redis.keys import workers_key
 from queueing.drivers.redis.replies import RedisClient, as_str
 
 DEFAULT_INTERVAL = 5.0  # seconds between beats at most (the key's renewal)
 MISSED_BEATS = 3  # beats a key outlives its last renewal
-INDEX = WORKERS_KEY  # zset: worker -> time of its last stamp (readers never SCAN)
 TICK = 0.25  # seconds between looks at the running jobs (in memory: no Redis call)
 LIVENESS = 1.0  # seconds between liveness stamps at most
 LOST_FLOOR = 3.0  # a stamp younger than this is never "lost contact" (clock skew, GC)
@@ -101,8 +100,8 @@ class Heartbeat:
         now = time.time()
         pipe = self.client.pipeline(transaction=False)
         pipe.set(key(self.owner), value, px=max(int(self.every * MISSED_BEATS * 1000), 1))
-        pipe.zadd(WORKERS_KEY, {self.owner: now})
-        pipe.zremrangebyscore(WORKERS_KEY, "-inf", now - FORGET_AFTER)
+        pipe.zadd(workers_key(), {self.owner: now})
+        pipe.zremrangebyscore(workers_key(), "-inf", now - FORGET_AFTER)
         pipe.execute()
         self._written_at = now
         self._signature = signature
@@ -137,7 +136,7 @@ class Heartbeat:
         try:
             pipe = self.client.pipeline(transaction=False)
             pipe.delete(key(self.owner))
-            pipe.zrem(WORKERS_KEY, self.owner)
+            pipe.zrem(workers_key(), self.owner)
             pipe.execute()
         except redis.RedisError:
             pass  # it expires by itself; the index entry is dropped by a later writer
@@ -178,7 +177,7 @@ def workers(client: RedisClient, now: float | None = None) -> list[tuple[str, fl
     """Every worker the index knows with a heartbeat key still alive: (owner, time of
     its last beat, its published state), read from the index and one MGET."""
     now = time.time() if now is None else now
-    indexed = client.zrangebyscore(WORKERS_KEY, now - FORGET_AFTER, "+inf", withscores=True)
+    indexed = client.zrangebyscore(workers_key(), now - FORGET_AFTER, "+inf", withscores=True)
     if not indexed:
         return []
     owners = [(as_str(pair[0]), float(pair[1])) for pair in indexed]

@@ -19,6 +19,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from queueing.batches import results
+from queueing.batches.results import KEEP_FIELD
 from queueing.dispatching.call_checks import check_queued_chain
 from queueing.dispatching.registry import JobDefinition, resolve
 from queueing.dispatching.signature import dispatch_next_link
@@ -288,8 +290,15 @@ class JobRunner:
         controls: middleware, a unique lock; see queueing/middleware); the verdict."""
         definition, job = prepared.definition, prepared.job
         if prepared.plan is None:
-            call(definition, job)
+            if KEEP_FIELD in job.data:  # a chord member: its callback needs the result
+                results.keep(self.driver, job, call(definition, job))
+            else:
+                call(definition, job)
             return None
+        if KEEP_FIELD in job.data:
+            return controls.run(self, prepared.plan, prepared.held, job, definition,
+                                lambda: results.keep(self.driver, job, call(definition, job)),
+                                prepared.timeout)
         return controls.run(self, prepared.plan, prepared.held, job, definition,
                             lambda: call(definition, job), prepared.timeout)
 
@@ -330,7 +339,8 @@ class JobRunner:
 
         try:
             member = batch_tag.of_data(job.data)  # a batch member's tag goes down its chain
-            dispatch_next_link(job.chain, member.to_json() if member else None)
+            dispatch_next_link(job.chain, member.to_json() if member else None,
+                               keep=job.data.get(KEEP_FIELD))  # and a chord's mark
         except Exception as exc:
             logger.error("could not dispatch the next link of chain after %s %s: %s",
                          job.job, job.uuid, printable(exc, 300), exc_info=exc)

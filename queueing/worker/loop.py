@@ -29,7 +29,7 @@ import time
 from queueing import connections
 from queueing.drivers.contract import QueueDriver
 from queueing.signals import worker_stopping
-from queueing.worker import policy
+from queueing.worker import health, policy
 from queueing.worker.abandoned import AbandonedJobs
 from queueing.worker.control_loop import ControlLoop
 from queueing.worker.inflight import InFlight, TableMemory
@@ -87,6 +87,8 @@ class Worker:
         # --once means one job: it runs in the main thread whatever the concurrency.
         self.concurrent = options.concurrency > 1 and not options.once
         self._stopped = threading.Event()
+        self._loop: ControlLoop | None = None  # while run() runs its loop
+        self._busy_at = time.monotonic()  # when a running job was last seen (liveness)
 
     @property
     def jobs_processed(self) -> int:
@@ -134,9 +136,10 @@ class Worker:
                                      self.ledger.settled, self.stderr)
                         if self.concurrent else
                         InlineExecutor(self.runner, self.inflight, self.ledger.settled))
-            return ControlLoop(self.reserver, executor, options=self.options, flags=self.flags,
-                               stop_reason=self.stop_reason, stop=self.stop,
-                               stderr=self.stderr).run()
+            self._loop = ControlLoop(self.reserver, executor, options=self.options,
+                                     flags=self.flags, stop_reason=self.stop_reason,
+                                     stop=self.stop, stderr=self.stderr)
+            return self._loop.run()
         finally:
             self._stopped.set()
             self.flags.uninstall()
@@ -146,9 +149,23 @@ class Worker:
                     self.sidecar.stop()
 
     def heartbeat_state(self) -> dict:
-        """What the worker's heartbeat publishes: its slots and the jobs running in them."""
+        """What the worker's heartbeat publishes: its slots and the jobs running in them,
+        whether it is paused, and how long its loop has gone without progress against
+        the longest a healthy turn takes (queueing/worker/health.py judges liveness
+        from both). A running job counts as progress: its timeout bounds it."""
+        running = self.inflight.running_info()
+        now = time.monotonic()
+        if running:
+            self._busy_at = now
+        loop = self._loop
+        progress = max(loop.turned_at if loop is not None else now, self._busy_at)
+        paused = self.flags.paused or (bool(self.queues) and
+                                       set(self.queues) <= self.reserver.paused_queues)
         return {"concurrency": self.options.concurrency if self.concurrent else 1,
-                "running": self.inflight.running_info()}
+                "running": running, "paused": paused, "started": loop is not None,
+                "stalled": round(now - progress, 2),
+                "window": health.loop_window(sleep=self.options.sleep, rest=self.options.rest,
+                                             socket_timeout=self.driver.config.socket_timeout)}
 
     def _start_sidecar(self) -> bool:
         if self.memory is None:

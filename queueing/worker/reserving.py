@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from queueing.drivers.contract import QueueDriver, Reservation
+from queueing.fair import FairRotation
 from queueing.worker import policy
 from queueing.worker.errors import REFUSALS, store_name, transient
 from queueing.worker.inflight import InFlight
@@ -55,6 +56,8 @@ class Reserver:
         self.should_wake = should_wake
         self.prefetching = prefetching  # a sidecar renews prefetched leases
         self.queues = options.queues or (driver.config.queue,)
+        # None unless this worker serves a fair queue (queueing/fair.py): no cost otherwise
+        self.fair = FairRotation.for_worker(driver, self.queues)
         block = options.block_for if options.block_for is not None else driver.config.block_for
         self.block_for = block
         self.paused_queues: set[str] = set()
@@ -71,7 +74,7 @@ class Reserver:
         were reserved."""
         try:
             self.read_control()
-            for queue in self.queues:
+            for queue in self.queues if self.fair is None else self._fair_round():
                 if queue in self.paused_queues:
                     continue
                 if self.reserve(queue, count):
@@ -105,7 +108,7 @@ class Reserver:
             return held
         try:
             self.read_control()
-            for queue in self.queues:
+            for queue in self.queues if self.fair is None else self._fair_round():
                 if queue in self.paused_queues:
                     continue
                 if self.reserve(queue, self.prefetch()):
@@ -138,7 +141,17 @@ class Reserver:
             return False
         if got.jobs:
             self.inflight.reserved(got.jobs, leased_at=asked_at)
+        if self.fair is not None:
+            if got.jobs:
+                self.fair.took(queue)
+            else:
+                self.fair.found_empty(queue)
         return bool(got.jobs)
+
+    def _fair_round(self) -> list[str]:
+        """This round's queues with each fair queue's key queues in turn (fair.py)."""
+        assert self.fair is not None
+        return self.fair.expand(self.queues, self.paused_queues)
 
     def _acknowledged(self, finished: list[Reservation], failed: list[Reservation]) -> None:
         """The finished rows whose acknowledgement went through leave the table; the
@@ -177,7 +190,8 @@ class Reserver:
                          printable(exc, 300))
 
     def wait_for_work(self) -> None:
-        active = [q for q in self.queues if q not in self.paused_queues]
+        queues = self.queues if self.fair is None else self._fair_round()
+        active = [q for q in queues if q not in self.paused_queues]
         if self.block_for is not None and active:
             slice_ = min(self.block_for or MAX_BLOCK_SLICE, MAX_BLOCK_SLICE)
             try:

@@ -34,6 +34,8 @@ from typing import Any
 
 from django import db
 
+from queueing.batches import results
+from queueing.batches.results import KEEP_FIELD
 from queueing.drivers.contract import Reservation
 from queueing.worker import execution
 from queueing.worker.inflight import InFlight
@@ -334,7 +336,9 @@ class SlotPool:
         deadline = asyncio.timeout(timeout)
         try:
             async with deadline:
-                await execution.start(prepared.definition, prepared.job)
+                value = await execution.start(prepared.definition, prepared.job)
+            if KEEP_FIELD in prepared.job.data:  # a chord member: its callback needs it
+                results.keep(self.runner.driver, prepared.job, value)
         except TimeoutError as exc:
             error = TimeoutInterrupt() if deadline.expired() else exc
         except asyncio.CancelledError as exc:

@@ -278,7 +278,7 @@
     var count = $(".selection-count", bar);
     var matching = parseInt(list.getAttribute("data-matching") || "0", 10);
     if (count) {
-      count.textContent = all ? ("All " + matching.toLocaleString() + " matching selected.")
+      count.textContent = all ? ("All " + matchingText(list) + " matching selected.")
         : (ticked.length + " selected" + (ticked.length === picks.length ? " (this page)." : "."));
     }
     var more = $(".select-all", bar);
@@ -330,6 +330,12 @@
     }
   });
 
+  // "33,334", or "1,000+" where a text search counted only up to its cap.
+  function matchingText(list) {
+    var matching = parseInt(list.getAttribute("data-matching") || "0", 10);
+    return matching.toLocaleString() + (list.hasAttribute("data-matching-more") ? "+" : "");
+  }
+
   // A bulk form's question, built from what is ticked when it is sent.
   function selectionQuestion(form) {
     var list = listOf(form);
@@ -337,7 +343,7 @@
     var noun = form.getAttribute("data-noun") || "job";
     if (list.getAttribute("data-scope") === "all") {
       var matching = parseInt(list.getAttribute("data-matching") || "0", 10);
-      return verb + " all " + matching.toLocaleString() + " " + noun + (matching === 1 ? "" : "s") +
+      return verb + " all " + matchingText(list) + " " + noun + (matching === 1 ? "" : "s") +
         (list.getAttribute("data-filter-note") || "") + "?" + (form.getAttribute("data-warning") || "");
     }
     var ticked = $all("input.pick:checked", list);

@@ -6,7 +6,14 @@ import asyncio
 import time
 
 from queueing import Job, job
-from queueing.middleware import RateLimited, Skip, ThrottlesExceptions, WithoutOverlapping
+from queueing.connections import redis_driver
+from queueing.middleware import (
+    ConcurrencyLimited,
+    RateLimited,
+    Skip,
+    ThrottlesExceptions,
+    WithoutOverlapping,
+)
 from tests.testapp.jobs import RAN, note
 
 CONTROL = "test:control"
@@ -118,3 +125,27 @@ try:  # a Django Tasks task with middleware (only where a Tasks framework is ins
         note(RAN, label=label)
 except ImportError:
     task_with_middleware = None
+
+
+FUNNEL_RUNNING = "test:funnel:running"
+
+
+def _funnel_body(label, tenant, index, seconds):
+    """Counts the jobs of `tenant` running at once in Redis (INCR on start, DECR on end)."""
+    client = redis_driver("redis").client
+    running = client.incr(f"{FUNNEL_RUNNING}:{tenant}")
+    note(RAN, label=label, tenant=tenant, index=index, phase="start", running=running,
+         t=time.time())
+    time.sleep(seconds)
+    client.decr(f"{FUNNEL_RUNNING}:{tenant}")
+    note(RAN, label=label, tenant=tenant, index=index, phase="end", t=time.time())
+
+
+@job(middleware=[ConcurrencyLimited("tenant:{tenant}", limit=3)], tries=1)
+def funneled(tenant, index, seconds=0.02):
+    _funnel_body("funnel", tenant, index, seconds)
+
+
+@job(middleware=[ConcurrencyLimited("held-{tenant}", limit=1, lease=3)], tries=0, timeout=0)
+def funnel_holder(tenant, label, seconds):
+    _funnel_body(label, tenant, 0, seconds)

@@ -73,9 +73,12 @@ def context(params: QueryDict) -> dict:
                                tag=picked.tag)
     filters = list_filters(params)
     groups, grouped = failures.groups(chosen)
+    matching = failures.matching(chosen, needle, exc, since, picked.job, picked.tag)
     return {
         "section": "failed",
-        "matching": failures.matching(chosen, needle, exc, since, picked.job, picked.tag),
+        "matching": matching,
+        # "1–50 of 1,000+": a capped count is never below the rows already shown
+        "matches_shown": max(matching.count, listing.page.last if listing.page else 0),
         "filter_note": failures.filter_note(chosen, needle, exc, since, picked.job,
                                             picked.tag),
         "picked": picked,

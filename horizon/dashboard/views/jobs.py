@@ -41,6 +41,7 @@ def context(state: str, params: QueryDict) -> dict:
                                picked=picked)
     if state == "reserved":
         listings.mark_gone_holders(listing.rows)
+    listings.with_links(state, listing.rows)
     filters = {k: v for k, v in (("queue", chosen.label if chosen else ""), ("q", needle))
                if v} | picked.params()
     return {

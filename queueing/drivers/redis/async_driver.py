@@ -22,6 +22,7 @@ import redis.asyncio
 
 from queueing.config import ConnectionConfig
 from queueing.drivers.redis.keys import QueueKeys
+from queueing.drivers.redis.riding import Rider, rides
 from queueing.drivers.redis.scripts import sha, source
 
 ScriptCall = tuple[str, list, list]  # (script name in lua/, keys, args)
@@ -40,6 +41,7 @@ class AsyncRedisDriver:
         self.client = client  # redis.asyncio.Redis or redis.asyncio.cluster.RedisCluster
         self._keys: dict[str, QueueKeys] = {}
         self._closer: AsyncGenerator[None, None] | None = None
+        self.rider = Rider(config) if rides(config) else None
         self._turns: Any = (asyncio.Semaphore(CLUSTER_CALLS_AT_ONCE) if config.cluster
                             else contextlib.nullcontext())
 
@@ -74,8 +76,18 @@ class AsyncRedisDriver:
     # -- scripts --------------------------------------------------------------------------
     async def run_script(self, name: str, keys: list, args: list) -> Any:
         """EVALSHA; on NOSCRIPT (a restarted Redis) EVAL, which also loads the script on
-        the node that owns the keys (the right one in a cluster, unlike SCRIPT LOAD)."""
+        the node that owns the keys (the right one in a cluster, unlike SCRIPT LOAD).
+        A sentinel or replica_acks connection rides a primary switch (riding.py)."""
         await self._started()
+        if self.rider is not None:
+            rider = self.rider
+            if self.config.replica_acks:
+                return await rider.acall(lambda: rider.aacked(
+                    self.client, sha(name), source(name), keys, args))
+            return await rider.acall(lambda: self._run_script(name, keys, args))
+        return await self._run_script(name, keys, args)
+
+    async def _run_script(self, name: str, keys: list, args: list) -> Any:
         async with self._turns:
             try:
                 return await self.client.evalsha(sha(name), len(keys), *keys, *args)

@@ -14,6 +14,7 @@ from queueing.drivers.redis.batches import RedisBatches
 from queueing.drivers.redis.cluster import SlotWaiter, is_cluster
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.drivers.redis.replies import RedisClient
+from queueing.drivers.redis.riding import Rider, rides
 from queueing.drivers.redis.scripts import Scripts
 
 
@@ -23,6 +24,9 @@ class RedisBase:
         self.name = config.name
         self.client = client
         self.scripts = Scripts(client)
+        # Rides dispatch through a primary switch (drivers/redis/riding.py): sentinel and
+        # replica_acks connections only, so a plain connection's dispatch is unchanged.
+        self.rider = Rider(config) if rides(config) else None
         self._keys: dict[str, QueueKeys] = {}
         self.waiter = SlotWaiter(client) if is_cluster(client) else None
         self.capabilities = Capabilities(prefetch=True, wait_then_pop=self.waiter is None,

@@ -18,7 +18,7 @@ import json
 import time
 
 from queueing.drivers.cancel_requests import CANCEL_TTL
-from queueing.drivers.redis.keys import CANCEL_INDEX, CANCEL_KEY
+from queueing.drivers.redis.keys import cancel_index, cancel_key
 from queueing.drivers.redis.replies import RedisClient
 
 TRIM = 100  # stale requests dropped per write at most
@@ -27,22 +27,22 @@ TRIM = 100  # stale requests dropped per write at most
 def write(client: RedisClient, uuid: str, by: str, reason: str = "",
           now: float | None = None) -> None:
     now = time.time() if now is None else now
-    stale = client.zrangebyscore(CANCEL_INDEX, "-inf", f"({now - CANCEL_TTL!r}",
+    stale = client.zrangebyscore(cancel_index(), "-inf", f"({now - CANCEL_TTL!r}",
                                  start=0, num=TRIM)
     pipe = client.pipeline(transaction=False)
     if stale:
-        pipe.hdel(CANCEL_KEY, *stale)
-        pipe.zrem(CANCEL_INDEX, *stale)
-    pipe.hset(CANCEL_KEY, uuid, json.dumps({"by": by, "reason": reason, "at": now}))
-    pipe.zadd(CANCEL_INDEX, {uuid: now})
-    pipe.expire(CANCEL_KEY, int(CANCEL_TTL) + 1)
-    pipe.expire(CANCEL_INDEX, int(CANCEL_TTL) + 1)
+        pipe.hdel(cancel_key(), *stale)
+        pipe.zrem(cancel_index(), *stale)
+    pipe.hset(cancel_key(), uuid, json.dumps({"by": by, "reason": reason, "at": now}))
+    pipe.zadd(cancel_index(), {uuid: now})
+    pipe.expire(cancel_key(), int(CANCEL_TTL) + 1)
+    pipe.expire(cancel_index(), int(CANCEL_TTL) + 1)
     pipe.execute()
 
 
 def forget(client: RedisClient, *uuids: str) -> None:
     if uuids:
         pipe = client.pipeline(transaction=False)
-        pipe.hdel(CANCEL_KEY, *uuids)
-        pipe.zrem(CANCEL_INDEX, *uuids)
+        pipe.hdel(cancel_key(), *uuids)
+        pipe.zrem(cancel_index(), *uuids)
         pipe.execute()

@@ -1,4 +1,5 @@
-"""Redis clients for a connection's settings: sync or asyncio, single server or Cluster,
+"""Redis clients for a connection's settings: sync or asyncio, single server, Cluster or
+Sentinel (drivers/redis/sentinel.py),
 each with connect and socket timeouts (redis-py has none by default), so a Redis that
 silently stops answering raises a timeout instead of hanging the caller.
 
@@ -16,6 +17,11 @@ from redis.cluster import RedisCluster
 from queueing.config import ConnectionConfig
 from queueing.drivers.redis.embedded import EmbeddedRedis
 from queueing.drivers.redis.replies import RedisClient
+from queueing.drivers.redis.sentinel import (
+    make_async_sentinel_client,
+    make_sentinel_client,
+    sentinel_location,
+)
 from queueing.errors import ConfigurationError
 from queueing.redaction import redacted_url
 
@@ -46,6 +52,8 @@ def make_client(config: ConnectionConfig, *, socket_timeout: float | None = None
     """
     url, options = client_options(config, socket_timeout=socket_timeout)
     options.setdefault("max_connections", SYNC_MAX_CONNECTIONS)  # per node in a cluster
+    if config.sentinel:
+        return make_sentinel_client(config, options)
     if config.cluster:
         return RedisCluster.from_url(url, **options)
     return redis.Redis.from_url(url, **options)
@@ -53,8 +61,9 @@ def make_client(config: ConnectionConfig, *, socket_timeout: float | None = None
 
 def client_options(config: ConnectionConfig, *, socket_timeout: float | None = None
                    ) -> tuple[str, dict[str, Any]]:
-    """The URL and client options of a connection, shared by sync and asyncio clients."""
-    url = redis_url(config)
+    """The URL and client options of a connection, shared by sync and asyncio clients
+    (a sentinel connection has no URL: '')."""
+    url = "" if config.sentinel else redis_url(config)
     options: dict = {"socket_connect_timeout": config.socket_connect_timeout,
                      "socket_timeout": socket_timeout or config.socket_timeout,
                      "health_check_interval": 30}
@@ -69,6 +78,8 @@ def make_async_client(config: ConnectionConfig) -> Any:
     (``redis.asyncio.cluster.RedisCluster`` in cluster mode). It connects on first use,
     on the event loop that awaits it."""
     url, options = client_options(config)
+    if config.sentinel:
+        return make_async_sentinel_client(config, options)
     if config.cluster:
         return redis.asyncio.cluster.RedisCluster.from_url(url, **options)
     # redis.asyncio's default pool raises "Too many connections" past 100 dispatches in
@@ -84,4 +95,6 @@ def redis_location(config: ConnectionConfig) -> str:
     """Where a connection's Redis is, safe to print (password masked, nothing started)."""
     if config.url:
         return redacted_url(config.url)
+    if config.sentinel:
+        return sentinel_location(config)
     return f"embedded redis-server in {config.embedded_dir}"

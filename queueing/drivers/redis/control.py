@@ -7,9 +7,9 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
-from queueing.drivers.redis.keys import CANCEL_INDEX, CANCEL_KEY, PAUSED_QUEUES_KEY, RESTART_KEY
+from queueing.drivers.redis.keys import cancel_index, cancel_key, paused_queues_key, restart_key
 
-__all__ = ["CANCEL_INDEX", "CANCEL_KEY", "broadcast", "last_restart", "member",
+__all__ = ["cancel_index", "cancel_key", "broadcast", "last_restart", "member",
            "paused_queues", "read"]
 from queueing.drivers.redis.replies import RedisClient, as_str
 
@@ -21,12 +21,12 @@ def member(connection: str, queue: str) -> str:
 
 def broadcast(client: RedisClient, now: float | None = None) -> float:
     stamp = time.time() if now is None else now
-    client.set(RESTART_KEY, repr(stamp))
+    client.set(restart_key(), repr(stamp))
     return stamp
 
 
 def last_restart(client: RedisClient) -> float | None:
-    value = client.get(RESTART_KEY)
+    value = client.get(restart_key())
     return float(value) if value is not None else None
 
 
@@ -38,13 +38,13 @@ def queues_of(members: Iterable[bytes | str], connection: str) -> set[str]:
 
 
 def paused_queues(client: RedisClient, connection: str) -> set[str]:
-    return queues_of(client.smembers(PAUSED_QUEUES_KEY), connection)
+    return queues_of(client.smembers(paused_queues_key()), connection)
 
 
 def read(client: RedisClient, connection: str) -> tuple[float | None, set[str]]:
     """The restart stamp and the connection's paused queues, in one round trip."""
     pipe = client.pipeline(transaction=False)
-    pipe.get(RESTART_KEY)
-    pipe.smembers(PAUSED_QUEUES_KEY)
+    pipe.get(restart_key())
+    pipe.smembers(paused_queues_key())
     stamp, paused = pipe.execute()
     return (float(stamp) if stamp is not None else None), queues_of(paused, connection)

@@ -7,6 +7,10 @@ so later ``delete``/``release``/``renew`` calls pass it back unchanged.
 """
 from __future__ import annotations
 
+from typing import Any
+
+from redis.commands.core import Script
+
 from queueing.config import ConnectionConfig
 from queueing.drivers.contract import (
     PAUSED,
@@ -32,7 +36,19 @@ class RedisDriver(RedisReservations, RedisOperator):
     # -- writes -------------------------------------------------------------------------
     def push(self, queue: str, payload: str) -> int:
         k = self.keys(queue)
+        if self.rider is not None:
+            return self._ridden(self.scripts.push, [k.ready, k.notify, k.index, k.sequence],
+                                [payload])
         return self.scripts.push(keys=[k.ready, k.notify, k.index, k.sequence], args=[payload])
+
+    def _ridden(self, script: Script, keys: list, args: list) -> Any:
+        """A dispatch's script through a primary switch (and WAIT for replicas when the
+        connection asks for them): drivers/redis/riding.py."""
+        rider = self.rider
+        assert rider is not None
+        if self.config.replica_acks:
+            return rider.call(lambda: rider.acked(self.client, script, keys, args))
+        return rider.call(lambda: script(keys=keys, args=args))
 
     def push_claimed(self, queue: str, payload: str, claim_key: str, ttl: int,
                      claim_value: str) -> bool:
@@ -48,10 +64,14 @@ class RedisDriver(RedisReservations, RedisOperator):
         k = self.keys(queue)
         length = 0
         for start in range(0, len(payloads), chunk):
-            length = self.scripts.push(keys=[k.ready, k.notify, k.index, k.sequence],
-                                       args=payloads[start:start + chunk])
+            keys, args = [k.ready, k.notify, k.index, k.sequence], payloads[start:start + chunk]
+            length = self._ridden(self.scripts.push, keys, args) if self.rider is not None \
+                else self.scripts.push(keys=keys, args=args)
         return length
 
     def later(self, queue: str, payload: str, available_at: float) -> int:
         k = self.keys(queue)
+        if self.rider is not None:
+            return self._ridden(self.scripts.later, [k.delayed, k.due_index],
+                                [available_at, payload])
         return self.scripts.later(keys=[k.delayed, k.due_index], args=[available_at, payload])

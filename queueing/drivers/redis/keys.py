@@ -7,25 +7,51 @@ single Redis Cluster slot.
 from dataclasses import dataclass
 
 from queueing.config import DEFAULT_PREFIX
+from queueing.namespace import namespaced
 
-RESTART_KEY = "queueing:restart"  # unix time of the last `queue_restart`
-PAUSED_QUEUES_KEY = "queueing:paused"  # set of "connection:queue" names workers skip
-HEARTBEAT_PREFIX = "queueing:worker:"  # + worker id: exists while the worker is alive
-WORKERS_KEY = "queueing:workers"  # zset: worker id -> its last beat (the heartbeats' index)
-CANCEL_KEY = "queueing:cancel"  # hash: job uuid -> JSON {by, reason, at}: cancel it
-CANCEL_INDEX = "queueing:cancel:at"  # zset: job uuid -> when its request was written
-TASK_RESULT_PREFIX = "queueing:task:"  # + {result id}: a Django Task's result hash
+# Every name below goes through namespaced() (queueing/namespace.py): with no namespace
+# they are exactly the names of earlier releases.
+
+
+def restart_key() -> str:
+    """Unix time of the last `queue_restart`."""
+    return namespaced("queueing:restart")
+
+
+def paused_queues_key() -> str:
+    """Set of "connection:queue" names workers skip."""
+    return namespaced("queueing:paused")
+
+
+def heartbeat_prefix() -> str:
+    """+ worker id: a worker's heartbeat key, which exists while the worker is alive."""
+    return namespaced("queueing:worker:")
+
+
+def workers_key() -> str:
+    """Zset: worker id -> its last beat (the heartbeats' index)."""
+    return namespaced("queueing:workers")
+
+
+def cancel_key() -> str:
+    """Hash: job uuid -> JSON {by, reason, at}: cancel it."""
+    return namespaced("queueing:cancel")
+
+
+def cancel_index() -> str:
+    """Zset: job uuid -> when its request was written."""
+    return namespaced("queueing:cancel:at")
 
 
 def heartbeat_key(owner: str) -> str:
     """A worker's heartbeat (queueing/worker/heartbeat.py): expires unless renewed."""
-    return HEARTBEAT_PREFIX + owner
+    return heartbeat_prefix() + owner
 
 
 def task_result_key(result_id: str) -> str:
     """A Django Task's result (queueing/tasks/results.py), in its own hash tag; its
     ``:workers`` and ``:errors`` keys follow it."""
-    return f"{TASK_RESULT_PREFIX}{{{result_id}}}"
+    return namespaced(f"queueing:task:{{{result_id}}}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +74,7 @@ class QueueKeys:
 
     @classmethod
     def for_queue(cls, name: str, prefix: str = DEFAULT_PREFIX) -> "QueueKeys":
-        ready = f"{prefix}{{{name}}}"
+        ready = namespaced(f"{prefix}{{{name}}}")
         return cls(
             ready=ready,
             notify=f"{ready}:notify",
@@ -97,17 +123,17 @@ class QueueKeys:
 
 def batches_index(prefix: str = DEFAULT_PREFIX) -> str:
     """Zset of a connection's batches: id -> creation time (listing, pruning)."""
-    return f"{prefix}batches"
+    return namespaced(f"{prefix}batches")
 
 
 def batches_meta(prefix: str = DEFAULT_PREFIX) -> str:
     """Hash of a connection's batches: id -> "<callback queue>\\t<name>" (find, search)."""
-    return f"{prefix}batches:meta"
+    return namespaced(f"{prefix}batches:meta")
 
 
 def exceptions_key(job_uuid: str) -> str:
     """Counter of exceptions a job has raised, for max_exceptions (expires after a day)."""
-    return f"queueing:exceptions:{job_uuid}"
+    return namespaced(f"queueing:exceptions:{job_uuid}")
 
 
 EXCEPTIONS_TTL = 86400  # seconds an exception counter outlives its last exception

@@ -27,12 +27,12 @@ class RedisOperator(RedisBase):
         balancer and the dashboard."""
         pipe = self.client.pipeline(transaction=False)
         pipe.set(self.keys(queue).paused, "1")
-        pipe.sadd(control.PAUSED_QUEUES_KEY, control.member(self.name, queue))
+        pipe.sadd(control.paused_queues_key(), control.member(self.name, queue))
         pipe.execute()
 
     def resume(self, queue: str) -> None:
         k = self.keys(queue)
-        self.client.srem(control.PAUSED_QUEUES_KEY, control.member(self.name, queue))
+        self.client.srem(control.paused_queues_key(), control.member(self.name, queue))
         pipe = self.client.pipeline(transaction=False)
         pipe.delete(k.paused)
         pipe.llen(k.ready)
@@ -59,7 +59,7 @@ class RedisOperator(RedisBase):
         if not uuids:
             return {}
         found, stale = {}, []
-        for uuid, raw in zip(uuids, self.client.hmget(control.CANCEL_KEY, uuids)):
+        for uuid, raw in zip(uuids, self.client.hmget(control.cancel_key(), uuids)):
             if raw is not None:
                 request = cancel_request(raw)
                 if request is None:
@@ -86,6 +86,8 @@ class RedisOperator(RedisBase):
     def restart_scope(self) -> str:
         """One broadcast per Redis server: connections to the same URL (or the same
         embedded server) share it."""
+        if self.config.sentinel:
+            return f"sentinel:{self.config.service_name}:{self.config.db}"
         return f"redis:{self.config.url or self.config.embedded_dir}"
 
     def heartbeat_store(self) -> RedisClient:

@@ -2,7 +2,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from queueing.config import queue_settings
-from queueing.connections import redacted_url
+from queueing.connections import redacted_url, redis_location
 from queueing.drivers.redis.embedded import EmbeddedRedis
 from queueing.drivers.registry import kind_of
 from queueing.errors import QueueError
@@ -23,9 +23,9 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         if not kind_of(config).redis:
             raise CommandError(f"connection {config.name!r} is not a redis connection")
-        if config.url:
-            self.stdout.write(f"connection {config.name!r} uses {redacted_url(config.url)}; "
-                              "nothing to do")
+        if config.url or config.sentinel:
+            where = redacted_url(config.url) if config.url else redis_location(config)
+            self.stdout.write(f"connection {config.name!r} uses {where}; nothing to do")
             return
         # the settings refuse a redis connection with neither a url nor an embedded_dir
         assert config.embedded_dir is not None

@@ -62,7 +62,7 @@ def test_a_new_install_is_never_told_of_snapshots_before_this_version(client, rc
 
     now = time.time() - 120
     label = "redis:default"
-    rclient.sadd(keys.MEASURED_QUEUES, label)
+    rclient.sadd(keys.measured_queues(), label)
     new = {"time": now, "count": 4, "throughput": 4.0, "runtime": 10.0, "failed": 0,
            "waited": 0, "wait": 0.0, "pending": None}
     rclient.zadd(keys.queue_snapshots(label), {json.dumps(new): now})
@@ -82,7 +82,7 @@ def test_a_new_install_is_never_told_of_snapshots_before_this_version(client, rc
 def seed_queue(rclient, label, throughputs, now):
     from horizon import keys
 
-    rclient.sadd(keys.MEASURED_QUEUES, label)
+    rclient.sadd(keys.measured_queues(), label)
     for i, value in enumerate(throughputs):
         at = now + 60 * i
         snap = {"time": at, "count": int(value), "throughput": float(value), "runtime": 10.0,

@@ -149,3 +149,17 @@ def test_filter_matches_name_class_uuid_and_tags():
         assert matches(needle, data)
     assert not matches("refund", data)
     assert not matches("x", {})
+
+
+@pytest.mark.parametrize("value", ["0c7e-4f", "a/b", "100%", "é x", "a?b#c", "<b>&'\""])
+def test_row_links_are_what_reverse_makes(value):
+    """links.RowLink reverses once a page; each row's link must equal reverse's own."""
+    from django.urls import reverse
+
+    from horizon.dashboard import links
+
+    assert links.RowLink("horizon:job", "pending")(value) == reverse(
+        "horizon:job", args=["pending", value])
+    assert links.RowLink("horizon:job-delete", "delayed")(value) == reverse(
+        "horizon:job-delete", args=["delayed", value])
+    assert links.RowLink("horizon:job-run")(value) == reverse("horizon:job-run", args=[value])

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from horizon import attempts
 from horizon.config import horizon_settings
-from horizon.keys import ATTEMPTS_INDEX, TRIM_LOCK
+from horizon.keys import attempts_index, trim_lock
 from horizon.repositories import trimmed
 from horizon.supervisor.trimming import Trimmer
 from queueing import failed
@@ -60,10 +60,10 @@ def test_flush_and_forget_take_the_jobs_attempts_with_their_rows(spawn_worker, r
     call_command("queue_forget", ids[0])
     assert not rclient.exists(attempts.key(ids[0]))
     assert rclient.exists(attempts.key(ids[1]))
-    assert rclient.zscore(ATTEMPTS_INDEX, ids[0]) is None
+    assert rclient.zscore(attempts_index(), ids[0]) is None
     call_command("queue_flush", "--force")
     assert FailedJob.objects.count() == 0
-    assert attempt_keys(rclient) == [] and rclient.zcard(ATTEMPTS_INDEX) == 0
+    assert attempt_keys(rclient) == [] and rclient.zcard(attempts_index()) == 0
 
 
 def test_a_failure_keeps_its_traceback_once(spawn_worker, rclient, settings):
@@ -116,17 +116,17 @@ def test_a_row_cap_keeps_the_newest(settings, rclient):
     trimmer.tick(now=0)
     assert FailedJob.objects.count() == 1000
     assert not FailedJob.objects.filter(uuid__in=ids[:500]).exists(), "the oldest went"
-    assert rclient.zcard(ATTEMPTS_INDEX) == 1000
+    assert rclient.zcard(attempts_index()) == 1000
 
 
 def test_timelines_are_capped_by_count_and_by_deadline(settings, rclient):
     settings.HORIZON = {**settings.HORIZON, "trim": {"attempts_max": 50}}
     for i in range(80):
         attempts.record(f"t{i}", {"attempt": 1, "outcome": "released", "error": "E: x"})
-    rclient.zadd(ATTEMPTS_INDEX, {"long-gone": time.time() - 10})  # key already expired
+    rclient.zadd(attempts_index(), {"long-gone": time.time() - 10})  # key already expired
     trimmer = Trimmer(horizon_settings(), rclient, owner="m1", log=lambda _: None)
     assert trimmer.tick(now=0)["attempts"] == 31
-    assert rclient.zcard(ATTEMPTS_INDEX) == 50 and len(attempt_keys(rclient)) == 50
+    assert rclient.zcard(attempts_index()) == 50 and len(attempt_keys(rclient)) == 50
 
 
 def test_one_master_trims_at_a_time(settings, rclient):
@@ -134,7 +134,7 @@ def test_one_master_trims_at_a_time(settings, rclient):
     second = Trimmer(horizon_settings(), rclient, owner="m2", log=lambda _: None)
     assert first.claim() and first.claim(), "the holder keeps its turn"
     assert not second.claim()
-    rclient.delete(TRIM_LOCK)
+    rclient.delete(trim_lock())
     assert second.claim()
 
 

@@ -12,7 +12,7 @@ from django.test import Client
 
 from horizon import attempts
 from horizon.dashboard import history
-from horizon.keys import ATTEMPTS_INDEX, COMPLETED
+from horizon.keys import attempts_index, completed
 from queueing.models import FailedJob
 from tests.helpers import client_with
 from tests.testapp import jobs as test_jobs
@@ -33,14 +33,14 @@ def test_the_completed_cap_takes_the_dropped_jobs_timelines(spawn_worker, rclien
     extra = {"HORIZON_TEST_EXTRA": json.dumps({"trim": {"completed_max": 5}})}
     flaky = [test_jobs.fails_first_time.delay(f"f{i}") for i in range(3)]
     drain(spawn_worker, **extra)
-    assert all(rclient.zscore(COMPLETED, u) is not None for u in flaky)
+    assert all(rclient.zscore(completed(), u) is not None for u in flaky)
     assert all(attempts.entries(u)[-1]["outcome"] == "done" for u in flaky)
     later = [test_jobs.noop.delay(i) for i in range(10)]
     drain(spawn_worker, **extra)
-    assert rclient.zcard(COMPLETED) == 5
-    assert set(u.decode() for u in rclient.zrange(COMPLETED, 0, -1)) <= set(later)
+    assert rclient.zcard(completed()) == 5
+    assert set(u.decode() for u in rclient.zrange(completed(), 0, -1)) <= set(later)
     assert not any(rclient.exists(attempts.key(u)) for u in flaky), "timelines outlived"
-    assert all(rclient.zscore(ATTEMPTS_INDEX, u) is None for u in flaky)
+    assert all(rclient.zscore(attempts_index(), u) is None for u in flaky)
 
 
 def operator() -> Client:
@@ -65,7 +65,7 @@ def test_a_dashboard_retry_is_kept_in_the_jobs_timeline_and_goes_with_it(spawn_w
     call_command("queue_forget", uuid)
     assert history.entries(rclient, uuid) == []
     assert not any(uuid.encode() in k for k in rclient.scan_iter(match="{horizon}:*"))
-    assert rclient.zscore(ATTEMPTS_INDEX, uuid) is None
+    assert rclient.zscore(attempts_index(), uuid) is None
 
 
 def test_cancel_requests_for_jobs_that_never_run_do_not_stay(driver, rclient, monkeypatch):
@@ -80,14 +80,14 @@ def test_cancel_requests_for_jobs_that_never_run_do_not_stay(driver, rclient, mo
     monkeypatch.setattr(time, "time", lambda: real() - ttl - 60)
     driver.request_cancel("never-runs", "ops")  # written more than CANCEL_TTL ago
     monkeypatch.setattr(time, "time", real)
-    assert rclient.hexists(control.CANCEL_KEY, "never-runs")
+    assert rclient.hexists(control.cancel_key(), "never-runs")
     driver.request_cancel("runs-soon", "ops")
-    assert not rclient.hexists(control.CANCEL_KEY, "never-runs"), "trimmed as the next lands"
-    assert rclient.hexists(control.CANCEL_KEY, "runs-soon")
-    assert 0 < rclient.ttl(control.CANCEL_KEY) <= ttl + 1, "the store expires with its newest"
+    assert not rclient.hexists(control.cancel_key(), "never-runs"), "trimmed as the next lands"
+    assert rclient.hexists(control.cancel_key(), "runs-soon")
+    assert 0 < rclient.ttl(control.cancel_key()) <= ttl + 1, "the store expires with its newest"
     driver.forget_cancel("runs-soon")
-    assert rclient.hlen(control.CANCEL_KEY) == 0
-    assert rclient.zcard(control.CANCEL_INDEX) == 0, "the index follows the store"
+    assert rclient.hlen(control.cancel_key()) == 0
+    assert rclient.zcard(control.cancel_index()) == 0, "the index follows the store"
 
 
 def test_a_quiet_supervisor_keeps_the_masters_log_flat(spawn_worker):

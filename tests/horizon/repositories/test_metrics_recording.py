@@ -40,8 +40,8 @@ def test_recent_completed_jobs_are_listed_newest_first_and_capped(rclient, setti
     listed = recent.completed(rclient, 0, 9)
     assert [item["uuid"] for item in listed] == list(reversed(uuids))[:3]
     assert listed[0]["payload"]["args"] == [4] and listed[0]["runtime_ms"] > 0
-    assert rclient.hexists(keys.COMPLETED_RECORDS, uuids[0]) == 0  # dropped with its index
-    assert rclient.hlen(keys.COMPLETED_RECORDS) == 3
+    assert rclient.hexists(keys.completed_records(), uuids[0]) == 0  # dropped with its index
+    assert rclient.hlen(keys.completed_records()) == 3
     assert recent.find(rclient, uuids[4])["name"] == "tests.testapp.jobs.record"
 
 
@@ -50,7 +50,7 @@ def test_snapshots_reset_aggregates_and_are_trimmed(rclient):
         jobs.record.delay(i)
     drain()
     now = time.time()
-    rclient.set(keys.LAST_SNAPSHOT, repr(now - 120))  # two minutes since the last one
+    rclient.set(keys.last_snapshot(), repr(now - 120))  # two minutes since the last one
     metrics.take_snapshots(rclient, now=now, keep_minutes=60)
     [snap] = metrics.snapshots(rclient, "queue", "redis:default")
     assert snap.count == 4 and snap.throughput == pytest.approx(2.0) and snap.runtime > 0
@@ -69,11 +69,11 @@ def test_wait_time_is_pending_times_runtime_over_processes():
 
 
 def test_recent_trim_drops_old_records_with_their_index_entries(rclient):
-    rclient.zadd(keys.COMPLETED, {"old": time.time() - 7200, "new": time.time()})
-    rclient.hset(keys.COMPLETED_RECORDS, mapping={"old": "old\n...", "new": "new\n..."})
+    rclient.zadd(keys.completed(), {"old": time.time() - 7200, "new": time.time()})
+    rclient.hset(keys.completed_records(), mapping={"old": "old\n...", "new": "new\n..."})
     assert recent.trim(rclient, 60) == 1
-    assert rclient.zrange(keys.COMPLETED, 0, -1) == [b"new"]
-    assert rclient.hkeys(keys.COMPLETED_RECORDS) == [b"new"]
+    assert rclient.zrange(keys.completed(), 0, -1) == [b"new"]
+    assert rclient.hkeys(keys.completed_records()) == [b"new"]
 
 
 def test_workers_drop_records_past_their_time_as_they_write(rclient):
@@ -89,7 +89,7 @@ def test_workers_drop_records_past_their_time_as_they_write(rclient):
                                   now=time.time())
     new[0](keys=new[1], args=new[2])
     assert recent.find(rclient, "old-one") is None
-    assert rclient.zrange(keys.COMPLETED, 0, -1) == [b"new-one"]
+    assert rclient.zrange(keys.completed(), 0, -1) == [b"new-one"]
     found = recent.find(rclient, "new-one")
     assert found["queue"] == "redis:q" and found["payload"] == {"args": [1]}
     assert found["runtime_ms"] == 10.0

@@ -88,7 +88,7 @@ def test_a_5_mb_payload_runs_and_no_page_or_record_holds_it_whole(rclient, spawn
     worker = spawn_worker("--stop-when-empty")
     assert worker.wait(60) == 0, worker.output()
     assert [n["label"] for n in jobs.notes()] == ["big"]
-    record = rclient.hget(horizon_keys.COMPLETED_RECORDS, uuid)
+    record = rclient.hget(horizon_keys.completed_records(), uuid)
     assert record is not None and len(record) < 100_000, "the completed record is bounded"
     page = client.get("/jobs/completed/")
     assert page.status_code == 200 and uuid in page.content.decode()

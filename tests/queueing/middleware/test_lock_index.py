@@ -62,7 +62,7 @@ def test_released_and_expired_locks_leave_the_index(rclient):
     assert lock_calls.release(rclient, a, "job-a")
     time.sleep(0.1)
     assert locks.held(rclient, "redis") == []
-    assert rclient.zcard(lock_calls.LOCK_INDEX) == 0
+    assert rclient.zcard(lock_calls.lock_index()) == 0
 
 
 def test_a_lock_key_holding_a_secret_is_shown_masked_and_released_by_its_digest(

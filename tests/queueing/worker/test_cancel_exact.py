@@ -25,15 +25,15 @@ def test_cancel_refuses_a_pattern(driver, rclient, uuid):
     with pytest.raises(CommandError, match="not a job id"):
         call_command("queue_cancel", uuid, "--wait=0")
     assert cancel_running("redis", uuid, ["default"], by="t").state == "invalid"
-    assert rclient.hlen(control.CANCEL_KEY) == 0
+    assert rclient.hlen(control.cancel_key()) == 0
 
 
 def test_an_old_request_is_ignored_and_dropped(driver, rclient):
-    rclient.hset(control.CANCEL_KEY, "job-old", json.dumps(
+    rclient.hset(control.cancel_key(), "job-old", json.dumps(
         {"by": "x", "reason": "", "at": time.time() - cancel_requests.CANCEL_TTL - 1}))
     driver.request_cancel("job-new", "y")
     assert set(driver.cancel_requests(["job-old", "job-new"])) == {"job-new"}
-    assert not rclient.hexists(control.CANCEL_KEY, "job-old")
+    assert not rclient.hexists(control.cancel_key(), "job-old")
 
 
 def test_a_retry_clears_a_request_left_from_the_last_run(driver, rclient):

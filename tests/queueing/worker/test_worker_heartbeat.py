@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from queueing.drivers.redis.keys import HEARTBEAT_PREFIX, QueueKeys
+from queueing.drivers.redis.keys import QueueKeys, heartbeat_prefix
 from queueing.worker import heartbeat
 from tests.testapp import jobs
 from tests.workers import wait_until
@@ -43,4 +43,4 @@ def test_a_worker_that_stops_cleanly_removes_its_heartbeat(spawn_worker, rclient
     jobs.record.delay("one")
     worker = spawn_worker("--queue=default", "--stop-when-empty", env=FAST)
     assert worker.wait() == 0
-    assert rclient.keys(HEARTBEAT_PREFIX + "*") == []
+    assert rclient.keys(heartbeat_prefix() + "*") == []

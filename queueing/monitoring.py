@@ -1,0 +1,86 @@
+"""Per-queue counts and the oldest ready job's age, for `queue_monitor` (Laravel's
+``queue:monitor``): cron jobs and monitoring scripts ask it whether a queue is backing up.
+
+One `sizes_many` and one `oldest_pending` per connection, whatever the queues hold.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+
+from queueing import connections
+from queueing.config import queue_settings
+from queueing.drivers.registry import kind_of
+from queueing.entries.availability import available_since
+from queueing.errors import QueueError
+from queueing.signals import queue_busy
+
+
+@dataclass(frozen=True)
+class QueueReading:
+    connection: str
+    queue: str
+    ready: int
+    delayed: int
+    reserved: int
+    oldest_wait: float  # seconds the oldest ready job has waited; 0 when none is ready
+
+    @property
+    def size(self) -> int:
+        """What ``--max`` compares, as Laravel's ``size()``: every job the queue holds."""
+        return self.ready + self.delayed + self.reserved
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "size": self.size}
+
+
+def targets(names: list[str]) -> list[tuple[str, str]]:
+    """("connection", "queue") for each ``connection:queue`` or ``queue`` (on the default
+    connection) named; with none, every queue of every connection that keeps jobs.
+    QueueError for an unknown connection or queue."""
+    settings = queue_settings()
+    if not names:
+        return [(name, queue) for name, config in settings.connections.items()
+                if kind_of(config).keeps_jobs
+                for queue in (config.queues or (config.queue,))]
+    out = []
+    for name in names:
+        connection, _, queue = name.rpartition(":")
+        config = settings.connection(connection or None)
+        if not kind_of(config).keeps_jobs:
+            raise QueueError(f"connection {config.name!r} ({config.driver}) keeps no jobs "
+                             "to count")
+        out.append((config.name, config.check_queue(queue)))
+    return out
+
+
+def read(wanted: list[tuple[str, str]], now: float | None = None) -> list[QueueReading]:
+    """A reading per (connection, queue), in the order asked."""
+    now = time.time() if now is None else now
+    by_connection: dict[str, list[str]] = {}
+    for connection, queue in wanted:
+        by_connection.setdefault(connection, []).append(queue)
+    found: dict[tuple[str, str], QueueReading] = {}
+    for connection, queues in by_connection.items():
+        driver = connections.queue_driver(connection)
+        sizes = driver.sizes_many(queues)
+        heads = driver.oldest_pending(queues)
+        for queue, head in zip(queues, heads):
+            size = sizes[queue]
+            since = available_since(head) if head else None
+            found[(connection, queue)] = QueueReading(
+                connection, queue, size.pending, size.delayed, size.reserved,
+                round(max(now - since, 0.0), 3) if since is not None else 0.0)
+    return [found[key] for key in wanted]
+
+
+def over(readings: list[QueueReading], most: int) -> list[QueueReading]:
+    """The readings holding more than `most` jobs (pure)."""
+    return [r for r in readings if r.size > most]
+
+
+def announce_busy(readings: list[QueueReading], most: int) -> None:
+    """`queue_busy` once per queue over `most` (Laravel's ``QueueBusy`` event)."""
+    for reading in readings:
+        queue_busy.send(sender=None, connection=reading.connection, queue=reading.queue,
+                        size=reading.size, most=most, reading=reading)

@@ -1,0 +1,78 @@
+"""The app's namespace: one name in front of every Redis key the product writes.
+
+Two projects sharing one Redis database would otherwise share their control keys
+(``queueing:paused``, ``queueing:restart``), heartbeats, cancel requests, locks and all of
+Horizon's ``{horizon}:*`` state: one project's ``queue_pause`` stopped the other's jobs and
+its ``queue_restart`` stopped the other's workers. With ``QUEUE["namespace"] = "shop"``
+(or ``QUEUE_NAMESPACE=shop`` in the environment, which wins, so one settings module can
+serve several deployments) every key becomes ``shop:<key>``.
+
+The namespace goes in front of the key, never inside its braces, so each key keeps the
+hash tag it had and every Lua script still touches one Redis Cluster slot. Braces are
+refused in it for the same reason. The default, no namespace, keeps today's key names
+exactly, so existing deployments need no migration.
+
+Read once per process (cached; reset when a test overrides settings.QUEUE): a worker and
+the master must agree on it for their whole life anyway.
+"""
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+from typing import Any
+
+from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+
+from queueing.errors import ConfigurationError
+
+NAMESPACE_ENV = "QUEUE_NAMESPACE"
+NAMESPACE_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,64}")  # used with fullmatch; no braces, no ':'
+
+
+def namespace_error(value: Any, source: str) -> ConfigurationError | None:
+    """Why `value` cannot be a namespace (None when it can); `source` names where it came
+    from, so the message points at the setting or the variable to fix."""
+    if value in (None, ""):
+        return None
+    if not isinstance(value, str) or not NAMESPACE_NAME.fullmatch(value):
+        return ConfigurationError(
+            f"{source} must be 1-64 letters, digits, '_', '.' or '-' (no braces, which "
+            f"would break Redis Cluster hash tags, and no ':'); got {value!r}")
+    return None
+
+
+def configured(raw: dict[str, Any] | None, environ: Any = os.environ) -> str:
+    """The namespace from the environment, else from settings.QUEUE; ConfigurationError
+    when it is malformed (a bad namespace must stop the process, never write shared keys)."""
+    from_env = environ.get(NAMESPACE_ENV)
+    if from_env:
+        value: Any = from_env
+        source = f"${NAMESPACE_ENV}"
+    else:
+        value = (raw or {}).get("namespace") or ""
+        source = "QUEUE['namespace']"
+    problem = namespace_error(value, source)
+    if problem is not None:
+        raise problem
+    return str(value)
+
+
+@lru_cache(maxsize=1)
+def current() -> str:
+    """This process's namespace ('' for none)."""
+    return configured(getattr(settings, "QUEUE", None))
+
+
+def namespaced(key: str) -> str:
+    """`key` inside this app's namespace: ``<namespace>:<key>``, or `key` itself."""
+    space = current()
+    return f"{space}:{key}" if space else key
+
+
+@receiver(setting_changed)
+def _reset_on_setting_change(*, setting: str, **_: Any) -> None:
+    if setting == "QUEUE":
+        current.cache_clear()

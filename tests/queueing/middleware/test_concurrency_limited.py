@@ -1,0 +1,134 @@
+"""ConcurrencyLimited (issue 34, item 2) on real worker processes and a real Redis: how
+many jobs of a key run at once, that every job runs, and what a dead holder leaves."""
+import os
+import signal
+import time
+
+import pytest
+
+from queueing import dispatch_many
+from queueing.middleware import funnel_slots
+from queueing.models import FailedJob
+from tests.testapp import control_jobs, jobs
+from tests.workers import wait_until
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+
+def notes(label, **match):
+    return [n for n in jobs.notes() if n.get("label") == label
+            and all(n.get(k) == v for k, v in match.items())]
+
+
+def stop_all(workers):
+    for worker in workers:
+        worker.send(signal.SIGTERM)
+    for worker in workers:
+        assert worker.wait(30) == 0, worker.output()
+
+
+@pytest.mark.slow
+def test_two_hundred_jobs_on_one_key_never_run_more_than_three_at_once(spawn_worker,
+                                                                       rclient):
+    """200 jobs of one tenant, limit 3, on 2 workers x 8 slots: at most 3 run at any
+    moment, each runs exactly once, and being parked costs no attempt."""
+    workers = [spawn_worker("--queue=default", "--concurrency=8") for _ in range(2)]
+    dispatch_many([control_jobs.funneled.s("solo", i) for i in range(200)])
+    wait_until(lambda: len(notes("funnel", phase="end")) >= 200, timeout=90, interval=0.2,
+               message="200 funneled jobs to finish")
+    starts = notes("funnel", phase="start")
+    assert sorted(n["index"] for n in starts) == list(range(200)), "each ran exactly once"
+    assert max(n["running"] for n in starts) <= 3
+    assert max(n["running"] for n in starts) == 3, "the three slots were used"
+    assert {n["attempts"] for n in starts} == {1}, "parking spent no attempt"
+    assert len({n["pid"] for n in starts}) == 2, "both workers ran some"
+    assert FailedJob.objects.count() == 0
+    assert rclient.zcard(funnel_slots.holders_key("tenant:solo")) == 0, "every slot back"
+    assert rclient.zcard(funnel_slots.waiting_key("tenant:solo")) == 0, "nobody in line"
+    stop_all(workers)
+
+
+@pytest.mark.slow
+def test_ten_keys_each_run_all_their_jobs_three_at_a_time(spawn_worker, rclient):
+    workers = [spawn_worker("--queue=default", "--concurrency=8") for _ in range(2)]
+    dispatch_many([control_jobs.funneled.s(f"t{i % 10}", i, 0.05) for i in range(200)])
+    wait_until(lambda: len(notes("funnel", phase="end")) >= 200, timeout=90, interval=0.2,
+               message="200 funneled jobs of 10 tenants to finish")
+    starts = notes("funnel", phase="start")
+    for tenant in range(10):
+        mine = [n for n in starts if n["tenant"] == f"t{tenant}"]
+        assert sorted(n["index"] for n in mine) == list(range(tenant, 200, 10))
+        assert max(n["running"] for n in mine) <= 3
+    assert FailedJob.objects.count() == 0
+    stop_all(workers)
+
+
+@pytest.mark.slow
+def test_a_killed_workers_slot_frees_within_its_lease(spawn_worker, rclient):
+    """A worker (and its sidecar) SIGKILLed while holding the only slot: no release
+    comes, the slot lapses with its lease (3 s) and the parked job starts then."""
+    first = spawn_worker("--queue=default")
+    control_jobs.funnel_holder.delay("k", "first", 60)
+    wait_until(lambda: notes("first", phase="start"), message="first job to start")
+    holders = funnel_slots.holders_key("held-k")
+    time.sleep(4)  # past one lease: the running job's slot is renewed, not lapsed
+    owners = [o.decode() for o in rclient.zrange(holders, 0, -1)]
+    assert len(owners) == 1 and owners[0].startswith(notes("first")[0]["uuid"])
+    assert f":{first.pid}:" in owners[0]
+    second = spawn_worker("--queue=default")
+    control_jobs.funnel_holder.delay("k", "second", 0)
+    line = funnel_slots.waiting_key("held-k")
+    wait_until(lambda: rclient.zcard(line) == 1, timeout=30, message="second job to park")
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait()
+    killed_at = time.time()
+    wait_until(lambda: rclient.zcard(holders) == 0, timeout=10, interval=0.05,
+               message="the dead holder's slot to lapse")
+    assert time.time() <= killed_at + 3.0 + 0.3, "freed within the lease (3 s)"
+    wait_until(lambda: notes("second", phase="start"), timeout=15, message="second to run")
+    started = notes("second", phase="start")[0]["at"]
+    assert started <= killed_at + 3.0 + 1.0, \
+        f"the key stayed blocked {started - killed_at:.1f}s after the kill"
+    assert notes("second", phase="start")[0]["attempts"] == 1, "waiting spent no attempt"
+    stop_all([second])
+
+
+def test_giving_a_slot_back_wakes_the_oldest_parked_job(rclient, driver):
+    """The line: a denied job waits in line, oldest first; giving the slot back makes
+    the oldest parked job's delayed entry ready at once (no polling), and drops a
+    waiter whose job is gone."""
+    parked = jobs.record.using(delay=300).delay("parked")
+    gone = funnel_slots.waiter_of("redis", "default", "no-such-job")
+    waiter = funnel_slots.waiter_of("redis", "default", parked)
+    assert funnel_slots.take(rclient, "u", "a", 1, 5000, "w-a")[0]
+    taken, held, lapses_in = funnel_slots.take(rclient, "u", "b", 1, 5000, gone)
+    assert (taken, held) == (False, 1) and 4.0 < lapses_in <= 5.0
+    time.sleep(0.01)  # the line's order is the time each first parked (ms)
+    assert not funnel_slots.take(rclient, "u", "c", 1, 5000, waiter)[0]
+    line = funnel_slots.waiting_key("u")
+    assert rclient.zrange(line, 0, -1) == [gone.encode(), waiter.encode()]
+    assert rclient.ttl(line) > 0, "the line expires by itself"
+    assert funnel_slots.take(rclient, "u", "a", 1, 5000, "w-a")[0], "its holder renews"
+    assert driver.sizes("default").delayed == 1
+    assert funnel_slots.give_back(rclient, "u", "a", 1)
+    assert not funnel_slots.give_back(rclient, "u", "a", 1), "only once"
+    sizes = driver.sizes("default")
+    assert (sizes.pending, sizes.delayed) == (1, 0), "the parked job is ready now"
+    assert rclient.zcard(line) == 0
+
+
+def test_a_lapsed_slot_is_taken_again(rclient):
+    assert funnel_slots.take(rclient, "lapse", "dead", 1, 200, "w1")[0]
+    assert not funnel_slots.take(rclient, "lapse", "next", 1, 200, "w2")[0]
+    time.sleep(0.25)
+    assert funnel_slots.take(rclient, "lapse", "next", 1, 200, "w2")[0]
+    assert rclient.zrange(funnel_slots.holders_key("lapse"), 0, -1) == [b"next"]
+
+
+def test_the_key_template_names_a_missing_argument():
+    from queueing.errors import InvalidOption
+    from queueing.middleware import ConcurrencyLimited
+    with pytest.raises(InvalidOption):
+        ConcurrencyLimited("k", limit=0)
+    with pytest.raises(InvalidOption):
+        ConcurrencyLimited("", limit=2)

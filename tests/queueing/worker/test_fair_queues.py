@@ -1,0 +1,60 @@
+"""Fair queues (issue 34, item 3): a queue that rotates between keys (tenants), on a
+real worker process and a real Redis."""
+import signal
+
+import pytest
+
+from queueing import dispatch_many
+from queueing.config import parse_settings
+from queueing.errors import ConfigurationError, InvalidOption
+from queueing.fair import fair_queue, key_queue, rotation_key
+from tests.testapp import jobs
+from tests.workers import wait_until
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+
+def test_a_tenants_ten_jobs_do_not_wait_behind_another_tenants_ten_thousand(spawn_worker):
+    """10,000 jobs of tenant A are queued before 10 of tenant B: B's 10 all run within
+    about 20 of A's (the worker takes its rounds from A and B in turn)."""
+    big, small = fair_queue("fair", "tenant-a"), fair_queue("fair", "tenant-b")
+    for start in range(0, 10_000, 1000):
+        dispatch_many([jobs.record.s("A", i=i).using(queue=big)
+                       for i in range(start, start + 1000)])
+    dispatch_many([jobs.record.s("B", i=i).using(queue=small) for i in range(10)])
+    worker = spawn_worker("--queue=fair")
+    wait_until(lambda: len([n for n in jobs.notes() if n["label"] == "B"]) == 10, timeout=60,
+               message="tenant B's 10 jobs to run")
+    worker.send(signal.SIGTERM)
+    assert worker.wait(30) == 0, worker.output()
+    order = [n["label"] for n in jobs.notes()]
+    last_b = max(i for i, label in enumerate(order) if label == "B")
+    a_before = order[:last_b].count("A")
+    print(f"A jobs before B done: {a_before}")
+    assert a_before <= 30, f"{a_before} of A's jobs ran before B's 10 were done"
+    assert [n["i"] for n in jobs.notes() if n["label"] == "B"] == list(range(10)), \
+        "one key's jobs in the order they were sent"
+
+
+def test_each_key_is_a_queue_of_its_own_listed_in_the_rotation(rclient):
+    assert key_queue("fair", "acme") == "fair.fair.acme"
+    odd = key_queue("fair", "a b/c")
+    assert odd.startswith("fair.fair.a-b-c-") and odd != key_queue("fair", "a-b-c")
+    assert len(key_queue("fair", "x" * 500)) <= 60
+    name = fair_queue("fair", 42)
+    assert rclient.zscore(rotation_key("queues:", "fair"), name) is not None
+    with pytest.raises(InvalidOption, match="not a fair queue"):
+        fair_queue("default", "acme")
+    with pytest.raises(InvalidOption, match="needs a key"):
+        fair_queue("fair", "")
+
+
+def test_fair_queues_are_checked_with_the_settings():
+    redis = {"driver": "redis", "url": "redis://x"}
+    with pytest.raises(ConfigurationError, match="fair_queues"):
+        parse_settings({"connections": {"r": {**redis, "fair_queues": "reports"}}})
+    parsed = parse_settings({"connections": {"r": {**redis, "queues": ["reports"],
+                                                   "fair_queues": ["reports"]}}})
+    conn = parsed.connection("r")
+    assert conn.check_queue("reports.fair.acme") == "reports.fair.acme", \
+        "a fair queue's keys pass its connection's allowlist"
