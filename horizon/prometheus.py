@@ -22,10 +22,12 @@ from prometheus_client.core import (
 from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector
 
+from horizon.dashboard.health import REDIS_ERRORS
 from horizon.dashboard.reads import queue_rows
 from horizon.repositories import counters, horizon_client, trimmed
 from horizon.repositories import state as state_repo
 from horizon.repositories.latency import oldest_ages
+from queueing.failover_state import read_all as failover_statuses
 from queueing.models import FailedJob
 
 COUNTERS = {
@@ -56,6 +58,7 @@ class HorizonCollector(Collector):
         yield from self.job_metrics()
         yield from self.queue_metrics()
         yield self.trimmed()
+        yield GaugeMetricFamily("horizon_redis_up", REDIS_UP_HELP, value=1)
 
     def trimmed(self):
         """Records the master trimmed to keep the stores within HORIZON['trim']."""
@@ -138,8 +141,60 @@ class HorizonCollector(Collector):
         yield workers
 
 
+class FailoverCollector(Collector):
+    """Failover connections (issue 35), read from their fallback store, not from Redis:
+    a scrape still answers these while Redis is away."""
+
+    def collect(self):
+        now = time.time()
+        statuses = failover_statuses(now)
+        failing = GaugeMetricFamily(
+            "horizon_failover_active", "1 while dispatches skip the connection (its "
+            "circuit is open, as the last process to switch published).",
+            labels=["connection", "skipped", "to"])
+        since = GaugeMetricFamily(
+            "horizon_failover_since_timestamp_seconds", "Unix time the current failover "
+            "began (0 while none).", labels=["connection", "skipped"])
+        waiting = GaugeMetricFamily(
+            "horizon_failover_waiting_jobs", "Jobs waiting on a failover connection's later "
+            "connections (ready and delayed), to be drained back.", labels=["connection"])
+        oldest = GaugeMetricFamily(
+            "horizon_failover_oldest_seconds", "Age of the oldest ready job waiting on a "
+            "failover connection's later connections (0 when none).", labels=["connection"])
+        unreadable = GaugeMetricFamily(
+            "horizon_failover_unreadable", "1 when a later connection or the published "
+            "state could not be read.", labels=["connection"])
+        for status in statuses:
+            switches = {s.skipped: s for s in status.switches}
+            for index, skipped in enumerate(status.targets[:-1]):
+                found = switches.get(skipped)
+                is_open = found is not None and found.open
+                failing.add_metric([status.name, skipped, (found.to if found and found.to
+                                   else status.targets[index + 1])], 1 if is_open else 0)
+                since.add_metric([status.name, skipped], found.since if is_open and found
+                                 else 0)
+            waiting.add_metric([status.name], status.waiting)
+            oldest.add_metric([status.name], status.oldest)
+            unreadable.add_metric([status.name], 1 if status.unreadable else 0)
+        yield from (failing, since, waiting, oldest, unreadable)
+
+
 def exposition() -> bytes:
-    """The text format for one scrape (a fresh registry: no state kept in this process)."""
+    """The text format for one scrape (a fresh registry: no state kept in this process).
+    With a Redis it reads away, the failover numbers and ``horizon_redis_up 0`` are still
+    answered: that is when they matter."""
     registry = CollectorRegistry(auto_describe=False)
+    registry.register(FailoverCollector())
     registry.register(HorizonCollector())
-    return generate_latest(registry)
+    try:
+        return generate_latest(registry)
+    except REDIS_ERRORS:
+        fallback = CollectorRegistry(auto_describe=False)
+        fallback.register(FailoverCollector())
+        return generate_latest(fallback) + REDIS_DOWN
+
+
+REDIS_UP_HELP = ("1 when every Redis this scrape reads answered (0: only the failover "
+                 "numbers could be read).")
+REDIS_DOWN = (f"# HELP horizon_redis_up {REDIS_UP_HELP}\n"
+              "# TYPE horizon_redis_up gauge\nhorizon_redis_up 0.0\n").encode()

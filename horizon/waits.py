@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from horizon import keys
-from horizon.repositories.latency import oldest_ages
+from horizon.repositories.latency import oldest_ages_with_fallback
 from horizon.signals import long_wait_detected, long_wait_recovered
 from queueing.drivers.redis.replies import RedisClient
 
@@ -140,7 +140,7 @@ class WaitMonitor:
                 return []
         # every label is "connection:queue" (parse_waits prefixes a bare queue name)
         refs = [(conn, queue) for conn, _, queue in (label.partition(":") for label in self.waits)]
-        ages = oldest_ages(refs, now)
+        ages = oldest_ages_with_fallback(refs, now)  # fallbacks count too
         pipe = self.client.pipeline(transaction=False)
         for label in self.waits:
             pipe.get(keys.long_wait(label))

@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import redis
@@ -30,8 +31,10 @@ from queueing.drivers.contract import DispatchTarget, QueueSizes
 from queueing.drivers.redis.replies import RedisClient
 from queueing.drivers.registry import kind_of
 from queueing.errors import StoreUnavailable
+from queueing.failover_state import StatePublisher
 
 logger = logging.getLogger("queueing")
+BULK_CHUNK = 1000  # payloads per push_many call (the Redis driver's script call)
 
 
 @dataclass
@@ -42,6 +45,11 @@ class Leg:
     target: DispatchTarget
     errors: tuple[type[Exception], ...]
     circuit: Circuit
+    last_error: str = ""  # why it last failed a dispatch (for the published state)
+
+
+def _push_many(target: DispatchTarget, *, queue: str, payloads: list[str]) -> Any:
+    return target.push_many(queue, payloads)
 
 
 class FailoverDriver:
@@ -52,6 +60,7 @@ class FailoverDriver:
         self.name = config.name
         self._legs: list[Leg] | None = None  # made at first use: connections.driver holds
         self._lock = threading.Lock()        # its lock while it makes this driver
+        self.publisher = StatePublisher(config)  # switches, where operators read them
 
     @classmethod
     def from_config(cls, config: ConnectionConfig) -> FailoverDriver:
@@ -79,7 +88,14 @@ class FailoverDriver:
         return self._first_taker(lambda target: target.push(queue, payload))
 
     def push_many(self, queue: str, payloads: list[str]) -> Any:
-        return self._first_taker(lambda target: target.push_many(queue, payloads))
+        """Chunk by chunk, each to the first connection that takes it: a Redis that goes
+        away in the middle of a bulk dispatch keeps the chunks it took, and only the
+        rest go to the next connection (sending the whole list again duplicated them)."""
+        result = None
+        for start in range(0, len(payloads), BULK_CHUNK):
+            result = self._first_taker(partial(_push_many, queue=queue,
+                                               payloads=payloads[start:start + BULK_CHUNK]))
+        return result
 
     def later(self, queue: str, payload: str, available_at: float) -> Any:
         return self._first_taker(lambda target: target.later(queue, payload, available_at))
@@ -120,13 +136,53 @@ class FailoverDriver:
                 result = send(leg.target)
             except leg.errors as exc:
                 failures.append(f"{leg.name}: {type(exc).__name__}: {exc}")
-                if leg.circuit.failed(time.monotonic()) and not last:
-                    logger.warning("dispatches on %r go to %r: %r failed (%s); trying it "
-                                   "again in %g s", self.name, legs[index + 1].name, leg.name,
-                                   exc, self.config.retry_primary_after)
+                self._failed(index, exc)
                 continue
             if leg.circuit.succeeded():
                 logger.warning("dispatches on %r go to %r again", self.name, leg.name)
+                self.publisher.closed(leg.name)
+            elif index and self.publisher.store is not None:
+                self._publish_unlanded(legs[:index], leg.name)
+            elif self.publisher.needs(leg.name, False):  # once per process, or a close
+                self.publisher.closed(leg.name, only_if_open=True)  # rolled back
             return result
         raise StoreUnavailable(f"could not queue on {self.location()}: every connection "
                                f"failed ({'; '.join(failures)})")
+
+    def _failed(self, index: int, exc: BaseException) -> None:
+        """Connection `index` failed a dispatch: its circuit opens (or stays open), the
+        switch is logged once and published (a switch, or a probe that found it still
+        away: once per period)."""
+        legs = self.legs()
+        leg = legs[index]
+        leg.last_error = f"{type(exc).__name__}: {exc}"
+        switched = leg.circuit.failed(time.monotonic())
+        if index == len(legs) - 1:
+            return
+        if switched:
+            logger.warning("dispatches on %r go to %r: %r failed (%s); trying it again in "
+                           "%g s", self.name, legs[index + 1].name, leg.name, exc,
+                           self.config.retry_primary_after)
+        self.publisher.opened(leg.name, legs[index + 1].name, leg.last_error)
+
+    # -- unique locks while the first connection is away (queueing/failover_locks.py) ---
+    def primary_away(self) -> bool:
+        """Whether dispatches skip the first connection now (its circuit open, no probe
+        due): its job controls are skipped too."""
+        circuit = self.legs()[0].circuit
+        return circuit.is_open and time.monotonic() < circuit.open_until
+
+    def primary_failed(self, exc: BaseException) -> None:
+        """A job control on the first connection's Redis failed: as a failed dispatch."""
+        self._failed(0, exc)
+
+    @property
+    def primary_errors(self) -> tuple[type[Exception], ...]:
+        return self.legs()[0].errors
+
+    def _publish_unlanded(self, skipped: list[Leg], to: str) -> None:
+        """A switch written inside a transaction that rolled back never landed: write it
+        with the next dispatch that fails over (a dict read per such dispatch)."""
+        for leg in skipped:
+            if leg.circuit.is_open and self.publisher.needs(leg.name, True):
+                self.publisher.opened(leg.name, to, leg.last_error)

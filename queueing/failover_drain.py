@@ -7,7 +7,9 @@ LOCKED on PostgreSQL, one writer on SQLite, so two masters or a worker never tak
 same row), pushed to the first connection as it was dispatched (its delivery by this
 move not counted, reservation stamps removed; runs, tries, backoff, tags, batch tag and
 chain kept), then deleted. A master killed between the push and the delete leaves the
-reservation to expire, and the job is moved again: at least once, never lost. Delayed
+reservation to expire, and the job is moved again: at least once, never lost. A job the
+first connection already holds (a dispatch whose reply was lost as Redis went away, so
+it was also written to the fallback) is deleted without a push. Delayed
 jobs move when they come due; order within a queue is kept.
 """
 from __future__ import annotations
@@ -15,12 +17,15 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-from queueing import connections
+from queueing import connections, failover_locks
 from queueing.config import ConnectionConfig, queue_settings
+from queueing.dispatching.unique import lock_of
 from queueing.drivers.contract import QueueDriver, Reservation
 from queueing.drivers.registry import kind_of
 from queueing.entries import payload as payload_lib
+from queueing.entries.payload import peek
 from queueing.errors import MalformedPayload
+from queueing.middleware.store import state_client
 
 logger = logging.getLogger("queueing")
 OWNER = "failover drain"
@@ -63,19 +68,37 @@ def drain(name: str, *, limit: int = 1000) -> int:
                 held = source.pop_batch(queue, min(CHUNK, limit - moved), owner=OWNER)
                 if isinstance(held, int) or not held:  # paused, or nothing waits
                     break
-                moved += _move(held, queue, source, primary)
+                moved += _move(held, queue, source, primary, config)
     return moved
 
 
 def _move(held: list[Reservation], queue: str, source: QueueDriver,
-          primary: QueueDriver) -> int:
+          primary: QueueDriver, config: ConnectionConfig) -> int:
     """Push each held job to `primary` and delete it from `source`; on a failure, the
-    ones not pushed yet go back where they were (uncounted) and the error is raised."""
+    ones not pushed yet go back where they were (uncounted) and the error is raised. A
+    unique job's lock taken in the fallback moves with it (queueing/failover_locks.py)."""
     for index, reservation in enumerate(held):
         try:
-            primary.push(queue, as_dispatched(reservation.raw))
+            if not _already_there(primary, queue, reservation.raw):
+                primary.push(queue, as_dispatched(reservation.raw))
+            _move_lock(config, reservation.raw, primary)
         except Exception:
             source.unreserve(held[index:])
             raise
         source.delete(reservation)
     return len(held)
+
+
+def _already_there(primary: QueueDriver, queue: str, raw: bytes) -> bool:
+    """Whether the first connection already holds this job (by uuid, in any state it
+    indexes): a dispatch whose reply was lost as Redis went away reached it and was
+    written to the fallback too. Moving it again would run it twice."""
+    job_uuid = peek(raw).get("uuid")
+    return isinstance(job_uuid, str) and primary.locate(queue, job_uuid) is not None
+
+
+def _move_lock(config: ConnectionConfig, raw: bytes, primary: QueueDriver) -> None:
+    data = peek(raw)
+    key, owner = lock_of(data), data.get("uuid")
+    if key is not None and isinstance(owner, str):
+        failover_locks.move_to_redis(config, key, owner, state_client(primary))

@@ -49,6 +49,10 @@ if os.environ.get("TEST_PROXY_URL"):
         "socket_timeout": float(os.environ.get("TEST_SOCKET_TIMEOUT", 10)),
         "socket_connect_timeout": float(os.environ.get("TEST_SOCKET_CONNECT_TIMEOUT", 5)),
     }
+# Extra connections for worker processes a test starts with the ones it configured itself
+# (a failover connection and its proxied Redis, tests/queueing/dispatching/
+# test_failover_outage_database.py), as JSON: name -> block.
+QUEUE["connections"].update(json.loads(os.environ.get("TEST_QUEUE_CONNECTIONS") or "{}"))
 # The "redis" connection behind Redis Sentinel instead (tests/local_sentinel.py): worker
 # and master processes a Sentinel test starts get its connection block as JSON.
 if os.environ.get("TEST_SENTINEL_CONNECTION"):

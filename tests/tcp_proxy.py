@@ -7,6 +7,7 @@ Connections made while frozen are accepted and held, silent, too.
     proxy = TcpProxy(upstream_unix="/tmp/.../redis.sock")
     url = proxy.url  # redis://127.0.0.1:<port>/0
     proxy.freeze(); proxy.thaw(); proxy.close()
+    TcpProxy(upstream_unix=..., port=proxy.port)  # back where it was, after a close
 """
 from __future__ import annotations
 
@@ -17,14 +18,14 @@ import threading
 
 class TcpProxy:
     def __init__(self, *, upstream_unix: str | None = None,
-                 upstream_tcp: tuple[str, int] | None = None) -> None:
+                 upstream_tcp: tuple[str, int] | None = None, port: int = 0) -> None:
         if (upstream_unix is None) == (upstream_tcp is None):
             raise ValueError("give one upstream: a unix socket path or a (host, port)")
         self.upstream_unix = upstream_unix
         self.upstream_tcp = upstream_tcp
         self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.listener.bind(("127.0.0.1", 0))
+        self.listener.bind(("127.0.0.1", port))  # a closed proxy's port: the same URL again
         self.listener.listen(64)
         self.port = self.listener.getsockname()[1]
         self._running = threading.Event()  # set: forwarding; clear: frozen

@@ -14,6 +14,7 @@ import redis
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 
+from horizon.dashboard import failover
 from queueing.redaction import mask_text
 
 logger = logging.getLogger("horizon.dashboard")
@@ -39,7 +40,9 @@ def unavailable(request: HttpRequest, exc: Exception) -> HttpResponse:
     logger.warning("dashboard: %s on %s", message, request.path)
     htmx = getattr(request, "htmx", None)
     template = "horizon/partials/unavailable.html" if htmx else "horizon/unavailable.html"
-    body = render_to_string(template, {"message": message}, request)
+    # What the fallback store knows stays readable while Redis is away (issue 35)
+    body = render_to_string(template, {"message": message,
+                                       "failover": failover.panels()}, request)
     response = HttpResponse(body, status=503)
     response["X-Horizon-Unavailable"] = message.encode("ascii", "replace").decode()
     response["Retry-After"] = "5"

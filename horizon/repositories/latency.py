@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 from queueing import connections
 from queueing.entries.availability import available_since
+from queueing.failover_state import covering
 
 
 def oldest_ages(queues: Iterable[tuple[str, str]], now: float | None = None
@@ -29,3 +30,19 @@ def oldest_ages(queues: Iterable[tuple[str, str]], now: float | None = None
             since = available_since(head)
             out[(conn, name)] = max(now - since, 0.0) if since is not None and head else 0.0
     return out
+
+
+def oldest_ages_with_fallback(queues: Iterable[tuple[str, str]], now: float | None = None
+                              ) -> dict[tuple[str, str], float]:
+    """As `oldest_ages`, counting what waits on failover fallbacks too (issue 35): a
+    queue of a failover connection's first connection (or of the failover connection
+    itself) is as old as its oldest job there or on the later connections."""
+    now = time.time() if now is None else now
+    wanted = list(queues)
+    sources: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for conn, queue in wanted:
+        found = [(target, queue) for _, targets in covering(conn) for target in targets]
+        own = [] if any(config.name == conn for config, _ in covering(conn)) else [(conn, queue)]
+        sources[(conn, queue)] = list(dict.fromkeys(own + found))
+    ages = oldest_ages({ref for refs in sources.values() for ref in refs}, now)
+    return {ref: max((ages[s] for s in sources[ref]), default=0.0) for ref in wanted}

@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 
 from queueing.failover_drain import drain, failover_connections
+from queueing.failover_state import close_stale
 
 EVERY = 5.0  # seconds between looks
 PER_TICK = 2000  # jobs moved per failover connection per look at most
@@ -36,6 +37,13 @@ class FailoverDrainer:
             if config.name in self.away:
                 self.away.discard(config.name)
                 self.log(f"failover {config.name!r}: {config.targets[0]!r} answers again")
+            try:
+                for skipped in close_stale(config):
+                    self.log(f"failover {config.name!r}: no process fails over from "
+                             f"{skipped!r} any more; its published switch is closed")
+            except Exception as exc:  # the fallback's database: said, the drain goes on
+                self.log(f"failover {config.name!r}: cannot read its published state "
+                         f"({type(exc).__name__}: {exc})")
             if moved:
                 self.log(f"failover {config.name!r}: moved {moved} job(s) back to "
                          f"{config.targets[0]!r}")

@@ -27,7 +27,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from queueing import connections
 from queueing.dispatching.registry import lookup
@@ -39,6 +39,9 @@ from queueing.middleware import lock_calls
 from queueing.middleware.keys import control_prefix, debounce_key, unique_key
 from queueing.middleware.store import script, state_client
 from queueing.signals import job_unique_skipped
+
+if TYPE_CHECKING:
+    from queueing.failover import FailoverDriver
 
 logger = logging.getLogger("queueing")
 
@@ -110,8 +113,7 @@ def _send_unique(unique: UniqueOptions, definition: Any, args: tuple, kwargs: di
                  conn: Any, key: str, job_uuid: str, send: Callable[[], None]) -> bool:
     """Take the lock, then send; False (and the signal) when another job holds it."""
     assert unique.unique_for is not None  # parse() requires it without debounce_for
-    client = _client(conn)
-    taken, holder = lock_calls.take(client, key, job_uuid, int(unique.unique_for * 1000))
+    taken, holder, release = _take_lock(conn, key, job_uuid, int(unique.unique_for * 1000))
     if not taken:
         holder = holder.decode("utf-8", "replace") if isinstance(holder, bytes) else holder
 
@@ -123,9 +125,41 @@ def _send_unique(unique: UniqueOptions, definition: Any, args: tuple, kwargs: di
     try:
         send()
     except BaseException:
-        lock_calls.release(client, key, job_uuid)
+        release()
         raise
     return True
+
+
+def _take_lock(conn: Any, key: str, owner: str, ms: int
+               ) -> tuple[Any, Any, Callable[[], Any]]:
+    """(taken, holder, how to release it if the send fails). A failover connection takes
+    it in its fallback database while its Redis is away (issue 35)."""
+    if kind_of(conn).routes:
+        return _take_failover_lock(conn, key, owner, ms)
+    client = _client(conn)
+    taken, holder = lock_calls.take(client, key, owner, ms)
+    return taken, holder, lambda: lock_calls.release(client, key, owner)
+
+
+def _take_failover_lock(conn: Any, key: str, owner: str, ms: int
+                        ) -> tuple[Any, Any, Callable[[], Any]]:
+    # imported here: it reads Django models, which this module (imported with
+    # ``queueing`` itself, while Django loads the apps) cannot import at its top
+    from queueing import failover_locks
+
+    driver = cast("FailoverDriver", connections.driver(conn.name))  # kind "routes"
+    if not driver.primary_away():
+        try:
+            held = failover_locks.holder(conn, key)  # a job still waiting to be drained
+            if held is not None and held != owner:
+                return False, held, lambda: None
+            client = state_client(driver)
+            taken, holder = lock_calls.take(client, key, owner, ms)
+            return taken, holder, lambda: lock_calls.release(client, key, owner)
+        except driver.primary_errors as exc:
+            driver.primary_failed(exc)
+    taken, holder = failover_locks.take(conn, key, owner, ms)
+    return taken, holder, lambda: failover_locks.release(conn, key, owner)
 
 
 def dispatch_controlled(signature: Any, conn: Any, queue: str, chain: list | None,

@@ -4,7 +4,7 @@ from __future__ import annotations
 from django.http import HttpResponse, QueryDict
 from django.shortcuts import render
 
-from horizon.dashboard import flags, reads
+from horizon.dashboard import failover, flags, reads
 from horizon.dashboard.auth import page
 from horizon.dashboard.views.common import HtmxHttpRequest, fragment, render_page
 
@@ -17,6 +17,7 @@ def context() -> dict:
         "section": "overview",
         "o": data,
         "flags": flags.red_flags(data),
+        "failover": failover.panels(),
         "single_connection": len({row.ref.connection for row in data.queues}) <= 1,
     }
 

@@ -10,6 +10,7 @@ from queueing.connections import redis_client, redis_driver
 from queueing.drivers.redis.replies import RedisClient
 from queueing.management.base import ProductCommand
 from queueing.management.cli_audit import audited
+from queueing.redaction import mask_text
 
 EXIT_UNREACHABLE = 3  # Redis cannot be reached (horizon_status: 0 running, 1 paused, 2 inactive)
 
@@ -22,9 +23,16 @@ def reachable_client() -> RedisClient:
     try:
         driver.ping()
     except redis.RedisError as exc:
-        raise CommandError(f"cannot reach {driver.location()}: {exc}",
-                           returncode=EXIT_UNREACHABLE) from exc
+        raise unreachable(exc) from exc
     return client
+
+
+def unreachable(exc: BaseException) -> CommandError:
+    """One line, no traceback, exit 3: where Horizon's Redis is (password masked) and
+    what redis-py said."""
+    where = redis_driver(horizon_settings().connection).location()
+    detail = mask_text((str(exc).strip().splitlines() or [type(exc).__name__])[0])
+    return CommandError(f"cannot reach {where}: {detail}", returncode=EXIT_UNREACHABLE)
 
 
 class ControlCommand(ProductCommand):

@@ -2,9 +2,11 @@
 with its code)."""
 import sys
 
+import redis
 from django.core.management.base import CommandError
 
 from horizon.config import HorizonConfigError, horizon_settings
+from horizon.management.commands._control import EXIT_UNREACHABLE, unreachable
 from horizon.repositories import horizon_client
 from horizon.supervisor.master import AlreadyRunning, Master
 from queueing import connections
@@ -39,6 +41,8 @@ class Command(ProductCommand):
             raise CommandError(str(exc)) from exc
         except AlreadyRunning as exc:
             raise CommandError(str(exc)) from exc
+        except redis.RedisError as exc:  # Redis away at start: one line, exit 3
+            raise unreachable(exc) from exc
         sys.exit(code)
 
     def wait_for_redis(self, connection: str, timeout: float) -> bool:
@@ -51,7 +55,7 @@ class Command(ProductCommand):
             return startup.wait_for_store(driver.ping, timeout=timeout,
                                           stop=lambda: flags.quit, say=self.stderr.write,
                                           where=driver.location())
-        except StoreUnreachable as exc:
-            raise CommandError(str(exc)) from exc
+        except StoreUnreachable as exc:  # one line, exit 3 as horizon_status's "cannot tell"
+            raise CommandError(str(exc), returncode=EXIT_UNREACHABLE) from exc
         finally:
             flags.uninstall()
