@@ -218,3 +218,26 @@ def test_a_batch_on_a_failover_connection_goes_to_redis_while_it_answers(outage,
     assert worker.wait(timeout=60) == 0, worker.output()
     assert sorted(n["label"] for n in jobs.notes()) == ["r-then", "r0", "r1", "r2"]
     assert found.refresh().finished
+
+
+def test_a_batch_dispatched_during_the_outage_in_a_rolled_back_transaction_leaves_nothing(
+        outage, rclient):
+    from django.db import transaction
+
+    from queueing.models import BatchRecord
+
+    outage.away()
+    alias = connections.queue_driver(outage.conn).alias
+
+    class Rollback(Exception):
+        pass
+
+    with pytest.raises(Rollback), transaction.atomic(using=alias):
+        found = _fo_batch("x")
+        raise Rollback
+    assert rows(outage.conn).count() == 0
+    assert not BatchRecord.objects.using(alias).filter(id=found.id).exists()
+    with transaction.atomic(using=alias):
+        kept = _fo_batch("y")
+    assert rows(outage.conn).count() == 3  # written at the commit
+    assert kept.refresh().connection == outage.conn
