@@ -100,6 +100,21 @@ class FailoverDriver:
     def later(self, queue: str, payload: str, available_at: float) -> Any:
         return self._first_taker(lambda target: target.later(queue, payload, available_at))
 
+    def take_batch(self, write: Callable[[Any], None]) -> str:
+        """A batch goes whole to the first connection that takes it: `write(target)`
+        writes its record then its members there (queueing/batches/pending.py); the
+        name of that connection. A connection that fails after the record was written
+        leaves the members it took: the same members (same uuids) go to the next one,
+        and the drain moves only those the first connection lacks."""
+        taken: list[str] = []
+
+        def send(target: DispatchTarget) -> None:
+            write(target)
+            taken.append(target.config.name)  # type: ignore[attr-defined]
+
+        self._first_taker(send)
+        return taken[-1]
+
     def sizes(self, queue: str) -> QueueSizes:
         """What waits in `queue` on every connection that answers now."""
         pending = delayed = reserved = 0

@@ -23,6 +23,7 @@ from queueing.dispatching.unique import lock_of
 from queueing.drivers.contract import QueueDriver, Reservation
 from queueing.drivers.registry import kind_of
 from queueing.entries import payload as payload_lib
+from queueing.entries.batch_tag import of_data
 from queueing.entries.payload import peek
 from queueing.errors import MalformedPayload
 from queueing.middleware.store import state_client
@@ -61,6 +62,7 @@ def drain(name: str, *, limit: int = 1000) -> int:
     primary = connections.queue_driver(config.targets[0])
     primary.ping()
     moved = 0
+    batches_seen: set[str] = set()  # batch ids whose record was looked at this round
     for source_name in config.targets[1:]:
         source = connections.queue_driver(source_name)
         for queue in queues_to_drain(config, source_name):
@@ -68,17 +70,20 @@ def drain(name: str, *, limit: int = 1000) -> int:
                 held = source.pop_batch(queue, min(CHUNK, limit - moved), owner=OWNER)
                 if isinstance(held, int) or not held:  # paused, or nothing waits
                     break
-                moved += _move(held, queue, source, primary, config)
+                moved += _move(held, queue, source, primary, config, batches_seen)
     return moved
 
 
 def _move(held: list[Reservation], queue: str, source: QueueDriver,
-          primary: QueueDriver, config: ConnectionConfig) -> int:
+          primary: QueueDriver, config: ConnectionConfig,
+          batches_seen: set[str] | None = None) -> int:
     """Push each held job to `primary` and delete it from `source`; on a failure, the
     ones not pushed yet go back where they were (uncounted) and the error is raised. A
     unique job's lock taken in the fallback moves with it (queueing/failover_locks.py)."""
     for index, reservation in enumerate(held):
         try:
+            _move_batch(reservation.raw, source, primary,
+                        set() if batches_seen is None else batches_seen)
             if not _already_there(primary, queue, reservation.raw):
                 primary.push(queue, as_dispatched(reservation.raw))
             _move_lock(config, reservation.raw, primary)
@@ -87,6 +92,27 @@ def _move(held: list[Reservation], queue: str, source: QueueDriver,
             raise
         source.delete(reservation)
     return len(held)
+
+
+def _move_batch(raw: bytes, source: QueueDriver, primary: QueueDriver,
+                seen: set[str]) -> None:
+    """A batch member's record moves before the member: a batch a failover connection
+    wrote to the fallback is copied to the first connection's batch store (with its
+    counters and callbacks; unless it is there already: a batch whose record reached it
+    before it went away) and deleted from the fallback's, so it is counted, and its
+    callbacks fire, in one store. Looked up once per batch per drain round."""
+    tag = of_data(peek(raw))
+    if tag is None or tag.id in seen:
+        return
+    source_store, primary_store = source.batch_store(), primary.batch_store()
+    if source_store is None or primary_store is None:
+        return
+    record = source_store.get(tag.id)
+    if record is not None:
+        if primary_store.get(tag.id) is None:
+            primary_store.create({**record, "connection": primary.config.name})
+        source_store.delete([tag.id])
+    seen.add(tag.id)
 
 
 def _already_there(primary: QueueDriver, queue: str, raw: bytes) -> bool:

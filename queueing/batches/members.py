@@ -77,7 +77,7 @@ def encode_members(members: Sequence[Any], conn: ConnectionConfig, queue: str,
             if link.options.connection not in (None, conn.name):
                 raise InvalidOption(f"batch on connection {conn.name!r}: member "
                                     f"{link.definition.name} names {link.options.connection!r}")
-            if not kind_of(link_conn).batches:
+            if not (kind_of(link_conn).batches or kind_of(link_conn).routes):
                 raise InvalidOption(f"batches need a redis or database connection, "
                                     f"{conn.name!r} is {link_conn.driver!r}")
         rest = [link_spec(link.using(queue=link.options.queue or queue)) for link in links[1:]]
@@ -93,10 +93,11 @@ def encode_members(members: Sequence[Any], conn: ConnectionConfig, queue: str,
     return encoded
 
 
-def send(conn: ConnectionConfig, encoded: list[Encoded]) -> None:
+def send(conn: ConnectionConfig, encoded: list[Encoded], driver: Any = None) -> None:
     """Push encoded members: one script call per queue (and 1,000 jobs); delayed ones to
-    the delayed set."""
-    driver = connections.queue_driver(conn.name)
+    the delayed set. `driver`: where to (a failover connection's chosen connection);
+    by default `conn`'s own driver."""
+    driver = driver if driver is not None else connections.queue_driver(conn.name)
     ready: dict[str, list[str]] = {}
     now = time.time()
     for item in encoded:

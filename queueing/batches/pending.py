@@ -113,9 +113,12 @@ class PendingBatch:
         if not self.members:
             raise ValueError("batch() needs at least one job signature")
         conn = queue_settings().connection(self.connection)
-        if not kind_of(conn).batches:
-            raise InvalidOption(f"batches need a redis or database connection; "
+        routes = kind_of(conn).routes
+        if not (kind_of(conn).batches or routes):
+            raise InvalidOption(f"batches need a redis, database or failover connection; "
                                 f"{conn.name!r} is {conn.driver!r}")
+        if routes:
+            _check_failover_targets(conn)
         queue = conn.check_queue(self.queue or conn.queue)
         now = time.time()
         batch_id = str(uuid_lib.uuid4())
@@ -129,6 +132,9 @@ class PendingBatch:
         }
 
         def write() -> None:
+            if routes:  # the whole batch to the first of its connections that takes it
+                record["connection"] = failover_batch_write(conn, record, encoded)
+                return
             store_for(conn.name).create(record)
             send(conn, encoded)
 
@@ -143,6 +149,32 @@ class PendingBatch:
         """``dispatch`` for async code (the writes run in a thread: sync_to_async)."""
         from asgiref.sync import sync_to_async
         return await sync_to_async(self.dispatch)()
+
+
+def _check_failover_targets(conn: ConnectionConfig) -> None:
+    """A batch on a failover connection lands whole on one of its connections: each
+    must keep batches."""
+    settings = queue_settings()
+    for name in conn.targets:
+        if not kind_of(settings.connection(name)).batches:
+            raise InvalidOption(f"batches on failover connection {conn.name!r} need each "
+                                f"of its connections to keep batches; {name!r} is "
+                                f"{settings.connection(name).driver!r}")
+
+
+def failover_batch_write(conn: ConnectionConfig, record: dict[str, Any],
+                         encoded: list[Any]) -> str:
+    """Write a batch's record and members through failover connection `conn`; the name
+    of the connection that took it (queueing/failover.py ``take_batch``)."""
+    from queueing import connections
+
+    def write(target: Any) -> None:
+        record["connection"] = target.config.name
+        target.batch_store().create(record)
+        send(conn, encoded, target)
+
+    driver = connections.driver(conn.name)
+    return driver.take_batch(write)  # type: ignore[attr-defined]
 
 
 def batch(*members: Any) -> PendingBatch:

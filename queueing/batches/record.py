@@ -93,7 +93,8 @@ class Batch:
     @classmethod
     def find(cls, batch_id: str, connection: str | None = None) -> Batch | None:
         """The batch `batch_id` (on `connection`, or on any redis connection), or None."""
-        names = [connection] if connection else batch_connections()
+        names = ([connection] if connection and kind_of(queue_settings().connection(
+            connection)).batches else batch_connections())  # failover: where it landed
         for name in names:
             record = store_for(name).get(str(batch_id))
             if record:
@@ -101,7 +102,8 @@ class Batch:
         return None
 
     def refresh(self) -> Batch:
-        found = Batch.find(self.id, self.connection)
+        # A batch a failover connection wrote to its fallback moves with the drain.
+        found = Batch.find(self.id, self.connection) or Batch.find(self.id)
         if found is None:
             raise BatchError(f"batch {self.id} is gone (pruned?)")
         return found

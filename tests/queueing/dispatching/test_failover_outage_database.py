@@ -177,3 +177,67 @@ def test_redis_killed_in_the_middle_of_a_dispatch_many_of_ten_thousand(outage, r
         assert worker.wait(timeout=300) == 0, worker.output()
     labels = [note["label"] for note in jobs.notes()]
     assert len(labels) == n and sorted(labels) == sorted(f"m{i}" for i in range(n))
+
+
+def _fo_batch(label):
+    from queueing import batch
+
+    return (batch(*(jobs.record.s(f"{label}{i}") for i in range(3)))
+            .then(jobs.record.s(f"{label}-then")).using(connection="fo").dispatch())
+
+
+def test_a_batch_dispatched_during_the_outage_completes_with_its_callback(outage, rclient,
+                                                                        spawn_worker):
+    """The whole batch (record and members) goes to the database; the drain moves the
+    record to Redis with its members, and the callback runs once there."""
+    from queueing.batches.record import Batch
+    from queueing.models import BatchRecord
+
+    outage.away()
+    found = _fo_batch("b")
+    assert found.connection == outage.conn and rows(outage.conn).count() == 3
+    alias = connections.queue_driver(outage.conn).alias
+    assert BatchRecord.objects.using(alias).filter(id=found.id).exists()
+    outage.back()
+    assert drain("fo") == 3
+    assert not BatchRecord.objects.using(alias).filter(id=found.id).exists()
+    assert found.refresh().connection == "near"
+    worker = spawn_worker("redis", "--stop-when-empty", "--sleep=0", env=outage.worker_env)
+    assert worker.wait(timeout=60) == 0, worker.output()
+    labels = sorted(n["label"] for n in jobs.notes())
+    assert labels == ["b-then", "b0", "b1", "b2"]  # the callback once
+    done = Batch.find(found.id)
+    assert done is not None and done.finished and done.succeeded == 3
+
+
+def test_a_batch_on_a_failover_connection_goes_to_redis_while_it_answers(outage, rclient,
+                                                                        spawn_worker):
+    found = _fo_batch("r")
+    assert found.connection == "near" and rows(outage.conn).count() == 0
+    worker = spawn_worker("redis", "--stop-when-empty", "--sleep=0", env=outage.worker_env)
+    assert worker.wait(timeout=60) == 0, worker.output()
+    assert sorted(n["label"] for n in jobs.notes()) == ["r-then", "r0", "r1", "r2"]
+    assert found.refresh().finished
+
+
+def test_a_batch_dispatched_during_the_outage_in_a_rolled_back_transaction_leaves_nothing(
+        outage, rclient):
+    from django.db import transaction
+
+    from queueing.models import BatchRecord
+
+    outage.away()
+    alias = connections.queue_driver(outage.conn).alias
+
+    class Rollback(Exception):
+        pass
+
+    with pytest.raises(Rollback), transaction.atomic(using=alias):
+        found = _fo_batch("x")
+        raise Rollback
+    assert rows(outage.conn).count() == 0
+    assert not BatchRecord.objects.using(alias).filter(id=found.id).exists()
+    with transaction.atomic(using=alias):
+        kept = _fo_batch("y")
+    assert rows(outage.conn).count() == 3  # written at the commit
+    assert kept.refresh().connection == outage.conn
