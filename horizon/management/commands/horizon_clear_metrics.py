@@ -1,13 +1,13 @@
 """Empty the Metrics page's throughput and runtime history (Horizon's
 ``horizon:clear-metrics``); Prometheus counters keep counting."""
-from django.core.management.base import BaseCommand
 
 from horizon.management.commands._control import reachable_client
 from horizon.repositories import metrics
+from queueing.management.base import ProductCommand
 from queueing.management.cli_audit import audited
 
 
-class Command(BaseCommand):
+class Command(ProductCommand):
     help = ("Delete the metrics snapshots, rollups and running aggregates the Metrics page "
             "charts. Prometheus counters stay (they never go down).")
 

@@ -3,13 +3,12 @@ balancing and status."""
 import json
 from dataclasses import asdict
 
-from django.core.management.base import BaseCommand
-
 from horizon.management.commands._control import reachable_client
 from horizon.repositories import state
+from queueing.management.base import ProductCommand
 
 
-class Command(BaseCommand):
+class Command(ProductCommand):
     help = "List the running supervisors: master, processes, queues, balancing and status."
 
     def add_arguments(self, parser):

@@ -2,15 +2,16 @@
 import json
 import sys
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from queueing import monitoring
 from queueing.errors import QueueError
+from queueing.management.base import ProductCommand
 
 EXIT_BUSY = 1  # a queue holds more than --max jobs
 
 
-class Command(BaseCommand):
+class Command(ProductCommand):
     help = ("Show ready, delayed and reserved counts and the oldest ready job's wait per "
             "queue; with --max N, exit 1 and send queue_busy when a queue holds more "
             "than N jobs.")

@@ -4,14 +4,15 @@ import socket
 import sys
 
 import redis
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from queueing import connections, probes
 from queueing.errors import QueueError
+from queueing.management.base import ProductCommand
 from queueing.worker import health
 
 
-class Command(BaseCommand):
+class Command(ProductCommand):
     help = ("Say whether the workers on this host are alive (their loop makes progress) and "
             "ready (taking jobs). Exit 0 alive and ready, 1 alive but paused, 2 not alive or "
             "none found, 3 Redis unreachable; with --probe liveness a paused worker, and an "

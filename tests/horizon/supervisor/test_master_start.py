@@ -29,6 +29,13 @@ def notify_socket():
     sock.close()
 
 
+def answers(client) -> bool:
+    try:
+        return bool(client.ping())
+    except redis.ConnectionError:
+        return False
+
+
 def received(sock):
     messages = []
     while True:
@@ -51,6 +58,8 @@ def test_the_master_waits_for_redis_and_comes_up_when_it_does(spawn_worker, noti
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         client = redis.Redis.from_url(url)
+        # the server listens a moment after it starts: until then a read is refused
+        wait_until(lambda: answers(client), timeout=30, message="the new Redis answers")
         wait_until(lambda: state.masters(client), timeout=30, message="master published")
         wait_until(lambda: state.supervisors(client) and state.supervisors(client)[0].pids,
                    timeout=30, message="a worker under the new Redis")
