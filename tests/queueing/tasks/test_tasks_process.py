@@ -102,6 +102,12 @@ def test_a_task_reports_progress_and_the_backend_reads_it(spawn_worker):
     result = tasks.counts_rows.enqueue(40)
     wait_until(task_finished(result), message="counts_rows to finish")
     assert result.status == Status.SUCCESSFUL and result.return_value == 40
-    report = FW.task_backends["default"].get_progress(result.id)
+    # the last report is written when the worker settles the job, a moment after the
+    # task's result (docs/progress-and-expiry.md): read it once it is there
+    backend = FW.task_backends["default"]
+    wait_until(lambda: (backend.get_progress(result.id) or None) is not None
+               and backend.get_progress(result.id).fraction == 1.0,
+               message="the task's last progress report")
+    report = backend.get_progress(result.id)
     assert (report.fraction, report.message, report.meta) == (1.0, "row 40", {"rows": 40})
     assert FW.task_backends["default"].get_progress("no-such-result") is None
