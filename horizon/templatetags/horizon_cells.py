@@ -8,15 +8,16 @@ from __future__ import annotations
 
 from django import template
 from django.utils.html import format_html
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 
 register = template.Library()
+NONE = mark_safe('<span class="muted">—</span>')  # a literal: no input in it
 
 
 @register.filter
 def time_cell(moment) -> SafeString:
     """``<time>`` with the relative text, the absolute one beside it; "—" for none."""
     if not moment:
-        return format_html('<span class="muted">—</span>')
+        return NONE  # a constant: format_html without arguments is an error on Django 6
     return format_html('<time datetime="{}" title="{}">{}</time><span class="abs">{}</span>',
                        moment.iso, moment.absolute, moment.relative, moment.absolute)
