@@ -33,5 +33,5 @@ def test_retry_matching_keeps_the_records_of_immediate_re_failures(spawn_worker)
     retried, skipped, kept = failures.retry_rows(FailedJob.objects.all())
     assert (len(retried), skipped, kept) == (COUNT, 0, 0)
     wait_until(lambda: len(jobs.notes()) == 2 * COUNT, 30, message="second runs")
-    wait_until(lambda: FailedJob.objects.count() == COUNT, 10,
+    wait_until(lambda: FailedJob.objects.count() == COUNT, 30,
                message=f"{COUNT} records (found {FailedJob.objects.count()})")
