@@ -17,6 +17,12 @@ VENV_DJANGO6   ?= .venv-django6
 DJANGO6        ?= django>=6.1,<6.2
 # Django's own deprecations are errors on the newest line.
 DJANGO6_WARNINGS ?= -W error::DeprecationWarning -W error::PendingDeprecationWarning
+# The suite runs on several pytest processes (pytest-xdist), one module per process at a
+# time: most of its time is spent waiting on real worker processes, masters and servers,
+# and tests/settings.py gives each pytest process its own Redis server and databases.
+# TEST_PROCESSES=1 runs it in one process.
+TEST_PROCESSES ?= 3
+PARALLEL := $(if $(filter 1,$(TEST_PROCESSES)),,-n $(TEST_PROCESSES) --dist loadfile)
 
 .PHONY: site run demo test test-slow lint test-django6 test-cluster test-cluster-full test-valkey venv bench bench-peers clean system-deps
 
@@ -110,14 +116,14 @@ system-deps:
 
 test: system-deps
 	@$(MAKE) --no-print-directory venv
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(PARALLEL) $(PYTEST_ARGS)
 
 # The long process-level modules alone (marked slow: the in-flight contract with its
 # kill storm, concurrency, job controls, the master stall). `make test` runs them too;
 # CI runs them as a leg of their own, so no leg passes 15 minutes.
 test-slow: system-deps
 	@$(MAKE) --no-print-directory venv
-	$(PY) -m pytest -m slow $(PYTEST_ARGS)
+	$(PY) -m pytest $(PARALLEL) -m slow $(PYTEST_ARGS)
 
 # Batches on a cluster too (a batch's keys share its callback queue's hash tag).
 CLUSTER_TESTS += tests/queueing/batches/test_batches.py tests/queueing/workflows/test_workflows.py \
@@ -128,10 +134,10 @@ CLUSTER_FULL  += tests/queueing/batches/test_batches.py \
                  tests/queueing/batches/test_batches_races.py
 
 test-cluster: venv
-	TEST_BACKEND=cluster $(PY) -m pytest $(CLUSTER_TESTS) $(PYTEST_ARGS)
+	TEST_BACKEND=cluster $(PY) -m pytest $(PARALLEL) $(CLUSTER_TESTS) $(PYTEST_ARGS)
 
 test-cluster-full: venv
-	TEST_BACKEND=cluster $(PY) -m pytest $(CLUSTER_FULL) $(PYTEST_ARGS)
+	TEST_BACKEND=cluster $(PY) -m pytest $(PARALLEL) $(CLUSTER_FULL) $(PYTEST_ARGS)
 
 test-valkey: venv  # core modules on Valkey, and the cross-slot waits on a Valkey Cluster
 	TEST_BACKEND=valkey $(PY) -m pytest $(CORE_TESTS) tests/queueing/drivers/test_cluster.py \
@@ -139,7 +145,7 @@ test-valkey: venv  # core modules on Valkey, and the cross-slot waits on a Valke
 
 test-django6: system-deps
 	@$(MAKE) --no-print-directory $(VENV_DJANGO6)/.installed
-	$(VENV_DJANGO6)/bin/python -m pytest $(DJANGO6_WARNINGS) $(PYTEST_ARGS)
+	$(VENV_DJANGO6)/bin/python -m pytest $(PARALLEL) $(DJANGO6_WARNINGS) $(PYTEST_ARGS)
 
 # Without BENCH_REDIS_URL each bench starts (and stops) a throwaway redis-server.
 bench: venv

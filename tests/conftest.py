@@ -10,6 +10,13 @@ from queueing import connections
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings():
+    """pytest-django would add a ``_gwN`` suffix to each test database's name under
+    pytest-xdist. tests/settings.py already names every database per worker process, and
+    the worker processes a test spawns must find the same names, so nothing is added."""
+
+
 @pytest.fixture(autouse=True)
 def clean_redis():
     """Each test starts with an empty Redis database."""
@@ -112,7 +119,9 @@ def database_connections_only_where_used(request, monkeypatch):
         return
     from django.test import override_settings
 
-    if "database" in module:  # worker-level modules: the databases they flush only
+    if "database" in module or "dbconn" in request.fixturenames:
+        # worker-level modules, and tests elsewhere that take a database connection: the
+        # databases they flush only
         keep = set(WORKER_DATABASES)
     else:
         keep = set()

@@ -15,6 +15,30 @@ import os
 import sys
 import tempfile
 
+# pytest-xdist (`make test` runs the suite in parallel): each worker process of the run gets
+# a Redis server, a var folder, a SQLite file and PostgreSQL/MariaDB database names of its
+# own, as a serial run has. The controller imported these settings before it started the
+# workers, and they inherit what it exported; a worker drops those once, and marks that it
+# did (HORIZON_TEST_OWNER), so the worker processes its tests spawn keep the worker's own.
+_xdist_worker = os.environ.get("PYTEST_XDIST_WORKER")
+if _xdist_worker and os.environ.get("HORIZON_TEST_OWNER") != _xdist_worker:
+    for _inherited in ("HORIZON_VAR_DIR", "HORIZON_TEST_DB"):
+        os.environ.pop(_inherited, None)
+    if os.environ.get("HORIZON_TEST_REDIS_STARTED"):  # the controller's own server
+        os.environ.pop("TEST_REDIS_URL", None)
+        os.environ.pop("HORIZON_TEST_REDIS_STARTED", None)
+    for _kind in ("PG", "MARIA"):  # the role is made; only the database name is its own
+        _name = f"horizon_test_{os.getpid()}"
+        os.environ[f"HORIZON_TEST_{_kind}_NAME"] = _name
+        if os.environ.get(f"HORIZON_TEST_{_kind}_SETTINGS"):
+            import ast
+
+            _block = ast.literal_eval(os.environ[f"HORIZON_TEST_{_kind}_SETTINGS"])
+            _block["NAME"] = _name
+            _block["TEST"] = {**_block.get("TEST", {}), "NAME": _name}
+            os.environ[f"HORIZON_TEST_{_kind}_SETTINGS"] = repr(_block)
+    os.environ["HORIZON_TEST_OWNER"] = _xdist_worker
+
 os.environ.setdefault("HORIZON_VAR_DIR", tempfile.mkdtemp(prefix="hz-var-"))
 
 from standalone.settings import *  # noqa: F403
@@ -25,6 +49,7 @@ if not os.environ.get("TEST_REDIS_URL"):
 
     _server = start_backend(os.environ.get("TEST_BACKEND", "redis"))
     os.environ["TEST_REDIS_URL"] = _server.url
+    os.environ["HORIZON_TEST_REDIS_STARTED"] = "1"
     atexit.register(_server.stop)
 
 TEST_REDIS_URL = os.environ["TEST_REDIS_URL"]
