@@ -384,7 +384,9 @@ def test_queue_cancel_reports_a_job_that_does_not_stop_within_the_grace(spawn_wo
     asked = time.time()
     done = run_command("queue_cancel", uuid, timeout=60)
     assert done.returncode != 0, done.stdout + done.stderr
-    assert time.time() - asked < KILL_GRACE + 15
+    # Well before the job's 40 s: the command's own Django start is most of the margin
+    # (20.8 s once on a machine at load 13 running the suite on 3 processes).
+    assert time.time() - asked < KILL_GRACE + 25
     assert uuid in done.stdout + done.stderr
 
 
