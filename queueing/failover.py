@@ -24,7 +24,7 @@ from typing import Any
 
 import redis
 
-from queueing import connections
+from queueing import connections, failover_locks
 from queueing.circuit import Circuit
 from queueing.config import ConnectionConfig, queue_settings
 from queueing.drivers.contract import DispatchTarget, QueueSizes
@@ -32,6 +32,8 @@ from queueing.drivers.redis.replies import RedisClient
 from queueing.drivers.registry import kind_of
 from queueing.errors import StoreUnavailable
 from queueing.failover_state import StatePublisher
+from queueing.middleware import lock_calls
+from queueing.middleware.store import state_client
 
 logger = logging.getLogger("queueing")
 BULK_CHUNK = 1000  # payloads per push_many call (the Redis driver's script call)
@@ -181,6 +183,25 @@ class FailoverDriver:
         self.publisher.opened(leg.name, legs[index + 1].name, leg.last_error)
 
     # -- unique locks while the first connection is away (queueing/failover_locks.py) ---
+    def take_unique_lock(self, key: str, owner: str, ms: int
+                         ) -> tuple[Any, Any, Callable[[], Any]]:
+        """(taken, holder, how to release it if the send fails): in the first
+        connection's Redis while it answers (after one primary-key read for a lock
+        still held in the fallback by a job waiting to be drained), in the fallback
+        database while it is away or when it fails now."""
+        if not self.primary_away():
+            try:
+                held = failover_locks.holder(self.config, key)
+                if held is not None and held != owner:
+                    return False, held, lambda: None
+                client = state_client(self)
+                taken, holder = lock_calls.take(client, key, owner, ms)
+                return taken, holder, lambda: lock_calls.release(client, key, owner)
+            except self.primary_errors as exc:
+                self.primary_failed(exc)
+        taken, holder = failover_locks.take(self.config, key, owner, ms)
+        return taken, holder, lambda: failover_locks.release(self.config, key, owner)
+
     def primary_away(self) -> bool:
         """Whether dispatches skip the first connection now (its circuit open, no probe
         due): its job controls are skipped too."""

@@ -26,6 +26,7 @@ from queueing.entries import payload as payload_lib
 from queueing.entries.batch_tag import of_data
 from queueing.entries.payload import peek
 from queueing.errors import MalformedPayload
+from queueing.failover_state import queues_to_drain
 from queueing.middleware.store import state_client
 
 logger = logging.getLogger("queueing")
@@ -35,14 +36,6 @@ CHUNK = 100  # jobs reserved per round trip
 
 def failover_connections() -> list[ConnectionConfig]:
     return [c for c in queue_settings().connections.values() if kind_of(c).routes]
-
-
-def queues_to_drain(config: ConnectionConfig, source: str) -> list[str]:
-    """The queue names a drain looks at on `source`: the failover connection's own and
-    the source connection's (a '*' connection lists none: name the queues it uses)."""
-    found = queue_settings().connection(source)
-    names = [config.queue, *(config.queues or ()), found.queue, *(found.queues or ())]
-    return [name for name in dict.fromkeys(names) if name]
 
 
 def as_dispatched(raw: bytes) -> str:

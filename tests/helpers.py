@@ -3,6 +3,8 @@ masters, waiting for outcomes): one module, so no test module imports another.""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import copy
 import io
 import json
 import re
@@ -14,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from django.contrib.auth.models import Permission, User
-from django.test import Client
+from django.test import Client, override_settings
 
 from horizon.repositories import metrics, state
 from queueing import Batch, connections
@@ -190,3 +192,27 @@ def client_with(*codenames) -> Client:
     client = Client()
     client.force_login(user)
     return client
+
+
+# -- a failover connection whose Redis is dead (issue 35) --
+DEAD_REDIS = "redis://:s3cret-pass@127.0.0.1:1/0"  # nothing listens on port 1: refused
+
+
+def queue_with(settings, **extra):
+    """QUEUE with these connections added (an override_settings)."""
+    queue = copy.deepcopy(settings.QUEUE)
+    queue["connections"].update(extra)
+    return override_settings(QUEUE=queue)
+
+
+@contextlib.contextmanager
+def dead_redis_failover(settings, dbconn):
+    """'fo': a dead Redis ('dead') first, then the database connection `dbconn`."""
+    with queue_with(settings, dead={"driver": "redis", "url": DEAD_REDIS, "queues": "*"},
+                    fo={"driver": "failover", "connections": ["dead", dbconn],
+                        "queues": ["default"], "retry_primary_after": 60}):
+        connections.reset()
+        try:
+            yield dbconn
+        finally:
+            connections.reset()
