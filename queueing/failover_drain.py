@@ -17,16 +17,18 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-from queueing import connections, failover_locks
+from queueing import connections, failover_debounce, failover_locks
 from queueing.config import ConnectionConfig, queue_settings
 from queueing.dispatching.unique import lock_of
 from queueing.drivers.contract import QueueDriver, Reservation
+from queueing.drivers.redis.keys import QueueKeys
 from queueing.drivers.registry import kind_of
 from queueing.entries import payload as payload_lib
 from queueing.entries.batch_tag import of_data
 from queueing.entries.payload import peek
 from queueing.errors import MalformedPayload
 from queueing.failover_state import queues_to_drain
+from queueing.middleware.keys import debounce_key
 from queueing.middleware.store import state_client
 
 logger = logging.getLogger("queueing")
@@ -80,6 +82,7 @@ def _move(held: list[Reservation], queue: str, source: QueueDriver,
             if not _already_there(primary, queue, reservation.raw):
                 primary.push(queue, as_dispatched(reservation.raw))
             _move_lock(config, reservation.raw, primary)
+            _end_debounce(config, queue, reservation.raw, primary)
         except Exception:
             source.unreserve(held[index:])
             raise
@@ -121,3 +124,17 @@ def _move_lock(config: ConnectionConfig, raw: bytes, primary: QueueDriver) -> No
     key, owner = lock_of(data), data.get("uuid")
     if key is not None and isinstance(owner, str):
         failover_locks.move_to_redis(config, key, owner, state_client(primary))
+
+
+def _end_debounce(config: ConnectionConfig, queue: str, raw: bytes, primary: QueueDriver
+                  ) -> None:
+    """A debounced job moved (it came due): the fallback's row of its burst, if it names
+    it, goes (queueing/failover_debounce.py)."""
+    data = peek(raw)
+    spec, job_uuid, name = data.get("debounce"), data.get("uuid"), data.get("job")
+    if not isinstance(spec, dict) or not isinstance(job_uuid, str) or \
+            not isinstance(name, str):
+        return
+    keys = QueueKeys.for_queue(queue, primary.config.prefix)
+    failover_debounce.moved(config, debounce_key(keys, name, str(spec.get("key", ""))),
+                            job_uuid)

@@ -180,8 +180,8 @@ def _debounce(signature: Any, conn: Any, queue: str, chain: list | None,
               at: float | None, defer: bool) -> str:
     from django.db import transaction
 
-
-    if not kind_of(conn).redis:
+    routes = kind_of(conn).routes
+    if not kind_of(conn).redis and not routes:
         raise ConfigurationError(f"debounce_for needs a connection with the redis driver; "
                                  f"{conn.name!r} uses {conn.driver!r}")
     window = signature.definition.unique.debounce_for
@@ -189,18 +189,29 @@ def _debounce(signature: Any, conn: Any, queue: str, chain: list | None,
     job_uuid, text = encode(signature, conn, queue, now, chain, due,
                             {"debounce": {"key": lock_id, "for": window}})
     remember_ms = int((due - now + DEBOUNCE_MEMORY) * 1000)
+    name = signature.definition.name
 
     def go() -> None:
-        keys = QueueKeys.for_queue(queue, conn.prefix)
-        script(connections.redis_client(conn.name), "debounce")(
-            keys=[keys.delayed, debounce_key(keys, signature.definition.name, lock_id)],
-            args=[due, text, remember_ms])
+        if routes:  # in its fallback database while its Redis is away (issue 35)
+            _failover(conn).debounce(queue, name, lock_id, job_uuid, text, due, remember_ms)
+        else:
+            debounce_on_redis(connections.redis_client(conn.name), conn.prefix, queue, name,
+                              lock_id, text, due, remember_ms)
 
     if defer:
         transaction.on_commit(go)
     else:
         go()
     return job_uuid
+
+
+def debounce_on_redis(client: Any, prefix: str, queue: str, job_name: str, lock_id: str,
+                      text: str, due: float, remember_ms: int) -> None:
+    """Schedule `text` for `due`, replacing the burst's entry still delayed (one script
+    on the queue's slot)."""
+    keys = QueueKeys.for_queue(queue, prefix)
+    script(client, "debounce")(keys=[keys.delayed, debounce_key(keys, job_name, lock_id)],
+                               args=[due, text, remember_ms])
 
 
 # -- settling ---------------------------------------------------------------------------

@@ -58,7 +58,7 @@ class DatabaseBase:
     transient_errors: tuple[type[Exception], ...] = connection_errors
     capabilities = Capabilities(prefetch=True, wait_then_pop=False, heartbeats=False,
                                 find_by_uuid=True)
-    PER_JOB_CONTROL = ("exceptions:", "cancel:")  # control rows one job leaves behind
+    PER_JOB_CONTROL = ("exceptions:", "cancel:", "debounce:")  # rows one job leaves behind
 
     def __init__(self, config: ConnectionConfig) -> None:
         self.alias = config.database

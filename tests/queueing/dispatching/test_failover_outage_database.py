@@ -4,16 +4,12 @@ is queued (and run) once: its lock is taken in the fallback database while Redis
 away, moves to Redis with the job when the drain moves it, and is released by the worker
 that runs it. Two masters draining at once move each job once. Real Redis behind a
 proxy that refuses and comes back, real PostgreSQL and SQLite, real processes."""
-import copy
 import json
 import threading
 import time
-from urllib.parse import urlparse
 
 import pytest
 from django import db
-from django.conf import settings as django_settings
-from django.test import override_settings
 
 from queueing import connections
 from queueing.failover_drain import drain
@@ -21,7 +17,7 @@ from queueing.failover_locks import row_key
 from queueing.middleware.keys import unique_key
 from queueing.models import ControlValue, QueuedJob
 from tests.conftest import WORKER_DATABASES
-from tests.tcp_proxy import TcpProxy
+from tests.helpers import redis_outage
 from tests.testapp import control_jobs, jobs
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=WORKER_DATABASES)
@@ -29,37 +25,9 @@ pytestmark = pytest.mark.django_db(transaction=True, databases=WORKER_DATABASES)
 
 @pytest.fixture
 def outage(settings, dbconn):
-    """'fo': Redis through a proxy first (`away()` refuses, `back()` answers on the same
-    address), then the database connection."""
-    socket_path = urlparse(django_settings.TEST_REDIS_URL).path
-    state = {"proxy": TcpProxy(upstream_unix=socket_path)}
-    port = state["proxy"].port
-    queue = copy.deepcopy(settings.QUEUE)
-    queue["connections"]["near"] = {"driver": "redis", "url": state["proxy"].url,
-                                    "queues": ["default"]}
-    queue["connections"]["fo"] = {"driver": "failover", "connections": ["near", dbconn],
-                                  "queues": ["default"], "dispatch_timeout": 0.3,
-                                  "retry_primary_after": 0.5}
-
-    class Outage:
-        conn = dbconn
-
-        @staticmethod
-        def away():
-            state["proxy"].close()
-
-        @staticmethod
-        def back():
-            state["proxy"] = TcpProxy(upstream_unix=socket_path, port=port)
-            time.sleep(0.6)  # the circuit's period: the next dispatch probes
-
-    Outage.worker_env = {"TEST_QUEUE_CONNECTIONS": json.dumps(
-        {name: queue["connections"][name] for name in ("near", "fo")})}
-    with override_settings(QUEUE=queue):
-        connections.reset()
-        yield Outage
-    state["proxy"].close()
-    connections.reset()
+    """'fo': Redis through a proxy first, then the database connection."""
+    with redis_outage(settings, dbconn) as found:
+        yield found
 
 
 def rows(conn):
