@@ -33,6 +33,7 @@ EXTRA_BATCH = 200  # completion-recorder calls sent to Redis together
 EXTRA_DELAY = 0.5  # seconds the first buffered call waits at most
 RESTART_KEY = "restart"
 SAFE_UUID = re.compile(r"^[A-Za-z0-9-]{1,64}$")
+SAFE_BATCH_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # as entries/batch_tag.py reads one
 
 
 class ListedJob(bytes):
