@@ -24,14 +24,19 @@ from typing import Any
 
 import redis
 
-from queueing import connections
+from queueing import connections, failover_debounce, failover_locks
 from queueing.circuit import Circuit
 from queueing.config import ConnectionConfig, queue_settings
+from queueing.dispatching.unique import debounce_on_redis
 from queueing.drivers.contract import DispatchTarget, QueueSizes
+from queueing.drivers.redis.keys import QueueKeys
 from queueing.drivers.redis.replies import RedisClient
 from queueing.drivers.registry import kind_of
 from queueing.errors import StoreUnavailable
 from queueing.failover_state import StatePublisher
+from queueing.middleware import lock_calls
+from queueing.middleware.keys import debounce_key
+from queueing.middleware.store import state_client
 
 logger = logging.getLogger("queueing")
 BULK_CHUNK = 1000  # payloads per push_many call (the Redis driver's script call)
@@ -100,12 +105,10 @@ class FailoverDriver:
     def later(self, queue: str, payload: str, available_at: float) -> Any:
         return self._first_taker(lambda target: target.later(queue, payload, available_at))
 
-    def take_batch(self, write: Callable[[Any], None]) -> str:
-        """A batch goes whole to the first connection that takes it: `write(target)`
-        writes its record then its members there (queueing/batches/pending.py); the
-        name of that connection. A connection that fails after the record was written
-        leaves the members it took: the same members (same uuids) go to the next one,
-        and the drain moves only those the first connection lacks."""
+    def take(self, write: Callable[[Any], None]) -> str:
+        """`write(target)` on the first connection that takes it (the same circuit as a
+        push); the name of that connection. For what is more than one push: a batch, a
+        task with its result record (queueing/tasks/failover.py)."""
         taken: list[str] = []
 
         def send(target: DispatchTarget) -> None:
@@ -114,6 +117,14 @@ class FailoverDriver:
 
         self._first_taker(send)
         return taken[-1]
+
+    def take_batch(self, write: Callable[[Any], None]) -> str:
+        """A batch goes whole to the first connection that takes it: `write(target)`
+        writes its record then its members there (queueing/batches/pending.py); the
+        name of that connection. A connection that fails after the record was written
+        leaves the members it took: the same members (same uuids) go to the next one,
+        and the drain moves only those the first connection lacks."""
+        return self.take(write)
 
     def sizes(self, queue: str) -> QueueSizes:
         """What waits in `queue` on every connection that answers now."""
@@ -181,6 +192,25 @@ class FailoverDriver:
         self.publisher.opened(leg.name, legs[index + 1].name, leg.last_error)
 
     # -- unique locks while the first connection is away (queueing/failover_locks.py) ---
+    def take_unique_lock(self, key: str, owner: str, ms: int
+                         ) -> tuple[Any, Any, Callable[[], Any]]:
+        """(taken, holder, how to release it if the send fails): in the first
+        connection's Redis while it answers (after one primary-key read for a lock
+        still held in the fallback by a job waiting to be drained), in the fallback
+        database while it is away or when it fails now."""
+        if not self.primary_away():
+            try:
+                held = failover_locks.holder(self.config, key)
+                if held is not None and held != owner:
+                    return False, held, lambda: None
+                client = state_client(self)
+                taken, holder = lock_calls.take(client, key, owner, ms)
+                return taken, holder, lambda: lock_calls.release(client, key, owner)
+            except self.primary_errors as exc:
+                self.primary_failed(exc)
+        taken, holder = failover_locks.take(self.config, key, owner, ms)
+        return taken, holder, lambda: failover_locks.release(self.config, key, owner)
+
     def primary_away(self) -> bool:
         """Whether dispatches skip the first connection now (its circuit open, no probe
         due): its job controls are skipped too."""
@@ -194,6 +224,25 @@ class FailoverDriver:
     @property
     def primary_errors(self) -> tuple[type[Exception], ...]:
         return self.legs()[0].errors
+
+    def debounce(self, queue: str, job_name: str, lock_id: str, job_uuid: str, text: str,
+                 due: float, remember_ms: int) -> None:
+        """A debounced dispatch: on the first connection's Redis while it answers (after
+        removing what a burst left waiting in the fallback: one primary-key read), in
+        the fallback database while it is away or when it fails now
+        (queueing/failover_debounce.py)."""
+        prefix = queue_settings().connection(self.config.targets[0]).prefix
+        redis_key = debounce_key(QueueKeys.for_queue(queue, prefix), job_name, lock_id)
+        if not self.primary_away():
+            try:
+                failover_debounce.forget_waiting(self.config, redis_key)
+                debounce_on_redis(state_client(self), prefix, queue, job_name, lock_id, text,
+                                  due, remember_ms)
+                return
+            except self.primary_errors as exc:
+                self.primary_failed(exc)
+        failover_debounce.schedule(self.config, queue, redis_key, job_uuid, text, due,
+                                   remember_ms / 1000)
 
     def _publish_unlanded(self, skipped: list[Leg], to: str) -> None:
         """A switch written inside a transaction that rolled back never landed: write it

@@ -17,15 +17,13 @@ lost does.
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from typing import Any
 
-from django.db import IntegrityError, transaction
-
+from queueing import control_values
 from queueing.config import ConnectionConfig
 from queueing.failover_state import database_alias, published_in
-from queueing.models import ControlValue
+from queueing.middleware import lock_calls
 
 PREFIX = "lock:"
 
@@ -44,8 +42,7 @@ def holder(config: ConnectionConfig, key: str, now: float | None = None) -> str 
     alias = _alias(config)
     if alias is None:
         return None
-    row = ControlValue.objects.using(alias).filter(pk=row_key(key)).first()
-    value = _decode(row.value) if row is not None else {}
+    value = control_values.read(alias, row_key(key)) or {}
     now = time.time() if now is None else now
     if value.get("expires", 0) > now:
         return str(value.get("owner", ""))
@@ -60,62 +57,37 @@ def take(config: ConnectionConfig, key: str, owner: str, ms: int) -> tuple[bool,
         raise LookupError(f"failover connection {config.name!r} has no database "
                           "connection to keep unique locks in while its Redis is away")
     now = time.time()
-    value = json.dumps({"key": key, "owner": owner, "expires": now + ms / 1000})
-    with transaction.atomic(using=alias):
-        row = ControlValue.objects.using(alias).select_for_update().filter(
-            pk=row_key(key)).first()
-        if row is None:
-            try:
-                with transaction.atomic(using=alias):
-                    ControlValue.objects.using(alias).create(key=row_key(key), value=value,
-                                                             updated_at=now)
-                return True, owner
-            except IntegrityError:  # another dispatch took it between the read and here
-                row = ControlValue.objects.using(alias).select_for_update().get(
-                    pk=row_key(key))
-        held = _decode(row.value)
-        if held.get("expires", 0) > now and held.get("owner") != owner:
-            return False, str(held.get("owner", ""))
-        row.value, row.updated_at = value, now
-        row.save(using=alias, update_fields=["value", "updated_at"])
-        return True, owner
+    held_by: list[str] = []
+
+    def decide(held: dict[str, Any] | None) -> dict[str, Any] | None:
+        if held and held.get("expires", 0) > now and held.get("owner") != owner:
+            held_by.append(str(held.get("owner", "")))
+            return None
+        return {"key": key, "owner": owner, "expires": now + ms / 1000}
+
+    control_values.upsert(alias, row_key(key), decide, now)
+    return (False, held_by[0]) if held_by else (True, owner)
 
 
 def release(config: ConnectionConfig, key: str, owner: str) -> bool:
     alias = _alias(config)
     if alias is None:
         return False
-    with transaction.atomic(using=alias):
-        row = ControlValue.objects.using(alias).select_for_update().filter(
-            pk=row_key(key)).first()
-        if row is None or _decode(row.value).get("owner") != owner:
-            return False
-        row.delete()
-        return True
+    return control_values.delete_if(alias, row_key(key),
+                                    keep=lambda held: held.get("owner") != owner)
 
 
 def move_to_redis(config: ConnectionConfig, key: str, owner: str, client: Any) -> None:
     """The drain moved `owner`'s job to Redis: its lock goes with it, for what is left of
     it (taken there only if free or already its own: at least once, never a lost job)."""
-    from queueing.middleware import lock_calls
-
     alias = _alias(config)
     if alias is None:
         return
-    row = ControlValue.objects.using(alias).filter(pk=row_key(key)).first()
-    if row is None:
+    held = control_values.read(alias, row_key(key))
+    if held is None:
         return
-    held = _decode(row.value)
     left_ms = int((held.get("expires", 0) - time.time()) * 1000)
     if held.get("owner") == owner and left_ms > 0:
         lock_calls.take(client, key, owner, left_ms)
     if held.get("owner") == owner or left_ms <= 0:
-        row.delete()
-
-
-def _decode(raw: str) -> dict[str, Any]:
-    try:
-        found = json.loads(raw)
-    except ValueError:
-        return {}
-    return found if isinstance(found, dict) else {}
+        control_values.delete_if(alias, row_key(key), keep=lambda now_held: now_held != held)

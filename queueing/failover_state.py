@@ -30,7 +30,7 @@ from typing import Any
 
 from django.db import transaction
 
-from queueing import connections
+from queueing import connections, control_values
 from queueing.config import ConnectionConfig, queue_settings
 from queueing.drivers.registry import kind_of
 from queueing.entries.availability import available_since
@@ -105,20 +105,15 @@ class StatePublisher:
 
         def write() -> None:
             try:
-                key = state_key(self.name, skipped)
-                with transaction.atomic(using=alias):
-                    row = ControlValue.objects.using(alias).select_for_update().filter(
-                        key=key).first()
-                    before = _decode(row.value) if row is not None else {}
+                def decide(before: dict[str, Any] | None) -> dict[str, Any] | None:
+                    before = before or {}
                     if only_if_open and not before.get("open"):
-                        self.landed[skipped] = is_open
-                        self.waiting.pop(skipped, None)
-                        return
+                        return None
                     # "since" is the first switch of an outage, whichever process saw it
                     since = before.get("since") if before.get("open") and is_open else now
-                    ControlValue.objects.using(alias).update_or_create(
-                        key=key, defaults={"value": json.dumps({**value, "since": since}),
-                                           "updated_at": now})
+                    return {**value, "since": since}
+
+                control_values.upsert(alias, state_key(self.name, skipped), decide, now)
                 self.landed[skipped] = is_open
                 self.waiting.pop(skipped, None)
             except Exception as exc:  # never fail a dispatch over its publication
@@ -137,14 +132,6 @@ def _one_line(error: BaseException | str) -> str:
     text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
     first = (text.strip().splitlines() or [""])[0]
     return mask_text(first)[:ERROR_CHARS]
-
-
-def _decode(raw: str) -> dict[str, Any]:
-    try:
-        found = json.loads(raw)
-    except ValueError:
-        return {}
-    return found if isinstance(found, dict) else {}
 
 
 @dataclass(frozen=True)
@@ -190,11 +177,13 @@ def failover_configs() -> list[ConnectionConfig]:
     return [c for c in queue_settings().connections.values() if kind_of(c).routes]
 
 
-def fallback_queues(config: ConnectionConfig, source: str) -> list[str]:
-    """The queue names looked at on a later connection (the drain's, by the same rule)."""
-    from queueing.failover_drain import queues_to_drain
-
-    return queues_to_drain(config, source)
+def queues_to_drain(config: ConnectionConfig, source: str) -> list[str]:
+    """The queue names looked at on a later connection `source`, by the drain and by
+    what operators see: the failover connection's own and the source connection's (a
+    '*' connection lists none: name the queues it uses)."""
+    found = queue_settings().connection(source)
+    names = [config.queue, *(config.queues or ()), found.queue, *(found.queues or ())]
+    return [name for name in dict.fromkeys(names) if name]
 
 
 def read_switches(config: ConnectionConfig) -> list[Switch]:
@@ -203,7 +192,7 @@ def read_switches(config: ConnectionConfig) -> list[Switch]:
         return []
     alias = database_alias(store)
     keys = [state_key(config.name, skipped) for skipped in config.targets[:-1]]
-    found = {row.key: _decode(row.value)
+    found = {row.key: control_values.decode(row.value)
              for row in ControlValue.objects.using(alias).filter(key__in=keys)}
     switches = []
     for skipped, key in zip(config.targets[:-1], keys):
@@ -235,7 +224,7 @@ def read_status(config: ConnectionConfig, now: float | None = None) -> FailoverS
     for source in config.targets[1:]:
         try:
             driver = connections.queue_driver(source)
-            names = fallback_queues(config, source)
+            names = queues_to_drain(config, source)
             sizes = driver.sizes_many(names)
             heads = driver.oldest_pending(names)
         except Exception as exc:

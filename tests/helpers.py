@@ -3,6 +3,8 @@ masters, waiting for outcomes): one module, so no test module imports another.""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import copy
 import io
 import json
 import re
@@ -11,10 +13,12 @@ import time
 import urllib.request
 import uuid as uuid_lib
 from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import urlparse
 
 import pytest
+from django.conf import settings as django_settings
 from django.contrib.auth.models import Permission, User
-from django.test import Client
+from django.test import Client, override_settings
 
 from horizon.repositories import metrics, state
 from queueing import Batch, connections
@@ -24,6 +28,7 @@ from queueing.entries.payload import encode
 from queueing.models import FailedJob
 from queueing.worker.loop import Worker
 from queueing.worker.options import WorkerOptions
+from tests.tcp_proxy import TcpProxy
 from tests.testapp.jobs import (
     BATCH_CALLBACKS,
     notes,
@@ -190,3 +195,66 @@ def client_with(*codenames) -> Client:
     client = Client()
     client.force_login(user)
     return client
+
+
+# -- a failover connection whose Redis is dead (issue 35) --
+DEAD_REDIS = "redis://:s3cret-pass@127.0.0.1:1/0"  # nothing listens on port 1: refused
+
+
+def queue_with(settings, **extra):
+    """QUEUE with these connections added (an override_settings)."""
+    queue = copy.deepcopy(settings.QUEUE)
+    queue["connections"].update(extra)
+    return override_settings(QUEUE=queue)
+
+
+@contextlib.contextmanager
+def dead_redis_failover(settings, dbconn):
+    """'fo': a dead Redis ('dead') first, then the database connection `dbconn`."""
+    with queue_with(settings, dead={"driver": "redis", "url": DEAD_REDIS, "queues": "*"},
+                    fo={"driver": "failover", "connections": ["dead", dbconn],
+                        "queues": ["default"], "retry_primary_after": 60}):
+        connections.reset()
+        try:
+            yield dbconn
+        finally:
+            connections.reset()
+
+
+@contextlib.contextmanager
+def redis_outage(settings, dbconn):
+    """'fo': Redis through a proxy ('near') first, then the database connection `dbconn`.
+    The object yielded has `away()` (the proxy refuses), `back()` (it answers on the same
+    address, and the circuit's period has passed), `conn` (the database connection) and
+    `worker_env` (the two connections, for spawned processes)."""
+    socket_path = urlparse(django_settings.TEST_REDIS_URL).path
+    state = {"proxy": TcpProxy(upstream_unix=socket_path)}
+    port = state["proxy"].port
+    queue = copy.deepcopy(settings.QUEUE)
+    queue["connections"]["near"] = {"driver": "redis", "url": state["proxy"].url,
+                                    "queues": ["default"]}
+    queue["connections"]["fo"] = {"driver": "failover", "connections": ["near", dbconn],
+                                  "queues": ["default"], "dispatch_timeout": 0.3,
+                                  "retry_primary_after": 0.5}
+
+    class Outage:
+        conn = dbconn
+        worker_env = {"TEST_QUEUE_CONNECTIONS": json.dumps(
+            {name: queue["connections"][name] for name in ("near", "fo")})}
+
+        @staticmethod
+        def away():
+            state["proxy"].close()
+
+        @staticmethod
+        def back():
+            state["proxy"] = TcpProxy(upstream_unix=socket_path, port=port)
+            time.sleep(0.6)  # the circuit's period: the next dispatch probes
+
+    try:
+        with override_settings(QUEUE=queue):
+            connections.reset()
+            yield Outage
+    finally:
+        state["proxy"].close()
+        connections.reset()

@@ -40,7 +40,8 @@ from queueing.middleware.keys import control_prefix, debounce_key, unique_key
 from queueing.middleware.store import script, state_client
 from queueing.signals import job_unique_skipped
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # for the type only: queueing.failover reads Django models, which this
+    # module (imported with ``queueing`` itself, while Django loads the apps) cannot import
     from queueing.failover import FailoverDriver
 
 logger = logging.getLogger("queueing")
@@ -105,6 +106,12 @@ def parse(unique_for: Any = None, unique_id: Any = None, unique_until: Any = Non
 
 
 # -- dispatch ---------------------------------------------------------------------------
+def _failover(conn: Any) -> FailoverDriver:
+    """The driver of a failover connection (its kind "routes"), which keeps its job
+    controls while its Redis is away (queueing/failover.py)."""
+    return cast("FailoverDriver", connections.driver(conn.name))
+
+
 def _client(conn: Any) -> Any:
     return state_client(connections.driver(conn.name))
 
@@ -134,32 +141,11 @@ def _take_lock(conn: Any, key: str, owner: str, ms: int
                ) -> tuple[Any, Any, Callable[[], Any]]:
     """(taken, holder, how to release it if the send fails). A failover connection takes
     it in its fallback database while its Redis is away (issue 35)."""
-    if kind_of(conn).routes:
-        return _take_failover_lock(conn, key, owner, ms)
+    if kind_of(conn).routes:  # in its fallback database while its Redis is away
+        return _failover(conn).take_unique_lock(key, owner, ms)
     client = _client(conn)
     taken, holder = lock_calls.take(client, key, owner, ms)
     return taken, holder, lambda: lock_calls.release(client, key, owner)
-
-
-def _take_failover_lock(conn: Any, key: str, owner: str, ms: int
-                        ) -> tuple[Any, Any, Callable[[], Any]]:
-    # imported here: it reads Django models, which this module (imported with
-    # ``queueing`` itself, while Django loads the apps) cannot import at its top
-    from queueing import failover_locks
-
-    driver = cast("FailoverDriver", connections.driver(conn.name))  # kind "routes"
-    if not driver.primary_away():
-        try:
-            held = failover_locks.holder(conn, key)  # a job still waiting to be drained
-            if held is not None and held != owner:
-                return False, held, lambda: None
-            client = state_client(driver)
-            taken, holder = lock_calls.take(client, key, owner, ms)
-            return taken, holder, lambda: lock_calls.release(client, key, owner)
-        except driver.primary_errors as exc:
-            driver.primary_failed(exc)
-    taken, holder = failover_locks.take(conn, key, owner, ms)
-    return taken, holder, lambda: failover_locks.release(conn, key, owner)
 
 
 def dispatch_controlled(signature: Any, conn: Any, queue: str, chain: list | None,
@@ -194,8 +180,8 @@ def _debounce(signature: Any, conn: Any, queue: str, chain: list | None,
               at: float | None, defer: bool) -> str:
     from django.db import transaction
 
-
-    if not kind_of(conn).redis:
+    routes = kind_of(conn).routes
+    if not kind_of(conn).redis and not routes:
         raise ConfigurationError(f"debounce_for needs a connection with the redis driver; "
                                  f"{conn.name!r} uses {conn.driver!r}")
     window = signature.definition.unique.debounce_for
@@ -203,18 +189,29 @@ def _debounce(signature: Any, conn: Any, queue: str, chain: list | None,
     job_uuid, text = encode(signature, conn, queue, now, chain, due,
                             {"debounce": {"key": lock_id, "for": window}})
     remember_ms = int((due - now + DEBOUNCE_MEMORY) * 1000)
+    name = signature.definition.name
 
     def go() -> None:
-        keys = QueueKeys.for_queue(queue, conn.prefix)
-        script(connections.redis_client(conn.name), "debounce")(
-            keys=[keys.delayed, debounce_key(keys, signature.definition.name, lock_id)],
-            args=[due, text, remember_ms])
+        if routes:  # in its fallback database while its Redis is away (issue 35)
+            _failover(conn).debounce(queue, name, lock_id, job_uuid, text, due, remember_ms)
+        else:
+            debounce_on_redis(connections.redis_client(conn.name), conn.prefix, queue, name,
+                              lock_id, text, due, remember_ms)
 
     if defer:
         transaction.on_commit(go)
     else:
         go()
     return job_uuid
+
+
+def debounce_on_redis(client: Any, prefix: str, queue: str, job_name: str, lock_id: str,
+                      text: str, due: float, remember_ms: int) -> None:
+    """Schedule `text` for `due`, replacing the burst's entry still delayed (one script
+    on the queue's slot)."""
+    keys = QueueKeys.for_queue(queue, prefix)
+    script(client, "debounce")(keys=[keys.delayed, debounce_key(keys, job_name, lock_id)],
+                               args=[due, text, remember_ms])
 
 
 # -- settling ---------------------------------------------------------------------------

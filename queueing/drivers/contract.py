@@ -331,6 +331,12 @@ class Inspector(Protocol):
         an index the store keeps; None when no index knows it (a driver with
         ``Capabilities.find_by_uuid`` answers ``find`` instead)."""
 
+    def batch_members_held(self, batch_id: str, *, except_owner: str) -> int:
+        """How many jobs of batch `batch_id` (any queue) are reserved now by someone
+        other than `except_owner`: the failover drain leaves a batch where it is while
+        a worker there holds a member (queueing/failover_drain.py). 0 where the store
+        cannot tell in one read (Redis: its reservations are not indexed by batch)."""
+
     def entries_scored(self, state: str, queue: str, score: float
                        ) -> list[tuple[bytes, float]]:
         """The whole entries of `state` ("delayed", "reserved") in `queue` whose score

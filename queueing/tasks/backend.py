@@ -19,6 +19,7 @@ from functools import partial
 from typing import Any
 
 import redis
+from asgiref.sync import sync_to_async
 from django.core import checks
 from django.utils import timezone
 from redis.commands.core import Script
@@ -32,6 +33,7 @@ from queueing.entries.limits import check_depth, check_size
 from queueing.errors import ConfigurationError, InvalidOption, QueueError
 from queueing.job_progress import Progress
 from queueing.tasks import priority as priority_lib
+from queueing.tasks.failover import result_connection, takes_tasks, waiting_record
 from queueing.tasks.framework import PRIMARY, InvalidTask, TaskResultDoesNotExist, framework_of
 from queueing.tasks.registration import register_task
 from queueing.tasks.results import (
@@ -40,7 +42,7 @@ from queueing.tasks.results import (
     ResultRecord,
     ResultStore,
 )
-from queueing.tasks.runner import task_for_path
+from queueing.tasks.runner import record_of, task_for_path
 from queueing.tasks.task_class import job_options, task_class_for
 from queueing.tasks.translate import to_task_result
 
@@ -70,7 +72,9 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[name-defined]
         return queue_settings().connection(self.connection_name)
 
     def results(self) -> ResultStore:
-        return ResultStore(connections.redis_client(self.connection.name),
+        """Where results are kept: the connection's Redis (a failover connection's
+        first one: queueing/tasks/failover.py)."""
+        return ResultStore(connections.redis_client(result_connection(self.connection.name)),
                            ttl=int(self.result_ttl))
 
     def check(self, **kwargs: Any) -> list[checks.CheckMessage]:
@@ -110,6 +114,8 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[name-defined]
         """``enqueue`` awaited on the event loop: the same checks and payload, the same
         result record and script in one round trip, through ``redis.asyncio`` (no thread
         hop, unlike Django's default ``aenqueue``). It sends at once, as ``enqueue``."""
+        if kind_of(self.connection).routes:  # the circuit and the fallback are sync
+            return await sync_to_async(self.enqueue)(task, args, kwargs)
         framework, enqueue = self._prepare(task, args, kwargs)
         driver = connections.async_redis_driver(enqueue.connection)
         store = ResultStore(driver.client, ttl=int(self.result_ttl))  # for create_calls
@@ -125,10 +131,11 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[name-defined]
         self.validate_task(task)
         framework = framework_of(task)
         conn = self.connection
-        if not kind_of(conn).redis:
+        if not takes_tasks(conn):
             raise ConfigurationError(
                 f"TASKS[{self.alias!r}] uses connection {conn.name!r}, whose driver is "
-                f"{conn.driver!r}; the Tasks backend needs a 'redis' connection")
+                f"{conn.driver!r}; the Tasks backend needs a 'redis' connection (or a "
+                "'failover' one whose first connection is redis)")
         queue = conn.check_queue(task.queue_name)
         options = job_options(task, connection=conn.name)
         check_depth(task.module_path, args, kwargs)  # normalize_json recurses: bound it first
@@ -157,12 +164,25 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[name-defined]
                                    task.priority, unix_now)
 
     def _send(self, enqueue: _Enqueue) -> None:
-        """Write the result record and push the job in one round trip."""
-        driver = connections.redis_driver(enqueue.connection)
-        store = self.results()
+        """Write the result record and push the job in one round trip; on a failover
+        connection, to the first of its connections that takes it."""
+        if kind_of(self.connection).routes:
+            connections.driver(enqueue.connection).take(  # type: ignore[attr-defined]
+                partial(self._send_to, enqueue))
+        else:
+            self._send_to(enqueue, connections.redis_driver(enqueue.connection))
+
+    def _send_to(self, enqueue: _Enqueue, driver: Any) -> None:
+        if not kind_of(driver.config).redis:  # a failover's database: the job alone,
+            if enqueue.waits:  # its result is written when it runs (tasks/failover.py)
+                driver.later(enqueue.queue, enqueue.text, enqueue.available_at)
+            else:
+                driver.push(enqueue.queue, enqueue.text)
+            return
+        store = ResultStore(driver.client, ttl=int(self.result_ttl))
         name, script_keys, script_args = enqueue.script_call(driver.keys(enqueue.queue))
         script: Script = getattr(driver.scripts, name)
-        pipe = connections.redis_client(enqueue.connection).pipeline(transaction=False)
+        pipe = driver.client.pipeline(transaction=False)
         store.create_calls(pipe, enqueue.record, enqueue.result_ttl(store.ttl))
         # As a bare command: a cluster pipeline refuses redis-py's evalsha method.
         pipe.execute_command("EVALSHA", script.sha, len(script_keys), *script_keys,
@@ -182,11 +202,11 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[name-defined]
         ``.meta`` inside it): live while it runs, kept after. Django's TaskResult has no
         field for them (it is a frozen dataclass), so the backend answers beside
         get_result; None when it reported none."""
-        return job_progress.progress_of(str(result_id), self.connection.name) \
-            if result_id else None
+        return job_progress.progress_of(str(result_id), result_connection(
+            self.connection.name)) if result_id else None
 
     def get_result(self, result_id: str) -> Any:
-        record = self.results().load(str(result_id)) if result_id else None
+        record = self._load(str(result_id)) if result_id else None
         if record is None or not record.task_path:
             raise TaskResultDoesNotExist(result_id)
         task = task_for_path(record.task_path)
@@ -195,6 +215,28 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[name-defined]
                 f"{result_id}: its task {record.task_path!r} is not registered in this "
                 "process (is it a module-level @task in an installed app's tasks module?)")
         return to_task_result(framework_of(task), task, record)
+
+    def _load(self, result_id: str) -> ResultRecord | None:
+        """The stored result; on a failover connection whose Redis is away or has none
+        yet, the job waiting in the fallback (queueing/tasks/failover.py)."""
+        conn = self.connection
+        if not kind_of(conn).routes:
+            return self.results().load(result_id)
+        try:
+            found = self.results().load(result_id)
+        except (redis.RedisError, QueueError):  # its Redis is away: the fallback may know
+            found = None
+        if found is not None:
+            return found
+        return waiting_record(conn, result_id, self._rebuild)
+
+    @staticmethod
+    def _rebuild(job: Any) -> ResultRecord:
+        task = task_for_path(job.job)
+        if task is None:
+            raise TaskResultDoesNotExist(
+                f"{job.uuid}: its task {job.job!r} is not registered in this process")
+        return record_of(job, task)
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,11 +279,11 @@ def configuration_errors(backend: RedisBackend):
             f"TASKS[{backend.alias!r}]: {exc}", id="queueing.E101",
             hint="Set OPTIONS['connection'] to a connection in settings.QUEUE['connections'].")
         return
-    if not kind_of(conn).redis:
+    if not takes_tasks(conn):
         yield checks.Error(
             f"TASKS[{backend.alias!r}] uses connection {conn.name!r} with driver "
-            f"{conn.driver!r}; the Tasks backend needs a 'redis' connection",
-            id="queueing.E102")
+            f"{conn.driver!r}; the Tasks backend needs a 'redis' connection (or a "
+            "'failover' one whose first connection is redis)", id="queueing.E102")
     for queue in sorted(backend.queues):
         try:
             conn.check_queue(queue)

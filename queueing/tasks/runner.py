@@ -33,6 +33,7 @@ from queueing.connections import redis_client
 from queueing.dispatching.registry import lookup
 from queueing.entries.payload import Payload
 from queueing.signals import job_failed
+from queueing.tasks.failover import result_connection
 from queueing.tasks.framework import Framework, framework_of
 from queueing.tasks.results import ResultRecord, ResultStore
 from queueing.tasks.translate import to_task_result
@@ -158,7 +159,7 @@ def _finish_failed(payload: Payload, exception: BaseException | None) -> None:
         backend = framework.task_backends[alias]
         store = backend.results()
     else:  # not registered here: still mark the stored result, without signals
-        store = ResultStore(redis_client(payload.data.get("connection")))
+        store = ResultStore(redis_client(result_connection(payload.data.get("connection"))))
     now = timezone.now()
     recorded = getattr(_last_error, "attempt", None) == (payload.uuid, payload.attempts)
     if exception is not None and not recorded:

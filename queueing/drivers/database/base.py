@@ -33,6 +33,7 @@ EXTRA_BATCH = 200  # completion-recorder calls sent to Redis together
 EXTRA_DELAY = 0.5  # seconds the first buffered call waits at most
 RESTART_KEY = "restart"
 SAFE_UUID = re.compile(r"^[A-Za-z0-9-]{1,64}$")
+SAFE_BATCH_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # as entries/batch_tag.py reads one
 
 
 class ListedJob(bytes):
@@ -58,7 +59,7 @@ class DatabaseBase:
     transient_errors: tuple[type[Exception], ...] = connection_errors
     capabilities = Capabilities(prefetch=True, wait_then_pop=False, heartbeats=False,
                                 find_by_uuid=True)
-    PER_JOB_CONTROL = ("exceptions:", "cancel:")  # control rows one job leaves behind
+    PER_JOB_CONTROL = ("exceptions:", "cancel:", "debounce:")  # rows one job leaves behind
 
     def __init__(self, config: ConnectionConfig) -> None:
         self.alias = config.database

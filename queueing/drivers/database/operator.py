@@ -17,6 +17,7 @@ from queueing.drivers.contract import (
 )
 from queueing.drivers.database.base import (
     RESTART_KEY,
+    SAFE_BATCH_ID,
     SAFE_UUID,
     WHOLE,
     DatabaseBase,
@@ -217,6 +218,17 @@ class DatabaseOperator(DatabaseBase):
 
     def run_now(self, queue: str, raw_or_id: Any) -> bool:
         return self.promote_delayed(queue, raw_or_id)  # the table keeps no order to jump
+
+    def batch_members_held(self, batch_id: str, *, except_owner: str) -> int:
+        """One count over the reserved rows (LIKE on the member tag; a batch id is
+        letters, digits, '-' and '_', and '_' matching any one character can only
+        count a row too many, which keeps a batch one round longer)."""
+        if not SAFE_BATCH_ID.match(batch_id):
+            return 0
+        pattern = f'%"batch":{{"id":"{batch_id}"%'
+        return int(self._run(self.sql.count_reserved_like(), [time.time(), pattern,
+                                                               except_owner],
+                             fetch="one", shared=True)[0])
 
     def locate(self, queue: str, uuid: str) -> tuple[str, bytes, float] | None:
         return None  # find() looks a uuid up in one query (Capabilities.find_by_uuid)

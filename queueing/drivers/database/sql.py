@@ -192,6 +192,12 @@ class Statements:
                 f"FROM {self.jobs} "
                 f"WHERE queue = %s AND {where} AND payload LIKE %s ORDER BY {order} LIMIT 5")
 
+    def count_reserved_like(self) -> str:
+        """Params now, payload LIKE pattern, owner left out: reserved rows, any queue."""
+        where, _ = self.STATES["reserved"]
+        return (f"SELECT COUNT(*) FROM {self.jobs} WHERE {where} AND payload LIKE %s "
+                "AND reserved_by <> %s")
+
     def delete_in_state(self, state: str) -> str:
         """Params queue, now, id."""
         where, _ = self.STATES[state]

@@ -124,6 +124,9 @@ class RedisOperator(RedisBase):
         return bool(self.scripts.promote_delayed(keys=[k.delayed, k.ready, k.notify, *k.indexes],
                                                  args=[raw, "promote"]))
 
+    def batch_members_held(self, batch_id: str, *, except_owner: str) -> int:
+        return 0  # reservations are not indexed by batch (see the contract)
+
     def locate(self, queue: str, uuid: str, window: int = 1000
                ) -> tuple[str, bytes, float] | None:
         """(state, entry, index among pending or score) of the job `uuid` in `queue`, from

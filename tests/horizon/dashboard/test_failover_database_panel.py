@@ -4,7 +4,6 @@ served while Horizon's own Redis is away show it with what waits in the fallback
 the oldest one's age; Prometheus has the same numbers; the long-wait alert counts the
 fallback. Real Redis (and a proxy in front of it to take it away and bring it back),
 real PostgreSQL and SQLite."""
-import copy
 import json
 import logging
 import re
@@ -21,28 +20,18 @@ from queueing import connections
 from queueing.failover_state import read_all, state_key
 from queueing.models import ControlValue
 from tests.conftest import WORKER_DATABASES
+from tests.helpers import dead_redis_failover, queue_with
 from tests.tcp_proxy import TcpProxy
 from tests.testapp import jobs
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=WORKER_DATABASES)
-DEAD_REDIS = "redis://:s3cret-pass@127.0.0.1:1/0"  # nothing listens on port 1: refused
-
-
-def queue_with(settings, **extra):
-    queue = copy.deepcopy(settings.QUEUE)
-    queue["connections"].update(extra)
-    return override_settings(QUEUE=queue)
 
 
 @pytest.fixture
 def failover(settings, dbconn):
     """'fo': a dead Redis first, then the database connection."""
-    with queue_with(settings, dead={"driver": "redis", "url": DEAD_REDIS, "queues": "*"},
-                    fo={"driver": "failover", "connections": ["dead", dbconn],
-                        "queues": ["default"], "retry_primary_after": 60}):
-        connections.reset()
+    with dead_redis_failover(settings, dbconn):
         yield dbconn
-    connections.reset()
 
 
 def published(conn):

@@ -4,16 +4,12 @@ is queued (and run) once: its lock is taken in the fallback database while Redis
 away, moves to Redis with the job when the drain moves it, and is released by the worker
 that runs it. Two masters draining at once move each job once. Real Redis behind a
 proxy that refuses and comes back, real PostgreSQL and SQLite, real processes."""
-import copy
 import json
 import threading
 import time
-from urllib.parse import urlparse
 
 import pytest
 from django import db
-from django.conf import settings as django_settings
-from django.test import override_settings
 
 from queueing import connections
 from queueing.failover_drain import drain
@@ -21,45 +17,18 @@ from queueing.failover_locks import row_key
 from queueing.middleware.keys import unique_key
 from queueing.models import ControlValue, QueuedJob
 from tests.conftest import WORKER_DATABASES
-from tests.tcp_proxy import TcpProxy
+from tests.helpers import redis_outage
 from tests.testapp import control_jobs, jobs
+from tests.workers import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=WORKER_DATABASES)
 
 
 @pytest.fixture
 def outage(settings, dbconn):
-    """'fo': Redis through a proxy first (`away()` refuses, `back()` answers on the same
-    address), then the database connection."""
-    socket_path = urlparse(django_settings.TEST_REDIS_URL).path
-    state = {"proxy": TcpProxy(upstream_unix=socket_path)}
-    port = state["proxy"].port
-    queue = copy.deepcopy(settings.QUEUE)
-    queue["connections"]["near"] = {"driver": "redis", "url": state["proxy"].url,
-                                    "queues": ["default"]}
-    queue["connections"]["fo"] = {"driver": "failover", "connections": ["near", dbconn],
-                                  "queues": ["default"], "dispatch_timeout": 0.3,
-                                  "retry_primary_after": 0.5}
-
-    class Outage:
-        conn = dbconn
-
-        @staticmethod
-        def away():
-            state["proxy"].close()
-
-        @staticmethod
-        def back():
-            state["proxy"] = TcpProxy(upstream_unix=socket_path, port=port)
-            time.sleep(0.6)  # the circuit's period: the next dispatch probes
-
-    Outage.worker_env = {"TEST_QUEUE_CONNECTIONS": json.dumps(
-        {name: queue["connections"][name] for name in ("near", "fo")})}
-    with override_settings(QUEUE=queue):
-        connections.reset()
-        yield Outage
-    state["proxy"].close()
-    connections.reset()
+    """'fo': Redis through a proxy first, then the database connection."""
+    with redis_outage(settings, dbconn) as found:
+        yield found
 
 
 def rows(conn):
@@ -241,3 +210,37 @@ def test_a_batch_dispatched_during_the_outage_in_a_rolled_back_transaction_leave
         kept = _fo_batch("y")
     assert rows(outage.conn).count() == 3  # written at the commit
     assert kept.refresh().connection == outage.conn
+
+
+def test_the_drain_leaves_a_batch_whose_member_a_fallback_worker_holds(outage, rclient,
+                                                                       spawn_worker):
+    """A worker on the fallback runs a member while the drain looks: the drain leaves
+    that batch where it is (moving its record would lose the member's count, and the
+    batch would never finish), then moves the rest with the record, counters and all,
+    once the member is settled; the callback runs once."""
+    from queueing import batch
+    from queueing.batches.record import Batch
+    from queueing.models import BatchRecord
+
+    outage.away()
+    found = (batch(jobs.sleep_then_record.s(2.0, "slow"), jobs.record.s("h1"),
+                   jobs.record.s("h2"))
+             .then(jobs.record.s("h-then")).using(connection="fo").dispatch())
+    alias = connections.queue_driver(outage.conn).alias
+    outage.back()
+    fallback_worker = spawn_worker(outage.conn, "--max-jobs=1", "--sleep=0",
+                                   env=outage.worker_env)
+    wait_until(lambda: any(n["label"] == "slow" for n in jobs.notes()), timeout=30,
+               message="the fallback worker to start the slow member")
+    assert drain("fo") == 0  # a member is held there: the batch stays whole
+    assert BatchRecord.objects.using(alias).filter(id=found.id).exists()
+    assert rows(outage.conn).count() == 3
+    assert fallback_worker.wait(timeout=30) == 0, fallback_worker.output()
+    assert drain("fo") == 2  # settled: the rest move, with the record
+    assert not BatchRecord.objects.using(alias).filter(id=found.id).exists()
+    worker = spawn_worker("redis", "--stop-when-empty", "--sleep=0", env=outage.worker_env)
+    assert worker.wait(timeout=60) == 0, worker.output()
+    ran = [n["label"] for n in jobs.notes() if n.get("phase") != "start"]
+    assert sorted(ran) == ["h-then", "h1", "h2", "slow"]  # the callback once
+    done = Batch.find(found.id)
+    assert done is not None and done.finished and done.succeeded == 3

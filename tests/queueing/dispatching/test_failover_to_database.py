@@ -8,35 +8,23 @@ import json
 
 import pytest
 from django.db import transaction
-from django.test import override_settings
 
 from queueing import connections
 from queueing.errors import ConfigurationError, StoreUnavailable
 from queueing.failover_drain import drain
 from queueing.models import QueuedJob
 from tests.conftest import WORKER_DATABASES
-from tests.helpers import drain_database
+from tests.helpers import DEAD_REDIS, dead_redis_failover, drain_database, queue_with
 from tests.testapp import jobs
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=WORKER_DATABASES)
-DEAD_REDIS = "redis://:s3cret-pass@127.0.0.1:1/0"  # nothing listens on port 1: refused
-
-
-def queue_with(settings, **extra):
-    queue = copy.deepcopy(settings.QUEUE)
-    queue["connections"].update(extra)
-    return override_settings(QUEUE=queue)
 
 
 @pytest.fixture
 def failover(settings, dbconn):
     """'fo': a dead Redis first, then the database connection."""
-    with queue_with(settings, dead={"driver": "redis", "url": DEAD_REDIS, "queues": "*"},
-                    fo={"driver": "failover", "connections": ["dead", dbconn],
-                        "queues": ["default"], "retry_primary_after": 60}):
-        connections.reset()
+    with dead_redis_failover(settings, dbconn):
         yield dbconn
-    connections.reset()
 
 
 def rows(conn):
