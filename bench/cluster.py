@@ -96,7 +96,7 @@ def one_run(n: int, workers: int) -> dict:
 
 def single_server(directory: str) -> tuple[subprocess.Popen, str]:
     from queueing.drivers.redis.embedded import find_binary
-    from tests.local_cluster import free_ports
+    from tests.local_servers import free_ports
 
     [port] = free_ports(1)
     proc = subprocess.Popen([find_binary(), "--port", str(port), "--bind", "127.0.0.1",
@@ -109,13 +109,14 @@ def main() -> None:
     import redis
 
     from tests.local_cluster import LocalCluster
+    from tests.local_servers import wait_for
 
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
     workers = int(sys.argv[2]) if len(sys.argv) > 2 else 2
     single, single_url = single_server(tempfile.mkdtemp(prefix="bench-redis-"))
     cluster = LocalCluster(masters=3)
     try:
-        LocalCluster._wait(lambda: redis.Redis.from_url(single_url).ping(), 10, "redis")
+        wait_for(lambda: redis.Redis.from_url(single_url).ping(), 10, "redis")
         cluster.start()
         results = {}
         for label, url in (("single Redis", single_url), ("3-master cluster", cluster.url)):

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def push_cost(group, n: int) -> dict[str, tuple[float, float]]:
-    from queueing.config import parse_connection
+    from queueing.connection_config import parse_connection
     from queueing.drivers.redis.clients import make_client
     from queueing.drivers.redis.driver import RedisDriver
 

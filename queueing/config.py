@@ -24,11 +24,14 @@ at once); ``"block_for": None`` makes them poll every ``--sleep`` seconds instea
 
 A connection's ``queues`` lists the queue names it accepts, so a typo in a dispatch
 fails loudly instead of filling a queue no worker reads; ``"*"`` accepts any valid name.
+
+This module reads the top level of settings.QUEUE; each connection block is read by
+queueing/connection_config.py (which calls in to sentinel_config.py and
+failover_config.py for their keys).
 """
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -36,102 +39,15 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
-from queueing.drivers.registry import KINDS
-from queueing.errors import ConfigurationError, UnknownConnection, UnknownQueue
-from queueing.failover_config import failover_target_errors, parse_failover
+# ConnectionConfig is also imported from here by the drivers and dispatch (20-odd modules)
+from queueing.connection_config import ConnectionConfig, read_connection
+from queueing.errors import ConfigurationError, UnknownConnection
+from queueing.failover_config import failover_target_errors
 from queueing.namespace import configured as configured_namespace
-from queueing.sentinel_config import SENTINEL_KEYS, read_sentinel
 from queueing.settings_hints import nearest, unknown_keys
-from queueing.settings_problems import Problems
 
-DEFAULT_PREFIX = "queues:"  # of every queue key (drivers/redis/keys.py)
-DRIVERS = tuple(KINDS)  # the driver registry's kinds
-QUEUE_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")  # used with fullmatch
-FAIR_MARK = ".fair."  # a fair queue's key queue: "<queue>.fair.<key>" (queueing/fair.py)
-
-
-def fair_parent(queue: str) -> str | None:
-    """The fair queue whose key queue `queue` is ("reports.fair.acme" -> "reports")."""
-    at = queue.find(FAIR_MARK)
-    return queue[:at] if at > 0 else None
-DEFAULT_RETRY_AFTER = 30  # seconds an unrenewed lease lasts (its worker died) before redelivery
-DEFAULT_MIGRATION_BATCH = 1000  # due jobs moved per pop, so one pop never stalls Redis
-DEFAULT_MAX_DELIVERIES = 5  # silent deliveries (worker died) before an entry is failed
-# A Redis that stops answering must not hang a worker: every client gives up a connect
-# after this long, and a reply after socket_timeout (longer than any blocking wait, which
-# the worker cuts into one-second slices).
-DEFAULT_SOCKET_CONNECT_TIMEOUT = 5.0
-DEFAULT_SOCKET_TIMEOUT = 10.0
 DEFAULT_MAX_PAYLOAD_BYTES = 10 * 1024 * 1024  # largest encoded payload dispatch sends
 DEFAULT_UNKNOWN_JOB_WINDOW = 600.0  # seconds a job unknown to a worker is handed back
-# An idle worker on Redis blocks on the queue's wake-up list (in one-second slices), so a
-# job pushed to an idle worker starts at once; polling every --sleep seconds (3) made the
-# first job of a new project visibly lag and a "retry in 1 s" take 3.
-DEFAULT_REDIS_BLOCK_FOR = 5.0
-
-
-@dataclass(frozen=True, slots=True)
-class ConnectionConfig:
-    name: str
-    driver: str
-    queue: str = "default"
-    queues: tuple[str, ...] | None = ("default",)  # None: any valid name
-    url: str | None = None
-    embedded_dir: str | None = None  # start a redis-server here when `url` is not set
-    retry_after: float | None = DEFAULT_RETRY_AFTER  # None: reservations never expire
-    block_for: float | None = None  # None: never block; workers sleep when idle (parse sets
-    # DEFAULT_REDIS_BLOCK_FOR on redis connections that do not say)
-    prefix: str = DEFAULT_PREFIX
-    migration_batch_size: int = DEFAULT_MIGRATION_BATCH
-    max_deliveries: int = DEFAULT_MAX_DELIVERIES  # 0: no poison cap
-    options: dict[str, Any] = field(default_factory=dict)  # extra redis-py client kwargs
-    socket_timeout: float = DEFAULT_SOCKET_TIMEOUT  # seconds a reply may take
-    socket_connect_timeout: float = DEFAULT_SOCKET_CONNECT_TIMEOUT  # seconds to connect
-    cluster: bool = False  # connect with redis-py's RedisCluster (url names any seed node)
-    database: str = "default"  # driver "database": the DATABASES alias holding the jobs
-    listen: bool = True  # driver "database" on PostgreSQL: wake idle workers by NOTIFY
-    synchronous_commit: str = "off"  # driver "database" on PostgreSQL: workers' session
-    # driver "failover" (queueing/failover_config.py): the connections a dispatch tries in
-    # order, how long the first may take, how long a failed one is skipped
-    targets: tuple[str, ...] = ()
-    # queues that rotate between keys (tenants): queueing/fair.py, docs/fair-queues.md
-    fair_queues: tuple[str, ...] = ()
-    dispatch_timeout: float = 0.5
-    retry_primary_after: float = 5.0
-    # driver "redis" behind Redis Sentinel (queueing/sentinel_config.py): where the
-    # sentinels are, which service they watch, and how to log in to both
-    sentinels: tuple[tuple[str, int], ...] = ()
-    service_name: str | None = None
-    sentinel_password: str | None = field(default=None, repr=False)
-    password: str | None = field(default=None, repr=False)
-    db: int = 0
-    ssl: bool = False  # TLS to the primary (and, unless sentinel_ssl says no, the sentinels)
-    sentinel_ssl: bool = False
-    switch_wait: float = 10.0  # seconds a dispatch waits out a primary switch before raising
-    # every dispatch waits (Redis WAIT, under replica_ack_timeout) until this many
-    # replicas hold it; 0: acknowledged by the primary alone (asynchronous replication)
-    replica_acks: int = 0
-    replica_ack_timeout: float = 0.5
-
-    @property
-    def sentinel(self) -> bool:
-        """Is the primary found by asking sentinels (no fixed URL)?"""
-        return bool(self.sentinels)
-
-    def check_queue(self, queue: str) -> str:
-        """Return `queue` if this connection accepts it, else raise UnknownQueue."""
-        if not isinstance(queue, str) or not QUEUE_NAME.fullmatch(queue):
-            raise UnknownQueue(
-                f"invalid queue name {queue!r}: use letters, digits, '_', '.' or '-'"
-            )
-        if self.queues is not None and queue not in self.queues and \
-                fair_parent(queue) not in self.fair_queues:  # a fair queue's key queue
-            raise UnknownQueue(
-                f"unknown queue {queue!r} on connection {self.name!r}; "
-                f"it accepts: {', '.join(self.queues)} (set QUEUE['connections']"
-                f"[{self.name!r}]['queues'])"
-            )
-        return queue
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,181 +73,8 @@ class QueueSettings:
             ) from None
 
 
-def _number(conn: str, key: str, value: Any, *, allow_none: bool) -> float | None:
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise ConfigurationError(
-            f"QUEUE['connections'][{conn!r}][{key!r}] must be a number >= 0, got {value!r}"
-        )
-    return value
-
-
-CONNECTION_KEYS = frozenset({
-    "driver", "queue", "queues", "url", "embedded_dir", "retry_after",
-    "block_for", "prefix", "migration_batch_size", "max_deliveries", "options",
-    "cluster", "socket_timeout", "socket_connect_timeout",
-    "database", "listen", "synchronous_commit", "fair_queues", *SENTINEL_KEYS,
-})
 SETTINGS_KEYS = frozenset({"default", "after_commit", "connections", "max_payload_bytes",
                            "middleware", "namespace", "unknown_job_window"})
-
-
-def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
-    """Validate one connection block; raise ConfigurationError naming the first bad key
-    (settings_errors lists them all)."""
-    problems, config = _read_connection(name, raw)
-    problems.raise_first()
-    assert config is not None
-    return config
-
-
-def _read_connection(name: str, raw: Any) -> tuple[Problems, ConnectionConfig | None]:
-    """Read every key of one block, recording each bad value (with the default standing
-    in for it) so that one check lists a block's typos and its bad values together."""
-    problems = Problems((ConfigurationError,))
-    if not isinstance(raw, dict):
-        problems.add(ConfigurationError(f"QUEUE['connections'][{name!r}] must be a dict"))
-        return problems, None
-    if raw.get("driver") == "failover":  # a block of its own (queueing/failover_config.py)
-        config = problems.take(lambda: parse_failover(name, raw, ConnectionConfig), None)
-        return problems, config
-    where = f"QUEUE['connections'][{name!r}]"
-    unknown = set(raw) - CONNECTION_KEYS
-    if unknown:
-        problems.add(ConfigurationError(unknown_keys(where, unknown, CONNECTION_KEYS)))
-    driver = raw.get("driver", "redis")
-    if driver not in DRIVERS:
-        problems.add(ConfigurationError(
-            f"{where}['driver'] must be one of {DRIVERS}, got {driver!r}"))
-    queue = raw.get("queue", "default")
-    if not isinstance(queue, str) or not QUEUE_NAME.fullmatch(queue):
-        problems.add(ConfigurationError(f"{where}['queue'] is not a valid name"))
-        queue = "default"
-    only_queue: tuple[str, ...] | None = (queue,)  # stands in for a bad 'queues'
-    queues = problems.take(lambda: _queues(where, raw.get("queues", [queue]), queue),
-                           only_queue)
-    sentinel = read_sentinel(where, raw, problems)
-    if driver == "redis" and not raw.get("url") and not raw.get("embedded_dir") \
-            and "sentinels" not in raw:
-        problems.add(ConfigurationError(
-            f"{where} needs a 'url', 'sentinels' and a 'service_name' (Redis Sentinel), "
-            "or 'embedded_dir' to start a local redis-server"))
-    database = raw.get("database", "default")
-    if driver == "database" and database not in settings.DATABASES:
-        problems.add(ConfigurationError(
-            f"{where}['database'] names no DATABASES alias: {database!r} "
-            f"(configured: {', '.join(settings.DATABASES)})"))
-    synchronous_commit = raw.get("synchronous_commit", "off")
-    if synchronous_commit not in ("off", "local", "remote_write", "remote_apply", "on"):
-        problems.add(ConfigurationError(
-            f"{where}['synchronous_commit'] must be one of off, local, remote_write, "
-            f"remote_apply, on; got {synchronous_commit!r}"))
-    if not isinstance(raw.get("listen", True), bool):
-        problems.add(ConfigurationError(f"{where}['listen'] must be a bool"))
-    batch = raw.get("migration_batch_size", DEFAULT_MIGRATION_BATCH)
-    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
-        problems.add(ConfigurationError(f"{where}['migration_batch_size'] must be an int >= 1"))
-    max_deliveries = raw.get("max_deliveries", DEFAULT_MAX_DELIVERIES)
-    if isinstance(max_deliveries, bool) or not isinstance(max_deliveries, int) or \
-            max_deliveries < 0:
-        problems.add(ConfigurationError(f"{where}['max_deliveries'] must be an int >= 0"))
-    prefix = raw.get("prefix", DEFAULT_PREFIX)
-    if not isinstance(prefix, str) or "{" in prefix or "}" in prefix:
-        problems.add(ConfigurationError(f"{where}['prefix'] must be a string without braces"))
-    timeouts = {}
-    for key, default in (("socket_timeout", DEFAULT_SOCKET_TIMEOUT),
-                         ("socket_connect_timeout", DEFAULT_SOCKET_CONNECT_TIMEOUT)):
-        value = raw.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-                not 0 < value <= 3600:
-            problems.add(ConfigurationError(
-                f"{where}[{key!r}] must be seconds in (0, 3600], got {value!r}"))
-            value = default
-        timeouts[key] = float(value)
-    no_url: tuple[str | None, bool] = (None, False)
-    url, cluster = problems.take(
-        lambda: cluster_url(name, raw.get("url") or None, raw.get("cluster", False)), no_url)
-    default_retry: float | None = DEFAULT_RETRY_AFTER
-    retry_after = problems.take(lambda: _number(
-        name, "retry_after", raw.get("retry_after", DEFAULT_RETRY_AFTER), allow_none=True),
-        default_retry)
-    block_for: float | None = problems.take(lambda: _number(name, "block_for", raw.get(
-        "block_for", DEFAULT_REDIS_BLOCK_FOR if driver == "redis" else None),
-        allow_none=True), None)
-    fair_raw = raw.get("fair_queues", ())
-    fair_queues: tuple[str, ...] = ()
-    if isinstance(fair_raw, str) or not isinstance(fair_raw, (list, tuple)) or not all(
-            isinstance(q, str) and QUEUE_NAME.fullmatch(q) and FAIR_MARK not in q
-            for q in fair_raw):
-        problems.add(ConfigurationError(
-            f"{where}['fair_queues'] must be a list of queue names, got {fair_raw!r}"))
-    else:
-        fair_queues = tuple(fair_raw)
-    if problems.errors:
-        return problems, None
-    return problems, ConnectionConfig(
-        name=name,
-        driver=driver,
-        queue=queue,
-        queues=queues,
-        url=url,
-        embedded_dir=raw.get("embedded_dir") or None,
-        retry_after=retry_after,
-        block_for=block_for,
-        prefix=prefix,
-        migration_batch_size=batch,
-        max_deliveries=max_deliveries,
-        options=dict(raw.get("options") or {}),
-        cluster=cluster,
-        database=database,
-        listen=raw.get("listen", True),
-        synchronous_commit=synchronous_commit,
-        fair_queues=fair_queues,
-        socket_timeout=timeouts["socket_timeout"],
-        socket_connect_timeout=timeouts["socket_connect_timeout"],
-        **sentinel.fields(),
-    )
-
-
-def _queues(where: str, queues_raw: Any, queue: str) -> tuple[str, ...] | None:
-    """A connection's accepted queue names (None for "*"); its `queue` always among them."""
-    if queues_raw == "*":
-        return None
-    if isinstance(queues_raw, str) or not isinstance(queues_raw, (list, tuple)) or not all(
-        isinstance(q, str) and QUEUE_NAME.fullmatch(q) for q in queues_raw
-    ):
-        raise ConfigurationError(f"{where}['queues'] must be a list of queue names or '*'")
-    queues = tuple(dict.fromkeys(queues_raw))
-    return queues if queue in queues else (queue, *queues)
-
-
-CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
-
-
-def cluster_url(conn: str, url: str | None, cluster: Any) -> tuple[str | None, bool]:
-    """(plain URL, cluster?) from a connection's url and `cluster` option.
-
-    ``redis+cluster://host:port`` selects cluster mode by itself; the URL handed to
-    redis-py is the plain ``redis://`` form. A cluster needs TCP seed nodes, so a unix
-    socket URL with cluster mode is refused here rather than at the first command.
-    """
-    if not isinstance(cluster, bool):
-        raise ConfigurationError(
-            f"QUEUE['connections'][{conn!r}]['cluster'] must be true or false, got {cluster!r}")
-    if url is None:
-        if cluster:
-            raise ConfigurationError(
-                f"QUEUE['connections'][{conn!r}] has 'cluster': true but no 'url' of a node")
-        return None, False
-    scheme, sep, rest = url.partition("://")
-    if sep and scheme.lower() in CLUSTER_SCHEMES:
-        url, cluster = f"{CLUSTER_SCHEMES[scheme.lower()]}://{rest}", True
-    if cluster and not url.lower().startswith(("redis://", "rediss://")):
-        raise ConfigurationError(
-            f"QUEUE['connections'][{conn!r}]: Redis Cluster needs a redis:// or rediss:// "
-            "URL of a node (unix sockets cannot reach the other nodes)")
-    return url, cluster
 
 
 def parse_settings(raw: dict[str, Any] | None) -> QueueSettings:
@@ -363,7 +106,7 @@ def _parse_all(raw: dict[str, Any] | None) -> tuple[list[ConfigurationError],
             "QUEUE['connections'] must be a dict of connection name -> settings")], None
     connections = {}
     for name, block in connections_raw.items():
-        problems, config = _read_connection(name, block)
+        problems, config = read_connection(name, block)
         errors += [exc for exc in problems.errors if isinstance(exc, ConfigurationError)]
         if config is not None:
             connections[name] = config

@@ -19,7 +19,8 @@ import time
 from typing import Any
 
 from queueing import connections
-from queueing.config import FAIR_MARK, fair_parent, queue_settings
+from queueing.config import queue_settings
+from queueing.connection_config import FAIR_MARK, fair_parent
 from queueing.errors import InvalidOption
 from queueing.namespace import namespaced
 

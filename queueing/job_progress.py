@@ -6,7 +6,9 @@ queueing/worker/heartbeat.py), so reporting adds no Redis command of its own. Wh
 the job ends (done, failed, released or timed out), the worker writes its last report
 once, to ``queueing:progress:<uuid>``, kept ``settings.QUEUE_PROGRESS_KEEP`` seconds
 (default 7 days, Horizon's default for failed jobs), so completed and failed jobs keep
-it. A job that never reported writes nothing.
+it. A Django Task that succeeded writes it just before its result is stored
+(queueing/tasks/runner.py), so a reader that sees the result sees the final report. A
+job that never reported writes nothing.
 
 ``progress_of(uuid)`` reads the live report and the kept one, and answers the newer.
 A batch member's last report is also filed under its batch (one hash per batch, member

@@ -11,58 +11,22 @@ MOVED/ASK redirections clients see while it happens).
 from __future__ import annotations
 
 import os
-import random
-import shutil
 import signal
-import socket
-import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
-import redis
 from redis.crc import key_slot
 
-from queueing.drivers.redis.embedded import find_binary
+from tests.local_servers import Server, free_ports, server_binary, stop_all, wait_for
 
 SLOTS = 16384
 
 
-def _port_free(port: int) -> bool:
-    with socket.socket() as sock:
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
-def free_ports(count: int) -> list[int]:
-    """Ports whose cluster-bus twin (port + 10000) is free as well."""
-    ports: list[int] = []
-    while len(ports) < count:
-        port = random.randint(20000, 29999)
-        if port not in ports and _port_free(port) and _port_free(port + 10000):
-            ports.append(port)
-    return ports
-
-
-@dataclass
-class Node:
-    port: int
-    directory: Path
-    process: subprocess.Popen | None = None
-
-    def client(self, **options) -> redis.Redis:
-        return redis.Redis(port=self.port, socket_timeout=5, **options)
-
+class Node(Server):
     @property
     def node_id(self) -> str:
         return self.client().execute_command("CLUSTER MYID").decode()
-
-    def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None
 
 
 class LocalCluster:
@@ -71,8 +35,7 @@ class LocalCluster:
         self.masters_count = masters
         self.replicas = replicas
         self.node_timeout_ms = node_timeout_ms
-        found = binary or find_binary()
-        self.binary = os.path.abspath(found) if os.sep in found else found  # nodes run in their dirs
+        self.binary = server_binary(binary)
         self.directory = Path(directory or tempfile.mkdtemp(prefix="hz-cluster-"))
         self.nodes: list[Node] = []
 
@@ -85,13 +48,11 @@ class LocalCluster:
     def start(self, timeout: float = 30.0) -> LocalCluster:
         total = self.masters_count * (1 + self.replicas)
         for port in free_ports(total):
-            node = Node(port, self.directory / str(port))
-            node.directory.mkdir(parents=True)
-            node.process = subprocess.Popen(self._command(node), cwd=node.directory,
-                                            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+            node = Node.under(self.directory, port)
+            node.spawn(self._command(node))
             self.nodes.append(node)
         for node in self.nodes:
-            self._wait(lambda n=node: n.client().ping(), timeout, f"node {node.port} to start")
+            wait_for(lambda n=node: n.client().ping(), timeout, f"node {node.port} to start")
         masters = self.nodes[:self.masters_count]
         for index, node in enumerate(masters):
             first = index * SLOTS // len(masters)
@@ -102,8 +63,8 @@ class LocalCluster:
         seed = self.nodes[0]
         for node in self.nodes[1:]:
             node.client().execute_command("CLUSTER MEET", "127.0.0.1", seed.port)
-        self._wait(lambda: all(self._known(n) == total for n in self.nodes), timeout,
-                   "every node to know the others")
+        wait_for(lambda: all(self._known(n) == total for n in self.nodes), timeout,
+                 "every node to know the others")
         for index, node in enumerate(self.nodes[self.masters_count:]):
             master = masters[index % len(masters)]
             node.client().execute_command("CLUSTER REPLICATE", master.node_id)
@@ -120,17 +81,7 @@ class LocalCluster:
         ]
 
     def stop(self) -> None:
-        for node in self.nodes:
-            if node.alive():
-                node.process.send_signal(signal.SIGTERM)
-        for node in self.nodes:
-            if node.process is not None:
-                try:
-                    node.process.wait(10)
-                except subprocess.TimeoutExpired:
-                    node.process.kill()
-                    node.process.wait(5)
-        shutil.rmtree(self.directory, ignore_errors=True)
+        stop_all(self.nodes, self.directory)
 
     def __enter__(self) -> LocalCluster:
         return self.start()
@@ -139,19 +90,6 @@ class LocalCluster:
         self.stop()
 
     # -- state --------------------------------------------------------------------------
-    @staticmethod
-    def _wait(predicate, timeout: float, what: str) -> None:
-        deadline = time.monotonic() + timeout
-        last_error: Exception | None = None
-        while time.monotonic() < deadline:
-            try:
-                if predicate():
-                    return
-            except redis.RedisError as exc:
-                last_error = exc
-            time.sleep(0.05)
-        raise RuntimeError(f"local cluster: timed out waiting for {what} ({last_error})")
-
     @staticmethod
     def _known(node: Node) -> int:
         return int(node.client().cluster("info")["cluster_known_nodes"])
@@ -175,7 +113,7 @@ class LocalCluster:
                 return False
             maps = [self._slot_owners(n) for n in live]
             return all(m == maps[0] for m in maps) and len(maps[0]) == SLOTS
-        self._wait(healthy, timeout, "the cluster to be healthy")
+        wait_for(healthy, timeout, "the cluster to be healthy")
 
     def _slot_owners(self, node: Node) -> dict[int, int]:
         owners = {}
@@ -209,10 +147,10 @@ class LocalCluster:
 
     def wait_failover(self, dead: Node, timeout: float = 30.0) -> None:
         """Wait until a replica has taken over every slot the dead master served."""
-        self._wait(lambda: all(owner != dead.port for owner in
-                               self._slot_owners(self.live_nodes()[0]).values())
-                   and len(self._slot_owners(self.live_nodes()[0])) == SLOTS,
-                   timeout, f"a replica to take over from {dead.port}")
+        wait_for(lambda: all(owner != dead.port for owner in
+                             self._slot_owners(self.live_nodes()[0]).values())
+                 and len(self._slot_owners(self.live_nodes()[0])) == SLOTS,
+                 timeout, f"a replica to take over from {dead.port}")
         self.wait_healthy(timeout)
 
     def migrate_slot(self, slot: int, target: Node, *, batch: int = 10,

@@ -12,41 +12,21 @@ production) and need two of three to agree (quorum 2).
 """
 from __future__ import annotations
 
-import os
-import shutil
-import signal
-import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import redis
 
-from queueing.drivers.redis.embedded import find_binary
-from tests.local_cluster import free_ports
+from tests.local_servers import Server, free_ports, server_binary, stop_all, wait_for
 
 SERVICE = "hzprimary"
-
-
-@dataclass
-class Server:
-    port: int
-    directory: Path
-    process: subprocess.Popen | None = None
-
-    def client(self, **options) -> redis.Redis:
-        return redis.Redis(port=self.port, socket_timeout=5, **options)
-
-    def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None
 
 
 class LocalSentinel:
     def __init__(self, *, replicas: int = 1, down_after_ms: int = 1000,
                  failover_timeout_ms: int = 4000, binary: str | None = None) -> None:
-        found = binary or find_binary()
-        self.binary = os.path.abspath(found) if os.sep in found else found
+        self.binary = server_binary(binary)
         self.directory = Path(tempfile.mkdtemp(prefix="hz-sentinel-"))
         self.down_after_ms = down_after_ms
         self.failover_timeout_ms = failover_timeout_ms
@@ -70,24 +50,20 @@ class LocalSentinel:
         primary_port = ports[0]
         servers, sentinels = ports[:1 + self.replicas], ports[1 + self.replicas:]
         for port in servers:
-            server = Server(port, self.directory / str(port))
-            server.directory.mkdir(parents=True)
+            server = Server.under(self.directory, port)
             command = [self.binary, "--port", str(port), "--bind", "127.0.0.1",
                        "--dir", str(server.directory), "--save", "", "--appendonly", "no",
                        "--logfile", "server.log", "--repl-diskless-sync", "yes",
                        "--repl-diskless-sync-delay", "0"]
             if port != primary_port:
                 command += ["--replicaof", "127.0.0.1", str(primary_port)]
-            server.process = subprocess.Popen(command, cwd=server.directory,
-                                              stdout=subprocess.DEVNULL,
-                                              stderr=subprocess.STDOUT)
+            server.spawn(command)
             self.servers.append(server)
-        self._wait(lambda: all(s.client().info("replication").get("master_link_status")
-                               == "up" for s in self.servers[1:]), timeout,
-                   "the replicas to sync")
+        wait_for(lambda: all(s.client().info("replication").get("master_link_status")
+                             == "up" for s in self.servers[1:]), timeout,
+                 "the replicas to sync", every=0.1)
         for port in sentinels:
-            sentinel = Server(port, self.directory / str(port))
-            sentinel.directory.mkdir(parents=True)
+            sentinel = Server.under(self.directory, port)
             conf = sentinel.directory / "sentinel.conf"
             conf.write_text(
                 f"port {port}\nbind 127.0.0.1\ndir {sentinel.directory}\n"
@@ -96,12 +72,10 @@ class LocalSentinel:
                 f"sentinel down-after-milliseconds {SERVICE} {self.down_after_ms}\n"
                 f"sentinel failover-timeout {SERVICE} {self.failover_timeout_ms}\n"
                 f"sentinel parallel-syncs {SERVICE} 1\n")
-            sentinel.process = subprocess.Popen([self.binary, str(conf), "--sentinel"],
-                                                cwd=sentinel.directory,
-                                                stdout=subprocess.DEVNULL,
-                                                stderr=subprocess.STDOUT)
+            sentinel.spawn([self.binary, str(conf), "--sentinel"])
             self.sentinels.append(sentinel)
-        self._wait(self._sentinels_agree, timeout, "the sentinels to know the group")
+        wait_for(self._sentinels_agree, timeout, "the sentinels to know the group",
+                 every=0.1)
         return self
 
     def _sentinels_agree(self) -> bool:
@@ -112,18 +86,7 @@ class LocalSentinel:
         return True
 
     def stop(self) -> None:
-        everyone = [*self.sentinels, *self.servers]
-        for server in everyone:
-            if server.alive():
-                server.process.send_signal(signal.SIGTERM)
-        for server in everyone:
-            if server.process is not None:
-                try:
-                    server.process.wait(10)
-                except subprocess.TimeoutExpired:
-                    server.process.kill()
-                    server.process.wait(5)
-        shutil.rmtree(self.directory, ignore_errors=True)
+        stop_all([*self.sentinels, *self.servers], self.directory)
 
     def __enter__(self) -> LocalSentinel:
         return self.start()
@@ -176,18 +139,5 @@ class LocalSentinel:
                 return False
             role = self.server(ports.pop()).client().execute_command("ROLE")
             return role[0] == b"master"
-        self._wait(switched, timeout, "the sentinels to name a new primary")
+        wait_for(switched, timeout, "the sentinels to name a new primary", every=0.1)
         return self.primary_port()
-
-    @staticmethod
-    def _wait(predicate, timeout: float, what: str) -> None:
-        deadline = time.monotonic() + timeout
-        last_error: Exception | None = None
-        while time.monotonic() < deadline:
-            try:
-                if predicate():
-                    return
-            except redis.RedisError as exc:
-                last_error = exc
-            time.sleep(0.1)
-        raise TimeoutError(f"timed out waiting for {what} (last error: {last_error})")

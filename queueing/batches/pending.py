@@ -20,8 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.db import transaction
 
+from queueing import connections
 from queueing.batches.members import encode_members, links_of, member_payload, send
 from queueing.batches.record import Batch, store_for
 from queueing.config import ConnectionConfig, queue_settings
@@ -147,7 +149,6 @@ class PendingBatch:
 
     async def adispatch(self) -> Batch:
         """``dispatch`` for async code (the writes run in a thread: sync_to_async)."""
-        from asgiref.sync import sync_to_async
         return await sync_to_async(self.dispatch)()
 
 
@@ -166,8 +167,6 @@ def failover_batch_write(conn: ConnectionConfig, record: dict[str, Any],
                          encoded: list[Any]) -> str:
     """Write a batch's record and members through failover connection `conn`; the name
     of the connection that took it (queueing/failover.py ``take_batch``)."""
-    from queueing import connections
-
     def write(target: Any) -> None:
         record["connection"] = target.config.name
         target.batch_store().create(record)

@@ -4,7 +4,8 @@
 ``JobDefinition.adapter``). One attempt goes, in ImmediateBackend's order:
 
     RUNNING, worker id appended (so TaskContext.attempt is 1 on the first run) -> task_started
-    -> the function -> SUCCESSFUL + return value -> task_finished
+    -> the function -> its last progress report kept -> SUCCESSFUL + return value
+                    -> task_finished
                     -> raises: the error is recorded, status READY, the exception goes on
                        to the runner, which retries (backoff) or fails the job;
                        a job that fails for good -> FAILED -> task_finished (on job_failed)
@@ -29,6 +30,7 @@ from django.dispatch import receiver
 from django.utils import timezone
 from django.utils.module_loading import autodiscover_modules
 
+from queueing import connections, job_progress
 from queueing.connections import redis_client
 from queueing.dispatching.registry import lookup
 from queueing.entries.payload import Payload
@@ -91,6 +93,9 @@ class TaskAdapter:
             _last_error.attempt = (job.uuid, job.attempts)
             store.add_error(job.uuid, class_path(exc), traceback_text(exc), status="READY")
             raise
+        # The last progress report before the result: a caller that sees SUCCESSFUL reads
+        # the final report (the ledger, settling the job next, finds it written already)
+        job_progress.keep_final(connections.queue_driver(backend.connection.name), job.uuid)
         finished = timezone.now()
         store.succeed(job.uuid, value_json, finished)
         for name, value_ in (("status", framework.TaskResultStatus.SUCCESSFUL),

@@ -14,6 +14,9 @@
 A workflow that is not sent at once travels as JSON (a spec: ``{"job": ..}``,
 ``{"chain": [..]}``, ``{"group": [..]}``, ``{"chord": [..], "callback": .., "limit": n}``)
 in the argument of one of three small internal jobs (jobs.py) that send the next step.
+This module names those jobs (``START_JOB``..) and builds their signatures from the
+registry; it does not import jobs.py, which imports it (``from_spec``, ``launch``): the
+dependency runs one way, as the specs themselves travel by job name.
 """
 from __future__ import annotations
 
@@ -29,6 +32,17 @@ from queueing.dispatching.registry import resolve
 from queueing.dispatching.signature import Signature
 from queueing.entries.options import JobOptions
 from queueing.errors import InvalidOption
+
+# The internal jobs (jobs.py registers them under these names when queueing is imported)
+START_JOB = "queueing.workflows.start"  # after a chain's jobs: a group or chord, and the rest
+CONTINUE_JOB = "queueing.workflows.continue"  # a group's then: the rest of the chain
+CHORD_CALLBACK_JOB = "queueing.workflows.chord_callback"  # a chord's then: its callback
+
+
+def _internal(name: str, *args: Any) -> Signature:
+    """A signature of one of the internal jobs, found by its registered name."""
+    definition = resolve(name)
+    return Signature(definition, args, {}, definition.options)
 
 
 class Group:
@@ -52,8 +66,7 @@ class Group:
     def dispatch_then(self, rest: list[Any]) -> Batch:
         pending = PendingBatch(self.members).name(f"group of {len(self.members)}")
         if rest:
-            from queueing.workflows.jobs import continue_chain
-            pending.then(continue_chain.s([to_spec(step) for step in rest]))
+            pending.then(_internal(CONTINUE_JOB, [to_spec(step) for step in rest]))
         return pending.dispatch()
 
     def spec(self) -> dict[str, Any]:
@@ -84,13 +97,12 @@ class Chord(Group):
         self.result_limit = result_limit
 
     def dispatch_then(self, rest: list[Any]) -> Batch:
-        from queueing.workflows.jobs import chord_callback
         limit = self.result_limit
         pending = PendingBatch(self.members, member_extra=lambda index: {
             KEEP_FIELD: {"index": index, "limit": limit}})
         pending.name(f"chord of {len(self.members)} -> {self.callback.definition.name}")
-        pending.then(chord_callback.s(to_spec(self.callback), len(self.members),
-                                      [to_spec(step) for step in rest]))
+        pending.then(_internal(CHORD_CALLBACK_JOB, to_spec(self.callback), len(self.members),
+                               [to_spec(step) for step in rest]))
         return pending.dispatch()
 
     def spec(self) -> dict[str, Any]:
@@ -133,9 +145,8 @@ def launch(steps: list[Any]) -> str | None:
     else:
         return chain_of_jobs(*flat)
     if head:
-        from queueing.workflows.jobs import start_workflow
-        return chain_of_jobs(*head, start_workflow.s(
-            workflow.spec(), [to_spec(step) for step in rest]))
+        return chain_of_jobs(*head, _internal(
+            START_JOB, workflow.spec(), [to_spec(step) for step in rest]))
     return workflow.dispatch_then(rest).id
 
 

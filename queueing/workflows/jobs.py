@@ -1,5 +1,6 @@
 """The internal jobs that send a workflow's next step (canvas.py). Registered under
-``queueing.workflows.*`` when ``queueing`` is imported, so every worker knows them."""
+``queueing.workflows.*`` when ``queueing`` is imported, so every worker knows them.
+canvas.py sends them by these names and never imports this module (no import cycle)."""
 from __future__ import annotations
 
 import dataclasses
@@ -11,27 +12,25 @@ from queueing.batches.record import current_batch
 from queueing.dispatching.jobs import job
 from queueing.errors import QueueError
 from queueing.middleware.store import state_client
+from queueing.workflows.canvas import CHORD_CALLBACK_JOB, CONTINUE_JOB, START_JOB, from_spec, launch
 
 
-@job(name="queueing.workflows.start")
+@job(name=START_JOB)
 def start_workflow(workflow: dict, rest: list) -> None:
     """The step after a chain's jobs: a group or chord, with what follows it."""
-    from queueing.workflows.canvas import from_spec, launch
     launch([from_spec(workflow), *(from_spec(step) for step in rest)])
 
 
-@job(name="queueing.workflows.continue")
+@job(name=CONTINUE_JOB)
 def continue_chain(rest: list) -> None:
     """A group's ``then``: every member succeeded, the chain goes on."""
-    from queueing.workflows.canvas import from_spec, launch
     launch([from_spec(step) for step in rest])
 
 
-@job(name="queueing.workflows.chord_callback")
+@job(name=CHORD_CALLBACK_JOB)
 def chord_callback(callback: dict, total: int, rest: list) -> None:
     """A chord's ``then``: send its callback with the members' results (in member order)
     as the first argument, once (a second run finds it sent), then what follows."""
-    from queueing.workflows.canvas import from_spec, launch
     found = current_batch()
     if found is None:
         raise QueueError("chord callback: its batch is gone (pruned?)")

@@ -6,7 +6,7 @@ single Redis Cluster slot.
 """
 from dataclasses import dataclass
 
-from queueing.config import DEFAULT_PREFIX
+from queueing.connection_config import DEFAULT_PREFIX
 from queueing.namespace import namespaced
 
 # Every name below goes through namespaced() (queueing/namespace.py): with no namespace

@@ -18,6 +18,7 @@ dispatch costs what it did.
 """
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -54,6 +55,17 @@ def switching(exc: BaseException) -> bool:
         str(exc).split(" ", 1)[0].upper() in SWITCH_REPLIES
 
 
+def next_pause(failed: int, deadline: float, now: float) -> float | None:
+    """How long to pause before trying a write again after its `failed`-th failure
+    (1, 2, ..) at monotonic time `now`: FIRST_PAUSE, doubling up to LONGEST_PAUSE, never
+    past `deadline`; None once `deadline` is reached (give up: raise the error). Pure,
+    so ``Rider.call`` and ``Rider.acall`` share one policy."""
+    if now >= deadline:
+        return None
+    doublings = min(max(failed - 1, 0), 16)  # 0.05 * 2**4 already passes LONGEST_PAUSE
+    return min(FIRST_PAUSE * 2 ** doublings, LONGEST_PAUSE, deadline - now)
+
+
 class Rider:
     """Retries one connection's writes through a switch (sync and asyncio)."""
 
@@ -61,33 +73,30 @@ class Rider:
         self.config = config
 
     def call(self, send: Callable[[], T]) -> T:
-        deadline, pause = time.monotonic() + self.config.switch_wait, FIRST_PAUSE
+        deadline, failed = time.monotonic() + self.config.switch_wait, 0
         while True:
             try:
                 return send()
             except Exception as exc:
-                if not switching(exc):
+                failed += 1
+                pause = next_pause(failed, deadline, time.monotonic()) \
+                    if switching(exc) else None
+                if pause is None:
                     raise
-                now = time.monotonic()
-                if now >= deadline:
-                    raise
-                time.sleep(min(pause, deadline - now))
-                pause = min(pause * 2, LONGEST_PAUSE)
+                time.sleep(pause)
 
     async def acall(self, send: Callable[[], Awaitable[T]]) -> T:
-        import asyncio
-        deadline, pause = time.monotonic() + self.config.switch_wait, FIRST_PAUSE
+        deadline, failed = time.monotonic() + self.config.switch_wait, 0
         while True:
             try:
                 return await send()
             except Exception as exc:
-                if not switching(exc):
+                failed += 1
+                pause = next_pause(failed, deadline, time.monotonic()) \
+                    if switching(exc) else None
+                if pause is None:
                     raise
-                now = time.monotonic()
-                if now >= deadline:
-                    raise
-                await asyncio.sleep(min(pause, deadline - now))
-                pause = min(pause * 2, LONGEST_PAUSE)
+                await asyncio.sleep(pause)
 
     # -- replica acknowledgements ----------------------------------------------------------
     def acked(self, client: Any, script: Script, keys: list, args: list) -> Any:

@@ -331,7 +331,7 @@ def test_adelay_and_aenqueue_on_a_redis_cluster(settings):
     """redis.asyncio.cluster routes each script by its keys (one hash tag per queue)."""
     from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 
-    from queueing.config import parse_connection
+    from queueing.connection_config import parse_connection
     from queueing.connections import make_client
     from tests.local_cluster import LocalCluster
 

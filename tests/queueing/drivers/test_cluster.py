@@ -15,7 +15,7 @@ import redis
 from redis.crc import key_slot
 
 from queueing import dispatch_many
-from queueing.config import parse_connection
+from queueing.connection_config import parse_connection
 from queueing.connections import make_client
 from queueing.drivers.redis.cluster import SlotWaiter, group_by_slot
 from queueing.drivers.redis.driver import RedisDriver

@@ -13,7 +13,8 @@ import pytest
 import redis
 
 from queueing.checks import check_sentinel_services
-from queueing.config import parse_connection, settings_errors
+from queueing.config import settings_errors
+from queueing.connection_config import parse_connection
 from queueing.connections import redis_driver
 from queueing.drivers.redis.clients import make_client, redis_location
 from queueing.drivers.redis.driver import RedisDriver
