@@ -16,7 +16,7 @@ def keep_secret(secret, label):
 
 
 @job(encrypted=True, tries=1)
-def refuse_secret(secret, label):
+def refuse_secret(secret, label, **options):
     """Fails; its message names the label only (a job's own message is its author's)."""
     raise RuntimeError(f"refused {label}")
 
