@@ -3,40 +3,48 @@
 ``@job(encrypted=True)``, ``.using(encrypted=True)`` or a connection's ``"encrypt": True``
 (QUEUE['connections'][name]) seals what a job carries of the caller's data, its
 ``args``, its ``kwargs`` and its ``chain`` (the later links' arguments), into one
-``encrypted`` field: a Fernet token (AES-128-CBC and HMAC-SHA256, from the
-``cryptography`` package), so whoever reads Redis, the database driver's table, the
-failed store, a batch record or a log sees ciphertext. Everything the queue itself needs
+``encrypted`` field, so whoever reads Redis, the database driver's table, the failed
+store, a batch record or a log sees ciphertext. Everything the queue itself needs
 (uuid, job name, options, tags, timestamps) stays readable, so reserve, release, retry,
 the metrics and the dashboard's lists work unchanged.
 
+The cipher is Fernet from the ``cryptography`` package: AES-128-CBC with a random IV,
+authenticated by HMAC-SHA256, so a token that was altered is refused, never decrypted
+into something else. The sealed text also names the job, and opening checks it: a
+token copied into another job's payload is refused too. The token field reads
+``<key hint>.<Fernet token>``; the hint (8 hex digits of a hash of the derived key,
+which tells nothing about it) says which key sealed it, so a worker that lacks that
+key says so instead of guessing.
+
 The keys come from ``SECRET_KEY``: HKDF-SHA256 with a purpose of its own (so the key is
 not the one Django signs cookies with), one key per secret. New payloads are sealed with
-``SECRET_KEY``; opening tries it, then each of ``SECRET_KEY_FALLBACKS``, which is how
-Django rotates its secret: move the old one to the fallbacks, and jobs queued before the
+``SECRET_KEY``; opening also takes each of ``SECRET_KEY_FALLBACKS``, which is how Django
+rotates its secret: move the old one to the fallbacks, and jobs queued before the
 rotation still run. A payload no key opens is refused with an error naming the cause;
 the worker fails it into the failed store with its ciphertext kept, so a retry runs it
-once the key is back (docs/operations.md, "Encrypted jobs").
+once the key is back (docs/encrypted-jobs.md).
 
-Not protected: anyone holding ``SECRET_KEY`` (or a fallback) and the dashboard's operate
-role (it shows the arguments, masked as any job's). Tags, the job's name, a unique id
-or a rate-limit key derived from arguments are not sealed: they are key names and
-labels the store must read.
+Not protected: from anyone holding ``SECRET_KEY`` (or a fallback), and from the
+dashboard's operate role (it shows the arguments, masked as any job's). Tags, the job's
+name, a unique id or a rate-limit key derived from arguments are not sealed: they are
+key names and labels the store must read.
 """
 from __future__ import annotations
 
 import base64
 import dataclasses
+import hashlib
 import json
 from functools import lru_cache
 from typing import Any
 
-from cryptography.fernet import Fernet, InvalidToken, MultiFernet
+from cryptography.fernet import Fernet, InvalidToken
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from django.conf import settings
 
 from queueing.config import queue_settings
-from queueing.entries.payload_checks import validate
+from queueing.entries.payload_checks import check_sealed_fields
 from queueing.entries.shapes import Payload
 from queueing.errors import MalformedPayload, QueueError
 
@@ -59,10 +67,14 @@ def _derived(secret: str | bytes) -> bytes:
 
 
 @lru_cache(maxsize=4)
-def _cipher(secrets: tuple[str | bytes, ...]) -> MultiFernet:
-    """Seals with the first secret's key, opens with any (cached per set of secrets, so
-    a settings change in tests or a reload takes effect)."""
-    return MultiFernet([Fernet(_derived(secret)) for secret in secrets])
+def _keys(secrets: tuple[str | bytes, ...]) -> dict[str, Fernet]:
+    """hint -> cipher, SECRET_KEY's first (cached per set of secrets, so a settings
+    change in tests or a reload takes effect)."""
+    keys: dict[str, Fernet] = {}
+    for secret in secrets:
+        key = _derived(secret)
+        keys.setdefault(hashlib.sha256(b"hint:" + key).hexdigest()[:8], Fernet(key))
+    return keys
 
 
 def _secrets() -> tuple[str | bytes, ...]:
@@ -99,13 +111,44 @@ def seal(data: dict[str, Any]) -> dict[str, Any]:
     the next link sealed too."""
     chain = [{**link, "options": {**(link.get("options") or {}), "encrypted": True}}
              for link in data.get("chain") or ()]
-    plain = {"args": data.get("args") or [], "kwargs": data.get("kwargs") or {},
-             "chain": chain}
+    plain = {"job": data.get("job"), "args": data.get("args") or [],
+             "kwargs": data.get("kwargs") or {}, "chain": chain}
     text = json.dumps(plain, separators=(",", ":"), allow_nan=False).encode("utf-8")
-    token = _cipher(_secrets()).encrypt(text).decode("ascii")
+    hint, cipher = next(iter(_keys(_secrets()).items()))
     sealed = {k: v for k, v in data.items() if k not in SEALED}
-    sealed[FIELD] = token
+    sealed[FIELD] = f"{hint}.{cipher.encrypt(text).decode('ascii')}"
     return sealed
+
+
+def _refused(cause: str) -> CannotDecrypt:
+    return CannotDecrypt(f"cannot decrypt the job's arguments: {cause}")
+
+
+def _open_token(data: dict[str, Any]) -> dict[str, Any]:
+    """The token's plaintext object; CannotDecrypt naming the cause."""
+    token = data[FIELD]
+    hint, _, fernet_token = token.partition(".") if isinstance(token, str) else ("", "", "")
+    if not fernet_token or not token.isascii():
+        raise _refused("the 'encrypted' field is not a token")
+    cipher = _keys(_secrets()).get(hint)
+    if cipher is None:
+        raise _refused(
+            "SECRET_KEY changed and the old key is not in SECRET_KEY_FALLBACKS (they were "
+            "sealed with a key derived from neither SECRET_KEY nor any of its fallbacks); "
+            "add the key they were dispatched with to SECRET_KEY_FALLBACKS, then retry")
+    try:
+        text = cipher.decrypt(fernet_token.encode("ascii"))
+    except InvalidToken:
+        raise _refused("the token was altered (its authentication failed)") from None
+    try:
+        plain = json.loads(text)
+    except ValueError:
+        plain = None
+    if not isinstance(plain, dict):
+        raise _refused("they are not a JSON object")
+    if plain.get("job") != data.get("job"):
+        raise _refused("they were sealed for another job (the token was moved)")
+    return plain
 
 
 def opened(data: dict[str, Any]) -> dict[str, Any]:
@@ -113,24 +156,7 @@ def opened(data: dict[str, Any]) -> dict[str, Any]:
     raises CannotDecrypt naming the cause."""
     if FIELD not in data:
         return data
-    token = data[FIELD]
-    if not isinstance(token, str) or not token.isascii():
-        raise CannotDecrypt("cannot decrypt the job's arguments: the 'encrypted' field is "
-                            "not a token")
-    try:
-        text = _cipher(_secrets()).decrypt(token.encode("ascii"))
-    except InvalidToken:
-        raise CannotDecrypt(
-            "cannot decrypt the job's arguments: neither SECRET_KEY nor any of "
-            "SECRET_KEY_FALLBACKS opens them (SECRET_KEY changed and the old key is not "
-            "in SECRET_KEY_FALLBACKS, or the payload was altered); put the key it was "
-            "dispatched with in SECRET_KEY_FALLBACKS, then retry it") from None
-    try:
-        plain = json.loads(text)
-    except ValueError:
-        plain = None
-    if not isinstance(plain, dict):
-        raise CannotDecrypt("cannot decrypt the job's arguments: they are not a JSON object")
+    plain = _open_token(data)
     out = {k: v for k, v in data.items() if k != FIELD}
     for key in SEALED:
         if key in plain:
@@ -139,18 +165,17 @@ def opened(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def opened_job(job: Payload) -> Payload:
-    """A decoded job ready to run: its arguments and chain decrypted and checked as any
-    payload's are, while its ``data`` (what is written back to the store on a release
-    or a failure) keeps the ciphertext. A plain job is returned as it is."""
+    """A decoded job ready to run: its arguments and chain decrypted and held to the
+    rules of any payload's, while its ``data`` (what is written back to the store on a
+    release or a failure) keeps the ciphertext. A plain job is returned as it is."""
     if FIELD not in job.data:
         return job
+    plain = _open_token(job.data)
     try:
-        checked = validate(opened(job.data), job.original)
-    except CannotDecrypt:
-        raise
+        args, kwargs, chain = check_sealed_fields(plain)
     except MalformedPayload as exc:
-        raise CannotDecrypt(f"decrypted arguments are malformed: {exc}") from None
-    return dataclasses.replace(checked, data=job.data)
+        raise _refused(f"the decrypted arguments are malformed: {exc}") from None
+    return dataclasses.replace(job, args=args, kwargs=kwargs, chain=chain)
 
 
 def sealed_again(data: dict[str, Any], like: dict[str, Any]) -> dict[str, Any]:

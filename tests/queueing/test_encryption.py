@@ -200,3 +200,20 @@ def test_the_tasks_backend_refuses_an_encrypting_connection(settings):
 def test_the_sync_driver_runs_an_encrypted_job_inline(settings):
     keep_secret.using(connection="sync").delay(SECRET, "inline")
     assert [n["digest"] for n in jobs.notes()] == [digest(SECRET)]
+
+
+def test_a_token_moved_into_another_jobs_payload_is_refused(driver):
+    keep_secret.delay(SECRET, "x")
+    [entry] = pending(driver)
+    entry["job"] = "tests.testapp.encrypted_jobs.refuse_secret"
+    with pytest.raises(encryption.CannotDecrypt, match="sealed for another job"):
+        encryption.opened(entry)
+
+
+def test_the_token_says_which_key_sealed_it_and_only_a_hash_of_it(driver, settings):
+    keep_secret.delay(SECRET, "x")
+    hint, _, token = pending(driver)[0]["encrypted"].partition(".")
+    assert len(hint) == 8 and token.startswith("gAAAA")  # a Fernet token, version 0x80
+    with override_settings(SECRET_KEY="a-new-key-" + "x" * 50,
+                           SECRET_KEY_FALLBACKS=["one", settings.SECRET_KEY]):
+        assert encryption.opened(pending(driver)[0])["args"] == [SECRET, "x"]
