@@ -3,6 +3,8 @@ with which keys, and what a payload no key opens becomes. The process-level test
 (spawned workers, a SECRET_KEY rotation) are in tests/queueing/worker/test_encrypted_jobs.py."""
 import io
 import json
+import re
+from pathlib import Path
 
 import pytest
 from django.test import override_settings
@@ -217,3 +219,16 @@ def test_the_token_says_which_key_sealed_it_and_only_a_hash_of_it(driver, settin
     with override_settings(SECRET_KEY="a-new-key-" + "x" * 50,
                            SECRET_KEY_FALLBACKS=["one", settings.SECRET_KEY]):
         assert encryption.opened(pending(driver)[0])["args"] == [SECRET, "x"]
+
+
+def test_the_docs_example_runs_sealed(driver, rclient):
+    doc = Path(__file__).resolve().parents[2] / "docs" / "encrypted-jobs.md"
+    [code] = re.findall(r"<!-- doc-dispatch -->\s*```python\n(.*?)```", doc.read_text(), re.S)
+    secrets = {"card_number": "4111-2222-3333-4444", "email": "ada@lovelace.example",
+               "reset_link": "https://example.com/reset/tok-5521"}
+    exec(compile(code, str(doc), "exec"), {**vars(jobs), **secrets})
+    blob = everything(rclient)
+    assert len(pending(driver)) == 2 and not any(s.encode() in blob for s in secrets.values())
+    out = drain()
+    assert out.count("DONE") == 2 and not FailedJob.objects.exists(), out
+    assert not any(s in out for s in secrets.values())
