@@ -36,8 +36,8 @@ def logging_everything(tmp_path, log_file) -> dict[str, str]:
         "from tests.settings import *  # noqa\n"
         "LOGGING = {'version': 1, 'disable_existing_loggers': False,\n"
         "  'formatters': {'json': {'()': 'queueing.log_json.JsonFormatter'}},\n"
-        f"  'handlers': {{'file': {{'class': 'logging.FileHandler', 'filename': {str(log_file)!r},\n"
-        "                          'formatter': 'json'},\n"
+        "  'handlers': {'file': {'class': 'logging.FileHandler',\n"
+        f"                          'filename': {str(log_file)!r}, 'formatter': 'json'}},\n"
         "               'stderr': {'class': 'logging.StreamHandler'}},\n"
         "  'loggers': {name: {'handlers': ['file', 'stderr'], 'level': 'DEBUG',\n"
         "                     'propagate': False} for name in ('queueing', 'horizon')}}\n")
