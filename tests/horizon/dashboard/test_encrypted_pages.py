@@ -5,7 +5,7 @@ import html
 import json
 
 import pytest
-from django.test import override_settings
+from django.test import Client, override_settings
 
 from horizon.models import AuditEntry
 from queueing.entries import encryption
@@ -121,3 +121,14 @@ def test_a_plain_retry_keeps_the_job_encrypted(driver, rclient):
     [entry] = [json.loads(raw) for raw in driver.pending("default", 0, -1)]
     assert "encrypted" in entry and SECRET.encode() not in everything(rclient)
     assert not any(SECRET in str(e.detail) + e.target for e in AuditEntry.objects.all())
+
+
+def test_prometheus_and_the_audit_log_never_hold_the_arguments(settings):
+    settings.HORIZON_METRICS_TOKEN = "a-scrape-token-long-enough-for-the-check"
+    failed_row()
+    keep_secret.delay(SECRET, "pending")
+    scraped = Client().get("/metrics", headers={
+        "Authorization": "Bearer a-scrape-token-long-enough-for-the-check"})
+    assert scraped.status_code == 200
+    assert b"refuse_secret" in scraped.content and SECRET.encode() not in scraped.content
+    assert SECRET not in page(client_with("operate_dashboard"), "/audit/")
