@@ -1,8 +1,10 @@
 """Where a job's CPU goes: the worker, its sidecar and Redis, per job.
 
-    .venv/bin/python bench/cpu_per_job.py [WORKERS] [N] [--io-ms=MS] [--async] [runworker options]
+    .venv/bin/python bench/cpu_per_job.py [WORKERS] [N] [--io-ms=MS] [--async] [--encrypted]
+                                          [runworker options]
     (defaults 1 and 20,000; e.g. `2 8000 --io-ms=20 --concurrency=64` is the harness's
-    I/O workload at 64 per process, `--async` with a coroutine body)
+    I/O workload at 64 per process, `--async` with a coroutine body, `--encrypted` with
+    its arguments sealed: docs/encrypted-jobs.md)
 
 Queues N jobs whose body is the peer harness's (one INCR), starts WORKERS
 `runworker --quiet` processes, and between the first and the last job reads the CPU
@@ -63,15 +65,17 @@ def main() -> None:
     n = int(positional[1]) if len(positional) > 1 else 20_000
     io_ms = next((float(f.split("=", 1)[1]) for f in flags if f.startswith("--io-ms=")), 0.0)
     coroutine = "--async" in flags
-    worker_args = [f for f in flags if not f.startswith("--io-ms=") and f != "--async"]
+    sealed = {"encrypted": True} if "--encrypted" in flags else {}
+    worker_args = [f for f in flags if not f.startswith("--io-ms=") and
+                   f not in ("--async", "--encrypted")]
     client = redis_driver().client
     client.flushdb()
     def sig():
         if coroutine:
-            return acount_after.using(queue="bench").s(io_ms / 1000)
+            return acount_after.using(queue="bench", **sealed).s(io_ms / 1000)
         if io_ms:
-            return count_after.using(queue="bench").s(io_ms / 1000)
-        return count.using(queue="bench").s()
+            return count_after.using(queue="bench", **sealed).s(io_ms / 1000)
+        return count.using(queue="bench", **sealed).s()
 
     for start in range(0, n, 1000):
         dispatch_many([sig() for _ in range(start, min(start + 1000, n))])

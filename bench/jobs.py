@@ -64,6 +64,12 @@ def noop_empty_middleware(n=0):
     return None
 
 
+@job(encrypted=True)
+def noop_encrypted(n=0):
+    """noop, its arguments sealed (bench/encryption_cost.py)."""
+    return None
+
+
 @job(middleware=[PassThrough()])
 def noop_pass_through(n=0):
     return None

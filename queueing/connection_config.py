@@ -88,6 +88,7 @@ class ConnectionConfig:
     # replicas hold it; 0: acknowledged by the primary alone (asynchronous replication)
     replica_acks: int = 0
     replica_ack_timeout: float = 0.5
+    encrypt: bool = False  # every job's arguments sealed (queueing/entries/encryption.py)
 
     @property
     def sentinel(self) -> bool:
@@ -124,7 +125,7 @@ CONNECTION_KEYS = frozenset({
     "driver", "queue", "queues", "url", "embedded_dir", "retry_after",
     "block_for", "prefix", "migration_batch_size", "max_deliveries", "options",
     "cluster", "socket_timeout", "socket_connect_timeout",
-    "database", "listen", "synchronous_commit", "fair_queues", *SENTINEL_KEYS,
+    "database", "listen", "synchronous_commit", "fair_queues", "encrypt", *SENTINEL_KEYS,
 })
 def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
     """Validate one connection block; raise ConfigurationError naming the first bad key
@@ -178,6 +179,9 @@ def read_connection(name: str, raw: Any) -> tuple[Problems, ConnectionConfig | N
             f"remote_apply, on; got {synchronous_commit!r}"))
     if not isinstance(raw.get("listen", True), bool):
         problems.add(ConfigurationError(f"{where}['listen'] must be a bool"))
+    if not isinstance(raw.get("encrypt", False), bool):
+        problems.add(ConfigurationError(
+            f"{where}['encrypt'] must be True or False, got {raw.get('encrypt')!r}"))
     batch = raw.get("migration_batch_size", DEFAULT_MIGRATION_BATCH)
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         problems.add(ConfigurationError(f"{where}['migration_batch_size'] must be an int >= 1"))
@@ -235,6 +239,7 @@ def read_connection(name: str, raw: Any) -> tuple[Problems, ConnectionConfig | N
         cluster=cluster,
         database=database,
         listen=raw.get("listen", True),
+        encrypt=raw.get("encrypt", False),
         synchronous_commit=synchronous_commit,
         fair_queues=fair_queues,
         socket_timeout=timeouts["socket_timeout"],

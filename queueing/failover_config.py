@@ -72,6 +72,10 @@ def failover_target_errors(connections: dict[str, Any]) -> list[ConfigurationErr
                     f"QUEUE['connections'][{name!r}]['connections']: {target!r} is a "
                     f"{found.driver!r} connection; a failover connection tries redis and "
                     "database connections"))
+        if not config.encrypt and any(getattr(connections.get(t), "encrypt", False)
+                                      for t in config.targets):
+            # a job may land on any target: sealed if one of them seals its jobs
+            config = connections[name] = dataclasses.replace(config, encrypt=True)
         primary = connections.get(config.targets[0])
         if primary is not None and (not config.queue or config.queues == ()):
             connections[name] = dataclasses.replace(

@@ -3,6 +3,8 @@
 - ``QUEUE_REDIS_URL``: use this Redis; without it a redis-server is started on a unix
   socket under ``var/redis`` (append-only, so jobs survive a restart).
 - ``DJANGO_SECRET_KEY``: without it a random key is generated once into ``var/secret_key``.
+  ``DJANGO_SECRET_KEY_FALLBACKS``: earlier keys, comma-separated, still accepted (a
+  rotation: sessions and encrypted jobs made with them stay readable).
 - ``HORIZON_DEBUG=1``, ``HORIZON_ALLOWED_HOSTS=a,b``, ``HORIZON_VAR_DIR``.
 - ``HORIZON_HTTPS=1``: production transport settings (Secure cookies, HTTPS redirect,
   HSTS), so ``manage.py check --deploy`` is clean. With it: ``HORIZON_HSTS_SECONDS``
@@ -36,6 +38,8 @@ def _secret_key() -> str:
 
 
 SECRET_KEY = _secret_key()
+SECRET_KEY_FALLBACKS = [k for k in os.environ.get("DJANGO_SECRET_KEY_FALLBACKS", "").split(",")
+                        if k]
 DEBUG = os.environ.get("HORIZON_DEBUG") == "1"
 ALLOWED_HOSTS = [h for h in os.environ.get(
     "HORIZON_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",") if h]

@@ -22,6 +22,7 @@ from horizon.dashboard.queues import QueueRef
 from horizon.repositories import horizon_client, recent
 from queueing import connections
 from queueing.dispatching.preview import HEAD_BYTES, ROW_BYTES, peek_entry
+from queueing.entries import encryption
 from queueing.worker import heartbeat
 
 STATES = ("pending", "delayed", "reserved", "completed")
@@ -130,7 +131,10 @@ PREVIEW = 120  # characters of a row's argument preview
 
 
 def argument_preview(data: dict) -> str:
-    """``(42, "x", amount=10)``: the job's arguments as one masked line, clipped."""
+    """``(42, "x", amount=10)``: the job's arguments as one masked line, clipped; an
+    encrypted job's are never decrypted for a list (horizon/dashboard/encrypted.py)."""
+    if encryption.FIELD in data:
+        return encryption.STANDS_IN
     raw_args, raw_kwargs = data.get("args"), data.get("kwargs")
     args: list = raw_args if isinstance(raw_args, list) else []
     kwargs: dict = raw_kwargs if isinstance(raw_kwargs, dict) else {}

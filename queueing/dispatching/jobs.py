@@ -28,7 +28,7 @@ __all__ = ["Job", "JobFunction", "PendingDispatch", "Signature", "chain", "job"]
 
 OPTION_ATTRIBUTES = (
     "queue", "connection", "tries", "backoff", "timeout", "retry_until",
-    "max_exceptions", "fail_on_timeout", "tags", "expires",
+    "max_exceptions", "fail_on_timeout", "tags", "expires", "encrypted",
 )
 CONTROL_OPTIONS = ("unique_for", "unique_id", "unique_until", "debounce_for")
 
@@ -152,6 +152,7 @@ class Job:
     fail_on_timeout: bool = False
     tags: Any = ()
     expires: Any = None  # seconds, a timedelta or a datetime: not started by then, not run
+    encrypted: bool = False  # arguments sealed with a key from SECRET_KEY (docs/encrypted-jobs.md)
     middleware: Any = ()  # objects with handle(job, call_next): see queueing.middleware
     unique_for: float | None = None  # see queueing/dispatching/unique.py
     unique_id: Any = None  # a method of the job's arguments: def unique_id(self, order_id)

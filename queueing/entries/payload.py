@@ -20,6 +20,7 @@ import time
 import uuid as uuid_lib
 from typing import Any
 
+from queueing.entries import encryption
 from queueing.entries.limits import check_json_safe
 from queueing.entries.options import JobOptions
 from queueing.entries.payload_checks import validate
@@ -65,7 +66,7 @@ def build(
     now = time.time() if now is None else now
     # Arguments and the chain come last: a bounded prefix of the encoded payload (the
     # dashboard's list pages and completed records keep one) then holds every other field.
-    return {
+    data = {
         "attempts": 0,
         "uuid": job_uuid or str(uuid_lib.uuid4()),
         "displayName": display_name,
@@ -87,6 +88,9 @@ def build(
         "kwargs": dict(kwargs),
         "chain": list(chain or []),
     }
+    if encryption.wanted(options.encrypted, connection, chain):
+        return encryption.seal(data)  # args, kwargs and chain become one token
+    return data
 
 
 def encode(payload: dict[str, Any]) -> str:

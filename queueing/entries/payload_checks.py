@@ -130,6 +130,18 @@ def runs_of(data: dict[str, Any]) -> int:
     return 0
 
 
+def check_sealed_fields(plain: dict[str, Any]) -> tuple[list, dict, list]:
+    """(args, kwargs, chain) of an encrypted payload's opened token, held to the rules
+    `validate` holds a plain payload's to (queueing/entries/encryption.py)."""
+    args, kwargs, chain = plain.get("args", []), plain.get("kwargs", {}), plain.get("chain", [])
+    _check(isinstance(args, list), "field 'args' must be a list")
+    _check(isinstance(kwargs, dict), "field 'kwargs' must be an object")
+    _check(isinstance(chain, list), "field 'chain' must be a list")
+    for link in chain:
+        _check_link(link)
+    return args, kwargs, chain
+
+
 def _check_link(link: Any) -> None:
     """A chain link must be something dispatch itself could have written."""
     _check(isinstance(link, dict), "a chain link is not an object")

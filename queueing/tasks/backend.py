@@ -136,6 +136,11 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[name-defined]
                 f"TASKS[{self.alias!r}] uses connection {conn.name!r}, whose driver is "
                 f"{conn.driver!r}; the Tasks backend needs a 'redis' connection (or a "
                 "'failover' one whose first connection is redis)")
+        if conn.encrypt:  # queueing.E106: its result record would keep them in clear
+            raise ConfigurationError(
+                f"TASKS[{self.alias!r}] uses connection {conn.name!r}, which encrypts its "
+                "jobs; a task's result record keeps its arguments in clear, so the Tasks "
+                "backend refuses it: give TASKS a connection without 'encrypt'")
         queue = conn.check_queue(task.queue_name)
         options = job_options(task, connection=conn.name)
         check_depth(task.module_path, args, kwargs)  # normalize_json recurses: bound it first
@@ -284,6 +289,13 @@ def configuration_errors(backend: RedisBackend):
             f"TASKS[{backend.alias!r}] uses connection {conn.name!r} with driver "
             f"{conn.driver!r}; the Tasks backend needs a 'redis' connection (or a "
             "'failover' one whose first connection is redis)", id="queueing.E102")
+    if conn.encrypt:
+        yield checks.Error(
+            f"TASKS[{backend.alias!r}] uses connection {conn.name!r}, which encrypts its "
+            "jobs ('encrypt': True); a task's result record keeps its arguments in clear",
+            id="queueing.E106",
+            hint="Give the Tasks backend a connection without 'encrypt', or use "
+                 "@job(encrypted=True) jobs for the arguments to protect.")
     for queue in sorted(backend.queues):
         try:
             conn.check_queue(queue)

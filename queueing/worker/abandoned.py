@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from queueing.dispatching.registry import JobDefinition, resolve
 from queueing.drivers.contract import QueueDriver, Reservation
 from queueing.entries import payload as payload_lib
+from queueing.entries.encryption import opened_job
 from queueing.entries.payload import Payload
 from queueing.errors import MalformedPayload, UnknownJob
 from queueing.signals import job_stopped
@@ -68,6 +69,10 @@ class AbandonedJobs:
             job = payload_lib.decode(held.raw)
         except MalformedPayload:
             return None
+        try:  # an encrypted job's arguments name its middleware's locks and feed failed()
+            job = opened_job(job)
+        except MalformedPayload:
+            pass  # settled sealed, as its worker would have: the data is the same
         try:
             return job, resolve(job.job)
         except UnknownJob:

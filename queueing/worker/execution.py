@@ -17,7 +17,7 @@ from typing import Any
 from queueing import tracing
 from queueing.dispatching.registry import JobDefinition, resolve
 from queueing.dispatching.signature import dispatch_next_link
-from queueing.entries import context
+from queueing.entries import context, encryption
 from queueing.entries import payload as payload_lib
 from queueing.entries import progress as progress_lib
 from queueing.entries.payload import Payload
@@ -186,7 +186,7 @@ def run_failed_hook(definition: JobDefinition | None, job: Payload | None,
 
 def run_inline(text: str) -> Any:
     """What the sync driver does: run now, in this process; raise what the job raises."""
-    job = payload_lib.decode(text)
+    job = encryption.opened_job(payload_lib.decode(text))  # the sync driver seals too
     job = dataclasses.replace(job, deliveries=job.deliveries + 1)  # attempts is 1 already
     definition = resolve(job.job)
     meta = {"payload": job, "connection": job.data.get("connection"),

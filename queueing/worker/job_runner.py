@@ -28,6 +28,7 @@ from queueing.dispatching.signature import dispatch_next_link
 from queueing.drivers.contract import QueueDriver, Reservation
 from queueing.entries import batch_tag
 from queueing.entries import payload as payload_lib
+from queueing.entries.encryption import opened_job
 from queueing.entries.payload import Payload
 from queueing.errors import MalformedPayload, UnknownJob
 from queueing.middleware.pipeline import plan_for
@@ -170,8 +171,9 @@ class JobRunner:
             self.fail(held, None, None, exc)
             return Outcome("failed")
         try:
+            job = opened_job(job)  # an encrypted job's arguments; its data stays sealed
             check_queued_chain(job)
-        except MalformedPayload as exc:
+        except MalformedPayload as exc:  # a payload no key opens too: failed, kept sealed
             self.fail(held, job, None, exc)
             return Outcome("failed", job=job)
         pending = job.data.get("pendingFailure")

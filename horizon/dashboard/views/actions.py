@@ -16,6 +16,7 @@ from queueing import connections
 from queueing import failed as failed_store
 from queueing.batches.forgotten import count_forgotten
 from queueing.dispatching import unique
+from queueing.entries import encryption
 from queueing.entries.payload import encode
 from queueing.errors import QueueError
 from queueing.middleware.store import state_client
@@ -53,20 +54,21 @@ def edit_and_retry(request: HtmxHttpRequest, uuid: str) -> HttpResponse:
     if row is None:
         return confirm(request, f"Job {uuid} is no longer in the failed store.",
                        fallback=reverse("horizon:failed"), level="error")
-    data = peek(row.payload)
+    stored = peek(row.payload)
     text = request.POST.get("arguments", "")
-    if not data:
+    if not stored:
         return detail.edit_refused(request, uuid, text, "the job has no readable payload")
-    try:
+    try:  # an encrypted job is edited in clear and sealed again before it is stored
+        data = encryption.opened(stored)
         edit = edit_retry.apply(data, text)
-    except edit_retry.EditError as exc:
+    except (edit_retry.EditError, encryption.CannotDecrypt) as exc:
         return detail.edit_refused(request, uuid, text, str(exc))
     reviewed = request.POST.get("reviewed")
     if request.POST.get("step") == "review" or (reviewed is not None and
                                                reviewed != edit_diff.digest(text)):
         return detail.edit_form(request, uuid, text, edit_review=edit_diff.changes(data, text),
                                 edit_digest=edit_diff.digest(text))
-    row.payload = encode(edit.payload)
+    row.payload = encode(encryption.sealed_again(edit.payload, like=stored))
     try:
         failed_store.retry(row)
     except QueueError as exc:

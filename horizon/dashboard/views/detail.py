@@ -12,6 +12,7 @@ from django.utils.http import urlencode
 from horizon import attempts
 from horizon.dashboard import (
     edit_retry,
+    encrypted,
     facets,
     formatting,
     history,
@@ -21,12 +22,13 @@ from horizon.dashboard import (
     running,
     task_results,
 )
-from horizon.dashboard.auth import page
+from horizon.dashboard.auth import CAN_OPERATE_ATTR, page
 from horizon.dashboard.masking import CLIP_MARGIN, clip, display, mask
 from horizon.dashboard.views import failed as failed_view
 from horizon.dashboard.views.common import HtmxHttpRequest, float_param, int_param, render_page
 from horizon.repositories import horizon_client
 from queueing import connections, job_progress
+from queueing.entries import encryption as encrypted_lib
 from queueing.worker import heartbeat
 
 
@@ -169,6 +171,15 @@ def context(found: lookup.Found, now: float, limits: Limits = GLANCE) -> dict:
     }
 
 
+def sealed_context(found: lookup.Found, note: str) -> dict:
+    """An encrypted job's page: the note, and, when its arguments stay hidden (the
+    read-only role, or no key opens them), "(encrypted)" in their place and no edit."""
+    if not encrypted_lib.is_sealed(found.data):
+        return {"encrypted_note": note}
+    return {"encrypted_note": note, "arguments": encrypted.PREVIEW, "editable": "",
+            "arguments_size": 0}
+
+
 def fact(value, seconds: bool = False) -> str:
     """A payload value as an operator reads it: yes/no, not Python's True/False; a
     number of seconds as a duration ("30 s", not "30.0")."""
@@ -214,7 +225,12 @@ def job(request: HtmxHttpRequest, state: str, uuid: str) -> HttpResponse:
         moved_from = state if found is not None and found.state != state else None
     now = time.time()
     limits = FULL if request.GET.get("full") == "1" else GLANCE
+    note = ""
+    if found is not None:  # an encrypted job: decrypted for the operate role only
+        found, note = encrypted.for_viewer(found, getattr(request, CAN_OPERATE_ATTR, False))
     extra = context(found, now, limits) if found is not None else {"state": state}
+    if note:
+        extra.update(sealed_context(found, note) if found is not None else {})
     extra["controls"] = job_controls.panel(uuid, now)  # what middleware did (issue 23)
     extra["list_back"] = failed_view.back_to_list(request.GET.get("list", ""))
     response = render_page(request, "horizon/job.html", "horizon/partials/job.html", {
@@ -244,7 +260,12 @@ def edit_form(request: HtmxHttpRequest, uuid: str, text: str, **extra: object) -
     """The failed job's page with its edit form open on the operator's text (and a
     refusal or a review of the changes, from `extra`)."""
     found = lookup.find("failed", uuid, None)
+    note = ""
+    if found is not None:  # an action's page: the operate role's, so decrypted
+        found, note = encrypted.for_viewer(found, True)
     page = context(found, time.time()) if found is not None else {"state": "failed"}
+    if note and found is not None:
+        page.update(sealed_context(found, note))
     page["controls"] = job_controls.panel(uuid, time.time())
     return render_page(request, "horizon/job.html", "horizon/partials/job.html", {
         "section": "failed", "uuid": uuid, "missing": found is None, "poll_url": "",
