@@ -95,7 +95,9 @@ class TaskAdapter:
             raise
         # The last progress report before the result: a caller that sees SUCCESSFUL reads
         # the final report (the ledger, settling the job next, finds it written already)
-        job_progress.keep_final(connections.queue_driver(backend.connection.name), job.uuid)
+        # (on the Redis that keeps the results: a failover connection's first one)
+        job_progress.keep_final(
+            connections.queue_driver(result_connection(backend.connection.name)), job.uuid)
         finished = timezone.now()
         store.succeed(job.uuid, value_json, finished)
         for name, value_ in (("status", framework.TaskResultStatus.SUCCESSFUL),
