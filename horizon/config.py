@@ -17,7 +17,8 @@
                  "attempts_max": 110000,             # job timelines kept at most
                  "database_control": 1440,           # minutes: database per-job rows
                  "prometheus": 10080,                # minutes: series of a job gone quiet
-                 "monitored": 10080},                # minutes: a watched tag's jobs
+                 "monitored": 10080,                 # minutes: a watched tag's jobs
+                 "monitored_max": 100000},           # a watched tag's jobs kept at most
         "silenced": ["app.jobs.ping"],               # jobs kept off the Completed list
         "silenced_tags": ["heartbeat"],              # ... and jobs with any of these tags
         "schedule": [{"job": "app.jobs.report", "cron": "0 3 * * *"}],  # see docs/operations.md
@@ -90,6 +91,7 @@ class HorizonSettings:
     trim_database_control_minutes: float = 1440  # database connections' per-job rows
     trim_prometheus_minutes: float = 10080  # Prometheus series without an outcome this long
     trim_monitored_minutes: float = 10080  # a watched tag's jobs (monitored tags)
+    monitored_max: int = 100_000  # a watched tag's jobs kept at most, whatever their age
     silenced: frozenset[str] = frozenset()  # job names kept off the Completed list
     silenced_tags: frozenset[str] = frozenset()  # jobs with one of these tags too
     snapshot_interval: float = 60
@@ -203,8 +205,9 @@ def read_settings(raw: dict[str, Any] | None) -> tuple[Problems, HorizonSettings
             check="horizon.E009"), 300.0),
         schedule=raw.get("schedule"),
         **batch_settings(raw.get("batches"), problems),
-        silenced=problems.take(lambda: name_list(raw, "silenced"), frozenset()),
-        silenced_tags=problems.take(lambda: name_list(raw, "silenced_tags"), frozenset()),
+        silenced=problems.take(lambda: name_list(raw, "silenced"), frozenset[str]()),
+        silenced_tags=problems.take(lambda: name_list(raw, "silenced_tags"),
+                                    frozenset[str]()),
     )
     if problems.errors:
         return problems, None

@@ -50,8 +50,11 @@ class WatchedTags:
 watched_tags = WatchedTags()
 
 
-def _keep_seconds() -> int:
-    return int(horizon_settings().trim_monitored_minutes * 60)
+def _keep() -> dict:
+    """How long and how many jobs a tag keeps (HORIZON["trim"]: monitored, monitored_max)."""
+    config = horizon_settings()
+    return {"keep_seconds": int(config.trim_monitored_minutes * 60),
+            "keep_count": config.monitored_max}
 
 
 def _tags_of(tags: object) -> list[str]:
@@ -74,7 +77,7 @@ def dispatched(connection: str, queue: str, payload: dict) -> None:
     for tag in hits:
         script, keys_, args = monitored.record_call(
             client, tag=tag, uuid=str(payload.get("uuid")), status="pending", record=record,
-            now=payload.get("pushedAt") or now, keep_seconds=_keep_seconds())
+            now=payload.get("pushedAt") or now, **_keep())
         script(keys=keys_, args=args)
 
 
@@ -94,7 +97,7 @@ def completion_calls(driver, completions: Sequence) -> list:
                 record=monitored.record_of(item.job, f"{driver.name}:{item.queue}",
                                            "completed", item.finished_at,
                                            round(item.runtime * 1000, 3)),
-                now=item.finished_at, keep_seconds=_keep_seconds()))
+                now=item.finished_at, **_keep()))
     return _send_or_ride(client, driver, calls) if calls else []
 
 
@@ -114,7 +117,7 @@ def outcome_calls(driver, job, queue: str, kind: str, runtime: float) -> list:
         monitored.record_call(
             client, tag=tag, uuid=job.uuid, status=status,
             record=monitored.record_of(job, f"{driver.name}:{queue}", status, now),
-            now=now, keep_seconds=_keep_seconds())
+            now=now, **_keep())
         for tag in watched_tags.among(client, job.tags)])
 
 

@@ -102,20 +102,28 @@ def record_of(job, label: str, status: str, at: float, runtime_ms: float | None 
 
 
 def record_call(client: RedisClient, *, tag: str, uuid: str, status: str, record: dict,
-                now: float, keep_seconds: int):
+                now: float, keep_seconds: int, keep_count: int = 100_000):
     """The script call keeping one job on one watched tag's list (to run now or in a
     worker's pipeline)."""
     return (script_for(client, "record_monitored", package="horizon"),
             [keys.monitoring(), keys.monitored(tag), keys.monitored_records(tag),
              keys.monitored_failed(tag)],
-            [tag, uuid, status, json.dumps(record, separators=(",", ":")), now, keep_seconds])
+            [tag, uuid, status, json.dumps(record, separators=(",", ":")), now, keep_seconds,
+             keep_count])
 
 
-def trim(client: RedisClient, tag: str, keep_minutes: float, now: float) -> int:
-    """Drop the tag's jobs past retention (the script does it as it writes; this covers
-    a quiet tag, when its page is read)."""
-    old = client.zrangebyscore(keys.monitored(tag), "-inf", f"({now - keep_minutes * 60!r}",
-                               start=0, num=10_000)
+def trim(client: RedisClient, tag: str, keep_minutes: float, now: float,
+         keep_count: int | None = None, limit: int = 10_000) -> int:
+    """Drop the tag's jobs past retention, then the oldest past `keep_count`, `limit` at
+    most (the script does it as it writes; this covers a quiet tag: its page read, the
+    master's trim)."""
+    old: list = list(client.zrangebyscore(keys.monitored(tag), "-inf",
+                                          f"({now - keep_minutes * 60!r}", start=0, num=limit))
+    if keep_count is not None and len(old) < limit:
+        excess = client.zcard(keys.monitored(tag)) - len(old) - keep_count
+        if excess > 0:
+            old += list(client.zrange(keys.monitored(tag), len(old),
+                                      len(old) + min(excess, limit - len(old)) - 1))
     if not old:
         return 0
     pipe = client.pipeline(transaction=True)
@@ -123,3 +131,14 @@ def trim(client: RedisClient, tag: str, keep_minutes: float, now: float) -> int:
     pipe.hdel(keys.monitored_records(tag), *old)
     pipe.zrem(keys.monitored_failed(tag), *old)
     return pipe.execute()[0]
+
+
+def trim_all(client: RedisClient, keep_minutes: float, keep_count: int, now: float,
+             budget: int) -> int:
+    """Trim every watched tag (the master's turn), `budget` jobs at most in all."""
+    gone = 0
+    for tag in watched(client):
+        if gone >= budget:
+            break
+        gone += trim(client, tag, keep_minutes, now, keep_count, limit=budget - gone)
+    return gone

@@ -196,3 +196,17 @@ def test_the_command_watches_lists_and_stops(rclient):
     assert "No tag is watched." in run("horizon_monitor")
     with pytest.raises(CommandError, match="non-empty"):
         run("horizon_monitor", "  ")
+
+
+def test_a_busy_tag_keeps_monitored_max_jobs_and_the_master_trims_quiet_ones(rclient, settings):
+    from horizon.config import horizon_settings
+    from horizon.supervisor.trimming import Trimmer
+
+    settings.HORIZON = {**settings.HORIZON, "trim": {"monitored_max": 3}}
+    monitored.watch(rclient, "busy")
+    uuids = [jobs.noop.using(tags=["busy"]).delay(i) for i in range(5)]
+    assert [row["uuid"] for row in monitored.jobs(rclient, "busy")] == list(reversed(uuids))[:3]
+    rclient.zadd(keys.monitored("busy"), {"ancient": 1.0})  # past trim.monitored
+    Trimmer(horizon_settings(), rclient, owner="m", log=lambda _: None).tick(now=0)
+    assert rclient.zscore(keys.monitored("busy"), "ancient") is None
+    assert monitored.count(rclient, "busy") == 3

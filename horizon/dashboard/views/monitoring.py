@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from django.http import Http404, HttpResponse, QueryDict
+from django.http import HttpResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
 
@@ -62,8 +62,9 @@ def tag_context(tag: str, start_param: str | None) -> dict:
 
 @page
 def tag_jobs(request: HtmxHttpRequest, tag: str) -> HttpResponse:
-    if tag not in monitored.watched(horizon_client()):
-        raise Http404("That tag is not watched.")
+    if tag not in monitored.watched(horizon_client()):  # a 404 page of the dashboard's own
+        return render(request, "horizon/monitored_tag.html",
+                      {"section": "monitoring", "tag": tag, "not_watched": True}, status=404)
     return render_page(request, "horizon/monitored_tag.html", TAG_PARTIAL,
                        tag_context(tag, request.GET.get("start")))
 
