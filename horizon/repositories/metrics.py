@@ -123,7 +123,7 @@ def record_completions(driver, completions) -> list:
     config = horizon_settings()
     client = horizon_client()
     labels: dict[str, str] = {}  # job name -> Prometheus label (resolved once per batch)
-    quiet: dict[str, bool] = {}  # job name -> declared or named silenced (once per batch)
+    quiet: dict[str, bool] = {}  # job name -> silenced by declaration or name (once a batch)
     done = []
     for item in completions:
         job = item.job
@@ -133,14 +133,17 @@ def record_completions(driver, completions) -> list:
         entry = item.entry if job.original is None else normalised(job)
         entry = preview_entry(entry)  # a bounded record, however large the payload
         if job.job not in quiet:
-            quiet[job.job] = silencing.declared_silenced(job.job)
+            quiet[job.job] = silencing.silenced(
+                job.job, (), by_definition=silencing.declared_silenced(job.job),
+                names=config.silenced, silenced_tags=frozenset())
         done.append(CompletedJob(
             job.job, job.uuid, f"{driver.name}:{item.queue}", item.runtime, item.finished_at,
             entry, counted_as=labels[job.job],
             wait=queue_wait(job, item.runtime, item.finished_at),
-            silenced=silencing.silenced(job.job, job.tags, by_definition=quiet[job.job],
-                                        names=config.silenced,
-                                        silenced_tags=config.silenced_tags)))
+            silenced=quiet[job.job] or bool(
+                job.tags and config.silenced_tags
+                and silencing.silenced(job.job, job.tags, by_definition=False,
+                                       names=frozenset(), silenced_tags=config.silenced_tags))))
     keep = int(config.trim_completed_minutes * 60)
     calls = [completions_call(client, done, keep_seconds=keep, keep_count=config.completed_max)]
     silenced = [item for item in done if item.silenced]
