@@ -32,8 +32,8 @@ def live_state(ref: QueueRef | None, uuid: str) -> str | None:
         return None
     try:
         found = connections.queue_driver(ref.connection).locate(ref.name, uuid)
-    except (QueueError, NotImplementedError, AttributeError):
-        return None  # a connection no longer configured, or one without an index
+    except (QueueError, NotImplementedError):
+        return None  # a connection no longer configured, or a driver without an index
     return LIVE_STATES.get(found[0]) if found else None
 
 

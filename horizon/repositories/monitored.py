@@ -94,8 +94,7 @@ def jobs(client: RedisClient, tag: str, start: int = 0, stop: int = 24) -> list[
 def record_of(job, label: str, status: str, at: float, runtime_ms: float | None = None) -> dict:
     """What is kept of a job on a tag's list (pure): its name, queue ("connection:queue"),
     the status a recorder saw and when, and its runtime once it ran."""
-    record = {"name": job.job if hasattr(job, "job") else job.get("job"), "queue": label,
-              "status": status, "at": at}
+    record = {"name": job.job, "queue": label, "status": status, "at": at}
     if runtime_ms is not None:
         record["runtime_ms"] = runtime_ms
     return record
