@@ -50,9 +50,12 @@ def watch(client: RedisClient, tag: str) -> bool:
 
 def stop(client: RedisClient, tag: str) -> bool:
     """Stop watching `tag` and forget its jobs; False when it was not watched."""
-    pipe = client.pipeline(transaction=True)  # one slot ({horizon}): safe on a cluster
+    # In this order, without MULTI (a cluster pipeline may refuse one): once the tag is
+    # out of the set, the recording script writes nothing more for it.
+    pipe = client.pipeline(transaction=False)
     pipe.srem(keys.monitoring(), tag)
-    pipe.delete(keys.monitored(tag), keys.monitored_records(tag), keys.monitored_failed(tag))
+    for key in (keys.monitored(tag), keys.monitored_records(tag), keys.monitored_failed(tag)):
+        pipe.delete(key)  # one key a DEL: a cluster pipeline refuses several
     return bool(pipe.execute()[0])
 
 
@@ -125,7 +128,7 @@ def trim(client: RedisClient, tag: str, keep_minutes: float, now: float,
                                       len(old) + min(excess, limit - len(old)) - 1))
     if not old:
         return 0
-    pipe = client.pipeline(transaction=True)
+    pipe = client.pipeline(transaction=False)
     pipe.zrem(keys.monitored(tag), *old)
     pipe.hdel(keys.monitored_records(tag), *old)
     pipe.zrem(keys.monitored_failed(tag), *old)
