@@ -12,7 +12,7 @@ from tests.testapp import jobs
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_watch_a_tag_see_its_jobs_and_stop(page, operator, rclient):
+def test_watch_a_tag_see_its_jobs_and_stop(page, operator, rclient, screenshots):
     watched_tags.forget()
     log_in(page, next_path="/monitoring/")
     expect(page.locator("h1")).to_have_text("Monitoring")
@@ -31,10 +31,12 @@ def test_watch_a_tag_see_its_jobs_and_stop(page, operator, rclient):
     expect(page.locator("h1")).to_have_text("Tag tenant/acme:1")
     job_row = page.locator(f'#monitored-tag tr[data-uuid="{uuid}"]')
     expect(job_row.locator(".pill")).to_have_text("pending")
+    page.screenshot(path=str(screenshots / "monitored-tag.png"))
     job_row.get_by_role("link").first.click()
     expect(page.locator("h1")).to_contain_text("record")
 
     page.goto("/monitoring/")
+    page.screenshot(path=str(screenshots / "monitoring.png"))
     page.get_by_role("button", name="Stop watching tag tenant/acme:1").click()
     expect(page.locator("#flash")).to_contain_text("Stopped watching tag tenant/acme:1")
     expect(page.locator("#monitoring-list")).to_contain_text("No tag is watched.")
