@@ -31,6 +31,12 @@ class HorizonConfig(AppConfig):
 
         add_completion_recorder(record_completions)
         add_outcome_recorder(record_other_outcome)
+        from horizon import monitor_recording  # monitored tags' jobs (a watched tag's page)
+        from queueing.dispatching.observers import add_dispatch_observer
+
+        add_completion_recorder(monitor_recording.completion_calls)
+        add_outcome_recorder(monitor_recording.outcome_calls)
+        add_dispatch_observer(monitor_recording.dispatched)
         login_throttle.connect()
         lock_released.connect(audit.record_lock_release,
                               dispatch_uid="horizon.audit.lock_released")

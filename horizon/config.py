@@ -16,7 +16,11 @@
                  "failed_max": 100000,               # failed rows kept at most
                  "attempts_max": 110000,             # job timelines kept at most
                  "database_control": 1440,           # minutes: database per-job rows
-                 "prometheus": 10080},               # minutes: series of a job gone quiet
+                 "prometheus": 10080,                # minutes: series of a job gone quiet
+                 "monitored": 10080,                 # minutes: a watched tag's jobs
+                 "monitored_max": 100000},           # a watched tag's jobs kept at most
+        "silenced": ["app.jobs.ping"],               # jobs kept off the Completed list
+        "silenced_tags": ["heartbeat"],              # ... and jobs with any of these tags
         "schedule": [{"job": "app.jobs.report", "cron": "0 3 * * *"}],  # see docs/operations.md
         "waits": {"redis:default": 60},              # long-wait alert thresholds (seconds)
         "notifications": {"mail": ["ops@example.com"], "webhook": "https://...",
@@ -45,6 +49,7 @@ from horizon.config_values import (  # noqa: F401 (imported from here by older c
     HorizonConfigError,
     audit_keep,
     batch_settings,
+    name_list,
     parse_notifications,
     parse_waits,
     role_group_errors,
@@ -85,6 +90,10 @@ class HorizonSettings:
     attempts_max: int = 110_000  # job timelines (horizon/attempts.py) kept at most
     trim_database_control_minutes: float = 1440  # database connections' per-job rows
     trim_prometheus_minutes: float = 10080  # Prometheus series without an outcome this long
+    trim_monitored_minutes: float = 10080  # a watched tag's jobs (monitored tags)
+    monitored_max: int = 100_000  # a watched tag's jobs kept at most, whatever their age
+    silenced: frozenset[str] = frozenset()  # job names kept off the Completed list
+    silenced_tags: frozenset[str] = frozenset()  # jobs with one of these tags too
     snapshot_interval: float = 60
     options: dict = field(default_factory=dict)
     waits: dict = field(default_factory=dict)  # "connection:queue" -> seconds (0: no alert)
@@ -116,7 +125,7 @@ HORIZON_KEYS = frozenset({
     "name", "connection", "environment", "defaults", "supervisors", "environments", "trim",
     "snapshot_interval", "mask_keys", "audit_keep", "audit_days", "schedule",
     "schedule_catch_up", "waits", "notifications", "batches", "trusted_proxy_header",
-    "trusted_proxy_hops", "role_groups"})
+    "trusted_proxy_hops", "role_groups", "silenced", "silenced_tags"})
 
 
 def proxy_errors(raw: dict[str, Any]) -> list[HorizonConfigError]:
@@ -196,6 +205,9 @@ def read_settings(raw: dict[str, Any] | None) -> tuple[Problems, HorizonSettings
             check="horizon.E009"), 300.0),
         schedule=raw.get("schedule"),
         **batch_settings(raw.get("batches"), problems),
+        silenced=problems.take(lambda: name_list(raw, "silenced"), frozenset[str]()),
+        silenced_tags=problems.take(lambda: name_list(raw, "silenced_tags"),
+                                    frozenset[str]()),
     )
     if problems.errors:
         return problems, None

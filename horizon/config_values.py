@@ -37,8 +37,9 @@ def number_setting(block: str, key: str, value: Any) -> float:
 
 
 TRIM_KEYS = {"completed": 60.0, "metrics": 1440.0, "failed": 10080.0,
-             "database_control": 1440.0, "prometheus": 10080.0}
+             "database_control": 1440.0, "prometheus": 10080.0, "monitored": 10080.0}
 TRIM_CAPS = {"completed_max": 10_000, "failed_max": 100_000}  # records
+MONITORED_MAX = 100_000  # jobs kept per watched tag, whatever their age
 
 # Each reader below records every mistake of its block in `problems` (with the default
 # standing in for a bad value) rather than raising at the first, so `manage.py check`
@@ -49,11 +50,12 @@ def trim_settings(raw: Any, problems: Problems) -> dict[str, Any]:
     """HORIZON['trim']: how long (minutes) and how many of each stored record are kept.
     ``attempts_max`` defaults to failed_max + completed_max: a timeline's owner is a
     failed row or a completed record (horizon/attempts.py)."""
-    valid = {*TRIM_KEYS, *TRIM_CAPS, "attempts_max"}
+    valid = {*TRIM_KEYS, *TRIM_CAPS, "attempts_max", "monitored_max"}
     if not isinstance(raw, dict) or set(raw) - valid:
         problems.add(HorizonConfigError(
             "HORIZON trim must be a dict with completed, metrics, failed, database_control, "
-            "prometheus (minutes), completed_max, failed_max and attempts_max (records)",
+            "prometheus, monitored (minutes), completed_max, failed_max, attempts_max and "
+            "monitored_max (records)",
             "horizon.E001"))
         raw = {key: value for key, value in raw.items() if key in valid} \
             if isinstance(raw, dict) else {}
@@ -75,6 +77,12 @@ def trim_settings(raw: Any, problems: Problems) -> dict[str, Any]:
                                                 f">= 1, got {value!r}", "horizon.E001"))
             value = TRIM_CAPS.get(name, sum(TRIM_CAPS.values()))
         values[name] = value
+    most = raw.get("monitored_max", MONITORED_MAX)
+    if isinstance(most, bool) or not isinstance(most, int) or most < 1:
+        problems.add(HorizonConfigError(f"HORIZON trim monitored_max must be an integer "
+                                        f">= 1, got {most!r}", "horizon.E001"))
+        most = MONITORED_MAX
+    values["monitored_max"] = most
     return values
 
 
@@ -182,3 +190,17 @@ def role_group_errors(raw: dict[str, Any]) -> list[HorizonConfigError]:
             "HORIZON['role_groups'] must map 'view' and/or 'operate' to lists of group "
             f"names, got {value!r}", "horizon.E018")]
     return []
+
+
+def name_list(raw: dict[str, Any], key: str) -> frozenset[str]:
+    """HORIZON['silenced'] / ['silenced_tags']: a list of non-empty strings (job names,
+    tags) as a set; a bare string is refused, as it would silence its characters."""
+    value = raw.get(key)
+    if value is None:
+        return frozenset()
+    if isinstance(value, str) or not isinstance(value, (list, tuple, set, frozenset)) or \
+            not all(isinstance(item, str) and item for item in value):
+        raise HorizonConfigError(
+            f"HORIZON[{key!r}] must be a list of non-empty strings, got {value!r}",
+            "horizon.E019")
+    return frozenset(value)

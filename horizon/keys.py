@@ -160,3 +160,27 @@ def primary_switch(connection: str) -> str:
     """The primary a Sentinel connection last saw (horizon/primary_switches.py). Named
     without the hash tag by the release that added it, and kept so."""
     return namespaced(f"horizon:primary:{connection}")
+
+
+def monitoring() -> str:
+    return prefix() + "monitoring"  # set of watched tags (horizon/repositories/monitored.py)
+
+
+def monitored(tag: str) -> str:
+    return f"{prefix()}monitored:{tag}"  # zset: job uuid -> when first recorded (a watched tag)
+
+
+def monitored_records(tag: str) -> str:
+    return f"{prefix()}monitored-records:{tag}"  # hash: job uuid -> JSON record
+
+
+def monitored_failed(tag: str) -> str:
+    return f"{prefix()}monitored-failed:{tag}"  # zset: job uuid -> failed at (its failures)
+
+
+def silenced() -> str:
+    return prefix() + "silenced"  # zset: silenced job uuid -> completed at
+
+
+def silenced_records() -> str:
+    return prefix() + "silenced:records"  # hash: job uuid -> record, as completed_records

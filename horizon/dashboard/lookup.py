@@ -131,6 +131,14 @@ def find_completed(uuid: str) -> Found | None:
     return Found("completed", uuid, item.get("payload") or {}, completed=item)
 
 
+def find_silenced(uuid: str) -> Found | None:
+    """A silenced job's success (horizon/silencing.py): a completed record of its own."""
+    item = recent.find(horizon_client(), uuid, silenced=True)
+    if item is None:
+        return None
+    return Found("silenced", uuid, item.get("payload") or {}, completed=item)
+
+
 def find_expired(uuid: str) -> Found | None:
     item = expired_repo.find(horizon_client(), uuid)
     if item is None:
@@ -151,6 +159,8 @@ def find(state: str, uuid: str, ref: QueueRef | None, *, at: int | None = None,
         return find_failed(uuid)
     if state == "completed":
         return find_completed(uuid)
+    if state == "silenced":
+        return find_silenced(uuid)
     if state == "expired":
         return find_expired(uuid)
     if ref is None:
@@ -181,7 +191,8 @@ def follow(uuid: str, ref: QueueRef | None, was: str) -> Found | None:
                          else find_scored(state, ref, uuid))
                 if found is not None:
                     return found
-        found = find_failed(uuid) or find_completed(uuid) or find_expired(uuid)
+        found = (find_failed(uuid) or find_completed(uuid) or find_silenced(uuid)
+                 or find_expired(uuid))
         if found is not None:
             return found
     return None

@@ -20,12 +20,14 @@ from horizon.dashboard.views import (
     jobs,
     locks,
     metrics,
+    monitoring,
     overview,
     prometheus,
     retries,
     running,
     schedules,
     selection,
+    silenced,
     workers,
 )
 
@@ -45,7 +47,7 @@ class ListState(_Choice):
 
 
 class JobState(_Choice):
-    regex = "pending|delayed|reserved|completed|failed|expired"
+    regex = "pending|delayed|reserved|completed|failed|expired|silenced"
 
 
 class Removable(_Choice):
@@ -89,6 +91,11 @@ urlpatterns = [
     path("", overview.overview, name="overview"),
     path("jobs/running/", running.running, name="running"),
     path("jobs/expired/", expired.expired, name="expired"),
+    path("jobs/silenced/", silenced.silenced, name="silenced"),
+    path("monitoring/", monitoring.monitoring, name="monitoring"),
+    path("monitoring/actions/watch/", monitoring.watch, name="monitoring-watch"),
+    path("monitoring/<hz_name:tag>/", monitoring.tag_jobs, name="monitoring-tag"),
+    path("monitoring/<hz_name:tag>/stop/", monitoring.stop, name="monitoring-stop"),
     path("jobs/running/<hz_name:uuid>/cancel/", running.cancel, name="job-cancel"),
     path("jobs/<hz_list:state>/", jobs.jobs, name="jobs"),
     path("jobs/<hz_removable:state>/selected/<hz_bulk:verb>/", selection.jobs_selected,

@@ -43,7 +43,7 @@ def find(uuid: str, refs: list[QueueRef]) -> lookup.Found | None:
     """The job `uuid` wherever it is: a queue's live states, then the failed store and
     the completed records."""
     return (lookup.locate_anywhere(uuid, refs) or lookup.find_failed(uuid)
-            or lookup.find_completed(uuid))
+            or lookup.find_completed(uuid) or lookup.find_silenced(uuid))
 
 
 def matches(prefix: str, refs: list[QueueRef], limit: int = 2) -> list[str]:

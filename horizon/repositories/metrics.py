@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from horizon import keys
+from horizon import keys, silencing
 from horizon.config import horizon_settings
 from horizon.repositories import counters, expired, horizon_client, rollups, snapshot_extras
 from horizon.repositories.counters import (
@@ -51,13 +51,14 @@ class CompletedJob:
     payload: bytes | str  # JSON
     counted_as: str = ""  # the job's Prometheus label, "" when not counted there
     wait: float | None = None  # seconds from available to reserved (first deliveries)
+    silenced: bool = False  # its record goes to the Silenced list (horizon/silencing.py)
 
 
 def completions_call(client: RedisClient, done: list[CompletedJob], *, keep_seconds: int,
                      keep_count: int = 10000):
     """One script call folding a batch of finished jobs into the metrics hashes (summed
     per job name and per queue), the Prometheus counters (summed per series) and the
-    recent-successes records (one each)."""
+    recent-successes records (one each; a silenced job's goes to `silenced_call`)."""
     jobs: dict[str, list] = {}
     queues: dict[str, list] = {}
     series: dict[tuple[str, str], tuple[dict, dict]] = {}
@@ -78,8 +79,9 @@ def completions_call(client: RedisClient, done: list[CompletedJob], *, keep_seco
                 field = f"wait:{bucket(WAIT_BUCKETS, item.wait)}"
                 counts[field] = counts.get(field, 0) + 1
                 sums["wait_sum"] = sums.get("wait_sum", 0.0) + item.wait
-        records += [item.uuid, item.name, item.label, runtime_ms, item.finished_at,
-                    item.payload]
+        if not item.silenced:
+            records += [item.uuid, item.name, item.label, runtime_ms, item.finished_at,
+                        item.payload]
     now = max((item.finished_at for item in done), default=0.0)
     header = {"keep": keep_seconds, "max": keep_count, "now": now,
               "timelines": keys.attempts_prefix(),
@@ -96,12 +98,32 @@ def completions_call(client: RedisClient, done: list[CompletedJob], *, keep_seco
             [json.dumps(header, separators=(",", ":")), *records])
 
 
+def silenced_call(client: RedisClient, done: list[CompletedJob], *, keep_seconds: int,
+                  keep_count: int = 10000):
+    """The same script writing silenced jobs' records to the Silenced list (and nothing
+    to the metrics, which `completions_call` counted): kept and capped as completed
+    records are."""
+    records: list = []
+    for item in done:
+        records += [item.uuid, item.name, item.label, round(item.runtime * 1000, 3),
+                    item.finished_at, item.payload]
+    header = {"keep": keep_seconds, "max": keep_count,
+              "now": max((item.finished_at for item in done), default=0.0),
+              "timelines": keys.attempts_prefix(), "jobs": [], "queues": [], "series": []}
+    call_keys = [keys.measured_jobs(), keys.measured_queues(), keys.silenced(),
+                 keys.prometheus_series_index(), keys.silenced_records(),
+                 keys.attempts_index(), keys.prometheus_seen()]
+    return (_script(client, "record_completions"), call_keys,
+            [json.dumps(header, separators=(",", ":")), *records])
+
+
 def record_completions(driver, completions) -> list:
     """The completion recorder Horizon registers with queueing.hooks: one call for the
     batch a worker finished since its last pop."""
     config = horizon_settings()
     client = horizon_client()
     labels: dict[str, str] = {}  # job name -> Prometheus label (resolved once per batch)
+    quiet: dict[str, bool] = {}  # job name -> silenced by declaration or name (once a batch)
     done = []
     for item in completions:
         job = item.job
@@ -110,13 +132,25 @@ def record_completions(driver, completions) -> list:
         # a wrapped entry (see pop.lua) is recorded as the job it holds
         entry = item.entry if job.original is None else normalised(job)
         entry = preview_entry(entry)  # a bounded record, however large the payload
+        if job.job not in quiet:
+            quiet[job.job] = silencing.silenced(
+                job.job, (), by_definition=silencing.declared_silenced(job.job),
+                names=config.silenced, silenced_tags=frozenset())
         done.append(CompletedJob(
             job.job, job.uuid, f"{driver.name}:{item.queue}", item.runtime, item.finished_at,
             entry, counted_as=labels[job.job],
-            wait=queue_wait(job, item.runtime, item.finished_at)))
-    call = completions_call(client, done, keep_seconds=int(config.trim_completed_minutes * 60),
-                            keep_count=config.completed_max)
-    return _send_or_ride(client, driver, [call])
+            wait=queue_wait(job, item.runtime, item.finished_at),
+            silenced=quiet[job.job] or bool(
+                job.tags and config.silenced_tags
+                and silencing.silenced(job.job, job.tags, by_definition=False,
+                                       names=frozenset(), silenced_tags=config.silenced_tags))))
+    keep = int(config.trim_completed_minutes * 60)
+    calls = [completions_call(client, done, keep_seconds=keep, keep_count=config.completed_max)]
+    silenced = [item for item in done if item.silenced]
+    if silenced:  # one more call in the same pipeline, only for a batch that has some
+        calls.append(silenced_call(client, silenced, keep_seconds=keep,
+                                   keep_count=config.completed_max))
+    return _send_or_ride(client, driver, calls)
 
 
 def record_other_outcome(driver, job, queue: str, kind: str, runtime: float) -> list:

@@ -1,4 +1,7 @@
-"""Recent successes ("completed" jobs), kept for `trim.completed` minutes."""
+"""Recent successes ("completed" jobs), kept for `trim.completed` minutes.
+
+Silenced jobs' successes (horizon/silencing.py) are kept the same way under keys of
+their own: each reader takes ``silenced=True`` for those."""
 from __future__ import annotations
 
 import time
@@ -8,29 +11,37 @@ from queueing.drivers.redis.replies import RedisClient, as_bytes
 from queueing.safe_json import peek
 
 
-def completed(client: RedisClient, start: int = 0, stop: int = 49) -> list[dict]:
+def _store(silenced: bool) -> tuple[str, str]:
+    """(index zset, records hash) of the Completed list, or of the Silenced one."""
+    if silenced:
+        return keys.silenced(), keys.silenced_records()
+    return keys.completed(), keys.completed_records()
+
+
+def completed(client: RedisClient, start: int = 0, stop: int = 49, *,
+              silenced: bool = False) -> list[dict]:
     """Newest first, by rank range; each with its payload decoded."""
-    uuids = [as_bytes(uuid) for uuid in client.zrevrange(keys.completed(), start, stop)]
+    index, records = _store(silenced)
+    uuids = [as_bytes(uuid) for uuid in client.zrevrange(index, start, stop)]
     if not uuids:
         return []
-    return [_decode(as_bytes(record)) for record in client.hmget(keys.completed_records(), uuids)
-            if record]
+    return [_decode(as_bytes(record)) for record in client.hmget(records, uuids) if record]
 
 
-def count(client: RedisClient) -> int:
-    return client.zcard(keys.completed())
+def count(client: RedisClient, *, silenced: bool = False) -> int:
+    return client.zcard(_store(silenced)[0])
 
 
-def find(client: RedisClient, uuid: str) -> dict | None:
-    record = client.hget(keys.completed_records(), uuid)
+def find(client: RedisClient, uuid: str, *, silenced: bool = False) -> dict | None:
+    record = client.hget(_store(silenced)[1], uuid)
     return _decode(as_bytes(record)) if record else None
 
 
-def exist(client: RedisClient, uuids: list[str]) -> set[str]:
+def exist(client: RedisClient, uuids: list[str], *, silenced: bool = False) -> set[str]:
     """Which of `uuids` have a record."""
     if not uuids:
         return set()
-    return {uuid for uuid, record in zip(uuids, client.hmget(keys.completed_records(), uuids))
+    return {uuid for uuid, record in zip(uuids, client.hmget(_store(silenced)[1], uuids))
             if record}
 
 
@@ -60,15 +71,17 @@ def _number(text: str) -> float:
         return 0.0
 
 
-def trim(client: RedisClient, keep_minutes: float, now: float | None = None) -> int:
+def trim(client: RedisClient, keep_minutes: float, now: float | None = None, *,
+         silenced: bool = False) -> int:
     """Drop records older than the retention, with their index entries (the workers'
     script does the same as it writes; this covers a quiet period)."""
     now = time.time() if now is None else now
-    old = client.zrangebyscore(keys.completed(), "-inf", f"({now - keep_minutes * 60!r}",
+    index, records = _store(silenced)
+    old = client.zrangebyscore(index, "-inf", f"({now - keep_minutes * 60!r}",
                                start=0, num=10_000)
     if not old:
         return 0
     pipe = client.pipeline(transaction=False)
-    pipe.zrem(keys.completed(), *old)
-    pipe.hdel(keys.completed_records(), *old)
+    pipe.zrem(index, *old)
+    pipe.hdel(records, *old)
     return pipe.execute()[0]

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from horizon import keys
 from horizon.schedules.definitions import ScheduleDefinition, ScheduleError
 from queueing import connections
+from queueing.dispatching import observers
 from queueing.dispatching.dispatch import target_of
 from queueing.dispatching.registry import resolve
 from queueing.dispatching.signature import Signature
@@ -79,6 +80,7 @@ def claim(schedule: ScheduleDefinition, slot: float | str, *, trigger: str = "sc
                          "by": by, "connection": where.connection, "queue": where.queue})
     driver = connections.redis_driver(where.connection)
     queue_keys = _queue_keys(where)
+    observers.seen(where.connection, where.queue, data)  # monitored tags
     if not driver.push_claimed(where.queue, payload_lib.encode(data),
                                queue_keys.schedule_slot(schedule.name, slot_id), ttl, record):
         return None

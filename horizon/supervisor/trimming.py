@@ -1,7 +1,8 @@
 """The master's trimming duty: the failed store, the jobs' attempts and the database
 connections' per-job control rows stay within their age and count bounds, and the
-Prometheus series of jobs gone quiet are dropped (HORIZON["trim"]: failed, failed_max,
-attempts_max, database_control, prometheus).
+Prometheus series of jobs gone quiet are dropped, and so are watched tags' jobs past
+their bounds (HORIZON["trim"]: failed, failed_max, attempts_max, database_control,
+prometheus, monitored, monitored_max).
 
 One master trims at a time: it holds ``keys.trim_lock()`` (SET NX with an expiry, renewed
 while it keeps the turn). Each turn deletes at most `BUDGET` failed rows in `CHUNK`-row
@@ -18,7 +19,7 @@ from collections.abc import Callable
 from horizon import attempts
 from horizon.config import HorizonSettings
 from horizon.keys import trim_lock
-from horizon.repositories import counters, trimmed
+from horizon.repositories import counters, monitored, trimmed
 from queueing import connections, failed
 from queueing.config import queue_settings
 from queueing.drivers.redis.replies import RedisClient, as_str
@@ -62,11 +63,15 @@ class Trimmer:
         lists, lists_done = self.trim_attempts()
         control, control_done = self.trim_database_control()
         series = counters.prune(self.client, self.config.trim_prometheus_minutes, BUDGET)
+        watched = monitored.trim_all(self.client, self.config.trim_monitored_minutes,
+                                     self.config.monitored_max, time.time(), BUDGET)
         trimmed.add(self.client, "prometheus_series", series)
+        trimmed.add(self.client, "monitored", watched)
         trimmed.add(self.client, "failed", rows)
         trimmed.add(self.client, "attempts", lists)
         trimmed.add(self.client, "database_control", control)
-        if not (rows_done and lists_done and control_done and series < BUDGET):
+        if not (rows_done and lists_done and control_done and series < BUDGET
+                and watched < BUDGET):
             self._next = now  # behind: carry on at the next loop turn
         if rows or lists:
             self.log(f"trimmed {rows} failed job(s) and {lists} attempt timeline(s) "

@@ -13,6 +13,7 @@ from typing import Any
 
 from queueing import connections, tracing
 from queueing.config import ConnectionConfig
+from queueing.dispatching import observers
 from queueing.dispatching.dispatch import link_spec, validate_signature
 from queueing.dispatching.signature import Signature
 from queueing.drivers.registry import kind_of
@@ -54,6 +55,7 @@ def member_payload(signature: Signature, conn: ConnectionConfig, queue: str, now
     data.update(extra)
     text = payload_lib.encode(data)
     check_size(signature.definition.name, text)
+    observers.seen(conn.name, queue, data)  # Horizon's monitored tags
     return text
 
 

@@ -22,6 +22,7 @@ from django.db import connections as db_connections
 
 from queueing import connections, tracing
 from queueing.config import ConnectionConfig, queue_settings
+from queueing.dispatching import observers
 from queueing.dispatching.call_checks import check_call, check_discovered
 from queueing.dispatching.unique import dispatch_controlled
 from queueing.drivers.redis.cluster import TRANSIENT_ERRORS
@@ -88,8 +89,9 @@ def should_defer(signature: Signature, using: str = DEFAULT_DB_ALIAS) -> bool:
 
 def prepare(signature: Signature, chain: list[dict] | None = None,
             now: float | None = None, extra: dict[str, Any] | None = None) -> Prepared:
-    """Validate and encode one dispatch (pure: nothing is sent, no I/O); `extra` fields
-    join the payload (a chain link's batch tag)."""
+    """Validate and encode one dispatch (nothing is sent to the queue; the dispatch
+    observers see the payload: queueing/dispatching/observers.py); `extra` fields join
+    the payload (a chain link's batch tag)."""
     conn, queue = validate_signature(signature)
     now = time.time() if now is None else now
     delay = signature.options.delay
@@ -146,6 +148,7 @@ def _encode(signature: Signature, conn: ConnectionConfig, queue: str, now: float
         data.update(extra)
     text = payload_lib.encode(data)
     check_size(signature.definition.name, text)
+    observers.seen(conn.name, queue, data)  # Horizon's monitored tags (observers.py)
     return data["uuid"], text
 
 

@@ -67,13 +67,16 @@ class JobFunction:
 
 
 def job(func: Callable[..., Any] | None = None, *, name: str | None = None,
-        middleware: Any = None, editable: Any = (), **options: Any) -> Any:
+        middleware: Any = None, editable: Any = (), silenced: bool = False,
+        **options: Any) -> Any:
     """Declare a dispatchable job; usable bare (``@job``) or with options (``@job(tries=3)``).
 
     ``middleware=[...]`` runs the job through those middleware (queueing.middleware);
     ``unique_for``/``unique_id``/``unique_until`` and ``debounce_for`` are the controls of
     queueing/dispatching/unique.py. ``editable=("amount",)`` names the arguments an
     operator may change in the dashboard's edit-and-retry (see `editable_names`).
+    ``silenced=True`` keeps its successes off the dashboard's Completed list (they go
+    to the Silenced list; failures show as any other).
     """
     controls = {key: options.pop(key) for key in CONTROL_OPTIONS if key in options}
 
@@ -86,11 +89,19 @@ def job(func: Callable[..., Any] | None = None, *, name: str | None = None,
             middleware=middleware_list(middleware, f"@job {fn.__qualname__} middleware"),
             unique=parse_unique(**controls),
             editable=editable_names(editable, f"@job {fn.__qualname__} editable"),
+            silenced=silenced_flag(silenced, f"@job {fn.__qualname__} silenced"),
         )
         wrapper = JobFunction(fn, register(definition))
         return wrapper
 
     return decorate(func) if func is not None else decorate
+
+
+def silenced_flag(value: Any, where: str) -> bool:
+    """A job's ``silenced``: True or False (a string such as "no" would be truthy)."""
+    if not isinstance(value, bool):
+        raise InvalidOption(f"{where} must be True or False, got {value!r}")
+    return value
 
 
 def editable_names(value: Any, where: str) -> tuple[str, ...]:
@@ -159,6 +170,7 @@ class Job:
     unique_until: str | None = None
     debounce_for: float | None = None
     editable: Any = ()  # arguments the dashboard's edit-and-retry may change (editable_names)
+    silenced: bool = False  # successes kept off the Completed list (horizon/silencing.py)
 
     delay = _ClassDispatch("delay")
     adelay = _ClassDispatch("adelay")
@@ -183,6 +195,7 @@ class Job:
             middleware=middleware_list(cls.middleware, f"{cls.__qualname__}.middleware"),
             unique=parse_unique(cls.unique_for, unique_id, cls.unique_until, cls.debounce_for),
             editable=editable_names(cls.editable, f"{cls.__qualname__}.editable"),
+            silenced=silenced_flag(cls.silenced, f"{cls.__qualname__}.silenced"),
         ))
 
     def handle(self, *args: Any, **kwargs: Any) -> Any:

@@ -35,6 +35,9 @@ class JobDefinition:
     # The arguments (parameter names) an operator may change in the dashboard's
     # edit-and-retry while other values stay masked (horizon/dashboard/edit_retry.py)
     editable: tuple[str, ...] = ()
+    # Kept off the dashboard's Completed list once it succeeds (Horizon's Silenced jobs;
+    # see horizon/silencing.py); its metrics are counted as any other job's
+    silenced: bool = False
 
     @property
     def origin(self) -> str:

@@ -516,6 +516,7 @@ def lose_the_queue_session_then_fail(alias, label):
 from tests.testapp.control_jobs import *  # noqa: E402,F403  (the job-control tests' jobs)
 from tests.testapp.workflow_jobs import *  # noqa: E402,F403  (the workflow tests' jobs)
 from tests.testapp.encrypted_jobs import *  # noqa: E402,F403  (the encrypted jobs' tests)
+from tests.testapp.silenced_jobs import *  # noqa: E402,F403  (the silenced-jobs tests' jobs)
 
 # -- batches (tests/test_batches*.py) -------------------------------------------------------
 BATCH_RAN = "test:batch:ran"
@@ -802,14 +803,16 @@ def expiring_record(label):
 
 
 def _declare_doc_examples() -> None:
-    """docs/progress-and-expiry.md's, docs/workflows.md's and docs/encrypted-jobs.md's job
-    examples, declared here as written (blocks marked ``doc-example``), so tests/queueing/
-    worker/test_progress_docs.py, tests/queueing/workflows/test_workflows_docs.py and
-    tests/queueing/test_encryption.py run them."""
+    """The job examples of docs/progress-and-expiry.md, docs/workflows.md,
+    docs/encrypted-jobs.md and docs/monitoring.md, declared here as written (blocks marked
+    ``doc-example``), so tests/queueing/worker/test_progress_docs.py, tests/queueing/
+    workflows/test_workflows_docs.py, tests/queueing/test_encryption.py and
+    tests/horizon/test_monitoring_docs.py run them."""
     import re
     from pathlib import Path
 
-    for name in ("progress-and-expiry.md", "workflows.md", "encrypted-jobs.md"):
+    for name in ("progress-and-expiry.md", "workflows.md", "encrypted-jobs.md",
+                 "monitoring.md"):
         doc = Path(__file__).resolve().parents[2] / "docs" / name
         for code in re.findall(r"<!-- doc-example -->\s*```python\n(.*?)```",
                                doc.read_text(), re.S):

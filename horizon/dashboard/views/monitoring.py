@@ -1,0 +1,96 @@
+"""The Monitoring page (Laravel Horizon's): watched tags with their job and failure
+counts, a page per tag listing its jobs with their states, and, for the operate role,
+starting and stopping to watch a tag (audited)."""
+from __future__ import annotations
+
+import time
+
+from django.http import HttpResponse, QueryDict
+from django.shortcuts import render
+from django.urls import reverse
+
+from horizon import audit
+from horizon.config import horizon_settings
+from horizon.dashboard import formatting, monitor_states, paging
+from horizon.dashboard.auth import action, page
+from horizon.dashboard.masking import NAME_LIMIT, display
+from horizon.dashboard.views.common import HtmxHttpRequest, confirm, fragment, render_page
+from horizon.monitor_recording import watched_tags
+from horizon.repositories import horizon_client, monitored
+
+PARTIAL = "horizon/partials/monitoring.html"
+TAG_PARTIAL = "horizon/partials/monitored_tag.html"
+PAGE_SIZE = 25
+
+
+def context() -> dict:
+    return {"section": "monitoring", "tag_limit": monitored.TAG_LIMIT,
+            "rows": [{"tag": tag, "jobs": jobs, "failed": failed}
+                     for tag, jobs, failed in monitored.summaries(horizon_client())],
+            "keep_minutes": horizon_settings().trim_monitored_minutes}
+
+
+@page
+def monitoring(request: HtmxHttpRequest) -> HttpResponse:
+    return render_page(request, "horizon/monitoring.html", PARTIAL, context())
+
+
+@fragment("monitoring")
+def monitoring_fragment(request: HtmxHttpRequest, params: QueryDict) -> HttpResponse:
+    return render(request, PARTIAL, context())
+
+
+def tag_context(tag: str, start_param: str | None) -> dict:
+    client = horizon_client()
+    now = time.time()
+    keep = horizon_settings().trim_monitored_minutes
+    monitored.trim(client, tag, keep, now)
+    total = monitored.count(client, tag)
+    start = paging.clamp_start(start_param, total, PAGE_SIZE)
+    rows = monitor_states.resolve(monitored.jobs(client, tag, start, start + PAGE_SIZE - 1))
+    return {"section": "monitoring", "tag": tag, "keep_minutes": keep,
+            "page": paging.Page(start, PAGE_SIZE, total),
+            "rows": [{"uuid": row["uuid"], "shown_uuid": display(row["uuid"], NAME_LIMIT),
+                      "name": display(str(row.get("name") or ""), NAME_LIMIT),
+                      "queue": display(str(row.get("queue") or ""), NAME_LIMIT),
+                      "state": row["state"], "page_state": row["page_state"],
+                      "at": formatting.moment(row.get("at"), now),
+                      "runtime": (formatting.runtime(float(row["runtime_ms"]))
+                                  if isinstance(row.get("runtime_ms"), (int, float)) else "")}
+                     for row in rows]}
+
+
+@page
+def tag_jobs(request: HtmxHttpRequest, tag: str) -> HttpResponse:
+    if tag not in monitored.watched(horizon_client()):  # a 404 page of the dashboard's own
+        return render(request, "horizon/monitored_tag.html",
+                      {"section": "monitoring", "tag": tag, "not_watched": True}, status=404)
+    return render_page(request, "horizon/monitored_tag.html", TAG_PARTIAL,
+                       tag_context(tag, request.GET.get("start")))
+
+
+@action
+def watch(request: HtmxHttpRequest) -> HttpResponse:
+    back = reverse("horizon:monitoring")
+    try:
+        tag = monitored.checked_tag(request.POST.get("tag", ""))
+    except monitored.BadTag as exc:
+        return confirm(request, f"Not watched: {exc}.", fallback=back, level="error")
+    added = monitored.watch(horizon_client(), tag)
+    watched_tags.forget()
+    if not added:
+        return confirm(request, f"Tag {tag} was already watched.", fallback=back)
+    audit.record(request.user.get_username(), "watch tag", tag)
+    return confirm(request, f"Watching tag {tag}: jobs dispatched with it from now on are "
+                   "listed on its page.", fallback=back)
+
+
+@action
+def stop(request: HtmxHttpRequest, tag: str) -> HttpResponse:
+    back = reverse("horizon:monitoring")
+    if not monitored.stop(horizon_client(), tag):
+        return confirm(request, f"Tag {tag} was not watched.", fallback=back, level="error")
+    watched_tags.forget()
+    audit.record(request.user.get_username(), "stop watching tag", tag)
+    return confirm(request, f"Stopped watching tag {tag}; its job list is deleted.",
+                   fallback=back)

@@ -1,0 +1,209 @@
+"""Monitored tags (issue 37): watch a tag and every job dispatched with it is listed on
+its page with its state, kept for trim.monitored minutes; real Redis, a real worker
+loop, the dashboard through Django's test client."""
+import io
+import json
+import re
+from io import StringIO
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import CommandError, call_command
+from django.test import Client
+from django.urls import reverse
+
+from horizon import keys
+from horizon.models import AuditEntry
+from horizon.monitor_recording import watched_tags
+from horizon.repositories import monitored
+from queueing.connections import redis_driver
+from queueing.worker.loop import Worker
+from queueing.worker.options import WorkerOptions
+from tests.horizon.dashboard.test_access import client_for, make_user
+from tests.testapp import jobs
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def fresh_watched_set():
+    watched_tags.forget()  # each test's Redis starts empty: so does this process's copy
+    yield
+    watched_tags.forget()
+
+
+def drain():
+    Worker(redis_driver("redis"), WorkerOptions(queues=("default", "high"), stop_when_empty=True,
+                                                sleep=0, quiet=True, memory=0),
+           stderr=io.StringIO()).run()
+
+
+def states(html: str) -> dict[str, str]:
+    """uuid -> state, as the tag's page shows them."""
+    return dict(re.findall(r'data-uuid="([^"]+)" data-state="([^"]+)"', html))
+
+
+def admin() -> Client:
+    user = User.objects.filter(username="root").first() or User.objects.create_superuser(
+        "root", password="pw")
+    return client_for(user)
+
+
+def test_a_watched_tags_jobs_are_listed_with_their_states(rclient):
+    user = User.objects.create_user("customer")
+    tag = f"auth.User:{user.pk}"
+    monitored.watch(rclient, tag)
+    done = jobs.record.using(tags=[tag]).delay("first")
+    failed = jobs.explode.using(tags=[tag, "other"]).delay("second")
+    untagged = jobs.record.delay("no tag")
+    other = jobs.record.using(tags=[f"auth.User:{user.pk + 1}"]).delay("someone else")
+    client = admin()
+    url = reverse("horizon:monitoring-tag", args=[tag])
+    assert states(client.get(url).content.decode()) == {done: "pending", failed: "pending"}
+    drain()
+    pending = jobs.record.using(tags=[tag]).delay("third")  # dispatched after the run
+    page = client.get(url).content.decode()
+    assert states(page) == {done: "completed", failed: "failed", pending: "pending"}
+    assert untagged not in page and other not in page
+    # newest first, each linked to its job's page
+    assert page.index(pending) < page.index(failed) < page.index(done)
+    assert reverse("horizon:job", args=["failed", failed]) in page
+    assert reverse("horizon:job", args=["completed", done]) in page
+    listing = client.get(reverse("horizon:monitoring")).content.decode()
+    row = listing[listing.index(f'data-tag="{tag}"'):]
+    assert re.search(r'data-label="Jobs">3<', row) and 'pill-failed">1<' in row
+    assert monitored.summaries(rclient) == [(tag, 3, 1)]
+
+
+def test_a_retried_failure_shows_where_it_is_now(rclient):
+    monitored.watch(rclient, "tenant:acme")
+    uuid = jobs.explode.using(tags=["tenant:acme"]).delay("x")
+    drain()
+    client = admin()
+    url = reverse("horizon:monitoring-tag", args=["tenant:acme"])
+    assert states(client.get(url).content.decode()) == {uuid: "failed"}
+    call_command("queue_retry", uuid, stdout=StringIO())
+    assert states(client.get(url).content.decode()) == {uuid: "pending"}
+
+
+def test_tags_with_odd_characters_get_working_links(rclient):
+    tag = "tenant/acme:50% off?#1 ü"
+    client = admin()
+    response = client.post(reverse("horizon:monitoring-watch"), {"tag": tag})
+    assert response.status_code == 302
+    uuid = jobs.record.using(tags=[tag]).delay("odd")
+    listing = client.get(reverse("horizon:monitoring")).content.decode()
+    link = reverse("horizon:monitoring-tag", args=[tag])
+    assert "%252F" in link and f'href="{link}"' in listing
+    assert states(client.get(link).content.decode()) == {uuid: "pending"}
+    stop = reverse("horizon:monitoring-stop", args=[tag])
+    assert client.post(stop).status_code == 302
+    assert monitored.watched(rclient) == []
+
+
+def test_jobs_are_kept_for_trim_monitored_not_trim_completed(rclient, settings):
+    settings.HORIZON = {**settings.HORIZON, "trim": {"completed": 1, "monitored": 60}}
+    monitored.watch(rclient, "keep")
+    uuid = jobs.record.using(tags=["keep"]).delay("kept")
+    drain()
+    rclient.delete(keys.completed(), keys.completed_records())  # the Completed list trimmed it
+    page = admin().get(reverse("horizon:monitoring-tag", args=["keep"])).content.decode()
+    assert states(page) == {uuid: "completed"}
+    old = json.dumps({"name": "x", "queue": "redis:default", "status": "completed", "at": 0})
+    rclient.zadd(keys.monitored("keep"), {"old-job": 1.0})
+    rclient.hset(keys.monitored_records("keep"), "old-job", old)
+    page = admin().get(reverse("horizon:monitoring-tag", args=["keep"])).content.decode()
+    assert "old-job" not in page  # past trim.monitored: dropped as the page is read
+    assert rclient.hget(keys.monitored_records("keep"), "old-job") is None
+
+
+def test_pages_25_jobs_at_a_time(rclient):
+    monitored.watch(rclient, "bulk")
+    uuids = [jobs.noop.using(tags=["bulk"]).delay(i) for i in range(30)]
+    client = admin()
+    url = reverse("horizon:monitoring-tag", args=["bulk"])
+    first = states(client.get(url).content.decode())
+    second = states(client.get(url + "?start=25").content.decode())
+    assert list(first) == list(reversed(uuids))[:25] and list(second) == list(reversed(uuids))[25:]
+
+
+def test_an_unwatched_tag_records_nothing_and_its_page_is_404(rclient):
+    jobs.record.using(tags=["nobody"]).delay("x")
+    assert rclient.keys(keys.monitored("*")) == []
+    assert admin().get(reverse("horizon:monitoring-tag", args=["nobody"])).status_code == 404
+
+
+def test_watch_and_stop_from_the_page_are_audited_and_need_the_operate_role(rclient):
+    client = client_for(make_user("ops", staff=True, perm=True), enforce_csrf_checks=True)
+    page = client.get(reverse("horizon:monitoring")).content.decode()
+    token = client.cookies["csrftoken"].value
+    assert 'name="tag"' in page
+    assert client.post(reverse("horizon:monitoring-watch"), {"tag": "tenant:acme"}
+                       ).status_code == 403  # no CSRF token
+    response = client.post(reverse("horizon:monitoring-watch"), {"tag": "tenant:acme"},
+                           headers={"X-CSRFToken": token})
+    assert response.status_code == 302 and monitored.watched(rclient) == ["tenant:acme"]
+    assert "Stop watching" in client.get(reverse("horizon:monitoring")).content.decode()
+    entry = AuditEntry.objects.get(action="watch tag")
+    assert (entry.user, entry.target) == ("ops", "tenant:acme")
+
+    viewer = client_for(make_user("viewer", staff=True, perm="view"))
+    seen = viewer.get(reverse("horizon:monitoring")).content.decode()
+    assert "tenant:acme" in seen and 'name="tag"' not in seen and "Stop watching" not in seen
+    stop = reverse("horizon:monitoring-stop", args=["tenant:acme"])
+    assert viewer.post(stop).status_code == 403
+    assert viewer.post(reverse("horizon:monitoring-watch"), {"tag": "x"}).status_code == 403
+    assert monitored.watched(rclient) == ["tenant:acme"]
+
+    jobs.record.using(tags=["tenant:acme"]).delay("x")
+    response = client.post(stop, headers={"X-CSRFToken": token, "HX-Request": "true"},
+                           data={"fragment": "monitoring"})
+    assert response.status_code == 200 and b"Stopped watching tag tenant:acme" in response.content
+    assert monitored.watched(rclient) == [] and rclient.keys(keys.monitored("*")) == []
+    assert AuditEntry.objects.filter(action="stop watching tag", target="tenant:acme").exists()
+
+
+def test_a_bad_tag_is_refused_with_a_reason(rclient):
+    client = admin()
+    response = client.post(reverse("horizon:monitoring-watch"), {"tag": "a\nb"}, follow=True)
+    assert b"control characters" in response.content and monitored.watched(rclient) == []
+    response = client.post(reverse("horizon:monitoring-watch"), {"tag": "x" * 201}, follow=True)
+    assert b"at most 200" in response.content and monitored.watched(rclient) == []
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def test_the_command_watches_lists_and_stops(rclient):
+    assert "Watching auth.User:42." in run("horizon_monitor", "auth.User:42")
+    assert "already watched" in run("horizon_monitor", "auth.User:42")
+    # one entry (the audit log masks "auth.<anything>:<value>" as it masks credentials)
+    assert AuditEntry.objects.filter(action="watch tag").count() == 1
+    uuid = jobs.record.using(tags=["auth.User:42"]).delay("cli")
+    assert json.loads(run("horizon_monitor", "--json")) == [
+        {"tag": "auth.User:42", "jobs": 1, "failed": 0}]
+    assert "auth.User:42" in run("horizon_monitor")
+    assert [row["uuid"] for row in monitored.jobs(rclient, "auth.User:42")] == [uuid]
+    assert json.loads(run("horizon_monitor", "auth.User:42", "--stop", "--json")) == {
+        "tag": "auth.User:42", "watched": False, "changed": True}
+    assert AuditEntry.objects.filter(action="stop watching tag").count() == 1
+    assert "No tag is watched." in run("horizon_monitor")
+    with pytest.raises(CommandError, match="non-empty"):
+        run("horizon_monitor", "  ")
+
+
+def test_a_busy_tag_keeps_monitored_max_jobs_and_the_master_trims_quiet_ones(rclient, settings):
+    from horizon.config import horizon_settings
+    from horizon.supervisor.trimming import Trimmer
+
+    settings.HORIZON = {**settings.HORIZON, "trim": {"monitored_max": 3}}
+    monitored.watch(rclient, "busy")
+    uuids = [jobs.noop.using(tags=["busy"]).delay(i) for i in range(5)]
+    assert [row["uuid"] for row in monitored.jobs(rclient, "busy")] == list(reversed(uuids))[:3]
+    rclient.zadd(keys.monitored("busy"), {"ancient": 1.0})  # past trim.monitored
+    Trimmer(horizon_settings(), rclient, owner="m", log=lambda _: None).tick(now=0)
+    assert rclient.zscore(keys.monitored("busy"), "ancient") is None
+    assert monitored.count(rclient, "busy") == 3
