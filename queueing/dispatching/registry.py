@@ -35,6 +35,9 @@ class JobDefinition:
     # The arguments (parameter names) an operator may change in the dashboard's
     # edit-and-retry while other values stay masked (horizon/dashboard/edit_retry.py)
     editable: tuple[str, ...] = ()
+    # A model argument's row gone: drop the job unrun instead of failing it
+    # (queueing/worker/model_args.py)
+    delete_when_missing_models: bool = False
 
     @property
     def origin(self) -> str:
