@@ -8,7 +8,6 @@ thousand entries per request.
 """
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Iterator

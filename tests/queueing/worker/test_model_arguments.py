@@ -218,3 +218,31 @@ def test_edit_and_retry_keeps_references_and_retags(alice, admin_client, rclient
     assert f"auth.User:{alice.pk}" not in payload["tags"]
     drain()
     assert [n["user"]["username"] for n in ran()] == ["bob"]
+
+
+def test_a_schedule_carries_a_reference_and_refuses_a_queryset(rclient, alice):
+    from horizon.schedules import store
+    from horizon.schedules.definitions import ScheduleError, make
+
+    greet = make(name="greet-one", job=jobs.greet_user.name, every=60, args=[alice])
+    store.run_now(greet, by="test")
+    [raw] = queued(rclient)
+    payload = json.loads(raw)
+    assert payload["args"] == [{"__model__": "auth.User", "pk": alice.pk, "db": "default"}]
+    assert payload["models"] == 1 and f"auth.User:{alice.pk}" in payload["tags"]
+    assert b"alice" not in raw and b"example.com" not in raw
+    with pytest.raises(ScheduleError, match="QuerySet of auth.User"):
+        make(name="greet-all", job=jobs.greet_user.name, every=60, args=[User.objects.all()])
+
+
+def test_the_tasks_backend_keeps_djangos_json_rule(rclient, alice):
+    from tests.testapp import tasks
+
+    with pytest.raises(TypeError):
+        tasks.add.enqueue(alice, 1)
+    shaped = {"__model__": "auth.User", "pk": alice.pk, "db": "default"}
+    tasks.record_order.enqueue(shaped)  # any JSON: a dict is a dict, never a row
+    [raw] = queued(rclient)
+    payload = json.loads(raw)
+    assert payload["args"] == [shaped] and "models" not in payload
+    assert not any(tag.startswith("auth.User") for tag in payload["tags"])
