@@ -802,13 +802,15 @@ def expiring_record(label):
 
 
 def _declare_doc_examples() -> None:
-    """docs/progress-and-expiry.md's and docs/workflows.md's job examples, declared here
-    as written (blocks marked ``doc-example``), so tests/queueing/worker/
-    test_progress_docs.py and tests/queueing/workflows/test_workflows_docs.py run them."""
+    """docs/progress-and-expiry.md's, docs/workflows.md's and docs/model-arguments.md's
+    job examples, declared here as written (blocks marked ``doc-example``), so
+    tests/queueing/worker/test_progress_docs.py, tests/queueing/workflows/
+    test_workflows_docs.py and tests/queueing/worker/test_model_arguments_docs.py run
+    them."""
     import re
     from pathlib import Path
 
-    for name in ("progress-and-expiry.md", "workflows.md"):
+    for name in ("progress-and-expiry.md", "workflows.md", "model-arguments.md"):
         doc = Path(__file__).resolve().parents[2] / "docs" / name
         for code in re.findall(r"<!-- doc-example -->\s*```python\n(.*?)```",
                                doc.read_text(), re.S):
