@@ -47,3 +47,8 @@ class GreetOrDrop(Job):
 @job(middleware=[Skip(when=True, reason="always")])
 def skipped_greeting(user):
     note(RAN, label="never", user=seen(user))
+
+
+@job(unique_for=60, unique_id=lambda user: f"user-{user.pk}")
+def greet_once(user):
+    note(RAN, label="once", user=seen(user))

@@ -246,3 +246,38 @@ def test_the_tasks_backend_keeps_djangos_json_rule(rclient, alice):
     payload = json.loads(raw)
     assert payload["args"] == [shaped] and "models" not in payload
     assert not any(tag.startswith("auth.User") for tag in payload["tags"])
+
+
+def test_adelay_sends_a_reference(rclient, alice):
+    from tests.helpers import run_async
+
+    run_async(jobs.greet_user.adelay(alice))
+    [raw] = queued(rclient)
+    assert json.loads(raw)["args"] == [
+        {"__model__": "auth.User", "pk": alice.pk, "db": "default"}] and b"alice" not in raw
+
+
+def test_a_unique_job_names_its_lock_with_the_rows_key(rclient, alice):
+    """unique_id(user) is given the reference at dispatch: user.pk reads as the row's."""
+    assert jobs.greet_once.delay(alice) is not None
+    assert jobs.greet_once.delay(alice) is None  # the lock "user-<pk>" is held
+    assert len(queued(rclient)) == 1
+    drain()
+    assert [n["user"]["username"] for n in ran()] == ["alice"]
+
+
+def test_a_sync_connection_reads_the_row_inline(settings, alice):
+    from django.test import override_settings
+
+    from queueing import MissingModel
+
+    queue = {**settings.QUEUE, "connections": {**settings.QUEUE["connections"],
+                                                "inline": {"driver": "sync"}}}
+    with override_settings(QUEUE=queue):
+        jobs.greet_user.using(connection="inline").delay(alice)
+        ghost = User.objects.create_user("ghost")
+        ghost_pk = ghost.pk
+        User.objects.filter(pk=ghost_pk).delete()
+        with pytest.raises(MissingModel, match=f"auth.User {ghost_pk} no longer exists"):
+            jobs.greet_user.using(connection="inline").delay(ghost)
+    assert [n["user"]["username"] for n in ran()] == ["alice"]
