@@ -46,6 +46,7 @@ REFERENCE_KEYS = frozenset({MODEL_KEY, "pk", "db"})
 FIELD = "models"  # payload field: how many references its arguments hold (absent: none)
 MAX_MODEL_TAGS = 25  # automatic tags per job: a list of 10,000 rows does not make 10,000
 _PLAIN = frozenset({int, str, float, bool, type(None)})
+_SEQUENCES = frozenset({list, tuple})
 
 
 class ModelReference(dict):
@@ -72,7 +73,10 @@ class ModelReference(dict):
 
 
 def _all_plain(values: Iterable[Any]) -> bool:
-    return all(type(value) in _PLAIN for value in values)
+    for value in values:  # a loop, not all(<generator>): half the cost on a dispatch
+        if type(value) not in _PLAIN:
+            return False
+    return True
 
 
 # -- dispatch: instances in, references out ----------------------------------------------
@@ -80,7 +84,7 @@ def to_references(job_name: str, args: tuple, kwargs: dict) -> tuple[tuple, dict
     """`args` and `kwargs` with every model instance replaced by its reference; the same
     objects when there is nothing to replace (the common case costs one type check per
     argument). Raises NotSerializable for what cannot travel (see the module docstring)."""
-    if _all_plain(args) and _all_plain(kwargs.values()):
+    if _all_plain(args) and (not kwargs or _all_plain(kwargs.values())):
         return args, kwargs
     try:
         return (tuple(_converted(value, f"argument {index}", 0)
@@ -152,8 +156,8 @@ def references_in(args: Any, kwargs: Any) -> list[dict]:
     NotSerializable for a dict with the key ``__model__`` that is not a well-formed
     reference (an edit-and-retry that broke one, say). Iterative: any depth. Plain
     arguments (no list or dict among them) cost one type check each."""
-    if type(args) in (list, tuple) and type(kwargs) is dict and _all_plain(args) and \
-            _all_plain(kwargs.values()):
+    if type(args) in _SEQUENCES and type(kwargs) is dict and _all_plain(args) and \
+            (not kwargs or _all_plain(kwargs.values())):
         return []
     found: list[dict] = []
     stack: list[Any] = [kwargs, args]
