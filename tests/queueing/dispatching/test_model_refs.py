@@ -95,3 +95,12 @@ def test_model_tags_are_shown_unmasked_unless_the_model_name_reads_as_a_secret()
     assert display_tag("auth.Thing:1") == "auth.Thing:********"  # not an installed model
     assert display_tag("sessions.Session:abc") == "sessions.Session:********"  # a session key is a secret
     assert display_tag("queueing.ControlValue:k-1") == "queueing.ControlValue:k-1"
+
+
+def test_automatic_tags_are_bounded_and_distinct():
+    refs = [{"__model__": "auth.User", "pk": i % 30, "db": "default"} for i in range(60)]
+    tags = model_refs.tags_for(refs)
+    assert len(tags) == model_refs.MAX_MODEL_TAGS == 25
+    assert tags[:2] == ["auth.User:0", "auth.User:1"] and len(set(tags)) == 25
+    job = decoded([refs])
+    assert job.data["models"] == 60 and len(job.tags) == 25
