@@ -2,6 +2,8 @@
 import asyncio
 import time
 
+from django.contrib.auth.models import User
+
 from queueing import job
 from queueing.connections import redis_driver
 
@@ -43,6 +45,13 @@ async def acount_after(seconds):
         client = _async_clients[id(loop)] = aioredis.Redis.from_url(
             redis_driver().config.url)
     await client.incr(COUNT_KEY)
+
+
+@job
+def load_user(user_id):
+    """What a project writes today instead of a model argument: the lookup by hand
+    (bench/model_args_cost.py)."""
+    User.objects.get(pk=user_id)
 
 
 @job

@@ -38,6 +38,8 @@ COUNTERS = {
     "timed_out": "Attempts stopped by their timeout (released or failed).",
     "cancelled": "Running jobs an operator cancelled (each also counted as failed).",
     "expired": "Jobs not started before their expiry (expires=...): never run, not failed.",
+    "dropped": "Jobs whose model argument's row was gone, dropped unrun "
+               "(delete_when_missing_models): never run, not failed.",
 }
 
 

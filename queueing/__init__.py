@@ -16,6 +16,8 @@ from queueing.errors import (
     BadDispatch,
     DispatchError,
     InvalidOption,
+    MissingModel,
+    ModelReferenceError,
     NotSerializable,
     QueueError,
     UnknownConnection,
@@ -31,6 +33,6 @@ __all__ = [
     "job", "Job", "chain", "group", "chord", "batch", "Batch", "current_batch", "dispatch_many",
     "dispatch_many_async", "current_job", "progress_of", "Progress",
     "JobFunction", "PendingDispatch", "Signature", "QueueError", "DispatchError",
-    "BadDispatch", "InvalidOption", "NotSerializable",
+    "BadDispatch", "InvalidOption", "NotSerializable", "MissingModel", "ModelReferenceError",
     "UnknownConnection", "UnknownQueue", "UnknownJob",
 ]

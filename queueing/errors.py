@@ -43,6 +43,24 @@ class UnknownJob(QueueError, LookupError):
     """A payload names a job that is not in the registry of dispatchable jobs."""
 
 
+class ModelReferenceError(QueueError):
+    """A job's model argument could not be fetched before the job ran: its model is not
+    installed in this process, its database alias is not configured, or its key is not
+    one the model's primary key accepts. Retrying cannot help: the job fails at once
+    (docs/model-arguments.md)."""
+
+
+class MissingModel(ModelReferenceError, LookupError):
+    """A job's model argument names a row that no longer exists ("auth.User 42 no longer
+    exists"). The job fails at once, or is dropped unrun with
+    ``@job(delete_when_missing_models=True)``."""
+
+    def __init__(self, label: str, pk: object, db: str = "default") -> None:
+        where = "" if db == "default" else f" in database {db!r}"
+        super().__init__(f"{label} {pk} no longer exists{where}")
+        self.label, self.pk, self.db = label, pk, db
+
+
 class MalformedPayload(QueueError, ValueError):
     """A queue entry is not a payload this version can run (not JSON, missing fields...).
 

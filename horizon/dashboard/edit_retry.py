@@ -25,6 +25,7 @@ from typing import Any
 
 from queueing.dispatching.redispatch import checked
 from queueing.dispatching.registry import lookup
+from queueing.entries.model_refs import dumps_readable
 from queueing.entries.payload import _loads
 from queueing.errors import QueueError
 from queueing.redaction import display, mask
@@ -38,14 +39,17 @@ class EditError(ValueError):
     pass
 
 
-def shown(data: dict, string_limit: int | None = None) -> str:
+def shown(data: dict, string_limit: int | None = None, *, readable: bool = False) -> str:
     """The job's args and kwargs, masked, pretty-printed: whole (the editable text) or,
-    with `string_limit`, with long strings clipped (for reading)."""
+    with `string_limit`, with long strings clipped (for reading). `readable`: model
+    references written as ``<auth.User 42>``, for reading (the editable text keeps them
+    as the JSON objects they are, so an edit-and-retry sends them back as references)."""
     raw_args, raw_kwargs = data.get("args"), data.get("kwargs")
     args = raw_args if isinstance(raw_args, list) else []
     kwargs = raw_kwargs if isinstance(raw_kwargs, dict) else {}
-    return json.dumps(mask({"args": args, "kwargs": kwargs}, string_limit=string_limit),
-                      indent=2, ensure_ascii=False, default=str)
+    dumps = dumps_readable if readable else json.dumps
+    return dumps(mask({"args": args, "kwargs": kwargs}, string_limit=string_limit),
+                 indent=2, ensure_ascii=False, default=str)
 
 
 def editable(data: dict) -> tuple[str, int]:
@@ -198,7 +202,7 @@ def apply(data: dict, text: str) -> Edit:
                         f"argument as it was: a changed job is never sent values you "
                         f"could not see")
     try:
-        payload = checked({**data, **values})
+        payload = checked({**data, **values}, previous=data)
     except QueueError as exc:
         raise EditError(str(exc)) from None
     return Edit(payload, _named(changes) if changes else "nothing")

@@ -22,7 +22,7 @@ from functools import lru_cache
 from django.http import QueryDict
 from django.utils.http import urlencode
 
-from horizon.dashboard.masking import MASK, NAME_LIMIT, display
+from horizon.dashboard.masking import MASK, NAME_LIMIT, display_tag
 from queueing.redaction import mask_keys
 
 SAMPLE = 2000  # entries read at most per request for the counts
@@ -49,7 +49,7 @@ def _shown_tag(tag: str, _policy: tuple[str, ...]) -> str:
     tags a load, mostly the same few thousand values): remembered per tag and per mask
     policy (the policy is part of the key, so a settings change is never served stale).
     Bounded: 16,384 short strings."""
-    return display(tag, NAME_LIMIT)
+    return display_tag(tag, NAME_LIMIT)
 
 
 def shown_tags_of(data: dict) -> list[str]:

@@ -8,7 +8,6 @@ thousand entries per request.
 """
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ from horizon.repositories import horizon_client, recent
 from queueing import connections
 from queueing.dispatching.preview import HEAD_BYTES, ROW_BYTES, peek_entry
 from queueing.entries import encryption
+from queueing.entries.model_refs import dumps_readable
 from queueing.worker import heartbeat
 
 STATES = ("pending", "delayed", "reserved", "completed")
@@ -142,8 +142,8 @@ def argument_preview(data: dict) -> str:
         return ""
     shown = mask({"args": args[:20], "kwargs": dict(list(kwargs.items())[:20])},
                  string_limit=PREVIEW, max_depth=3)
-    parts = [json.dumps(a, ensure_ascii=False, default=str) for a in shown["args"]]
-    parts += [f"{k}={json.dumps(v, ensure_ascii=False, default=str)}"
+    parts = [dumps_readable(a, ensure_ascii=False, default=str) for a in shown["args"]]
+    parts += [f"{k}={dumps_readable(v, ensure_ascii=False, default=str)}"
               for k, v in shown["kwargs"].items()]
     text = "(" + ", ".join(parts) + ")"
     return text if len(text) <= PREVIEW else text[:PREVIEW - 1] + "…"

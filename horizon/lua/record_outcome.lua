@@ -3,7 +3,7 @@
 -- KEYS[2] the set of series names {horizon}:prom:series
 -- KEYS[3] series last seen {horizon}:prom:seen (zset: series name -> unix time)
 -- ARGV[1] series name   ARGV[2] outcome field (processed|failed|released|timed_out|
---         cancelled|expired), or '' (an attempt whose failure is counted when it is stored)
+--         cancelled|expired|dropped), or '' (an attempt whose failure is counted when it is stored)
 -- ARGV[3] runtime bucket index, or '' (no runtime)   ARGV[4] runtime (seconds)
 -- ARGV[5] wait bucket index, or '' (not a first delivery)   ARGV[6] wait (seconds)
 -- ARGV[7] now (unix time)

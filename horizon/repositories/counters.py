@@ -23,7 +23,8 @@ from queueing.drivers.redis.replies import RedisClient, as_str
 from queueing.drivers.redis.scripts import script_for
 from queueing.errors import UnknownJob
 
-OUTCOMES = ("processed", "failed", "released", "timed_out", "cancelled", "expired")
+OUTCOMES = ("processed", "failed", "released", "timed_out", "cancelled", "expired",
+            "dropped")
 RUNTIME_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
                    300.0)
 WAIT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
@@ -35,7 +36,8 @@ WAIT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 3
 # ("failed", "timed_out", "cancelled") keeps its counter and runtime, so a timeout that
 # fails the job is one timeout and one failure, never two failures.
 KIND_TO_OUTCOME = {"done": "processed", "failed_for_good": "failed", "released": "released",
-                   "timed_out": "timed_out", "cancelled": "cancelled", "expired": "expired"}
+                   "timed_out": "timed_out", "cancelled": "cancelled", "expired": "expired",
+                   "dropped": "dropped"}
 RUNTIME_ONLY = frozenset({"failed"})  # an attempt that raised: measured, counted elsewhere
 
 

@@ -190,8 +190,8 @@ def attempt_measured(kind: str, job, runtime: float) -> bool:
     """Whether an outcome carries an attempt's runtime and wait (pure). A failure for
     good is the job's, not an attempt's (its attempt was measured with its own outcome);
     a job failed without running (poison cap, unknown name, past its tries; runtime 0)
-    did not run, nor did an expired one."""
-    if job is None or kind in ("failed_for_good", "expired"):
+    did not run, nor did an expired one, nor one dropped for a missing model row."""
+    if job is None or kind in ("failed_for_good", "expired", "dropped"):
         return False
     return not (kind == "failed" and runtime <= 0)
 

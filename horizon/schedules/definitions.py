@@ -29,6 +29,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from horizon.config import horizon_settings
 from horizon.schedules import cron as cron_lib
 from queueing.dispatching.registry import resolve
+from queueing.entries.model_refs import to_references
 from queueing.entries.payload import check_arguments
 from queueing.errors import NotSerializable, UnknownJob
 
@@ -98,7 +99,8 @@ def make(*, name: str | None, job: str, cron: str | None = None, every: Any = No
     if not isinstance(args, (list, tuple)) or not isinstance(kwargs or {}, dict):
         raise ScheduleError(f"schedule {label!r}: args must be a list and kwargs a dict")
 
-    try:
+    try:  # a saved model instance runs with its row as it is at each slot
+        args, kwargs = to_references(job, tuple(args), dict(kwargs or {}))
         check_arguments(job, tuple(args), dict(kwargs or {}))
     except NotSerializable as exc:
         raise ScheduleError(f"schedule {label!r}: {exc}") from None

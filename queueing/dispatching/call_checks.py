@@ -28,7 +28,7 @@ from queueing.errors import BadDispatch, MalformedPayload
 # Options of .using(...) that people pass to .delay(...) by mistake.
 DISPATCH_OPTIONS = ("delay", "queue", "connection", "tries", "backoff", "timeout",
                     "retry_until", "max_exceptions", "fail_on_timeout", "tags",
-                    "after_commit", "countdown", "eta")
+                    "after_commit", "countdown", "eta", "model_tags")
 
 
 def job_parameters(definition: JobDefinition) -> inspect.Signature | None:

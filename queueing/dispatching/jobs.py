@@ -17,7 +17,7 @@ from typing import Any
 
 from queueing.dispatching.dispatch import dispatch, link_spec, validate_signature
 from queueing.dispatching.registry import JobDefinition, register
-from queueing.dispatching.signature import PendingDispatch, Signature
+from queueing.dispatching.signature import PendingDispatch, Signature, signature_of
 from queueing.dispatching.unique import parse as parse_unique
 from queueing.entries.context import current_batch
 from queueing.entries.options import make_options
@@ -28,7 +28,7 @@ __all__ = ["Job", "JobFunction", "PendingDispatch", "Signature", "chain", "job"]
 
 OPTION_ATTRIBUTES = (
     "queue", "connection", "tries", "backoff", "timeout", "retry_until",
-    "max_exceptions", "fail_on_timeout", "tags", "expires", "encrypted",
+    "max_exceptions", "fail_on_timeout", "tags", "expires", "encrypted", "model_tags",
 )
 CONTROL_OPTIONS = ("unique_for", "unique_id", "unique_until", "debounce_for")
 
@@ -53,7 +53,7 @@ class JobFunction:
         return PendingDispatch(self.definition, self.definition.options.replace(**overrides))
 
     def s(self, *args: Any, **kwargs: Any) -> Signature:
-        return Signature(self.definition, args, kwargs, self.definition.options)
+        return signature_of(self.definition, args, kwargs, self.definition.options)
 
     def delay(self, *args: Any, **kwargs: Any) -> str | None:
         return self.s(*args, **kwargs).delay()
@@ -77,8 +77,13 @@ def job(func: Callable[..., Any] | None = None, *, name: str | None = None,
     operator may change in the dashboard's edit-and-retry (see `editable_names`).
     ``silenced=True`` keeps its successes off the dashboard's Completed list (they go
     to the Silenced list; failures show as any other).
+    ``delete_when_missing_models=True`` drops the job unrun when a model argument's row
+    is gone, instead of failing it; ``model_tags=False`` leaves out the automatic
+    ``app_label.Model:pk`` tags (docs/model-arguments.md).
     """
     controls = {key: options.pop(key) for key in CONTROL_OPTIONS if key in options}
+    delete_when_missing = true_or_false(
+        options.pop("delete_when_missing_models", False), "@job delete_when_missing_models")
 
     def decorate(fn: Callable[..., Any]) -> JobFunction:
         definition = JobDefinition(
@@ -89,7 +94,8 @@ def job(func: Callable[..., Any] | None = None, *, name: str | None = None,
             middleware=middleware_list(middleware, f"@job {fn.__qualname__} middleware"),
             unique=parse_unique(**controls),
             editable=editable_names(editable, f"@job {fn.__qualname__} editable"),
-            silenced=silenced_flag(silenced, f"@job {fn.__qualname__} silenced"),
+            silenced=true_or_false(silenced, f"@job {fn.__qualname__} silenced"),
+            delete_when_missing_models=delete_when_missing,
         )
         wrapper = JobFunction(fn, register(definition))
         return wrapper
@@ -97,8 +103,9 @@ def job(func: Callable[..., Any] | None = None, *, name: str | None = None,
     return decorate(func) if func is not None else decorate
 
 
-def silenced_flag(value: Any, where: str) -> bool:
-    """A job's ``silenced``: True or False (a string such as "no" would be truthy)."""
+def true_or_false(value: Any, where: str) -> bool:
+    """A job's flag (``silenced``, ``delete_when_missing_models``): True or False, nothing
+    else (a string such as "no" would be truthy)."""
     if not isinstance(value, bool):
         raise InvalidOption(f"{where} must be True or False, got {value!r}")
     return value
@@ -171,6 +178,8 @@ class Job:
     debounce_for: float | None = None
     editable: Any = ()  # arguments the dashboard's edit-and-retry may change (editable_names)
     silenced: bool = False  # successes kept off the Completed list (horizon/silencing.py)
+    model_tags: bool = True  # tag app_label.Model:pk per model argument
+    delete_when_missing_models: bool = False  # a model argument's row gone: drop, not fail
 
     delay = _ClassDispatch("delay")
     adelay = _ClassDispatch("adelay")
@@ -195,7 +204,9 @@ class Job:
             middleware=middleware_list(cls.middleware, f"{cls.__qualname__}.middleware"),
             unique=parse_unique(cls.unique_for, unique_id, cls.unique_until, cls.debounce_for),
             editable=editable_names(cls.editable, f"{cls.__qualname__}.editable"),
-            silenced=silenced_flag(cls.silenced, f"{cls.__qualname__}.silenced"),
+            silenced=true_or_false(cls.silenced, f"{cls.__qualname__}.silenced"),
+            delete_when_missing_models=true_or_false(
+                cls.delete_when_missing_models, f"{cls.__qualname__}.delete_when_missing_models"),
         ))
 
     def handle(self, *args: Any, **kwargs: Any) -> Any:

@@ -38,6 +38,9 @@ class JobDefinition:
     # Kept off the dashboard's Completed list once it succeeds (Horizon's Silenced jobs;
     # see horizon/silencing.py); its metrics are counted as any other job's
     silenced: bool = False
+    # A model argument's row gone: drop the job unrun instead of failing it
+    # (queueing/worker/model_args.py)
+    delete_when_missing_models: bool = False
 
     @property
     def origin(self) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 from queueing.dispatching.async_dispatch import adispatch
 from queueing.dispatching.dispatch import dispatch
 from queueing.dispatching.registry import JobDefinition, resolve
+from queueing.entries.model_refs import to_references
 from queueing.entries.options import JobOptions
 
 
@@ -46,13 +47,22 @@ class PendingDispatch:
         return PendingDispatch(self.definition, self.options.replace(**overrides))
 
     def s(self, *args: Any, **kwargs: Any) -> Signature:
-        return Signature(self.definition, args, kwargs, self.options)
+        return signature_of(self.definition, args, kwargs, self.options)
 
     def delay(self, *args: Any, **kwargs: Any) -> str | None:
         return self.s(*args, **kwargs).delay()
 
     async def adelay(self, *args: Any, **kwargs: Any) -> str | None:
         return await self.s(*args, **kwargs).adelay()
+
+
+def signature_of(definition: JobDefinition, args: tuple, kwargs: dict,
+                 options: JobOptions) -> Signature:
+    """A Signature of arguments from user code: saved model instances become references
+    (queueing/entries/model_refs.py), at any depth; a QuerySet or an unsaved instance is
+    refused here, before anything is queued."""
+    args, kwargs = to_references(definition.name, args, kwargs)
+    return Signature(definition, args, kwargs, options)
 
 
 def dispatch_next_link(chain: list[dict], batch: dict | None = None, *,

@@ -108,6 +108,7 @@ class JobOptions:
     after_commit: bool | None = None  # None: settings.QUEUE['after_commit']
     expires: When | None = None  # not started by then: not run, recorded as expired
     encrypted: bool = False  # arguments sealed in the payload (queueing/entries/encryption.py)
+    model_tags: bool = True  # tag the job app_label.Model:pk per model argument (model_refs)
 
     def replace(self, **changes: Any) -> JobOptions:
         """A copy with `changes` validated the same way as at declaration."""
@@ -171,7 +172,7 @@ def validate(**raw: Any) -> dict[str, Any]:
         elif key == "delay":
             out[key] = value if isinstance(value, When) else \
                 parse_when(value, "delay", past_ok=True)
-        elif key in ("fail_on_timeout", "encrypted"):
+        elif key in ("fail_on_timeout", "encrypted", "model_tags"):
             if not isinstance(value, bool):
                 raise InvalidOption(f"{key} must be True or False, got {value!r}")
             out[key] = value

@@ -21,6 +21,7 @@ import uuid as uuid_lib
 from typing import Any
 
 from queueing.entries import encryption
+from queueing.entries import model_refs
 from queueing.entries.limits import check_json_safe
 from queueing.entries.options import JobOptions
 from queueing.entries.payload_checks import validate
@@ -56,14 +57,25 @@ def build(
     job_uuid: str | None = None,
     available_at: float | None = None,
     headers: dict[str, str] | None = None,
+    references: bool = True,
 ) -> dict[str, Any]:
     """The payload dict for one dispatch; `attempts` is first (see the module docstring).
 
     ``availableAt`` (when the job may first run: now, or when its delay ends) lets the
     worker measure queue wait and the dashboard queue latency; ``headers`` carries
     cross-cutting context such as trace ids (queueing.tracing), empty by default.
+    Model references in the arguments (queueing/entries/model_refs.py) are counted in
+    ``models`` and tag the job, unless `references` is False (Django Tasks, whose
+    arguments are any JSON).
     """
     now = time.time() if now is None else now
+    refs = model_refs.references_in(args, kwargs) if references else []
+    sealed = encryption.wanted(options.encrypted, connection, chain)
+    tags = list(options.tags)
+    # A model's key is part of the arguments: an encrypted job is not tagged with it,
+    # since tags stay readable in Redis, the failed store and the dashboard.
+    if refs and options.model_tags and not sealed:
+        tags += [tag for tag in model_refs.tags_for(refs) if tag not in tags]
     # Arguments and the chain come last: a bounded prefix of the encoded payload (the
     # dashboard's list pages and completed records keep one) then holds every other field.
     data = {
@@ -81,14 +93,15 @@ def build(
         "pushedAt": now,
         "availableAt": max(available_at, now) if available_at is not None else now,
         "headers": dict(headers or {}),
-        "tags": list(options.tags),
+        "tags": tags,
         "connection": connection,
         "queue": queue,
+        **({model_refs.FIELD: len(refs)} if refs else {}),
         "args": list(args),
         "kwargs": dict(kwargs),
         "chain": list(chain or []),
     }
-    if encryption.wanted(options.encrypted, connection, chain):
+    if sealed:
         return encryption.seal(data)  # args, kwargs and chain become one token
     return data
 

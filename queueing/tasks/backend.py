@@ -153,7 +153,8 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[name-defined]
         data = payload_lib.build(
             job_name=task.module_path, display_name=task.func.__qualname__,
             args=args, kwargs=kwargs, options=options,
-            connection=conn.name, queue=queue, now=unix_now)
+            connection=conn.name, queue=queue, now=unix_now,
+            references=False)  # Django's JSON rule: a dict is a dict, never a model
         data["task"] = {"backend": self.alias, "priority": task.priority,
                         "enqueuedAt": now.isoformat()}
         if task.run_after is not None:  # the worker's result records keep it (runner.record_of)

@@ -20,8 +20,10 @@ from queueing.dispatching.signature import dispatch_next_link
 from queueing.entries import context, encryption
 from queueing.entries import payload as payload_lib
 from queueing.entries import progress as progress_lib
+from queueing.entries.model_refs import FIELD as MODELS
 from queueing.entries.payload import Payload
 from queueing.signals import job_failed, job_processed, job_processing
+from queueing.worker import model_args
 
 logger = logging.getLogger("queueing")
 
@@ -41,10 +43,13 @@ def call(definition: JobDefinition, job: Payload) -> Any:
         func = definition.target
     token = context.enter(job)
     try:
+        args, kwargs = job.args, job.kwargs
+        if MODELS in job.data:  # model arguments: their rows, read now (model_args.py)
+            func, args, kwargs = model_args.bind(func, job)
         if not tracing.enabled():  # no span to open: skip the context manager's cost
-            return finish(func(*job.args, **job.kwargs))
+            return finish(func(*args, **kwargs))
         with tracing.job_span(job):
-            return finish(func(*job.args, **job.kwargs))
+            return finish(func(*args, **kwargs))
     finally:
         context.leave(token)
 
@@ -57,11 +62,15 @@ def enter(job: Payload) -> None:
 def start(definition: JobDefinition, job: Payload) -> Any:
     """The awaitable of an ``async def`` job, not yet awaited (the event loop's path);
     the caller's context must hold the job (see enter)."""
+    func = definition.target
     if definition.is_class:
         instance = definition.target()
         instance.payload = job
-        return instance.handle(*job.args, **job.kwargs)
-    return definition.target(*job.args, **job.kwargs)
+        func = instance.handle
+    if MODELS in job.data:  # model arguments: read on the loop (model_args.py)
+        func, args, kwargs = model_args.bind(func, job)
+        return func(*args, **kwargs)
+    return func(*job.args, **job.kwargs)
 
 
 def finish(value: Any) -> Any:

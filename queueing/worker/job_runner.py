@@ -30,10 +30,10 @@ from queueing.entries import batch_tag
 from queueing.entries import payload as payload_lib
 from queueing.entries.encryption import opened_job
 from queueing.entries.payload import Payload
-from queueing.errors import MalformedPayload, UnknownJob
+from queueing.errors import MalformedPayload, ModelReferenceError, UnknownJob
 from queueing.middleware.pipeline import plan_for
 from queueing.signals import job_exception_occurred, job_processed, job_processing
-from queueing.worker import controls, execution, policy
+from queueing.worker import controls, execution, model_args, policy
 from queueing.worker.batch_gate import BatchGate
 from queueing.worker.database_use import ConnectionChecks
 from queueing.worker.errors import transient
@@ -374,6 +374,8 @@ class JobRunner:
 
     def _exception(self, held: Reservation, job: Payload, definition: JobDefinition,
                    tries: int, exc: BaseException, runtime: float) -> Outcome:
+        if isinstance(exc, ModelReferenceError):  # a row gone: failed at once, or dropped
+            return model_args.settle(self, held, job, definition, exc, runtime)
         exceptions = None
         if job.max_exceptions is not None:
             exceptions = self._retrying(lambda: self.driver.count_exception(job.uuid),

@@ -21,9 +21,10 @@ logger = logging.getLogger("queueing.worker")
 # How a job's delivery ended: ran to success; handed back for a retry ("released"), by
 # its middleware ("deferred") or for later ("kept": the store was away); failed for good;
 # stopped by its timeout or a cancel; skipped unrun by its middleware; not started
-# before its expiry ("expired": never run, not failed).
+# before its expiry ("expired": never run, not failed); a model argument's row gone and
+# the job says delete_when_missing_models ("dropped": never run, not failed).
 OutcomeKind = Literal["done", "released", "deferred", "kept", "failed", "timed_out",
-                      "cancelled", "skipped", "expired"]
+                      "cancelled", "skipped", "expired", "dropped"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -517,6 +517,7 @@ from tests.testapp.control_jobs import *  # noqa: E402,F403  (the job-control te
 from tests.testapp.workflow_jobs import *  # noqa: E402,F403  (the workflow tests' jobs)
 from tests.testapp.encrypted_jobs import *  # noqa: E402,F403  (the encrypted jobs' tests)
 from tests.testapp.silenced_jobs import *  # noqa: E402,F403  (the silenced-jobs tests' jobs)
+from tests.testapp.model_jobs import *  # noqa: E402,F403  (the model-argument tests' jobs)
 
 # -- batches (tests/test_batches*.py) -------------------------------------------------------
 BATCH_RAN = "test:batch:ran"
@@ -804,15 +805,16 @@ def expiring_record(label):
 
 def _declare_doc_examples() -> None:
     """The job examples of docs/progress-and-expiry.md, docs/workflows.md,
-    docs/encrypted-jobs.md and docs/monitoring.md, declared here as written (blocks marked
-    ``doc-example``), so tests/queueing/worker/test_progress_docs.py, tests/queueing/
-    workflows/test_workflows_docs.py, tests/queueing/test_encryption.py and
-    tests/horizon/test_monitoring_docs.py run them."""
+    docs/encrypted-jobs.md, docs/monitoring.md and docs/model-arguments.md, declared here
+    as written (blocks marked ``doc-example``), so tests/queueing/worker/
+    test_progress_docs.py, tests/queueing/workflows/test_workflows_docs.py,
+    tests/queueing/test_encryption.py, tests/horizon/test_monitoring_docs.py and
+    tests/queueing/worker/test_model_arguments_docs.py run them."""
     import re
     from pathlib import Path
 
     for name in ("progress-and-expiry.md", "workflows.md", "encrypted-jobs.md",
-                 "monitoring.md"):
+                 "monitoring.md", "model-arguments.md"):
         doc = Path(__file__).resolve().parents[2] / "docs" / name
         for code in re.findall(r"<!-- doc-example -->\s*```python\n(.*?)```",
                                doc.read_text(), re.S):

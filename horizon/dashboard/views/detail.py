@@ -161,7 +161,8 @@ def context(found: lookup.Found, now: float, limits: Limits = GLANCE) -> dict:
                    edit_retry.editable(data) if found.failed is not None and data
                    else ("", 0))),
         "editable_args": edit_retry.declared(str(data.get("job") or "")),
-        "arguments": clip(edit_retry.shown(data, limits.string), limits.total)[0]
+        "arguments": clip(edit_retry.shown(data, limits.string, readable=True),
+                          limits.total)[0]
         if data else "",
         "facts": [(label, fact(data.get(key), seconds=key == "timeout")) for label, key in (
             ("Job", "job"), ("Attempts", "attempts"), ("Max tries", "maxTries"),

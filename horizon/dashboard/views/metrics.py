@@ -19,8 +19,9 @@ LARGE = (540, 220)  # about the size it is drawn at, so labels stay legible
 
 
 def outcome_totals(items: list[reads.Series]) -> None:
-    """Processed, failed, released, timed-out, cancelled and expired counts since the
-    counters began, on each series (an expired job never ran: not a failure). "failed"
+    """Processed, failed, released, timed-out, cancelled, expired and dropped counts since
+    the counters began, on each series (an expired job never ran: not a failure; nor did
+    one dropped because a model argument's row was gone). "failed"
     is every job failed for good, whatever ended it."""
     by_queue: dict[str, dict[str, int]] = {}
     by_job: dict[str, dict[str, int]] = {}
@@ -38,6 +39,7 @@ def outcome_totals(items: list[reads.Series]) -> None:
         item.timed_out = counts.get("timed_out", 0)  # type: ignore[attr-defined]
         item.cancelled = counts.get("cancelled", 0)  # type: ignore[attr-defined]
         item.expired = counts.get("expired", 0)  # type: ignore[attr-defined]
+        item.dropped = counts.get("dropped", 0)  # type: ignore[attr-defined]
         item.failure_rate = (  # type: ignore[attr-defined]
             f"{failed / (done + failed) * 100:.1f}%" if done + failed else "—")
 
