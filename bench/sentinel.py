@@ -77,9 +77,8 @@ def failover_time(group) -> float:
             time.sleep(0.01)
 
     os.environ["BENCH_SENTINEL_CONNECTION"] = json.dumps(block)
-    from django.test.utils import override_settings
-
     from django.conf import settings
+    from django.test.utils import override_settings
     queue = {**settings.QUEUE, "connections": {**settings.QUEUE["connections"],
                                                "redis": block}}
     with override_settings(QUEUE=queue):
