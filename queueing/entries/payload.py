@@ -20,8 +20,7 @@ import time
 import uuid as uuid_lib
 from typing import Any
 
-from queueing.entries import encryption
-from queueing.entries import model_refs
+from queueing.entries import encryption, model_refs
 from queueing.entries.limits import check_json_safe
 from queueing.entries.options import JobOptions
 from queueing.entries.payload_checks import validate

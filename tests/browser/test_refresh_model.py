@@ -13,8 +13,8 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import log_in
-from tests.tcp_proxy import TcpProxy
 from tests.helpers import push
+from tests.tcp_proxy import TcpProxy
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -514,10 +514,10 @@ def lose_the_queue_session_then_fail(alias, label):
 
 
 from tests.testapp.control_jobs import *  # noqa: E402,F403  (the job-control tests' jobs)
-from tests.testapp.workflow_jobs import *  # noqa: E402,F403  (the workflow tests' jobs)
 from tests.testapp.encrypted_jobs import *  # noqa: E402,F403  (the encrypted jobs' tests)
-from tests.testapp.silenced_jobs import *  # noqa: E402,F403  (the silenced-jobs tests' jobs)
 from tests.testapp.model_jobs import *  # noqa: E402,F403  (the model-argument tests' jobs)
+from tests.testapp.silenced_jobs import *  # noqa: E402,F403  (the silenced-jobs tests' jobs)
+from tests.testapp.workflow_jobs import *  # noqa: E402,F403  (the workflow tests' jobs)
 
 # -- batches (tests/test_batches*.py) -------------------------------------------------------
 BATCH_RAN = "test:batch:ran"

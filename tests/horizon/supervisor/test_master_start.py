@@ -41,7 +41,7 @@ def received(sock):
     while True:
         try:
             messages.append(sock.recv(4096).decode())
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             return messages
 
 
