@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from html import escape as _escape
+from typing import cast
 from urllib.parse import quote
 
 from django.utils.formats import localize
@@ -44,7 +45,7 @@ def text(value: object) -> str:
     then escaped unless already safe."""
     if type(value) is str:  # the common case, without the generic path's checks
         return _escape(value)
-    return conditional_escape(localize(value))
+    return conditional_escape(cast(str, localize(value)))  # a number, or safe text
 
 
 def csrf_input(token: object) -> str:

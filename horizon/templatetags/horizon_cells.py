@@ -22,12 +22,12 @@ def _can_operate(context: template.Context) -> bool:
 @register.simple_tag(takes_context=True)
 def job_rows(context: template.Context) -> SafeString:
     """The rows of ``partials/jobs.html``: ``listing.rows`` of ``state``."""
-    state = context.get("state", "")
+    state = str(context.get("state") or "")
     return row_html.job_rows(
         context["listing"].rows, state=state,
         can_pick=bool(context.get("can_delete")) and _can_operate(context),
-        when_label=context.get("when_label") or "", list_url=context.get("list_url", ""),
-        query=context.get("query", ""), csrf_token=context.get("csrf_token"))
+        when_label=context.get("when_label") or "", list_url=str(context.get("list_url") or ""),
+        query=str(context.get("query") or ""), csrf_token=context.get("csrf_token"))
 
 
 @register.simple_tag(takes_context=True)
@@ -35,5 +35,5 @@ def failed_rows(context: template.Context) -> SafeString:
     """The rows of ``partials/failed.html``: ``listing.rows``."""
     return row_html.failed_rows(
         context["listing"].rows, can_operate=_can_operate(context),
-        list_url=context.get("list_url", ""), query=context.get("query", ""),
+        list_url=str(context.get("list_url") or ""), query=str(context.get("query") or ""),
         csrf_token=context.get("csrf_token"))
