@@ -13,11 +13,12 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(autouse=True)
 def clean_redis():
     """Each test starts with an empty Redis database."""
-    from horizon.dashboard import facet_counts
+    from horizon.dashboard import facet_counts, failures
 
     client = connections.redis_driver("redis").client
     client.flushdb()
     facet_counts.forget_failed_counts()  # the failed list's counts, reused for 2 s
+    failures.forget_groups()  # and its exception groups'
     yield
     client.flushdb()
 

@@ -21,6 +21,7 @@ from html import escape as _escape
 from typing import cast
 from urllib.parse import quote
 
+from django.conf import settings
 from django.utils.formats import localize
 from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString, mark_safe
@@ -36,15 +37,19 @@ def time_cell(moment) -> SafeString:
     ``partials/time.html`` renders for a formatting.Moment)."""
     if not moment:
         return NO_TIME  # a constant: format_html without arguments is an error on Django 6
-    return format_html('<time datetime="{}" title="{}">{}</time><span class="abs">{}</span>',
-                       moment.iso, moment.absolute, moment.relative, moment.absolute)
+    absolute = _escape(moment.absolute)  # what format_html does to each (str) field
+    return mark_safe(f'<time datetime="{_escape(moment.iso)}" title="{absolute}">'
+                     f'{_escape(moment.relative)}</time><span class="abs">{absolute}</span>')
 
 
 def text(value: object) -> str:
     """`value` as ``{{ value }}`` renders it with autoescape on: localized (numbers),
     then escaped unless already safe."""
-    if type(value) is str:  # the common case, without the generic path's checks
+    kind = type(value)
+    if kind is str:  # the common cases, without the generic path's checks
         return _escape(value)
+    if kind is int and not settings.USE_THOUSAND_SEPARATOR:
+        return str(value)  # localize's answer for an int without grouping
     return conditional_escape(cast(str, localize(value)))  # a number, or safe text
 
 

@@ -72,8 +72,11 @@ STATES = [("pending", "", True), ("delayed", "Due", True), ("reserved", "Lease e
 @pytest.mark.parametrize(("state", "when_label", "removable"), STATES)
 @pytest.mark.parametrize("can_operate", [True, False])
 @pytest.mark.parametrize("query", ["", "q=%3Cx%3E&tag=%C3%BC+%22a%22"])
-def test_job_rows_match_the_template_they_replace(driver, rclient, state, when_label,
-                                                  removable, can_operate, query):
+@pytest.mark.parametrize("grouping", [False, True])
+def test_job_rows_match_the_template_they_replace(driver, rclient, settings, state,
+                                                  when_label, removable, can_operate, query,
+                                                  grouping):
+    settings.USE_THOUSAND_SEPARATOR = grouping  # numbers as the template localized them
     fill_tricky(driver, rclient)
     listing = listings.listing(state, [QueueRef("redis", "default")])
     if state == "reserved":
