@@ -45,10 +45,9 @@ def time_cell(moment) -> SafeString:
 def text(value: object) -> str:
     """`value` as ``{{ value }}`` renders it with autoescape on: localized (numbers),
     then escaped unless already safe."""
-    kind = type(value)
-    if kind is str:  # the common cases, without the generic path's checks
+    if type(value) is str:  # the common cases, without the generic path's checks
         return _escape(value)
-    if kind is int and not settings.USE_THOUSAND_SEPARATOR:
+    if type(value) is int and not settings.USE_THOUSAND_SEPARATOR:
         return str(value)  # localize's answer for an int without grouping
     return conditional_escape(cast(str, localize(value)))  # a number, or safe text
 
