@@ -19,6 +19,7 @@ def clean_redis():
     client.flushdb()
     facet_counts.forget_failed_counts()  # the failed list's counts, reused for 2 s
     failures.forget_groups()  # and its exception groups'
+    facet_counts.forget_job_counts()  # the job lists' kept counts and estimates
     yield
     client.flushdb()
 

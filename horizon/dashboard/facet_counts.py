@@ -115,6 +115,9 @@ def for_jobs(state: str, known: list[QueueRef], chosen: QueueRef | None, picked:
         (key, size) for key, size in every if key == chosen.label]
     total = sum(size for _, size in segments)
     key = (state, tuple(label for label, _ in every), tuple(sorted(base.items())))
+    exact = _exact.get(key)
+    if exact is not None and exact[0] > now and exact[1].total == total:
+        return _facets(state, every, chosen, picked, base, exact[1], total)
     kept = _estimates.get(key)
     if kept is not None and abs(kept[1].total - total) <= total / 5:
         sample = kept[1]
@@ -126,8 +129,26 @@ def for_jobs(state: str, known: list[QueueRef], chosen: QueueRef | None, picked:
     return _facets(state, every, chosen, picked, base, sample, total)
 
 
+EXACT_FRESH = 2.0  # seconds a whole count is reused while its list keeps its size
+_exact: dict[tuple, tuple[float, Sample]] = {}
+
+
+def forget_job_counts() -> None:
+    """Drop every kept count and estimate (a test's fresh start)."""
+    _exact.clear()
+    _estimates.clear()
+
+
 def _keep(key: tuple, sample: Sample, total: int, now: float) -> None:
-    if sample.counted < total:
+    """Keep an estimate (see `for_jobs`), or a whole count for EXACT_FRESH seconds while
+    the list's length stays the same: a list under the budget (200 reserved jobs) was
+    counted whole on every load, a third of its page's work, although every open tab
+    polls it every 2 s; a length that changed (a job taken, deleted, added) counts anew."""
+    if sample.counted >= total:
+        if len(_exact) > 256:
+            _exact.clear()  # bounded, as the estimates
+        _exact[key] = (now + EXACT_FRESH, sample)
+    else:
         if len(_estimates) > 256:
             _estimates.clear()  # bounded: filters are many, memory is not
         _estimates[key] = (now + ESTIMATE_TTL, sample)
