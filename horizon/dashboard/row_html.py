@@ -22,6 +22,7 @@ from typing import cast
 from urllib.parse import quote
 
 from django.conf import settings
+from django.template.defaultfilters import floatformat
 from django.utils.formats import localize
 from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString, mark_safe
@@ -200,4 +201,26 @@ def failed_rows(rows: Iterable, *, can_operate: bool, list_url: str, query: str,
                 f'data-key="delete" aria-label="Delete {name} {uuid}">Delete</button>'
                 "\n          </form>\n          </div>")
         add("\n        </td>\n      </tr>\n    ")
+    return mark_safe("".join(out))  # every value above went through text()
+
+
+def facet_choices(facet, *, estimated: bool, list_url: str, target: str) -> SafeString:
+    """The links of one facet (facets.Facet) as ``partials/facets.html`` wrote them: a
+    list page shows up to four facets of up to SHOWN values each, and their template
+    loop was the larger part of what the page's template still rendered."""
+    url = text(list_url)
+    about = "≈" if estimated and facet.kind != "queue" else ""
+    kind, aim = text(facet.kind), text(target)
+    out: list[str] = []
+    for choice in facet.choices:
+        value, query = text(choice.value), text(choice.query)
+        out.append(
+            f'<a class="group{" active" if choice.active else ""}" data-facet="{kind}" '
+            f'data-value="{value}" href="{url}?{query}" hx-get="{url}?{query}" '
+            f'hx-target="#{aim}" hx-swap="outerHTML" hx-push-url="true"'
+            + (' aria-current="true" title="Remove this filter"' if choice.active
+               else f' title="{value}"')
+            + f'>{text(choice.label)} <span class="count">{about}'
+            f'{text(floatformat(choice.count, "g"))}</span>'
+            + (' <span aria-hidden="true">×</span>' if choice.active else "") + "</a>")
     return mark_safe("".join(out))  # every value above went through text()

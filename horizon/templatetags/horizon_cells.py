@@ -37,3 +37,11 @@ def failed_rows(context: template.Context) -> SafeString:
         context["listing"].rows, can_operate=_can_operate(context),
         list_url=str(context.get("list_url") or ""), query=str(context.get("query") or ""),
         csrf_token=context.get("csrf_token"))
+
+
+@register.simple_tag(takes_context=True)
+def facet_choices(context: template.Context, facet) -> SafeString:
+    """The value links of one facet in ``partials/facets.html``."""
+    return row_html.facet_choices(
+        facet, estimated=bool(getattr(context.get("facets"), "estimated", False)),
+        list_url=str(context.get("list_url") or ""), target=str(context.get("target") or ""))

@@ -6,6 +6,7 @@ optional cell."""
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,9 +15,9 @@ from django.contrib.auth.models import User
 from django.template import Context, Template
 from django.test import Client
 
-from horizon.dashboard import failures, formatting, listings
+from horizon.dashboard import facet_counts, facets, failures, formatting, listings
 from horizon.dashboard.queues import QueueRef
-from horizon.dashboard.row_html import csrf_input, failed_rows, job_rows
+from horizon.dashboard.row_html import csrf_input, facet_choices, failed_rows, job_rows
 from tests.helpers import complete, fail, later, push
 
 pytestmark = pytest.mark.django_db
@@ -137,3 +138,31 @@ def test_a_missing_csrf_token_renders_nothing_as_the_tag_did():
     # Django's {% csrf_token %} renders "" for NOTPROVIDED (a view exempt from CSRF)
     assert csrf_input("NOTPROVIDED") == "" and csrf_input("") == "" and csrf_input(None) == ""
     assert csrf_input('a"b') == '<input type="hidden" name="csrfmiddlewaretoken" value="a&quot;b">'
+
+
+@pytest.mark.parametrize("picked", [facets.NOTHING, facets.Picked("app.jobs.<b>&\"x\"", ""),
+                                    facets.Picked("", "<i>tag</i>")])
+@pytest.mark.parametrize("grouping", [False, True])
+def test_facet_choices_match_the_template_they_replace(driver, rclient, settings, picked,
+                                                       grouping):
+    """Job, queue, tag and time facets counted from Redis (exact, then scaled as an
+    estimate, with counts past a thousand), each chosen and not."""
+    settings.USE_THOUSAND_SEPARATOR = grouping
+    fill_tricky(driver, rclient)
+    known = [QueueRef("redis", "default"), QueueRef("redis", "o'dd<q>")]
+    base = {"q": "<x>&y", "start": "50"} | picked.params()
+    for state in ("pending", "delayed", "completed"):
+        found = facet_counts.for_jobs(state, known, None, picked, base)
+        scaled = replace(found, counted=3, total=12_345_678, estimated=True)
+        for shown in (found, scaled):
+            for facet in shown.shown:
+                context = {"f": facet, "facets": shown, "list_url": "/jobs/<s>/",
+                           "target": "job-list"}
+                old = reference("facet_choices.html", **context)
+                new = facet_choices(facet, estimated=shown.estimated,
+                                    list_url="/jobs/<s>/", target="job-list")
+                assert new == old, (state, facet.kind)
+    big = facets.facet("tag", "Tag", Counter({"a": 1234567, "<b>": 2}), base, "<b>",
+                       counted=1, total=1)
+    old = reference("facet_choices.html", f=big, facets=scaled, list_url="/x/", target="t")
+    assert facet_choices(big, estimated=True, list_url="/x/", target="t") == old
