@@ -24,6 +24,7 @@ from django.db.models.functions import Substr
 from horizon.dashboard import facets, failures, listings, paging
 from horizon.dashboard.facets import Facets, Picked
 from horizon.dashboard.queues import QueueRef
+from queueing import namespace
 from queueing.dispatching.preview import HEAD_BYTES, read_prefix
 from queueing.models import FailedJob
 
@@ -114,7 +115,9 @@ def for_jobs(state: str, known: list[QueueRef], chosen: QueueRef | None, picked:
     segments = every if state == "completed" or chosen is None else [
         (key, size) for key, size in every if key == chosen.label]
     total = sum(size for _, size in segments)
-    key = (state, tuple(label for label, _ in every), tuple(sorted(base.items())))
+    # the namespace too: one process may serve two projects' lists (override_settings)
+    key = (namespace.current(), state, tuple(label for label, _ in every),
+           tuple(sorted(base.items())))
     exact = _exact.get(key)
     if exact is not None and exact[0] > now and exact[1].total == total:
         return _facets(state, every, chosen, picked, base, exact[1], total)
