@@ -103,7 +103,8 @@ class Sample:
 
 
 def for_jobs(state: str, known: list[QueueRef], chosen: QueueRef | None, picked: Picked,
-             base: dict[str, str], now: float | None = None) -> Facets:
+             base: dict[str, str], now: float | None = None,
+             every: list[tuple[str, int]] | None = None) -> Facets:
     """The facets of a job list. A sample (a list past the budget) is kept in this
     process while the list stays about its size (within a fifth): fresh for
     ESTIMATE_TTL seconds, then shown once more while a thread takes the next one, so
@@ -111,7 +112,8 @@ def for_jobs(state: str, known: list[QueueRef], chosen: QueueRef | None, picked:
     request waits for it but the first; its counts are scaled to the list's size now,
     and the queue counts (lengths) are always read afresh."""
     now = time.time() if now is None else now
-    every = listings.queue_segments(state, known)
+    # `every`: the known queues' lengths, when the page has read them for its rows
+    every = listings.queue_segments(state, known) if every is None else every
     segments = every if state == "completed" or chosen is None else [
         (key, size) for key, size in every if key == chosen.label]
     total = sum(size for _, size in segments)

@@ -209,11 +209,13 @@ def _row(state: str, entry: Entry, now: float) -> JobRow:
 
 def listing(state: str, refs: list[QueueRef], *, start: int = 0, needle: str = "",
             queue_filter: QueueRef | None = None, size: int = paging.PAGE_SIZE,
-            now: float | None = None, picked: Picked = NOTHING) -> Listing:
+            now: float | None = None, picked: Picked = NOTHING,
+            segments: list[tuple[str, int]] | None = None) -> Listing:
     """One page of a state; `refs` are the queues shown (laid end to end, in order);
-    `picked` the facet values chosen (job, tag, time range), which filter like a search."""
+    `picked` the facet values chosen (job, tag, time range), which filter like a search;
+    `segments` the refs' lengths when the caller has read them (`queue_segments`)."""
     now = time.time() if now is None else now
-    segments = queue_segments(state, refs)
+    segments = queue_segments(state, refs) if segments is None else segments
     total = sum(n for _, n in segments)
     needle = needle.strip().lower()
     if not needle and not picked.any and not (state == "completed" and queue_filter):
