@@ -1,14 +1,17 @@
-"""The rows of the job lists and the failed list, built as HTML in Python.
+"""The rows of the job lists and the failed list, and a facet's value links, built as
+HTML in Python.
 
 Why: a list page renders 50 rows, each of some 40 template variables, tags and filters
-(and, in the failed list, five `{% url %}` and one `{% include %}` a row). Django's
-template engine spent about half of a list load's CPU on them (bench/dashboard.py
---profile, 1M pending, 100,000 failed rows). This module writes the same markup, byte
-for byte, as the row loops of ``partials/jobs.html`` and ``partials/failed.html`` did:
-every value escaped as the template's autoescape did (`text`), the links reversed once a
-page (links.RowLink). tests/horizon/dashboard/test_row_html.py renders the old loops
-(kept as reference templates beside that test) and compares, for markup, quotes,
-unicode, long and masked values.
+(and, in the failed list, five `{% url %}` and one `{% include %}` a row), and up to four
+facets of up to a dozen links. With 1M pending and 100,000 failed rows the row loops
+cost 4-8 ms of a 22-48 ms list load in Django's template engine (bench/dashboard.py,
+CPU ms per load, 15-25% of it). This module writes the same
+markup, byte for byte, as the loops of ``partials/jobs.html``, ``partials/failed.html``
+and ``partials/facets.html`` did: every value escaped as the template's autoescape did
+(`text`), numbers localized as it did, the links reversed once a page (links.RowLink).
+tests/horizon/dashboard/test_row_html.py renders the old loops (kept as reference
+templates beside that test) and compares, for markup, quotes, unicode, long and masked
+values.
 
 The lines below mirror the template they replace, indentation and blank lines included,
 so a diff of a page before and after is empty; a change to a row's markup goes here and
