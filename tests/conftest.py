@@ -20,11 +20,13 @@ def django_db_modify_db_settings():
 @pytest.fixture(autouse=True)
 def clean_redis():
     """Each test starts with an empty Redis database."""
-    from horizon.dashboard import facet_counts
+    from horizon.dashboard import facet_counts, failures
 
     client = connections.redis_driver("redis").client
     client.flushdb()
     facet_counts.forget_failed_counts()  # the failed list's counts, reused for 2 s
+    failures.forget_groups()  # and its exception groups'
+    facet_counts.forget_job_counts()  # the job lists' kept counts and estimates
     yield
     client.flushdb()
 

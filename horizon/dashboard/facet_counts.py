@@ -23,7 +23,9 @@ from django.db.models.functions import Substr
 
 from horizon.dashboard import facets, failures, listings, paging
 from horizon.dashboard.facets import Facets, Picked
+from horizon.dashboard.masking import shown_tag
 from horizon.dashboard.queues import QueueRef
+from queueing import namespace
 from queueing.dispatching.preview import HEAD_BYTES, read_prefix
 from queueing.models import FailedJob
 
@@ -102,7 +104,8 @@ class Sample:
 
 
 def for_jobs(state: str, known: list[QueueRef], chosen: QueueRef | None, picked: Picked,
-             base: dict[str, str], now: float | None = None) -> Facets:
+             base: dict[str, str], now: float | None = None,
+             every: list[tuple[str, int]] | None = None) -> Facets:
     """The facets of a job list. A sample (a list past the budget) is kept in this
     process while the list stays about its size (within a fifth): fresh for
     ESTIMATE_TTL seconds, then shown once more while a thread takes the next one, so
@@ -110,11 +113,17 @@ def for_jobs(state: str, known: list[QueueRef], chosen: QueueRef | None, picked:
     request waits for it but the first; its counts are scaled to the list's size now,
     and the queue counts (lengths) are always read afresh."""
     now = time.time() if now is None else now
-    every = listings.queue_segments(state, known)
+    # `every`: the known queues' lengths, when the page has read them for its rows
+    every = listings.queue_segments(state, known) if every is None else every
     segments = every if state == "completed" or chosen is None else [
         (key, size) for key, size in every if key == chosen.label]
     total = sum(size for _, size in segments)
-    key = (state, tuple(label for label, _ in every), tuple(sorted(base.items())))
+    # the namespace too: one process may serve two projects' lists (override_settings)
+    key = (namespace.current(), state, tuple(label for label, _ in every),
+           tuple(sorted(base.items())))
+    exact = _exact.get(key)
+    if exact is not None and exact[0] > now and exact[1].total == total:
+        return _facets(state, every, chosen, picked, base, exact[1], total)
     kept = _estimates.get(key)
     if kept is not None and abs(kept[1].total - total) <= total / 5:
         sample = kept[1]
@@ -126,8 +135,26 @@ def for_jobs(state: str, known: list[QueueRef], chosen: QueueRef | None, picked:
     return _facets(state, every, chosen, picked, base, sample, total)
 
 
+EXACT_FRESH = 2.0  # seconds a whole count is reused while its list keeps its size
+_exact: dict[tuple, tuple[float, Sample]] = {}
+
+
+def forget_job_counts() -> None:
+    """Drop every kept count and estimate (a test's fresh start)."""
+    _exact.clear()
+    _estimates.clear()
+
+
 def _keep(key: tuple, sample: Sample, total: int, now: float) -> None:
-    if sample.counted < total:
+    """Keep an estimate (see `for_jobs`), or a whole count for EXACT_FRESH seconds while
+    the list's length stays the same: a list under the budget (200 reserved jobs) was
+    counted whole on every load, a third of its page's work, although every open tab
+    polls it every 2 s; a length that changed (a job taken, deleted, added) counts anew."""
+    if sample.counted >= total:
+        if len(_exact) > 256:
+            _exact.clear()  # bounded, as the estimates
+        _exact[key] = (now + EXACT_FRESH, sample)
+    else:
         if len(_estimates) > 256:
             _estimates.clear()  # bounded: filters are many, memory is not
         _estimates[key] = (now + ESTIMATE_TTL, sample)
@@ -249,7 +276,7 @@ def _count_failed(chosen: QueueRef | None, exc: str, since: str,
         else:
             found_tags = tags.split("\n") if tags else []
         # Counted and linked as pages show them (masked, clipped), as the filter matches.
-        shown = list(dict.fromkeys(map(facets.shown_tag, found_tags)))
+        shown = list(dict.fromkeys(map(shown_tag, found_tags)))
         rows_of.append((f"{connection}:{queue}", job, shown))
     found, queue_counts = failed_tally(rows_of, chosen.label if chosen else None, picked)
     counted = len(rows_of)

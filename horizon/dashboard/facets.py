@@ -17,13 +17,11 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from django.http import QueryDict
 from django.utils.http import urlencode
 
-from horizon.dashboard.masking import MASK, NAME_LIMIT, display_tag
-from queueing.redaction import mask_keys
+from horizon.dashboard.masking import MASK, shown_tag
 
 SAMPLE = 2000  # entries read at most per request for the counts
 PIECES = 20  # evenly spaced runs the sample is read in (each a round trip)
@@ -31,25 +29,6 @@ SHOWN = 8  # values shown per facet, most frequent first
 SINCE = {"1h": 3600, "24h": 86400, "7d": 7 * 86400}  # pushed / completed / failed in the past
 DUE = {"1m": 60, "1h": 3600, "24h": 86400}  # delayed: due within
 _JOB = re.compile(r"[\w.:<>()\[\] -]{1,255}")
-
-
-def shown_tag(tag: object) -> str:
-    """A tag as every page, link and filter names it: masked and clipped (pure).
-
-    Tags are written by application code and may hold a secret (``password=...``). A
-    facet counts, links and matches tags in this form only, so a filter can confirm
-    nothing a viewer could not already read, and no raw tag reaches a URL (or the
-    access log)."""
-    return _shown_tag(str(tag), mask_keys())
-
-
-@lru_cache(maxsize=16384)
-def _shown_tag(tag: str, _policy: tuple[str, ...]) -> str:
-    """Masking is the failed list's main cost once its facets read columns (2,000 rows'
-    tags a load, mostly the same few thousand values): remembered per tag and per mask
-    policy (the policy is part of the key, so a settings change is never served stale).
-    Bounded: 16,384 short strings."""
-    return display_tag(tag, NAME_LIMIT)
 
 
 def shown_tags_of(data: dict) -> list[str]:

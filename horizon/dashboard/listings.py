@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 from horizon.dashboard import formatting, links, lookup, paging
 from horizon.dashboard.facets import NOTHING, Picked
-from horizon.dashboard.masking import NAME_LIMIT, display, mask, shown_tags
+from horizon.dashboard.masking import NAME_LIMIT, display, mask, shown_name, shown_tags
 from horizon.dashboard.queues import QueueRef
 from horizon.repositories import horizon_client, recent
 from queueing import connections
@@ -110,17 +110,16 @@ def row_from(state: str, queue: str, data: dict, *, position: int, score: float 
         state=state,
         uuid=display(str(data.get("uuid") or completed and completed.get("uuid") or "?"),
                      NAME_LIMIT),
-        name=display(str(data.get("displayName") or data.get("job") or "(unreadable entry)"),
-                     NAME_LIMIT),
-        job=display(str(data.get("job") or ""), NAME_LIMIT), queue=queue,
+        name=shown_name(data.get("displayName") or data.get("job") or "(unreadable entry)"),
+        job=shown_name(data.get("job") or ""), queue=queue,
         attempts=data.get("attempts") if isinstance(data.get("attempts"), int) else None,
         max_tries=data.get("maxTries") if isinstance(data.get("maxTries"), int) else None,
         tags=shown_tags(data),
         pushed_at=formatting.moment(pushed, now) if isinstance(pushed, (int, float)) else None,
         when=formatting.moment(when, now),
-        reserved_by=display(str(data.get("reservedBy") or ""), NAME_LIMIT),
+        reserved_by=shown_name(data.get("reservedBy") or ""),
         runtime=runtime, position=position, score=score,
-        retry_of=display(str(data.get("retryOf") or ""), NAME_LIMIT), readable=bool(data),
+        retry_of=shown_name(data.get("retryOf") or ""), readable=bool(data),
         preview=argument_preview(data),
         unknown_since=formatting.moment(unknown, now)
         if isinstance(unknown := data.get("unknownSince"), (int, float)) else None,
@@ -214,11 +213,13 @@ def _row(state: str, entry: Entry, now: float) -> JobRow:
 
 def listing(state: str, refs: list[QueueRef], *, start: int = 0, needle: str = "",
             queue_filter: QueueRef | None = None, size: int = paging.PAGE_SIZE,
-            now: float | None = None, picked: Picked = NOTHING) -> Listing:
+            now: float | None = None, picked: Picked = NOTHING,
+            segments: list[tuple[str, int]] | None = None) -> Listing:
     """One page of a state; `refs` are the queues shown (laid end to end, in order);
-    `picked` the facet values chosen (job, tag, time range), which filter like a search."""
+    `picked` the facet values chosen (job, tag, time range), which filter like a search;
+    `segments` the refs' lengths when the caller has read them (`queue_segments`)."""
     now = time.time() if now is None else now
-    segments = queue_segments(state, refs)
+    segments = queue_segments(state, refs) if segments is None else segments
     total = sum(n for _, n in segments)
     needle = needle.strip().lower()
     if not needle and not picked.any and not (state == "completed" and queue_filter):

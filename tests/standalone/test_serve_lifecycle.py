@@ -23,7 +23,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def up(port, rclient):
     """The dashboard answers and a master with workers is running."""
-    wait_until(lambda: http_status(f"http://127.0.0.1:{port}/") in (200, 302), timeout=30,
+    wait_until(lambda: http_status(f"http://127.0.0.1:{port}/") in (200, 302), timeout=60,
                message="dashboard answering")
     wait_until(lambda: state.overall_status(rclient) == "running", timeout=30,
                message="master running")

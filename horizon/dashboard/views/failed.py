@@ -72,7 +72,7 @@ def context(params: QueryDict) -> dict:
                                window=window, exc=exc, since=since, job=picked.job,
                                tag=picked.tag)
     filters = list_filters(params)
-    groups, grouped = failures.groups(chosen)
+    groups, grouped = failures.kept_groups(chosen)
     matching = failures.matching(chosen, needle, exc, since, picked.job, picked.tag)
     return {
         "section": "failed",

@@ -36,9 +36,11 @@ def context(state: str, params: QueryDict) -> dict:
         # Successes are kept for a while, then trimmed; drop expired index entries first.
         recent.trim(horizon_client(), horizon_settings().trim_completed_minutes)
     refs = [chosen] if chosen and state != "completed" else known
+    # the queues' lengths, read once (one round trip) for the rows and the facets
+    every = listings.queue_segments(state, known)
     listing = listings.listing(state, refs, start=int_param(params, "start"), needle=needle,
                                queue_filter=chosen if state == "completed" else None,
-                               picked=picked)
+                               picked=picked, segments=every if refs is known else None)
     if state == "reserved":
         listings.mark_gone_holders(listing.rows)
     listings.with_links(state, listing.rows)
@@ -56,7 +58,8 @@ def context(state: str, params: QueryDict) -> dict:
         "picked": picked,
         # a uuid answered by the index shows one job: no counts to take
         "facets": (None if listing.via_index
-                   else facet_counts.for_jobs(state, known, chosen, picked, filters)),
+                   else facet_counts.for_jobs(state, known, chosen, picked, filters,
+                                              every=every)),
         "filters": filters,
         "query": urlencode(filters),
         "start": listing.page.start if listing.page else (listing.scan.start if listing.scan

@@ -91,6 +91,8 @@ def action_posts() -> dict:
                           {"pick": f"redis:default|{ticked_pending['uuid']}|0"}),
         "batch-retry": (f"/batches/{to_retry.id}/retry/", {}),
         "batch-cancel": (f"/batches/{to_cancel.id}/cancel/", {}),
+        "monitoring-watch": ("/monitoring/actions/watch/", {"tag": "tenant:audited"}),
+        "monitoring-stop": ("/monitoring/tenant:audited/stop/", {}),  # after the watch
     }
 
 
@@ -113,7 +115,8 @@ def test_every_operator_action_is_audited(client, rclient, settings):
         assert b"flash-error" not in response.content, (name, response.content[:400])
         assert AuditEntry.objects.count() == before + 1, f"{name} left no audit entry"
     actions = set(AuditEntry.objects.values_list("action", flat=True))
-    assert {"pause schedule", "continue schedule", "run schedule"} <= actions
+    assert {"pause schedule", "continue schedule", "run schedule", "watch tag",
+            "stop watching tag"} <= actions
     page = client.get("/audit/").content.decode()
     assert "run schedule" in page and "tick" in page
 

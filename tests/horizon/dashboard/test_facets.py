@@ -193,8 +193,11 @@ def test_facets_at_100000_pending_stay_fast(client, driver):
     driver.push_many("default", entries, chunk=5000)
     pages = {"list": "/jobs/pending/", "facet": "/jobs/pending/?job=app.jobs.Refund",
              "tag": "/jobs/pending/?tag=customer:7&within=1h"}
-    timings = {}
+    timings, read = {}, {}
     for name, url in pages.items():
+        sent_before = bytes_sent(driver)
+        client.get(url)
+        read[name] = bytes_sent(driver) - sent_before
         response, seconds = best_of(3, lambda url=url: client.get(url))
         timings[name] = seconds
         body = text(response)
@@ -211,7 +214,15 @@ def test_facets_at_100000_pending_stay_fast(client, driver):
     assert jobs == {"app.jobs.SendInvoice": "≈95,000", "app.jobs.Refund": "≈5,000"}
     narrowed = text(client.get(pages["facet"]))
     assert len(rows(narrowed)) == 50 and "Scanned pending entries 1–981 of 100,000" in narrowed
-    assert max(timings.values()) < 0.5, f"pages at 100k pending: {timings}"
+    # What a page reads, not how long it takes (a timed bound failed on a loaded machine
+    # running the suite on 3 processes; bench/dashboard.py measures the time): the 2,000
+    # sampled entries and the 50 rows are about 1.4 MB of the queue's 25 MB.
+    assert max(read.values()) < 5_000_000, f"bytes Redis sent per page at 100k: {read}"
+    print(f"pages at 100k pending: {timings}, bytes read: {read}")
+
+
+def bytes_sent(driver) -> int:
+    return int(driver.client.info("stats")["total_net_output_bytes"])
 
 
 def test_retries_facets_count_jobs_in_backoff_by_their_last_error(client, driver):

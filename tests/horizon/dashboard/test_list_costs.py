@@ -17,10 +17,10 @@ KNOWN = [queues.QueueRef("redis", "default")]
 @pytest.fixture(autouse=True)
 def fresh_estimates(monkeypatch):
     monkeypatch.setattr(facets, "SAMPLE", 200)
-    facet_counts._estimates.clear()
+    facet_counts.forget_job_counts()
     yield
     wait_until(lambda: not facet_counts._refreshing, timeout=10)
-    facet_counts._estimates.clear()
+    facet_counts.forget_job_counts()
 
 
 def test_a_stale_sample_is_shown_while_a_thread_takes_the_next(driver, monkeypatch):
@@ -41,3 +41,43 @@ def test_a_stale_sample_is_shown_while_a_thread_takes_the_next(driver, monkeypat
     kept = next(iter(facet_counts._estimates.values()))
     assert kept[0] > time.time(), "the next sample is fresh"
 
+
+
+def counts_of(found: facets.Facets, kind: str) -> dict[str, int]:
+    facet = next(f for f in found.shown if f.kind == kind)
+    return {c.value: c.count for c in facet.choices}
+
+
+def test_a_whole_count_is_kept_for_a_refresh_interval_while_the_length_holds(driver):
+    """A list under the budget is counted whole, once per EXACT_FRESH seconds while its
+    length stays the same; a length that changed is counted anew at once."""
+    driver.push_many("default", [encode(payload(name="app.jobs.A")) for _ in range(3)])
+    first = facet_counts.for_jobs("pending", KNOWN, None, NOTHING, {}, now=1000.0)
+    assert not first.estimated and counts_of(first, "job") == {"app.jobs.A": 3}
+    driver.pop("default", owner="h:1:s")  # same length after the next push, other job
+    driver.push("default", encode(payload(name="app.jobs.B")))
+    kept = facet_counts.for_jobs("pending", KNOWN, None, NOTHING, {}, now=1001.0)
+    assert counts_of(kept, "job") == {"app.jobs.A": 3}, "reused within the interval"
+    fresh = facet_counts.for_jobs("pending", KNOWN, None, NOTHING, {},
+                                  now=1000.0 + facet_counts.EXACT_FRESH + 0.1)
+    assert counts_of(fresh, "job") == {"app.jobs.A": 2, "app.jobs.B": 1}
+    driver.push("default", encode(payload(name="app.jobs.C")))
+    grown = facet_counts.for_jobs("pending", KNOWN, None, NOTHING, {},
+                                  now=1000.0 + facet_counts.EXACT_FRESH + 0.2)
+    assert counts_of(grown, "job") == {"app.jobs.A": 2, "app.jobs.B": 1, "app.jobs.C": 1}
+
+
+@pytest.mark.django_db
+def test_exception_groups_are_kept_for_a_refresh_interval_and_dropped_on_a_change():
+    from horizon.dashboard import failures
+    from queueing import failed
+    from tests.helpers import fail
+
+    fail(exception="ValueError: one\n")
+    assert failures.kept_groups(None, now=50.0) == ([failures.Group("ValueError", 1)], 1)
+    row = fail(exception="KeyError: two\n")
+    assert failures.kept_groups(None, now=51.0)[1] == 1, "reused within the interval"
+    assert failures.kept_groups(None, now=50.0 + failures.GROUPS_FRESH)[1] == 2
+    assert failed.forget(row.uuid)  # this process deleted a row: the kept groups go
+    assert failures.kept_groups(None, now=50.0 + failures.GROUPS_FRESH + 0.1) == (
+        [failures.Group("ValueError", 1)], 1)
