@@ -6,7 +6,7 @@ feature existing: dispatch CPU, worker CPU and Redis commands per job.
 Each round dispatches N no-op jobs of one kind with ``dispatch_many`` (this process's CPU
 per job is the dispatch cost) and drains them with an in-process Worker (sidecar on,
 --stop-when-empty), measuring the worker's CPU time, wall time and the Redis commands it
-sent (INFO total_commands_processed), as bench/middleware_cost.py does. Kinds alternate
+sent (INFO total_commands_processed): bench/common.py's measured round. Kinds alternate
 round by round so machine noise falls on all alike; the median round of each is printed:
 
 - ``plain``: ``noop(7)``, an integer argument;
@@ -22,74 +22,46 @@ touches the database reopens it (as every request does), which costs far more th
 query and would hide what the reference itself costs.
 """
 import os
-import statistics
-import sys
 import tempfile
-import time
 
-from common import setup_django
+import common
 
 os.environ["HORIZON_VAR_DIR"] = tempfile.mkdtemp(prefix="hz-bench-models-")
-setup_django()
+common.setup_django()
 
 from django.contrib.auth.models import User  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connections  # noqa: E402
 
 from bench.jobs import load_user, noop  # noqa: E402
-from queueing import dispatch_many  # noqa: E402
-from queueing.connections import redis_driver  # noqa: E402
-from queueing.worker.loop import Worker  # noqa: E402
-from queueing.worker.options import WorkerOptions  # noqa: E402
 
 
-def commands(client) -> int:
-    return int(client.info("stats")["total_commands_processed"])
-
-
-def one_round(kind, argument, n: int) -> tuple[float, float, float, float]:
-    """(dispatch CPU µs, worker CPU µs, worker wall µs, Redis commands) per job."""
-    driver = redis_driver()
-    client = driver.client
-    client.flushdb()
+def one_round(kind, argument, n: int) -> common.Round:
+    """One round of `kind` (bench/common.py): dispatch CPU, worker CPU, wall, commands."""
     job = kind.using(queue="bench")
-    cpu = time.process_time()
-    for start in range(0, n, 1000):
-        dispatch_many([job.s(argument) for _ in range(start, min(start + 1000, n))])
-    dispatch_cpu = time.process_time() - cpu
-    worker = Worker(driver, WorkerOptions(queues=("bench",), stop_when_empty=True, quiet=True,
-                                          memory=0))
-    sent_before = commands(client)
-    cpu, wall = time.process_time(), time.perf_counter()
-    worker.run()
-    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-    sent = commands(client) - sent_before - 1  # the INFO call itself
-    assert worker.jobs_processed == n, (worker.jobs_processed, n)
-    return dispatch_cpu / n * 1e6, cpu / n * 1e6, wall / n * 1e6, sent / n
+    return common.measured_round(lambda: common.dispatch_in_batches(lambda: job.s(argument), n), n)
 
 
 def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 5000
-    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    n, rounds = common.size_and_rounds(5000, 3)
     connections["default"].settings_dict["CONN_MAX_AGE"] = None
     call_command("migrate", verbosity=0)
     user = User.objects.create_user("bench-user", "bench@example.com")
     kinds = {"plain": (noop, 7), "one model": (noop, user), "by hand": (load_user, user.pk)}
     for kind, argument in kinds.values():  # warm up: imports, script loads, connections
         one_round(kind, argument, min(n, 1000))
-    results: dict[str, list[tuple[float, float, float, float]]] = {k: [] for k in kinds}
-    for _ in range(rounds):
-        for name, (kind, argument) in kinds.items():
-            results[name].append(one_round(kind, argument, n))
+    results = common.alternate(
+        {name: (lambda kind=kind, argument=argument: one_round(kind, argument, n))
+         for name, (kind, argument) in kinds.items()}, rounds)
     print(f"{n:,} no-op jobs a round, {rounds} rounds, medians (this process only):")
-    base = statistics.median(r[1] for r in results["plain"])
+    base = common.median_round(results["plain"]).worker_cpu
     for name, rows in results.items():
-        dispatch, cpu, wall, sent = (statistics.median(r[i] for r in rows) for i in range(4))
-        spread = max(r[1] for r in rows) - min(r[1] for r in rows)
-        print(f"  {name:<10} dispatch CPU {dispatch:6.1f} us/job  worker CPU {cpu:6.1f} "
-              f"us/job (rounds spread {spread:4.1f})  wall {wall:6.1f} us/job  "
-              f"Redis commands {sent:.3f}/job  worker CPU vs plain {cpu - base:+.1f} us")
-    redis_driver().client.flushdb()
+        m = common.median_round(rows)
+        print(f"  {name:<10} dispatch CPU {m.dispatch_cpu:6.1f} us/job  worker CPU "
+              f"{m.worker_cpu:6.1f} us/job (rounds spread {common.worker_cpu_spread(rows):4.1f})  "
+              f"wall {m.worker_wall:6.1f} us/job  Redis commands {m.worker_commands:.3f}/job  "
+              f"worker CPU vs plain {m.worker_cpu - base:+.1f} us")
+    common.flush_bench_redis()
 
 
 if __name__ == "__main__":

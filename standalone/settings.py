@@ -2,6 +2,8 @@
 
 - ``QUEUE_REDIS_URL``: use this Redis; without it a redis-server is started on a unix
   socket under ``var/redis`` (append-only, so jobs survive a restart).
+- ``QUEUE_ENCRYPT=1``: the Redis connection encrypts every job's arguments (its
+  ``"encrypt": True``, docs/encrypted-jobs.md), with keys derived from the secret key below.
 - ``DJANGO_SECRET_KEY``: without it a random key is generated once into ``var/secret_key``.
   ``DJANGO_SECRET_KEY_FALLBACKS``: earlier keys, comma-separated, still accepted (a
   rotation: sessions and encrypted jobs made with them stay readable).
@@ -160,6 +162,9 @@ QUEUE = {
             "queues": ["high", "default", "low"],
             "retry_after": 30,  # renewed while a job runs; only a dead worker waits it out
             "block_for": 5,
+            # QUEUE_ENCRYPT=1: every job's arguments sealed, whatever the job asks
+            # (docs/encrypted-jobs.md: what it protects, and from whom).
+            "encrypt": os.environ.get("QUEUE_ENCRYPT") == "1",
         },
         # Jobs in the site's own database, committed with the data they refer to
         # (docs/database-driver.md); serve it with `runworker database` or a supervisor
