@@ -129,8 +129,14 @@ class Heartbeat:
                 pass  # Redis away: the key lapses, then comes back with the next beat
 
     def start(self) -> None:
-        self.beat()
-        self._thread.start()
+        """The first beat now, then the thread. A first beat that finds Redis away still
+        starts the thread, which writes on its next tick once Redis answers (and stop()
+        then has a thread to join: a worker started during an outage stopped with exit 1
+        on "cannot join thread before it is started")."""
+        try:
+            self.beat()
+        finally:
+            self._thread.start()
 
     def stop(self) -> None:
         """A worker that stops on its own holds no job any more: forget it at once."""

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 
 from queueing import dispatch_many, failed
-from queueing.drivers.redis.keys import QueueKeys
+from queueing.drivers.redis.keys import QueueKeys, workers_key
 from queueing.middleware.keys import control_key, outcomes_key, unique_key
 from queueing.models import FailedJob
 from queueing.signals import job_unique_skipped
@@ -112,11 +112,15 @@ def test_a_killed_workers_overlap_lock_expires(spawn_worker, rclient):
     lock = control_key("overlap", "test-held")
     owner = rclient.get(lock).decode()
     assert owner.startswith(ran("first")[0]["uuid"]) and f":{first.pid}:" in owner
+    # The second worker is up before the kill, so its own start (seconds of Django on a
+    # loaded machine) is not counted as time the key stayed blocked.
+    second = spawn_worker("--queue=default")
+    wait_until(lambda: rclient.zcard(workers_key()) == 2, timeout=30,
+               message="the second worker's first beat")
     os.killpg(first.pid, signal.SIGKILL)
     first.wait()
     killed_at = time.time()
     control_jobs.hold_overlap_lock.delay("second", 0)
-    second = spawn_worker("--queue=default")
     wait_until(lambda: ran("second", phase="start"), timeout=15, message="second job to run")
     taken_at = ran("first", phase="start")[0]["at"]  # just after the lock was taken
     started = ran("second", phase="start")[0]["at"]

@@ -44,3 +44,22 @@ def test_a_worker_that_stops_cleanly_removes_its_heartbeat(spawn_worker, rclient
     worker = spawn_worker("--queue=default", "--stop-when-empty", env=FAST)
     assert worker.wait() == 0
     assert rclient.keys(heartbeat_prefix() + "*") == []
+
+
+def test_a_heartbeat_started_while_redis_is_away_beats_once_it_answers_and_stops_cleanly(
+        rclient, driver):
+    """Seen in the Sentinel kill test: a worker started while its Redis was away exited 1
+    at stop, because its first beat raised before the thread was started."""
+    import redis as redis_lib
+
+    from tests.helpers import free_port
+
+    away = redis_lib.Redis(port=free_port(), socket_connect_timeout=0.2)
+    heart = heartbeat.Heartbeat(away, "w-away", every=0.05)
+    with pytest.raises(redis_lib.ConnectionError):
+        heart.start()
+    heart.client = heartbeat.make_client(driver.config)  # Redis answers again
+    wait_until(lambda: heartbeat.alive(rclient, ["w-away"])["w-away"], timeout=5,
+               message="the thread's beat once Redis answers")
+    heart.stop()  # joins the running thread, forgets the worker
+    assert heartbeat.alive(rclient, ["w-away"]) == {"w-away": False}
