@@ -54,13 +54,14 @@ def test_rate_limit_holds_across_four_workers(spawn_worker, rclient):
     assert sorted(n["index"] for n in notes) == list(range(200)), "each ran exactly once"
     assert {n["attempts"] for n in notes} == {1}, "being held back used no attempt"
     # A start is stamped by the job body, a few ms after the limiter admitted it in
-    # Redis; on a loaded machine a worker can be descheduled in between (3.7 ms seen), so
-    # 11 stamps may fall in 0.996 s though their admissions were a full second apart. 50 ms
-    # of slack absorbs that and still catches an 11th start in any window (it would come
-    # right as the window opens, not 950 ms later).
+    # Redis; on a loaded machine a worker can be descheduled in between (3.7 ms seen, and
+    # 54 ms in the cluster leg on 3 test processes), so 11 stamps may fall in 0.946 s
+    # though their admissions were a full second apart. 150 ms of slack absorbs that and
+    # still catches an 11th start in any window (it would come right as the window opens,
+    # not 850 ms later).
     starts = sorted(n["at"] for n in notes)
     crowded = [(starts[i], starts[i + 10]) for i in range(len(starts) - 10)
-               if starts[i + 10] - starts[i] < 1.0 - 0.05]
+               if starts[i + 10] - starts[i] < 1.0 - 0.15]
     assert not crowded, f"11 starts within one second: {crowded[:3]}"
     assert starts[-1] - starts[0] >= 19.0 - 0.2  # 200 at 10/s need 19 s at least
     assert FailedJob.objects.count() == 0
