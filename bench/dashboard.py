@@ -1,7 +1,7 @@
 """Dashboard page timings with 1,000,000 pending jobs and 100,000 failed jobs.
 
     .venv/bin/python bench/dashboard.py [--pending 1000000] [--failed 100000] [--runs 50]
-        [--failing 20] [--only failed] [--keep] [--reuse]
+        [--failing 20] [--only failed] [--keep] [--reuse] [--poll 2]
 
 Fills the bench Redis (BENCH_REDIS_URL, else a throwaway one: FLUSHed) and a
 SQLite file under var/bench-dashboard/ (migrated first), logs a staff user in with
@@ -9,7 +9,9 @@ Django's test Client, requests every page `--runs` times after a short warm-up, 
 prints p50/p95/max in ms per page. Everything it filled is removed at the end.
 The target: every page under 100 ms at the 95th percentile (the failed list: 50 ms
 with 100,000 rows while workers fail jobs at 20 a second, `--failing 20`, which writes
-failed rows through failed.record, as a worker does, from a thread).
+failed rows through failed.record, as a worker does, from a process of its own).
+`--poll 2` waits 2 s before each measured load, as one open tab polling a list does:
+each load then finds the counts a page keeps for its refresh interval expired.
 """
 import argparse
 import datetime as dt
@@ -228,16 +230,21 @@ def pages(driver, pending: int) -> dict[str, tuple[str, dict]]:
 CPU_TIMES: list[float] = []  # the last `measure`'s CPU ms per load (this process's)
 
 
+POLL = [0.0]  # seconds waited before each measured load (--poll): one tab's refresh
+
+
 def measure(client: Client, url: str, headers: dict, runs: int) -> list[float]:
     """Wall ms per load; CPU_TIMES gets this process's CPU ms per load beside them, which
     a busy shared machine disturbs far less (Redis's share is not in it: the pages' own
-    work, SQLite's included, is)."""
+    work, SQLite's included, is; so is a thread the load started that is still running
+    when it returns)."""
     for _ in range(3):
         response = client.get(url, headers=headers)
         assert response.status_code == 200, (url, response.status_code)
     times = []
     CPU_TIMES.clear()
     for _ in range(runs):
+        time.sleep(POLL[0])
         started, cpu = time.perf_counter(), time.process_time()
         response = client.get(url, headers=headers)
         times.append((time.perf_counter() - started) * 1000)
@@ -273,10 +280,13 @@ def main() -> int:
     parser.add_argument("--only", default="", help="only the pages whose name starts so")
     parser.add_argument("--profile", action="store_true",
                         help="profile the pages measured (cProfile, the 25 costliest calls)")
+    parser.add_argument("--poll", type=float, default=0,
+                        help="seconds waited before each measured load (one tab polling)")
     parser.add_argument("--write-failures", type=float, default=0, help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.write_failures:
         return write_failures(options.write_failures)
+    POLL[0] = options.poll
     driver = redis_driver()
     print(f"redis: {redacted_url(driver.config.url or 'embedded')}; "
           f"sqlite: {os.environ['HORIZON_VAR_DIR']}")

@@ -1,5 +1,6 @@
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,11 @@ def clean_redis():
     failures.forget_groups()  # and its exception groups'
     facet_counts.forget_job_counts()  # the job lists' kept counts and estimates
     yield
+    # a kept count's refresh still running would store counts into the next test
+    deadline = time.monotonic() + 10
+    while (facet_counts._failed_counts.refreshing or failures._kept_groups.refreshing) \
+            and time.monotonic() < deadline:
+        time.sleep(0.01)
     client.flushdb()
 
 

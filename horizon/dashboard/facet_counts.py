@@ -18,10 +18,11 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
+from functools import partial
 
 from django.db.models.functions import Substr
 
-from horizon.dashboard import facets, failures, listings, paging
+from horizon.dashboard import facets, failures, kept_counts, listings, paging
 from horizon.dashboard.facets import Facets, Picked
 from horizon.dashboard.masking import shown_tag
 from horizon.dashboard.queues import QueueRef
@@ -225,25 +226,23 @@ def _facets(state: str, every: list[tuple[str, int]], chosen: QueueRef | None,
     ], counted, total, estimated=counted < total)
 
 
-FAILED_FRESH = 2.0  # seconds a failed list's counts are reused: the list's refresh interval
-_failed_counts: dict[tuple, tuple[float, tuple]] = {}
+FAILED_FRESH = 2.0  # seconds a failed list's counts are fresh: the list's refresh interval
+_failed_counts: kept_counts.KeptCounts[tuple] = kept_counts.KeptCounts(
+    "failed list's facet counts", FAILED_FRESH)
 
 
 def for_failed(chosen: QueueRef | None, exc: str, since: str, picked: Picked,
-               base: dict[str, str], now: float | None = None) -> Facets:
+               base: dict[str, str]) -> Facets:
     """The failed list's facets, counted over its newest FAILED_WINDOW rows from the
-    columns written with each row. The counts of one filter are reused for
-    FAILED_FRESH seconds in this process (at most once per refresh interval, as every
-    open tab polls), so their cost does not multiply with the viewers."""
-    now = time.monotonic() if now is None else now
+    columns written with each row. The counts of one filter are kept in this process
+    and recounted at most once per FAILED_FRESH seconds after a load that found them
+    older, off the request path (horizon/dashboard/kept_counts.py): no load but the
+    first (or the first after this process deleted or retried rows) waits for them,
+    and their cost does not multiply with the open tabs. Counts served past their
+    freshness carry their age, which the page shows."""
     key = (chosen.label if chosen else "", exc, since, picked.job, picked.tag)
-    kept = _failed_counts.get(key)
-    if kept is None or kept[0] <= now:
-        if len(_failed_counts) > 256:
-            _failed_counts.clear()  # bounded: filters are many, memory is not
-        kept = _failed_counts[key] = (now + FAILED_FRESH,
-                                      _count_failed(chosen, exc, since, picked))
-    found, queue_counts, counted, total = kept[1]
+    (found, queue_counts, counted, total), age = _failed_counts.get(
+        key, partial(_count_failed, chosen, exc, since, picked))
     # A window of the newest rows, not a spread sample: counted as they are, not scaled.
     return Facets([
         facets.facet("job", "Job", found.jobs, base, picked.job, counted=1, total=1,
@@ -251,13 +250,19 @@ def for_failed(chosen: QueueRef | None, exc: str, since: str, picked: Picked,
         facets.facet("queue", "Queue", queue_counts, base, chosen.label if chosen else "",
                      counted=1, total=1),
         facets.facet("tag", "Tag", found.tags, base, picked.tag, counted=1, total=1),
-    ], counted, total, estimated=False)
+    ], counted, total, estimated=False, age=shown_age(age, FAILED_FRESH))
+
+
+def shown_age(age: float, fresh: float) -> int:
+    """Whole seconds a page says its kept counts are old: 0 (not said) while they are
+    fresh, so only counts served past their refresh interval are marked (pure)."""
+    return round(age) if age >= fresh else 0
 
 
 def forget_failed_counts() -> None:
-    """Drop the reused counts (queueing.failed's change hook: this process deleted or
+    """Drop the kept counts (queueing.failed's change hook: this process deleted or
     retried rows, and the list it shows next must not count them)."""
-    _failed_counts.clear()
+    _failed_counts.forget()
 
 
 def _count_failed(chosen: QueueRef | None, exc: str, since: str,

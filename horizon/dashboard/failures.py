@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from horizon.dashboard import formatting, paging
 from horizon.dashboard.facets import shown_tags_of
+from horizon.dashboard.kept_counts import KeptCounts
 from horizon.dashboard.masking import CLIP_MARGIN, display, shown_name, shown_tags
 from horizon.dashboard.queues import QueueRef
 from queueing import connections, failed, failed_search
@@ -265,29 +266,25 @@ def groups(queue: QueueRef | None = None, limit: int = 12) -> tuple[list[Group],
     return [Group(name, count) for name, count in ordered[:limit]], total
 
 
-GROUPS_FRESH = 2.0  # seconds one filter's groups are reused: the list's refresh interval
-_kept_groups: dict[str, tuple[float, tuple[list[Group], int]]] = {}
+GROUPS_FRESH = 2.0  # seconds one filter's groups are fresh: the list's refresh interval
+_kept_groups: KeptCounts[tuple[list[Group], int]] = KeptCounts(
+    "failed list's exception groups", GROUPS_FRESH)
 
 
-def kept_groups(queue: QueueRef | None = None,
-                now: float | None = None) -> tuple[list[Group], int]:
-    """`groups`, reused for GROUPS_FRESH seconds in this process, as the facets' counts
-    are (facet_counts.for_failed): the grouping reads 20,000 index entries, about a
-    third of the failed list's own work at 100,000 rows, and every open tab polls it.
-    This process's deletes and retries drop them (`forget_groups`, queueing.failed's
-    change hook)."""
-    now = time.monotonic() if now is None else now
-    key = queue.label if queue else ""
-    kept = _kept_groups.get(key)
-    if kept is None or kept[0] <= now:
-        if len(_kept_groups) > 256:
-            _kept_groups.clear()  # bounded: queues are few, but labels come from the query
-        kept = _kept_groups[key] = (now + GROUPS_FRESH, groups(queue))
-    return kept[1]
+def kept_groups(queue: QueueRef | None = None) -> tuple[list[Group], int, float]:
+    """`groups`, and their age in seconds, kept as the facets' counts are
+    (facet_counts.for_failed, horizon/dashboard/kept_counts.py): the grouping reads
+    20,000 index entries, about a third of the failed list's own work at 100,000 rows,
+    and every open tab polls it. It is recounted at most once per GROUPS_FRESH seconds,
+    after the response of a load that found it older; this process's deletes and
+    retries drop it (`forget_groups`, queueing.failed's change hook), and the next load
+    groups inline."""
+    found, age = _kept_groups.get(queue.label if queue else "", partial(groups, queue))
+    return found[0], found[1], age
 
 
 def forget_groups() -> None:
-    _kept_groups.clear()
+    _kept_groups.forget()
 
 
 def _classes(rows: list[tuple[int, str | None]]) -> list[str]:

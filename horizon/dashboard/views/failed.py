@@ -72,7 +72,7 @@ def context(params: QueryDict) -> dict:
                                window=window, exc=exc, since=since, job=picked.job,
                                tag=picked.tag)
     filters = list_filters(params)
-    groups, grouped = failures.kept_groups(chosen)
+    groups, grouped, groups_age = failures.kept_groups(chosen)
     matching = failures.matching(chosen, needle, exc, since, picked.job, picked.tag)
     return {
         "section": "failed",
@@ -89,6 +89,7 @@ def context(params: QueryDict) -> dict:
         "recent": failures.recent_counts(chosen),
         "groups": groups,
         "grouped": grouped,
+        "groups_age": facet_counts.shown_age(groups_age, failures.GROUPS_FRESH),
         "group_window": failures.GROUP_WINDOW,
         "listing": listing,
         "queues": queues.known_queues(),
