@@ -11,9 +11,45 @@ Connections made while frozen are accepted and held, silent, too.
 """
 from __future__ import annotations
 
+import errno
+import random
 import select
 import socket
 import threading
+import time
+
+
+def _bind(listener: socket.socket, port: int) -> None:
+    """Bind, waiting up to 5 s for the port of a proxy just closed to be let go (its old
+    listening socket can outlive close() by a moment while its thread was in accept)."""
+    deadline = time.monotonic() + 5
+    while True:
+        try:
+            listener.bind(("127.0.0.1", port))
+            return
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def _port_outside_the_ephemeral_range() -> int:
+    """A port below the range the kernel hands out to outgoing connections, free now."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as ports:
+            low = int(ports.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    candidates = list(range(max(1024, low - 12000), low))
+    random.shuffle(candidates)
+    for port in candidates[:200]:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    return 0  # none found: the kernel's choice
 
 
 class TcpProxy:
@@ -25,7 +61,11 @@ class TcpProxy:
         self.upstream_tcp = upstream_tcp
         self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.listener.bind(("127.0.0.1", port))  # a closed proxy's port: the same URL again
+        # a closed proxy's port: the same URL again. A new proxy's port is below the
+        # kernel's ephemeral range, so that while it is closed no outgoing connection
+        # can take it as its own local port (bind then failed with "Address already in
+        # use" when a test brought Redis back, with other tests' connections about).
+        _bind(self.listener, port or _port_outside_the_ephemeral_range())
         self.listener.listen(64)
         self.port = self.listener.getsockname()[1]
         self._running = threading.Event()  # set: forwarding; clear: frozen
