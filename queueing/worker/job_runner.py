@@ -33,7 +33,7 @@ from queueing.entries.payload import Payload
 from queueing.errors import MalformedPayload, ModelReferenceError, UnknownJob
 from queueing.middleware.pipeline import plan_for
 from queueing.signals import job_exception_occurred, job_processed, job_processing
-from queueing.worker import controls, execution, model_args, policy
+from queueing.worker import controls, execution, model_args, policy, unrun
 from queueing.worker.batch_gate import BatchGate
 from queueing.worker.database_use import ConnectionChecks
 from queueing.worker.errors import transient
@@ -197,11 +197,11 @@ class JobRunner:
                 "dying (segfault, out-of-memory kill, os._exit?)"))
             return Outcome("failed", job=job)
 
-        if "batch" in job.data and not self._batch_allows(held, job):
+        if "batch" in job.data and not unrun.batch_allows(self, held, job):
             return Outcome("skipped", job=job)
         if job.expires_at is not None and policy.expired(
                 expires_at=job.expires_at, attempts=job.attempts, now=time.time()):
-            return self.expired(held, job)
+            return unrun.expired(self, held, job)
 
         meta = {"payload": job, "connection": self.driver.name, "queue": held.queue}
         tries = policy.effective_tries(job.max_tries, self.options.tries)
@@ -216,43 +216,6 @@ class JobRunner:
         self.log.line(job, "RUNNING", f"attempt {job.attempts}")
         timeout = self.options.timeout if job.timeout is None else job.timeout
         return Prepared(held, job, definition, tries, timeout, meta, plan_for(definition))
-
-    def _batch_allows(self, held: Reservation, job: Payload) -> bool:
-        """A batch member may start unless its batch is cancelled (see batch_gate.py).
-        A member refused is already counted as cancelled; its reservation is dropped
-        here (docs/batches.md)."""
-        tag = batch_tag.of_data(job.data)
-        if tag is None or self.batch_gate is None:
-            return True
-        gate = self.batch_gate
-        allowed = gate.fresh(held.token)
-        if allowed is None:
-            try:
-                allowed = self._retrying(lambda: gate.ask(held, tag, job.uuid), "check batch")
-            except Exception as exc:  # a store that refuses this tag: run it as a plain job
-                logger.error("could not check the batch of %s %s: %s", job.job, job.uuid,
-                             printable(exc, 300))
-                allowed = True
-        if allowed is not False:
-            return True
-        self._retrying(lambda: self.driver.delete(held), "delete cancelled batch member")
-        if "unique" in job.data:
-            controls.release_unique(self, job)
-        self.log.line(job, "SKIPPED", f"batch {tag.id} is cancelled")
-        return False
-
-    def expired(self, held: Reservation, job: Payload) -> Outcome:
-        """Not started before its expiry: forgotten unrun, never failed nor retried. A
-        batch member counts as skipped (a success for its batch, so the batch still
-        ends); its chain ends here; its unique lock is let go."""
-        outcome = batch_tag.SKIPPED if "batch" in job.data else None
-        self._retrying(lambda: self.driver.delete(held, outcome=outcome),
-                       "delete expired job")
-        if "unique" in job.data:
-            controls.release_unique(self, job)
-        late = time.time() - (job.expires_at or 0.0)
-        self.log.line(job, "EXPIRED", f"{late:.3g}s past its expiry before it could start")
-        return Outcome("expired", job=job)
 
     def fail(self, held: Reservation, job: Payload | None, definition: JobDefinition | None,
              exc: BaseException, detail: str = "") -> None:

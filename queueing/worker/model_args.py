@@ -32,12 +32,11 @@ from django.db.models import Model
 
 from queueing.dispatching.registry import JobDefinition
 from queueing.drivers.contract import Reservation
-from queueing.entries import batch_tag
 from queueing.entries.model_refs import MODEL_KEY, shown_reference, well_formed
 from queueing.entries.shapes import Payload
 from queueing.errors import MissingModel, ModelReferenceError
 from queueing.signals import job_exception_occurred
-from queueing.worker import controls
+from queueing.worker import unrun
 from queueing.worker.joblog import send_signal
 from queueing.worker.outcome import Outcome
 
@@ -165,10 +164,5 @@ def settle(runner: JobRunner, held: Reservation, job: Payload,
 def drop(runner: JobRunner, held: Reservation, job: Payload, exc: MissingModel,
          runtime: float) -> Outcome:
     """Forget the job unrun (``delete_when_missing_models``): not failed, not retried."""
-    outcome = batch_tag.SKIPPED if "batch" in job.data else None
-    runner._retrying(lambda: runner.driver.delete(held, outcome=outcome),
-                     "delete dropped job")
-    if "unique" in job.data:
-        controls.release_unique(runner, job)
-    runner.log.line(job, "DROPPED", f"{exc} (delete_when_missing_models)")
+    unrun.forget(runner, held, job, "DROPPED", f"{exc} (delete_when_missing_models)")
     return Outcome("dropped", runtime, job)

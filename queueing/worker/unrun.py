@@ -1,0 +1,64 @@
+"""Jobs settled without running: a member of a cancelled batch, a job past its expiry,
+a job whose model row is gone and that asks to be dropped (model_args.py).
+
+Each is the same move: the reservation deleted (a batch member counted as the batch
+needs), its unique lock let go, one log line. None is a failure or a retry."""
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING
+
+from queueing.drivers.contract import Reservation
+from queueing.entries import batch_tag
+from queueing.entries.payload import Payload
+from queueing.worker import controls
+from queueing.worker.outcome import Outcome, printable
+
+if TYPE_CHECKING:  # the runner imports this module
+    from queueing.worker.job_runner import JobRunner
+
+logger = logging.getLogger("queueing.worker")
+
+
+def forget(runner: JobRunner, held: Reservation, job: Payload, word: str, text: str, *,
+           counted: bool = False) -> None:
+    """Delete the reservation unrun, let the unique lock go, log `word` and `text`. A
+    batch member is counted skipped (a success for its batch, so the batch still ends),
+    unless it is `counted` already."""
+    outcome = batch_tag.SKIPPED if "batch" in job.data and not counted else None
+    runner._retrying(lambda: runner.driver.delete(held, outcome=outcome),
+                     f"delete {word.lower()} job")
+    if "unique" in job.data:
+        controls.release_unique(runner, job)
+    runner.log.line(job, word, text)
+
+
+def batch_allows(runner: JobRunner, held: Reservation, job: Payload) -> bool:
+    """A batch member may start unless its batch is cancelled (see batch_gate.py).
+    A member refused is already counted as cancelled; its reservation is dropped
+    here (docs/batches.md)."""
+    tag = batch_tag.of_data(job.data)
+    if tag is None or runner.batch_gate is None:
+        return True
+    gate = runner.batch_gate
+    allowed = gate.fresh(held.token)
+    if allowed is None:
+        try:
+            allowed = runner._retrying(lambda: gate.ask(held, tag, job.uuid), "check batch")
+        except Exception as exc:  # a store that refuses this tag: run it as a plain job
+            logger.error("could not check the batch of %s %s: %s", job.job, job.uuid,
+                         printable(exc, 300))
+            allowed = True
+    if allowed is not False:
+        return True
+    forget(runner, held, job, "SKIPPED", f"batch {tag.id} is cancelled", counted=True)
+    return False
+
+
+def expired(runner: JobRunner, held: Reservation, job: Payload) -> Outcome:
+    """Not started before its expiry: forgotten unrun, never failed nor retried; its
+    chain ends here."""
+    late = time.time() - (job.expires_at or 0.0)
+    forget(runner, held, job, "EXPIRED", f"{late:.3g}s past its expiry before it could start")
+    return Outcome("expired", job=job)
