@@ -26,11 +26,9 @@ import sys
 import threading
 import time
 
-from queueing import connections
 from queueing.drivers.contract import QueueDriver
 from queueing.signals import worker_stopping
-from queueing.worker import health, policy
-from queueing.worker.abandoned import AbandonedJobs
+from queueing.worker import health, policy, sidecar_process
 from queueing.worker.control_loop import ControlLoop
 from queueing.worker.inflight import InFlight, TableMemory
 from queueing.worker.inline import InlineExecutor
@@ -41,7 +39,7 @@ from queueing.worker.options import WorkerOptions
 from queueing.worker.pool import PoolExecutor
 from queueing.worker.process_control import SignalFlags, memory_mb
 from queueing.worker.reserving import JobStats, Reserver
-from queueing.worker.sidecar import Settlers, Sidecar
+from queueing.worker.sidecar import Sidecar
 
 logger = logging.getLogger("queueing.worker")
 
@@ -170,20 +168,15 @@ class Worker:
     def _start_sidecar(self) -> bool:
         if self.memory is None:
             return True
-        name, options = self.driver.name, self.options
         retry_after = self.driver.config.retry_after or 60.0
         timing = policy.lease_timing(retry_after, self.driver.config.socket_timeout)
-
-        def fresh_driver() -> QueueDriver:
-            """In the sidecar: its own driver, whose replies time out well before a lease
-            could lapse (a renewal stuck on a dead socket is retried on a new one)."""
-            return connections.driver_with_timeout(name, timing.attempt)
-
-        abandoned = AbandonedJobs(options, self.runner.log, self.owner)
-        self.sidecar = Sidecar(self.memory, driver_factory=fresh_driver,
-                               settlers=Settlers(abandoned.killed, abandoned.lost,
-                                                 abandoned.fenced),
-                               stderr=self.stderr, timing=timing)
+        fresh = sidecar_process.FreshStarter(self.driver.name, self.owner, self.options,
+                                             timing, os.getpid())
+        self.sidecar = Sidecar(
+            self.memory, driver_factory=sidecar_process.driver_factory(self.driver.name, timing),
+            settlers=sidecar_process.settlers(self.options, self.runner.log, self.owner),
+            stderr=self.stderr, timing=timing, fresh=fresh,
+            start_fresh=sidecar_process.uses_sqlite(self.driver))
         try:
             self.sidecar.start()
         except OSError as exc:  # fork refused (no memory, too many processes)

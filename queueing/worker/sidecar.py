@@ -27,6 +27,17 @@ beat stops) and:
   running rows released or failed by their rules; then exits. Settling is retried (on
   a fresh connection) until the leases would lapse anyway.
 
+What the sidecar never does in a forked copy of the worker is run a job's code or open a
+database for it: settling a running job (a timeout, a lost job, a fenced one) runs the
+job's rules, its ``failed`` hook, signal receivers and the failed store, and a fork of a
+process whose other threads held locks, or had SQLite open, inherits them (SQLite's
+lock bookkeeping is per process: a connection opened in the fork takes no real lock,
+and the file corrupts). So running rows are settled by a freshly started interpreter
+(sidecar_process.py), while the fork keeps their leases renewed; and a worker whose own
+connection is a database on SQLite gets a fresh sidecar from the start. The fork does
+only what needs no database of SQLite's kind: read the table, renew, kill, and hand
+back or acknowledge rows whose job is not running.
+
 RQ and Celery stop a hung job from a parent process that forks one child per job (RQ)
 or per pool slot (Celery); forking per job costs milliseconds a job, this costs nothing
 per job. See docs/reservation-contract.md.
@@ -36,12 +47,13 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from queueing.drivers.contract import QueueDriver, Reservation
 from queueing.worker.deadline import Deadline
@@ -62,6 +74,7 @@ logger = logging.getLogger("queueing.worker")
 TICK = 0.1  # seconds between the sidecar's looks at the table
 SETTLE_RETRY = 0.5  # seconds between tries to settle a dead worker's table
 FENCED_SETTLE_FOR = 60.0  # seconds a fence's hand-back is tried while the store is away
+FRESH_START_ALLOWANCE = 60.0  # seconds a fresh settling process may take to start
 SETTLE_DEADLINE = 10.0  # seconds one try to settle a dead worker's rows may take
 
 
@@ -83,11 +96,23 @@ class Settlers:
 
 
 @dataclass(slots=True)
-class _Death:
+class Death:
     """Why the worker's rows are being settled: which job hung, or the fence's reason."""
 
     hung: Row | None = None
     fenced: str = ""  # the fence's reason, when it stopped the worker
+
+
+class FreshProcesses(Protocol):
+    """Starts sidecar work in a freshly started interpreter, one that inherited nothing
+    from the worker (sidecar_process.py)."""
+
+    def watch(self, memory: TableMemory) -> subprocess.Popen:
+        """The whole sidecar, reading the table through `memory`'s descriptor."""
+
+    def settle(self, rows: list[Row], death: Death,
+               renewed: dict[str, float]) -> subprocess.Popen:
+        """Settle these running rows of a dead or departed worker, then exit."""
 
 
 class Sidecar:
@@ -95,13 +120,20 @@ class Sidecar:
 
     `driver_factory` builds a fresh driver (in the child, and again after a connection
     failure); `settlers` record the outcome of running jobs the worker could not settle
-    itself.
+    itself. `fresh` starts work in fresh interpreters: with it, running rows are settled
+    by one (this sidecar is a fork), and `start_fresh` makes ``start()`` start the whole
+    sidecar as one instead of forking (the worker's connection is a database on SQLite).
+    Without it (this is a fresh process), everything is done here.
     """
 
     def __init__(self, memory: TableMemory, *, driver_factory: Callable[[], QueueDriver],
                  settlers: Settlers, stderr: Any = None,
-                 timing: LeaseTiming | None = None) -> None:
+                 timing: LeaseTiming | None = None, fresh: FreshProcesses | None = None,
+                 start_fresh: bool = False) -> None:
         self.memory = memory
+        self.fresh = fresh
+        self.start_fresh = start_fresh and fresh is not None
+        self._process: subprocess.Popen | None = None  # a sidecar started fresh
         self.timing = timing
         self.driver_factory = driver_factory
         self.settlers = settlers
@@ -113,9 +145,15 @@ class Sidecar:
         self._deadline = Deadline()
 
     def start(self) -> int:
-        """Fork the sidecar. Called from the worker's loop or its keeper thread, never
-        from a signal handler; the child touches nothing it inherited that another
-        thread could have held locked at the fork (see _become_sidecar)."""
+        """Fork the sidecar (or start it fresh). Called from the worker's loop or its
+        keeper thread, never from a signal handler; a forked child touches nothing it
+        inherited that another thread could have held locked at the fork (see
+        fork_child.become_sidecar)."""
+        if self.start_fresh and self.fresh is not None:
+            self._process = self.fresh.watch(self.memory)
+            self.pid = self._process.pid
+            self.started_at = time.time()
+            return self.pid
         worker_pid = os.getpid()
         pid = os.fork()
         if pid:
@@ -124,8 +162,8 @@ class Sidecar:
             return pid
         code = 0
         try:
-            become_sidecar(self._on_term)
-            code = self._watch(worker_pid)
+            become_sidecar(self.on_term)
+            code = self.watch(worker_pid)
         except BaseException:  # never return into the worker's code
             logger.exception("worker sidecar failed")
             code = 1
@@ -138,6 +176,11 @@ class Sidecar:
         with self._reap_lock:
             if self.pid is None:
                 return False
+            if self._process is not None:
+                if self._process.poll() is None:
+                    return False
+                self.pid = self._process = None
+                return True
             try:
                 done, _ = os.waitpid(self.pid, os.WNOHANG)
             except ChildProcessError:
@@ -159,6 +202,11 @@ class Sidecar:
         """SIGKILL a wedged sidecar and reap it."""
         with self._reap_lock:
             if self.pid is None:
+                return
+            if self._process is not None:
+                self._process.kill()
+                self._process.wait()
+                self.pid = self._process = None
                 return
             try:
                 os.kill(self.pid, signal.SIGKILL)
@@ -184,14 +232,16 @@ class Sidecar:
         self.kill()
 
     # -- the child ----------------------------------------------------------------------
-    def _on_term(self, signum: int, frame: Any) -> None:
+    def on_term(self, signum: int, frame: Any) -> None:
         """SIGTERM in the sidecar: while its worker lives, the worker is stopping (a
         SIGTERM to the process group) and its leases must still be renewed, so it is
         acted on once the worker is gone: the rows are settled as far as one try goes,
         and the sidecar exits."""
         self._terminate = True
 
-    def _watch(self, worker_pid: int) -> int:
+    def watch(self, worker_pid: int) -> int:
+        """The sidecar's life: look at the table every tick until the worker is gone
+        (see the module's docstring); the exit code."""
         driver = self.driver_factory()
         retry_after = driver.config.retry_after
         timing = self.timing or (None if retry_after is None else lease_timing(
@@ -216,7 +266,7 @@ class Sidecar:
             alive = worker_alive()  # first: a dead worker's table is read as it was left
             mode, rows = self.memory.read(writer_alive=worker_alive)
             if not alive or mode == LEAVING:
-                self._settle(driver, rows, worker_pid, _Death(), renewed)
+                self._settle(driver, rows, worker_pid, Death(), renewed)
                 return 0
             if mode == STOPPING:
                 return 0
@@ -226,7 +276,7 @@ class Sidecar:
             if hung is not None:
                 if self._kill(worker_pid, f"its job {hung.token} was still running past "
                                           "its timeout and grace"):
-                    self._settle(driver, self._final_rows(), worker_pid, _Death(hung=hung),
+                    self._settle(driver, self._final_rows(), worker_pid, Death(hung=hung),
                                  renewed)
                 return 0
             if timing is None:
@@ -237,7 +287,7 @@ class Sidecar:
                 why = f"stopped: Redis unreachable for {now - failing_since:.0f} s"
                 self._kill(worker_pid, f"{why}; the lease of its running job ({uuids}) "
                                        "would lapse, and another worker could start it too")
-                self._settle(driver, self._final_rows(), worker_pid, _Death(fenced=why),
+                self._settle(driver, self._final_rows(), worker_pid, Death(fenced=why),
                              renewed)
                 return 1
             due = [r for r in rows if now - max(r.leased_at, renewed.get(r.token, 0.0))
@@ -269,6 +319,11 @@ class Sidecar:
             live = {r.token for r in rows}
             for token in [t for t in renewed if t not in live]:
                 del renewed[token]
+
+    def settle(self, rows: list[Row], worker_pid: int, death: Death,
+               renewed: dict[str, float]) -> None:
+        """Settle these rows of a dead or departed worker (a fresh process given them)."""
+        self._settle(self.driver_factory(), rows, worker_pid, death, renewed)
 
     @staticmethod
     def _must_fence(rows: list[Row], renewed: dict[str, float], now: float,
@@ -305,7 +360,7 @@ class Sidecar:
         return self.memory.read(writer_alive=lambda: False)[1]
 
     def _settle(self, driver: QueueDriver, rows: list[Row], worker_pid: int,
-                death: _Death, renewed: dict[str, float]) -> None:
+                death: Death, renewed: dict[str, float]) -> None:
         """Settle a dead (or departed) worker's rows by state; retried on a fresh
         connection until the leases would lapse (they then bring the jobs back), or, after
         a fence, for as long as the store may take to come back (the hand-back is
@@ -313,11 +368,14 @@ class Sidecar:
         SIGTERM cuts it to the try under way."""
         if not rows:
             return
-        retry_after = driver.config.retry_after or 60.0
-        leased = max(max(r.leased_at, renewed.get(r.token, 0.0)) for r in rows)
-        give_up = leased + retry_after
-        if death.fenced:
-            give_up = max(give_up, time.time() + max(FENCED_SETTLE_FOR, retry_after))
+        if self.fresh is not None:
+            settled_by_rules = [r for r in rows if _needs_settler(r, death)]
+            if settled_by_rules:
+                self._settle(driver, [r for r in rows if r not in settled_by_rules],
+                             worker_pid, death, renewed)
+                self._settle_elsewhere(driver, settled_by_rules, worker_pid, death, renewed)
+                return
+        give_up = self._give_up(driver, rows, death, renewed)
         pending = list(rows)
         while pending:
             try:
@@ -333,8 +391,55 @@ class Sidecar:
                     return
                 time.sleep(SETTLE_RETRY)
 
+    @staticmethod
+    def _give_up(driver: QueueDriver, rows: list[Row], death: Death,
+                 renewed: dict[str, float]) -> float:
+        """When settling these rows stops being tried: their leases would have lapsed
+        (they bring the jobs back), or after a fence the store's expected return."""
+        retry_after = driver.config.retry_after or 60.0
+        leased = max(max(r.leased_at, renewed.get(r.token, 0.0)) for r in rows)
+        give_up = leased + retry_after
+        if death.fenced:
+            give_up = max(give_up, time.time() + max(FENCED_SETTLE_FOR, retry_after))
+        return give_up
+
+    def _settle_elsewhere(self, driver: QueueDriver, rows: list[Row], worker_pid: int,
+                          death: Death, renewed: dict[str, float]) -> None:
+        """Running rows are settled by a fresh process (their rules, hooks and failed
+        store run there, not in this fork); meanwhile their leases are renewed here, so
+        the time it takes to start costs nothing. A SIGTERM is passed on to it."""
+        assert self.fresh is not None
+        try:
+            process = self.fresh.settle(rows, death, renewed)
+        except (OSError, ValueError) as exc:
+            self._say(f"could not start a process to settle worker {worker_pid}'s running "
+                      f"jobs ({exc}): their leases bring them back")
+            return
+        ends = self._give_up(driver, rows, death, renewed) + FRESH_START_ALLOWANCE
+        renew_at = 0.0
+        passed_on = False
+        while process.poll() is None:
+            now = time.time()
+            if self._terminate and not passed_on:
+                process.terminate()
+                passed_on = True
+            if now >= ends:
+                process.kill()
+                process.wait()
+                self._say(f"the process settling worker {worker_pid}'s running jobs did not "
+                          "finish: their leases bring them back")
+                return
+            if self.timing is not None and now >= renew_at:
+                renew_at = now + self.timing.renew_every
+                try:
+                    self._deadline.call(self.timing.attempt, self._renew, driver, rows,
+                                        now + self.timing.retry_after)
+                except Exception:
+                    driver = self._fresh_driver(driver)
+            time.sleep(TICK)
+
     def _settle_once(self, driver: QueueDriver, rows: list[Row],
-                     death: _Death) -> list[Row]:
+                     death: Death) -> list[Row]:
         held: list[tuple[Row, Reservation]] = []
         for row in rows:
             member = row.member or driver.find_member(row.queue, row.token)
@@ -382,6 +487,12 @@ class Sidecar:
             self.stderr.flush()
         except Exception:
             pass
+
+
+def _needs_settler(row: Row, death: Death) -> bool:
+    """A running row whose outcome its job's rules decide (the hung one after a kill;
+    every running one otherwise): the rest are acknowledged or handed back as they are."""
+    return row.state == RUNNING and (death.hung is None or row.token == death.hung.token)
 
 
 STATE_WORDS = {PREFETCHED: "prefetched", RUNNING: "running", FINISHED: "finished"}

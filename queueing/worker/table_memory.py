@@ -9,8 +9,11 @@ the table. See inflight.py for what the rows mean.
 from __future__ import annotations
 
 import mmap
+import os
 import struct
+import tempfile
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -63,16 +66,41 @@ class Row:
         return Reservation(self.queue, member, self.token)
 
 
-class TableMemory:
-    """Shared memory between the worker (the one writer) and its sidecar (the reader)."""
+def _shared_file() -> int:
+    """A file descriptor for the table's memory that a freshly started sidecar can map
+    too (it is handed the descriptor): an anonymous memory file where the system has
+    them (Linux), else an unlinked temporary file. Closed on exec, except where passed."""
+    if hasattr(os, "memfd_create"):
+        fd = os.memfd_create("queueing-inflight-table")
+    else:  # pragma: no cover - not Linux
+        with tempfile.TemporaryFile() as handle:
+            fd = os.dup(handle.fileno())
+    os.ftruncate(fd, SIZE)  # sparse: pages are used as rows need them
+    return fd
 
-    def __init__(self) -> None:
-        self.buffer = mmap.mmap(-1, SIZE, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS)
+
+class TableMemory:
+    """Shared memory between the worker (the one writer) and its sidecar (the reader).
+
+    ``TableMemory()`` makes the memory (the worker); ``TableMemory.attach(fd)`` maps the
+    memory behind a descriptor the worker handed over (a sidecar started as a fresh
+    process, not forked)."""
+
+    def __init__(self, fd: int | None = None) -> None:
+        self.fd = _shared_file() if fd is None else fd
+        weakref.finalize(self, os.close, self.fd)
+        self.buffer = mmap.mmap(self.fd, SIZE, flags=mmap.MAP_SHARED)
         self.seq = 0
         self.mode = ACTIVE
         self.count = 0
         self.data_len = 0
-        self._publish_header()
+        if fd is None:
+            self._publish_header()
+
+    @classmethod
+    def attach(cls, fd: int) -> TableMemory:
+        """The reader's view of a table another process writes."""
+        return cls(fd)
 
     # -- the writer's side (callers hold InFlight's lock) -----------------------------
     def _begin(self) -> None:

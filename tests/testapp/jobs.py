@@ -822,3 +822,51 @@ def _declare_doc_examples() -> None:
 
 
 _declare_doc_examples()
+
+
+def sqlite_locks_held() -> bool | None:
+    """Whether this process holds a real POSIX lock on the default SQLite database's
+    shared-memory file (its ``-shm``) while a connection of its own is open; None when
+    the default database is not SQLite. A WAL connection keeps a read lock on that file
+    while it is open: one opened in a forked copy of a process that had the database
+    open takes none (SQLite's lock bookkeeping is per process, and fork copies it)."""
+    from django.db import connection
+
+    if connection.vendor != "sqlite":
+        return None
+    connection.ensure_connection()
+    connection.cursor().execute("SELECT count(*) FROM sqlite_master").fetchone()
+    inode = os.stat(f"{connection.settings_dict['NAME']}-shm").st_ino
+    return any(pid == os.getpid() for pid in _lock_holders(inode))
+
+
+def _lock_holders(inode: int) -> list[int]:
+    """The pids holding a POSIX lock on the file with this inode (/proc/locks)."""
+    holders = []
+    with open("/proc/locks") as handle:
+        for line in handle:
+            fields = line.split()
+            if "->" in fields:  # a waiter's line
+                continue
+            if fields[1] == "POSIX" and fields[5].rsplit(":", 1)[-1] == str(inode):
+                holders.append(int(fields[4]))
+    return holders
+
+
+class LostWithTheDatabase(Job):
+    """Opens the database, then sleeps: a worker killed meanwhile had SQLite open. Its
+    ``failed`` hook (run by whatever settles the lost job) notes whether that process
+    holds real SQLite locks."""
+
+    tries = 1
+
+    def handle(self, label, seconds):
+        from queueing.models import FailedJob
+
+        FailedJob.objects.count()
+        mark(label, "start")
+        time.sleep(seconds)
+
+    def failed(self, exc):
+        note(FAILED_HOOKS, label=self.payload.args[0], locked=sqlite_locks_held(),
+             error=str(exc))
