@@ -101,6 +101,33 @@ def test_tags_with_odd_characters_get_working_links(rclient):
     assert monitored.watched(rclient) == []
 
 
+def outside_links(html: str) -> str:
+    """The page without its link targets (href, action, hx-get, hx-post): what a viewer
+    reads. Links keep the raw tag, the key they must name."""
+    return re.sub(r'(href|action|hx-get|hx-post)="[^"]*"', "", html)
+
+
+def test_a_watched_tag_is_shown_masked_as_every_page_shows_tags(rclient):
+    tag = "password=hunter2"
+    client = admin()
+    response = client.post(reverse("horizon:monitoring-watch"), {"tag": tag}, follow=True)
+    assert "Watching tag password=********" in response.content.decode()
+    uuid = jobs.record.using(tags=[tag]).delay("secret")
+    listing = client.get(reverse("horizon:monitoring")).content.decode()
+    link = reverse("horizon:monitoring-tag", args=[tag])
+    assert f'href="{link}"' in listing  # the link still names the watched tag
+    assert 'data-tag="password=********"' in listing
+    assert ">password=********</a>" in listing and "hunter2" not in outside_links(listing)
+    page = client.get(link).content.decode()
+    assert states(page) == {uuid: "pending"}  # the raw key still finds its jobs
+    assert "<code>password=********</code>" in page and "<title>Tag password=********" in page
+    assert "hunter2" not in outside_links(page)
+    stopped = client.post(reverse("horizon:monitoring-stop", args=[tag]), follow=True)
+    assert "Stopped watching tag password=********" in stopped.content.decode()
+    assert "hunter2" not in outside_links(stopped.content.decode())
+    assert monitored.watched(rclient) == []
+
+
 def test_jobs_are_kept_for_trim_monitored_not_trim_completed(rclient, settings):
     settings.HORIZON = {**settings.HORIZON, "trim": {"completed": 1, "monitored": 60}}
     monitored.watch(rclient, "keep")
