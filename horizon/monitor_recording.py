@@ -149,12 +149,13 @@ def completion_calls(driver, completions: Sequence) -> list:
     return _send_or_ride(client, driver, calls) if calls else []
 
 
-SETTLED = {"failed_for_good": "failed", "expired": "expired"}  # outcome -> status kept
+SETTLED = {"failed_for_good": "failed", "expired": "expired",  # outcome -> status kept
+           "dropped": "dropped"}
 
 
 def outcome_calls(driver, job, queue: str, kind: str, runtime: float) -> list:
     """The outcome recorder: a job with a watched tag that failed for good (or expired
-    unrun) is kept so on that tag's list (its attempts' own outcomes change nothing
+    or was dropped unrun) is kept so on that tag's list (its attempts' own outcomes change nothing
     here: the page reads a live job's state from its queue)."""
     status = SETTLED.get(kind)
     if status is None or job is None or not job.tags:

@@ -81,6 +81,19 @@ def test_a_watched_tags_jobs_are_listed_with_their_states(rclient):
     assert monitored.summaries(rclient) == [(tag, 3, 1)]
 
 
+def test_a_job_dropped_for_a_missing_row_shows_as_dropped(rclient):
+    user = User.objects.create_user("leaving")
+    tag = f"auth.User:{user.pk}"
+    monitored.watch(rclient, tag)
+    uuid = jobs.greet_user_or_drop.delay(user)
+    user.delete()
+    drain()
+    page = admin().get(reverse("horizon:monitoring-tag", args=[tag])).content.decode()
+    assert states(page) == {uuid: "dropped"}
+    assert reverse("horizon:job", args=["dropped", uuid]) in page
+    assert monitored.summaries(rclient) == [(tag, 1, 0)]  # not a failure
+
+
 def test_a_retried_failure_shows_where_it_is_now(rclient):
     monitored.watch(rclient, "tenant:acme")
     uuid = jobs.explode.using(tags=["tenant:acme"]).delay("x")
