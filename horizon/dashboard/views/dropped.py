@@ -32,7 +32,8 @@ def context(start_param: str | None) -> dict:
              "tags": shown_tags(item["payload"] if isinstance(item.get("payload"), dict)
                                 else {}),
              "dropped": formatting.moment(item.get("dropped_at"), now)}
-            for item in unrun.listed(client, "dropped", start, start + paging.PAGE_SIZE - 1)]
+            for item in unrun.listed(client, "dropped", start, start + paging.PAGE_SIZE - 1)
+            if item.get("uuid")]  # an unreadable record has nothing to link to
     return {"section": "dropped", "rows": rows, "total": total,
             "page": paging.Page(start, paging.PAGE_SIZE, total), "keep_minutes": keep}
 
