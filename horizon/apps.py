@@ -36,7 +36,8 @@ class HorizonConfig(AppConfig):
 
         add_completion_recorder(monitor_recording.completion_calls)
         add_outcome_recorder(monitor_recording.outcome_calls)
-        add_dispatch_observer(monitor_recording.dispatched)
+        add_dispatch_observer(monitor_recording.dispatched,
+                              asynchronous=monitor_recording.adispatched)
         login_throttle.connect()
         lock_released.connect(audit.record_lock_release,
                               dispatch_uid="horizon.audit.lock_released")

@@ -47,11 +47,19 @@ def snapshot_lock() -> str:
 
 
 def expired() -> str:
-    return prefix() + "expired"  # zset: job uuid -> when it expired unrun (expired.py)
+    return prefix() + "expired"  # zset: job uuid -> when it expired unrun (unrun.py)
 
 
 def expired_records() -> str:
-    return prefix() + "expired:records"  # hash: job uuid -> JSON record (expired.py)
+    return prefix() + "expired:records"  # hash: job uuid -> JSON record (unrun.py)
+
+
+def dropped() -> str:
+    return prefix() + "dropped"  # zset: job uuid -> when it was dropped, a model row gone
+
+
+def dropped_records() -> str:
+    return prefix() + "dropped:records"  # hash: job uuid -> JSON record (unrun.py)
 
 
 def master(name: str) -> str:

@@ -8,19 +8,28 @@ call per watched tag: at dispatch (sent at once, before the push, so it cannot l
 after the worker's own record), at completion (riding in the worker's pipeline with
 the metrics) and at failure for good (with the other outcome counters).
 
+Async dispatch (``adelay``) records through `adispatched`, the observer's async twin:
+the same SMEMBERS and script calls on the event loop's ``redis.asyncio`` client, so a
+watched job's record never blocks the loop.
+
 A tag started a moment ago may miss the jobs of the next `TTL` seconds in a process
 that read the set just before; a tag stopped a moment ago records nothing (the
 script checks the set itself).
 """
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from horizon import keys
 from horizon.config import horizon_settings
 from horizon.repositories import horizon_client, monitored
+from queueing import connections
+from queueing.config import queue_settings
 from queueing.drivers.redis.replies import RedisClient, as_str
+from queueing.drivers.registry import kind_of
 
 TTL = 2.0  # seconds a process trusts its copy of the watched set
 
@@ -34,10 +43,24 @@ class WatchedTags:
 
     def among(self, client: RedisClient, tags: Iterable[str]) -> list[str]:
         """The watched ones of `tags`, in their order."""
-        now = time.monotonic()
-        if now - self._read_at >= TTL:
-            self._tags = frozenset(as_str(tag) for tag in client.smembers(keys.monitoring()))
-            self._read_at = now
+        if self._stale():
+            self._keep(client.smembers(keys.monitoring()))
+        return self._picked(tags)
+
+    async def aamong(self, aclient: Any, tags: Iterable[str]) -> list[str]:
+        """`among` with a ``redis.asyncio`` client (async dispatch)."""
+        if self._stale():
+            self._keep(await aclient.smembers(keys.monitoring()))
+        return self._picked(tags)
+
+    def _stale(self) -> bool:
+        return time.monotonic() - self._read_at >= TTL
+
+    def _keep(self, members: Iterable) -> None:
+        self._tags = frozenset(as_str(tag) for tag in members)
+        self._read_at = time.monotonic()
+
+    def _picked(self, tags: Iterable[str]) -> list[str]:
         if not self._tags:
             return []
         return [tag for tag in tags if tag in self._tags]
@@ -71,14 +94,39 @@ def dispatched(connection: str, queue: str, payload: dict) -> None:
     hits = watched_tags.among(client, _tags_of(tags))
     if not hits:
         return
+    script = monitored.record_script(client)
+    for keys_, args in _pending_records(connection, queue, payload, hits):
+        script(keys=keys_, args=args)
+
+
+async def adispatched(connection: str, queue: str, payload: dict) -> None:
+    """`dispatched` for async dispatch: the same records, written by the event loop's
+    ``redis.asyncio`` client of Horizon's connection (a connection without one, such as
+    a failover list, is written from a thread: still never on the loop)."""
+    tags = payload.get("tags")
+    if not tags:
+        return
+    name = horizon_settings().connection
+    if not kind_of(queue_settings().connection(name)).async_client:
+        await asyncio.to_thread(dispatched, connection, queue, payload)
+        return
+    driver = connections.async_redis_driver(name)
+    hits = await watched_tags.aamong(driver.client, _tags_of(tags))
+    for keys_, args in _pending_records(connection, queue, payload, hits):
+        await driver.run_script(monitored.RECORD_SCRIPT, keys_, args, package="horizon")
+
+
+def _pending_records(connection: str, queue: str, payload: dict,
+                     tags: list[str]) -> list[tuple[list, list]]:
+    """(keys, args) of the script call listing a dispatched job as pending, per watched
+    tag it carries (pure but for the clock)."""
     now = time.time()
     record = {"name": payload.get("job"), "queue": f"{connection}:{queue}",
               "status": "pending", "at": now}
-    for tag in hits:
-        script, keys_, args = monitored.record_call(
-            client, tag=tag, uuid=str(payload.get("uuid")), status="pending", record=record,
-            now=payload.get("pushedAt") or now, **_keep())
-        script(keys=keys_, args=args)
+    return [monitored.record_keys_args(
+                tag=tag, uuid=str(payload.get("uuid")), status="pending", record=record,
+                now=payload.get("pushedAt") or now, **_keep())
+            for tag in tags]
 
 
 def completion_calls(driver, completions: Sequence) -> list:
@@ -101,12 +149,13 @@ def completion_calls(driver, completions: Sequence) -> list:
     return _send_or_ride(client, driver, calls) if calls else []
 
 
-SETTLED = {"failed_for_good": "failed", "expired": "expired"}  # outcome -> status kept
+SETTLED = {"failed_for_good": "failed", "expired": "expired",  # outcome -> status kept
+           "dropped": "dropped"}
 
 
 def outcome_calls(driver, job, queue: str, kind: str, runtime: float) -> list:
     """The outcome recorder: a job with a watched tag that failed for good (or expired
-    unrun) is kept so on that tag's list (its attempts' own outcomes change nothing
+    or was dropped unrun) is kept so on that tag's list (its attempts' own outcomes change nothing
     here: the page reads a live job's state from its queue)."""
     status = SETTLED.get(kind)
     if status is None or job is None or not job.tags:

@@ -15,8 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from horizon.dashboard.queues import QueueRef, known_queues
-from horizon.repositories import expired as expired_repo
-from horizon.repositories import horizon_client, recent
+from horizon.repositories import horizon_client, recent, unrun
 from queueing import connections
 from queueing.dispatching.preview import HEAD_BYTES, peek_entry
 from queueing.drivers.contract import Inspector
@@ -38,6 +37,7 @@ class Found:
     completed: dict | None = None
     failed: FailedJob | None = None
     expired: dict | None = None  # the record of a job that expired unrun
+    dropped: dict | None = None  # the record of a job dropped unrun, a model row gone
 
 
 def _is(raw: bytes, uuid: str) -> bool:
@@ -140,10 +140,18 @@ def find_silenced(uuid: str) -> Found | None:
 
 
 def find_expired(uuid: str) -> Found | None:
-    item = expired_repo.find(horizon_client(), uuid)
+    item = unrun.find(horizon_client(), "expired", uuid)
     if item is None:
         return None
     return Found("expired", uuid, item.get("payload") or {}, expired=item)
+
+
+def find_dropped(uuid: str) -> Found | None:
+    """A job dropped unrun because a model argument's row was gone."""
+    item = unrun.find(horizon_client(), "dropped", uuid)
+    if item is None:
+        return None
+    return Found("dropped", uuid, item.get("payload") or {}, dropped=item)
 
 
 def find_failed(uuid: str) -> Found | None:
@@ -163,6 +171,8 @@ def find(state: str, uuid: str, ref: QueueRef | None, *, at: int | None = None,
         return find_silenced(uuid)
     if state == "expired":
         return find_expired(uuid)
+    if state == "dropped":
+        return find_dropped(uuid)
     if ref is None:
         return None
     if state == "pending":
@@ -192,7 +202,7 @@ def follow(uuid: str, ref: QueueRef | None, was: str) -> Found | None:
                 if found is not None:
                     return found
         found = (find_failed(uuid) or find_completed(uuid) or find_silenced(uuid)
-                 or find_expired(uuid))
+                 or find_expired(uuid) or find_dropped(uuid))
         if found is not None:
             return found
     return None

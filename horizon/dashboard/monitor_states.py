@@ -1,7 +1,7 @@
 """The state of each job on a watched tag's page, read when the page is shown.
 
 A tag's records (horizon/repositories/monitored.py) hold the last status a recorder
-wrote: pending at dispatch, completed, failed or expired when the job settled. What
+wrote: pending at dispatch, completed, failed, expired or dropped when the job settled. What
 happens in between (delayed, released, reserved by a worker, retried from the failed
 store) is read here from the queue's uuid index (one script call a job, 25 a page at
 most), so a watched job's reservation costs the worker nothing extra.
@@ -18,7 +18,7 @@ LIVE_STATES = {"pending": "pending", "delayed": "delayed", "reserved": "running"
 # The job page a state links to (its URL's state), for the states that have one
 PAGE_STATE = {"pending": "pending", "delayed": "delayed", "running": "reserved",
               "completed": "completed", "silenced": "silenced", "failed": "failed",
-              "expired": "expired"}
+              "expired": "expired", "dropped": "dropped"}
 
 
 def _ref(label: object) -> QueueRef | None:
@@ -39,8 +39,9 @@ def live_state(ref: QueueRef | None, uuid: str) -> str | None:
 
 def resolve(rows: list[dict]) -> list[dict]:
     """Each row with its `state` (pending, delayed, running, completed, silenced,
-    failed, expired, or "gone": deleted, or never pushed after a rolled-back
-    transaction) and `page_state` (the job page's state, "" for none)."""
+    failed, expired, dropped (a model row gone), or "gone": deleted, or never pushed
+    after a rolled-back transaction) and `page_state` (the job page's state, "" for
+    none)."""
     unsettled = [row for row in rows if row.get("status") in (None, "pending", "failed")]
     for row in unsettled:
         row["state"] = live_state(_ref(row.get("queue")), row["uuid"])
@@ -56,7 +57,7 @@ def resolve(rows: list[dict]) -> list[dict]:
             row["state"] = "failed"
         elif row.get("status") == "completed":
             row["state"] = "silenced" if row["uuid"] in silenced else "completed"
-        elif row.get("status") in ("failed", "expired"):
+        elif row.get("status") in ("failed", "expired", "dropped"):
             row["state"] = row["status"]
         else:
             row["state"] = "gone"

@@ -15,6 +15,7 @@ from horizon.dashboard.views import (
     batches,
     control,
     detail,
+    dropped,
     expired,
     failed,
     jobs,
@@ -47,7 +48,7 @@ class ListState(_Choice):
 
 
 class JobState(_Choice):
-    regex = "pending|delayed|reserved|completed|failed|expired|silenced"
+    regex = "pending|delayed|reserved|completed|failed|expired|dropped|silenced"
 
 
 class Removable(_Choice):
@@ -91,6 +92,7 @@ urlpatterns = [
     path("", overview.overview, name="overview"),
     path("jobs/running/", running.running, name="running"),
     path("jobs/expired/", expired.expired, name="expired"),
+    path("jobs/dropped/", dropped.dropped, name="dropped"),
     path("jobs/silenced/", silenced.silenced, name="silenced"),
     path("monitoring/", monitoring.monitoring, name="monitoring"),
     path("monitoring/actions/watch/", monitoring.watch, name="monitoring-watch"),

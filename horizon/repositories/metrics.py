@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from horizon import keys, silencing
 from horizon.config import horizon_settings
-from horizon.repositories import counters, expired, horizon_client, rollups, snapshot_extras
+from horizon.repositories import counters, horizon_client, rollups, snapshot_extras, unrun
 from horizon.repositories.counters import (
     RUNTIME_BUCKETS,
     WAIT_BUCKETS,
@@ -154,8 +154,9 @@ def record_completions(driver, completions) -> list:
 
 
 def record_other_outcome(driver, job, queue: str, kind: str, runtime: float) -> list:
-    """The outcome recorder Horizon registers: released, timed-out, cancelled and expired
-    counters (an expired job's record too), attempts' runtimes, and failures for good
+    """The outcome recorder Horizon registers: released, timed-out, cancelled, expired and
+    dropped counters (an expired or dropped job's record too: horizon/repositories/
+    unrun.py), attempts' runtimes, and failures for good
     (kind "failed_for_good", sent once per failed-store record, whatever ended the job).
 
     A "kept" outcome (failed store unreachable, job held for later) is not counted: the
@@ -166,13 +167,13 @@ def record_other_outcome(driver, job, queue: str, kind: str, runtime: float) -> 
     client = horizon_client()
     now = time.time()
     calls = [_outcome(client, driver, job, queue, kind, runtime, now)]
-    if kind == "expired" and job is not None:  # kept for the Expired list and job page
+    if kind in unrun.KINDS and job is not None:  # for the Expired/Dropped list, job page
         config = horizon_settings()
         entry = preview_entry(normalised(job))
-        calls.append(expired.record_call(
-            client, uuid=job.uuid, now=now,
-            record=expired.record_of(job, f"{driver.name}:{queue}", now,
-                                     entry if isinstance(entry, str) else entry.decode()),
+        calls.append(unrun.record_call(
+            client, kind=kind, uuid=job.uuid, now=now,
+            record=unrun.record_of(job, kind, f"{driver.name}:{queue}", now,
+                                   entry if isinstance(entry, str) else entry.decode()),
             keep_seconds=int(config.trim_completed_minutes * 60),
             keep_count=config.completed_max))
     return _send_or_ride(client, driver, calls)

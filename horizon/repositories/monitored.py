@@ -103,15 +103,31 @@ def record_of(job, label: str, status: str, at: float, runtime_ms: float | None 
     return record
 
 
+RECORD_SCRIPT = "record_monitored"  # in horizon/lua/
+
+
+def record_keys_args(*, tag: str, uuid: str, status: str, record: dict, now: float,
+                     keep_seconds: int, keep_count: int = 100_000) -> tuple[list, list]:
+    """The keys and arguments of the script keeping one job on one watched tag's list
+    (pure: the sync call below and async dispatch's share them)."""
+    return ([keys.monitoring(), keys.monitored(tag), keys.monitored_records(tag),
+             keys.monitored_failed(tag)],
+            [tag, uuid, status, json.dumps(record, separators=(",", ":")), now, keep_seconds,
+             keep_count])
+
+
 def record_call(client: RedisClient, *, tag: str, uuid: str, status: str, record: dict,
                 now: float, keep_seconds: int, keep_count: int = 100_000):
     """The script call keeping one job on one watched tag's list (to run now or in a
     worker's pipeline)."""
-    return (script_for(client, "record_monitored", package="horizon"),
-            [keys.monitoring(), keys.monitored(tag), keys.monitored_records(tag),
-             keys.monitored_failed(tag)],
-            [tag, uuid, status, json.dumps(record, separators=(",", ":")), now, keep_seconds,
-             keep_count])
+    keys_, args = record_keys_args(tag=tag, uuid=uuid, status=status, record=record,
+                                   now=now, keep_seconds=keep_seconds, keep_count=keep_count)
+    return (record_script(client), keys_, args)
+
+
+def record_script(client: RedisClient):
+    """The recording script, bound to a sync client."""
+    return script_for(client, RECORD_SCRIPT, package="horizon")
 
 
 def trim(client: RedisClient, tag: str, keep_minutes: float, now: float,

@@ -12,6 +12,10 @@ the connection's driver:
   connection runs the job inline, which may use the ORM: Django's ORM is sync only.
 * ``null``: validated and encoded, then dropped, as ``delay`` does.
 
+The dispatch observers (Horizon's watched tags) see each payload before its push, as
+in ``delay``, through their async twins (``observers.aseen``): a job with a watched tag
+is recorded by the loop's ``redis.asyncio`` client, with no blocking call on the loop.
+
 Transactions. Django opens no transaction in async code (``atomic()`` there raises
 SynchronousOnlyOperation), so a coroutine on its loop is never inside one and the push
 happens at once. A transaction can only be open in a *sync* thread that is waiting on
@@ -37,6 +41,7 @@ from django.db import transaction
 
 from queueing import connections
 from queueing.config import queue_settings
+from queueing.dispatching import observers
 from queueing.dispatching.dispatch import (
     BatchPlan,
     Prepared,
@@ -64,7 +69,9 @@ async def adispatch(signature: Signature, *,
     if not kind.async_client and (kind.keeps_jobs or kind.runs_inline) \
             or signature.definition.unique is not None:
         return await sync_to_async(dispatch)(signature, chain=chain)  # Django's sync thread
-    prepared = prepare(signature, chain)
+    seen = observers.Seen()
+    prepared = prepare(signature, chain, observe=seen)
+    await observers.aseen(seen)
     if not kind.async_client:  # keeps nothing, runs nothing (null): nothing to send
         return prepared.uuid
     if await _deferred_to_commit(signature, partial(_defer_one, signature, prepared)):
@@ -83,7 +90,9 @@ async def dispatch_many_async(signatures: list[Signature]) -> list[str | None]:
                       for s in signatures)
     if not every_async or any(s.definition.unique is not None for s in signatures):
         return await sync_to_async(dispatch_many)(signatures)
-    plan = plan_many(signatures)
+    seen = observers.Seen()
+    plan = plan_many(signatures, observe=seen)
+    await observers.aseen(seen)
     if signatures and await _deferred_to_commit(
             signatures[0], partial(_defer_plan, signatures[0], plan)):
         return list[str | None](plan.uuids)

@@ -88,15 +88,18 @@ def should_defer(signature: Signature, using: str = DEFAULT_DB_ALIAS) -> bool:
 
 
 def prepare(signature: Signature, chain: list[dict] | None = None,
-            now: float | None = None, extra: dict[str, Any] | None = None) -> Prepared:
-    """Validate and encode one dispatch (nothing is sent to the queue; the dispatch
-    observers see the payload: queueing/dispatching/observers.py); `extra` fields join
-    the payload (a chain link's batch tag)."""
+            now: float | None = None, extra: dict[str, Any] | None = None, *,
+            observe: observers.Observer = observers.seen) -> Prepared:
+    """Validate and encode one dispatch (nothing is sent to the queue; `observe` is
+    handed the payload: the dispatch observers, queueing/dispatching/observers.py, or
+    async dispatch's collector); `extra` fields join the payload (a chain link's batch
+    tag)."""
     conn, queue = validate_signature(signature)
     now = time.time() if now is None else now
     delay = signature.options.delay
     available_at = delay.resolve(now) if delay is not None else None
-    job_uuid, text = _encode(signature, conn, queue, now, chain, available_at, extra)
+    job_uuid, text = _encode(signature, conn, queue, now, chain, available_at, extra,
+                             observe=observe)
     return Prepared(conn, queue, job_uuid, text, available_at)
 
 
@@ -128,9 +131,10 @@ def dispatch(signature: Signature, *, chain: list[dict] | None = None,
 def _encode(signature: Signature, conn: ConnectionConfig, queue: str, now: float,
             chain: list[dict] | None = None,
             available_at: float | None = None,
-            extra: dict[str, Any] | None = None) -> tuple[str, str]:
+            extra: dict[str, Any] | None = None, *,
+            observe: observers.Observer = observers.seen) -> tuple[str, str]:
     """The job's uuid and its encoded payload (nothing is sent); `extra` fields join the
-    payload (a unique job's lock, a debounce window)."""
+    payload (a unique job's lock, a debounce window); `observe` sees it built."""
     data = payload_lib.build(
         job_name=signature.definition.name,
         display_name=signature.definition.target.__qualname__,
@@ -148,7 +152,7 @@ def _encode(signature: Signature, conn: ConnectionConfig, queue: str, now: float
         data.update(extra)
     text = payload_lib.encode(data)
     check_size(signature.definition.name, text)
-    observers.seen(conn.name, queue, data)  # Horizon's monitored tags (observers.py)
+    observe(conn.name, queue, data)  # Horizon's monitored tags (observers.py)
     return data["uuid"], text
 
 
@@ -218,12 +222,13 @@ class BatchPlan:
             self.batches.setdefault((name, prepared.queue), []).append(prepared.text)
 
 
-def plan_many(signatures: list[Signature]) -> BatchPlan:
+def plan_many(signatures: list[Signature], *,
+              observe: observers.Observer = observers.seen) -> BatchPlan:
     """Every signature validated and encoded (all of them before any is sent)."""
     now = time.time()
     plan = BatchPlan()
     for signature in signatures:
-        plan.add(prepare(signature, now=now), now)
+        plan.add(prepare(signature, now=now, observe=observe), now)
     return plan
 
 

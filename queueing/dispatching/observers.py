@@ -7,28 +7,43 @@ it before the push (a record written first cannot be overtaken by the worker tha
 finishes the job). An observer must be cheap for the common case (a job with no tags
 costs one dict lookup) and must not raise: one that does is logged and skipped, and
 the dispatch goes on.
+
+Async dispatch (``adelay``, ``dispatch_many_async``) must not block its event loop, so
+an observer may come with an async twin (``add_dispatch_observer(f, asynchronous=af)``),
+which `aseen` awaits instead; an observer without one is run in a thread there. The
+async path collects what it builds (`Seen`) and hands it to `aseen` before its push,
+so the order holds there too.
 """
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 logger = logging.getLogger("queueing.dispatch")
 
 Observer = Callable[[str, str, dict[str, Any]], None]  # (connection, queue, payload)
+AsyncObserver = Callable[[str, str, dict[str, Any]], Awaitable[None]]
 _observers: list[Observer] = []
+_async_twins: dict[Observer, AsyncObserver] = {}
 
 
-def add_dispatch_observer(observer: Observer) -> None:
-    """Have `observer` see every payload dispatched from this process."""
+def add_dispatch_observer(observer: Observer, *,
+                          asynchronous: AsyncObserver | None = None) -> None:
+    """Have `observer` see every payload dispatched from this process; `asynchronous`
+    is its twin for async dispatch (without one, async dispatch runs `observer` in a
+    thread)."""
     if observer not in _observers:
         _observers.append(observer)
+    if asynchronous is not None:
+        _async_twins[observer] = asynchronous
 
 
 def remove_dispatch_observer(observer: Observer) -> None:
     if observer in _observers:
         _observers.remove(observer)
+    _async_twins.pop(observer, None)
 
 
 def seen(connection: str, queue: str, payload: dict[str, Any]) -> None:
@@ -39,3 +54,31 @@ def seen(connection: str, queue: str, payload: dict[str, Any]) -> None:
         except Exception:
             logger.exception("dispatch observer %r failed (the job is dispatched anyway)",
                              observer)
+
+
+class Seen:
+    """What async dispatch hands `prepare` instead of `seen`: the payloads it built,
+    kept for `aseen` (nothing is sent while they are built)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, dict[str, Any]]] = []
+
+    def __call__(self, connection: str, queue: str, payload: dict[str, Any]) -> None:
+        if _observers:  # no observer: nothing to keep
+            self.calls.append((connection, queue, payload))
+
+
+async def aseen(collected: Seen) -> None:
+    """`seen` for async code, for every payload `collected`: each observer's async twin
+    awaited on the loop (one without a twin in a thread); never raises."""
+    for connection, queue, payload in collected.calls:
+        for observer in list(_observers):
+            twin = _async_twins.get(observer)
+            try:
+                if twin is not None:
+                    await twin(connection, queue, payload)
+                else:
+                    await asyncio.to_thread(observer, connection, queue, payload)
+            except Exception:
+                logger.exception("dispatch observer %r failed (the job is dispatched "
+                                 "anyway)", twin or observer)

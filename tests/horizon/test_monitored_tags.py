@@ -1,12 +1,16 @@
 """Monitored tags (issue 37): watch a tag and every job dispatched with it is listed on
 its page with its state, kept for trim.monitored minutes; real Redis, a real worker
 loop, the dashboard through Django's test client."""
+import asyncio
 import io
 import json
 import re
+import socket
+from contextlib import contextmanager
 from io import StringIO
 
 import pytest
+import redis
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.test import Client
@@ -15,8 +19,10 @@ from django.urls import reverse
 from horizon import keys
 from horizon.models import AuditEntry
 from horizon.monitor_recording import watched_tags
-from horizon.repositories import monitored
+from horizon.repositories import horizon_client, monitored
+from queueing import dispatch_many_async
 from queueing.connections import redis_driver
+from queueing.drivers.redis.keys import QueueKeys
 from queueing.worker.loop import Worker
 from queueing.worker.options import WorkerOptions
 from tests.horizon.dashboard.test_access import client_for, make_user
@@ -75,6 +81,19 @@ def test_a_watched_tags_jobs_are_listed_with_their_states(rclient):
     assert monitored.summaries(rclient) == [(tag, 3, 1)]
 
 
+def test_a_job_dropped_for_a_missing_row_shows_as_dropped(rclient):
+    user = User.objects.create_user("leaving")
+    tag = f"auth.User:{user.pk}"
+    monitored.watch(rclient, tag)
+    uuid = jobs.greet_user_or_drop.delay(user)
+    user.delete()
+    drain()
+    page = admin().get(reverse("horizon:monitoring-tag", args=[tag])).content.decode()
+    assert states(page) == {uuid: "dropped"}
+    assert reverse("horizon:job", args=["dropped", uuid]) in page
+    assert monitored.summaries(rclient) == [(tag, 1, 0)]  # not a failure
+
+
 def test_a_retried_failure_shows_where_it_is_now(rclient):
     monitored.watch(rclient, "tenant:acme")
     uuid = jobs.explode.using(tags=["tenant:acme"]).delay("x")
@@ -98,6 +117,33 @@ def test_tags_with_odd_characters_get_working_links(rclient):
     assert states(client.get(link).content.decode()) == {uuid: "pending"}
     stop = reverse("horizon:monitoring-stop", args=[tag])
     assert client.post(stop).status_code == 302
+    assert monitored.watched(rclient) == []
+
+
+def outside_links(html: str) -> str:
+    """The page without its link targets (href, action, hx-get, hx-post): what a viewer
+    reads. Links keep the raw tag, the key they must name."""
+    return re.sub(r'(href|action|hx-get|hx-post)="[^"]*"', "", html)
+
+
+def test_a_watched_tag_is_shown_masked_as_every_page_shows_tags(rclient):
+    tag = "password=hunter2"
+    client = admin()
+    response = client.post(reverse("horizon:monitoring-watch"), {"tag": tag}, follow=True)
+    assert "Watching tag password=********" in response.content.decode()
+    uuid = jobs.record.using(tags=[tag]).delay("secret")
+    listing = client.get(reverse("horizon:monitoring")).content.decode()
+    link = reverse("horizon:monitoring-tag", args=[tag])
+    assert f'href="{link}"' in listing  # the link still names the watched tag
+    assert 'data-tag="password=********"' in listing
+    assert ">password=********</a>" in listing and "hunter2" not in outside_links(listing)
+    page = client.get(link).content.decode()
+    assert states(page) == {uuid: "pending"}  # the raw key still finds its jobs
+    assert "<code>password=********</code>" in page and "<title>Tag password=********" in page
+    assert "hunter2" not in outside_links(page)
+    stopped = client.post(reverse("horizon:monitoring-stop", args=[tag]), follow=True)
+    assert "Stopped watching tag password=********" in stopped.content.decode()
+    assert "hunter2" not in outside_links(stopped.content.decode())
     assert monitored.watched(rclient) == []
 
 
@@ -207,3 +253,51 @@ def test_a_busy_tag_keeps_monitored_max_jobs_and_the_master_trims_quiet_ones(rcl
     Trimmer(horizon_settings(), rclient, owner="m", log=lambda _: None).tick(now=0)
     assert rclient.zscore(keys.monitored("busy"), "ancient") is None
     assert monitored.count(rclient, "busy") == 3
+
+
+@contextmanager
+def unreachable(client, tmp_path):
+    """`client`'s pool pointed where nobody listens (a socket file that does not exist,
+    or a port that was free a moment ago), its open connections closed: any sync call
+    through it fails while this lasts (the server itself is untouched)."""
+    pool = client.connection_pool
+    kept = dict(pool.connection_kwargs)
+    pool.disconnect()
+    pool.reset()  # its connections keep their address: new ones take the one below
+    if "path" in kept:  # a unix socket (the tests' own servers)
+        pool.connection_kwargs["path"] = str(tmp_path / "nobody.sock")
+    else:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            pool.connection_kwargs.update(host="127.0.0.1", port=probe.getsockname()[1])
+    try:
+        yield
+    finally:
+        pool.disconnect()
+        pool.reset()
+        pool.connection_kwargs.clear()
+        pool.connection_kwargs.update(kept)
+
+
+def test_adelay_records_a_watched_job_through_the_async_client_alone(rclient, tmp_path):
+    monitored.watch(rclient, "tenant:acme")
+    monitored.watch(rclient, "billing")
+    watched_tags.forget()  # stale: this dispatch reads the watched set as well
+
+    async def dispatch():
+        return [await jobs.record.using(tags=["tenant:acme", "billing", "x"]).adelay("one"),
+                *await dispatch_many_async([jobs.record.using(tags=["billing"]).s("two"),
+                                            jobs.record.s("untagged")])]
+
+    with unreachable(horizon_client(), tmp_path):
+        with pytest.raises(redis.ConnectionError):
+            horizon_client().ping()  # the sync client really is cut off
+        one, two, untagged = asyncio.run(dispatch())
+    assert [row["uuid"] for row in monitored.jobs(rclient, "tenant:acme")] == [one]
+    assert [row["uuid"] for row in monitored.jobs(rclient, "billing")] == [two, one]
+    assert {row["status"] for row in monitored.jobs(rclient, "billing")} == {"pending"}
+    assert rclient.llen(QueueKeys.for_queue("default").ready) == 3  # all three pushed
+    drain()
+    page = admin().get(reverse("horizon:monitoring-tag", args=["billing"])).content.decode()
+    assert states(page) == {one: "completed", two: "completed"}
+    assert untagged not in page

@@ -72,8 +72,9 @@ def queue_label(found: lookup.Found) -> str:
         return f"{found.failed.connection}:{found.failed.queue}"
     if found.completed is not None:
         return found.completed.get("queue", "")
-    if found.expired is not None:
-        return str(found.expired.get("queue") or "")
+    for unrun_record in (found.expired, found.dropped):
+        if unrun_record is not None:
+            return str(unrun_record.get("queue") or "")
     return ""
 
 
@@ -97,6 +98,9 @@ def timings(found: lookup.Found, now: float) -> list[tuple[str, formatting.Momen
     if found.expired is not None:
         rows.append(("Expired unrun", formatting.moment(found.expired.get("expired_at"), now),
                      ""))
+    if found.dropped is not None:
+        rows.append(("Dropped unrun: a model row was gone",
+                     formatting.moment(found.dropped.get("dropped_at"), now), ""))
     return [row for row in rows if row[1] is not None]
 
 

@@ -1,5 +1,5 @@
 """The Expired list: jobs not started before their expiry (``expires=...``), never run
-and not failed, newest first (horizon/repositories/expired.py keeps them as long as
+and not failed, newest first (horizon/repositories/unrun.py keeps them as long as
 completed jobs)."""
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ from horizon.dashboard import formatting
 from horizon.dashboard.auth import page
 from horizon.dashboard.masking import NAME_LIMIT, display
 from horizon.dashboard.views.common import HtmxHttpRequest, render_page
-from horizon.repositories import expired as expired_repo
-from horizon.repositories import horizon_client
+from horizon.repositories import horizon_client, unrun
 
 PARTIAL = "horizon/partials/expired.html"
 SHOWN = 100
@@ -22,7 +21,7 @@ SHOWN = 100
 def rows(now: float) -> list[dict]:
     """The newest expired jobs as rows for the page (masked, times as moments)."""
     found = []
-    for item in expired_repo.expired(horizon_client(), 0, SHOWN - 1):
+    for item in unrun.listed(horizon_client(), "expired", 0, SHOWN - 1):
         found.append({
             "uuid": display(str(item.get("uuid") or ""), NAME_LIMIT),
             "name": display(str(item.get("name") or ""), NAME_LIMIT),
@@ -38,5 +37,5 @@ def expired(request: HtmxHttpRequest) -> HttpResponse:
     now = time.time()
     return render_page(request, "horizon/expired.html", PARTIAL, {
         "section": "expired", "rows": rows(now),
-        "total": expired_repo.count(horizon_client()),
+        "total": unrun.count(horizon_client(), "expired"),
         "keep_minutes": horizon_settings().trim_completed_minutes})

@@ -1,6 +1,10 @@
 """The Monitoring page (Laravel Horizon's): watched tags with their job and failure
 counts, a page per tag listing its jobs with their states, and, for the operate role,
-starting and stopping to watch a tag (audited)."""
+starting and stopping to watch a tag (audited).
+
+A watched tag is shown as every other page shows a tag (`shown_tag`: a secret in it
+masked, an installed model's tag by its model's name); only the links and the stop
+form keep the raw tag, which is the key they must name."""
 from __future__ import annotations
 
 import time
@@ -13,7 +17,7 @@ from horizon import audit
 from horizon.config import horizon_settings
 from horizon.dashboard import formatting, monitor_states, paging
 from horizon.dashboard.auth import action, page
-from horizon.dashboard.masking import NAME_LIMIT, display
+from horizon.dashboard.masking import NAME_LIMIT, display, shown_tag
 from horizon.dashboard.views.common import HtmxHttpRequest, confirm, fragment, render_page
 from horizon.monitor_recording import watched_tags
 from horizon.repositories import horizon_client, monitored
@@ -25,7 +29,7 @@ PAGE_SIZE = 25
 
 def context() -> dict:
     return {"section": "monitoring", "tag_limit": monitored.TAG_LIMIT,
-            "rows": [{"tag": tag, "jobs": jobs, "failed": failed}
+            "rows": [{"tag": tag, "shown_tag": shown_tag(tag), "jobs": jobs, "failed": failed}
                      for tag, jobs, failed in monitored.summaries(horizon_client())],
             "keep_minutes": horizon_settings().trim_monitored_minutes}
 
@@ -48,7 +52,7 @@ def tag_context(tag: str, start_param: str | None) -> dict:
     total = monitored.count(client, tag)
     start = paging.clamp_start(start_param, total, PAGE_SIZE)
     rows = monitor_states.resolve(monitored.jobs(client, tag, start, start + PAGE_SIZE - 1))
-    return {"section": "monitoring", "tag": tag, "keep_minutes": keep,
+    return {"section": "monitoring", "tag": tag, "shown_tag": shown_tag(tag), "keep_minutes": keep,
             "page": paging.Page(start, PAGE_SIZE, total),
             "rows": [{"uuid": row["uuid"], "shown_uuid": display(row["uuid"], NAME_LIMIT),
                       "name": display(str(row.get("name") or ""), NAME_LIMIT),
@@ -64,7 +68,8 @@ def tag_context(tag: str, start_param: str | None) -> dict:
 def tag_jobs(request: HtmxHttpRequest, tag: str) -> HttpResponse:
     if tag not in monitored.watched(horizon_client()):  # a 404 page of the dashboard's own
         return render(request, "horizon/monitored_tag.html",
-                      {"section": "monitoring", "tag": tag, "not_watched": True}, status=404)
+                      {"section": "monitoring", "tag": tag, "shown_tag": shown_tag(tag),
+                       "not_watched": True}, status=404)
     return render_page(request, "horizon/monitored_tag.html", TAG_PARTIAL,
                        tag_context(tag, request.GET.get("start")))
 
@@ -79,18 +84,19 @@ def watch(request: HtmxHttpRequest) -> HttpResponse:
     added = monitored.watch(horizon_client(), tag)
     watched_tags.forget()
     if not added:
-        return confirm(request, f"Tag {tag} was already watched.", fallback=back)
+        return confirm(request, f"Tag {shown_tag(tag)} was already watched.", fallback=back)
     audit.record(request.user.get_username(), "watch tag", tag)
-    return confirm(request, f"Watching tag {tag}: jobs dispatched with it from now on are "
-                   "listed on its page.", fallback=back)
+    return confirm(request, f"Watching tag {shown_tag(tag)}: jobs dispatched with it from "
+                   "now on are listed on its page.", fallback=back)
 
 
 @action
 def stop(request: HtmxHttpRequest, tag: str) -> HttpResponse:
     back = reverse("horizon:monitoring")
     if not monitored.stop(horizon_client(), tag):
-        return confirm(request, f"Tag {tag} was not watched.", fallback=back, level="error")
+        return confirm(request, f"Tag {shown_tag(tag)} was not watched.", fallback=back,
+                       level="error")
     watched_tags.forget()
     audit.record(request.user.get_username(), "stop watching tag", tag)
-    return confirm(request, f"Stopped watching tag {tag}; its job list is deleted.",
+    return confirm(request, f"Stopped watching tag {shown_tag(tag)}; its job list is deleted.",
                    fallback=back)

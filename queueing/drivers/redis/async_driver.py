@@ -23,7 +23,7 @@ import redis.asyncio
 from queueing.config import ConnectionConfig
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.drivers.redis.riding import Rider, rides
-from queueing.drivers.redis.scripts import sha, source
+from queueing.drivers.redis.scripts import QUEUEING_LUA, sha, source
 
 ScriptCall = tuple[str, list, list]  # (script name in lua/, keys, args)
 # redis.asyncio's cluster client refuses a node's 101st connection (MaxConnectionsError)
@@ -74,25 +74,28 @@ class AsyncRedisDriver:
             await self._closer.__anext__()
 
     # -- scripts --------------------------------------------------------------------------
-    async def run_script(self, name: str, keys: list, args: list) -> Any:
+    async def run_script(self, name: str, keys: list, args: list, *,
+                         package: str = QUEUEING_LUA) -> Any:
         """EVALSHA; on NOSCRIPT (a restarted Redis) EVAL, which also loads the script on
         the node that owns the keys (the right one in a cluster, unlike SCRIPT LOAD).
-        A sentinel or replica_acks connection rides a primary switch (riding.py)."""
+        A sentinel or replica_acks connection rides a primary switch (riding.py).
+        `package`: whose ``lua/`` holds the script (Horizon's for a watched tag's record)."""
         await self._started()
         if self.rider is not None:
             rider = self.rider
             if self.config.replica_acks:
                 return await rider.acall(lambda: rider.aacked(
-                    self.client, sha(name), source(name), keys, args))
-            return await rider.acall(lambda: self._run_script(name, keys, args))
-        return await self._run_script(name, keys, args)
+                    self.client, sha(name, package), source(name, package), keys, args))
+            return await rider.acall(lambda: self._run_script(name, keys, args, package))
+        return await self._run_script(name, keys, args, package)
 
-    async def _run_script(self, name: str, keys: list, args: list) -> Any:
+    async def _run_script(self, name: str, keys: list, args: list,
+                          package: str = QUEUEING_LUA) -> Any:
         async with self._turns:
             try:
-                return await self.client.evalsha(sha(name), len(keys), *keys, *args)
+                return await self.client.evalsha(sha(name, package), len(keys), *keys, *args)
             except redis.exceptions.NoScriptError:
-                return await self.client.eval(source(name), len(keys), *keys, *args)
+                return await self.client.eval(source(name, package), len(keys), *keys, *args)
 
     async def pipelined(self, before: Callable[[Any], None], call: ScriptCall) -> Any:
         """Plain commands queued by `before(pipe)`, then one script, in one round trip;

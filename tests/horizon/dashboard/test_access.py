@@ -34,6 +34,7 @@ SAMPLES = {
     "workers": [],
     "running": [],
     "expired": [],
+    "dropped": [],
     "silenced": [],
     "monitoring": [],
     "monitoring-watch": [],

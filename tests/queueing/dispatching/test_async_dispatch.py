@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import weakref
 
@@ -200,6 +201,31 @@ def test_the_event_loop_runs_while_jobs_are_dispatched(rclient):
     assert during >= 100  # at least one tick per dispatch: each awaited its socket
     landed = {d["uuid"] for d in ready(rclient)}
     assert len(landed) == 300 and set(uuids) <= landed
+
+
+def test_an_observer_without_an_async_twin_sees_adelay_off_the_loop(rclient):
+    """Dispatch observers see an async dispatch's payload before its push, as a sync one;
+    an observer with no async twin runs in a thread, never on the loop."""
+    from queueing.dispatching import observers
+
+    seen = []
+
+    def observer(connection, queue, payload):
+        seen.append((connection, queue, payload["uuid"], threading.get_ident(),
+                     rclient.llen(DEFAULT.ready)))
+
+    async def go():
+        return threading.get_ident(), [await jobs.record.adelay("one"),
+                                       *await dispatch_many_async([jobs.record.s("two")])]
+
+    observers.add_dispatch_observer(observer)
+    try:
+        loop_thread, (one, two) = asyncio.run(go())
+    finally:
+        observers.remove_dispatch_observer(observer)
+    assert [(c, q, u, pushed) for c, q, u, _, pushed in seen] == [
+        ("redis", "default", one, 0), ("redis", "default", two, 1)]  # each before its push
+    assert loop_thread not in {thread for _, _, _, thread, _ in seen}
 
 
 # -- transactions, and the other drivers -------------------------------------------------------

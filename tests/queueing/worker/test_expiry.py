@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from horizon.repositories import expired as expired_repo
+from horizon.repositories import unrun
 from horizon.repositories import horizon_client
 from queueing import InvalidOption, Job
 from queueing.drivers.redis.keys import QueueKeys
@@ -56,7 +56,7 @@ def test_an_expired_job_never_runs_and_is_recorded_as_expired(spawn_worker, admi
     assert "EXPIRED" in worker.output()
     assert not FailedJob.objects.exists()  # expired, not failed
 
-    record = expired_repo.find(horizon_client(), late)
+    record = unrun.find(horizon_client(), "expired", late)
     assert record["name"] == jobs.record.name and record["queue"] == "redis:default"
     assert record["expired_at"] >= record["expires_at"]
     listing = admin_client.get("/jobs/expired/").content.decode()
@@ -83,7 +83,7 @@ def test_a_job_that_started_before_its_expiry_finishes(spawn_worker):
         message="the job that outlived its expiry to finish")
     started, ended = jobs.notes()[1:]
     assert ended["at"] - started["at"] >= 1.4  # it ran its whole 1.5 s, past its expiry
-    assert expired_repo.count(horizon_client()) == 0
+    assert unrun.count(horizon_client(), "expired") == 0
 
 
 def test_a_retried_failed_job_gets_a_fresh_expiry(spawn_worker):
@@ -104,4 +104,4 @@ def test_a_retried_failed_job_gets_a_fresh_expiry(spawn_worker):
                message="the retry to run")
     worker.send(signal.SIGTERM)
     assert worker.wait() == 0
-    assert expired_repo.count(horizon_client()) == 0
+    assert unrun.count(horizon_client(), "expired") == 0

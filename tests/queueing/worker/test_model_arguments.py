@@ -5,11 +5,16 @@ reference tags the job ``auth.User:<pk>``. Real Redis, an in-process Worker, the
 database."""
 import io
 import json
+import re
+import time
 from urllib.parse import quote
 
 import pytest
 from django.contrib.auth.models import User
+from django.urls import reverse
 
+from horizon import keys
+from horizon.repositories import unrun
 from queueing import NotSerializable, batch, chain
 from queueing.connections import redis_driver
 from queueing.drivers.redis.keys import QueueKeys
@@ -122,6 +127,47 @@ def test_delete_when_missing_models_drops_the_job_and_keeps_it_out_of_the_failed
                f'job="{jobs.greet_user_or_drop.name}"' in line]
     assert dropped and dropped[0].endswith(" 1.0"), scraped[:2000]
     assert "2 dropped" in admin_client.get("/metrics/").content.decode()  # the queue's row
+
+
+def test_a_worker_process_that_drops_a_job_lists_it_on_the_dropped_list(
+        spawn_worker, rclient, alice, admin_client):
+    bob = User.objects.create_user("bob")
+    dropped = jobs.greet_user_or_drop.delay(alice)
+    kept = jobs.greet_user_or_drop.delay(bob)  # its row is there: the process runs it
+    pk = alice.pk
+    alice.delete()
+    worker = spawn_worker("--queue=default", "--stop-when-empty")
+    assert worker.wait() == 0
+    assert [n["user"]["username"] for n in ran()] == ["bob"]  # it read this database
+    assert "DROPPED" in worker.output() and not FailedJob.objects.exists()
+
+    listing = admin_client.get(reverse("horizon:dropped")).content.decode()
+    assert dropped in listing and kept not in listing and "pill-dropped" in listing
+    assert "1 job dropped" in listing and f">auth.User:{pk}<" in listing  # the row gone
+    detail_url = reverse("horizon:job", args=["dropped", dropped])
+    assert f'href="{detail_url}"' in listing
+    detail = admin_client.get(detail_url)
+    assert detail.status_code == 200
+    page = detail.content.decode()
+    assert "Dropped unrun: a model row was gone" in page and "redis:default" in page
+    assert f'href="{reverse("horizon:dropped")}"' in page  # back to the list
+    assert admin_client.get(f"/jobs/completed/{dropped}/").status_code == 200  # followed
+    metrics = admin_client.get(reverse("horizon:metrics")).content.decode()
+    assert re.search(r'<a href="/jobs/dropped/"[^>]*>1 dropped</a>', metrics)
+
+
+def test_the_dropped_list_is_bounded_as_completed_records_are(rclient, settings, admin_client):
+    settings.HORIZON = {**settings.HORIZON, "trim": {"completed": 60, "completed_max": 2}}
+    users = [User.objects.create_user(f"u{i}") for i in range(3)]
+    uuids = [jobs.greet_user_or_drop.delay(user) for user in users]
+    User.objects.filter(pk__in=[user.pk for user in users]).delete()
+    drain()
+    assert unrun.count(rclient, "dropped") == 2  # the oldest went as the third was kept
+    assert [item["uuid"] for item in unrun.listed(rclient, "dropped")] == uuids[:0:-1]
+    rclient.zadd(keys.dropped(), {uuids[1]: time.time() - 3601})  # past trim.completed
+    listing = admin_client.get(reverse("horizon:dropped")).content.decode()
+    assert uuids[2] in listing and uuids[1] not in listing  # trimmed as the page is read
+    assert unrun.find(rclient, "dropped", uuids[1]) is None
 
 
 def test_a_row_that_still_exists_runs_under_delete_when_missing_models(alice):

@@ -1,6 +1,7 @@
--- record_expired: keep one job that expired before it could start (expires=...), for
--- the dashboard's Expired list and the job page, and trim the list in the same call.
--- KEYS[1] expired zset (uuid -> expired at)   KEYS[2] expired records hash (uuid -> JSON)
+-- record_unrun: keep one job settled without running (expired before it could start, or
+-- dropped because a model argument's row was gone), for the dashboard's Expired or
+-- Dropped list and the job page, and trim that list in the same call.
+-- KEYS[1] the kind's zset (uuid -> settled at)   KEYS[2] its records hash (uuid -> JSON)
 -- ARGV[1] uuid   ARGV[2] record JSON   ARGV[3] now (unix time)
 -- ARGV[4] seconds to keep records (0: keep none)   ARGV[5] most records kept
 local keep = tonumber(ARGV[4])
