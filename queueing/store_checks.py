@@ -10,6 +10,8 @@ timeout applies, and WAL lets the dashboard read while workers write.
 """
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -25,14 +27,22 @@ HINT = ('Add to your settings: DATABASES[{alias!r}]["OPTIONS"] = {{"transaction_
 
 
 def _wal_file(name: Any) -> bool:
-    """Is an existing SQLite file in WAL mode? (header bytes 18-19 are 2 in WAL mode,
-    which persists in the file once set)."""
-    try:
-        with open(Path(str(name)), "rb") as handle:
-            header = handle.read(20)
-    except OSError:
+    """Is an existing SQLite file in WAL mode? (WAL persists in the file once set.)
+
+    Asked through SQLite, never by opening the file: closing any descriptor of a file
+    drops every POSIX lock the process holds on it, SQLite's own included. A process
+    that has the database open (a worker or the dashboard running the checks) would lose
+    its locks, and another process could then checkpoint and delete the write-ahead log
+    under it. A connection of SQLite's own is closed in step with the others."""
+    path = Path(str(name))
+    if not path.is_file():
         return False
-    return len(header) == 20 and header[18] == 2 and header[19] == 2
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro",
+                                                uri=True)) as db:
+            return str(db.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal"
+    except sqlite3.Error:
+        return False
 
 
 def sqlite_problems(db: dict[str, Any]) -> list[str]:

@@ -258,3 +258,17 @@ def redis_outage(settings, dbconn):
     finally:
         state["proxy"].close()
         connections.reset()
+
+
+def posix_lock_holders(inode: int) -> list[int]:
+    """The pids holding a POSIX lock on the file with this inode (/proc/locks): how a
+    test sees whether SQLite really locked its files."""
+    holders = []
+    with open("/proc/locks") as handle:
+        for line in handle:
+            fields = line.split()
+            if "->" in fields:  # a waiter's line
+                continue
+            if fields[1] == "POSIX" and fields[5].rsplit(":", 1)[-1] == str(inode):
+                holders.append(int(fields[4]))
+    return holders

@@ -1,5 +1,6 @@
 """Issue 26, item 7: cron parse errors are E009, the secret key is created race-free, and
 SQLite without IMMEDIATE transactions and WAL gets a warning."""
+import os
 import sqlite3
 import sys
 import threading
@@ -10,6 +11,7 @@ from horizon.checks import check_schedules
 from horizon.schedules import cron
 from queueing import store_checks
 from standalone import secret_key
+from tests.helpers import posix_lock_holders
 
 
 @pytest.mark.parametrize("expression", [
@@ -88,3 +90,23 @@ def test_the_check_reads_the_failed_stores_database(settings):
         assert warning.id == "queueing.W004" and "IMMEDIATE" in warning.hint
     finally:
         settings.DATABASES["default"]["OPTIONS"] = original
+
+
+def test_the_wal_check_leaves_this_processs_sqlite_locks_alone(tmp_path):
+    """The check reads the journal mode through SQLite, not by opening the file: closing
+    any descriptor of a file drops all of the process's POSIX locks on it, so a worker
+    or dashboard that ran the check with the database open lost its locks, and another
+    process could delete the write-ahead log under it."""
+    path = tmp_path / "db.sqlite3"
+    held = sqlite3.connect(path)
+    held.execute("PRAGMA journal_mode=WAL")
+    held.execute("CREATE TABLE t (x)")
+    held.commit()
+    held.execute("SELECT * FROM t").fetchall()
+    inode = os.stat(path).st_ino
+    assert os.getpid() in posix_lock_holders(inode), "precondition: a WAL connection holds"
+    wal_file = {"ENGINE": "django.db.backends.sqlite3", "NAME": path,
+                "OPTIONS": {"transaction_mode": "IMMEDIATE"}}
+    assert store_checks.sqlite_problems(wal_file) == []
+    assert os.getpid() in posix_lock_holders(inode), "the check dropped this process's lock"
+    held.close()

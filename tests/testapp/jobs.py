@@ -837,20 +837,9 @@ def sqlite_locks_held() -> bool | None:
     connection.ensure_connection()
     connection.cursor().execute("SELECT count(*) FROM sqlite_master").fetchone()
     inode = os.stat(f"{connection.settings_dict['NAME']}-shm").st_ino
-    return any(pid == os.getpid() for pid in _lock_holders(inode))
+    from tests.helpers import posix_lock_holders
 
-
-def _lock_holders(inode: int) -> list[int]:
-    """The pids holding a POSIX lock on the file with this inode (/proc/locks)."""
-    holders = []
-    with open("/proc/locks") as handle:
-        for line in handle:
-            fields = line.split()
-            if "->" in fields:  # a waiter's line
-                continue
-            if fields[1] == "POSIX" and fields[5].rsplit(":", 1)[-1] == str(inode):
-                holders.append(int(fields[4]))
-    return holders
+    return os.getpid() in posix_lock_holders(inode)
 
 
 class LostWithTheDatabase(Job):

@@ -34,6 +34,7 @@ from django.db import connections
 from queueing.models import FailedJob, QueuedJob
 from tests import proctree
 from tests.conftest import WORKER_DATABASES
+from tests.helpers import posix_lock_holders
 from tests.testapp import jobs
 from tests.workers import until
 
@@ -54,7 +55,7 @@ def shm_inode() -> int:
 
 
 def holds_sqlite_lock(pid: int) -> bool:
-    return pid in jobs._lock_holders(shm_inode())
+    return pid in posix_lock_holders(shm_inode())
 
 
 def integrity() -> str:
@@ -102,7 +103,7 @@ def test_a_sidecar_renewing_leases_on_a_sqlite_database_connection_takes_real_lo
     until(renewed, 15, "the new sidecar to renew the lease", worker)
     until(lambda: holds_sqlite_lock(sidecar), 5,
           f"the renewing sidecar {sidecar} to hold a real lock on the SQLite database "
-          f"(holders: {jobs._lock_holders(shm_inode())})", worker)
+          f"(holders: {posix_lock_holders(shm_inode())})", worker)
     worker.send(signal.SIGTERM)
     worker.wait(30)
     connections.close_all()
