@@ -17,13 +17,11 @@ VENV_DJANGO6   ?= .venv-django6
 DJANGO6        ?= django>=6.1,<6.2
 # Django's own deprecations are errors on the newest line.
 DJANGO6_WARNINGS ?= -W error::DeprecationWarning -W error::PendingDeprecationWarning
-# TEST_PROCESSES=3 runs the suite on 3 pytest processes (pytest-xdist, one module per
-# process at a time; tests/settings.py gives each its own Redis server and databases): it
-# mostly waits on real worker processes, masters and servers, so it takes about 60% of
-# the time. Not the default yet: under that load a worker's forked sidecar that opens
-# SQLite (the failed store, a database connection on SQLite) can corrupt the file, a
-# product bug the parallel runs exposed (docs/operations.md, "SQLite and the sidecar").
-TEST_PROCESSES ?= 1
+# The suite runs on 3 pytest processes (pytest-xdist, one module per process at a time;
+# tests/settings.py gives each its own Redis server, var folder, SQLite file and database
+# names): it mostly waits on real worker processes, masters and servers, so it takes
+# about 40% of the serial time even on 2 CPUs. TEST_PROCESSES=1 runs it serially.
+TEST_PROCESSES ?= 3
 PARALLEL := $(if $(filter 1,$(TEST_PROCESSES)),,-n $(TEST_PROCESSES) --dist loadfile)
 
 .PHONY: site run demo test test-slow lint test-django6 test-cluster test-cluster-full test-valkey venv bench bench-peers clean system-deps

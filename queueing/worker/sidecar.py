@@ -195,7 +195,9 @@ class Sidecar:
         hung as it started, or is stuck where it should not be): it must be replaced."""
         if self.pid is None:
             return False
-        seen = max(self.memory.last_beat(), self.started_at)
+        # A fresh interpreter loads Django before its first look (seconds on a loaded host)
+        starting = FRESH_START_ALLOWANCE / 2 if self._process is not None else 0.0
+        seen = max(self.memory.last_beat(), self.started_at + starting)
         return now - seen > limit
 
     def kill(self) -> None:
