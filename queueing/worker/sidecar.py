@@ -371,11 +371,14 @@ class Sidecar:
         if not rows:
             return
         if self.fresh is not None:
-            settled_by_rules = [r for r in rows if _needs_settler(r, death)]
-            if settled_by_rules:
-                self._settle(driver, [r for r in rows if r not in settled_by_rules],
-                             worker_pid, death, renewed)
-                self._settle_elsewhere(driver, settled_by_rules, worker_pid, death, renewed)
+            by_rules = [r for r in rows if _needs_settler(r, death)]
+            if by_rules:  # started first: it loads Django while the rest is settled here
+                settler = self._start_settler(by_rules, worker_pid, death, renewed)
+                self._settle(driver, [r for r in rows if r not in by_rules], worker_pid,
+                             death, renewed)
+                if settler is not None:
+                    self._wait_for_settler(settler, driver, by_rules, worker_pid, death,
+                                           renewed)
                 return
         give_up = self._give_up(driver, rows, death, renewed)
         pending = list(rows)
@@ -405,18 +408,24 @@ class Sidecar:
             give_up = max(give_up, time.time() + max(FENCED_SETTLE_FOR, retry_after))
         return give_up
 
-    def _settle_elsewhere(self, driver: QueueDriver, rows: list[Row], worker_pid: int,
-                          death: Death, renewed: dict[str, float]) -> None:
-        """Running rows are settled by a fresh process (their rules, hooks and failed
-        store run there, not in this fork); meanwhile their leases are renewed here, so
-        the time it takes to start costs nothing. A SIGTERM is passed on to it."""
+    def _start_settler(self, rows: list[Row], worker_pid: int, death: Death,
+                       renewed: dict[str, float]) -> subprocess.Popen | None:
+        """A fresh process to settle running rows by their rules (their hooks and the
+        failed store run there, not in this fork); None if it could not be started
+        (their leases then bring the jobs back)."""
         assert self.fresh is not None
         try:
-            process = self.fresh.settle(rows, death, renewed)
+            return self.fresh.settle(rows, death, renewed)
         except (OSError, ValueError) as exc:
             self._say(f"could not start a process to settle worker {worker_pid}'s running "
                       f"jobs ({exc}): their leases bring them back")
-            return
+            return None
+
+    def _wait_for_settler(self, process: subprocess.Popen, driver: QueueDriver,
+                          rows: list[Row], worker_pid: int, death: Death,
+                          renewed: dict[str, float]) -> None:
+        """Keep the rows' leases renewed while the settler starts and works, so the time
+        it takes to load costs nothing; pass a SIGTERM on to it."""
         ends = self._give_up(driver, rows, death, renewed) + FRESH_START_ALLOWANCE
         renew_at = 0.0
         passed_on = False

@@ -281,6 +281,10 @@ def test_sigkill_with_8_in_flight_brings_all_8_back_and_each_completes_once(spaw
     first.send(signal.SIGKILL)  # the worker only: its sidecar is left to settle
     first.wait()
     assert not any(m["pid"] == first.pid for m in jobs.marks("end"))
+    # Settled by a fresh process the sidecar starts (it loads Django first): all 8 back
+    # in the queue, none still reserved, before a worker that stops when it is empty.
+    until(lambda: rclient.zcard(DEFAULT.reserved) == 0 and rclient.llen(DEFAULT.ready)
+          + rclient.zcard(DEFAULT.delayed) == 8, timeout=30, message="the 8 jobs settled")
     second = spawn_worker("--concurrency=8", "--stop-when-empty")
     assert second.wait(60) == 0, second.output()
     assert_each_ended_once(labels, attempts=2)
