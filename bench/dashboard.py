@@ -1,7 +1,7 @@
 """Dashboard page timings with 1,000,000 pending jobs and 100,000 failed jobs.
 
     .venv/bin/python bench/dashboard.py [--pending 1000000] [--failed 100000] [--runs 50]
-        [--failing 20] [--only failed] [--keep] [--reuse] [--poll 2]
+        [--failing 20] [--only failed] [--keep] [--reuse] [--poll 2] [--snapshots 240]
 
 Fills the bench Redis (BENCH_REDIS_URL, else a throwaway one: FLUSHed) and a
 SQLite file under var/bench-dashboard/ (migrated first), logs a staff user in with
@@ -106,7 +106,7 @@ def fill_pending_in_redis(driver, pending: int, now: float) -> None:
     driver.client.zadd(k.index, {NEEDLE_UUID: score})
 
 
-def fill_redis(driver, pending: int) -> None:
+def fill_redis(driver, pending: int, minutes: int = 60) -> None:
     client = driver.client
     now = time.time()
     started = time.perf_counter()
@@ -116,10 +116,12 @@ def fill_redis(driver, pending: int) -> None:
     driver.push_many("high", [encode(payload(i, now, "high")) for i in range(500)])
     for _ in range(200):
         driver.pop("high", owner="bench-host:4242:supervisor-1")
-    # Recent successes and an hour of one-minute snapshots, for completed and metrics.
+    # Recent successes and `minutes` of one-minute snapshots (an hour unless --snapshots
+    # says more: the metrics page's default range draws up to four hours), for completed
+    # and metrics.
     pipe = client.pipeline(transaction=False)
-    start = now - 3600
-    for minute in range(60):
+    start = now - minutes * 60
+    for minute in range(minutes):
         for n in range(100):
             data = payload(minute * 100 + n, start + minute * 60, "default")
             script, keys_, args = metrics.completion_call(
@@ -131,7 +133,7 @@ def fill_redis(driver, pending: int) -> None:
         metrics.take_snapshots(client, now=start + minute * 60 + 59)
     print(f"filled Redis in {time.perf_counter() - started:.1f} s: "
           f"{driver.sizes('default').pending:,} pending, 10,000 delayed, 200 reserved, "
-          "6,000 completed, 60 snapshots per series")
+          f"{minutes * 100:,} completions recorded, {minutes} snapshots per series")
 
 
 MASTER = state.MasterState(name="bench-host", pid=4242, host="bench-host", status="running",
@@ -282,6 +284,9 @@ def main() -> int:
                         help="profile the pages measured (cProfile, the 25 costliest calls)")
     parser.add_argument("--poll", type=float, default=0,
                         help="seconds waited before each measured load (one tab polling)")
+    parser.add_argument("--snapshots", type=int, default=60,
+                        help="minutes of metric snapshots filled (the metrics page draws "
+                             "up to 240 in its default 4-hour range)")
     parser.add_argument("--write-failures", type=float, default=0, help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.write_failures:
@@ -301,7 +306,7 @@ def main() -> int:
             print(f"reusing {options.pending:,} pending and "
                   f"{FailedJob.objects.count():,} failed rows")
         else:
-            fill_redis(driver, options.pending)
+            fill_redis(driver, options.pending, options.snapshots)
             fill_failed(options.failed)
         user = User.objects.create_user("bench-operator", password="x", is_staff=True)
         user.user_permissions.add(Permission.objects.get(codename="view_dashboard"))

@@ -31,8 +31,8 @@ def clean_redis():
     yield
     # a kept count's refresh still running would store counts into the next test
     deadline = time.monotonic() + 10
-    while (facet_counts._failed_counts.refreshing or failures._kept_groups.refreshing) \
-            and time.monotonic() < deadline:
+    while (facet_counts._failed_counts.refreshing or failures._kept_groups.refreshing
+           or facet_counts._job_counts.refreshing) and time.monotonic() < deadline:
         time.sleep(0.01)
     client.flushdb()
 

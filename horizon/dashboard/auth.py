@@ -125,6 +125,28 @@ def page(view: Callable) -> Callable:
 
 def action(view: Callable) -> Callable:
     """A state-changing endpoint: POST only, with a valid CSRF token."""
-    guarded = _guarded(csrf_protect(require_POST(view)), operate=True)
+    guarded = _guarded(csrf_protect(require_POST(_then_hooks(view))), operate=True)
     setattr(guarded, ACTION_ATTR, True)
     return guarded
+
+
+_action_hooks: list[Callable[[], None]] = []
+
+
+def after_actions(hook: Callable[[], None]) -> None:
+    """Call `hook()` after every action this process runs (a list's kept counts may
+    count jobs the action deleted, moved or retried: they are stale from then on)."""
+    if hook not in _action_hooks:
+        _action_hooks.append(hook)
+
+
+def _then_hooks(view: Callable) -> Callable:
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        try:
+            return view(request, *args, **kwargs)
+        finally:
+            for hook in list(_action_hooks):
+                hook()
+
+    return wrapped

@@ -13,8 +13,6 @@ such rows are); exception class and time range keep their own counts
 """
 from __future__ import annotations
 
-import logging
-import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -30,9 +28,6 @@ from queueing import namespace
 from queueing.dispatching.preview import HEAD_BYTES, read_prefix
 from queueing.models import FailedJob
 
-logger = logging.getLogger("horizon.dashboard")
-ESTIMATE_TTL = 10.0  # seconds an estimate is fresh; a stale one is shown while resampled
-_estimates: dict[tuple, tuple[float, Sample]] = {}
 TIME_TITLES = {"delayed": "Due within", "completed": "Completed in the past"}
 FAILED_WINDOW = facets.SAMPLE  # newest failed rows the facets count (the job lists' budget)
 PAYLOAD_HEAD = 2000  # characters of a failed payload read for its tags (they come first)
@@ -107,85 +102,75 @@ class Sample:
 def for_jobs(state: str, known: list[QueueRef], chosen: QueueRef | None, picked: Picked,
              base: dict[str, str], now: float | None = None,
              every: list[tuple[str, int]] | None = None) -> Facets:
-    """The facets of a job list. A sample (a list past the budget) is kept in this
-    process while the list stays about its size (within a fifth): fresh for
-    ESTIMATE_TTL seconds, then shown once more while a thread takes the next one, so
-    a list refreshing every 2 s samples a 1M-entry queue about once per 10 s and no
-    request waits for it but the first; its counts are scaled to the list's size now,
-    and the queue counts (lengths) are always read afresh."""
-    now = time.time() if now is None else now
+    """The facets of a job list, kept per filter and refreshed off the request path
+    (horizon/dashboard/kept_counts.py), as the failed list's are.
+
+    A list of at most `facets.SAMPLE` entries is counted whole and its counts are fresh
+    for EXACT_FRESH seconds (the list's refresh interval); a longer one is sampled (2,000
+    reads, 100-200 ms at any size) and its sample is fresh for ESTIMATE_TTL seconds and
+    scaled to the list's size now. Past that, a load answers with the kept counts at
+    once, marked with their age, and one refresh per filter runs once the response is
+    done: a tab polling every 2 s no longer recounts on nearly every poll (it did when
+    its list changed length or its 2 s ran out), and the cost does not multiply with the
+    open tabs. Counted inline: the first load of a filter, the first after this process
+    acted on a list (auth.after_actions), and a load that finds its list more than a
+    fifth longer or shorter than when counted (a list that emptied or doubled is not
+    shown with old counts). The queue counts (the queues' lengths) are always read
+    afresh."""
     # `every`: the known queues' lengths, when the page has read them for its rows
     every = listings.queue_segments(state, known) if every is None else every
-    segments = every if state == "completed" or chosen is None else [
-        (key, size) for key, size in every if key == chosen.label]
-    total = sum(size for _, size in segments)
+    total = sum(size for _, size in _segments(state, every, chosen))
     # the namespace too: one process may serve two projects' lists (override_settings)
     key = (namespace.current(), state, tuple(label for label, _ in every),
            tuple(sorted(base.items())))
-    exact = _exact.get(key)
-    if exact is not None and exact[0] > now and exact[1].total == total:
-        return _facets(state, every, chosen, picked, base, exact[1], total)
-    kept = _estimates.get(key)
-    if kept is not None and abs(kept[1].total - total) <= total / 5:
-        sample = kept[1]
-        if kept[0] <= now:  # stale: shown once more while a thread samples afresh
-            _refresh_later(key, state, segments, total, chosen, picked)
-    else:
-        sample = _sample(state, segments, total, chosen, picked, now)
-        _keep(key, sample, total, now)
-    return _facets(state, every, chosen, picked, base, sample, total)
+    sample, age = _job_counts.get(
+        key, partial(_count_jobs, state, every, chosen, picked, now),
+        usable=partial(near, total=total))
+    return _facets(state, every, chosen, picked, base, sample, total,
+                   age=shown_age(age, _job_counts.freshness(sample)))
 
 
-EXACT_FRESH = 2.0  # seconds a whole count is reused while its list keeps its size
-_exact: dict[tuple, tuple[float, Sample]] = {}
+EXACT_FRESH = 2.0  # seconds a whole count is fresh: the lists' refresh interval
+ESTIMATE_TTL = 10.0  # seconds a sample is fresh (it reads 2,000 entries, whatever the size)
+
+
+def _fresh_for(sample: Sample) -> float:
+    return EXACT_FRESH if sample.counted >= sample.total else ESTIMATE_TTL
+
+
+def near(sample: Sample, total: int) -> bool:
+    """Whether counts taken over `sample.total` entries may stand for a list of `total`
+    (within a fifth; pure)."""
+    return abs(sample.total - total) <= total / 5
+
+
+_job_counts: kept_counts.KeptCounts[Sample] = kept_counts.KeptCounts(
+    "job lists' facet counts", EXACT_FRESH, fresh_for=_fresh_for)
 
 
 def forget_job_counts() -> None:
-    """Drop every kept count and estimate (a test's fresh start)."""
-    _exact.clear()
-    _estimates.clear()
+    """Drop every kept count and sample (this process acted on a list, or a test's fresh
+    start)."""
+    _job_counts.forget()
 
 
-def _keep(key: tuple, sample: Sample, total: int, now: float) -> None:
-    """Keep an estimate (see `for_jobs`), or a whole count for EXACT_FRESH seconds while
-    the list's length stays the same: a list under the budget (200 reserved jobs) was
-    counted whole on every load, a third of its page's work, although every open tab
-    polls it every 2 s; a length that changed (a job taken, deleted, added) counts anew."""
-    if sample.counted >= total:
-        if len(_exact) > 256:
-            _exact.clear()  # bounded, as the estimates
-        _exact[key] = (now + EXACT_FRESH, sample)
-    else:
-        if len(_estimates) > 256:
-            _estimates.clear()  # bounded: filters are many, memory is not
-        _estimates[key] = (now + ESTIMATE_TTL, sample)
+def _segments(state: str, every: list[tuple[str, int]], chosen: QueueRef | None
+              ) -> list[tuple[str, int]]:
+    """The queues a list's facets count: every queue for the completed list (its queue
+    facet counts the records), else the chosen one, or all."""
+    if state == "completed" or chosen is None:
+        return every
+    return [(key, size) for key, size in every if key == chosen.label]
 
 
-_refreshing: set[tuple] = set()
-_refresh_lock = threading.Lock()
-
-
-def _refresh_later(key: tuple, state: str, segments: list[tuple[str, int]], total: int,
-                   chosen: QueueRef | None, picked: Picked) -> None:
-    """Sample again in a daemon thread, one per key at a time: the page that finds a
-    stale sample answers with it (scaled to the list's size now) instead of paying the
-    sample's 2,000 reads (100-200 ms at any size), so no poll pays it (issue 31 item 8)."""
-    with _refresh_lock:
-        if key in _refreshing:
-            return
-        _refreshing.add(key)
-
-    def run() -> None:
-        try:
-            now = time.time()
-            _keep(key, _sample(state, segments, total, chosen, picked, now), total, now)
-        except Exception:
-            logger.warning("facet sample refresh failed", exc_info=True)
-        finally:
-            with _refresh_lock:
-                _refreshing.discard(key)
-
-    threading.Thread(target=run, name="facet-sample", daemon=True).start()
+def _count_jobs(state: str, every: list[tuple[str, int]], chosen: QueueRef | None,
+                picked: Picked, now: float | None) -> Sample:
+    """Count (or sample) a list of the lengths `every` (read by the load that asks: a
+    refresh runs as soon as that load's response is done)."""
+    segments = _segments(state, every, chosen)
+    total = sum(size for _, size in segments)
+    return _sample(state, segments, total, chosen, picked,
+                   time.time() if now is None else now)
 
 
 def _sample(state: str, segments: list[tuple[str, int]], total: int,
@@ -203,7 +188,8 @@ def _sample(state: str, segments: list[tuple[str, int]], total: int,
 
 
 def _facets(state: str, every: list[tuple[str, int]], chosen: QueueRef | None,
-            picked: Picked, base: dict[str, str], sample: Sample, total: int) -> Facets:
+            picked: Picked, base: dict[str, str], sample: Sample, total: int,
+            age: int = 0) -> Facets:
     found, counted = sample.mine, sample.counted
     if counted >= sample.total:
         total = counted  # counted whole: exact, whatever arrived since
@@ -223,7 +209,7 @@ def _facets(state: str, every: list[tuple[str, int]], chosen: QueueRef | None,
         facets.facet("within", TIME_TITLES.get(state, "Pushed in the past"), found.times,
                      base, picked.within, counted=counted, total=total,
                      order=list(facets.ranges_for(state))),
-    ], counted, total, estimated=counted < total)
+    ], counted, total, estimated=counted < total, age=age)
 
 
 FAILED_FRESH = 2.0  # seconds a failed list's counts are fresh: the list's refresh interval

@@ -129,7 +129,7 @@ class Facets:
     total: int  # entries in the listing
     estimated: bool  # counts scaled from a sample
     note: str = ""  # how the counts were taken, for the page
-    age: int = 0  # seconds old, when kept counts past their freshness were shown (failed)
+    age: int = 0  # seconds old, when kept counts past their freshness were shown
 
     @property
     def shown(self) -> list[Facet]:

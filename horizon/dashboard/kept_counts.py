@@ -4,15 +4,20 @@ Why: the failed list's counts were kept for 2 s (its refresh interval), so one b
 tab polling it every 2 s found them expired on nearly every poll and paid the recount
 each time: the facets over the newest 2,000 rows (about 18 ms CPU) and the grouping of
 the newest 20,000 by exception class (about 12 ms), about 105 ms p95 a load with 100,000
-rows while workers failed 20 jobs a second (docs/benchmarks.md, issue 38 item 3).
+rows while workers failed 20 jobs a second (docs/benchmarks.md, issue 38 item 3). The
+job lists' facets (a list counted whole, or a sample of a longer one) were kept the
+same way and are kept here too (facet_counts.for_jobs).
 
 Stale-while-revalidate, per key (one filter of one list):
 
 - the first load of a key counts inline, as does a load after `forget` (this process
-  deleted or retried rows: the counts must not include them) or after `OLDEST` seconds
-  in which nobody asked for the key (counts a minute old are not shown as the list's);
-- a load that finds counts older than `fresh` seconds answers with them at once, with
-  their age (the page says it), and asks for one refresh;
+  deleted or retried rows: the counts must not include them), after `OLDEST` seconds
+  in which nobody asked for the key (counts a minute old are not shown as the list's),
+  or one whose caller finds the kept counts unusable (`usable`: a job list that has
+  changed size by more than a fifth since);
+- a load that finds counts older than `fresh` seconds (or `fresh_for(counts)`: a
+  sample is fresh longer than a whole count) answers with them at once, with their
+  age (the page says it), and asks for one refresh;
 - a refresh runs in a daemon thread started when the response is done (Django's
   ``request_finished``), not beside the rest of the request, where it would compete
   for the interpreter; outside a request it starts at once;
@@ -49,9 +54,11 @@ class Counted(Generic[T]):
 class KeptCounts(Generic[T]):
     """The counts of one kind (the failed list's facets, its exception groups) per key."""
 
-    def __init__(self, what: str, fresh: float, oldest: float = OLDEST, size: int = 256):
+    def __init__(self, what: str, fresh: float, oldest: float = OLDEST, size: int = 256,
+                 fresh_for: Callable[[T], float] | None = None):
         self.what = what  # for the log
         self.fresh = fresh
+        self.fresh_for = fresh_for  # seconds the given counts stay fresh, when they differ
         self.oldest = oldest
         self.size = size  # keys kept at most: filters are many, memory is not
         self.clock: Callable[[], float] = time.monotonic
@@ -61,22 +68,29 @@ class KeptCounts(Generic[T]):
         self._generation = 0  # bumped by `forget`: a refresh counted before it is dropped
         self._lock = threading.Lock()
 
-    def get(self, key: Hashable, count: Callable[[], T]) -> tuple[T, float]:
+    def get(self, key: Hashable, count: Callable[[], T],
+            usable: Callable[[T], bool] | None = None) -> tuple[T, float]:
         """The counts for `key` and their age in seconds (0.0 when counted by this call).
         `count` runs inline only when nothing usable is kept; otherwise, once the counts
-        are past `fresh`, in a refresh after the response."""
+        are past their freshness, in a refresh after the response."""
         now = self.clock()
         kept = self._kept.get(key)
-        if kept is None or now - kept.at > self.oldest:
+        if kept is None or now - kept.at > self.oldest or (
+                usable is not None and not usable(kept.value)):
             with self._lock:
                 generation = self._generation
             value = count()
             self._store(key, Counted(value, now), generation)
             return value, 0.0
         age = max(now - kept.at, 0.0)
-        if age >= self.fresh:
-            self._ask_refresh(key, count, now)
+        fresh = self.freshness(kept.value)
+        if age >= fresh:
+            self._ask_refresh(key, count, now, fresh)
         return kept.value, age
+
+    def freshness(self, value: T) -> float:
+        """Seconds `value` is shown without a refresh being asked."""
+        return self.fresh if self.fresh_for is None else self.fresh_for(value)
 
     def forget(self) -> None:
         """Drop every kept count; a refresh in flight will not store what it counted."""
@@ -98,12 +112,13 @@ class KeptCounts(Generic[T]):
                 self._asked.clear()
             self._kept[key] = counted
 
-    def _ask_refresh(self, key: Hashable, count: Callable[[], T], now: float) -> None:
+    def _ask_refresh(self, key: Hashable, count: Callable[[], T], now: float,
+                     fresh: float) -> None:
         with self._lock:
             busy_since = self._refreshing.get(key)
             if busy_since is not None and now - busy_since < STUCK:
                 return
-            if now - self._asked.get(key, float("-inf")) < self.fresh:
+            if now - self._asked.get(key, float("-inf")) < fresh:
                 return
             self._refreshing[key] = self._asked[key] = now
             generation = self._generation

@@ -3,16 +3,19 @@
 `time_cell` renders what ``partials/time.html`` does, without an ``{% include %}`` per
 cell. `job_rows` and `failed_rows` render a list's rows in Python (horizon/dashboard/
 row_html.py says why), from the same context variables the row loops read.
+`chart_marks` renders a large chart's hover marks in Python (horizon/dashboard/
+chart_html.py says why).
 """
 from __future__ import annotations
 
 from django import template
 from django.utils.safestring import SafeString
 
-from horizon.dashboard import row_html
+from horizon.dashboard import chart_html, row_html
 
 register = template.Library()
 register.filter("time_cell", row_html.time_cell)
+register.simple_tag(chart_html.marks, name="chart_marks")
 
 
 def _can_operate(context: template.Context) -> bool:
