@@ -77,8 +77,13 @@ def trim(client: RedisClient, keep_minutes: float, now: float | None = None, *,
     script does the same as it writes; this covers a quiet period)."""
     now = time.time() if now is None else now
     index, records = _store(silenced)
-    old = client.zrangebyscore(index, "-inf", f"({now - keep_minutes * 60!r}",
-                               start=0, num=10_000)
+    return drop_before(client, index, records, now - keep_minutes * 60)
+
+
+def drop_before(client: RedisClient, index: str, records: str, cutoff: float) -> int:
+    """Drop the records indexed before `cutoff` (at most 10,000 a call) from a store of
+    a time index (a zset of ids) beside a hash of records by id; how many went."""
+    old = client.zrangebyscore(index, "-inf", f"({cutoff!r}", start=0, num=10_000)
     if not old:
         return 0
     pipe = client.pipeline(transaction=False)

@@ -15,6 +15,7 @@ import json
 from typing import Literal
 
 from horizon import keys
+from horizon.repositories.recent import drop_before
 from queueing.drivers.redis.replies import RedisClient, as_bytes
 from queueing.drivers.redis.scripts import script_for
 from queueing.safe_json import peek
@@ -78,14 +79,7 @@ def trim(client: RedisClient, kind: Kind, keep_minutes: float, now: float) -> in
     """Drop records older than the retention, with their index entries (the script does
     it as it writes; this covers a quiet period)."""
     index, records = _store(kind)
-    old = client.zrangebyscore(index, "-inf", f"({now - keep_minutes * 60!r}",
-                               start=0, num=10_000)
-    if not old:
-        return 0
-    pipe = client.pipeline(transaction=False)
-    pipe.zrem(index, *old)
-    pipe.hdel(records, *old)
-    return pipe.execute()[0]
+    return drop_before(client, index, records, now - keep_minutes * 60)
 
 
 def _decode(record) -> dict:

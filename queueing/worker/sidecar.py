@@ -52,13 +52,21 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from queueing.drivers.contract import QueueDriver, Reservation
+from queueing.drivers.contract import QueueDriver
 from queueing.worker.deadline import Deadline
 from queueing.worker.fork_child import become_sidecar
 from queueing.worker.policy import LeaseTiming, lease_timing
+from queueing.worker.settling import (
+    FRESH_START_ALLOWANCE,
+    Death,
+    FreshProcesses,
+    Settlement,
+    Settlers,
+    fresh_driver,
+    renew,
+)
 from queueing.worker.table_memory import (
     FINISHED,
     LEAVING,
@@ -72,47 +80,7 @@ from queueing.worker.table_memory import (
 logger = logging.getLogger("queueing.worker")
 
 TICK = 0.1  # seconds between the sidecar's looks at the table
-SETTLE_RETRY = 0.5  # seconds between tries to settle a dead worker's table
-FENCED_SETTLE_FOR = 60.0  # seconds a fence's hand-back is tried while the store is away
-FRESH_START_ALLOWANCE = 60.0  # seconds a fresh settling process may take to start
-SETTLE_DEADLINE = 10.0  # seconds one try to settle a dead worker's rows may take
 
-
-# (driver, the hung job) -> None: release or fail a job killed past its timeout
-KillSettler = Callable[[QueueDriver, Reservation], None]
-# (driver, a running job whose worker died) -> None: release or fail it by its rules
-LostSettler = Callable[[QueueDriver, Reservation], None]
-# (driver, a running job stopped by the fence, why) -> None: handed back uncounted
-FenceSettler = Callable[[QueueDriver, Reservation, str], None]
-
-
-@dataclass(frozen=True, slots=True)
-class Settlers:
-    """How the sidecar records the outcome of running jobs the worker could not settle."""
-
-    killed: KillSettler  # past its timeout and grace: a timeout, by the job's rules
-    lost: LostSettler  # its worker died (SIGKILL, OOM, segfault): by the job's rules
-    fenced: FenceSettler  # stopped because the store was away: handed back uncounted
-
-
-@dataclass(slots=True)
-class Death:
-    """Why the worker's rows are being settled: which job hung, or the fence's reason."""
-
-    hung: Row | None = None
-    fenced: str = ""  # the fence's reason, when it stopped the worker
-
-
-class FreshProcesses(Protocol):
-    """Starts sidecar work in a freshly started interpreter, one that inherited nothing
-    from the worker (sidecar_process.py)."""
-
-    def watch(self, memory: TableMemory) -> subprocess.Popen:
-        """The whole sidecar, reading the table through `memory`'s descriptor."""
-
-    def settle(self, rows: list[Row], death: Death,
-               renewed: dict[str, float]) -> subprocess.Popen:
-        """Settle these running rows of a dead or departed worker, then exit."""
 
 
 class Sidecar:
@@ -136,13 +104,15 @@ class Sidecar:
         self._process: subprocess.Popen | None = None  # a sidecar started fresh
         self.timing = timing
         self.driver_factory = driver_factory
-        self.settlers = settlers
         self.stderr = stderr or sys.stderr
         self.pid: int | None = None
         self.started_at = 0.0
         self._reap_lock = threading.Lock()  # the keeper thread and the loop both reap
         self._terminate = False  # SIGTERM seen (in the child)
         self._deadline = Deadline()
+        self.settlement = Settlement(settlers=settlers, driver_factory=driver_factory,
+                                     timing=timing, fresh=fresh, deadline=self._deadline,
+                                     say=self._say, terminated=lambda: self._terminate)
 
     def start(self) -> int:
         """Fork the sidecar (or start it fresh). Called from the worker's loop or its
@@ -268,7 +238,7 @@ class Sidecar:
             alive = worker_alive()  # first: a dead worker's table is read as it was left
             mode, rows = self.memory.read(writer_alive=worker_alive)
             if not alive or mode == LEAVING:
-                self._settle(driver, rows, worker_pid, Death(), renewed)
+                self.settlement.settle(driver, rows, worker_pid, Death(), renewed)
                 return 0
             if mode == STOPPING:
                 return 0
@@ -278,7 +248,7 @@ class Sidecar:
             if hung is not None:
                 if self._kill(worker_pid, f"its job {hung.token} was still running past "
                                           "its timeout and grace"):
-                    self._settle(driver, self._final_rows(), worker_pid, Death(hung=hung),
+                    self.settlement.settle(driver, self._final_rows(), worker_pid, Death(hung=hung),
                                  renewed)
                 return 0
             if timing is None:
@@ -289,7 +259,7 @@ class Sidecar:
                 why = f"stopped: Redis unreachable for {now - failing_since:.0f} s"
                 self._kill(worker_pid, f"{why}; the lease of its running job ({uuids}) "
                                        "would lapse, and another worker could start it too")
-                self._settle(driver, self._final_rows(), worker_pid, Death(fenced=why),
+                self.settlement.settle(driver, self._final_rows(), worker_pid, Death(fenced=why),
                              renewed)
                 return 1
             due = [r for r in rows if now - max(r.leased_at, renewed.get(r.token, 0.0))
@@ -297,13 +267,13 @@ class Sidecar:
             if not due:
                 continue
             try:
-                lapsed = self._deadline.call(timing.attempt, self._renew, driver, due,
+                lapsed = self._deadline.call(timing.attempt, renew, driver, due,
                                              now + timing.retry_after)
             except Exception as exc:  # Redis away: a fresh connection next tick
                 if failing_since is None:
                     failing_since = now
                     self._say(f"could not renew leases: {exc}; trying again")
-                driver = self._fresh_driver(driver)
+                driver = fresh_driver(driver, self.driver_factory)
                 continue
             if failing_since is not None:
                 self._say(f"renewed leases again after {now - failing_since:.1f} s")
@@ -325,7 +295,7 @@ class Sidecar:
     def settle(self, rows: list[Row], worker_pid: int, death: Death,
                renewed: dict[str, float]) -> None:
         """Settle these rows of a dead or departed worker (a fresh process given them)."""
-        self._settle(self.driver_factory(), rows, worker_pid, death, renewed)
+        self.settlement.settle(self.driver_factory(), rows, worker_pid, death, renewed)
 
     @staticmethod
     def _must_fence(rows: list[Row], renewed: dict[str, float], now: float,
@@ -334,18 +304,6 @@ class Sidecar:
         can reserve it."""
         return any(r.state == RUNNING and max(r.leased_at, renewed.get(r.token, 0.0)) +
                    timing.retry_after - timing.margin <= now for r in rows)
-
-    def _renew(self, driver: QueueDriver, rows: list[Row], until: float) -> list[Row]:
-        """Renew these rows' leases in one round trip; the rows whose lease was gone."""
-        reservations, kept = [], []
-        for row in rows:
-            member = row.member or driver.find_member(row.queue, row.token)
-            if member is None:
-                continue  # settled meanwhile (acknowledged, released): nothing to renew
-            reservations.append(row.reservation(member))
-            kept.append(row)
-        results = driver.renew_many(reservations, until) if reservations else []
-        return [row for row, ok in zip(kept, results) if not ok]
 
     def _kill(self, worker_pid: int, why: str) -> bool:
         try:
@@ -361,149 +319,12 @@ class Sidecar:
     def _final_rows(self) -> list[Row]:
         return self.memory.read(writer_alive=lambda: False)[1]
 
-    def _settle(self, driver: QueueDriver, rows: list[Row], worker_pid: int,
-                death: Death, renewed: dict[str, float]) -> None:
-        """Settle a dead (or departed) worker's rows by state; retried on a fresh
-        connection until the leases would lapse (they then bring the jobs back), or, after
-        a fence, for as long as the store may take to come back (the hand-back is
-        uncounted only if it reaches the store before another worker takes the job). A
-        SIGTERM cuts it to the try under way."""
-        if not rows:
-            return
-        if self.fresh is not None:
-            by_rules = [r for r in rows if _needs_settler(r, death)]
-            if by_rules:  # started first: it loads Django while the rest is settled here
-                settler = self._start_settler(by_rules, worker_pid, death, renewed)
-                self._settle(driver, [r for r in rows if r not in by_rules], worker_pid,
-                             death, renewed)
-                if settler is not None:
-                    self._wait_for_settler(settler, driver, by_rules, worker_pid, death,
-                                           renewed)
-                return
-        give_up = self._give_up(driver, rows, death, renewed)
-        pending = list(rows)
-        while pending:
-            try:
-                limit = max(SETTLE_DEADLINE, 4 * (self.timing.attempt if self.timing else 1.0))
-                pending = self._deadline.call(limit, self._settle_once, driver, pending, death)
-            except Exception as exc:
-                self._say(f"could not settle worker {worker_pid}'s jobs yet: {exc}")
-                driver = self._fresh_driver(driver)
-            if pending:
-                if self._terminate or time.time() + SETTLE_RETRY >= give_up:
-                    self._say(f"gave up settling {len(pending)} job(s) of worker "
-                              f"{worker_pid}: their leases bring them back")
-                    return
-                time.sleep(SETTLE_RETRY)
-
-    @staticmethod
-    def _give_up(driver: QueueDriver, rows: list[Row], death: Death,
-                 renewed: dict[str, float]) -> float:
-        """When settling these rows stops being tried: their leases would have lapsed
-        (they bring the jobs back), or after a fence the store's expected return."""
-        retry_after = driver.config.retry_after or 60.0
-        leased = max(max(r.leased_at, renewed.get(r.token, 0.0)) for r in rows)
-        give_up = leased + retry_after
-        if death.fenced:
-            give_up = max(give_up, time.time() + max(FENCED_SETTLE_FOR, retry_after))
-        return give_up
-
-    def _start_settler(self, rows: list[Row], worker_pid: int, death: Death,
-                       renewed: dict[str, float]) -> subprocess.Popen | None:
-        """A fresh process to settle running rows by their rules (their hooks and the
-        failed store run there, not in this fork); None if it could not be started
-        (their leases then bring the jobs back)."""
-        assert self.fresh is not None
-        try:
-            return self.fresh.settle(rows, death, renewed)
-        except (OSError, ValueError) as exc:
-            self._say(f"could not start a process to settle worker {worker_pid}'s running "
-                      f"jobs ({exc}): their leases bring them back")
-            return None
-
-    def _wait_for_settler(self, process: subprocess.Popen, driver: QueueDriver,
-                          rows: list[Row], worker_pid: int, death: Death,
-                          renewed: dict[str, float]) -> None:
-        """Keep the rows' leases renewed while the settler starts and works, so the time
-        it takes to load costs nothing; pass a SIGTERM on to it."""
-        ends = self._give_up(driver, rows, death, renewed) + FRESH_START_ALLOWANCE
-        renew_at = 0.0
-        passed_on = False
-        while process.poll() is None:
-            now = time.time()
-            if self._terminate and not passed_on:
-                process.terminate()
-                passed_on = True
-            if now >= ends:
-                process.kill()
-                process.wait()
-                self._say(f"the process settling worker {worker_pid}'s running jobs did not "
-                          "finish: their leases bring them back")
-                return
-            if self.timing is not None and now >= renew_at:
-                renew_at = now + self.timing.renew_every
-                try:
-                    self._deadline.call(self.timing.attempt, self._renew, driver, rows,
-                                        now + self.timing.retry_after)
-                except Exception:
-                    driver = self._fresh_driver(driver)
-            time.sleep(TICK)
-
-    def _settle_once(self, driver: QueueDriver, rows: list[Row],
-                     death: Death) -> list[Row]:
-        held: list[tuple[Row, Reservation]] = []
-        for row in rows:
-            member = row.member or driver.find_member(row.queue, row.token)
-            if member is not None:  # else settled already, or its lease lapsed
-                held.append((row, row.reservation(member)))
-        # Still held? (a row read from a table its writer left half-written may have
-        # been settled already): a renewal answers, and keeps it while this settles.
-        until = time.time() + (driver.config.retry_after or 60.0)
-        still = driver.renew_many([res for _, res in held], until) if held else []
-        held = [pair for pair, ok in zip(held, still) if ok]
-        hung = death.hung
-        finished = [res for row, res in held if row.state == FINISHED]
-        if finished:
-            driver.acknowledge(finished)
-        # Not started, or cut short by a kill aimed at another job: uncounted.
-        cut_short = [res for row, res in held if row.state == RUNNING and hung is not None
-                     and row.token != hung.token]
-        back = [res for row, res in held if row.state == PREFETCHED] + cut_short
-        if back:
-            driver.unreserve(back)
-        for row, res in held:
-            if row.state != RUNNING or (hung is not None and row.token != hung.token):
-                continue
-            if hung is not None:
-                self.settlers.killed(driver, res)
-            elif death.fenced:
-                self.settlers.fenced(driver, res, death.fenced)
-            else:
-                self.settlers.lost(driver, res)
-        return []
-
-    def _fresh_driver(self, driver: QueueDriver) -> QueueDriver:
-        try:
-            driver.close()
-        except Exception:
-            pass
-        try:
-            return self.driver_factory()
-        except Exception:
-            return driver
-
     def _say(self, text: str) -> None:
         try:
             self.stderr.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} sidecar: {text}\n")
             self.stderr.flush()
         except Exception:
             pass
-
-
-def _needs_settler(row: Row, death: Death) -> bool:
-    """A running row whose outcome its job's rules decide (the hung one after a kill;
-    every running one otherwise): the rest are acknowledged or handed back as they are."""
-    return row.state == RUNNING and (death.hung is None or row.token == death.hung.token)
 
 
 STATE_WORDS = {PREFETCHED: "prefetched", RUNNING: "running", FINISHED: "finished"}

@@ -35,7 +35,8 @@ from queueing.worker.abandoned import AbandonedJobs
 from queueing.worker.joblog import JobLog, level_named
 from queueing.worker.options import WorkerOptions
 from queueing.worker.policy import LeaseTiming
-from queueing.worker.sidecar import Death, Settlers, Sidecar
+from queueing.worker.settling import Death, Settlers
+from queueing.worker.sidecar import Sidecar
 from queueing.worker.table_memory import Row, TableMemory
 
 # Run by the fresh interpreter: the signals a sidecar ignores are ignored before anything
