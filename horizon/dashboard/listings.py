@@ -16,7 +16,14 @@ from urllib.parse import quote
 
 from horizon.dashboard import formatting, links, lookup, paging
 from horizon.dashboard.facets import NOTHING, Picked
-from horizon.dashboard.masking import NAME_LIMIT, display, mask, shown_name, shown_tags
+from horizon.dashboard.masking import (
+    NAME_LIMIT,
+    display,
+    mask,
+    shown_name,
+    shown_tag,
+    shown_tags,
+)
 from horizon.dashboard.queues import QueueRef
 from horizon.repositories import horizon_client, recent
 from queueing import connections
@@ -149,11 +156,17 @@ def argument_preview(data: dict) -> str:
 
 
 def matches(needle: str, data: dict) -> bool:
-    """Does a job's name, class, uuid or one of its tags contain `needle` (lower case)?"""
-    fields = [data.get("displayName"), data.get("job"), data.get("uuid")]
+    """Does a job's name, class, uuid or one of its tags contain `needle` (lower case)?
+
+    Names and tags are matched as a row shows them (masked: `shown_name`, `shown_tag`),
+    never raw: a search over raw tags confirmed a masked ``password=...`` tag one
+    character at a time (issue 48), so a search can find nothing a viewer could not
+    already read."""
+    fields = [shown_name(f) for f in (data.get("displayName"), data.get("job")) if f]
     raw_tags = data.get("tags")
-    tags = raw_tags if isinstance(raw_tags, list) else []
-    return any(needle in str(f).lower() for f in [*fields, *tags] if f)
+    tags = [shown_tag(t) for t in raw_tags if t] if isinstance(raw_tags, list) else []
+    uuid = data.get("uuid")
+    return any(needle in f.lower() for f in [*fields, *tags, str(uuid or "")] if f)
 
 
 # -- sources: where a state's entries live ---------------------------------------------

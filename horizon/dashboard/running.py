@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 
 from horizon.dashboard import formatting
-from horizon.dashboard.masking import NAME_LIMIT, display
+from horizon.dashboard.masking import NAME_LIMIT, display, mask
 from horizon.dashboard.queues import queue_connections
 from queueing import connections
 from queueing.dispatching.preview import HEAD_BYTES, peek_entry
@@ -77,11 +77,19 @@ META_SHOWN = 12  # metadata entries shown per job
 
 
 def meta_rows(report: Progress | None) -> list[tuple[str, str]]:
-    """A report's metadata as (key, value) text, masked and clipped for a page (pure)."""
+    """A report's metadata as (key, value) text, masked and clipped for a page (pure).
+
+    Masked as arguments are (`mask`: a value under a secret-looking key, at any depth,
+    is hidden whole, then the text policy), not only as text: ``meta["password"] =
+    "hunter2"`` is a key and a value, and masking the value's text alone showed it
+    (issue 48)."""
     if report is None:
         return []
-    return [(display(str(key), NAME_LIMIT), display(json.dumps(value), NAME_LIMIT))
-            for key, value in list(report.meta.items())[:META_SHOWN]]
+    shown = mask(dict(list(report.meta.items())[:META_SHOWN]), string_limit=NAME_LIMIT,
+                 max_depth=4)
+    return [(display(str(key), NAME_LIMIT),
+             display(json.dumps(value, ensure_ascii=False, default=str), NAME_LIMIT))
+            for key, value in shown.items()]
 
 
 def progress(elapsed: float, timeout: float | None) -> int | None:

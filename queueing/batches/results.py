@@ -5,13 +5,16 @@ A kept result is JSON, at most the chord's ``result_limit`` bytes: a result past
 one JSON cannot hold) fails its member with a clear error, so the chord's callback never
 runs with a result missing. Results live in one Redis hash per chord,
 ``queueing:chord:{BATCH_ID}:results`` (member index -> JSON), on the control store
-(queueing/middleware/store.py), for a week at most; the callback's job drops it.
+(queueing/middleware/store.py), for a week at most; the callback's job drops it. A
+sealed member's result is kept sealed (``SEALED_MARK`` + ``encryption.seal_text``), so
+a sealed workflow leaves nothing in clear (docs/encrypted-jobs.md).
 """
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from queueing.entries import encryption
 from queueing.entries.batch_tag import of_data
 from queueing.errors import QueueError
 from queueing.middleware.keys import control_key
@@ -20,6 +23,7 @@ from queueing.middleware.store import state_client
 KEEP_FIELD = "keepResult"  # {"index": member position, "limit": bytes}
 DEFAULT_RESULT_LIMIT = 64 * 1024  # bytes of JSON one member's result may take
 RESULTS_TTL = 7 * 24 * 3600  # seconds kept results outlive their last write
+SEALED_MARK = "sealed:"  # a kept result sealed with the key (no JSON text starts so)
 
 
 class ResultTooLarge(QueueError):
@@ -60,6 +64,8 @@ def keep(driver: Any, job: Any, value: Any) -> None:
     if not isinstance(mark, dict) or tag is None:
         return
     text = encode_result(job.job, value, int(mark.get("limit") or DEFAULT_RESULT_LIMIT))
+    if encryption.is_sealed(job.data):
+        text = SEALED_MARK + encryption.seal_text(text)
     client = state_client(driver)
     key = results_key(tag.id)
     pipe = client.pipeline(transaction=False)
@@ -76,4 +82,11 @@ def read(client: Any, batch_id: str, total: int) -> list[Any]:
     if missing:
         raise QueueError(f"chord {batch_id}: no result kept for member(s) {missing[:10]} of "
                          f"{total} (expired, or written by an older worker)")
-    return [json.loads(found[i]) for i in range(total)]
+    return [json.loads(_opened(found[i])) for i in range(total)]
+
+
+def _opened(stored: bytes | str) -> str:
+    text = stored.decode("utf-8", "surrogatepass") if isinstance(stored, bytes) else stored
+    if text.startswith(SEALED_MARK):
+        return encryption.open_text(text[len(SEALED_MARK):])
+    return text

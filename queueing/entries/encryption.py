@@ -86,7 +86,7 @@ def is_sealed(data: dict[str, Any]) -> bool:
     return FIELD in data
 
 
-def wanted(encrypted: bool, connection: str, chain: list[dict] | None = None) -> bool:
+def wanted(encrypted: bool, connection: str | None, chain: list[dict] | None = None) -> bool:
     """Is a payload to be sealed: the job asks, its connection encrypts everything, or a
     later link of its chain asks for either (its arguments travel in this payload)."""
     if encrypted or _connection_encrypts(connection):
@@ -176,6 +176,25 @@ def opened_job(job: Payload) -> Payload:
     except MalformedPayload as exc:
         raise _refused(f"the decrypted arguments are malformed: {exc}") from None
     return dataclasses.replace(job, args=args, kwargs=kwargs, chain=chain)
+
+
+def seal_text(text: str) -> str:
+    """Any text sealed with the current key (``<hint>.<token>``): a value a sealed job
+    leaves behind beside its payload, such as a chord member's kept result."""
+    hint, cipher = next(iter(_keys(_secrets()).items()))
+    return f"{hint}.{cipher.encrypt(text.encode('utf-8', 'surrogatepass')).decode('ascii')}"
+
+
+def open_text(sealed_text: str) -> str:
+    """What `seal_text` sealed; CannotDecrypt naming the cause."""
+    hint, _, token = sealed_text.partition(".")
+    cipher = _keys(_secrets()).get(hint)
+    if cipher is None or not token:
+        raise _refused("no key in SECRET_KEY or its fallbacks sealed this value")
+    try:
+        return cipher.decrypt(token.encode("ascii")).decode("utf-8", "surrogatepass")
+    except (InvalidToken, UnicodeError):
+        raise _refused("the token was altered (its authentication failed)") from None
 
 
 def sealed_again(data: dict[str, Any], like: dict[str, Any]) -> dict[str, Any]:

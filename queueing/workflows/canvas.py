@@ -17,9 +17,18 @@ in the argument of one of three small internal jobs (jobs.py) that send the next
 This module names those jobs (``START_JOB``..) and builds their signatures from the
 registry; it does not import jobs.py, which imports it (``from_spec``, ``launch``): the
 dependency runs one way, as the specs themselves travel by job name.
+
+A workflow is sealed whole (docs/encrypted-jobs.md): when any of its jobs is encrypted
+(its own option, or its connection encrypts), every job of it is dispatched encrypted,
+the internal jobs included. Why whole: an internal job carries the arguments of every
+step after it, and a chord's callback the results of its members, so sealing only the
+jobs that asked left their arguments in clear in the batch record, the pending internal
+job and its completed record (issue 48). The mark travels in each spec's options, so a
+step sent later by a worker is sealed as the first one was.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,6 +39,7 @@ from queueing.dispatching.dispatch import link_spec
 from queueing.dispatching.jobs import chain as chain_of_jobs
 from queueing.dispatching.registry import resolve
 from queueing.dispatching.signature import Signature
+from queueing.entries import encryption
 from queueing.entries.options import JobOptions
 from queueing.errors import InvalidOption
 
@@ -39,10 +49,58 @@ CONTINUE_JOB = "queueing.workflows.continue"  # a group's then: the rest of the 
 CHORD_CALLBACK_JOB = "queueing.workflows.chord_callback"  # a chord's then: its callback
 
 
-def _internal(name: str, *args: Any) -> Signature:
-    """A signature of one of the internal jobs, found by its registered name."""
+def _internal(name: str, *args: Any, sealed: bool = False) -> Signature:
+    """A signature of one of the internal jobs, found by its registered name; encrypted
+    when the workflow it carries is (its arguments are that workflow's steps)."""
     definition = resolve(name)
-    return Signature(definition, args, {}, definition.options)
+    options = definition.options
+    if sealed and not options.encrypted:
+        options = dataclasses.replace(options, encrypted=True)
+    return Signature(definition, args, {}, options)
+
+
+def _signatures(step: Any) -> list[Signature]:
+    """Every job signature in a step (a signature, a chain of them, a group, a chord)."""
+    if isinstance(step, Signature):
+        return [step]
+    if isinstance(step, (list, tuple)):
+        return [sig for link in step for sig in _signatures(link)]
+    if isinstance(step, Group):
+        found = [sig for member in step.members for sig in _signatures(member)]
+        return [*found, step.callback] if isinstance(step, Chord) else found
+    return []
+
+
+def _is_sealed(signature: Signature) -> bool:
+    return encryption.wanted(signature.options.encrypted, signature.options.connection)
+
+
+def wants_sealing(steps: Sequence[Any]) -> bool:
+    """Is any job of these steps encrypted: then the whole workflow is sealed."""
+    return any(_is_sealed(sig) for step in steps for sig in _signatures(step))
+
+
+def sealed(step: Any) -> Any:
+    """`step` with every job in it marked encrypted (pure: a new step, same shape)."""
+    if isinstance(step, Signature):
+        if step.options.encrypted:
+            return step
+        return dataclasses.replace(step, options=dataclasses.replace(step.options,
+                                                                     encrypted=True))
+    if isinstance(step, (list, tuple)):
+        return [sealed(link) for link in step]
+    if isinstance(step, Chord):
+        return Chord(Group([sealed(m) for m in step.members]), sealed(step.callback),
+                     result_limit=step.result_limit)
+    if isinstance(step, Group):
+        return Group([sealed(m) for m in step.members])
+    return step
+
+
+def sealed_whole(steps: list[Any]) -> list[Any]:
+    """The steps as sent: all sealed when any job among them is encrypted, else as
+    they are."""
+    return [sealed(step) for step in steps] if wants_sealing(steps) else steps
 
 
 class Group:
@@ -61,12 +119,15 @@ class Group:
 
     def dispatch(self) -> Batch:
         """Send the group now; its Batch (progress, cancel, members' failures)."""
-        return self.dispatch_then([])
+        [whole] = sealed_whole([self])
+        return whole.dispatch_then([])
 
     def dispatch_then(self, rest: list[Any]) -> Batch:
+        """Send the group, then `rest` (the caller sealed them whole when they are)."""
         pending = PendingBatch(self.members).name(f"group of {len(self.members)}")
         if rest:
-            pending.then(_internal(CONTINUE_JOB, [to_spec(step) for step in rest]))
+            pending.then(_internal(CONTINUE_JOB, [to_spec(step) for step in rest],
+                                   sealed=wants_sealing([self, *rest])))
         return pending.dispatch()
 
     def spec(self) -> dict[str, Any]:
@@ -102,7 +163,8 @@ class Chord(Group):
             KEEP_FIELD: {"index": index, "limit": limit}})
         pending.name(f"chord of {len(self.members)} -> {self.callback.definition.name}")
         pending.then(_internal(CHORD_CALLBACK_JOB, to_spec(self.callback), len(self.members),
-                               [to_spec(step) for step in rest]))
+                               [to_spec(step) for step in rest],
+                               sealed=wants_sealing([self, *rest])))
         return pending.dispatch()
 
     def spec(self) -> dict[str, Any]:
@@ -136,8 +198,9 @@ def chain(*steps: Any) -> str | None:
 
 
 def launch(steps: list[Any]) -> str | None:
-    """Send the first step of a chain; what follows a group travels with it."""
-    flat = _flatten(steps)
+    """Send the first step of a chain; what follows a group travels with it (every job
+    of it sealed when one is: `sealed_whole`)."""
+    flat = sealed_whole(_flatten(steps))
     for index, step in enumerate(flat):
         if isinstance(step, Group):
             head, workflow, rest = flat[:index], step, flat[index + 1:]
@@ -146,7 +209,8 @@ def launch(steps: list[Any]) -> str | None:
         return chain_of_jobs(*flat)
     if head:
         return chain_of_jobs(*head, _internal(
-            START_JOB, workflow.spec(), [to_spec(step) for step in rest]))
+            START_JOB, workflow.spec(), [to_spec(step) for step in rest],
+            sealed=wants_sealing([workflow, *rest])))
     return workflow.dispatch_then(rest).id
 
 

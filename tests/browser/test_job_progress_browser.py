@@ -49,3 +49,29 @@ def test_the_progress_bar_moves_on_running_now_and_the_job_page(page, operator,
     assert abs(drawn_ratio(detail) - shown_percent(detail) / 100) < 0.04
     expect(detail).to_contain_text("calls")  # its metadata
     expect(page.locator("#live-state")).to_have_text("Live")  # no poll failed meanwhile
+
+
+SECRETS = ("sk-live-abc123def456", "hunter2", "pgs3cret")
+
+
+def test_reported_metadata_is_masked_on_running_now_and_the_job_page(page, operator,
+                                                                      spawn_worker):
+    """Issue 48: meta["api_key"] and meta["password"] were shown in clear, under a panel
+    saying "(secrets masked)"; metadata is now masked as arguments are."""
+    job_id = test_jobs.report_secret_meta.delay(20.0, "meta")
+    spawn_worker("--queue=default")
+    log_in(page, next_path="/jobs/running/")
+    page.goto("/jobs/running/")
+    page.mouse.move(1, 1)
+    row = page.locator(f"tr[data-uuid='{job_id}']")
+    expect(row.locator("dl.meta")).to_contain_text("copying", timeout=15_000)
+    shown = row.locator("dl.meta").inner_text()
+    assert "api_key" in shown and "password" in shown and "********" in shown, shown
+    assert not any(secret in page.content() for secret in SECRETS), shown
+
+    page.goto(f"/jobs/reserved/{job_id}/?queue=redis:default")
+    page.mouse.move(1, 1)
+    detail = page.locator("#job-progress")
+    expect(detail).to_contain_text("copying")
+    expect(detail).to_contain_text("********")
+    assert not any(secret in page.content() for secret in SECRETS)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.test import override_settings
 
-from queueing import batch, chain, job
+from queueing import batch, chain, chord, group, job
 from queueing.config import settings_errors
 from queueing.connections import redis_driver
 from queueing.entries import encryption
@@ -20,7 +20,16 @@ from queueing.worker.loop import Worker
 from queueing.worker.options import WorkerOptions
 from tests.redis_scan import everything, kinds
 from tests.testapp import jobs
-from tests.testapp.encrypted_jobs import digest, keep_secret, plain_secret, refuse_secret
+from tests.testapp.encrypted_jobs import (
+    collect_plain,
+    collect_secret,
+    digest,
+    keep_secret,
+    plain_secret,
+    refuse_secret,
+    result_of,
+    sealed_result,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -232,3 +241,55 @@ def test_the_docs_example_runs_sealed(driver, rclient):
     out = drain()
     assert out.count("DONE") == 2 and not FailedJob.objects.exists(), out
     assert not any(s in out for s in secrets.values())
+
+
+# -- workflows (issue 48): the internal jobs that carry a sealed workflow's continuation ----
+THIRD = "gnu-warrant-5208"
+
+
+def drain_step_by_step(rclient, *secrets: str) -> None:
+    """Run the queue one job at a time, looking through all of Redis after each: every
+    state the workflow passes through (batch record, pending internal jobs, completed
+    records) is checked, not only the end."""
+    for _ in range(40):
+        blob = everything(rclient)
+        for secret in secrets:
+            at = blob.find(secret.encode())
+            assert at < 0, f"{secret} in clear in Redis: {blob[max(0, at - 300):at + 100]!r}"
+        opts = WorkerOptions(queues=("default",), stop_when_empty=True, max_jobs=1, sleep=0,
+                             memory=0)
+        out = io.StringIO()
+        Worker(redis_driver("redis"), opts, stdout=out, stderr=io.StringIO()).run()
+        if "DONE" not in out.getvalue() and "FAILED" not in out.getvalue():
+            return
+    raise AssertionError("the workflow did not end in 40 jobs")
+
+
+def test_an_encrypted_chords_callback_stays_sealed_in_the_batch_record(driver, rclient):
+    chord(group(sealed_result.s(SECRET, "member")),
+          collect_secret.s(OTHER, "callback")).dispatch()
+    drain_step_by_step(rclient, SECRET, OTHER)
+    [called] = [n for n in jobs.notes() if n["label"] == "callback"]
+    assert called["digest"] == digest(OTHER) and called["results"] == digest(repr([result_of(SECRET)]))
+    assert not FailedJob.objects.exists()
+
+
+def test_the_steps_after_a_group_in_an_encrypted_chain_stay_sealed(driver, rclient):
+    chain(keep_secret.s(SECRET, "first"), group(keep_secret.s(OTHER, "member")),
+          keep_secret.s(THIRD, "after"))
+    drain_step_by_step(rclient, SECRET, OTHER, THIRD)
+    assert [n["label"] for n in jobs.notes()] == ["first", "member", "after"]
+    assert [n["digest"] for n in jobs.notes()] == [digest(SECRET), digest(OTHER),
+                                                  digest(THIRD)]
+    assert not FailedJob.objects.exists()
+
+
+def test_a_workflow_with_one_encrypted_job_is_sealed_whole(driver, rclient):
+    """A plain callback of sealed members carries their results, and a plain step after
+    a sealed one travels in the same internal job: each is sealed too."""
+    chord(group(sealed_result.s(SECRET, "member"), plain_secret.s(OTHER, "plain member")),
+          collect_plain.s("callback")).dispatch()
+    result = result_of(SECRET)
+    drain_step_by_step(rclient, SECRET, OTHER, result)
+    [called] = [n for n in jobs.notes() if n["label"] == "callback"]
+    assert called["results"] == digest(repr([result, None]))

@@ -158,3 +158,89 @@ def test_the_guide_names_every_manifest_and_exit_code():
     for code in range(4):
         assert f"| {code} " in guide
     assert "terminationGracePeriodSeconds" in guide
+
+
+# -- the image's build context (issue 48): .dockerignore -----------------------------------
+def dockerignore_patterns() -> list[tuple[bool, re.Pattern]]:
+    """(re-included?, regex) per line of .dockerignore, in order, with Docker's rules:
+    paths relative to the context's root, ``*`` and ``?`` within one path element, ``**``
+    any number of elements, a pattern that matches a directory matching what is in it,
+    and the last matching line deciding."""
+    rules = []
+    for line in (ROOT / ".dockerignore").read_text().splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        negated = line.startswith("!")
+        pattern = line[1:] if negated else line
+        out, i = "", 0
+        while i < len(pattern):
+            if pattern.startswith("**/", i):
+                out, i = out + "(?:.*/)?", i + 3
+            elif pattern.startswith("**", i):
+                out, i = out + ".*", i + 2
+            elif pattern[i] == "*":
+                out, i = out + "[^/]*", i + 1
+            elif pattern[i] == "?":
+                out, i = out + "[^/]", i + 1
+            elif pattern[i] == "[":
+                end = pattern.index("]", i)
+                out, i = out + pattern[i:end + 1], end + 1
+            else:
+                out, i = out + re.escape(pattern[i]), i + 1
+        rules.append((negated, re.compile(out + "(?:/.*)?")))
+    return rules
+
+
+def sent_to_docker(path: str, rules=None) -> bool:
+    """Would `docker build .` put `path` (relative to the root) in the build context?"""
+    sent = True
+    for negated, rule in rules or dockerignore_patterns():
+        if rule.fullmatch(path):
+            sent = negated
+    return sent
+
+
+def test_the_build_context_keeps_out_secrets_databases_and_checkout_clutter():
+    """An image built from a used checkout carried var/secret_key and the site's
+    database (the Dockerfile copies the whole context and there was no .dockerignore)."""
+    rules = dockerignore_patterns()
+    for path in ("var/secret_key", "var/db.sqlite3", "var/db.sqlite3-wal", "db.sqlite3",
+                 "standalone/db.sqlite3", "horizon/site.sqlite3", ".venv/bin/python",
+                 ".venv-django6/lib/x.py", ".git/config", ".git/objects/ab/cdef", ".env",
+                 "standalone/.env", "tests/settings.py", "bench/results/run.json",
+                 "queueing/__pycache__/jobs.cpython-311.pyc", "horizon_django.egg-info/PKG-INFO",
+                 "build/lib/queueing/x.py", "dist/horizon.whl", ".pytest_cache/v/x",
+                 "worker.log", "queueing/secret_key", "deploy/tls/site.key"):
+        assert not sent_to_docker(path, rules), path
+    for path in ("pyproject.toml", "setup.py", "README.md", "LICENSE", "manage.py",
+                 "queueing/__init__.py", "queueing/drivers/redis/lua/pop.lua",
+                 "horizon/lua/watch_tag.lua", "horizon/migrations/0001_initial.py",
+                 "standalone/settings.py", "standalone/secret_key.py",
+                 "templates/horizon/base.html", "static/horizon/htmx.min.js"):
+        assert sent_to_docker(path, rules), path
+
+
+def test_what_the_build_context_keeps_builds_the_wheel(tmp_path):
+    """The files .dockerignore lets through are enough for the image's `pip install .`."""
+    import shutil
+    import subprocess
+    import sys
+
+    rules = dockerignore_patterns()
+    tree = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+                          cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    context = tmp_path / "context"
+    for path in tree.splitlines():
+        if (ROOT / path).is_file() and sent_to_docker(path, rules):
+            (context / path).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / path, context / path)
+    assert not (context / "tests").exists() and not (context / "var").exists()
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet",
+                            "-w", str(tmp_path / "dist"), "."],  # as build_wheel does
+                           cwd=context, capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
+    [wheel] = (tmp_path / "dist").glob("*.whl")
+    import zipfile
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "horizon/lua/watch_tag.lua" in names and "horizon/templates/horizon/base.html" in names

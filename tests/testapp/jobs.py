@@ -757,6 +757,19 @@ def t30_stalled_overlap(label, seconds):
     t30_mark(label, "end")
 
 
+
+@job(tries=1)
+def report_secret_meta(seconds, label):
+    """Reports metadata under secret-looking keys for `seconds` (issue 48: Running now and
+    the job page showed them unmasked)."""
+    running = current_job()
+    running.meta.update({"api_key": "sk-live-abc123def456", "password": "hunter2",
+                         "db": {"dsn": "postgres://app:pgs3cret@db/app", "rows": 7},
+                         "step": "copying"})
+    running.progress(0.5, "half way")
+    time.sleep(seconds)
+    note(RAN, label=label)
+
 @job
 def report_progress(seconds, label, pause=0.0004):
     """Reports progress and meta for `seconds`, pausing `pause` between reports (over a

@@ -3,8 +3,10 @@ counts, a page per tag listing its jobs with their states, and, for the operate 
 starting and stopping to watch a tag (audited).
 
 A watched tag is shown as every other page shows a tag (`shown_tag`: a secret in it
-masked, an installed model's tag by its model's name); only the links and the stop
-form keep the raw tag, which is the key they must name."""
+masked, an installed model's tag by its model's name). Links and the stop form name a
+tag by `link_ref`: the tag itself when it is shown as it is, else a keyed digest of it
+(``~`` and 20 hex digits), so a secret in a tag reaches no URL and no access log (issue
+48); `tag_named` finds the watched tag a reference names."""
 from __future__ import annotations
 
 import time
@@ -12,6 +14,7 @@ import time
 from django.http import HttpResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.crypto import constant_time_compare, salted_hmac
 
 from horizon import audit
 from horizon.config import horizon_settings
@@ -25,12 +28,37 @@ from horizon.repositories import horizon_client, monitored
 PARTIAL = "horizon/partials/monitoring.html"
 TAG_PARTIAL = "horizon/partials/monitored_tag.html"
 PAGE_SIZE = 25
+REF_MARK = "~"  # a link reference that is a digest, not the tag
+
+
+def link_ref(tag: str) -> str:
+    """How links name `tag`: itself when a page shows it as it is, else a digest keyed
+    with SECRET_KEY (a plain hash of a short secret could be guessed offline)."""
+    if shown_tag(tag) == tag and not tag.startswith(REF_MARK):
+        return tag
+    return REF_MARK + salted_hmac("horizon.monitored-tag", tag).hexdigest()[:20]
+
+
+def tag_named(ref: str) -> str | None:
+    """The watched tag `ref` names (the tag itself, or its `link_ref`), or None."""
+    tags = monitored.watched(horizon_client())  # at most MAX_WATCHED, sorted
+    if ref in tags:
+        return ref
+    if ref.startswith(REF_MARK):
+        for tag in tags:
+            if constant_time_compare(link_ref(tag), ref):
+                return tag
+    return None
 
 
 def context() -> dict:
-    return {"section": "monitoring", "tag_limit": monitored.TAG_LIMIT,
-            "rows": [{"tag": tag, "shown_tag": shown_tag(tag), "jobs": jobs, "failed": failed}
-                     for tag, jobs, failed in monitored.summaries(horizon_client())],
+    client = horizon_client()
+    rows = [{"ref": link_ref(tag), "shown_tag": shown_tag(tag), "jobs": jobs, "failed": failed}
+            for tag, jobs, failed in monitored.summaries(client, monitored.MAX_WATCHED)]
+    total = monitored.watched_total(client) if len(rows) >= monitored.MAX_WATCHED else len(rows)
+    return {"section": "monitoring", "tag_limit": monitored.TAG_LIMIT, "rows": rows,
+            "total": total, "not_shown": max(total - len(rows), 0),
+            "max_watched": monitored.MAX_WATCHED,
             "keep_minutes": horizon_settings().trim_monitored_minutes}
 
 
@@ -52,7 +80,8 @@ def tag_context(tag: str, start_param: str | None) -> dict:
     total = monitored.count(client, tag)
     start = paging.clamp_start(start_param, total, PAGE_SIZE)
     rows = monitor_states.resolve(monitored.jobs(client, tag, start, start + PAGE_SIZE - 1))
-    return {"section": "monitoring", "tag": tag, "shown_tag": shown_tag(tag), "keep_minutes": keep,
+    return {"section": "monitoring", "ref": link_ref(tag), "shown_tag": shown_tag(tag),
+            "keep_minutes": keep,
             "page": paging.Page(start, PAGE_SIZE, total),
             "rows": [{"uuid": row["uuid"], "shown_uuid": display(row["uuid"], NAME_LIMIT),
                       "name": display(str(row.get("name") or ""), NAME_LIMIT),
@@ -66,10 +95,12 @@ def tag_context(tag: str, start_param: str | None) -> dict:
 
 @page
 def tag_jobs(request: HtmxHttpRequest, tag: str) -> HttpResponse:
-    if tag not in monitored.watched(horizon_client()):  # a 404 page of the dashboard's own
+    found = tag_named(tag)
+    if found is None:  # a 404 page of the dashboard's own
         return render(request, "horizon/monitored_tag.html",
-                      {"section": "monitoring", "tag": tag, "shown_tag": shown_tag(tag),
+                      {"section": "monitoring", "shown_tag": shown_tag(tag),
                        "not_watched": True}, status=404)
+    tag = found
     return render_page(request, "horizon/monitored_tag.html", TAG_PARTIAL,
                        tag_context(tag, request.GET.get("start")))
 
@@ -81,7 +112,10 @@ def watch(request: HtmxHttpRequest) -> HttpResponse:
         tag = monitored.checked_tag(request.POST.get("tag", ""))
     except monitored.BadTag as exc:
         return confirm(request, f"Not watched: {exc}.", fallback=back, level="error")
-    added = monitored.watch(horizon_client(), tag)
+    try:
+        added = monitored.watch(horizon_client(), tag)
+    except monitored.BadTag as exc:  # TooManyTags: the cap is reached
+        return confirm(request, f"Not watched: {exc}.", fallback=back, level="error")
     watched_tags.forget()
     if not added:
         return confirm(request, f"Tag {shown_tag(tag)} was already watched.", fallback=back)
@@ -93,6 +127,7 @@ def watch(request: HtmxHttpRequest) -> HttpResponse:
 @action
 def stop(request: HtmxHttpRequest, tag: str) -> HttpResponse:
     back = reverse("horizon:monitoring")
+    tag = tag_named(tag) or tag
     if not monitored.stop(horizon_client(), tag):
         return confirm(request, f"Tag {shown_tag(tag)} was not watched.", fallback=back,
                        level="error")

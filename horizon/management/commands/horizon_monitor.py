@@ -36,7 +36,10 @@ class Command(ProductCommand):
             tag = monitored.checked_tag(tag)
         except monitored.BadTag as exc:
             raise CommandError(str(exc)) from None
-        changed = monitored.stop(client, tag) if stop else monitored.watch(client, tag)
+        try:
+            changed = monitored.stop(client, tag) if stop else monitored.watch(client, tag)
+        except monitored.TooManyTags as exc:
+            raise CommandError(str(exc)) from None
         watched_tags.forget()
         if changed:
             audited("stop watching tag" if stop else "watch tag", tag)

@@ -12,6 +12,7 @@ from django.db.models import Q
 
 from queueing.drivers.cancel_requests import cancel_request
 from queueing.drivers.contract import (
+    PREFIX_READ,
     ControlState,
     QueueSizes,
 )
@@ -237,7 +238,8 @@ class DatabaseOperator(DatabaseBase):
                        ) -> list[tuple[bytes, float]]:
         return []  # as locate
 
-    def uuids_with_prefix(self, queue: str, prefix: str, limit: int) -> list[str]:
+    def uuids_with_prefix(self, queue: str, prefix: str, limit: int,
+                          read: int = PREFIX_READ) -> list[str]:
         return []  # no uuid index: the failed and completed records still count
 
     def location(self) -> str:

@@ -9,6 +9,7 @@ import redis
 
 from queueing.drivers.cancel_requests import cancel_request
 from queueing.drivers.contract import (
+    PREFIX_READ,
     ControlState,
     QueueSizes,
 )
@@ -162,17 +163,11 @@ class RedisOperator(RedisBase):
                                                   withscores=True)
         return [(as_bytes(pair[0]), float(pair[1])) for pair in replies]
 
-    def uuids_with_prefix(self, queue: str, prefix: str, limit: int) -> list[str]:
-        found: list[str] = []
+    def uuids_with_prefix(self, queue: str, prefix: str, limit: int,
+                          read: int = PREFIX_READ) -> list[str]:
         k = self.keys(queue)
-        for key in (k.index, k.due_index):
-            for member, _score in self.client.zscan_iter(key, match=f"{prefix}*", count=1000):
-                uuid = as_str(member)
-                if uuid not in found:
-                    found.append(uuid)
-                if len(found) >= limit:
-                    return found
-        return found
+        found = self.scripts.uuid_prefix(keys=[k.index, k.due_index], args=[prefix, read, limit])
+        return list(dict.fromkeys(as_str(member) for member in found))
 
     def location(self) -> str:
         return f"Redis for connection {self.name!r} ({redis_location(self.config)})"

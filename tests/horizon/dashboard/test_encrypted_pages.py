@@ -132,3 +132,28 @@ def test_prometheus_and_the_audit_log_never_hold_the_arguments(settings):
     assert scraped.status_code == 200
     assert b"refuse_secret" in scraped.content and SECRET.encode() not in scraped.content
     assert SECRET not in page(client_with("operate_dashboard"), "/audit/")
+
+
+def test_the_read_only_role_sees_a_sealed_workflows_internal_job_encrypted(driver):
+    """Issue 48: the steps after a group in an encrypted chain travelled as plain
+    arguments of an internal job, which the read-only role read on its page."""
+    import io
+
+    from queueing import chain, group
+    from queueing.connections import redis_driver
+    from queueing.worker.loop import Worker
+    from queueing.worker.options import WorkerOptions
+
+    later_secret = "cormorant-ledger-1193"
+    chain(keep_secret.s(SECRET, "first"), group(keep_secret.s(later_secret, "member")),
+          keep_secret.s(later_secret, "after"))
+    opts = WorkerOptions(queues=("default",), stop_when_empty=True, max_jobs=1, sleep=0,
+                         memory=0)
+    for _ in range(3):  # the first job, the internal job that sends the group, its member
+        Worker(redis_driver("redis"), opts, stdout=io.StringIO(), stderr=io.StringIO()).run()
+    [entry] = [json.loads(raw) for raw in driver.pending("default", 0, -1)]
+    assert entry["job"] == "queueing.workflows.continue"  # the group's then: the rest
+    viewer = client_with("view_dashboard")
+    shown = page(viewer, f"/jobs/pending/{entry['uuid']}/")
+    assert later_secret not in shown and encryption.STANDS_IN in shown
+    assert later_secret not in page(viewer, "/jobs/pending/")

@@ -111,3 +111,36 @@ def test_a_failed_task_logs_its_traceback_masked(spawn_worker):
     output = worker.output()
     assert "tasks-hunter2" not in output and "AKIAIOSFODNN7EXAMPLE" not in output
     assert "ValueError" in output
+
+
+@pytest.mark.parametrize("state", ["pending", "delayed", "completed"])
+def test_a_viewer_cannot_recover_a_masked_tag_from_a_job_list(rclient, driver, state):
+    """Issue 48: the job lists' text search matched raw tags, so a masked
+    ``password=...`` tag was recovered one character at a time (145 requests)."""
+    import time
+
+    from tests.helpers import complete, later, push
+
+    tags = ["password=hunter2", "tenant:acme"]
+    if state == "pending":
+        uuid = push(driver, tags=tags)["uuid"]
+    elif state == "delayed":
+        uuid = later(driver, time.time() + 600, tags=tags)["uuid"]
+    else:
+        uuid = complete(rclient, tags=tags)["uuid"]
+    client = viewer()
+
+    def listed(needle):
+        response = client.get(f"/jobs/{state}/", {"q": needle})
+        assert response.status_code == 200
+        return uuid in response.content.decode()
+
+    assert listed("tenant:ac"), "the search still finds a tag as shown"
+    assert listed("password="), "and the part of a masked tag a viewer can read"
+    assert not listed("password=h")
+    found = "password="  # the review's probe: extend one character at a time
+    for char in ALPHABET:
+        if listed(found + char):
+            found += char
+            break
+    assert found == "password=" and not listed("hunter2")

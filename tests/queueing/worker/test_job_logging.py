@@ -89,3 +89,50 @@ def test_a_supervisor_passes_its_log_level_to_its_workers():
     from horizon.config_values import HorizonConfigError
     with pytest.raises(HorizonConfigError, match="log_level must be one of"):
         parse_supervisor("bad", {"queue": ["default"], "log_level": "loud"}, "redis")
+
+
+LEAKS = "password=hunter2 Authorization: Bearer abc123tokenxyz789 redis://:s3cr3tpw@cache:6379/0"
+
+
+def test_the_json_formatter_masks_a_failures_traceback_as_the_stdout_line_does(
+        spawn_worker, tmp_path):
+    """Issue 48: the JSON record's ``exception`` held password=hunter2, a Bearer token and
+    a Redis password, while the stdout line for the same failure was masked."""
+    log_file = tmp_path / "jobs.jsonl"
+    worker = spawn_worker("--queue=default", env=json_logging_env(tmp_path, log_file))
+    bad = jobs.explode.delay(LEAKS)
+    wait_until(lambda: FailedJob.objects.filter(uuid=bad).exists(), message="failure")
+    wait_until(lambda: any(r["level"] == "ERROR" for r in records(log_file)),
+               message="the ERROR record")
+    worker.send(signal.SIGTERM)
+    assert worker.wait() == 0
+    [error] = [r for r in records(log_file) if r["level"] == "ERROR"]
+    output = worker.output()
+    assert "FAILED" in output and "password=********" in output  # the stdout line masks
+    for secret in ("hunter2", "abc123tokenxyz789", "s3cr3tpw"):
+        assert secret not in output
+        assert secret not in json.dumps(error), error
+    assert "Traceback" in error["exception"] and "password=********" in error["exception"]
+
+
+def test_every_formatter_the_product_ships_masks_messages_and_tracebacks():
+    """The JSON formatter (with and without a cached traceback) and the redacting one."""
+    import logging
+
+    from queueing.log_json import JsonFormatter
+    from queueing.redaction import RedactingFormatter
+
+    try:
+        raise RuntimeError(LEAKS)
+    except RuntimeError:
+        record = logging.getLogger("t").makeRecord(
+            "t", logging.ERROR, __file__, 1, "failed: %s", (LEAKS,), __import__("sys").exc_info(),
+            extra={"job_name": "x", "audit_detail": LEAKS})
+    for formatter in (JsonFormatter(), RedactingFormatter("%(message)s")):
+        for _ in range(2):  # the second time with the traceback cached on the record
+            text = formatter.format(record)
+            for secret in ("hunter2", "abc123tokenxyz789", "s3cr3tpw"):
+                assert secret not in text, (formatter, text)
+    record.exc_text = f"Traceback ...\nRuntimeError: {LEAKS}"  # cached by another handler
+    record.exc_info = None
+    assert "hunter2" not in JsonFormatter().format(record)
