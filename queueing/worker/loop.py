@@ -40,6 +40,7 @@ from queueing.worker.pool import PoolExecutor
 from queueing.worker.process_control import SignalFlags, memory_mb
 from queueing.worker.reserving import JobStats, Reserver
 from queueing.worker.sidecar import Sidecar
+from queueing.worker.stopping import StopClock
 
 logger = logging.getLogger("queueing.worker")
 
@@ -70,6 +71,8 @@ class Worker:
         log = JobLog(None if options.quiet else (stdout or sys.stdout), worker=self.owner,
                      level=level_named(options.log_level))
         self.runner = JobRunner(driver, options, log, worker=self, inflight=self.inflight)
+        # A stop signal starts it: running jobs get --stop-timeout, then are handed back
+        self.stop_clock = self.runner.stop_clock = StopClock(self.flags, options.stop_timeout)
         self.sidecar: Sidecar | None = None
         self.stats = JobStats()
         self.ledger = Ledger(driver, self.inflight, self.stats)
@@ -133,7 +136,8 @@ class Worker:
             executor = (PoolExecutor(self.options.concurrency, self.runner, self.reserver,
                                      self.ledger.settled, self.stderr)
                         if self.concurrent else
-                        InlineExecutor(self.runner, self.inflight, self.ledger.settled))
+                        InlineExecutor(self.runner, self.inflight, self.ledger.settled,
+                                       self.stop_clock))
             self._loop = ControlLoop(self.reserver, executor, options=self.options,
                                      flags=self.flags, stop_reason=self.stop_reason,
                                      stop=self.stop, stderr=self.stderr)

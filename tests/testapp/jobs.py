@@ -859,3 +859,16 @@ class LostWithTheDatabase(Job):
     def failed(self, exc):
         note(FAILED_HOOKS, label=self.payload.args[0], locked=sqlite_locks_held(),
              error=str(exc))
+
+
+# -- a stop never fails a job (issue 47: tests/horizon/supervisor/test_stop_hands_back.py) --
+@job(tries=1, timeout=600)
+def long_gated(label, limit=900.0):
+    """A long job (its own timeout 600 s, one try) that runs until the tests open GATE,
+    in short Python-level sleeps, as a job polling an API does: a deploy's stop must
+    neither fail it nor spend its only try."""
+    mark(label, "start")
+    deadline = time.monotonic() + limit
+    while not _gate_open() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    mark(label, "end")
