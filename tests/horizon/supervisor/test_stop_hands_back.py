@@ -24,7 +24,7 @@ from horizon.config import parse
 from horizon.supervisor.master import KILL_GRACE, Master
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.models import FailedJob
-from tests.helpers import start_master
+from tests.helpers import free_port, start_master
 from tests.testapp import jobs
 from tests.workers import wait_until
 
@@ -110,6 +110,28 @@ def test_terminate_hands_a_long_job_back_and_it_runs_again_uncounted(spawn_worke
     assert "killed" not in master.output(), master.output()
     assert_handed_back(rclient, dispatched)
     rerun_counts_one_attempt(spawn_worker, "terminate")
+
+
+def test_sigterm_to_serve_hands_a_long_job_back(spawn_worker, rclient):
+    """`serve` relays SIGTERM to its master, which stops its workers by the same rule;
+    serve waits for it (stop_timeout + 20 s) and exits 0."""
+    from tests.standalone.test_serve_lifecycle import up
+
+    port = free_port()
+    server = spawn_worker(f"--bind=127.0.0.1:{port}", "--web-workers=1", command="serve",
+                          env={"HORIZON_TEST_EXTRA": json.dumps({"stop_timeout": STOP_TIMEOUT})})
+    up(port, rclient)
+    dispatched = jobs.long_gated.delay("serve")
+    wait_until(lambda: started("serve"), timeout=30, message="the job to start")
+    time.sleep(2.0)
+    asked = time.monotonic()
+    server.send(signal.SIGTERM)
+    assert server.wait(STOP_TIMEOUT + KILL_GRACE + SLACK + 30) == 0
+    took = time.monotonic() - asked
+    assert took <= STOP_TIMEOUT + KILL_GRACE, took  # no SIGKILL was needed
+    assert "killed" not in server.output(), server.output()
+    assert_handed_back(rclient, dispatched)
+    rerun_counts_one_attempt(spawn_worker, "serve")
 
 
 def test_a_drain_begun_by_a_scale_down_is_not_killed_by_the_next_terminate(spawn_worker,
