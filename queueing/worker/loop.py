@@ -79,6 +79,7 @@ class Worker:
         self._memory_read_at = 0.0
         self._sidecar_lock = threading.Lock()
         self._sidecar_failed = False
+        self._stop_noted = False
         self.reserver = Reserver(driver, options, self.inflight, owner=self.owner,
                                  stats=self.stats, stderr=self.stderr,
                                  should_wake=self.should_wake,
@@ -195,7 +196,20 @@ class Worker:
         thread. The fork happens here, not in a signal handler (which could interrupt a
         thread holding a lock the child needs); the child uses nothing it inherited."""
         while not self._stopped.wait(SIDECAR_CHECK_INTERVAL):
+            self._note_stop()
             self._check_sidecar()
+
+    def _note_stop(self) -> None:
+        """Tell the sidecar once that a stop began (the signal handler only records it):
+        past the stop bound plus the kill grace it kills a worker whose job ignores the
+        interrupt, and a worker killed past the bound (the master's last resort) has its
+        running jobs handed back uncounted, not booked as lost (stopping.py)."""
+        began = self.flags.quit_wall
+        if began is None or self._stop_noted:
+            return
+        self._stop_noted = True
+        bound = began + self.options.stop_timeout
+        self.inflight.stopping(began, bound, bound + self.options.kill_grace)
 
     def _check_sidecar(self) -> None:
         with self._sidecar_lock:

@@ -41,7 +41,7 @@ class StopInterrupt(BaseException):
 def stop_reason(waited: float, stop_timeout: float) -> str:
     """The words the job's timeline and the log line carry (pure)."""
     return (f"handed back by a stop after {waited:.0f} s (the stop timeout is "
-            f"{stop_timeout:g} s); attempt not counted")
+            f"{stop_timeout:g} s)")
 
 
 class StopClock:
@@ -85,7 +85,7 @@ def hand_back(runner: JobRunner, held: Reservation, job: Payload, clock: StopClo
     why = stop_reason(clock.waited(), clock.stop_timeout)
     with_retries(lambda: runner.driver.unreserve([held]), "hand back a stopped job",
                  errors=runner.transient)
-    runner.log.line(job, "STOPPED", why)
+    runner.log.line(job, "STOPPED", f"{why}; attempt not counted")
     send_signal(job_stopped, sender=runner.worker, payload=job,
                 connection=runner.driver.name, queue=held.queue, reason=why)
     return Outcome("stopped", runtime, job)

@@ -872,3 +872,12 @@ def long_gated(label, limit=900.0):
     while not _gate_open() and time.monotonic() < deadline:
         time.sleep(0.05)
     mark(label, "end")
+
+
+@job(tries=1, timeout=600)
+def long_c_sleep(label, seconds=600.0):
+    """A long job in one C call (time.sleep) on a slot thread: an interrupt raised into
+    its thread lands only when the call returns, so a stop's interrupt cannot reach it."""
+    mark(label, "start")
+    time.sleep(seconds)
+    mark(label, "end")

@@ -63,7 +63,7 @@ def assert_handed_back(rclient, uuid, waited_at_least=STOP_TIMEOUT):
     assert "handed back by a stop after" in stop["error"], stop
     waited = float(stop["error"].split("after ")[1].split(" s")[0])
     # printed rounded to the second; the interrupt lands within 50 ms of the bound
-    assert waited_at_least - 1 <= waited <= STOP_TIMEOUT + 1, stop
+    assert waited_at_least - 1 <= waited <= waited_at_least + 3, stop
 
 
 def rerun_counts_one_attempt(spawn_worker, label):
@@ -178,3 +178,22 @@ def test_a_drain_begun_by_a_scale_down_is_not_killed_by_the_next_terminate(spawn
     assert set(back) == {first, second}
     assert all(entry["attempts"] == 0 for entry in back.values()), back
     assert stopped_entries(first) and stopped_entries(second)
+
+
+def test_a_job_the_interrupt_cannot_reach_is_handed_back_by_the_sidecar(spawn_worker,
+                                                                        rclient):
+    """On a slot thread, one long C call (time.sleep(600)) never sees the stop's
+    interrupt: past the bound plus the kill grace (3 s) the sidecar kills the worker and
+    hands the job back uncounted, as the worker would have; it is not booked as lost."""
+    worker = spawn_worker("--queue=default", "--concurrency=2",
+                          f"--stop-timeout={STOP_TIMEOUT:g}")
+    dispatched = jobs.long_c_sleep.delay("in-c")
+    wait_until(lambda: [m for m in jobs.marks("start") if m["label"] == "in-c"],
+               timeout=30, message="the job to start")
+    time.sleep(1.0)  # the keeper thread notes the stop within 0.5 s of the signal
+    worker.send(signal.SIGTERM)
+    assert worker.wait(STOP_TIMEOUT + 3 + SLACK + 20) == -signal.SIGKILL
+    # the fresh process that settles a running row starts Django first: give it time
+    wait_until(lambda: stopped_entries(dispatched) and rclient.llen(DEFAULT.ready),
+               timeout=60, message="the job handed back by the sidecar")
+    assert_handed_back(rclient, dispatched, waited_at_least=STOP_TIMEOUT + 3)
