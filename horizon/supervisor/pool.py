@@ -50,7 +50,8 @@ class ProcessPool:
             self.processes.remove(process)
             process.terminate()
             self.terminating.append(process)
-            state = "busy: it finishes its job first" if process.pid in busy else "idle"
+            state = ("busy: its job finishes, or is handed back uncounted at the stop "
+                     "timeout" if process.pid in busy else "idle")
             self.log(f"stopping worker {process.pid} of {self.name} (scaling down; {state})")
 
     def draining(self) -> int:
