@@ -10,9 +10,11 @@ its queue **uncounted**: its delivery given back, no try spent, its middleware's
 released as its code unwinds, and a timeline entry saying it was handed back by a stop
 and after how long. It runs again from the start on the next worker that takes it.
 
-A job stuck where no interrupt lands (C code holding the GIL) is the sidecar's: past
-the bound plus ``kill_grace`` it kills the worker and hands the job back the same way
-(sidecar.py reads the stop's start from the in-flight table). Whoever stops the worker
+A job the interrupt cannot reach (one long C call on a slot thread) is the sidecar's:
+past the bound plus ``kill_grace`` it kills the worker and hands the job back the same
+way (the worker's keeper thread writes the stop's times into the in-flight table; a job
+that holds the GIL throughout stops that thread too, and is then booked as lost when the
+master's SIGKILL comes). Whoever stops the worker
 from outside (the master, `serve`, Kubernetes) waits ``stop_timeout`` plus a margin
 before its SIGKILL, which is thus only a last resort.
 """
