@@ -197,3 +197,25 @@ def test_a_job_the_interrupt_cannot_reach_is_handed_back_by_the_sidecar(spawn_wo
     wait_until(lambda: stopped_entries(dispatched) and rclient.llen(DEFAULT.ready),
                timeout=60, message="the job handed back by the sidecar")
     assert_handed_back(rclient, dispatched, waited_at_least=STOP_TIMEOUT + 3)
+
+
+def test_with_concurrency_every_running_job_is_handed_back_sync_and_async(spawn_worker,
+                                                                          rclient):
+    """--concurrency=3: a sync job on a slot thread gets the interrupt raised in its
+    thread, an async one has its task cancelled; both go back uncounted at the bound."""
+    worker = spawn_worker("--queue=default", "--concurrency=3",
+                          f"--stop-timeout={STOP_TIMEOUT:g}")
+    sync = jobs.long_gated.delay("slot-sync")
+    in_loop = jobs.gated_async.delay("slot-async", limit=600.0)
+    wait_until(lambda: len([m for m in jobs.marks("start")
+                            if m["label"].startswith("slot-")]) == 2,
+               timeout=30, message="both jobs to start")
+    worker.send(signal.SIGTERM)
+    assert worker.wait(STOP_TIMEOUT + SLACK + 20) == 0
+    assert FailedJob.objects.count() == 0
+    back = {json.loads(raw)["uuid"]: json.loads(raw) for raw in
+            rclient.lrange(DEFAULT.ready, 0, -1)}
+    assert set(back) == {sync, in_loop}
+    assert all(entry["attempts"] == 0 for entry in back.values()), back
+    assert stopped_entries(sync) and stopped_entries(in_loop)
+    assert not jobs.marks("end")
