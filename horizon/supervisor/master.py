@@ -147,8 +147,8 @@ class Master:
             elif name == "continue":
                 self.flags.paused = False
                 self.resume()
-            elif name == "terminate":
-                self.terminate()
+            elif name == "terminate" and self.terminating_since is None:
+                self.terminate()  # a second one must not push the last resort back
             elif name in ("pause_supervisor", "continue_supervisor"):
                 for supervisor in self.supervisors:
                     if supervisor.name == args.get("name"):
