@@ -19,6 +19,8 @@
                  "prometheus": 10080,                # minutes: series of a job gone quiet
                  "monitored": 10080,                 # minutes: a watched tag's jobs
                  "monitored_max": 100000},           # a watched tag's jobs kept at most
+        "stop_timeout": 60,                          # seconds running jobs may finish on a
+                                                     # stop; then handed back uncounted
         "silenced": ["app.jobs.ping"],               # jobs kept off the Completed list
         "silenced_tags": ["heartbeat"],              # ... and jobs with any of these tags
         "schedule": [{"job": "app.jobs.report", "cron": "0 3 * * *"}],  # see docs/operations.md
@@ -105,6 +107,11 @@ class HorizonSettings:
     batch_prune_hours: float = 24  # finished batches older than this are pruned
     batch_prune_unfinished_hours: float | None = 168  # unfinished ones (None: never)
     batch_prune_every: float = 600  # seconds between the master's batch prunes (0: off)
+    # Seconds a stop (terminate, SIGTERM to the master or serve, a scale-down) lets each
+    # worker's running jobs finish, each up to its own timeout; what still runs then is
+    # handed back to its queue uncounted (queueing/worker/stopping.py). The master's
+    # SIGKILL, the last resort, comes KILL_GRACE later.
+    stop_timeout: float = 60
 
 
 def master_name(configured: Any) -> str:
@@ -125,7 +132,17 @@ HORIZON_KEYS = frozenset({
     "name", "connection", "environment", "defaults", "supervisors", "environments", "trim",
     "snapshot_interval", "mask_keys", "audit_keep", "audit_days", "schedule",
     "schedule_catch_up", "waits", "notifications", "batches", "trusted_proxy_header",
-    "trusted_proxy_hops", "role_groups", "silenced", "silenced_tags"})
+    "trusted_proxy_hops", "role_groups", "silenced", "silenced_tags", "stop_timeout"})
+
+
+def stop_timeout_setting(value: Any) -> float:
+    """HORIZON['stop_timeout']: seconds >= 0 (0: hand running jobs back at once)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not \
+            0 <= value < float("inf"):
+        raise HorizonConfigError(
+            f"HORIZON['stop_timeout'] must be a number of seconds >= 0, got {value!r}",
+            "horizon.E001")
+    return float(value)
 
 
 def proxy_errors(raw: dict[str, Any]) -> list[HorizonConfigError]:
@@ -195,6 +212,8 @@ def read_settings(raw: dict[str, Any] | None) -> tuple[Problems, HorizonSettings
         environment=raw.get("environment") or os.environ.get("HORIZON_ENV", "production"),
         **trim_settings(raw.get("trim") or {}, problems),
         snapshot_interval=float(raw.get("snapshot_interval", 60)),
+        stop_timeout=problems.take(lambda: stop_timeout_setting(raw.get("stop_timeout", 60)),
+                                   60.0),
         waits=waits,
         notifications=parse_notifications(raw.get("notifications"), problems),
         audit_keep=problems.take(lambda: audit_keep(raw.get("audit_keep", 10_000)), 1),

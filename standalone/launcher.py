@@ -20,12 +20,29 @@ import time
 from typing import TextIO
 
 from horizon.parent_death import child_setup
+from horizon.supervisor.master import KILL_GRACE
 from horizon.supervisor.process import restart_delay
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT, signal.SIGHUP)
 POLL = 0.2  # seconds between looks at the children
-STOP_WAIT = 120.0  # seconds a child may take to stop gracefully before it is killed
+# Seconds past the master's own last resort (HORIZON['stop_timeout'] + KILL_GRACE) that a
+# child may take to stop before serve kills it: the master has killed what still ran and
+# exits; serve only kills a child that hangs.
+STOP_MARGIN = 10.0
 HEALTHY_RUN = 30.0  # a master that ran this long and then failed starts a fresh delay series
+
+
+def stop_wait() -> float:
+    """Seconds serve gives its children to stop: the master's wait (stop_timeout, then
+    its SIGKILL KILL_GRACE later) plus STOP_MARGIN. A HORIZON that does not parse gives
+    the default stop timeout (the master then fails at start and has nothing to stop)."""
+    from horizon.config import HorizonConfigError, HorizonSettings, horizon_settings
+
+    try:
+        stop_timeout = horizon_settings().stop_timeout
+    except HorizonConfigError:
+        stop_timeout = HorizonSettings.__dataclass_fields__["stop_timeout"].default
+    return stop_timeout + KILL_GRACE + STOP_MARGIN
 
 
 def no_control_socket() -> list[str]:
@@ -120,11 +137,14 @@ class Launcher:
             self.start("horizon")
 
     def stop(self) -> None:
-        self.say("Stopping: workers finish their current job first...")
+        wait = stop_wait()
+        self.say(f"Stopping: workers finish their running jobs first (jobs still running "
+                 f"after stop_timeout go back to their queue, uncounted; at most "
+                 f"{wait:.0f}s)...")
         for child in self.children.values():
             if child.poll() is None:
                 child.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + STOP_WAIT
+        deadline = time.monotonic() + wait
         for child in self.children.values():
             try:
                 child.wait(timeout=max(deadline - time.monotonic(), 0.1))

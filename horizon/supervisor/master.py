@@ -27,7 +27,11 @@ from queueing.worker.joblog import OutputStream
 from queueing.worker.process_control import SignalFlags
 
 LOOP_INTERVAL = 0.5  # seconds between loop turns
-KILL_GRACE = 10.0  # seconds past the longest job timeout before terminate SIGKILLs
+# Seconds past HORIZON['stop_timeout'] before a terminate SIGKILLs a worker that still
+# runs: the last resort. By the stop timeout each worker has handed its running jobs back
+# itself (queueing/worker/stopping.py), and its sidecar kills one stuck in C kill_grace
+# (3 s) later and hands the job back the same way.
+KILL_GRACE = 10.0
 
 
 class AlreadyRunning(Exception):
@@ -47,7 +51,8 @@ class Master:
         self.paused = False
         self.terminating_since: float | None = None
         self.started_at = time.time()
-        self.supervisors = [Supervisor(c, self.name, output=worker_output, log=self.log)
+        self.supervisors = [Supervisor(c, self.name, output=worker_output, log=self.log,
+                                       stop_timeout=config.stop_timeout)
                             for c in config.supervisors]
         self._snapshot_checked = 0.0
         self.wakeup = SignalWakeup()  # a worker's death or a signal ends the nap early
@@ -142,8 +147,8 @@ class Master:
             elif name == "continue":
                 self.flags.paused = False
                 self.resume()
-            elif name == "terminate":
-                self.terminate()
+            elif name == "terminate" and self.terminating_since is None:
+                self.terminate()  # a second one must not push the last resort back
             elif name in ("pause_supervisor", "continue_supervisor"):
                 for supervisor in self.supervisors:
                     if supervisor.name == args.get("name"):
@@ -160,7 +165,9 @@ class Master:
             supervisor.resume()
 
     def terminate(self) -> None:
-        self.log("terminating: workers finish their current job, then exit")
+        self.log(f"terminating: workers finish their running jobs for up to "
+                 f"{self.config.stop_timeout:g}s (stop_timeout), hand back what still "
+                 "runs uncounted, then exit")
         self.notifier.stopping()
         self.terminating_since = time.monotonic()
         for supervisor in self.supervisors:
@@ -168,8 +175,12 @@ class Master:
                 supervisor.resume()  # a paused worker must wake up to see SIGTERM
             supervisor.terminate()
 
+    def kill_after(self) -> float:
+        """Seconds after the terminate before a worker still running is SIGKILLed."""
+        return self.config.stop_timeout + KILL_GRACE
+
     def finish_terminating(self) -> bool:
-        grace = max((s.config.timeout for s in self.supervisors), default=0) + KILL_GRACE
+        grace = self.kill_after()
         for supervisor in self.supervisors:
             killed = supervisor.kill_overdue(grace)
             if killed:

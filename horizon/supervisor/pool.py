@@ -50,7 +50,8 @@ class ProcessPool:
             self.processes.remove(process)
             process.terminate()
             self.terminating.append(process)
-            state = "busy: it finishes its job first" if process.pid in busy else "idle"
+            state = ("busy: its job finishes, or is handed back uncounted at the stop "
+                     "timeout" if process.pid in busy else "idle")
             self.log(f"stopping worker {process.pid} of {self.name} (scaling down; {state})")
 
     def draining(self) -> int:
@@ -103,9 +104,17 @@ class ProcessPool:
         for process in self.processes:
             process.signal(signal.SIGCONT)
 
-    def terminate(self) -> None:
+    def terminate(self, now: float | None = None) -> None:
+        """Ask every worker to stop. The kill clock of each starts now, those a
+        scale-down asked to drain earlier included: their own stop bound (stopping.py)
+        ends their drain first, and the terminate's last-resort SIGKILL must not fall
+        on them the instant it begins."""
+        now = time.monotonic() if now is None else now
+        for process in self.terminating:
+            process.terminating_since = now
         for process in self.processes:
             process.terminate()
+            process.terminating_since = now
         self.terminating.extend(self.processes)
         self.processes = []
 

@@ -17,8 +17,10 @@ from queueing.worker import heartbeat
 
 class Supervisor:
     def __init__(self, config: SupervisorConfig, master: str, *, output=None,
-                 log: Callable[[str], None] = print) -> None:
+                 log: Callable[[str], None] = print, stop_timeout: float | None = None
+                 ) -> None:
         self.config = config
+        self.stop_timeout = stop_timeout  # HORIZON['stop_timeout'], passed to each worker
         self.master = master
         self.log = log
         self.paused = False
@@ -28,13 +30,21 @@ class Supervisor:
         for name in balancer.pool_names(config.balance, config.queues):
             queues = tuple(name.split(balancer.POOL_ALL))
             self.pools[name] = ProcessPool(
-                queues, functools.partial(self.config.worker_arguments, queues),
+                queues, functools.partial(self.worker_arguments, queues),
                 nice=config.nice, output=output,
                 log=lambda message: self.log(f"[{config.name}] {message}"))
 
     @property
     def name(self) -> str:
         return self.config.name
+
+    def worker_arguments(self, queues: tuple[str, ...]) -> list[str]:
+        """runworker's arguments for one process of `queues`: the block's options and the
+        master's stop timeout (one bound for every worker a stop reaches)."""
+        args = self.config.worker_arguments(queues)
+        if self.stop_timeout is not None:
+            args.append(f"--stop-timeout={self.stop_timeout:g}")
+        return args
 
     def start(self) -> None:
         """Start at the minimum; auto_scale grows the pools from there under load."""

@@ -7,6 +7,8 @@
   N slots (sync jobs on threads, async jobs on one event loop).
 * ``ledger.py``: where every settled job is written down (its row, its counts).
 * ``interrupts.py``: timeouts and cancels raised only where they land in the job's code.
+* ``stopping.py``: the stop bound (``--stop-timeout``): what still runs at it is handed
+  back uncounted; a stop never fails a job.
 * ``job_runner.py``: prepares, runs and settles one job; ``failing.py`` writes a final
   failure; ``abandoned.py`` settles what a dead or fenced worker left running.
 * ``inflight.py``: the in-flight table shared with the sidecar.

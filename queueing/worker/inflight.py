@@ -197,6 +197,12 @@ class InFlight:
             else:
                 self._rewrite()
 
+    def stopping(self, began: float, bound: float, kill_at: float) -> None:
+        """A stop began: its times, for the sidecar (TableMemory.set_stop)."""
+        if self.memory is not None:
+            with self._lock:
+                self.memory.set_stop(began, bound, kill_at)
+
     def leaving(self) -> None:
         """The worker exits: the sidecar settles whatever rows are left, or just exits
         when there are none."""

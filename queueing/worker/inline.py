@@ -3,7 +3,9 @@
 The control loop runs each job itself, through ``run_next``, so a job's timeout is a
 SIGALRM (JobRunner.on_alarm) that reaches it even in a blocking call. The loop cannot
 look for operators' cancel requests while a job runs, so a thread of this executor does,
-every CANCEL_CHECK_INTERVAL seconds, and interrupts the job through SIGALRM too.
+every CANCEL_CHECK_INTERVAL seconds, and interrupts the job through SIGALRM too; the same
+thread interrupts a job still running when a stop's bound passes (stopping.py), so it is
+handed back uncounted.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from queueing.worker.inflight import InFlight
 from queueing.worker.job_errors import JobCancelled
 from queueing.worker.job_runner import JobRunner
 from queueing.worker.outcome import Outcome
+from queueing.worker.stopping import StopClock
 
 CANCEL_CHECK_INTERVAL = 1.0  # seconds between looks for operators' cancel requests
 
@@ -29,8 +32,10 @@ class InlineExecutor:
     busy = 0  # between two of the loop's turns, nothing runs
     low_water = 0
 
-    def __init__(self, runner: JobRunner, inflight: InFlight, settle: Settle) -> None:
+    def __init__(self, runner: JobRunner, inflight: InFlight, settle: Settle,
+                 stop_clock: StopClock | None = None) -> None:
         self.runner = runner
+        self.stop_clock = stop_clock
         self.inflight = inflight
         self.settle = settle
         self.attention = threading.Event()  # never set: the loop is the one running jobs
@@ -57,11 +62,22 @@ class InlineExecutor:
     def shutdown(self) -> None:
         self._stopped.set()
 
+    def _next_look(self) -> float:
+        """Seconds until the watcher looks again: its interval, or the stop bound if
+        that falls sooner."""
+        remaining = None if self.stop_clock is None else self.stop_clock.remaining()
+        return CANCEL_CHECK_INTERVAL if remaining is None else \
+            min(CANCEL_CHECK_INTERVAL, max(remaining, 0.05))
+
     def _watch_cancels(self) -> None:
         runner = self.runner
-        while not self._stopped.wait(CANCEL_CHECK_INTERVAL):
+        while not self._stopped.wait(self._next_look()):
             current = runner.current
             if current is None:
+                continue
+            if self.stop_clock is not None and self.stop_clock.due():
+                if not runner.pending_stop:
+                    runner.stop_current()
                 continue
             try:
                 asked = runner.driver.cancel_requests([current.uuid]).get(current.uuid)

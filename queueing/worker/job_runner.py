@@ -51,6 +51,7 @@ from queueing.worker.joblog import JobLog, send_signal
 from queueing.worker.options import WorkerOptions
 from queueing.worker.outcome import Outcome, Prepared, printable, with_retries
 from queueing.worker.process_control import TimeoutInterrupt
+from queueing.worker.stopping import StopClock, StopInterrupt, hand_back
 from queueing.worker.unknown_jobs import UNKNOWN_SINCE, UnknownJobs
 
 logger = logging.getLogger("queueing.worker")
@@ -74,6 +75,10 @@ class JobRunner:
         self.in_job = False
         self.current: Payload | None = None  # the main thread's running job
         self.pending_cancel: JobCancelled | None = None
+        self.pending_stop = False  # the stop bound passed: the alarm hands the job back
+        # The worker's stop clock (stopping.py); None: no stop bound (a runner of the
+        # sidecar's, the sync driver's)
+        self.stop_clock: StopClock | None = None
         self._awaited_interrupt: BaseException | None = None  # an async job's, by alarm
         self.current_timeout = 0.0
         self.max_deliveries = driver.config.max_deliveries
@@ -112,7 +117,8 @@ class JobRunner:
             signal.setitimer(signal.ITIMER_REAL, ALARM_RETRY)
             return
         cancel, self.pending_cancel = self.pending_cancel, None
-        interrupt: BaseException = cancel if cancel is not None else TimeoutInterrupt()
+        interrupt: BaseException = cancel if cancel is not None else (
+            StopInterrupt() if self.pending_stop else TimeoutInterrupt())
         if execution.interrupt_awaiting(threading.get_ident(), type(interrupt)):
             self._awaited_interrupt = interrupt
             return
@@ -125,6 +131,15 @@ class JobRunner:
         if not self.in_job or current is None or current.uuid != uuid:
             return False
         self.pending_cancel = exc
+        os.kill(os.getpid(), signal.SIGALRM)
+        return True
+
+    def stop_current(self) -> bool:
+        """The stop bound passed while the main thread runs a job: interrupt it (through
+        SIGALRM, as a timeout) so it is handed back uncounted (stopping.py)."""
+        if not self.in_job or self.current is None:
+            return False
+        self.pending_stop = True
         os.kill(os.getpid(), signal.SIGALRM)
         return True
 
@@ -251,9 +266,12 @@ class JobRunner:
                     self.in_job = False
                     self.current = None
                     self.pending_cancel = None
+                    self.pending_stop = False
                     self._disarm()
             else:  # its row was marked running when it was handed to this slot
                 verdict = guard.call(held.token, self._call, prepared)
+        except StopInterrupt:
+            return self.stopped(prepared, time.perf_counter() - started)
         except TimeoutInterrupt:
             return self.timed_out(held, job, definition, prepared.tries, prepared.timeout,
                                   time.perf_counter() - started)
@@ -303,6 +321,8 @@ class JobRunner:
         """Settle a prepared job whose run raised `exc` (the event loop's path): our
         interrupts are a timeout or a cancel; anything else, a CancelledError or a
         SystemExit of its own included, is the job's exception."""
+        if isinstance(exc, StopInterrupt):
+            return self.stopped(prepared, runtime)
         if isinstance(exc, TimeoutInterrupt):
             return self.timed_out(prepared.held, prepared.job, prepared.definition,
                                   prepared.tries, prepared.timeout, runtime)
@@ -310,6 +330,11 @@ class JobRunner:
             return self.cancelled(prepared, exc, runtime)
         return self._exception(prepared.held, prepared.job, prepared.definition,
                                prepared.tries, exc, runtime)
+
+    def stopped(self, prepared: Prepared, runtime: float) -> Outcome:
+        """Still running at the stop bound: handed back uncounted (stopping.py)."""
+        clock = self.stop_clock or StopClock(None, self.options.stop_timeout)
+        return hand_back(self, prepared.held, prepared.job, clock, runtime)
 
     def cancelled(self, prepared: Prepared, exc: JobCancelled, runtime: float) -> Outcome:
         """An operator cancelled the running job: failed (not retried; retry by hand),

@@ -40,6 +40,7 @@ from queueing.worker.pool import PoolExecutor
 from queueing.worker.process_control import SignalFlags, memory_mb
 from queueing.worker.reserving import JobStats, Reserver
 from queueing.worker.sidecar import Sidecar
+from queueing.worker.stopping import StopClock
 
 logger = logging.getLogger("queueing.worker")
 
@@ -70,12 +71,15 @@ class Worker:
         log = JobLog(None if options.quiet else (stdout or sys.stdout), worker=self.owner,
                      level=level_named(options.log_level))
         self.runner = JobRunner(driver, options, log, worker=self, inflight=self.inflight)
+        # A stop signal starts it: running jobs get --stop-timeout, then are handed back
+        self.stop_clock = self.runner.stop_clock = StopClock(self.flags, options.stop_timeout)
         self.sidecar: Sidecar | None = None
         self.stats = JobStats()
         self.ledger = Ledger(driver, self.inflight, self.stats)
         self._memory_read_at = 0.0
         self._sidecar_lock = threading.Lock()
         self._sidecar_failed = False
+        self._stop_noted = False
         self.reserver = Reserver(driver, options, self.inflight, owner=self.owner,
                                  stats=self.stats, stderr=self.stderr,
                                  should_wake=self.should_wake,
@@ -133,7 +137,8 @@ class Worker:
             executor = (PoolExecutor(self.options.concurrency, self.runner, self.reserver,
                                      self.ledger.settled, self.stderr)
                         if self.concurrent else
-                        InlineExecutor(self.runner, self.inflight, self.ledger.settled))
+                        InlineExecutor(self.runner, self.inflight, self.ledger.settled,
+                                       self.stop_clock))
             self._loop = ControlLoop(self.reserver, executor, options=self.options,
                                      flags=self.flags, stop_reason=self.stop_reason,
                                      stop=self.stop, stderr=self.stderr)
@@ -191,7 +196,20 @@ class Worker:
         thread. The fork happens here, not in a signal handler (which could interrupt a
         thread holding a lock the child needs); the child uses nothing it inherited."""
         while not self._stopped.wait(SIDECAR_CHECK_INTERVAL):
+            self._note_stop()
             self._check_sidecar()
+
+    def _note_stop(self) -> None:
+        """Tell the sidecar once that a stop began (the signal handler only records it):
+        past the stop bound plus the kill grace it kills a worker whose job ignores the
+        interrupt, and a worker killed past the bound (the master's last resort) has its
+        running jobs handed back uncounted, not booked as lost (stopping.py)."""
+        began = self.flags.quit_wall
+        if began is None or self._stop_noted:
+            return
+        self._stop_noted = True
+        bound = began + self.options.stop_timeout
+        self.inflight.stopping(began, bound, bound + self.options.kill_grace)
 
     def _check_sidecar(self) -> None:
         with self._sidecar_lock:

@@ -57,6 +57,9 @@ class WorkerOptions:
     stop_when_empty: bool = False
     quiet: bool = False  # no per-job lines on stdout (the logging records still go out)
     log_level: str = "info"  # the least level of a per-job stdout line ("error": FAILED only)
+    # seconds after the first stop signal (SIGTERM/SIGINT/SIGQUIT) that running jobs may
+    # take to finish; what still runs then is handed back uncounted (worker/stopping.py)
+    stop_timeout: float = 60.0
     kill_grace: float = 3.0  # seconds past a timeout before the sidecar kills a hung job's worker
     prefetch: int = 32  # most jobs reserved per round trip (1: no prefetch)
     prefetch_budget: float = 0.02  # seconds of expected work a prefetch may hold back

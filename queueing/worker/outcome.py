@@ -22,9 +22,10 @@ logger = logging.getLogger("queueing.worker")
 # its middleware ("deferred") or for later ("kept": the store was away); failed for good;
 # stopped by its timeout or a cancel; skipped unrun by its middleware; not started
 # before its expiry ("expired": never run, not failed); a model argument's row gone and
-# the job says delete_when_missing_models ("dropped": never run, not failed).
+# the job says delete_when_missing_models ("dropped": never run, not failed); still
+# running at a stop's bound, handed back uncounted ("stopped": worker/stopping.py).
 OutcomeKind = Literal["done", "released", "deferred", "kept", "failed", "timed_out",
-                      "cancelled", "skipped", "expired", "dropped"]
+                      "cancelled", "skipped", "expired", "dropped", "stopped"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,10 @@ class SignalFlags:
         self.quit = False
         self.paused = False
         self.quit_signal: int | None = None
+        # The first stop signal's moment (monotonic, and wall time for the sidecar): the
+        # stop clock (stopping.py) bounds the running jobs from there.
+        self.quit_at: float | None = None
+        self.quit_wall: float | None = None
         self._previous: dict[int, object] = {}
 
     def install_quit(self) -> None:
@@ -56,6 +60,8 @@ class SignalFlags:
     def _on_quit(self, signum: int, frame: object) -> None:
         self.quit = True
         self.quit_signal = signum
+        if self.quit_at is None:
+            self.quit_at, self.quit_wall = time.monotonic(), time.time()
 
     def _on_pause(self, signum: int, frame: object) -> None:
         self.paused = True

@@ -67,6 +67,7 @@ from queueing.worker.settling import (
     fresh_driver,
     renew,
 )
+from queueing.worker.stopping import stop_reason
 from queueing.worker.table_memory import (
     FINISHED,
     LEAVING,
@@ -238,7 +239,7 @@ class Sidecar:
             alive = worker_alive()  # first: a dead worker's table is read as it was left
             mode, rows = self.memory.read(writer_alive=worker_alive)
             if not alive or mode == LEAVING:
-                self.settlement.settle(driver, rows, worker_pid, Death(), renewed)
+                self.settlement.settle(driver, rows, worker_pid, self._death(), renewed)
                 return 0
             if mode == STOPPING:
                 return 0
@@ -250,6 +251,13 @@ class Sidecar:
                                           "its timeout and grace"):
                     self.settlement.settle(driver, self._final_rows(), worker_pid, Death(hung=hung),
                                  renewed)
+                return 0
+            stop_kill_at = self.memory.stop_times()[2]
+            if stop_kill_at and now >= stop_kill_at and any(r.state == RUNNING for r in rows):
+                if self._kill(worker_pid, "its running job ignored the stop timeout's "
+                                          "interrupt (stuck in C?); handing it back"):
+                    self.settlement.settle(driver, self._final_rows(), worker_pid,
+                                           self._death(), renewed)
                 return 0
             if timing is None:
                 continue
@@ -315,6 +323,16 @@ class Sidecar:
         while os.getppid() == worker_pid and time.monotonic() < deadline:
             time.sleep(0.01)  # until the kernel has taken it down (no more writes)
         return True
+
+    def _death(self) -> Death:
+        """Why a departed worker's running rows are settled: a worker gone past its stop
+        bound (the master's last-resort SIGKILL, or this sidecar's) was stopped, not
+        lost, so its running jobs are handed back uncounted (stopping.py); else lost."""
+        began, bound, _kill_at = self.memory.stop_times()
+        now = time.time()
+        if began and now >= bound:
+            return Death(fenced=stop_reason(now - began, bound - began))
+        return Death()
 
     def _final_rows(self) -> list[Row]:
         return self.memory.read(writer_alive=lambda: False)[1]

@@ -42,6 +42,7 @@ from queueing.worker.inflight import InFlight
 from queueing.worker.interrupts import ThreadInterrupts
 from queueing.worker.job_runner import JobCancelled, JobRunner, Outcome, Prepared
 from queueing.worker.process_control import TimeoutInterrupt
+from queueing.worker.stopping import StopInterrupt
 
 logger = logging.getLogger("queueing.worker")
 
@@ -56,6 +57,7 @@ class Active:
     task: Any = None  # the asyncio task of an async job
     cancel: JobCancelled | None = None  # an operator's cancel, once asked
     cancel_at: float = 0.0  # monotonic, when it was asked
+    stopping: bool = False  # still running at the stop bound: to be handed back
     stuck_reported: bool = False
 
 
@@ -120,19 +122,29 @@ class SlotPool:
         return settled
 
     def watch(self) -> list[Active]:
-        """Raise TimeoutInterrupt into sync jobs past their timeout; the jobs that did not
-        stop within the grace after a timeout or a cancel (for reports)."""
+        """Raise TimeoutInterrupt into sync jobs past their timeout, and StopInterrupt
+        into every job once a stop's bound passed (stopping.py: handed back uncounted);
+        the jobs that did not stop within the grace after a timeout or a cancel (for
+        reports)."""
         now = time.monotonic()
         grace = self.runner.options.kill_grace
+        clock = self.runner.stop_clock
+        stop_due = clock is not None and clock.due(now)
         stuck = []
         with self._cond:
             running = list(self.active.items())
         for token, entry in running:
             timeout = entry.prepared.timeout
+            if stop_due and not entry.stopping and entry.cancel is None:
+                entry.stopping = True
+                if entry.is_async and entry.task is not None and self._loop is not None:
+                    self._loop.call_soon_threadsafe(entry.task.cancel)
             if not entry.is_async and not self.guard.sent(token):
                 # Tried again on every look until it lands safely (see interrupts.py).
                 if entry.cancel is not None:
                     self.guard.interrupt(token, JobCancelled, entry.cancel)
+                elif entry.stopping:
+                    self.guard.interrupt(token, StopInterrupt)
                 elif timeout > 0 and now - entry.started >= timeout:
                     self.guard.interrupt(token, TimeoutInterrupt)
             past = (timeout > 0 and now - entry.started >= timeout + grace) or \
@@ -303,7 +315,7 @@ class SlotPool:
         while self._to_start:
             prepared, entry, context = self._to_start.popleft()
             entry.task = task = loop.create_task(self._run_async(prepared), context=context)
-            if entry.cancel is not None:
+            if entry.cancel is not None or entry.stopping:
                 task.cancel()
 
     def _event_loop(self) -> asyncio.AbstractEventLoop:
@@ -348,6 +360,8 @@ class SlotPool:
                 error = exc  # raised by the job itself: nobody cancelled its task
             elif entry is not None and entry.cancel is not None:
                 error = entry.cancel
+            elif entry is not None and entry.stopping:
+                error = StopInterrupt()
             elif self._closing:
                 raise  # the loop is shutting down
             else:

@@ -29,10 +29,12 @@ ACTIVE = 0  # the worker is alive and owns its rows
 STOPPING = 1  # the worker settled every row itself and is exiting: the sidecar just exits
 LEAVING = 2  # the worker is exiting with rows it could not settle: the sidecar settles them
 
-# Header: seq, mode, written_at, row count, data length. Row: state, leased_at (when its
+# Header: seq, mode, written_at, row count, data length, and a stop under way (wall times,
+# 0: none; stopping.py): when it began, its bound, when the sidecar kills a worker whose
+# job still runs past it. Row: state, leased_at (when its
 # lease was last set by a pop), kill_at (0: none), started, data offset, queue length,
 # token length, member length. Then MAX_ROWS rows, then the rows' bytes.
-_HEADER = struct.Struct("=QqdQQ")
+_HEADER = struct.Struct("=QqdQQddd")
 _ROW = struct.Struct("=B7xdddQHHQ")
 _SEQ = struct.Struct("=Q")
 # The sidecar's own words, outside the seqlock (one writer: the sidecar): the time of its
@@ -94,6 +96,7 @@ class TableMemory:
         self.mode = ACTIVE
         self.count = 0
         self.data_len = 0
+        self.stop: tuple[float, float, float] = (0.0, 0.0, 0.0)  # began, bound, kill_at
         if fd is None:
             self._publish_header()
 
@@ -116,7 +119,7 @@ class TableMemory:
 
     def _header(self) -> None:
         _HEADER.pack_into(self.buffer, 0, self.seq, self.mode, time.time(), self.count,
-                          self.data_len)
+                          self.data_len, *self.stop)
 
     def _publish_header(self) -> None:
         self._begin()
@@ -150,6 +153,20 @@ class TableMemory:
         _ROW.pack_into(self.buffer, at, state, leased_at, kill_at, started, offset, qlen,
                        tlen, mlen)
         self._end()
+
+    def set_stop(self, began: float, bound: float, kill_at: float) -> None:
+        """A stop began (stopping.py): the sidecar kills the worker at `kill_at` if a job
+        still runs, and hands back uncounted the running jobs of a worker that died past
+        `bound` (the master's last-resort SIGKILL)."""
+        self._begin()
+        self.stop = (began, bound, kill_at)
+        self._header()
+        self._end()
+
+    def stop_times(self) -> tuple[float, float, float]:
+        """(began, bound, kill_at) of a stop under way, as the worker wrote them (zeros:
+        none). Written once, before the sidecar can need them."""
+        return _HEADER.unpack_from(self.buffer, 0)[5:8]
 
     def set_mode(self, mode: int) -> None:
         self._begin()
@@ -213,7 +230,7 @@ class TableMemory:
 
     def _parse(self) -> tuple[int, list[Row]] | None:
         """The header and rows as they are now; None when they do not hold together."""
-        _, mode, _, count, data_len = _HEADER.unpack_from(self.buffer, 0)
+        _, mode, _, count, data_len, *_stop = _HEADER.unpack_from(self.buffer, 0)
         if count > MAX_ROWS or data_len > SIZE - DATA_START:
             return None
         table = bytes(self.buffer[ROWS_START:ROWS_START + count * _ROW.size])

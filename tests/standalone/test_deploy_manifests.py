@@ -2,8 +2,9 @@
 (deploy/kubernetes/) are parsed and linted, so the guide (docs/deployment.md) and the
 code cannot drift apart: every command a container or probe runs exists and accepts its
 arguments, probes ask the question they are for, the grace period covers the shutdown
-wait the code really has (timeout + the master's KILL_GRACE, or the worker's kill
-grace), and the KEDA trigger reads the key a worker really fills."""
+wait the code really has (issue 47: the stop timeout + the master's KILL_GRACE, or the
+worker's --stop-timeout + its kill grace; a job's own timeout no longer stretches it),
+and the KEDA trigger reads the key a worker really fills."""
 import dataclasses
 import json
 import re
@@ -15,8 +16,8 @@ import yaml
 from django.core.management import get_commands, load_command_class
 from django.test import override_settings
 
+from horizon.config import HorizonSettings
 from horizon.supervisor.master import KILL_GRACE
-from horizon.supervisor_config import SupervisorConfig
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.namespace import namespace_error
 from queueing.worker.options import WorkerOptions
@@ -100,7 +101,7 @@ def test_probes_ask_the_question_they_are_for(name):
 
 def test_the_grace_period_covers_the_masters_shutdown_wait():
     spec = deployment("master.yaml")["spec"]["template"]["spec"]
-    wait = default(SupervisorConfig, "timeout") + KILL_GRACE  # master.finish_terminating's grace
+    wait = default(HorizonSettings, "stop_timeout") + KILL_GRACE  # Master.kill_after()
     assert spec["terminationGracePeriodSeconds"] >= wait + MARGIN
     assert spec["terminationGracePeriodSeconds"] > 30, "Kubernetes' default is too short"
 
@@ -108,9 +109,9 @@ def test_the_grace_period_covers_the_masters_shutdown_wait():
 def test_the_grace_period_covers_the_workers_shutdown_wait():
     spec = deployment("worker.yaml")["spec"]["template"]["spec"]
     args = container("worker.yaml")["args"]
-    timeout = float(option(args, "--timeout") or default(WorkerOptions, "timeout"))
+    stop = float(option(args, "--stop-timeout") or default(WorkerOptions, "stop_timeout"))
     grace = default(WorkerOptions, "kill_grace")
-    assert spec["terminationGracePeriodSeconds"] >= timeout + grace + MARGIN
+    assert spec["terminationGracePeriodSeconds"] >= stop + grace + MARGIN
 
 
 def test_keda_scales_the_worker_on_the_key_it_fills_and_a_metric_we_export():

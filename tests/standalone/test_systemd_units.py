@@ -35,7 +35,9 @@ def test_every_unit_is_complete(document):
         assert service["Type"] == "notify"
         assert service["Restart"] == "always" and float(service["RestartSec"]) > 0
         assert service["KillSignal"] == "SIGTERM"
-        assert float(service["TimeoutStopSec"]) > DEFAULTS.timeout + KILL_GRACE, name
+        # the master's last resort: stop_timeout + KILL_GRACE (issue 47); a plain worker's
+        # is --stop-timeout + its kill grace, less
+        assert float(service["TimeoutStopSec"]) > DEFAULTS.stop_timeout + KILL_GRACE, name
         assert float(service["TimeoutStartSec"]) > DEFAULTS.reconnect_timeout, name
         assert unit["Install"]["WantedBy"] == "multi-user.target"
         assert "redis.service" in unit["Unit"]["After"]

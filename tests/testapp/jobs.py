@@ -872,3 +872,25 @@ class LostWithTheDatabase(Job):
     def failed(self, exc):
         note(FAILED_HOOKS, label=self.payload.args[0], locked=sqlite_locks_held(),
              error=str(exc))
+
+
+# -- a stop never fails a job (issue 47: tests/horizon/supervisor/test_stop_hands_back.py) --
+@job(tries=1, timeout=600)
+def long_gated(label, limit=900.0):
+    """A long job (its own timeout 600 s, one try) that runs until the tests open GATE,
+    in short Python-level sleeps, as a job polling an API does: a deploy's stop must
+    neither fail it nor spend its only try."""
+    mark(label, "start")
+    deadline = time.monotonic() + limit
+    while not _gate_open() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    mark(label, "end")
+
+
+@job(tries=1, timeout=600)
+def long_c_sleep(label, seconds=600.0):
+    """A long job in one C call (time.sleep) on a slot thread: an interrupt raised into
+    its thread lands only when the call returns, so a stop's interrupt cannot reach it."""
+    mark(label, "start")
+    time.sleep(seconds)
+    mark(label, "end")

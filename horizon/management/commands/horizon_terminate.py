@@ -1,4 +1,5 @@
-"""Terminate every master (or `--master NAME` only) gracefully: workers finish their job."""
+"""Terminate every master (or `--master NAME` only) gracefully: workers finish their running
+jobs, or hand them back uncounted at HORIZON['stop_timeout'] (a stop never fails a job)."""
 import time
 
 from django.core.management.base import CommandError

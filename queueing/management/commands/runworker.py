@@ -87,6 +87,12 @@ class Command(ProductCommand):
                             help="Jobs in flight at once: sync jobs on threads, async def "
                                  f"jobs on one event loop (default {DEFAULTS.concurrency}, "
                                  f"at most {MAX_CONCURRENCY}).")
+        parser.add_argument("--stop-timeout", type=non_negative(float),
+                            default=DEFAULTS.stop_timeout,
+                            help="On SIGTERM/SIGINT/SIGQUIT, running jobs may finish for "
+                                 "this many seconds (each up to its own timeout); what "
+                                 "still runs then is handed back to its queue, its attempt "
+                                 f"not counted (default {DEFAULTS.stop_timeout:g}).")
         parser.add_argument("--reconnect-timeout", type=non_negative(float),
                             default=DEFAULTS.reconnect_timeout,
                             help="Exit 1 after this many seconds without Redis (default "
@@ -132,7 +138,7 @@ class Command(ProductCommand):
             stop_when_empty=opts["stop_when_empty"], quiet=opts["quiet"],
             log_level=opts["log_level"],
             prefetch=max(opts["prefetch"], 1), reconnect_timeout=opts["reconnect_timeout"],
-            concurrency=max(opts["concurrency"], 1),
+            concurrency=max(opts["concurrency"], 1), stop_timeout=opts["stop_timeout"],
         )
         worker = Worker(driver, options, stdout=self.stdout, stderr=self.stderr, flags=flags)
         if not options.quiet:
