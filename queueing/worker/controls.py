@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from queueing.batches import results
+from queueing.batches.results import KEEP_FIELD
 from queueing.dispatching.registry import JobDefinition
 from queueing.dispatching.unique import release_for_payload
 from queueing.drivers.contract import Reservation
@@ -82,6 +84,9 @@ def settle(runner: JobRunner, held: Reservation, job: Payload, verdict: Verdict 
     # a skip settles the job like a success: a batch counts it so, in the same round trip,
     # whichever link of a chain it is (the chain ends here: batch_tag.counted_as)
     if "batch" in job.data:
+        if KEEP_FIELD in job.data:  # a chord member: None in its place, before it counts
+            with_retries(lambda: results.keep_unrun(runner.driver, job), "keep a skip",
+                         errors=runner.transient)
         with_retries(lambda: runner.driver.delete(held, outcome=batch_tag.SKIPPED),
                      "delete skipped job", errors=runner.transient)
     else:

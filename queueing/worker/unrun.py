@@ -10,6 +10,8 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
+from queueing.batches import results
+from queueing.batches.results import KEEP_FIELD
 from queueing.drivers.contract import Reservation
 from queueing.entries import batch_tag
 from queueing.entries.payload import Payload
@@ -30,6 +32,9 @@ def forget(runner: JobRunner, held: Reservation, job: Payload, word: str, text: 
     batch member is counted skipped (a success for its batch, so the batch still ends),
     unless it is `counted` already."""
     outcome = batch_tag.SKIPPED if "batch" in job.data and not counted else None
+    if outcome is not None and KEEP_FIELD in job.data:  # a chord member: None in its
+        runner._retrying(lambda: results.keep_unrun(runner.driver, job),  # place, first
+                         f"keep {word.lower()} member")
     runner._retrying(lambda: runner.driver.delete(held, outcome=outcome),
                      f"delete {word.lower()} job")
     if "unique" in job.data:

@@ -93,3 +93,23 @@ def test_a_callback_sent_once_is_not_sent_again_and_reads_no_results(rclient, dr
     assert send_once(control, "batch-once", callback, [], values) is False
     assert reads == [1], "the second run read no results"
     assert driver.sizes("cb-once").pending == 1
+
+
+def test_a_chord_member_that_expires_or_is_skipped_gives_the_callback_none(spawn_worker):
+    """Issue 48: a member that expires (never started) or that its middleware skips is
+    counted a success by its batch; its chord's callback gets None in its place (it
+    used to fail with "no result kept", and a retry could not help)."""
+    from tests.testapp import control_jobs
+
+    found = chord(group(workflow_jobs.square.s(0),
+                        workflow_jobs.square.using(expires=0.3).s(1),
+                        control_jobs.skippable.s("member", True),
+                        [workflow_jobs.square.s(3), control_jobs.skippable.s("link", True)],
+                        workflow_jobs.square.s(4)),
+                  workflow_jobs.collect.s("partial")).dispatch()
+    time.sleep(0.6)  # member 1 is past its expiry before any worker is up
+    worker = spawn_worker("--queue=default")
+    wait_until(lambda: notes("partial"), timeout=30, message="the chord's callback")
+    assert notes("partial")[0]["results"] == [0, None, None, None, 16]
+    assert Batch.find(found.id).finished
+    stop_all([worker])
