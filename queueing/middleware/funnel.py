@@ -26,7 +26,8 @@ class ConcurrencyLimited:
     by the next job of that key to finish (oldest parked first), so it starts as soon as
     a slot frees, with no polling. A parked job also looks again when the first held
     lease would lapse (a dead holder sends no wake), and after ``park_for`` seconds at
-    most (a wake lost with its waker).
+    most (a wake lost with its waker). A woken job that does not run after all (past
+    its expiry, skipped) passes the wake on to the next one.
 
     A slot has a lease (``lease`` seconds; by default the connection's ``retry_after``),
     renewed while the job runs: a worker that dies holding a slot frees it within the
@@ -87,6 +88,12 @@ class ConcurrencyLimited:
         finally:
             funnel_slots.leases.drop(key, owner)
             funnel_slots.give_back(job.client, key, owner, self.limit)
+
+    def pass_wake(self, job: Any) -> None:
+        """The job was settled without holding a slot (it expired, was skipped, or other
+        middleware held it back): a wake it was handed goes on to the next parked job,
+        if a slot is free, so a freed slot never waits out ``park_for``."""
+        funnel_slots.give_back(job.client, self.key_for(job), "", self.limit)
 
     def release_abandoned(self, job: Any) -> None:
         """The job's worker died or was fenced while it ran: its slot goes now (only if

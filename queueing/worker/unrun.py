@@ -39,6 +39,7 @@ def forget(runner: JobRunner, held: Reservation, job: Payload, word: str, text: 
                      f"delete {word.lower()} job")
     if "unique" in job.data:
         controls.release_unique(runner, job)
+    controls.pass_wakes(runner, held, job, controls.running_definition(job))
     runner.log.line(job, word, text)
 
 

@@ -149,3 +149,10 @@ def funneled(tenant, index, seconds=0.02):
 @job(middleware=[ConcurrencyLimited("held-{tenant}", limit=1, lease=3)], tries=0, timeout=0)
 def funnel_holder(tenant, label, seconds):
     _funnel_body(label, tenant, 0, seconds)
+
+
+@job(middleware=[ConcurrencyLimited("one-{tenant}", limit=1)], tries=1)
+def funnel_one(tenant, label, seconds):
+    """Limit 1 with the default lease (the connection's retry_after) and park_for (30 s):
+    a parked job waits for a wake (tests/queueing/middleware/test_concurrency_limited.py)."""
+    _funnel_body(label, tenant, 0, seconds)

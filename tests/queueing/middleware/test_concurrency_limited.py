@@ -132,3 +132,27 @@ def test_the_key_template_names_a_missing_argument():
         ConcurrencyLimited("k", limit=0)
     with pytest.raises(InvalidOption):
         ConcurrencyLimited("", limit=2)
+
+
+@pytest.mark.slow
+def test_a_woken_job_that_expires_passes_the_wake_on(spawn_worker, rclient):
+    """Issue 48: the holder's end wakes the oldest parked job, which is past its expiry
+    by then and is dropped unrun; the next parked job must be woken in its place. Before
+    the fix nobody woke it: it waited out park_for (the slot idle 27.9 s)."""
+    worker = spawn_worker("--queue=default", "--concurrency=3")
+    control_jobs.funnel_one.delay("w", "holder", 2.0)
+    wait_until(lambda: notes("holder", phase="start"), timeout=30, message="the holder")
+    line = funnel_slots.waiting_key("one-w")
+    control_jobs.funnel_one.using(expires=0.5).delay("w", "expiring", 0)
+    wait_until(lambda: rclient.zcard(line) == 1, timeout=10, message="the first to park")
+    control_jobs.funnel_one.delay("w", "next", 0)
+    wait_until(lambda: rclient.zcard(line) == 2, timeout=10, message="the second to park")
+    wait_until(lambda: notes("holder", phase="end"), timeout=30, message="the holder's end")
+    ended = notes("holder", phase="end")[0]["at"]
+    wait_until(lambda: notes("next", phase="start"), timeout=40, message="the next to run")
+    started = notes("next", phase="start")[0]["at"]
+    assert not notes("expiring"), "past its expiry when woken: dropped unrun"
+    # a wake is a few round trips; 5 s is generous on a loaded machine and far below
+    # park_for (30 s), the only other way it starts
+    assert started - ended < 5.0, f"the slot sat idle {started - ended:.1f}s"
+    stop_all([worker])
