@@ -134,7 +134,7 @@ class JobRunner:
             signal.setitimer(signal.ITIMER_REAL, timeout)
         if self.inflight is not None:
             kill_at = time.time() + timeout + self.options.kill_grace if timeout > 0 else 0.0
-            self.inflight.started(held, kill_at, job.uuid, job.job)
+            self.inflight.started(held, kill_at, job.uuid, job.job, job.attempts)
 
     def _disarm(self) -> None:
         if self.current_timeout > 0:
