@@ -70,8 +70,10 @@ class ConcurrencyLimited:
     def handle(self, job: Any, call_next: Callable[[Any], Any]) -> Any:
         key, owner, lease_ms = self.key_for(job), self._owner(job), self.lease_ms(job)
         waiter = funnel_slots.waiter_of(job.connection, job.queue, job.uuid)
-        taken, held, lapses_in = funnel_slots.take(job.client, key, owner, self.limit,
-                                                   lease_ms, waiter)
+        taken, held, lapses_in = funnel_slots.take(
+            job.client, key, owner, self.limit, lease_ms, waiter,
+            funnel_slots.where_of(job.connection, job.queue,
+                                  str(job.payload.data.get("reservation") or "")))
         if not taken:
             client, limit = job.client, self.limit
 
