@@ -95,7 +95,8 @@ def _leased_for(holder: bytes | str, found: bytes | str) -> int:
     text = found.decode() if isinstance(found, bytes) else found
     try:
         connection, queue, token = json.loads(text)
-        located = connections.driver(connection).locate(queue, owner.split(" ", 1)[0])
+        driver: Any = connections.driver(connection)
+        located = driver.locate(queue, owner.split(" ", 1)[0])
     except Exception:
         return 0
     if located is None or located[0] != "reserved" or not token:

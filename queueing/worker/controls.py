@@ -135,7 +135,9 @@ def pass_wakes(runner: JobRunner, held: Reservation, job: Payload,
     middleware that wakes parked jobs (ConcurrencyLimited) passes on a wake this job
     may have been handed, which it cannot use. Never raises: at worst a parked job
     waits out its ``park_for``."""
-    plan = plan_for(definition) if definition is not None else None
+    if definition is None:
+        return
+    plan = plan_for(definition)
     if plan is None or not any(hasattr(m, "pass_wake") for m in plan.middleware):
         return
     try:
