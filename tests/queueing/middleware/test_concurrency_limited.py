@@ -153,6 +153,7 @@ def test_a_woken_job_that_expires_passes_the_wake_on(spawn_worker, rclient):
     ended = notes("holder", phase="end")[0]["at"]
     wait_until(lambda: notes("next", phase="start"), timeout=40, message="the next to run")
     started = notes("next", phase="start")[0]["at"]
+    print(f"slot idle after the holder ended: {started - ended:.2f}s")
     assert not notes("expiring"), "past its expiry when woken: dropped unrun"
     # a wake is a few round trips; 5 s is generous on a loaded machine and far below
     # park_for (30 s), the only other way it starts
