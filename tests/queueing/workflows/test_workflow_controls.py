@@ -9,6 +9,7 @@ from urllib.parse import urlparse
 import pytest
 
 from queueing import Batch, chord, group
+from queueing.drivers.redis.keys import QueueKeys
 from tests.helpers import queue_with
 from tests.testapp import jobs, workflow_jobs
 from tests.workers import wait_until
@@ -53,7 +54,12 @@ def test_a_worker_killed_while_sending_a_chords_callback_does_not_lose_it(
                           .s("lost-callback")).dispatch()
             wait_until(lambda: len(notes("square")) == 3, timeout=30,
                        message="the members to run")
-            # the callback job reached its send: it opened its connection to the proxy
+            # the callback job runs and reached its send: it opened its connection to
+            # the proxy (nothing else in this worker uses that connection)
+            reserved = QueueKeys.for_queue("default").reserved
+            wait_until(lambda: any(b"queueing.workflows.chord_callback" in member
+                                   for member in rclient.zrange(reserved, 0, -1)),
+                       timeout=30, message="the chord's callback job to be taken")
             wait_until(lambda: proxy.connections >= 1, timeout=30,
                        message="the callback job to start sending")
             time.sleep(1.0)  # let it get as far as it can: it is stuck in the send
