@@ -13,6 +13,7 @@ never builds a rotation.
 """
 from __future__ import annotations
 
+import bisect
 import hashlib
 import re
 import time
@@ -76,7 +77,10 @@ class FairRotation:
         self.prefix = driver.config.prefix
         self.fair = fair
         self.members: dict[str, list[str]] = {queue: [] for queue in fair}
-        self.turn: dict[str, int] = dict.fromkeys(fair, 0)
+        # the key queue served last, by name: the turn is the next name after it, so keys
+        # joining or leaving the rotation never shift it (a position in the sorted list
+        # did: each key that joined before it handed the turn back to the same key)
+        self.last: dict[str, str | None] = dict.fromkeys(fair)
         self.read_at = float("-inf")
         self.checked: dict[str, float] = {}
 
@@ -103,17 +107,18 @@ class FairRotation:
         for queue in queues:
             subs = self.members.get(queue)
             if subs and queue not in paused:
-                start = self.turn[queue] % len(subs)
+                last = self.last[queue]
+                start = 0 if last is None else bisect.bisect_right(subs, last) % len(subs)
                 order.extend(q for q in subs[start:] + subs[:start] if q not in paused)
             order.append(queue)
         return order
 
     def took(self, queue: str) -> None:
-        """`queue` gave jobs this round: the turn passes to the key queue after it."""
+        """`queue` gave jobs this round: the turn passes to the key queue after it (by
+        name, whatever joins or leaves meanwhile)."""
         parent = fair_parent(queue)
-        subs = self.members.get(parent) if parent else None
-        if subs and queue in subs:
-            self.turn[parent] = subs.index(queue) + 1  # type: ignore[index]
+        if parent is not None and parent in self.last:
+            self.last[parent] = queue
 
     def found_empty(self, queue: str) -> None:
         """A key queue gave nothing: once nothing was sent to it for FORGET_AFTER and it

@@ -52,6 +52,7 @@ class Progress:
     started: float | None = None  # when the running job started (for the estimate)
     batch: str | None = None  # the batch and member id of a batch member
     member: str | None = None
+    attempt: int | None = None  # the attempt it reports on (None: written before 1.x knew)
 
     @property
     def percent(self) -> int | None:
@@ -65,8 +66,8 @@ class Progress:
                                       time.time() if now is None else now)
 
     @classmethod
-    def from_data(cls, data: Any, *, running: bool = False,
-                  started: float | None = None) -> Progress | None:
+    def from_data(cls, data: Any, *, running: bool = False, started: float | None = None,
+                  attempt: Any = None) -> Progress | None:
         """A report as published (heartbeat row or kept record); None when unreadable."""
         if not isinstance(data, dict):
             return None
@@ -79,9 +80,12 @@ class Progress:
         updated = data.get("updated")
         updated = float(updated) if isinstance(updated, (int, float)) else 0.0
         batch, member = data.get("batch"), data.get("member")
+        attempt = data.get("attempt", attempt)
         return cls(fraction, message, meta, updated, running, started,
                    batch if isinstance(batch, str) else None,
-                   member if isinstance(member, str) else None)
+                   member if isinstance(member, str) else None,
+                   attempt if isinstance(attempt, int) and not isinstance(attempt, bool)
+                   and attempt > 0 else None)
 
 
 def keep_final(driver: Any, uuid: str) -> None:
@@ -117,10 +121,40 @@ def running_reports(client: RedisClient) -> dict[str, Progress]:
     found: dict[str, Progress] = {}
     for job in heartbeat.running(client):
         report = Progress.from_data(job.get("progress"), running=True,
-                                    started=job.get("started"))
+                                    started=job.get("started"), attempt=job.get("attempt"))
         if report is not None and isinstance(job.get("uuid"), str):
             found[job["uuid"]] = report
     return found
+
+
+def running_attempts(client: RedisClient) -> dict[str, Progress]:
+    """uuid -> the running state of every running job, reported or not: its own live
+    report, or one with no progress yet (fraction None), carrying its attempt and
+    start."""
+    found: dict[str, Progress] = {}
+    for job in heartbeat.running(client):
+        if not isinstance(job.get("uuid"), str):
+            continue
+        started = job.get("started")
+        report = Progress.from_data(job.get("progress") or {}, running=True,
+                                    started=started, attempt=job.get("attempt"))
+        if report is not None:
+            found[job["uuid"]] = report
+    return found
+
+
+def newer(live: Progress, kept: Progress) -> bool:
+    """Whether a running attempt's state wins over a kept report (pure): a later attempt
+    always does (even before it reported anything: a retried job runs again, it is not
+    finished); the same attempt when its report is newer (a job that just ended may
+    still show in its worker's last beat). Without attempt numbers (a report kept by an
+    older version), a run that started after the kept report was written wins."""
+    known = live.attempt is not None and kept.attempt is not None
+    if known and live.attempt != kept.attempt:
+        return live.attempt > kept.attempt  # type: ignore[operator]
+    if live.updated > kept.updated:  # its own report, newer than the kept one
+        return True
+    return not known and live.started is not None and live.started > kept.updated
 
 
 def kept_reports(client: RedisClient, uuids: Iterable[str]) -> dict[str, Progress]:
@@ -151,11 +185,17 @@ def progress_many(uuids: Iterable[str], connection: str | None = None) -> dict[s
     client = _client(connection)
     if client is None or not names:
         return {}
-    live = running_reports(client)
+    live = running_attempts(client)
     found = kept_reports(client, names)
-    for uuid in names:  # the newer of the two: a job that just ended may still show in
-        report = live.get(uuid)  # its worker's last beat; a retry runs after a kept one
-        if report is not None and (uuid not in found or report.updated > found[uuid].updated):
+    for uuid in names:  # the newer of the two (see `newer`); a running job that has not
+        report = live.get(uuid)  # reported and has no kept report: none, as before
+        if report is None:
+            continue
+        kept = found.get(uuid)
+        if kept is None:
+            if report.updated > 0:  # it reported
+                found[uuid] = report
+        elif newer(report, kept):
             found[uuid] = report
     return found
 
@@ -184,5 +224,8 @@ def batch_members_progress(batch_id: str, connection: str | None = None
 
 def progress_of(uuid: str, connection: str | None = None) -> Progress | None:
     """The progress and metadata job `uuid` last reported (live while it runs, kept
-    after it ended), or None when it reported none (or its report expired)."""
+    after it ended), or None when it reported none (or its report expired).
+    ``attempt`` says which attempt it reports on: while a retried job runs again, its
+    new attempt's running state wins over the older attempt's kept report (running,
+    with no progress until it reports)."""
     return progress_many([uuid], connection).get(uuid)

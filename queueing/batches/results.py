@@ -3,7 +3,8 @@
 
 A kept result is JSON, at most the chord's ``result_limit`` bytes: a result past it (or
 one JSON cannot hold) fails its member with a clear error, so the chord's callback never
-runs with a result missing. Results live in one Redis hash per chord,
+runs with a result missing. A member that never ran but counts as succeeded (expired,
+skipped) keeps None (``keep_unrun``). Results live in one Redis hash per chord,
 ``queueing:chord:{BATCH_ID}:results`` (member index -> JSON), on the control store
 (queueing/middleware/store.py), for a week at most; the callback's job drops it. A
 sealed member's result is kept sealed (``SEALED_MARK`` + ``encryption.seal_text``), so
@@ -71,6 +72,22 @@ def keep(driver: Any, job: Any, value: Any) -> None:
     pipe = client.pipeline(transaction=False)
     pipe.hset(key, str(int(mark.get("index", 0))), text)
     pipe.expire(key, RESULTS_TTL)
+    pipe.execute()
+
+
+def keep_unrun(driver: Any, job: Any) -> None:
+    """A chord member settled without running (expired, skipped by its middleware, its
+    model row gone; any link of a chain member: the chain ends there) counts as
+    succeeded for its batch, so its callback will run: None goes in its place. Written
+    before the member is counted, so the callback that count may release reads it."""
+    mark = job.data.get(KEEP_FIELD)
+    tag = of_data(job.data)
+    if not isinstance(mark, dict) or tag is None:
+        return
+    client = state_client(driver)
+    pipe = client.pipeline(transaction=False)
+    pipe.hset(results_key(tag.id), str(int(mark.get("index", 0))), "null")
+    pipe.expire(results_key(tag.id), RESULTS_TTL)
     pipe.execute()
 
 

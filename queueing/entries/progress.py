@@ -100,10 +100,11 @@ _MISSING = object()
 class Report:
     """One running job's progress, message and metadata, and when they last changed."""
 
-    __slots__ = ("fraction", "message", "meta", "updated", "version", "member")
+    __slots__ = ("fraction", "message", "meta", "updated", "version", "member", "attempt")
 
-    def __init__(self, member: tuple[str, str] | None = None) -> None:
+    def __init__(self, member: tuple[str, str] | None = None, attempt: int = 0) -> None:
         self.member = member  # (batch id, member id) of a batch member
+        self.attempt = attempt  # the attempt that made it (0: not known)
         self.fraction: float | None = None
         self.message: str | None = None
         self.meta = Meta(self)
@@ -126,6 +127,8 @@ class Report:
                  "updated": self.updated}
         if self.member is not None:
             found["batch"], found["member"] = self.member
+        if self.attempt:
+            found["attempt"] = self.attempt
         return found
 
 
@@ -133,13 +136,14 @@ _reports: dict[str, Report] = {}  # job uuid -> its report, while it runs in thi
 _lock = threading.Lock()
 
 
-def report(uuid: str, member: tuple[str, str] | None = None) -> Report:
+def report(uuid: str, member: tuple[str, str] | None = None, attempt: int = 0) -> Report:
     """The report of the job `uuid` running in this process, made on its first use
-    (`member`: its batch id and member id, when it is a batch member)."""
+    (`member`: its batch id and member id, when it is a batch member; `attempt`: the
+    run's attempt number, which the report carries)."""
     found = _reports.get(uuid)
     if found is None:
         with _lock:
-            found = _reports.setdefault(uuid, Report(member))
+            found = _reports.setdefault(uuid, Report(member, attempt))
     return found
 
 

@@ -50,13 +50,15 @@ class Payload:
         """Report how far this job is (0 to 1), with an optional message ("step 2 of
         5"). Kept in memory and published by the worker at most a few times a second,
         however often it is called (queueing/entries/progress.py)."""
-        progress_lib.report(self.uuid, progress_lib.member_of(self.data)).set(fraction, message)
+        progress_lib.report(self.uuid, progress_lib.member_of(self.data),
+                            self.attempts).set(fraction, message)
 
     @property
     def meta(self) -> dict[str, Any]:
         """This job's metadata, a dict of JSON values published with its progress:
         ``current_job().meta["rows"] = n``."""
-        return progress_lib.report(self.uuid, progress_lib.member_of(self.data)).meta
+        return progress_lib.report(self.uuid, progress_lib.member_of(self.data),
+                                   self.attempts).meta
 
 
 UUID_SHAPE = re.compile(r"[A-Za-z0-9_.:\-]{1,64}")

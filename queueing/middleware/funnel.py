@@ -26,7 +26,8 @@ class ConcurrencyLimited:
     by the next job of that key to finish (oldest parked first), so it starts as soon as
     a slot frees, with no polling. A parked job also looks again when the first held
     lease would lapse (a dead holder sends no wake), and after ``park_for`` seconds at
-    most (a wake lost with its waker).
+    most (a wake lost with its waker). A woken job that does not run after all (past
+    its expiry, skipped) passes the wake on to the next one.
 
     A slot has a lease (``lease`` seconds; by default the connection's ``retry_after``),
     renewed while the job runs: a worker that dies holding a slot frees it within the
@@ -69,8 +70,10 @@ class ConcurrencyLimited:
     def handle(self, job: Any, call_next: Callable[[Any], Any]) -> Any:
         key, owner, lease_ms = self.key_for(job), self._owner(job), self.lease_ms(job)
         waiter = funnel_slots.waiter_of(job.connection, job.queue, job.uuid)
-        taken, held, lapses_in = funnel_slots.take(job.client, key, owner, self.limit,
-                                                   lease_ms, waiter)
+        taken, held, lapses_in = funnel_slots.take(
+            job.client, key, owner, self.limit, lease_ms, waiter,
+            funnel_slots.where_of(job.connection, job.queue,
+                                  str(job.payload.data.get("reservation") or "")))
         if not taken:
             client, limit = job.client, self.limit
 
@@ -87,6 +90,12 @@ class ConcurrencyLimited:
         finally:
             funnel_slots.leases.drop(key, owner)
             funnel_slots.give_back(job.client, key, owner, self.limit)
+
+    def pass_wake(self, job: Any) -> None:
+        """The job was settled without holding a slot (it expired, was skipped, or other
+        middleware held it back): a wake it was handed goes on to the next parked job,
+        if a slot is free, so a freed slot never waits out ``park_for``."""
+        funnel_slots.give_back(job.client, self.key_for(job), "", self.limit)
 
     def release_abandoned(self, job: Any) -> None:
         """The job's worker died or was fenced while it ran: its slot goes now (only if

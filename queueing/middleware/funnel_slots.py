@@ -11,13 +11,19 @@ safety net for a wake that was lost (the waker died between the two steps).
 
 While a job runs, its slot's lease is renewed by one daemon thread per process (every
 third of the lease); a worker that dies stops renewing, so its slots lapse within the
-lease (and the sidecar, when it outlives the worker, gives them back at once).
+lease (and the sidecar, when it outlives the worker, gives them back at once). A lapsed
+slot is not given away on the lapse alone: a job stuck in C code holding the GIL stops
+that thread too, and still runs. Each holder's job is recorded (``:where``), and a
+taker that needs a lapsed slot first asks the store whether that job is still reserved
+with a live lease, which the worker's sidecar keeps renewed from its own process
+(``take``); only a holder whose job is gone loses its slot.
 """
 from __future__ import annotations
 
 import json
 import logging
 import threading
+import time
 from typing import Any
 
 from queueing import connections
@@ -44,15 +50,62 @@ def waiter_of(connection: str, queue: str, uuid: str) -> str:
     return json.dumps([connection, queue, uuid], separators=(",", ":"))
 
 
-def take(client: Any, key: str, owner: str, limit: int, lease_ms: int, waiter: str
-         ) -> tuple[bool, int, float]:
+def where_key(key: str) -> str:
+    """``queueing:funnel:{KEY}:where``: holder -> ``[connection, queue, reservation]`` of
+    its job (where_of), so a
+    holder whose slot lease lapsed can be checked before its slot is given away."""
+    return f"{holders_key(key)}:where"
+
+
+def where_of(connection: str, queue: str, reservation: str) -> str:
+    """A holder's job: its connection, queue and reservation token (the delivery: a
+    later delivery of the same job, run again after its worker died, is another)."""
+    return json.dumps([connection, queue, reservation], separators=(",", ":"))
+
+
+def take(client: Any, key: str, owner: str, limit: int, lease_ms: int, waiter: str,
+         where: str = "") -> tuple[bool, int, float]:
     """(taken, slots held now, seconds until the first held lease lapses unless renewed):
-    a slot for `owner`, or `waiter` put in line."""
-    reply = script(client, "funnel_take")(
-        keys=[holders_key(key), waiting_key(key)],
-        args=[owner, limit, lease_ms, waiter, KEEP_MS])
-    lapses_in = int(reply[2]) / 1000.0 if len(reply) > 2 else 0.0
-    return bool(reply[0]), int(reply[1]), lapses_in
+    a slot for `owner` (its job at `where`: where_of), or `waiter` put in line.
+
+    A holder whose slot lease lapsed is not taken for dead: its job may still run with
+    its worker unable to renew (a C call holding the GIL stops every thread). Its
+    reservation's lease, which the worker's sidecar (a process of its own) renews,
+    says whether it runs: a holder whose job is still reserved and leased keeps its
+    slot (renewed here on its behalf); any other lapsed holder is evicted."""
+    keys = [holders_key(key), waiting_key(key), where_key(key)]
+    run = script(client, "funnel_take")
+    reply = run(keys=keys, args=[owner, limit, lease_ms, waiter, KEEP_MS, "0", where])
+    if int(reply[0]) == 2:  # a lapsed holder stands between this job and a slot
+        for holder, found in zip(reply[2::2], reply[3::2]):
+            leased_for = _leased_for(holder, found)
+            if leased_for > 0:  # it runs: its slot is held as long as its reservation
+                script(client, "funnel_renew")(keys=[holders_key(key)],
+                                               args=[leased_for, KEEP_MS, holder])
+        reply = run(keys=keys, args=[owner, limit, lease_ms, waiter, KEEP_MS, "1", where])
+    lapses_in = int(reply[2]) / 1000.0 if int(reply[0]) == 0 and len(reply) > 2 else 0.0
+    return int(reply[0]) == 1, int(reply[1]), lapses_in
+
+
+def _leased_for(holder: bytes | str, found: bytes | str) -> int:
+    """Milliseconds a lapsed holder's job is still reserved for (its sidecar renews that
+    lease, GIL or not); 0 when it is not. Anything unclear (no record of where its job
+    is, a store that cannot say) counts as gone, as a lapsed lease always did."""
+    owner = holder.decode() if isinstance(holder, bytes) else holder
+    text = found.decode() if isinstance(found, bytes) else found
+    try:
+        connection, queue, token = json.loads(text)
+        driver: Any = connections.driver(connection)
+        located = driver.locate(queue, owner.split(" ", 1)[0])
+    except Exception:
+        return 0
+    if located is None or located[0] != "reserved" or not token:
+        return 0
+    entry = located[1].decode("utf-8", "replace") if isinstance(located[1], bytes) \
+        else str(located[1])
+    if f'"reservation":"{token}"' not in entry:
+        return 0  # reserved again, by another delivery: this holder's run is gone
+    return max(int((float(located[2]) - time.time()) * 1000), 0)
 
 
 def give_back(client: Any, key: str, owner: str, limit: int) -> bool:
@@ -62,7 +115,7 @@ def give_back(client: Any, key: str, owner: str, limit: int) -> bool:
     released = False
     for _ in range(WAKE_ROUNDS):
         reply = script(client, "funnel_release")(
-            keys=[holders_key(key), waiting_key(key)], args=[owner, limit])
+            keys=[holders_key(key), waiting_key(key), where_key(key)], args=[owner, limit])
         released = released or bool(reply[0])
         owner = ""
         pairs = list(zip(reply[1::2], reply[2::2]))

@@ -21,7 +21,9 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from queueing.dispatching.registry import JobDefinition
+from queueing.batches import results
+from queueing.batches.results import KEEP_FIELD
+from queueing.dispatching.registry import JobDefinition, resolve
 from queueing.dispatching.unique import release_for_payload
 from queueing.drivers.contract import Reservation
 from queueing.entries import batch_tag
@@ -77,11 +79,16 @@ def settle(runner: JobRunner, held: Reservation, job: Payload, verdict: Verdict 
                      "release", errors=runner.transient)
         if verdict.after is not None:
             _after_release(verdict, job)
+        elif not verdict.by.startswith("ConcurrencyLimited"):
+            pass_wakes(runner, held, job, running_definition(job))  # held back before it
         runner.log.line(job, "DEFERRED", f"{detail} (again in {verdict.delay:.3g}s)")
         return Outcome("deferred", runtime, job)
     # a skip settles the job like a success: a batch counts it so, in the same round trip,
     # whichever link of a chain it is (the chain ends here: batch_tag.counted_as)
     if "batch" in job.data:
+        if KEEP_FIELD in job.data:  # a chord member: None in its place, before it counts
+            with_retries(lambda: results.keep_unrun(runner.driver, job), "keep a skip",
+                         errors=runner.transient)
         with_retries(lambda: runner.driver.delete(held, outcome=batch_tag.SKIPPED),
                      "delete skipped job", errors=runner.transient)
     else:
@@ -89,6 +96,7 @@ def settle(runner: JobRunner, held: Reservation, job: Payload, verdict: Verdict 
                      errors=runner.transient)
     if "unique" in job.data:
         release_unique(runner, job)
+    pass_wakes(runner, held, job, running_definition(job))
     runner.log.line(job, "SKIPPED", detail)
     return Outcome("skipped", runtime, job)
 
@@ -111,6 +119,37 @@ def release_unique(owner: JobRunner | Failing, job: Payload) -> None:
     except Exception as exc:
         logger.warning("could not release the unique lock of %s %s: %s", job.job, job.uuid,
                        exc)
+
+
+def running_definition(job: Payload) -> JobDefinition | None:
+    """The job's definition, or None for a name no longer registered."""
+    try:
+        return resolve(job.job)
+    except Exception:
+        return None
+
+
+def pass_wakes(runner: JobRunner, held: Reservation, job: Payload,
+               definition: JobDefinition | None) -> None:
+    """A job settled without running its body (expired, skipped, held back): each
+    middleware that wakes parked jobs (ConcurrencyLimited) passes on a wake this job
+    may have been handed, which it cannot use. Never raises: at worst a parked job
+    waits out its ``park_for``."""
+    if definition is None:
+        return
+    plan = plan_for(definition)
+    if plan is None or not any(hasattr(m, "pass_wake") for m in plan.middleware):
+        return
+    try:
+        running = RunningJob(job, definition, connection=runner.driver.name,
+                             queue=held.queue, client=state_client(runner.driver),
+                             worker=getattr(runner.worker, "owner", "") or "",
+                             timeout=job.timeout or 0.0)
+        for middleware in plan.middleware:
+            if hasattr(middleware, "pass_wake"):
+                middleware.pass_wake(running)
+    except Exception as exc:
+        logger.warning("could not pass on the wake of %s %s: %s", job.job, job.uuid, exc)
 
 
 def release_abandoned(runner: JobRunner, held: Reservation, job: Payload,

@@ -52,6 +52,7 @@ class _Entry:
     started: float = 0.0
     index: int = -1
     label: tuple[str, str] = ("", "")  # (uuid, job name) once it runs, for the dashboard
+    attempt: int = 0  # the run's attempt number (progress_of says which attempt runs)
     claimed: bool = False  # taken by a slot (or for handing back): no one else takes it
     completion: Any = None  # a finished job's record for the completion recorders
 
@@ -157,14 +158,14 @@ class InFlight:
             self._rewrite()
 
     def started(self, held: Reservation, kill_at: float, uuid: str = "",
-                job: str = "") -> None:
-        self._set(held, RUNNING, kill_at, time.time(), label=(uuid, job))
+                job: str = "", attempt: int = 0) -> None:
+        self._set(held, RUNNING, kill_at, time.time(), label=(uuid, job), attempt=attempt)
 
     def running_info(self) -> list[dict]:
         """The running jobs, for the worker's heartbeat (the dashboard's Running now)."""
         with self._lock:
             rows = [{"uuid": e.label[0], "job": e.label[1], "queue": e.held.queue,
-                     "started": e.started}
+                     "started": e.started, "attempt": e.attempt}
                     for e in self._entries.values() if e.state == RUNNING]
         reports = progress_lib.live({row["uuid"] for row in rows}) if rows else {}
         for row in rows:  # a job that reported progress or meta carries it (and its
@@ -213,14 +214,14 @@ class InFlight:
     # -- internals ----------------------------------------------------------------------
     def _set(self, held: Reservation, state: int, kill_at: float = 0.0,
              started: float = 0.0, label: tuple[str, str] | None = None,
-             completion: Any = None) -> None:
+             completion: Any = None, attempt: int = 0) -> None:
         with self._lock:
             entry = self._entries.get(held.token)
             if entry is None:  # not reserved through the table (an inline run)
                 return
             entry.state, entry.kill_at, entry.started = state, kill_at, started
             if label is not None:
-                entry.label = label
+                entry.label, entry.attempt = label, attempt
             if completion is not None:
                 entry.completion = completion
             if self.memory is not None and entry.index >= 0:

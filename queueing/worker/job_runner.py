@@ -149,7 +149,7 @@ class JobRunner:
             signal.setitimer(signal.ITIMER_REAL, timeout)
         if self.inflight is not None:
             kill_at = time.time() + timeout + self.options.kill_grace if timeout > 0 else 0.0
-            self.inflight.started(held, kill_at, job.uuid, job.job)
+            self.inflight.started(held, kill_at, job.uuid, job.job, job.attempts)
 
     def _disarm(self) -> None:
         if self.current_timeout > 0:
@@ -214,9 +214,10 @@ class JobRunner:
 
         if "batch" in job.data and not unrun.batch_allows(self, held, job):
             return Outcome("skipped", job=job)
-        if job.expires_at is not None and policy.expired(
-                expires_at=job.expires_at, attempts=job.attempts, now=time.time()):
-            return unrun.expired(self, held, job)
+        if job.expires_at is not None:
+            if policy.expired(expires_at=job.expires_at, now=time.time(),
+                              started=job.attempts > 1 or unrun.started_before(self, job)):
+                return unrun.expired(self, held, job)
 
         meta = {"payload": job, "connection": self.driver.name, "queue": held.queue}
         tries = policy.effective_tries(job.max_tries, self.options.tries)
@@ -230,7 +231,10 @@ class JobRunner:
 
         self.log.line(job, "RUNNING", f"attempt {job.attempts}")
         timeout = self.options.timeout if job.timeout is None else job.timeout
-        return Prepared(held, job, definition, tries, timeout, meta, plan_for(definition))
+        plan = plan_for(definition)
+        if job.expires_at is not None and plan is None:  # nothing can hold it back now
+            unrun.record_start(self, job)
+        return Prepared(held, job, definition, tries, timeout, meta, plan)
 
     def fail(self, held: Reservation, job: Payload | None, definition: JobDefinition | None,
              exc: BaseException, detail: str = "") -> None:
@@ -303,12 +307,17 @@ class JobRunner:
             else:
                 call(definition, job)
             return None
-        if KEEP_FIELD in job.data:
-            return controls.run(self, prepared.plan, prepared.held, job, definition,
-                                lambda: results.keep(self.driver, job, call(definition, job)),
-                                prepared.timeout)
-        return controls.run(self, prepared.plan, prepared.held, job, definition,
-                            lambda: call(definition, job), prepared.timeout)
+        body: Callable[[], Any] = (
+            (lambda: results.keep(self.driver, job, call(definition, job)))
+            if KEEP_FIELD in job.data else (lambda: call(definition, job)))
+        if job.expires_at is not None:  # started once middleware let it through
+            run_body = body
+
+            def body() -> Any:
+                unrun.record_start(self, job)
+                return run_body()
+        return controls.run(self, prepared.plan, prepared.held, job, definition, body,
+                            prepared.timeout)
 
     def succeeded(self, prepared: Prepared, runtime: float) -> Outcome:
         job = prepared.job

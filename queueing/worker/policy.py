@@ -42,11 +42,13 @@ def already_exceeded(*, attempts: int, tries: int, retry_until: float | None,
     return None
 
 
-def expired(*, expires_at: float, attempts: int, now: float) -> bool:
+def expired(*, expires_at: float, started: bool, now: float) -> bool:
     """Whether a job is past its expiry before it starts (pure): only a job that never
-    started expires (``attempts`` 1 is its first run); once started, its retries run
-    by its tries and ``retry_until``, whatever its expiry."""
-    return attempts <= 1 and now >= expires_at
+    started expires; once started, its retries run by its tries and ``retry_until``,
+    whatever its expiry. `started` is a recorded fact (a charged run, or the start the
+    worker wrote: unrun.py), never inferred from the delivery count, which a job that
+    came back uncounted (a host crash, a fence) leaves as if it never ran."""
+    return not started and now >= expires_at
 
 
 def will_exceed(*, attempts: int, tries: int, retry_until: float | None, now: float,

@@ -262,7 +262,7 @@ class SlotPool:
         is_async = prepared.definition.is_async and prepared.plan is None
         entry = Active(prepared, time.monotonic(), is_async)
         self.inflight.started(held, self.runner.kill_at(prepared), prepared.job.uuid,
-                              prepared.job.job)
+                              prepared.job.job, prepared.job.attempts)
         with self._cond:
             self.active[held.token] = entry
             if not is_async:  # more rows waiting: another thread takes the next one

@@ -1,4 +1,5 @@
-"""Jobs settled without running: a member of a cancelled batch, a job past its expiry,
+"""Jobs settled without running: a member of a cancelled batch, a job past its expiry
+(and the record of a start that tells it started: a job that started never expires),
 a job whose model row is gone and that asks to be dropped (model_args.py).
 
 Each is the same move: the reservation deleted (a batch member counted as the batch
@@ -9,9 +10,13 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
+from queueing.batches import results
+from queueing.batches.results import KEEP_FIELD
 from queueing.drivers.contract import Reservation
 from queueing.entries import batch_tag
 from queueing.entries.payload import Payload
+from queueing.middleware.keys import control_key
+from queueing.middleware.store import state_client
 from queueing.worker import controls
 from queueing.worker.outcome import Outcome, printable
 
@@ -27,10 +32,14 @@ def forget(runner: JobRunner, held: Reservation, job: Payload, word: str, text: 
     batch member is counted skipped (a success for its batch, so the batch still ends),
     unless it is `counted` already."""
     outcome = batch_tag.SKIPPED if "batch" in job.data and not counted else None
+    if outcome is not None and KEEP_FIELD in job.data:  # a chord member: None in its
+        runner._retrying(lambda: results.keep_unrun(runner.driver, job),  # place, first
+                         f"keep {word.lower()} member")
     runner._retrying(lambda: runner.driver.delete(held, outcome=outcome),
                      f"delete {word.lower()} job")
     if "unique" in job.data:
         controls.release_unique(runner, job)
+    controls.pass_wakes(runner, held, job, controls.running_definition(job))
     runner.log.line(job, word, text)
 
 
@@ -54,6 +63,46 @@ def batch_allows(runner: JobRunner, held: Reservation, job: Payload) -> bool:
         return True
     forget(runner, held, job, "SKIPPED", f"batch {tag.id} is cancelled", counted=True)
     return False
+
+
+STARTED_KEEP = 7 * 86400  # seconds a job's recorded start is kept (as its outcomes)
+
+
+def _started_key(job: Payload) -> str:
+    return control_key("started", job.uuid)
+
+
+def _expiry(job: Payload) -> str:
+    """The record holds the expiry it was written under: a retry from the failed store
+    is a new start with a fresh expiry (entries/payload.py), so an older run's start
+    does not count for it."""
+    return repr(job.expires_at)
+
+
+def record_start(runner: JobRunner, job: Payload) -> None:
+    """Write down that `job` (one with an expiry) starts now, before its code runs, so
+    a later delivery knows it started even when this run is never charged (its worker
+    and sidecar lost together, or fenced: handed back uncounted). One SET per start of
+    a job with an expiry; other jobs pay nothing. Never raises: without the record a
+    job that comes back uncounted past its expiry is dropped, as before."""
+    try:
+        state_client(runner.driver).set(_started_key(job), _expiry(job), ex=STARTED_KEEP)
+    except Exception as exc:
+        logger.warning("could not record the start of %s %s: %s", job.job, job.uuid,
+                       printable(exc, 300))
+
+
+def started_before(runner: JobRunner, job: Payload) -> bool:
+    """Whether an earlier delivery of `job` started it (read only for a job past its
+    expiry that was never charged a run). A store that cannot say: not started."""
+    try:
+        found = state_client(runner.driver).get(_started_key(job))
+        return found is not None and (found.decode() if isinstance(found, bytes)
+                                      else found) == _expiry(job)
+    except Exception as exc:
+        logger.warning("could not read the start of %s %s: %s", job.job, job.uuid,
+                       printable(exc, 300))
+        return False
 
 
 def expired(runner: JobRunner, held: Reservation, job: Payload) -> Outcome:

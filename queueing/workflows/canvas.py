@@ -35,7 +35,7 @@ from typing import Any
 from queueing.batches.pending import PendingBatch
 from queueing.batches.record import Batch
 from queueing.batches.results import DEFAULT_RESULT_LIMIT, KEEP_FIELD
-from queueing.dispatching.dispatch import link_spec
+from queueing.dispatching.dispatch import link_spec, validate_signature
 from queueing.dispatching.jobs import chain as chain_of_jobs
 from queueing.dispatching.registry import resolve
 from queueing.dispatching.signature import Signature
@@ -212,6 +212,24 @@ def launch(steps: list[Any]) -> str | None:
             START_JOB, workflow.spec(), [to_spec(step) for step in rest],
             sealed=wants_sealing([workflow, *rest])))
     return workflow.dispatch_then(rest).id
+
+
+def first_job(steps: list[Any]) -> tuple[Signature, list[Signature]]:
+    """A chain that starts with a job, as `launch` sends it in one push: its first job
+    and the links after it (a group, and what follows it, travel in a START_JOB link).
+    Every link is validated here, so nothing is sent for a bad one."""
+    flat = _flatten(steps)
+    if not flat or not isinstance(flat[0], Signature):
+        raise TypeError(f"a chain starting with a job signature was expected, got {steps!r}")
+    links = flat
+    for index, step in enumerate(flat):
+        if isinstance(step, Group):
+            links = [*flat[:index], _internal(
+                START_JOB, step.spec(), [to_spec(later) for later in flat[index + 1:]])]
+            break
+    for link in links:
+        validate_signature(link)
+    return links[0], links[1:]
 
 
 def _flatten(steps: Sequence[Any]) -> list[Any]:

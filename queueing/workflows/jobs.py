@@ -3,7 +3,6 @@
 canvas.py sends them by these names and never imports this module (no import cycle)."""
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from queueing import connections
@@ -13,6 +12,7 @@ from queueing.dispatching.jobs import job
 from queueing.errors import QueueError
 from queueing.middleware.store import state_client
 from queueing.workflows.canvas import CHORD_CALLBACK_JOB, CONTINUE_JOB, START_JOB, from_spec, launch
+from queueing.workflows.once import send_once
 
 
 @job(name=START_JOB)
@@ -30,19 +30,13 @@ def continue_chain(rest: list) -> None:
 @job(name=CHORD_CALLBACK_JOB)
 def chord_callback(callback: dict, total: int, rest: list) -> None:
     """A chord's ``then``: send its callback with the members' results (in member order)
-    as the first argument, once (a second run finds it sent), then what follows."""
+    as the first argument, once (a second run finds it sent: once.py), then what
+    follows."""
     found = current_batch()
     if found is None:
         raise QueueError("chord callback: its batch is gone (pruned?)")
     client = state_client(connections.driver(found.connection))
-    values = results.read(client, found.id, total)
-    if not client.set(results.fired_key(found.id), "1", nx=True, ex=results.RESULTS_TTL):
-        return  # sent already, by an earlier run of this job
-    try:
-        signature: Any = from_spec(callback)
-        signature = dataclasses.replace(signature, args=(values, *signature.args))
-        launch([signature, *(from_spec(step) for step in rest)])
-    except BaseException:
-        client.delete(results.fired_key(found.id))  # not sent: a retry may send it
-        raise
-    client.delete(results.results_key(found.id))
+    signature: Any = from_spec(callback)
+    send_once(client, found.id, signature, [from_spec(step) for step in rest],
+              lambda: results.read(client, found.id, total))
+    client.delete(results.results_key(found.id))  # sent, now or by an earlier run

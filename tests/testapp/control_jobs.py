@@ -149,3 +149,22 @@ def funneled(tenant, index, seconds=0.02):
 @job(middleware=[ConcurrencyLimited("held-{tenant}", limit=1, lease=3)], tries=0, timeout=0)
 def funnel_holder(tenant, label, seconds):
     _funnel_body(label, tenant, 0, seconds)
+
+
+@job(middleware=[ConcurrencyLimited("one-{tenant}", limit=1)], tries=1)
+def funnel_one(tenant, label, seconds):
+    """Limit 1 with the default lease (the connection's retry_after) and park_for (30 s):
+    a parked job waits for a wake (tests/queueing/middleware/test_concurrency_limited.py)."""
+    _funnel_body(label, tenant, 0, seconds)
+
+
+@job(middleware=[ConcurrencyLimited("gil-{tenant}", limit=1, lease=2)], tries=1, timeout=0)
+def funnel_gil(tenant, label, hold):
+    """With `hold`, a C loop that never releases the GIL (tests.testapp.jobs.hold_the_gil):
+    no thread of its worker runs, so the slot's renewing thread cannot renew its lease."""
+    import itertools
+
+    note(RAN, label=label, tenant=tenant, phase="start")
+    if hold:
+        sum(itertools.repeat(1, 10 ** 11))
+    note(RAN, label=label, tenant=tenant, phase="end")

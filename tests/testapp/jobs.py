@@ -894,3 +894,15 @@ def long_c_sleep(label, seconds=600.0):
     mark(label, "start")
     time.sleep(seconds)
     mark(label, "end")
+
+@job(tries=2, backoff=0)
+def report_fail_then_run_quietly(label, seconds):
+    """Attempt 1 reports 100% and fails; attempt 2 runs `seconds` reporting nothing
+    (issue 48: progress_of during attempt 2)."""
+    running = current_job()
+    if running.attempts == 1:
+        running.progress(1.0, "attempt one done")
+        raise RuntimeError("attempt one fails after its report")
+    note(RAN, label=label, phase="start")
+    time.sleep(seconds)
+    note(RAN, label=label, phase="end")

@@ -104,6 +104,11 @@ class QueueKeys:
         master that pushes that slot's job."""
         return f"{self.ready}:schedule:{schedule}:{slot}"
 
+    def chord_sent(self, batch_id: str) -> str:
+        """A chord's claim on sending its callback to this queue (queueing/workflows/
+        once.py): created by the push script that pushes the callback, in one step."""
+        return f"{self.ready}:chord:{batch_id}:sent"
+
     def schedule_runs(self, schedule: str) -> str:
         """A schedule's run history, newest first."""
         return f"{self.ready}:schedule:{schedule}:runs"

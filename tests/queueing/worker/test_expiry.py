@@ -105,3 +105,56 @@ def test_a_retried_failed_job_gets_a_fresh_expiry(spawn_worker):
     worker.send(signal.SIGTERM)
     assert worker.wait() == 0
     assert unrun.count(horizon_client(), "expired") == 0
+
+
+@pytest.mark.slow
+def test_a_job_that_started_and_came_back_uncounted_is_not_dropped_as_expired(spawn_worker):
+    """Issue 48: a job that started before its expiry, then came back uncounted (its
+    worker and sidecar SIGKILLed together, as in a host crash: the lease lapses, and no
+    attempt is charged), is run again by its tries, not forgotten as "expired before it
+    could start". Before the fix "started" was judged from attempts <= 1, which an
+    uncounted return leaves at 1."""
+    import os
+
+    env = {"TEST_RETRY_AFTER": "3"}
+    doomed = spawn_worker("--queue=default", env=env)
+    jobs.record.delay("ready")
+    wait_until(lambda: jobs.notes(), timeout=20, message="the worker to start")
+    jobs.sleep_then_record.using(expires=1).delay(4, "crashed")
+    wait_until(lambda: [n for n in jobs.notes() if n.get("phase") == "start"], timeout=15,
+               message="the job to start")
+    os.killpg(doomed.pid, signal.SIGKILL)  # the worker and its sidecar: nobody settles
+    doomed.wait()
+    survivor = spawn_worker("--queue=default", env=env)
+    # its lease (3 s) lapses, well past its expiry (1 s): the survivor takes it
+    wait_until(lambda: [n for n in jobs.notes() if n.get("phase") == "end"], timeout=40,
+               message="the job to run again and finish")
+    starts = [n for n in jobs.notes() if n.get("label") == "crashed" and
+              n.get("phase") == "start"]
+    assert len(starts) == 2 and starts[1]["pid"] == survivor.pid
+    assert unrun.count(horizon_client(), "expired") == 0
+    survivor.send(signal.SIGTERM)
+    assert survivor.wait() == 0
+
+
+def test_a_recorded_start_counts_only_for_the_expiry_it_was_written_under(driver):
+    """The start record names the expiry of the run that wrote it: an operator's retry
+    (a fresh expiry) that waits past it unstarted still expires."""
+    from queueing.entries import payload as payload_lib
+    from queueing.worker import unrun as worker_unrun
+
+    class Runner:
+        pass
+
+    runner = Runner()
+    runner.driver = driver
+    data = payload_lib.build(job_name="tests.testapp.jobs.record", display_name="record",
+                             args=["x"], kwargs={},
+                             options=jobs.record.s("x").options.replace(expires=5),
+                             connection="redis", queue="default", now=time.time())
+    job = payload_lib.decode(payload_lib.encode(data))
+    assert worker_unrun.started_before(runner, job) is False
+    worker_unrun.record_start(runner, job)
+    assert worker_unrun.started_before(runner, job) is True
+    retried = payload_lib.decode(payload_lib.encode({**data, "expiresAt": time.time() + 60}))
+    assert worker_unrun.started_before(runner, retried) is False

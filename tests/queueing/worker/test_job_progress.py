@@ -114,3 +114,22 @@ def test_time_left_is_the_pace_so_far():
     assert progress_lib.time_left(1.0, started=100.0, updated=110.0, now=110.0) == 0.0
     assert progress_lib.time_left(None, started=100.0, updated=110.0, now=110.0) is None
     assert progress_lib.time_left(0.0, started=100.0, updated=110.0, now=110.0) is None
+
+
+def test_a_retried_job_running_again_is_not_reported_finished(spawn_worker):
+    """Issue 48: during attempt 2, progress_of said attempt 1's kept report (100%, not
+    running). A newer attempt's running state wins, and the report says its attempt."""
+    job_id = jobs.report_fail_then_run_quietly.delay("again", 3.0)
+    spawn_worker("--queue=default")
+    wait_until(lambda: [n for n in jobs.notes() if n.get("phase") == "start"], timeout=30,
+               message="attempt 2 to start")
+    time.sleep(0.6)  # past a heartbeat (at most every 0.25 s): attempt 2 is published
+    found = progress_of(job_id)
+    assert found is not None and found.running, found
+    assert found.attempt == 2 and found.fraction is None, found
+    wait_until(lambda: [n for n in jobs.notes() if n.get("phase") == "end"], timeout=30,
+               message="attempt 2 to end")
+    wait_until(lambda: not progress_of(job_id).running, timeout=5,
+               message="its worker's next beat")
+    final = progress_of(job_id)
+    assert (final.attempt, final.fraction) == (1, 1.0), "the last report kept: attempt 1's"
