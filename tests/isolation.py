@@ -108,7 +108,7 @@ def _own_holders() -> str:
     lines = []
     for obj in gc.get_objects():
         try:
-            if isinstance(obj, sqlite3.Connection) and obj.in_transaction:
+            if type(obj) is sqlite3.Connection and obj.in_transaction:
                 lines.append(f"a sqlite3 connection in a transaction ({hex(id(obj))})")
             elif type(obj).__name__ == "DatabaseWrapper" and getattr(obj, "in_atomic_block", False):
                 lines.append(f"Django connection {obj.alias!r} in an atomic block, thread "
@@ -159,7 +159,7 @@ def abandoned_transactions() -> list[str]:
     owned = {id(obj.connection) for obj in gc.get_objects()
              if type(obj).__name__ == "DatabaseWrapper" and getattr(obj, "connection", None)}
     found = [obj for obj in gc.get_objects()
-             if isinstance(obj, sqlite3.Connection) and obj.in_transaction
+             if type(obj) is sqlite3.Connection and obj.in_transaction
              and id(obj) not in owned]
     lines = [f"a SQLite transaction left open by a connection nobody holds; it began at:\n"
              f"{_began.get(id(conn), '(not recorded)')}" for conn in found]

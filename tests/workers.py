@@ -65,11 +65,11 @@ class WorkerProcess:
                 descendants = psutil.Process(self.proc.pid).children(recursive=True)
             except psutil.Error:
                 pass
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.proc.wait(5)
+        try:  # its session, even once it is gone: a killed worker's sidecar stays in it
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait(5)
         _gone, alive = psutil.wait_procs(descendants, timeout=5)
         for process in alive:
             try:
