@@ -26,7 +26,7 @@ _bound: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], Script]] = \
 SCRIPT_NAMES = (
     "push", "later", "pop", "release", "delete", "size", "clear",
     "forget_pending", "promote_delayed", "renew", "unreserve", "push_priority",
-    "pending", "locate", "batch",
+    "pending", "locate", "batch", "note_late",
 )
 
 
@@ -73,6 +73,7 @@ class Scripts:
     pending: Script
     locate: Script
     batch: Script
+    note_late: Script
 
     def __init__(self, client: RedisClient) -> None:
         for name in SCRIPT_NAMES:
