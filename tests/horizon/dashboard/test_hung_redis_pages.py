@@ -1,0 +1,85 @@
+"""Issue 47: the site while its Redis hangs (a throwaway redis-server the test SIGSTOPs:
+it accepts connections and answers nothing). Login, logout and the pages answer within
+2 s: each Redis call of a request is short, a hung Redis opens its circuit, and the
+login throttle counts in the database meanwhile. Real Redis, real login form."""
+import copy
+import time
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from queueing import connections
+from queueing.models import ControlValue
+from tests.hung_redis import hung_redis
+
+pytestmark = pytest.mark.django_db
+# What the issue asks of each answer. The bound itself is one 1 s Redis timeout per
+# request at most (then the circuit answers at once); the rest is margin for a loaded
+# 2-CPU machine rendering a page.
+ANSWER_WITHIN = 2.0
+
+
+@pytest.fixture
+def hung(settings, tmp_path):
+    """The whole site on a Redis of its own, which the test may hang."""
+    with hung_redis(tmp_path) as server:
+        config = copy.deepcopy(settings.QUEUE)
+        config["connections"]["redis"]["url"] = server.url
+        settings.QUEUE = config
+        connections.reset()
+        yield server
+    connections.reset()
+
+
+def timed(call):
+    start = time.monotonic()
+    response = call()
+    return response, time.monotonic() - start
+
+
+def test_login_pages_and_logout_answer_fast_while_redis_hangs(hung):
+    User.objects.create_superuser("root", password="pw")
+    client = Client()
+    assert client.get("/login/").status_code == 200
+    hung.stop()
+
+    page, took = timed(lambda: client.get("/login/"))
+    assert page.status_code == 200 and took < ANSWER_WITHIN, took
+    wrong, took = timed(lambda: client.post("/login/", {"username": "root", "password": "no"}))
+    assert wrong.status_code == 200 and took < ANSWER_WITHIN, took  # the form again
+    # the failure was counted in the database, as Redis is away
+    assert ControlValue.objects.filter(key__startswith="login:").exists()
+    logged, took = timed(lambda: client.post("/login/", {"username": "root", "password": "pw"}))
+    assert logged.status_code == 302 and took < ANSWER_WITHIN, (logged.status_code, took)
+
+    waits = []
+    for _ in range(3):
+        overview, took = timed(lambda: client.get("/"))
+        assert overview.status_code == 503, overview.status_code
+        assert "Redis" in overview["X-Horizon-Unavailable"]
+        waits.append(took)
+    assert max(waits) < ANSWER_WITHIN, waits
+    assert waits[1] < 0.5 and waits[2] < 0.5, waits  # the circuit: no wait at all
+
+    out, took = timed(lambda: client.post("/logout/"))
+    assert out.status_code == 302 and took < ANSWER_WITHIN, took
+    print(f"hung Redis: login page, wrong and right password, overview x3, logout "
+          f"all under {ANSWER_WITHIN} s; overview waits {[round(w, 3) for w in waits]}")
+
+
+def test_the_throttle_fails_closed_when_neither_store_answers(hung, monkeypatch):
+    from django.db import DatabaseError
+
+    from horizon import login_store
+
+    User.objects.create_superuser("root", password="pw")
+    hung.stop()
+
+    def broken(*args, **kwargs):
+        raise DatabaseError("the database is away too")
+
+    monkeypatch.setattr(login_store.control_values, "read", broken)
+    response, took = timed(lambda: Client().post("/login/",
+                                                  {"username": "root", "password": "pw"}))
+    assert response.status_code == 429 and took < ANSWER_WITHIN, (response.status_code, took)
