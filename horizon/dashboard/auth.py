@@ -29,7 +29,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from horizon import audit
 from horizon.client_address import client_address
-from horizon.dashboard import health
+from horizon.dashboard import away, health
 from horizon.dashboard.role_groups import mapped_roles
 from queueing.drivers.redis import reach
 
@@ -110,7 +110,7 @@ def _guarded(view: Callable, *, operate: bool = False) -> Callable:
             # each Redis call short, and skipped while its circuit is open (issue 47):
             # a Redis that hung answers the page 503 at once, not after 10 s a call
             with audit.acting_from(client_address(request)), \
-                    reach.bounded(reach.REQUEST_TIMEOUT):
+                    reach.bounded(reach.REQUEST_TIMEOUT), away.collecting():
                 return view(request, *args, **kwargs)
         except health.REDIS_ERRORS as exc:  # a 503 naming the problem, not a bare 500
             return health.unavailable(request, exc)

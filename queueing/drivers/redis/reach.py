@@ -45,6 +45,9 @@ _limit: contextvars.ContextVar[float | None] = contextvars.ContextVar(
     "queueing_redis_reach", default=None)
 _circuits: dict[str, Circuit] = {}
 _lock = threading.Lock()
+# connection -> its last outage as this process saw it: (went away, answered again or
+# None while away), wall-clock seconds (readers judge what is stale by it)
+_outages: dict[str, tuple[float, float | None]] = {}
 
 
 class Away(redis.exceptions.ConnectionError):
@@ -68,6 +71,19 @@ def forget() -> None:
     """Forget every circuit (a settings change, a forked child)."""
     with _lock:
         _circuits.clear()
+        _outages.clear()
+
+
+def away_seconds_since(name: str, since: float, now: float | None = None) -> float:
+    """Seconds of [since, now] during which this process found connection `name` away
+    (its last outage): what a reader of a heartbeat written at `since` does not count
+    against the writer, who could not reach Redis either."""
+    found = _outages.get(name)
+    if found is None:
+        return 0.0
+    now = time.time() if now is None else now
+    start, end = found
+    return max(0.0, min(now if end is None else end, now) - max(start, since))
 
 
 def away(name: str) -> bool:
@@ -121,6 +137,7 @@ def _guarded(conn: Any, call: Callable[[], Any], *, answer: bool = False) -> Any
     except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
         reason = f"{type(exc).__name__}: {exc}"[:300]
         if circuit.failed(time.monotonic(), reason):
+            _outages[name] = (time.time() - seconds, None)  # the call began then
             logger.warning("Redis connection %r did not answer within %g s (%s): calls "
                            "on request paths skip it for %g s", name, seconds, reason,
                            circuit.retry_after)
@@ -130,6 +147,8 @@ def _guarded(conn: Any, call: Callable[[], Any], *, answer: bool = False) -> Any
         if conn._sock is not None:
             conn._sock.settimeout(saved[0])
     if answer and circuit.is_open and circuit.succeeded():
+        began = _outages.get(name, (time.time(), None))[0]
+        _outages[name] = (began, time.time())
         logger.warning("Redis connection %r answers again", name)
     return result
 
