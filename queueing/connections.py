@@ -152,6 +152,7 @@ def forget_inherited() -> None:
     the child; the sockets are the parent's anyway."""
     global _lock
     _lock = threading.Lock()
+    reach.after_fork()
     _inherited.extend(_drivers.values())
     _inherited.extend(_async_drivers.values())
     _drivers.clear()

@@ -280,4 +280,5 @@ class FailoverDriver:
         with the next dispatch that fails over (a dict read per such dispatch)."""
         for leg in skipped:
             if leg.circuit.is_open and self.publisher.needs(leg.name, True):
-                self.publisher.opened(leg.name, to, leg.last_error)
+                # opened by another call on that Redis (a watched-tag lookup: reach.py)
+                self.publisher.opened(leg.name, to, leg.last_error or leg.circuit.reason)

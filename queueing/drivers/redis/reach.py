@@ -74,6 +74,15 @@ def forget() -> None:
         _outages.clear()
 
 
+def after_fork() -> None:
+    """In a forked child: a lock of its own (the parent's may have been held at the
+    fork by another thread, and would never be released here), no circuits."""
+    global _lock
+    _lock = threading.Lock()
+    _circuits.clear()
+    _outages.clear()
+
+
 def away_seconds_since(name: str, since: float, now: float | None = None) -> float:
     """Seconds of [since, now] during which this process found connection `name` away
     (its last outage): what a reader of a heartbeat written at `since` does not count
