@@ -116,3 +116,43 @@ def test_a_second_connection_away_marks_its_rows_and_the_pages_answer_200(second
     body = client.get("/").content.decode()
     assert "&#x27;second&#x27; is not answering" in body
     assert "redis:default" in body  # the first connection's row, counted as usual
+
+
+@pytest.mark.slow
+def test_a_primary_switch_on_a_second_connection_leaves_the_first_ones_pages_200(settings):
+    """Issue 47: a Sentinel switch on a second connection (its primary SIGKILLed) made the
+    whole dashboard answer 503; the first connection's pages answer 200 throughout."""
+    from tests.local_sentinel import LocalSentinel
+
+    with LocalSentinel() as group:
+        config = copy.deepcopy(settings.QUEUE)
+        config["connections"]["second"] = group.connection(queues=["default", "reports"])
+        settings.QUEUE = config
+        connections.reset()
+        try:
+            client = Client()
+            client.force_login(User.objects.create_superuser("root", password="pw"))
+            assert client.get("/").status_code == 200
+            old = group.primary_port()
+            group.server(old).process.kill()  # a crash: the sentinels elect a replica
+            answers, began = [], time.monotonic()
+            switched = False
+            while time.monotonic() - began < 40:
+                for path in ("/", "/jobs/pending/", "/workers/"):
+                    response, took = timed(lambda: client.get(path))  # noqa: B023
+                    answers.append((path, response.status_code, round(took, 2)))
+                if not switched:
+                    try:
+                        switched = group.primary_port() != old
+                        settle = time.monotonic() + 3
+                    except Exception:
+                        pass
+                elif time.monotonic() > settle:
+                    break
+                time.sleep(0.2)
+            assert switched, "no new primary"
+            bad = [a for a in answers if a[1] != 200 or a[2] >= ANSWER_WITHIN]
+            print(f"a switch on 'second': {len(answers)} loads, not 200 in 2 s: {len(bad)}")
+            assert not bad, bad[:5]
+        finally:
+            connections.reset()
