@@ -71,6 +71,19 @@ def test_login_pages_and_logout_answer_fast_while_redis_hangs(hung):
           f"all under {ANSWER_WITHIN} s; overview waits {[round(w, 3) for w in waits]}")
 
 
+def test_the_throttle_holds_back_in_the_database_while_redis_hangs(hung):
+    from horizon.login_throttle import PAIR_LIMIT
+
+    User.objects.create_superuser("root", password="pw")
+    hung.stop()
+    client = Client()
+    for _ in range(PAIR_LIMIT):
+        assert client.post("/login/", {"username": "root", "password": "no"}).status_code == 200
+    held, took = timed(lambda: client.post("/login/", {"username": "root", "password": "pw"}))
+    assert held.status_code == 429 and took < ANSWER_WITHIN, (held.status_code, took)
+    assert int(held["Retry-After"]) > 0
+
+
 def test_the_throttle_fails_closed_when_neither_store_answers(hung, monkeypatch):
     from django.db import DatabaseError
 
