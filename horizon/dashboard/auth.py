@@ -108,9 +108,12 @@ def _guarded(view: Callable, *, operate: bool = False) -> Callable:
                           {"permission": OPERATE_PERMISSION, "read_only": True}, status=403)
         try:
             # each Redis call short, and skipped while its circuit is open (issue 47):
-            # a Redis that hung answers the page 503 at once, not after 10 s a call
-            with audit.acting_from(client_address(request)), \
-                    reach.bounded(reach.REQUEST_TIMEOUT), away.collecting():
+            # a Redis that hung answers the page 503 at once, not after 10 s a call. An
+            # action keeps its connection's own timeout (a bulk change may take Redis a
+            # few seconds, and would be done anyway while the page said it failed)
+            bound = reach.ACTION_TIMEOUT if operate else reach.REQUEST_TIMEOUT
+            with audit.acting_from(client_address(request)), reach.bounded(bound), \
+                    away.collecting():
                 return view(request, *args, **kwargs)
         except health.REDIS_ERRORS as exc:  # a 503 naming the problem, not a bare 500
             return health.unavailable(request, exc)

@@ -39,6 +39,7 @@ from queueing.circuit import Circuit
 logger = logging.getLogger("queueing")
 DEFAULT_PERIOD = 5.0  # seconds a connection is skipped after a failure (no failover set)
 REQUEST_TIMEOUT = 1.0  # seconds a page's or a login's Redis call may take
+ACTION_TIMEOUT = 10.0  # a dashboard action's: its connection's own (shorter) timeout wins
 DISPATCH_TIMEOUT = 0.5  # a dispatch's own calls where no failover connection sets one
 
 _limit: contextvars.ContextVar[float | None] = contextvars.ContextVar(
