@@ -116,7 +116,8 @@ def _guarded(view: Callable, *, operate: bool = False) -> Callable:
                     away.collecting():
                 return view(request, *args, **kwargs)
         except health.REDIS_ERRORS as exc:  # a 503 naming the problem, not a bare 500
-            return health.unavailable(request, exc)
+            with reach.bounded(reach.REQUEST_TIMEOUT):  # its failover panel's reads too
+                return health.unavailable(request, exc)
 
     return with_security_headers(never_cache(wrapped))
 
