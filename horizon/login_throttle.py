@@ -21,7 +21,9 @@ Here the counts that hold an attempt back are
 Past its limit, each further failure holds that count back for twice as long as the
 previous one: `BASE_DELAY` seconds, then double, up to `MAX_DELAY`. A success clears the
 username's counts. The counts live in Redis so every gunicorn worker and host shares
-them; they expire `COUNT_SECONDS` after the last failure.
+them; they expire `COUNT_SECONDS` after the last failure. While Redis is away they are
+kept in the database instead, and while neither answers every attempt is held back
+(horizon/login_store.py, issue 47).
 
 An attempt from a browser that logged in as that user before (a signed device cookie,
 horizon/login_devices.py) is counted only by that cookie (`PAIR_LIMIT` failures): the
@@ -33,6 +35,7 @@ when ``HORIZON["trusted_proxy_header"]`` is set).
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -40,9 +43,8 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 
-from horizon import keys, login_devices
+from horizon import keys, login_devices, login_store
 from horizon.client_address import client_address
-from horizon.repositories import horizon_client
 
 ADDRESS_LIMIT = 20
 PAIR_LIMIT = 5
@@ -115,34 +117,32 @@ def delay_after(failures: int, limit: int) -> int:
 
 
 def held_for(counts: list[Count]) -> int:
-    """Seconds until every count lets an attempt through (0: go ahead)."""
+    """Seconds until every count lets an attempt through (0: go ahead). Fails closed:
+    while neither Redis nor the database answers, the attempt is held back."""
     if not counts:
         return 0
-    pipe = horizon_client().pipeline(transaction=False)
-    for count in counts:
-        pipe.pttl(count.hold_key)
-    return max(max(0, -(-int(ms) // 1000)) for ms in pipe.execute())
+    try:
+        left = login_store.seconds_left([count.hold_key for count in counts])
+    except login_store.Unavailable:
+        return BASE_DELAY
+    return max(math.ceil(seconds) for seconds in left)
 
 
 def record_failure(counts: list[Count]) -> None:
-    client = horizon_client()
-    pipe = client.pipeline(transaction=False)
-    for count in counts:
-        pipe.incr(count.key)
-        pipe.expire(count.key, COUNT_SECONDS)
-    failures = pipe.execute()[::2]
-    pipe = client.pipeline(transaction=False)
-    for count, value in zip(counts, failures):
-        delay = delay_after(int(value), count.limit)
-        if delay:
-            pipe.set(count.hold_key, "1", ex=delay)
-    pipe.execute()
+    try:
+        failures = login_store.count_up([count.key for count in counts], COUNT_SECONDS)
+        login_store.keep([(count.hold_key, delay) for count, value in zip(counts, failures)
+                          if (delay := delay_after(value, count.limit))])
+    except login_store.Unavailable:
+        pass  # nothing can be counted: every attempt is held back meanwhile (held_for)
 
 
 def clear(counts: list[Count]) -> None:
     keys = [key for count in counts for key in (count.key, count.hold_key)]
-    if keys:
-        horizon_client().delete(*keys)
+    try:
+        login_store.forget(keys)
+    except login_store.Unavailable:
+        pass
 
 
 # -- logins --------------------------------------------------------------------------------
@@ -162,7 +162,11 @@ def _applicable(request: HttpRequest | None, username: str) -> list[Count]:
         return device
     address = address_of(request)
     counts = login_counts(address, username)
-    if username and horizon_client().exists(_trusted_key(username, address)):
+    try:
+        trusted = bool(username) and login_store.exists(_trusted_key(username, address))
+    except login_store.Unavailable:
+        trusted = False
+    if trusted:
         counts = [c for c in counts if c.kind != "username"]
     return counts
 
@@ -194,7 +198,10 @@ def logged_in(sender, request: HttpRequest | None, user, **kwargs) -> None:
     username, address = normalised(user.get_username()), address_of(request)
     counts = [c for c in login_counts(address, username) if c.kind != "address"]
     clear(counts + (device_counts(request, username) or []))
-    horizon_client().set(_trusted_key(username, address), "1", ex=TRUSTED_SECONDS)
+    try:
+        login_store.keep([(_trusted_key(username, address), TRUSTED_SECONDS)])
+    except login_store.Unavailable:
+        pass  # this address is not trusted for the username-wide count this time
 
 
 def enabled() -> bool:

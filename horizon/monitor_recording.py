@@ -23,15 +23,19 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import redis
+
 from horizon import keys
 from horizon.config import horizon_settings
 from horizon.repositories import horizon_client, monitored
 from queueing import connections
 from queueing.config import queue_settings
+from queueing.drivers.redis import reach
 from queueing.drivers.redis.replies import RedisClient, as_str
 from queueing.drivers.registry import kind_of
 
 TTL = 2.0  # seconds a process trusts its copy of the watched set
+REDIS_AWAY = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
 
 
 class WatchedTags:
@@ -86,17 +90,33 @@ def _tags_of(tags: object) -> list[str]:
 
 def dispatched(connection: str, queue: str, payload: dict) -> None:
     """The dispatch observer (queueing/dispatching/observers.py): a job dispatched with
-    a watched tag is listed on that tag's page as pending."""
+    a watched tag is listed on that tag's page as pending.
+
+    On the dispatch's path, so bounded (issue 47): its Redis calls give up after the
+    dispatch's own bound (a failover connection's ``dispatch_timeout``) and skip a
+    Redis whose circuit is open; the job is dispatched anyway, and only a watched
+    tag's list misses it while Horizon's Redis is away."""
     tags = payload.get("tags")
     if not tags:
         return
-    client = horizon_client()
-    hits = watched_tags.among(client, _tags_of(tags))
-    if not hits:
-        return
-    script = monitored.record_script(client)
-    for keys_, args in _pending_records(connection, queue, payload, hits):
-        script(keys=keys_, args=args)
+    try:
+        with reach.bounded(dispatch_bound(connection)):
+            client = horizon_client()
+            hits = watched_tags.among(client, _tags_of(tags))
+            if not hits:
+                return
+            script = monitored.record_script(client)
+            for keys_, args in _pending_records(connection, queue, payload, hits):
+                script(keys=keys_, args=args)
+    except REDIS_AWAY:
+        return  # said once per outage by the circuit (queueing/drivers/redis/reach.py)
+
+
+def dispatch_bound(connection: str) -> float:
+    """How long a dispatch on `connection` may wait for one Redis call of its own: a
+    failover connection's ``dispatch_timeout``, else a short bound."""
+    config = queue_settings().connection(connection)
+    return config.dispatch_timeout if config.targets else reach.DISPATCH_TIMEOUT
 
 
 async def adispatched(connection: str, queue: str, payload: dict) -> None:
@@ -110,10 +130,17 @@ async def adispatched(connection: str, queue: str, payload: dict) -> None:
     if not kind_of(queue_settings().connection(name)).async_client:
         await asyncio.to_thread(dispatched, connection, queue, payload)
         return
+    if reach.away(name):  # the sync observer met it hung lately: skip, as it does
+        return
     driver = connections.async_redis_driver(name)
-    hits = await watched_tags.aamong(driver.client, _tags_of(tags))
-    for keys_, args in _pending_records(connection, queue, payload, hits):
-        await driver.run_script(monitored.RECORD_SCRIPT, keys_, args, package="horizon")
+    try:
+        async with asyncio.timeout(dispatch_bound(connection)):
+            hits = await watched_tags.aamong(driver.client, _tags_of(tags))
+            for keys_, args in _pending_records(connection, queue, payload, hits):
+                await driver.run_script(monitored.RECORD_SCRIPT, keys_, args,
+                                        package="horizon")
+    except (TimeoutError, *REDIS_AWAY) as exc:
+        reach.circuit_for(name).failed(time.monotonic(), f"{type(exc).__name__}: {exc}")
 
 
 def _pending_records(connection: str, queue: str, payload: dict,

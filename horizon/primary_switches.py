@@ -10,7 +10,9 @@ loop, or a dashboard poll) with one script, so two noticers agree on the time.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from horizon import keys
 from queueing.config import ConnectionConfig, queue_settings
@@ -40,6 +42,9 @@ class PrimarySwitch:
     switched_at: float | None
 
 
+Reading = Callable[[str, Callable[[], PrimarySwitch | None], None], PrimarySwitch | None]
+
+
 def key(connection: str) -> str:
     return keys.primary_switch(connection)
 
@@ -63,12 +68,16 @@ def note(config: ConnectionConfig) -> PrimarySwitch | None:
                          float(switched) if switched else None)
 
 
-def recent_switches(now: float | None = None) -> list[PrimarySwitch]:
-    """The switches of the last SHOWN_FOR seconds, one per sentinel connection."""
+def recent_switches(now: float | None = None, *, reading: Reading | None = None
+                    ) -> list[PrimarySwitch]:
+    """The switches of the last SHOWN_FOR seconds, one per sentinel connection;
+    `reading(connection, read, default)` reads each (a page's: one connection in the
+    middle of a switch is skipped, not the page's failure; horizon/dashboard/away.py)."""
     now = time.time() if now is None else now
     found = []
     for config in sentinel_connections():
-        record = note(config)
+        record = note(config) if reading is None else \
+            reading(config.name, partial(note, config), None)
         if record is not None and record.switched_at is not None and \
                 now - record.switched_at < SHOWN_FOR:
             found.append(record)

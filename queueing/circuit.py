@@ -4,6 +4,11 @@ After a store fails a dispatch, dispatches skip it for ``retry_after`` seconds a
 straight to the next connection; then one caller at a time probes it again. A web
 request therefore pays a failing store's timeout once per ``retry_after``, not once per
 job (issue 35).
+
+One circuit per connection and process is shared by everything on a request's path
+(queueing/drivers/redis/reach.py, issue 47): the failover connection's first try, the
+watched-tag lookup of a dispatch, its unique and debounce locks, the dashboard's reads.
+Whichever of them meets the hung store first opens it for all the others.
 """
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ class Circuit:
     open_until: float = 0.0  # 0: closed (the store is used)
     failures: int = 0  # in a row
     probing: bool = False
+    reason: str = ""  # why it last opened (for the pages and the published state)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -34,10 +40,19 @@ class Circuit:
             self.probing = True
             return True
 
-    def failed(self, now: float) -> bool:
+    def skips(self, now: float) -> bool:
+        """Whether the store is skipped now: open, its period not over. Unlike `allows`
+        this takes no probe turn: a caller that is not a dispatch (a page's read, a
+        watched-tag lookup) goes through once the period is over, and its answer closes
+        or reopens the circuit for the dispatches too."""
+        return self.is_open and now < self.open_until
+
+    def failed(self, now: float, reason: str = "") -> bool:
         """The store failed a dispatch; True when this opened the circuit (a switch)."""
         with self._lock:
             switched = not self.is_open
+            if reason:
+                self.reason = reason
             self.failures += 1
             self.open_until = now + self.retry_after
             self.probing = False

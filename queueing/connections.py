@@ -24,6 +24,7 @@ from django.utils.module_loading import import_string
 from queueing.config import queue_settings
 from queueing.drivers import sync
 from queueing.drivers.contract import DispatchTarget, QueueDriver
+from queueing.drivers.redis import reach
 from queueing.drivers.redis.async_driver import AsyncRedisDriver
 from queueing.drivers.redis.clients import (  # noqa: F401 (their old home, still imported)
     ASYNC_MAX_CONNECTIONS,
@@ -138,6 +139,7 @@ def reset() -> None:
                 existing.close()
         _drivers.clear()
         _async_drivers.clear()  # their sockets close when collected: no loop to await on
+    reach.forget()
 
 
 _inherited: list[Any] = []  # a forked child's drivers of its parent: never used or closed
@@ -150,6 +152,7 @@ def forget_inherited() -> None:
     the child; the sockets are the parent's anyway."""
     global _lock
     _lock = threading.Lock()
+    reach.after_fork()
     _inherited.extend(_drivers.values())
     _inherited.extend(_async_drivers.values())
     _drivers.clear()

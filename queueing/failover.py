@@ -29,6 +29,7 @@ from queueing.circuit import Circuit
 from queueing.config import ConnectionConfig, queue_settings
 from queueing.dispatching.unique import debounce_on_redis
 from queueing.drivers.contract import DispatchTarget, QueueSizes
+from queueing.drivers.redis import reach
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.drivers.redis.replies import RedisClient
 from queueing.drivers.registry import kind_of
@@ -51,10 +52,10 @@ class Leg:
     errors: tuple[type[Exception], ...]
     circuit: Circuit
     last_error: str = ""  # why it last failed a dispatch (for the published state)
+    notes_late: bool = False  # the first, a Redis: a push it runs late is noted (issue 47)
 
 
-def _push_many(target: DispatchTarget, *, queue: str, payloads: list[str]) -> Any:
-    return target.push_many(queue, payloads)
+LATE_KEEP = 3600.0  # seconds Redis keeps the note of a push it ran late (the drain's window)
 
 
 class FailoverDriver:
@@ -84,13 +85,17 @@ class FailoverDriver:
         target = (connections.driver_with_timeout(name, self.config.dispatch_timeout)
                   if first else connections.queue_driver(name))
         errors: tuple[type[Exception], ...] = target.transient_errors
+        circuit = Circuit(self.config.retry_primary_after)
         if kind_of(config).redis:  # down, read-only, out of memory: the next one takes it
             errors = (*errors, redis.RedisError)
-        return Leg(name, target, errors, Circuit(self.config.retry_primary_after))
+            # shared with the other calls of a request's path on this Redis (issue 47):
+            # a watched-tag lookup or a page that met it hung opens it for dispatches
+            circuit = reach.circuit_for(name, self.config.retry_primary_after)
+        return Leg(name, target, errors, circuit, notes_late=first and kind_of(config).redis)
 
     # -- DispatchTarget ---------------------------------------------------------------
     def push(self, queue: str, payload: str) -> Any:
-        return self._first_taker(lambda target: target.push(queue, payload))
+        return self._first_taker(partial(self._push, queue=queue, payloads=[payload]))
 
     def push_many(self, queue: str, payloads: list[str]) -> Any:
         """Chunk by chunk, each to the first connection that takes it: a Redis that goes
@@ -98,12 +103,38 @@ class FailoverDriver:
         rest go to the next connection (sending the whole list again duplicated them)."""
         result = None
         for start in range(0, len(payloads), BULK_CHUNK):
-            result = self._first_taker(partial(_push_many, queue=queue,
+            result = self._first_taker(partial(self._push, queue=queue,
                                                payloads=payloads[start:start + BULK_CHUNK]))
         return result
 
     def later(self, queue: str, payload: str, available_at: float) -> Any:
-        return self._first_taker(lambda target: target.later(queue, payload, available_at))
+        def send(target: Any) -> Any:
+            if self._notes_late(target):
+                return target.later_noting_late(queue, payload, available_at,
+                                                self._late_after, LATE_KEEP)
+            return target.later(queue, payload, available_at)
+
+        return self._first_taker(send)
+
+    # -- a push the first connection runs after it was given up on (issue 47) --------------
+    # The dispatch gave up after dispatch_timeout and wrote the job to the next connection;
+    # a Redis that was only stalled runs the push it had already read. The push carries a
+    # note (drivers/redis/lua/note_late.lua) that Redis writes when it runs it late, and
+    # the drain deletes the other copy of a noted job instead of moving it back.
+    @property
+    def _late_after(self) -> float:
+        return self.config.dispatch_timeout / 5  # the hosts' clocks may differ by 4/5 of it
+
+    def _notes_late(self, target: Any) -> bool:
+        first = self.legs()[0]
+        return first.notes_late and target is first.target
+
+    def _push(self, target: Any, *, queue: str, payloads: list[str]) -> Any:
+        if self._notes_late(target):
+            return target.push_noting_late(queue, payloads, self._late_after, LATE_KEEP)
+        if len(payloads) == 1:
+            return target.push(queue, payloads[0])
+        return target.push_many(queue, payloads)
 
     def take(self, write: Callable[[Any], None]) -> str:
         """`write(target)` on the first connection that takes it (the same circuit as a
@@ -182,7 +213,7 @@ class FailoverDriver:
         legs = self.legs()
         leg = legs[index]
         leg.last_error = f"{type(exc).__name__}: {exc}"
-        switched = leg.circuit.failed(time.monotonic())
+        switched = leg.circuit.failed(time.monotonic(), leg.last_error)
         if index == len(legs) - 1:
             return
         if switched:
@@ -249,4 +280,5 @@ class FailoverDriver:
         with the next dispatch that fails over (a dict read per such dispatch)."""
         for leg in skipped:
             if leg.circuit.is_open and self.publisher.needs(leg.name, True):
-                self.publisher.opened(leg.name, to, leg.last_error)
+                # opened by another call on that Redis (a watched-tag lookup: reach.py)
+                self.publisher.opened(leg.name, to, leg.last_error or leg.circuit.reason)

@@ -151,10 +151,14 @@ def _move_batch(raw: bytes, source: QueueDriver, primary: QueueDriver,
 
 def _already_there(primary: QueueDriver, queue: str, raw: bytes) -> bool:
     """Whether the first connection already holds this job (by uuid, in any state it
-    indexes): a dispatch whose reply was lost as Redis went away reached it and was
-    written to the fallback too. Moving it again would run it twice."""
+    indexes), or ran it: a dispatch whose reply was lost as Redis went away reached it
+    and was written to the fallback too. Moving it again would run it twice. A push
+    Redis ran after the dispatch had given up on it is noted there (issue 47,
+    queueing/failover.py), and found so even once a worker has run and deleted it."""
     job_uuid = peek(raw).get("uuid")
-    return isinstance(job_uuid, str) and primary.locate(queue, job_uuid) is not None
+    if not isinstance(job_uuid, str):
+        return False
+    return primary.locate(queue, job_uuid) is not None or primary.noted_late(queue, job_uuid)
 
 
 def _move_lock(config: ConnectionConfig, raw: bytes, primary: QueueDriver) -> None:

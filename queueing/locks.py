@@ -63,6 +63,8 @@ def redis_clients() -> Iterator[tuple[str, Any]]:
     """(connection name, client) of every Redis connection configured, one per server."""
     seen: set[str] = set()
     for config in queue_settings().connections.values():
+        if config.targets:  # a failover connection: its locks are its first connection's,
+            continue        # listed under that one's name (each lock once, issue 47)
         client = connections.driver(config.name).control_store()
         if client is None:
             continue

@@ -39,9 +39,9 @@ def targets(names: list[str]) -> list[tuple[str, str]]:
     connection) named; with none, every queue of every connection that keeps jobs.
     QueueError for an unknown connection or queue."""
     settings = queue_settings()
-    if not names:
+    if not names:  # a failover connection's jobs are counted on the connections it names
         return [(name, queue) for name, config in settings.connections.items()
-                if kind_of(config).keeps_jobs
+                if kind_of(config).keeps_jobs and not kind_of(config).routes
                 for queue in (config.queues or (config.queue,))]
     out = []
     for name in names:
@@ -62,16 +62,34 @@ def read(wanted: list[tuple[str, str]], now: float | None = None) -> list[QueueR
         by_connection.setdefault(connection, []).append(queue)
     found: dict[tuple[str, str], QueueReading] = {}
     for connection, queues in by_connection.items():
-        driver = connections.queue_driver(connection)
-        sizes = driver.sizes_many(queues)
-        heads = driver.oldest_pending(queues)
-        for queue, head in zip(queues, heads):
-            size = sizes[queue]
-            since = available_since(head) if head else None
-            found[(connection, queue)] = QueueReading(
-                connection, queue, size.pending, size.delayed, size.reserved,
-                round(max(now - since, 0.0), 3) if since is not None else 0.0)
+        for source in _sources(connection):
+            driver = connections.queue_driver(source)
+            sizes = driver.sizes_many(queues)
+            heads = driver.oldest_pending(queues)
+            for queue, head in zip(queues, heads):
+                size = sizes[queue]
+                since = available_since(head) if head else None
+                reading = QueueReading(
+                    connection, queue, size.pending, size.delayed, size.reserved,
+                    round(max(now - since, 0.0), 3) if since is not None else 0.0)
+                found[(connection, queue)] = _add(found.get((connection, queue)), reading)
     return [found[key] for key in wanted]
+
+
+def _sources(connection: str) -> list[str]:
+    """Where a connection's jobs are: itself, or a failover connection's connections
+    (issue 47: the command failed on a failover connection)."""
+    config = queue_settings().connection(connection)
+    return list(config.targets) if kind_of(config).routes else [connection]
+
+
+def _add(before: QueueReading | None, reading: QueueReading) -> QueueReading:
+    """Two connections' readings of one queue as one: counts added, the oldest wait."""
+    if before is None:
+        return reading
+    return QueueReading(reading.connection, reading.queue, before.ready + reading.ready,
+                        before.delayed + reading.delayed, before.reserved + reading.reserved,
+                        max(before.oldest_wait, reading.oldest_wait))
 
 
 def over(readings: list[QueueReading], most: int) -> list[QueueReading]:

@@ -8,7 +8,12 @@ Horizon master, stopped together (gracefully) on Ctrl-C, SIGTERM or SIGHUP.
   sessions so a terminal's signals reach serve only, which relays one SIGTERM;
 - the master is restarted when it exits: at once after a clean exit (`horizon_terminate`
   on deploy: the new master runs the new code), after a growing delay when it fails;
-  the dashboard stays up meanwhile. If gunicorn exits, serve stops everything.
+  the dashboard stays up meanwhile. If gunicorn exits, serve stops everything;
+- the embedded redis-server (a connection with no URL, queueing/drivers/redis/embedded.py)
+  is started by serve before its children, and stopped after them, when serve started
+  it: it used to be started by whichever child connected first, daemonized, and it
+  outlived serve (issue 47). One already running (another serve's, one started by
+  hand) is left alone. A SIGKILLed serve cannot stop it (it is a daemon).
 """
 from __future__ import annotations
 
@@ -22,6 +27,8 @@ from typing import TextIO
 from horizon.parent_death import child_setup
 from horizon.supervisor.master import KILL_GRACE
 from horizon.supervisor.process import restart_delay
+from queueing.config import queue_settings
+from queueing.drivers.redis.embedded import EmbeddedRedis
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT, signal.SIGHUP)
 POLL = 0.2  # seconds between looks at the children
@@ -59,6 +66,22 @@ def no_control_socket() -> list[str]:
         s.name == "control_socket_disable" for s in KNOWN_SETTINGS) else []
 
 
+def start_embedded_redis() -> list[EmbeddedRedis]:
+    """Start the embedded redis-servers of the configured connections that are not
+    running yet; those started (for `Launcher.stop` to stop)."""
+    started: list[EmbeddedRedis] = []
+    folders: set[str] = set()
+    for config in queue_settings().connections.values():
+        if config.url or not config.embedded_dir or config.embedded_dir in folders:
+            continue
+        folders.add(config.embedded_dir)
+        server = EmbeddedRedis(config.embedded_dir)
+        if not server.is_running():
+            server.ensure_running()
+            started.append(server)
+    return started
+
+
 class Launcher:
     def __init__(self, *, bind: str, web_workers: int, stdout: TextIO) -> None:
         self.bind = bind
@@ -69,6 +92,7 @@ class Launcher:
         self.stopping = False
         self.master_failures = 0  # failed master exits in a row
         self.master_restart_at: float | None = None
+        self.redis_started: list[EmbeddedRedis] = []
 
     def commands(self) -> dict[str, list[str]]:
         manage = os.path.abspath(sys.argv[0]) if sys.argv[0].endswith("manage.py") else None
@@ -100,6 +124,7 @@ class Launcher:
     def run(self) -> int:
         for signum in STOP_SIGNALS:
             signal.signal(signum, self._on_signal)
+        self.redis_started = start_embedded_redis()
         for name in self.commands():
             self.start(name)
         self.say(f"Dashboard on http://{self.bind}/  (Ctrl-C stops everything)")
@@ -151,3 +176,6 @@ class Launcher:
             except subprocess.TimeoutExpired:
                 child.kill()
                 child.wait()
+        for server in self.redis_started:  # after every child that used it
+            self.say(f"Stopping the embedded Redis in {server.directory}")
+            server.stop()

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 
 from horizon import keys, primary_switches
-from horizon.dashboard import capacity, formatting
+from horizon.dashboard import away, capacity, formatting
 from horizon.dashboard.reads import Overview
 from horizon.repositories import horizon_client
 from horizon.schedules import store
@@ -107,7 +107,7 @@ def red_flags(overview: Overview, now: float | None = None) -> list[Flag]:
 def _switch_flags(now: float) -> list[Flag]:
     """A Redis primary switch of the last day, on a Sentinel connection."""
     out = []
-    for switch in primary_switches.recent_switches(now):
+    for switch in primary_switches.recent_switches(now, reading=away.reading):
         assert switch.switched_at is not None
         ago = formatting.duration(max(0.0, now - switch.switched_at))
         at = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(switch.switched_at))

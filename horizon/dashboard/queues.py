@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from horizon.config import horizon_settings
-from horizon.dashboard import capacity
+from horizon.dashboard import away, capacity
 from horizon.repositories import horizon_client
 from horizon.repositories.metrics import measured
 from horizon.repositories.state import SupervisorState
@@ -40,8 +40,11 @@ def queue_connections() -> list[str]:
             if kind_of(c).workers_read]
 
 
-def known_queues(supervisors: list[SupervisorState] | None = None) -> list[QueueRef]:
-    """Every queue worth a row, in configuration order, each once."""
+def known_queues(supervisors: list[SupervisorState] | None = None, *,
+                 with_away: bool = False) -> list[QueueRef]:
+    """Every queue worth a row, in configuration order, each once; those of a
+    connection that does not answer in this request only `with_away` (the overview
+    marks them; a list leaves them out: horizon/dashboard/away.py)."""
     names: dict[str, dict[str, None]] = {c: {} for c in queue_connections()}
     settings = queue_settings()
     for conn in names:
@@ -69,11 +72,13 @@ def known_queues(supervisors: list[SupervisorState] | None = None) -> list[Queue
             except QueueError:
                 continue  # e.g. a stale metric for a queue the settings no longer accept
             refs.append(QueueRef(conn, queue))
-    return refs
+    return refs if with_away else [ref for ref in refs if not away.is_away(ref.connection)]
 
 
 def paused(connection: str) -> set[str]:
-    return connections.queue_driver(connection).paused_queues()
+    """Its paused queues (none known while it cannot be read: horizon/dashboard/away.py)."""
+    return away.reading(connection, connections.queue_driver(connection).paused_queues,
+                        set())
 
 
 def parse(value: str | None) -> QueueRef | None:

@@ -10,12 +10,13 @@ import datetime as dt
 import json
 import time
 from dataclasses import dataclass, field
+from functools import partial
 
 from django.utils import timezone
 
 from horizon import keys
 from horizon.config import horizon_settings
-from horizon.dashboard import capacity, charts, formatting, trends
+from horizon.dashboard import away, capacity, charts, formatting, trends
 from horizon.dashboard.queues import QueueRef, known_queues, paused, processes_for, slots_for
 from horizon.repositories import horizon_client
 from horizon.repositories import metrics as metrics_repo
@@ -23,8 +24,11 @@ from horizon.repositories import state as state_repo
 from horizon.repositories.latency import oldest_ages
 from horizon.repositories.state import MasterState, SupervisorState
 from queueing import connections
+from queueing.drivers.contract import QueueSizes
+from queueing.drivers.redis import reach
 from queueing.models import FailedJob
 
+UNREAD = QueueSizes(0, 0, 0)  # a queue on a connection that could not be read
 SPARK_POINTS = 60  # snapshots drawn per series (an hour at the default interval)
 
 
@@ -40,6 +44,7 @@ class QueueRow:
     paused: bool
     latency: float = 0.0  # age of the oldest ready job (seconds)
     slots: int = 0  # jobs its processes run at once (processes x --concurrency)
+    away: bool = False  # its connection could not be read (counts unknown, shown as such)
 
     @property
     def wait_text(self) -> str:
@@ -76,6 +81,7 @@ class Overview:
     paused_queues: list[QueueRef] = field(default_factory=list)
     draining: int = 0  # workers scaled down, still finishing their job
     failed_kept: str = ""  # how long and how many failed jobs are kept (HORIZON['trim'])
+    away: dict[str, str] = field(default_factory=dict)  # connections not read, and why
 
     @property
     def max_wait_text(self) -> str:
@@ -111,29 +117,43 @@ def group_masters(masters: list[MasterState], sups: list[SupervisorState]) -> li
 
 
 def queue_rows(sups: list[SupervisorState]) -> list[QueueRow]:
-    refs = known_queues(sups)
+    refs = known_queues(sups, with_away=True)
     by_conn: dict[str, list[QueueRef]] = {}
     for ref in refs:
         by_conn.setdefault(ref.connection, []).append(ref)
     sizes = {}
     paused_refs: set[QueueRef] = set()
     for conn, conn_refs in by_conn.items():
-        found = connections.queue_driver(conn).sizes_many([r.name for r in conn_refs])
+        names = [r.name for r in conn_refs]
+        unread: dict[str, QueueSizes] = {}
+        found = away.reading(conn, partial(connections.queue_driver(conn).sizes_many, names),
+                             unread)
         sizes.update({QueueRef(conn, q): s for q, s in found.items()})
         paused_refs.update(QueueRef(conn, q) for q in paused(conn))
     runtime = runtimes([r.label for r in refs])
-    ages = oldest_ages([(r.connection, r.name) for r in refs])
+    readable = [r for r in refs if not away.is_away(r.connection)]
+    ages: dict[tuple[str, str], float] = {}
+    no_ages: dict[tuple[str, str], float] = {}
+    for conn in dict.fromkeys(r.connection for r in readable):
+        ages.update(away.reading(conn, partial(oldest_ages, [
+            (r.connection, r.name) for r in readable if r.connection == conn]), no_ages))
     rows = []
     for ref in refs:
-        size = sizes[ref]
+        size = sizes.get(ref, UNREAD)
         procs = processes_for(ref, sups)
         slots = slots_for(ref, sups)
-        age = ages[(ref.connection, ref.name)]
+        age = ages.get((ref.connection, ref.name), 0.0)
         rows.append(QueueRow(
             ref, size.pending, size.delayed, size.reserved, procs, runtime[ref.label],
             capacity.expected_wait(size.pending, runtime[ref.label], slots, age),
-            ref in paused_refs, age, slots))
+            ref in paused_refs, age, slots, away=away.is_away(ref.connection)))
     return rows
+
+
+def redis_away() -> state_repo.Away:
+    """How long this process found Horizon's Redis away since a heartbeat: a master is
+    judged by the time Redis was reachable (issue 47)."""
+    return partial(reach.away_seconds_since, horizon_settings().connection)
 
 
 def failed_since(days: float = 7) -> int:
@@ -144,8 +164,9 @@ def failed_since(days: float = 7) -> int:
 def overview(now: float | None = None) -> Overview:
     now = time.time() if now is None else now
     client = horizon_client()
-    masters = state_repo.masters(client)
-    sups = state_repo.supervisors(client)
+    excused = redis_away()
+    masters = state_repo.masters(client, now=now, away=excused)
+    sups = state_repo.supervisors(client, now=now, away=excused)
     rows = queue_rows(sups)
     # The longest wait among queues that are moving; paused ones are listed as such.
     slowest = max((r for r in rows if not r.paused), key=lambda r: r.wait, default=None)
@@ -167,6 +188,7 @@ def overview(now: float | None = None) -> Overview:
         masters=group_masters(masters, sups),
         paused_queues=[r.ref for r in rows if r.paused],
         failed_kept=failed_retention(),
+        away=away.noted(),
     )
 
 
@@ -182,7 +204,9 @@ def failed_retention() -> str:
 
 def workers() -> list[MasterView]:
     client = horizon_client()
-    return group_masters(state_repo.masters(client), state_repo.supervisors(client))
+    excused = redis_away()
+    return group_masters(state_repo.masters(client, away=excused),
+                         state_repo.supervisors(client, away=excused))
 
 
 # -- metrics ----------------------------------------------------------------------------

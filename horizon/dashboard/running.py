@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
+from functools import partial
 
-from horizon.dashboard import formatting
+from horizon.dashboard import away, formatting
 from horizon.dashboard.masking import NAME_LIMIT, display, mask
 from horizon.dashboard.queues import queue_connections
 from queueing import connections
@@ -132,8 +133,12 @@ def running_now(now: float | None = None) -> list[RunningRow]:
         if client is None or driver.restart_scope() in seen:
             continue
         seen.add(driver.restart_scope())
-        jobs = heartbeat.running(client, now)
-        own = _own_timeouts(driver, {str(job.get("queue") or "") for job in jobs}) if jobs else {}
+        # a connection away leaves its jobs out, noted (horizon/dashboard/away.py)
+        no_jobs: list[dict] = []
+        jobs = away.reading(name, partial(heartbeat.running, client, now), no_jobs)
+        no_timeouts: dict[str, object] = {}
+        own = away.reading(name, partial(_own_timeouts, driver, {
+            str(job.get("queue") or "") for job in jobs}), no_timeouts) if jobs else {}
         for job in jobs:
             started = float(job.get("started") or now)
             uuid = str(job.get("uuid") or "")

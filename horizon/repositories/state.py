@@ -9,13 +9,20 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from horizon import keys
 from queueing.drivers.redis.replies import RedisClient, as_str
 
-STATE_TTL = 15  # seconds a master/supervisor stays visible without a heartbeat
+STATE_TTL = 15  # seconds a master/supervisor counts as running without a heartbeat
+# Seconds its state is kept. Longer than STATE_TTL (issue 47): a key's expiry runs on
+# Redis's clock, which goes on while Redis hangs, so a 20 s outage expired every
+# master's state and the overview said "No Horizon master is running", Inactive, and a
+# wait of hours (no supervisor, so no capacity) until the next publication. Readers
+# judge a heartbeat's age themselves (`fresh`), less the time Redis was away.
+KEEP_TTL = 120
 
 
 @dataclass
@@ -61,7 +68,7 @@ def supervisor_id(master: str, name: str) -> str:
 def _publish(client: RedisClient, index: str, key: str, name: str, state: Any) -> None:
     state.heartbeat = time.time()
     pipe = client.pipeline(transaction=False)
-    pipe.set(key, json.dumps(asdict(state)), ex=STATE_TTL)
+    pipe.set(key, json.dumps(asdict(state)), ex=KEEP_TTL)
     pipe.zadd(index, {name: state.heartbeat})
     pipe.execute()
 
@@ -74,32 +81,52 @@ def publish_supervisor(client: RedisClient, state: SupervisorState) -> None:
     _publish(client, keys.supervisors(), keys.supervisor(state.key), state.key, state)
 
 
-def _read(client: RedisClient, index: str, key_of, kind: type) -> list:
+Away = Callable[[float], float]  # heartbeat -> seconds Redis was away since (reach.py)
+
+
+def fresh(heartbeat: float, now: float, away: Away | None = None) -> bool:
+    """Whether a heartbeat is recent enough to count its writer as running: at most
+    STATE_TTL old, not counting the time Redis was away since (the writer could not
+    publish then; pure but for `away`)."""
+    excused = away(heartbeat) if away is not None else 0.0
+    return now - heartbeat - excused <= STATE_TTL
+
+
+def _read(client: RedisClient, index: str, key_of, kind: type, now: float | None,
+          away: Away | None) -> list:
     names = [as_str(n) for n in client.zrange(index, 0, -1)]
     if not names:
         return []
+    now = time.time() if now is None else now
     blobs = client.mget([key_of(n) for n in names])
     found, stale = [], []
     for name, blob in zip(names, blobs):
         if blob is None:
             stale.append(name)
-        else:
-            found.append(kind(**json.loads(blob)))
+            continue
+        item = kind(**json.loads(blob))
+        if fresh(item.heartbeat, now, away):
+            found.append(item)
     if stale:
         client.zrem(index, *stale)
     return found
 
 
-def masters(client: RedisClient) -> list[MasterState]:
-    return _read(client, keys.masters(), keys.master, MasterState)
+def masters(client: RedisClient, *, now: float | None = None,
+            away: Away | None = None) -> list[MasterState]:
+    """The masters running: heartbeat `fresh` (`away`: how long Redis was away since a
+    heartbeat, as the reader saw it)."""
+    return _read(client, keys.masters(), keys.master, MasterState, now, away)
 
 
-def supervisors(client: RedisClient) -> list[SupervisorState]:
-    return _read(client, keys.supervisors(), keys.supervisor, SupervisorState)
+def supervisors(client: RedisClient, *, now: float | None = None,
+                away: Away | None = None) -> list[SupervisorState]:
+    return _read(client, keys.supervisors(), keys.supervisor, SupervisorState, now, away)
 
 
 def master_alive(client: RedisClient, name: str) -> bool:
-    return bool(client.exists(keys.master(name)))
+    blob = client.get(keys.master(name))
+    return blob is not None and fresh(float(json.loads(blob).get("heartbeat", 0)), time.time())
 
 
 def forget_master(client: RedisClient, name: str, supervisor_names: list[str]) -> None:

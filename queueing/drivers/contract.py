@@ -335,6 +335,12 @@ class Inspector(Protocol):
         an index the store keeps; None when no index knows it (a driver with
         ``Capabilities.find_by_uuid`` answers ``find`` instead)."""
 
+    def noted_late(self, queue: str, uuid: str) -> bool:
+        """Whether this store ran a failover dispatch of job `uuid` after the dispatcher
+        had given up on it (and written it to the next connection too): the failover
+        drain deletes that other copy (issue 47). False where a dispatch cannot land
+        after it was given up on (a database write is one transaction)."""
+
     def batch_members_held(self, batch_id: str, *, except_owner: str) -> int:
         """How many jobs of batch `batch_id` (any queue) are reserved now by someone
         other than `except_owner`: the failover drain leaves a batch where it is while

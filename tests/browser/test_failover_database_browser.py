@@ -1,7 +1,7 @@
 """Issue 35 in headless Chromium: a failover seen by an operator. The failover
-connection's Redis goes away (refused), dispatches go to the database, and the page the
-dashboard serves while a Redis it reads is away shows the failover, since when, and the
-jobs waiting in the fallback; Redis comes back, a dispatch's probe closes the circuit,
+connection's Redis goes away (refused), dispatches go to the database, and the overview
+(which marks that connection as not answering, issue 47: Horizon's own Redis is up)
+shows the failover, since when, and the jobs waiting in the fallback; Redis comes back, a dispatch's probe closes the circuit,
 the overview shows the jobs still waiting, and once the master's drain has moved them
 the panel goes away by itself (the overview's poll). PostgreSQL (SQLite without it)."""
 import copy
@@ -61,7 +61,7 @@ def test_an_operator_sees_dispatches_fail_over_and_come_back(page, operator, pro
         jobs.record.using(connection="fo").delay(f"away-{i}")
     page.goto("/")
     panel = page.locator("#failover-fo")
-    expect(page.locator("main")).to_contain_text("Redis is not answering")
+    expect(page.locator("main")).to_contain_text("Connection 'near' is not answering")
     expect(panel).to_contain_text("Dispatches on 'fo' are failing over: 'near' is skipped, "
                                   f"jobs go to '{DB}'")
     expect(panel.locator(".failover-waiting")).to_have_text("5")

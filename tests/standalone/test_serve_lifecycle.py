@@ -161,3 +161,28 @@ def test_closing_its_terminal_stops_serve_and_the_running_job_finishes_once(rcli
     assert [n["phase"] for n in jobs.notes()] == ["start", "end"]
     # acknowledged: the worker's DONE line hit a dead terminal (EIO) and did not stop it
     assert rclient.zcard(QueueKeys.for_queue("default").reserved) == 0
+
+
+def test_serve_stops_the_embedded_redis_it_started(spawn_worker, tmp_path):
+    """Issue 47: a connection with no URL gets the embedded redis-server, a daemon; serve
+    starts it before its children and stops it after them (it outlived serve)."""
+    import json
+
+    from queueing.drivers.redis.embedded import EmbeddedRedis
+
+    folder = tmp_path / "redis"
+    env = {"TEST_QUEUE_CONNECTIONS": json.dumps(
+        {"redis": {"driver": "redis", "embedded_dir": str(folder), "queues": "*"}})}
+    port = free_port()
+    server = spawn_worker(f"--bind=127.0.0.1:{port}", "--web-workers=1", command="serve",
+                          env=env)
+    embedded = EmbeddedRedis(folder)
+    wait_until(embedded.is_running, timeout=60, message="the embedded Redis")
+    wait_until(lambda: http_status(f"http://127.0.0.1:{port}/") in (200, 302), timeout=60,
+               message="dashboard answering")
+    pid = embedded.pid()
+    assert pid and proctree.alive(pid)
+    server.send(signal.SIGTERM)
+    assert server.wait(90) == 0, server.output()
+    wait_until(lambda: not proctree.alive(pid), timeout=20,
+               message="the embedded Redis gone with serve")

@@ -234,6 +234,9 @@ class DatabaseOperator(DatabaseBase):
     def locate(self, queue: str, uuid: str) -> tuple[str, bytes, float] | None:
         return None  # find() looks a uuid up in one query (Capabilities.find_by_uuid)
 
+    def noted_late(self, queue: str, uuid: str) -> bool:
+        return False  # a write is one transaction: never landed after it was given up on
+
     def entries_scored(self, state: str, queue: str, score: float
                        ) -> list[tuple[bytes, float]]:
         return []  # as locate

@@ -15,6 +15,7 @@ import redis.asyncio.cluster
 from redis.cluster import RedisCluster
 
 from queueing.config import ConnectionConfig
+from queueing.drivers.redis import reach
 from queueing.drivers.redis.embedded import EmbeddedRedis
 from queueing.drivers.redis.replies import RedisClient
 from queueing.drivers.redis.sentinel import (
@@ -49,14 +50,16 @@ def make_client(config: ConnectionConfig, *, socket_timeout: float | None = None
     has none by default), so a Redis that silently stops answering raises a timeout
     instead of hanging the caller; `socket_timeout` overrides the setting (the sidecar
     uses a shorter one, so a stuck renewal is retried before the lease lapses).
+    Its connections keep ``reach.bounded`` (a request path's short timeout and circuit,
+    issue 47); a Cluster client is not guarded.
     """
     url, options = client_options(config, socket_timeout=socket_timeout)
     options.setdefault("max_connections", SYNC_MAX_CONNECTIONS)  # per node in a cluster
     if config.sentinel:
-        return make_sentinel_client(config, options)
+        return reach.guard(make_sentinel_client(config, options), config.name)
     if config.cluster:
         return RedisCluster.from_url(url, **options)
-    return redis.Redis.from_url(url, **options)
+    return reach.guard(redis.Redis.from_url(url, **options), config.name)
 
 
 def client_options(config: ConnectionConfig, *, socket_timeout: float | None = None

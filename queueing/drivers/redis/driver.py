@@ -7,6 +7,8 @@ so later ``delete``/``release``/``renew`` calls pass it back unchanged.
 """
 from __future__ import annotations
 
+import re
+import time
 from typing import Any
 
 from redis.commands.core import Script
@@ -18,11 +20,15 @@ from queueing.drivers.contract import (
 )
 from queueing.drivers.redis.clients import make_client
 from queueing.drivers.redis.cluster import TRANSIENT_ERRORS
+from queueing.drivers.redis.keys import QueueKeys
 from queueing.drivers.redis.operator import RedisOperator
 from queueing.drivers.redis.reservations import RedisReservations, owner_json
+from queueing.drivers.redis.scripts import run_pipelined
 
 __all__ = ["PAUSED", "RedisDriver", "Reservation", "owner_json"]  # Reservation, PAUSED:
 # re-exported for code written against this module before drivers/contract.py held them
+# A payload's top-level uuid, as the push script's index reads it (lua/push.lua)
+_UUID = re.compile(r'^\{[^{}\[\]]*?"uuid":"([^"\\]+)"')
 class RedisDriver(RedisReservations, RedisOperator):
     """The ``redis`` driver: keeps ``queueing.drivers.contract.QueueDriver``."""
 
@@ -75,3 +81,34 @@ class RedisDriver(RedisReservations, RedisOperator):
             return self._ridden(self.scripts.later, [k.delayed, k.due_index],
                                 [available_at, payload])
         return self.scripts.later(keys=[k.delayed, k.due_index], args=[available_at, payload])
+
+    # -- a failover connection's first try (issue 47) ---------------------------------------
+    def push_noting_late(self, queue: str, payloads: list[str], late_after: float,
+                         keep: float) -> int:
+        """`push_many`, with lua/note_late.lua in the same round trip: if Redis runs it
+        more than `late_after` seconds after now (a stall the dispatcher may have given
+        up on), the uuids are noted in the queue's late set for `keep` seconds."""
+        k = self.keys(queue)
+        return self._noting_late(k, (self.scripts.push,
+                                     [k.ready, k.notify, k.index, k.sequence], payloads),
+                                 payloads, late_after, keep)
+
+    def later_noting_late(self, queue: str, payload: str, available_at: float,
+                          late_after: float, keep: float) -> int:
+        """`later`, noted as `push_noting_late` is."""
+        k = self.keys(queue)
+        return self._noting_late(k, (self.scripts.later, [k.delayed, k.due_index],
+                                     [available_at, payload]), [payload], late_after, keep)
+
+    def _noting_late(self, k: QueueKeys, call: tuple[Script, list, list],
+                     payloads: list[str], late_after: float, keep: float) -> int:
+        uuids = [found.group(1) for found in map(_UUID.match, payloads) if found]
+        script, keys, args = call
+        if not uuids or self.rider is not None or self.config.cluster:
+            return script(keys=keys, args=args)  # a primary switch is ridden out
+        note = (self.scripts.note_late, [k.late], [time.time(), late_after, keep, *uuids])
+        return run_pipelined(self.client, [call, note])[0]
+
+    def noted_late(self, queue: str, job_uuid: str) -> bool:
+        """Whether Redis ran a dispatch of `job_uuid` late (`push_noting_late`)."""
+        return self.client.zscore(self.keys(queue).late, job_uuid) is not None

@@ -99,6 +99,11 @@ class QueueKeys:
         """The uuid index keys, in the order promote_delayed.lua takes them."""
         return (self.index, self.due_index, self.sequence)
 
+    @property
+    def late(self) -> str:
+        """Zset: uuid -> when Redis ran its dispatch late (lua/note_late.lua)."""
+        return f"{self.ready}:late"
+
     def schedule_slot(self, schedule: str, slot: str) -> str:
         """A schedule's claim of one slot (horizon/schedules/store.py): SET NX by the
         master that pushes that slot's job."""

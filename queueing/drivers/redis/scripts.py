@@ -26,7 +26,7 @@ _bound: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], Script]] = \
 SCRIPT_NAMES = (
     "push", "later", "pop", "release", "delete", "size", "clear",
     "forget_pending", "promote_delayed", "renew", "unreserve", "push_priority",
-    "pending", "locate", "batch", "uuid_prefix",
+    "pending", "locate", "batch", "uuid_prefix", "note_late",
 )
 
 
@@ -74,6 +74,7 @@ class Scripts:
     locate: Script
     batch: Script
     uuid_prefix: Script
+    note_late: Script
 
     def __init__(self, client: RedisClient) -> None:
         for name in SCRIPT_NAMES:

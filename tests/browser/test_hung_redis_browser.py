@@ -1,0 +1,47 @@
+"""Issue 47 in a real browser: the site's Redis SIGSTOPped (it accepts connections and
+answers nothing). The login form works, and the overview answers its 503 page, each
+within 2 s; once Redis answers again, the 503 page's own refresh brings the overview
+back."""
+import copy
+import time
+
+import pytest
+
+from queueing import connections
+from tests.browser.conftest import log_in
+from tests.hung_redis import hung_redis
+
+pytestmark = pytest.mark.django_db(transaction=True)
+# The issue's bound. The first Redis call of the hang waits 1 s (then the circuit
+# answers at once); the rest is a loaded machine's page load.
+ANSWER_WITHIN = 2.0
+
+
+@pytest.fixture
+def hung(settings, tmp_path):
+    with hung_redis(tmp_path) as server:
+        config = copy.deepcopy(settings.QUEUE)
+        config["connections"]["redis"]["url"] = server.url
+        settings.QUEUE = config
+        connections.reset()
+        yield server
+    connections.reset()
+
+
+def test_logging_in_and_the_overview_answer_fast_while_redis_hangs(page, operator, hung):
+    hung.stop()
+    start = time.monotonic()
+    page.goto("/login/")
+    assert time.monotonic() - start < ANSWER_WITHIN
+    start = time.monotonic()
+    log_in(page, next_path="/")  # the form, the throttle in the database, then "/"
+    page.get_by_text("Redis is not answering").wait_for()
+    took = time.monotonic() - start
+    assert took < ANSWER_WITHIN, took
+    start = time.monotonic()
+    page.reload()
+    page.get_by_text("Redis is not answering").wait_for()
+    assert time.monotonic() - start < ANSWER_WITHIN
+
+    hung.resume()  # the 503 page refreshes itself every 5 s; the circuit's period is 5 s
+    page.get_by_role("heading", name="Status").wait_for(timeout=20_000)
