@@ -19,6 +19,20 @@ def pytest_configure(config):
     isolation.mark_this_session()
 
 
+@pytest.fixture(autouse=True)
+def test_abandons_no_transaction():
+    """With HORIZON_TEST_ORPHAN_CHECK=each, the abandoned-transaction check of
+    module_leaves_nothing_running runs after every test instead (slower: a scan of the
+    heap per test), to name the test rather than the module."""
+    yield
+    if os.environ.get("HORIZON_TEST_ORPHAN_CHECK") == "each":
+        from tests import isolation
+
+        abandoned = isolation.abandoned_transactions()
+        if abandoned:
+            pytest.fail("; ".join(abandoned), pytrace=False)
+
+
 @pytest.fixture(scope="module", autouse=True)
 def module_leaves_nothing_running():
     """A module may not leave a process it started running, nor the suite's SQLite file

@@ -108,7 +108,7 @@ def _own_holders() -> str:
     lines = []
     for obj in gc.get_objects():
         try:
-            if type(obj) is sqlite3.Connection and obj.in_transaction:
+            if type(obj) is sqlite3.Connection and _in_transaction(obj):
                 lines.append(f"a sqlite3 connection in a transaction ({hex(id(obj))})")
             elif type(obj).__name__ == "DatabaseWrapper" and getattr(obj, "in_atomic_block", False):
                 lines.append(f"Django connection {obj.alias!r} in an atomic block, thread "
@@ -124,7 +124,15 @@ def _own_holders() -> str:
     return "; ".join(lines)
 
 
+def _in_transaction(conn: sqlite3.Connection) -> bool:
+    try:
+        return conn.in_transaction
+    except sqlite3.ProgrammingError:  # closed
+        return False
+
+
 _began: dict[int, str] = {}  # id of a sqlite3 connection -> where its transaction began
+_made: dict[int, str] = {}  # id of a sqlite3 connection -> where Django opened it
 
 
 def record_transaction_starts() -> None:
@@ -141,13 +149,24 @@ def record_transaction_starts() -> None:
     begin = DatabaseWrapper._start_transaction_under_autocommit
     if getattr(begin, "_recorded", False):
         return
+    connect = DatabaseWrapper.get_new_connection
 
     def recorded(self) -> None:
-        _began[id(self.connection)] = "".join(traceback.format_stack(limit=14)[:-1])
+        _began[id(self.connection)] = (
+            f"(thread {threading.current_thread().name}, wrapper {hex(id(self))})\n"
+            + "".join(traceback.format_stack(limit=14)[:-1]))
         begin(self)
+
+    def connected(self, params):  # type: ignore[no-untyped-def]
+        conn = connect(self, params)
+        _made[id(conn)] = (f"(thread {threading.current_thread().name}, wrapper "
+                           f"{hex(id(self))})\n" + "".join(traceback.format_stack(limit=14)[:-1]))
+        _began.pop(id(conn), None)
+        return conn
 
     recorded._recorded = True  # type: ignore[attr-defined]
     DatabaseWrapper._start_transaction_under_autocommit = recorded  # type: ignore[method-assign]
+    DatabaseWrapper.get_new_connection = connected  # type: ignore[method-assign]
 
 
 def abandoned_transactions() -> list[str]:
@@ -159,10 +178,11 @@ def abandoned_transactions() -> list[str]:
     owned = {id(obj.connection) for obj in gc.get_objects()
              if type(obj).__name__ == "DatabaseWrapper" and getattr(obj, "connection", None)}
     found = [obj for obj in gc.get_objects()
-             if type(obj) is sqlite3.Connection and obj.in_transaction
+             if type(obj) is sqlite3.Connection and _in_transaction(obj)
              and id(obj) not in owned]
-    lines = [f"a SQLite transaction left open by a connection nobody holds; it began at:\n"
-             f"{_began.get(id(conn), '(not recorded)')}" for conn in found]
+    lines = [f"a SQLite transaction left open by a connection nobody holds; it began at "
+             f"{_began.get(id(conn), '(not recorded)')}\nthe connection was opened at "
+             f"{_made.get(id(conn), '(not recorded)')}" for conn in found]
     del found
     if lines:
         gc.collect()
