@@ -154,7 +154,8 @@ def main(spec: dict[str, Any]) -> None:
         sidecar = Sidecar(memory,  # type: ignore[arg-type]  # settling reads no table
                           driver_factory=driver_factory(spec["connection"], timing),
                           settlers=settlers(options, log, spec["owner"]),
-                          stderr=sys.stderr, timing=timing)
+                          stderr=sys.stderr, timing=timing,
+                          kill_grace=options.kill_grace)
         signal.signal(signal.SIGTERM, sidecar.on_term)
         if spec["mode"] == "watch":
             code = sidecar.watch(spec["worker_pid"])

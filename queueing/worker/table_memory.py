@@ -29,11 +29,13 @@ ACTIVE = 0  # the worker is alive and owns its rows
 STOPPING = 1  # the worker settled every row itself and is exiting: the sidecar just exits
 LEAVING = 2  # the worker is exiting with rows it could not settle: the sidecar settles them
 
-# Header: seq, mode, written_at, row count, data length. Row: state, leased_at (when its
-# lease was last set by a pop), kill_at (0: none), started, data offset, queue length,
-# token length, member length. Then MAX_ROWS rows, then the rows' bytes.
+# Header: seq, mode, written_at, row count, data length. Row: state, ended (a running
+# row whose job's code has returned, normally or by an interrupt: only its settling is
+# left), leased_at (when its lease was last set by a pop), kill_at (0: none), started,
+# data offset, queue length, token length, member length. Then MAX_ROWS rows, then the
+# rows' bytes.
 _HEADER = struct.Struct("=QqdQQ")
-_ROW = struct.Struct("=B7xdddQHHQ")
+_ROW = struct.Struct("=BB6xdddQHHQ")
 _SEQ = struct.Struct("=Q")
 # The sidecar's own words, outside the seqlock (one writer: the sidecar): the time of its
 # last look at the table, so the worker can tell a wedged sidecar from a busy one; and the
@@ -61,6 +63,7 @@ class Row:
     queue: str
     token: str
     member: bytes | None
+    ended: bool = False  # RUNNING, but the job's code returned: only its settling is left
 
     def reservation(self, member: bytes) -> Reservation:
         return Reservation(self.queue, member, self.token)
@@ -123,16 +126,17 @@ class TableMemory:
         self._header()
         self._end()
 
-    def rewrite(self, rows: list[tuple[int, float, float, float, Reservation]]) -> None:
-        """Write the whole table: (state, leased_at, kill_at, started, reservation)."""
+    def rewrite(self, rows: list[tuple[int, bool, float, float, float, Reservation]]) -> None:
+        """Write the whole table: (state, ended, leased_at, kill_at, started, reservation)."""
         self._begin()
         offset = DATA_START
-        for index, (state, leased_at, kill_at, started, held) in enumerate(rows):
+        for index, (state, ended, leased_at, kill_at, started, held) in enumerate(rows):
             queue, token, member = held.queue.encode(), held.token.encode(), held.raw
             if offset + len(queue) + len(token) + len(member) > SIZE:
                 member = b""  # too large for the memory: the sidecar finds it by token
-            _ROW.pack_into(self.buffer, ROWS_START + index * _ROW.size, state, leased_at,
-                           kill_at, started, offset, len(queue), len(token), len(member))
+            _ROW.pack_into(self.buffer, ROWS_START + index * _ROW.size, state, ended,
+                           leased_at, kill_at, started, offset, len(queue), len(token),
+                           len(member))
             for part in (queue, token, member):
                 self.buffer[offset:offset + len(part)] = part
                 offset += len(part)
@@ -142,13 +146,13 @@ class TableMemory:
         self._end()
 
     def set_state(self, index: int, state: int, kill_at: float = 0.0,
-                  started: float = 0.0) -> None:
+                  started: float = 0.0, ended: bool = False) -> None:
         """Change one row's state (and deadline) in place."""
         self._begin()
         at = ROWS_START + index * _ROW.size
-        _, leased_at, _, _, offset, qlen, tlen, mlen = _ROW.unpack_from(self.buffer, at)
-        _ROW.pack_into(self.buffer, at, state, leased_at, kill_at, started, offset, qlen,
-                       tlen, mlen)
+        _, _, leased_at, _, _, offset, qlen, tlen, mlen = _ROW.unpack_from(self.buffer, at)
+        _ROW.pack_into(self.buffer, at, state, ended, leased_at, kill_at, started, offset,
+                       qlen, tlen, mlen)
         self._end()
 
     def set_mode(self, mode: int) -> None:
@@ -220,7 +224,7 @@ class TableMemory:
         data = bytes(self.buffer[DATA_START:DATA_START + data_len])
         rows = []
         for index in range(count):
-            state, leased_at, kill_at, started, offset, qlen, tlen, mlen = \
+            state, ended, leased_at, kill_at, started, offset, qlen, tlen, mlen = \
                 _ROW.unpack_from(table, index * _ROW.size)
             if state == EMPTY:
                 continue
@@ -236,5 +240,5 @@ class TableMemory:
                 return None
             member = data[at + qlen + tlen:at + qlen + tlen + mlen]
             rows.append(Row(index, state, leased_at, kill_at, started, queue, token,
-                            member or None))
+                            member or None, bool(ended)))
         return mode, rows

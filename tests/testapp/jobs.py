@@ -859,3 +859,33 @@ class LostWithTheDatabase(Job):
     def failed(self, exc):
         note(FAILED_HOOKS, label=self.payload.args[0], locked=sqlite_locks_held(),
              error=str(exc))
+
+
+@job(timeout=300)
+def cpu_in_steps(cpu_seconds, label):
+    """Python work until its thread has had `cpu_seconds` of CPU (issue 53: neighbours
+    contending for the GIL in a starved worker); marks start and end."""
+    mark(label, "start")
+    begun = time.thread_time()
+    while time.thread_time() - begun < cpu_seconds:
+        sum(range(2000))
+    mark(label, "end")
+
+
+@job(tries=1)
+def transactions_until_stopped(label, seconds=60.0):
+    """Issue 53: a job that spends nearly all its time inside Django's transaction and
+    ORM code (short transactions back to back), so a timeout or cancel sent to it meets
+    those frames; the worker must only raise it in this function's own frame."""
+    import uuid
+
+    from django.contrib.auth.models import Group
+    from django.db import transaction
+
+    mark(label, "start")
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with transaction.atomic():
+            Group.objects.create(name=uuid.uuid4().hex)
+            Group.objects.filter(name__startswith="0").count()
+    mark(label, "end")
