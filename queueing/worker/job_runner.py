@@ -260,9 +260,11 @@ class JobRunner:
                 raise
             self.code_ended(prepared, returned=True)
         except TimeoutInterrupt:
+            checks.after_interrupt()  # before the failure record uses the connection
             return self.timed_out(held, job, definition, prepared.tries, prepared.timeout,
                                   time.perf_counter() - started)
         except JobCancelled as exc:
+            checks.after_interrupt()
             meant = guard.raised(held.token, exc) if guard is not None else (
                 self._awaited_interrupt or exc)
             cancel = meant if isinstance(meant, JobCancelled) else exc
