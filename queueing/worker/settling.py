@@ -13,6 +13,7 @@ leases renewed; the rest is settled here at once.
 """
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 from collections.abc import Callable
@@ -190,16 +191,18 @@ class Settlement:
         finished = [res for row, res in held if row.state == FINISHED]
         if finished:
             driver.acknowledge(finished)
-        # Not started, or cut short by a kill aimed at another job: uncounted.
-        cut_short = [res for row, res in held if row.state == RUNNING and hung is not None
-                     and row.token != hung.token]
-        back = [res for row, res in held if row.state == PREFETCHED] + cut_short
+        # Not started: handed back uncounted, here and now.
+        back = [res for row, res in held if row.state == PREFETCHED]
         if back:
             driver.unreserve(back)
         for row, res in held:
-            if row.state != RUNNING or (hung is not None and row.token != hung.token):
+            if row.state != RUNNING:
                 continue
-            if hung is not None:
+            if hung is not None and row.token != hung.token:
+                # Cut short by a kill aimed at another job: handed back uncounted, with
+                # a line in its timeline naming the job that forced it.
+                self.settlers.fenced(driver, res, cut_short_by(hung))
+            elif hung is not None:
                 self.settlers.killed(driver, res)
             elif death.fenced:
                 self.settlers.fenced(driver, res, death.fenced)
@@ -235,6 +238,19 @@ def fresh_driver(driver: QueueDriver, factory: Callable[[], QueueDriver]) -> Que
 
 
 def needs_settler(row: Row, death: Death) -> bool:
-    """A running row whose outcome its job's rules decide (the hung one after a kill;
-    every running one otherwise): the rest are acknowledged or handed back as they are."""
-    return row.state == RUNNING and (death.hung is None or row.token == death.hung.token)
+    """A running row: its outcome is its job's rules' (or, cut short by a kill aimed at
+    another job, a hand-back with its signal and timeline line), which need Django; the
+    rest are acknowledged or handed back as they are."""
+    return row.state == RUNNING
+
+
+def cut_short_by(hung: Row) -> str:
+    """Why a running job was handed back when its worker was killed for another one."""
+    member = hung.member or b""
+    try:
+        entry = json.loads(member)
+        uuid, name = str(entry.get("uuid") or hung.token), str(entry.get("job") or "a job")
+    except (ValueError, AttributeError):
+        uuid, name = hung.token, "a job"
+    return (f"cut short: its worker was killed because {name} {uuid[:64]}, in another "
+            "slot, was still running past its timeout and grace")

@@ -20,6 +20,7 @@ import time
 import pytest
 from django.conf import settings
 
+from horizon import attempts
 from queueing import dispatch_many
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.models import ControlValue, FailedJob
@@ -226,6 +227,13 @@ def test_a_hung_job_is_killed_and_its_7_neighbours_run_again_once_uncounted(
     assert by_label("end") == {}
     wait_until(lambda: rclient.llen(DEFAULT.ready) == 7 and rclient.zcard(DEFAULT.reserved) == 0,
                timeout=15, message="the 7 neighbours handed back")
+    # Issue 53: each neighbour's timeline says why it was handed back, naming the job
+    # that forced it.
+    for label in neighbours:
+        uuid = by_label("start")[label][0]["uuid"]
+        stopped = [e for e in attempts.entries(uuid) if e.get("outcome") == "stopped"]
+        assert stopped and hung_uuid in stopped[-1].get("error", ""), attempts.entries(uuid)
+        assert "cut short" in stopped[-1]["error"], stopped
     rclient.set(jobs.GATE, 1)
     second = spawn_worker("--concurrency=8", "--tries=1", "--stop-when-empty")
     assert second.wait(60) == 0, second.output()
