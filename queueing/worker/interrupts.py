@@ -46,7 +46,7 @@ NOT_LANDING_PACKAGES = ("django.db", "asgiref", "psycopg", "psycopg2", "psycopg_
 
 
 def _package_dirs(names: tuple[str, ...]) -> tuple[str, ...]:
-    found = []
+    found: list[str] = []
     for name in names:
         try:
             spec = importlib.util.find_spec(name)
