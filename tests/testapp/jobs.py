@@ -889,3 +889,19 @@ def transactions_until_stopped(label, seconds=60.0):
             Group.objects.create(name=uuid.uuid4().hex)
             Group.objects.filter(name__startswith="0").count()
     mark(label, "end")
+
+
+STORM_STARTED = "test:storm:started"
+
+
+@job
+async def astorm(label):
+    """An async storm job (issue 53): notes that its body began, 1 ms of waiting, then
+    its completion, so a kill storm can tell a job charged before it began, or after
+    its body returned, from one cut short in the middle."""
+    import asyncio
+
+    client = redis_driver("redis").client
+    client.hset(STORM_STARTED, label, 1)  # sync, on purpose: in the step its code begins
+    await asyncio.sleep(0.001)
+    client.hincrby(STORM, label, 1)  # and in the step it returns
