@@ -92,12 +92,15 @@ class ControlLoop:
         try:
             while True:
                 self.turned_at = time.monotonic()
+                reserver.inflight.loop_turned()
                 executor.attention.clear()
                 executor.service()
                 if stop is None and (turned or self.flags.quit):
                     stop = self.stop_reason(found_none)
                 turned = True
-                if stop is not None or self.flags.paused:
+                # Drained (a slot is stuck past its grace; the sidecar kills the process
+                # once the other slots finished): no new job, as when paused.
+                if stop is not None or self.flags.paused or reserver.inflight.drain_asked():
                     reserver.give_back()
                     if executor.busy:
                         self._ack_if_due()

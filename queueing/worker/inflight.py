@@ -193,6 +193,17 @@ class InFlight:
                 self.memory.set_state(entry.index, entry.shown, entry.kill_at,
                                       entry.started, True)
 
+    def loop_turned(self) -> None:
+        """The control loop took a turn: its beat in the shared memory (see
+        TableMemory.loop_beat)."""
+        if self.memory is not None:
+            self.memory.loop_beat()
+
+    def drain_asked(self) -> bool:
+        """The sidecar asked the worker to take no new job: one of its slots is stuck
+        past its grace, and the others finish before the kill."""
+        return self.memory is not None and self.memory.drain_asked_at() > 0
+
     def running_info(self) -> list[dict]:
         """The running jobs, for the worker's heartbeat (the dashboard's Running now)."""
         with self._lock:

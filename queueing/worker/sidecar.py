@@ -19,9 +19,14 @@ beat stops) and:
   and hands its running jobs back uncounted once the store answers, with their locks
   released and the stall named ("stopped: Redis unreachable for 24 s"): they did not
   fail; a lease found lapsed is logged with the job's uuid;
+- when a running job is still running ``kill_grace`` seconds after its timeout while
+  other jobs run and the worker can still act (its control loop turns), asks the worker
+  to take no new job and waits for those others to end within their own deadlines
+  (``_drains``), so a stuck slot costs only itself;
 - SIGKILLs the worker when a running job is still running ``kill_grace`` seconds after
-  its timeout, counted in time the worker could run (sched_time.py: the time its threads
-  waited for a CPU does not count, up to ``MAX_STARVED_EXTENSION``); the hung job is
+  its timeout (and any drain is over), counted in time the worker could run
+  (sched_time.py: the time its threads waited for a CPU does not count, up to
+  ``STARVED_EXTENSION_FACTOR`` graces); the hung job is
   released or failed by its rules (a timeout), any other running job is handed back
   uncounted (cut short by the kill, not by itself). A job whose code already ended
   (interrupted, raised or returned: the row says so) is no longer judged by its grace,
@@ -91,6 +96,8 @@ TICK = 0.1  # seconds between the sidecar's looks at the table
 STARVED_EXTENSION_FACTOR = 10.0
 MIN_STARVED_EXTENSION = 30.0
 MEASURE_AHEAD = 1.0  # seconds before a grace begins that its run-queue wait is measured
+LOOP_STALLED = 1.0  # seconds without a turn of the worker's loop: its Python is frozen
+DRAIN_MAX = 300.0  # seconds a stuck slot's kill waits for the other slots, at most
 
 
 
@@ -257,6 +264,11 @@ class Sidecar:
                 return 0
             now = time.time()
             hung = graces.hung(rows, now)
+            if hung is not None and self._drains(hung, rows, now):
+                hung = None  # the other slots finish first; the leases are renewed below
+            elif hung is None and self.memory.drain_asked_at():
+                self.memory.ask_to_drain(0.0)  # the stuck job ended after all: go on
+                self._say("the stuck job ended by itself; the worker takes jobs again")
             if hung is not None:
                 if self._kill(worker_pid, graces.why(hung, now)):
                     self.settlement.settle(driver, self._final_rows(), worker_pid, Death(hung=hung),
@@ -306,6 +318,30 @@ class Sidecar:
             live = {r.token for r in rows}
             for token in [t for t in renewed if t not in live]:
                 del renewed[token]
+
+    def _drains(self, hung: Row, rows: list[Row], now: float) -> bool:
+        """A job is stuck past its grace in one slot while others run: when the worker
+        can still act (its control loop turns: the stuck job does not hold the GIL),
+        it is asked to take no new job, and the kill waits until its other running jobs
+        have ended, each within its own deadline (at most DRAIN_MAX past the stuck
+        job's), so the stuck slot costs only itself. True while it waits."""
+        others = [r for r in rows if r.state == RUNNING and r.token != hung.token
+                  and not r.ended]
+        if not others or hung.ended:
+            return False
+        if now - self.memory.last_loop_turn() > LOOP_STALLED:
+            return False  # frozen (C holding the GIL): nobody else can finish anyway
+        asked = self.memory.drain_asked_at()
+        if not asked:
+            asked = now
+            self.memory.ask_to_drain(now)
+            self._say(f"its job {_uuid_of(hung)} is still running past its timeout and "
+                      f"grace (stuck where no interrupt lands): the worker takes no new job "
+                      f"and its {len(others)} other running job(s) finish first, then it "
+                      "is killed and replaced")
+        if now - asked > DRAIN_MAX:
+            return False
+        return all(not r.kill_at or now < r.kill_at for r in others)
 
     def settle(self, rows: list[Row], worker_pid: int, death: Death,
                renewed: dict[str, float]) -> None:

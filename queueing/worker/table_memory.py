@@ -43,9 +43,16 @@ _SEQ = struct.Struct("=Q")
 # how fresh the leases it inherits are.
 _BEAT = struct.Struct("=dd")
 BEAT_AT = _HEADER.size
+# Two more words outside the seqlock, one writer each: the worker's control loop's last
+# turn (the worker), so the sidecar can tell a worker whose other threads still run from
+# one frozen by a job holding the GIL; and when the sidecar asked the worker to drain (0:
+# never): a slot is stuck past its grace, so the worker takes no new job while its other
+# slots finish, before the kill (sidecar.py).
+_LOOP = struct.Struct("=dd")
+LOOP_AT = BEAT_AT + _BEAT.size
 MAX_ROWS = TABLE_ROWS  # rows the table holds: prefetch plus running plus finished
 SIZE = 64 * 1024 * 1024  # address space only: pages are used as rows need them
-ROWS_START = BEAT_AT + _BEAT.size
+ROWS_START = LOOP_AT + _LOOP.size
 ODD_SPINS = 20  # looks at an odd sequence number (a write under way) before giving up
 DATA_START = ROWS_START + MAX_ROWS * _ROW.size
 
@@ -172,6 +179,20 @@ class TableMemory:
     def last_beat(self) -> float:
         """When the sidecar last looked at the table (0: never)."""
         return _BEAT.unpack_from(self.buffer, BEAT_AT)[0]
+
+    def loop_beat(self) -> None:
+        """The worker's control loop took a turn (the worker writes the first word)."""
+        struct.pack_into("=d", self.buffer, LOOP_AT, time.time())
+
+    def last_loop_turn(self) -> float:
+        return _LOOP.unpack_from(self.buffer, LOOP_AT)[0]
+
+    def ask_to_drain(self, at: float) -> None:
+        """The sidecar asks the worker to take no new job (it writes the second word)."""
+        struct.pack_into("=d", self.buffer, LOOP_AT + 8, at)
+
+    def drain_asked_at(self) -> float:
+        return struct.unpack_from("=d", self.buffer, LOOP_AT + 8)[0]
 
     def last_renewed(self) -> float:
         """When a sidecar's renewal round last succeeded (0: never)."""
