@@ -39,6 +39,8 @@ KillSettler = Callable[[QueueDriver, Reservation], None]
 LostSettler = Callable[[QueueDriver, Reservation], None]
 # (driver, a running job stopped by the fence, why) -> None: handed back uncounted
 FenceSettler = Callable[[QueueDriver, Reservation, str], None]
+# (driver, a running job of a dead worker) -> None: its ConcurrencyLimited slots freed
+SlotFreer = Callable[[QueueDriver, Reservation], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +50,7 @@ class Settlers:
     killed: KillSettler  # past its timeout and grace: a timeout, by the job's rules
     lost: LostSettler  # its worker died (SIGKILL, OOM, segfault): by the job's rules
     fenced: FenceSettler  # stopped because the store was away: handed back uncounted
+    free: SlotFreer | None = None  # in the fork, at once: ConcurrencyLimited slots freed
 
 
 @dataclass(slots=True)
@@ -100,6 +103,7 @@ class Settlement:
             by_rules = [r for r in rows if needs_settler(r, death)]
             if by_rules:  # started first: it loads Django while the rest is settled here
                 settler = self._start_settler(by_rules, worker_pid, death, renewed)
+                self._free_slots(driver, by_rules)
                 self.settle(driver, [r for r in rows if r not in by_rules], worker_pid,
                              death, renewed)
                 if settler is not None:
@@ -121,6 +125,22 @@ class Settlement:
                               f"{worker_pid}: their leases bring them back")
                     return
                 time.sleep(SETTLE_RETRY)
+
+    def _free_slots(self, driver: QueueDriver, rows: list[Row]) -> None:
+        """The running rows' ConcurrencyLimited slots, freed here and now (a parked job
+        need not wait for the fresh settling process); a failure leaves them to it."""
+        free = self.settlers.free
+        if free is None:
+            return
+        for row in rows:
+            member = row.member
+            if member is None:
+                continue
+            try:
+                self._deadline.call(SETTLE_DEADLINE, free, driver, row.reservation(member))
+            except Exception as exc:
+                self._say(f"could not free the slots of job {row.token} yet ({exc}): the "
+                          "settling process frees them")
 
     @staticmethod
     def _give_up(driver: QueueDriver, rows: list[Row], death: Death,

@@ -77,7 +77,8 @@ def driver_factory(connection: str, timing: LeaseTiming | None) -> Callable[[], 
 
 def settlers(options: WorkerOptions, log: JobLog, owner: str) -> Settlers:
     abandoned = AbandonedJobs(options, log, owner)
-    return Settlers(abandoned.killed, abandoned.lost, abandoned.fenced)
+    return Settlers(abandoned.killed, abandoned.lost, abandoned.fenced,
+                    abandoned.free_slots)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
