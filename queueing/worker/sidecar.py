@@ -410,9 +410,12 @@ class Graces:
         live = {r.token for r in timed}
         for token in [t for t in self.extension if t not in live]:
             del self.extension[token]
-        return next((r for r in rows if r.state == RUNNING and r.kill_at and
-                     now >= r.kill_at + (0.0 if r.ended else
-                                         self.extension.get(r.token, 0.0))), None)
+        past = [(r.kill_at + (0.0 if r.ended else self.extension.get(r.token, 0.0)), r.index, r)
+                for r in rows if r.state == RUNNING and r.kill_at]
+        past = [entry for entry in past if now >= entry[0]]
+        # The first past its deadline is the stuck one: others past theirs during a drain
+        # (neighbours on an event loop it blocks) were held up by it.
+        return min(past)[2] if past else None
 
     def why(self, row: Row, now: float) -> str:
         if row.ended:

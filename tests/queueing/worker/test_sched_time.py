@@ -73,3 +73,13 @@ def test_an_unstarved_grace_runs_in_wall_time_and_an_ended_row_by_its_bound():
     ended = row(1003.0, ended=True)
     assert graces.hung([ended], 1003.0) is not None  # kill_at is the settling bound then
     assert "outcome was still not written down" in graces.why(ended, 1003.0)
+
+
+def test_of_several_rows_past_their_deadlines_the_first_past_is_the_stuck_one():
+    """During a drain, neighbours held up by the stuck job (an event loop it blocks) pass
+    their own deadlines too: the kill is charged to the one past its deadline first,
+    whatever the table's order."""
+    graces = Graces(Waits([]), kill_grace=3.0)
+    neighbour = Row(0, RUNNING, 0.0, 1015.0, 0.0, "default", "n", b"{}")
+    stuck = Row(1, RUNNING, 0.0, 1005.0, 0.0, "default", "s", b"{}")
+    assert graces.hung([neighbour, stuck], 1016.0) is stuck
