@@ -5,6 +5,8 @@ import sys
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["runworker"]:  # its signals from the first instant, before Django
+        import queueing  # noqa: F401  (queueing/worker/early_signals.py)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "standalone.settings")
     from django.core.management import execute_from_command_line
 

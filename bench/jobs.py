@@ -6,6 +6,7 @@ from django.contrib.auth.models import User
 
 from queueing import job
 from queueing.connections import redis_driver
+from queueing.middleware import ConcurrencyLimited
 
 
 @job
@@ -154,3 +155,36 @@ def mark(path, sent_at):
 def noop_silenced(n=0):
     """A no-op job kept off the Completed list (bench/monitor_cost.py)."""
     return None
+
+
+# -- bench/latency.py: dispatch-to-start, each job noting when its body began -------------
+LATENCY_STARTS = "bench:latency:starts"  # hash: label -> start time (unix seconds)
+LATENCY_ENDS = "bench:latency:ends"  # hash: label -> end time
+
+
+def _latency_note(key: str, label: str) -> None:
+    redis_driver().client.hset(key, label, repr(time.time()))
+
+
+@job
+def hop(label, hold=0.0):
+    """Notes its start and its end (a chain or chord member, a funnel holder)."""
+    _latency_note(LATENCY_STARTS, label)
+    if hold:
+        time.sleep(hold)
+    _latency_note(LATENCY_ENDS, label)
+
+
+@job
+def hop_callback(results, label):
+    """A chord's callback (its results come first)."""
+    _latency_note(LATENCY_STARTS, label)
+
+
+@job(middleware=[ConcurrencyLimited("bench-funnel", limit=1, lease=10)])
+def funnelled(label, hold=0.0):
+    """One at a time across workers: the next one starts when this one ends."""
+    _latency_note(LATENCY_STARTS, label)
+    if hold:
+        time.sleep(hold)
+    _latency_note(LATENCY_ENDS, label)

@@ -28,11 +28,16 @@ def _set_parent_death_signal(signum: int) -> None:
         pass  # not Linux/glibc: children outlive a killed parent, as before
 
 
-def child_setup(signum: int = signal.SIGTERM, *, nice: int = 0) -> Callable[[], None]:
-    """A preexec_fn: die by `signum` when the parent dies, optionally renice."""
+def child_setup(signum: int = signal.SIGTERM, *, nice: int = 0,
+                hold: Callable[[], None] | None = None) -> Callable[[], None]:
+    """A preexec_fn: die by `signum` when the parent dies, optionally renice; `hold`
+    runs first (a worker's: block the signals it will handle once it can, so none acts
+    by default while it starts; see queueing/worker/early_signals.py)."""
     parent = os.getpid()
 
     def setup() -> None:
+        if hold is not None:
+            hold()
         _set_parent_death_signal(signum)
         if os.getppid() != parent:  # the parent died before prctl took effect
             os.kill(os.getpid(), signum)

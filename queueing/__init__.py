@@ -5,6 +5,11 @@ Public API::
     from queueing import job, Job, chain, batch, current_job, dispatch_many, dispatch_many_async
     from queueing import group, chord   # workflows (docs/workflows.md)
 """
+# ruff: noqa: E402  (the early signals go first, before the API's imports)
+from queueing.worker import early_signals as _early_signals
+
+_early_signals.install_if_worker()  # first: a runworker's signals from its first instant
+
 from queueing import _moved
 from queueing.batches.pending import batch
 from queueing.batches.record import Batch, current_batch

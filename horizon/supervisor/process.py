@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from django.conf import settings
 
 from horizon.parent_death import child_setup
+from queueing.worker import early_signals
 from queueing.worker.readiness import READY_FD_ENV
 
 CLEAN_EXITS = (0, 12)  # a requested stop, the memory limit
@@ -70,7 +71,8 @@ class WorkerProcess:
             self.proc = subprocess.Popen(
                 [*worker_command(), "runworker", *self.arguments], env=env,
                 stdout=self.output, stderr=self.output, pass_fds=(write_fd,),
-                preexec_fn=child_setup(signal.SIGTERM, nice=self.nice),
+                preexec_fn=child_setup(signal.SIGTERM, nice=self.nice,
+                                       hold=early_signals.hold),
                 start_new_session=True,  # a terminal Ctrl-C reaches the master only; it relays
             )
         except BaseException:

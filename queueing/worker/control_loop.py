@@ -32,6 +32,7 @@ WATCH_EVERY = 0.05  # seconds between the loop's looks at timeouts, cancels and 
 ACK_DELAY = 0.1  # seconds a finished row waits for a reservation to carry its acknowledgement
 ACK_MAX = 256  # finished rows that are acknowledged at once, whatever their age
 MAX_EMPTY_BACKOFF = 1.0  # seconds between looks at empty queues while jobs run
+MIN_WAIT = 0.005  # the shortest wait on the store for a job coming due
 EXIT_ERROR = 1
 
 StopReason = Callable[[bool], "tuple[str, int] | None"]  # idle -> (why, exit code) or None
@@ -91,12 +92,15 @@ class ControlLoop:
         try:
             while True:
                 self.turned_at = time.monotonic()
+                reserver.inflight.loop_turned()
                 executor.attention.clear()
                 executor.service()
                 if stop is None and (turned or self.flags.quit):
                     stop = self.stop_reason(found_none)
                 turned = True
-                if stop is not None or self.flags.paused:
+                # Drained (a slot is stuck past its grace; the sidecar kills the process
+                # once the other slots finished): no new job, as when paused.
+                if stop is not None or self.flags.paused or reserver.inflight.drain_asked():
                     reserver.give_back()
                     if executor.busy:
                         self._ack_if_due()
@@ -149,6 +153,9 @@ class ControlLoop:
         executor.low_water = low_water
         want = executor.size + prefetch + low_water - waiting - executor.busy
         reserved = False
+        if want > 0 and waiting <= low_water and self._empty_until and \
+                reserver.seconds_to_due() == 0.0:
+            self._empty_until = 0.0  # a delayed job came due: the back-off is over
         if want > 0 and waiting <= low_water and time.monotonic() >= self._empty_until:
             reserved = reserver.next_batch(min(want, inflight.room()))  # carries the acks
             self._acked_at = time.monotonic()
@@ -163,11 +170,31 @@ class ControlLoop:
         if found_none and reserver.lost_since is None and not self.options.stop_when_empty:
             self._flush_ack()
             reserver.wait_for_work()
+            # Woken (or the slice ended): look at the queues now, whatever back-off the
+            # last busy spell left (it cost up to a second on the next pickup).
+            self._empty_until = 0.0
+            self._empty_backoff = 0.0
             executor.kick()
             return found_none
         self._ack_if_due()
         if not reserved:
-            executor.attention.wait(WATCH_EVERY)
+            if want > 0 and not inflight.unclaimed() and reserver.lost_since is None \
+                    and not executor.attention.is_set():
+                # Slots are free and the queues looked empty: wait on the store's own
+                # wake-up (a job pushed, a chain's next link, a funnel's release), not
+                # on the back-off, so a new job reaches a free slot at once. The wait is
+                # one watch long: timeouts, cancels and ended async jobs are looked at
+                # as often as before.
+                due = reserver.seconds_to_due()  # a delayed job coming due sooner
+                woken = reserver.wait_briefly(WATCH_EVERY if due is None else
+                                              min(WATCH_EVERY, max(due, MIN_WAIT)))
+                if woken:
+                    self._empty_until = 0.0
+                    self._empty_backoff = 0.0
+                elif woken is None:
+                    executor.attention.wait(WATCH_EVERY)
+            else:
+                executor.attention.wait(WATCH_EVERY)
         return found_none
 
     # -- acknowledging ----------------------------------------------------------------------

@@ -153,10 +153,13 @@ def pass_wakes(runner: JobRunner, held: Reservation, job: Payload,
 
 
 def release_abandoned(runner: JobRunner, held: Reservation, job: Payload,
-                      definition: JobDefinition | None) -> None:
+                      definition: JobDefinition | None,
+                      only: tuple[type, ...] | None = None) -> None:
     """Free what a job's middleware held when its worker died or was fenced mid-run
     (a WithoutOverlapping lock): each middleware that holds something while the job runs
-    says how, in ``release_abandoned(running_job)``, and releases only its own."""
+    says how, in ``release_abandoned(running_job)``, and releases only its own. `only`:
+    just the middleware of these kinds (the sidecar's fork frees ConcurrencyLimited
+    slots at once, before the fresh settling process loads)."""
     plan = plan_for(definition)
     if plan is None or definition is None:
         return
@@ -165,6 +168,8 @@ def release_abandoned(runner: JobRunner, held: Reservation, job: Payload,
                          worker=getattr(runner.worker, "owner", "") or "",
                          timeout=job.timeout or 0.0)
     for middleware in plan.middleware:
+        if only is not None and not isinstance(middleware, only):
+            continue
         release = getattr(middleware, "release_abandoned", None)
         if release is not None:
             release(running)

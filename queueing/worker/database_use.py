@@ -42,3 +42,39 @@ class ConnectionChecks:
         if _opened:
             close_old_connections()
             self.checked_at = time.perf_counter()
+
+    def after_interrupt(self) -> None:
+        """A timeout or cancel unwound the job's code: each of this thread's connections
+        is checked before its outcome is written down (the failure record uses the
+        same connection), as ``close_old_connections`` would, and more strictly: one
+        left marked inside an atomic block (the interrupt met a transaction whose exit
+        did not run) is rolled back and its bookkeeping reset, and each is closed, so
+        the next job opens a fresh one. An interrupt lands only in the job's own code
+        (interrupts.py), so this is the backstop, not the rule."""
+        if not _opened:
+            return
+        for conn in connections.all(initialized_only=True):
+            reset_connection(conn)
+        self.checked_at = time.perf_counter()
+
+
+def reset_connection(conn: Any) -> None:
+    """Leave one Django connection closed and outside any transaction (see
+    ConnectionChecks.after_interrupt); never raises."""
+    try:
+        if conn.in_atomic_block:
+            raw = conn.connection
+            if raw is not None:
+                try:
+                    raw.rollback()  # the driver's own: Django's refuses in an atomic block
+                except Exception:
+                    pass
+            conn.in_atomic_block = False
+            conn.savepoint_ids = []
+            conn.atomic_blocks = []
+            conn.needs_rollback = False
+            conn.commit_on_exit = True
+            conn.closed_in_transaction = False
+        conn.close()
+    except Exception:
+        conn.connection = None  # whatever it was, it is not used again

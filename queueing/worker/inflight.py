@@ -5,8 +5,11 @@ ones running (one per slot; several once a worker runs jobs concurrently), and t
 that finished but whose acknowledgement rides with the next pop. Each is a row:
 
 * ``PREFETCHED``: reserved, not started. Settled by handing it back uncounted.
-* ``RUNNING``: started (with its hard deadline). Settled by the job's own rules:
-  released or failed; the only state whose attempt is charged.
+* ``RUNNING``: its code began (with its hard deadline). Settled by the job's own rules:
+  released or failed; the only state whose attempt is charged. Once the code ended
+  (returned, raised, or was interrupted) the row is marked ended: the job's grace no
+  longer judges it, only the bound on writing its outcome down (``SETTLING_BOUND``); a
+  body that returned is shown to the sidecar as FINISHED at once (see ``ended``).
 * ``FINISHED``: succeeded. Settled by acknowledging it; it never runs again.
 
 A row leaves the table once settled (acknowledged, released, failed, handed back).
@@ -40,7 +43,13 @@ from queueing.worker.table_memory import (
     TableMemory,
 )
 
-__all__ = ["InFlight", "Row", "TableMemory", "EMPTY", "PREFETCHED", "RUNNING", "FINISHED",
+# Seconds a job's outcome may take to be written down once its code ended (a failure
+# record waiting for a store's write lock, a release retried through a failover): past
+# this the worker is stuck in its own settling and the sidecar replaces it.
+SETTLING_BOUND = 120.0
+
+__all__ = ["SETTLING_BOUND", "InFlight",
+           "Row", "TableMemory", "EMPTY", "PREFETCHED", "RUNNING", "FINISHED",
            "LEAVING", "STOPPING", "MAX_ROWS"]
 
 @dataclass(slots=True)
@@ -55,6 +64,14 @@ class _Entry:
     attempt: int = 0  # the run's attempt number (progress_of says which attempt runs)
     claimed: bool = False  # taken by a slot (or for handing back): no one else takes it
     completion: Any = None  # a finished job's record for the completion recorders
+    ended: bool = False  # RUNNING, its code ended: only its settling is left
+    returned: bool = False  # ended, and its body returned: done whatever happens next
+
+    @property
+    def shown(self) -> int:
+        """The state the sidecar sees: a body that returned is FINISHED (acknowledged if
+        the worker dies), while the worker still writes its success down."""
+        return FINISHED if self.returned and self.state == RUNNING else self.state
 
 
 class InFlight:
@@ -161,6 +178,33 @@ class InFlight:
                 job: str = "", attempt: int = 0) -> None:
         self._set(held, RUNNING, kill_at, time.time(), label=(uuid, job), attempt=attempt)
 
+    def ended(self, held: Reservation, *, returned: bool = False) -> None:
+        """The job's code ended: it returned (`returned`: its body is done, so the row is
+        shown FINISHED to the sidecar at once and acknowledged if the worker dies), or it
+        raised or was interrupted. Either way the job's timeout and grace no longer judge
+        the row: what is left is the worker writing its outcome down (a failure record
+        may wait for a store's write lock), bounded by SETTLING_BOUND."""
+        with self._lock:
+            entry = self._entries.get(held.token)
+            if entry is None or entry.state != RUNNING or entry.ended:
+                return
+            entry.ended, entry.returned = True, returned
+            entry.kill_at = time.time() + SETTLING_BOUND
+            if self.memory is not None and entry.index >= 0:
+                self.memory.set_state(entry.index, entry.shown, entry.kill_at,
+                                      entry.started, True)
+
+    def loop_turned(self) -> None:
+        """The control loop took a turn: its beat in the shared memory (see
+        TableMemory.loop_beat)."""
+        if self.memory is not None:
+            self.memory.loop_beat()
+
+    def drain_asked(self) -> bool:
+        """The sidecar asked the worker to take no new job: one of its slots is stuck
+        past its grace, and the others finish before the kill."""
+        return self.memory is not None and self.memory.drain_asked_at() > 0
+
     def running_info(self) -> list[dict]:
         """The running jobs, for the worker's heartbeat (the dashboard's Running now)."""
         with self._lock:
@@ -225,7 +269,8 @@ class InFlight:
             if completion is not None:
                 entry.completion = completion
             if self.memory is not None and entry.index >= 0:
-                self.memory.set_state(entry.index, state, kill_at, started)
+                self.memory.set_state(entry.index, entry.shown, kill_at, started,
+                                      entry.ended)
 
     def _rewrite(self) -> None:
         if len(self._entries) > MAX_ROWS:
@@ -233,5 +278,5 @@ class InFlight:
         for index, entry in enumerate(self._entries.values()):
             entry.index = index
         if self.memory is not None:
-            self.memory.rewrite([(e.state, e.leased_at, e.kill_at, e.started, e.held)
-                                 for e in self._entries.values()])
+            self.memory.rewrite([(e.shown, e.ended, e.leased_at, e.kill_at, e.started,
+                                  e.held) for e in self._entries.values()])

@@ -11,7 +11,12 @@ lands in the wrong place does harm that outlives the job:
 * inside ``threading`` or ``logging`` code, it can leave a lock acquired and never
   released;
 * inside the worker's own code (this package: settling, tracing, job controls), it
-  breaks the bookkeeping that settles the job.
+  breaks the bookkeeping that settles the job;
+* inside Django's database layer or a database driver (``django.db``, psycopg, sqlite3,
+  MySQLdb...), it can leave a transaction's bookkeeping half done: SQLite's write lock
+  held until the process dies, a connection marked inside an atomic block for good
+  ("Cannot open a new connection in an atomic block" for every later job of the
+  thread); inside asgiref, a sync_to_async hand-over half made.
 
 So an interrupt is only raised where the frame it would land in is the job's own
 (``landing_is_safe``); elsewhere it waits and is tried again on the watcher's next look
@@ -23,6 +28,7 @@ raise and the raise withdrawn when the thread moved into unsafe code meanwhile.
 from __future__ import annotations
 
 import ctypes
+import importlib.util
 import os
 import sys
 import threading
@@ -33,16 +39,41 @@ from typing import Any
 from queueing.worker import execution
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # queueing/
+_STDLIB = os.path.dirname(threading.__file__)
+# Packages whose frames are no landing place, found without importing them.
+NOT_LANDING_PACKAGES = ("django.db", "asgiref", "psycopg", "psycopg2", "psycopg_pool",
+                        "MySQLdb", "pymysql", "oracledb", "cx_Oracle")
+
+
+def _package_dirs(names: tuple[str, ...]) -> tuple[str, ...]:
+    found: list[str] = []
+    for name in names:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        if spec is None:
+            continue
+        if spec.submodule_search_locations:
+            found.extend(os.path.join(p, "") for p in spec.submodule_search_locations)
+        elif spec.origin:
+            found.append(spec.origin)
+    return tuple(found)
+
+
 _UNSAFE_MODULES = (os.path.join(_PACKAGE, ""),
-                   os.path.join(os.path.dirname(threading.__file__), "threading.py"),
-                   os.path.join(os.path.dirname(threading.__file__), "logging", ""),
-                   os.path.join(os.path.dirname(threading.__file__), "importlib", ""))
+                   os.path.join(_STDLIB, "threading.py"),
+                   os.path.join(_STDLIB, "logging", ""),
+                   os.path.join(_STDLIB, "importlib", ""),
+                   os.path.join(_STDLIB, "sqlite3", ""),
+                   *_package_dirs(NOT_LANDING_PACKAGES))
 
 
 def landing_is_safe(frame: FrameType | None) -> bool:
     """Whether an exception raised at `frame` (the innermost frame of the thread) lands
     in the job's own code: no import under way anywhere on the stack, and the innermost
-    frame not in threading, logging, importlib or this package."""
+    frame not in threading, logging, importlib, this package, Django's database layer, a
+    database driver or asgiref."""
     if frame is None:
         return True  # a thread in C with no Python frame: it lands when it returns
     innermost = frame.f_code.co_filename

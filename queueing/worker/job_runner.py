@@ -259,27 +259,35 @@ class JobRunner:
         checks.before_job(started)
         verdict = None
         try:
-            if alarm:
-                self._awaited_interrupt = None
-                self.current = job
-                self.in_job = True
-                self._arm(held, prepared.timeout, job)
-                try:
-                    verdict = self._call(prepared)
-                finally:
-                    self.in_job = False
-                    self.current = None
-                    self.pending_cancel = None
-                    self.pending_stop = False
-                    self._disarm()
-            else:  # its row was marked running when it was handed to this slot
-                verdict = guard.call(held.token, self._call, prepared)
+            try:
+                if alarm:
+                    self._awaited_interrupt = None
+                    self.current = job
+                    self.in_job = True
+                    self._arm(held, prepared.timeout, job)
+                    try:
+                        verdict = self._call(prepared)
+                    finally:
+                        self.in_job = False
+                        self.current = None
+                        self.pending_cancel = None
+                        self.pending_stop = False
+                        self._disarm()
+                else:  # its row was marked running when it was handed to this slot
+                    verdict = guard.call(held.token, self._call, prepared)
+            except BaseException:
+                self.code_ended(prepared, returned=False)
+                raise
+            self.code_ended(prepared, returned=True)
         except StopInterrupt:
+            checks.after_interrupt()  # before the hand-back's record uses the connection
             return self.stopped(prepared, time.perf_counter() - started)
         except TimeoutInterrupt:
+            checks.after_interrupt()  # before the failure record uses the connection
             return self.timed_out(held, job, definition, prepared.tries, prepared.timeout,
                                   time.perf_counter() - started)
         except JobCancelled as exc:
+            checks.after_interrupt()
             meant = guard.raised(held.token, exc) if guard is not None else (
                 self._awaited_interrupt or exc)
             cancel = meant if isinstance(meant, JobCancelled) else exc
@@ -296,6 +304,21 @@ class JobRunner:
             if settled is not None:
                 return settled
         return self.succeeded(prepared, runtime)
+
+    def code_ended(self, prepared: Prepared, *, returned: bool) -> None:
+        """The job's code is over (`returned`: its body returned). Its row says so at
+        once, before its outcome is written down: the sidecar then judges the row by the
+        settling's bound, not the job's grace (a failure record waiting for a store's
+        write lock is not a job ignoring its timeout), and a body that returned is done
+        even if the worker dies now (see InFlight.ended). A job whose success still has
+        work of ours to come (its chain's next link, a batch's counters, middleware's
+        verdict) is not shown done early: a death then settles it by its rules."""
+        if self.inflight is None:
+            return
+        job = prepared.job
+        done = returned and prepared.plan is None and not job.chain and \
+            "batch" not in job.data
+        self.inflight.ended(prepared.held, returned=done)
 
     def _call(self, prepared: Prepared) -> Any:
         """The job's own code, through its middleware chain when it has one (job

@@ -17,7 +17,7 @@ from queueing.drivers.contract import Reservation
 from queueing.worker import policy
 from queueing.worker.inflight import InFlight
 from queueing.worker.outcome import Outcome
-from queueing.worker.recorders import Completion, record_outcome
+from queueing.worker.recorders import Completion, completion_calls, record_outcome
 from queueing.worker.reserving import JobStats
 
 
@@ -38,7 +38,8 @@ class Ledger:
         if outcome.kind == "done":
             completion = None if outcome.job is None else Completion(
                 outcome.job, held.queue, outcome.runtime, time.time(), held.raw)
-            self.inflight.finished_ok(held, completion)
+            if not self._acknowledged_now(held, outcome, completion):
+                self.inflight.finished_ok(held, completion)
         else:
             self.inflight.settled([held])
         stats = self.stats
@@ -49,3 +50,23 @@ class Ledger:
         if outcome.kind != "done":
             record_outcome(self.driver, outcome.job, held.queue, outcome.kind,
                            outcome.runtime)
+
+    def _acknowledged_now(self, held: Reservation, outcome: Outcome,
+                          completion: Completion | None) -> bool:
+        """A batch member that succeeded in a slot thread is acknowledged here and now:
+        its batch counts it with its acknowledgement, and the next step of a chord or a
+        chain after a group waits for that count, while the control loop may be in a
+        wait on the store for up to a watch (50 ms). Its row is never FINISHED in the
+        table, so the loop cannot acknowledge it too; a failure here leaves it to ride
+        with the next round trip as any other. True when acknowledged."""
+        job = outcome.job
+        if job is None or "batch" not in job.data or \
+                threading.current_thread() is threading.main_thread():
+            return False
+        try:
+            self.driver.acknowledge([held], completion_calls(
+                self.driver, [completion] if completion is not None else []))
+        except Exception:  # the store away: acknowledged with the next round trip
+            return False
+        self.inflight.settled([held])
+        return True

@@ -181,7 +181,8 @@ class Worker:
             self.memory, driver_factory=sidecar_process.driver_factory(self.driver.name, timing),
             settlers=sidecar_process.settlers(self.options, self.runner.log, self.owner),
             stderr=self.stderr, timing=timing, fresh=fresh,
-            start_fresh=sidecar_process.uses_sqlite(self.driver))
+            start_fresh=sidecar_process.uses_sqlite(self.driver),
+            kill_grace=self.options.kill_grace)
         try:
             self.sidecar.start()
         except OSError as exc:  # fork refused (no memory, too many processes)

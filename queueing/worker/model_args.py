@@ -6,8 +6,9 @@ them replaced by rows read now, through each model's default manager on the data
 the instance came from, one query per model and database (``in_bulk``), whatever the
 number of references. This runs inside the job's body as the runner calls it: after
 its middleware (which may skip or release the job without a query), inside its timeout,
-between the per-job database connection checks. An ``async def`` job fetches with the
-async ORM (``ain_bulk``) on its own loop. A plain job never comes here: the runner's
+between the per-job database connection checks. An ``async def`` job fetches on the
+thread Django's async ORM uses (asgiref's), that thread's connection checked first, as
+its loop awaits. A plain job never comes here: the runner's
 one dict lookup (``models`` in the payload) is all it costs.
 
 A row that is gone raises ``MissingModel`` ("auth.User 42 no longer exists"); a
@@ -25,8 +26,10 @@ import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from asgiref.sync import sync_to_async
 from django.apps import apps
 from django.core.exceptions import ValidationError
+from django.db import close_old_connections
 from django.db import connections as db_connections
 from django.db.models import Model
 
@@ -125,11 +128,16 @@ def fetch(job: Payload) -> tuple[list, dict]:
 
 
 async def afetch(job: Payload) -> tuple[list, dict]:
-    """`fetch` with the async ORM, for an ``async def`` job on its loop."""
-    plan = Fetch(job.args, job.kwargs)
-    for group, queryset in plan.queries():
-        plan.found(group, await queryset.ain_bulk(list(plan.wanted[group])))
-    return plan.bound()
+    """`fetch` for an ``async def`` job on its loop: on the thread Django's async ORM
+    uses (asgiref's shared thread), with that thread's connection checked first, as
+    each sync job's is: no per-job check ever ran there, so one dropped connection
+    failed every later async job with a model argument until the worker restarted."""
+    return await sync_to_async(checked_fetch, thread_sensitive=True)(job)
+
+
+def checked_fetch(job: Payload) -> tuple[list, dict]:
+    close_old_connections()
+    return fetch(job)
 
 
 def bind(func: Callable[..., Any], job: Payload) -> tuple[Callable[..., Any], list, dict]:

@@ -11,6 +11,8 @@ import signal
 import time
 from collections.abc import Callable
 
+from queueing.worker import early_signals
+
 
 class TimeoutInterrupt(BaseException):
     """Raised inside a job that ran past its timeout, to stop it.
@@ -21,7 +23,11 @@ class TimeoutInterrupt(BaseException):
 
 
 class SignalFlags:
-    """SIGTERM/SIGINT/SIGQUIT: quit after the current job. SIGUSR2: pause. SIGCONT: resume."""
+    """SIGTERM/SIGINT/SIGQUIT: quit after the current job. SIGUSR2: pause. SIGCONT: resume.
+
+    What arrived before (early_signals.py: a runworker handles SIGTERM, SIGUSR2 and
+    SIGCONT from its first instant) is adopted: a worker paused while it started starts
+    paused."""
 
     def __init__(self) -> None:
         self.quit = False
@@ -32,12 +38,18 @@ class SignalFlags:
         self.quit_at: float | None = None
         self.quit_wall: float | None = None
         self._previous: dict[int, object] = {}
+        early_signals.adopt(self)
 
     def install_quit(self) -> None:
         """Only the stop signals, as early as a worker starts: a SIGTERM that arrives
-        while it connects is a clean stop (exit 0), not a death by the signal."""
+        while it connects is a clean stop (exit 0), not a death by the signal. SIGUSR2
+        and SIGCONT are recorded here too until the loop installs its handlers."""
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT):
             self._previous.setdefault(signum, signal.signal(signum, self._on_quit))
+        for signum, handler in ((signal.SIGUSR2, self._on_pause),
+                                (signal.SIGCONT, self._on_continue)):
+            self._previous.setdefault(signum, signal.signal(signum, handler))
+        early_signals.release()  # held by a supervisor until now: delivered here
 
     def install(self, on_alarm: Callable[[int, object], None]) -> None:
         handlers = {
@@ -49,7 +61,9 @@ class SignalFlags:
             signal.SIGALRM: on_alarm,
         }
         for signum, handler in handlers.items():
-            self._previous.setdefault(signum, signal.signal(signum, handler))
+            previous = signal.signal(signum, handler)
+            self._previous.setdefault(signum, previous)
+        early_signals.release()
 
     def uninstall(self) -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)

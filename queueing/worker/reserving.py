@@ -27,6 +27,9 @@ from queueing.worker.recorders import completion_calls, recorder_failures
 logger = logging.getLogger("queueing.worker")
 
 MAX_BLOCK_SLICE = 1.0  # seconds a blocking wait lasts before flags are looked at again
+MIN_BLOCK_SLICE = 0.01  # the shortest blocking wait the store is asked for
+DUE_READ_EVERY = 0.5  # seconds between reads of when the soonest delayed job comes due
+DUE_MARGIN = 0.002  # seconds past a delayed job's due time that a wait ends
 REFUSAL_LOG_EVERY = 10.0  # seconds between log lines about the same kind of refusal
 
 
@@ -67,6 +70,8 @@ class Reserver:
         self._control_read_at = 0.0
         self._control_known = False  # the restart stamp seen at start has been read
         self._refused_logged_at = float("-inf")
+        self._due_read_at = float("-inf")  # monotonic: when the soonest delayed job was read
+        self._next_due: float | None = None  # unix time the soonest delayed job comes due
 
     def next_batch(self, count: int) -> bool:
         """Reserve up to `count` jobs from the queues in priority order (one round trip
@@ -189,11 +194,37 @@ class Reserver:
             logger.error("could not acknowledge %d finished job(s): %s", len(finished),
                          printable(exc, 300))
 
+    def seconds_to_due(self) -> float | None:
+        """Seconds until the soonest delayed job of the active queues comes due (0 when
+        one is due now; None: none is delayed, or the store did not say). Read at most
+        every DUE_READ_EVERY: a blocking wait then ends when a job comes due instead
+        of at the end of its slice, a second later at worst."""
+        now = time.monotonic()
+        if now - self._due_read_at >= DUE_READ_EVERY:
+            self._due_read_at = now
+            soonest = None
+            try:
+                for queue in self.queues:
+                    if queue in self.paused_queues:
+                        continue
+                    found = self.driver.delayed(queue, 0, 0, preview=1)
+                    if found and (soonest is None or found[0][1] < soonest):
+                        soonest = found[0][1]
+            except Exception:  # a hint only: the wait's own call reports a failure
+                soonest = None
+            self._next_due = soonest
+        if self._next_due is None:
+            return None
+        return max(self._next_due - time.time(), 0.0)
+
     def wait_for_work(self) -> None:
         queues = self.queues if self.fair is None else self._fair_round()
         active = [q for q in queues if q not in self.paused_queues]
         if self.block_for is not None and active:
             slice_ = min(self.block_for or MAX_BLOCK_SLICE, MAX_BLOCK_SLICE)
+            due = self.seconds_to_due()
+            if due is not None and due < slice_:  # the pop after the wait migrates it
+                slice_ = max(due + DUE_MARGIN, MIN_BLOCK_SLICE)
             try:
                 if not self._wait_then_take(active, slice_):
                     self.driver.wait_for_jobs(active, slice_)
@@ -203,6 +234,23 @@ class Reserver:
                 self.refused(exc)
         else:
             interruptible_sleep(self.options.sleep, self.should_wake)
+
+    def wait_briefly(self, seconds: float) -> bool | None:
+        """Wait up to `seconds` for a job on the worker's active queues while some of
+        its slots are busy (the loop then reserves at once): True when woken, False
+        when the time passed, None when this worker does not block on its store (no
+        block_for, every queue paused) or the store failed: the caller waits its own
+        way (the loop's next reservation meets the same error and handles it)."""
+        if self.block_for is None:
+            return None
+        active = [q for q in self.queues if q not in self.paused_queues]
+        if not active:
+            return None
+        failures: tuple[type[Exception], ...] = (*self.transient, *REFUSALS)
+        try:
+            return bool(self.driver.wait_for_jobs(active, seconds))
+        except failures:
+            return None
 
     def _wait_then_take(self, active: list[str], slice_: float) -> bool:
         """Wait for one queue and reserve its jobs in the same round trip (see

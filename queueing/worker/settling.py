@@ -13,6 +13,7 @@ leases renewed; the rest is settled here at once.
 """
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 from collections.abc import Callable
@@ -38,6 +39,8 @@ KillSettler = Callable[[QueueDriver, Reservation], None]
 LostSettler = Callable[[QueueDriver, Reservation], None]
 # (driver, a running job stopped by the fence, why) -> None: handed back uncounted
 FenceSettler = Callable[[QueueDriver, Reservation, str], None]
+# (driver, a running job of a dead worker) -> None: its ConcurrencyLimited slots freed
+SlotFreer = Callable[[QueueDriver, Reservation], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +50,7 @@ class Settlers:
     killed: KillSettler  # past its timeout and grace: a timeout, by the job's rules
     lost: LostSettler  # its worker died (SIGKILL, OOM, segfault): by the job's rules
     fenced: FenceSettler  # stopped because the store was away: handed back uncounted
+    free: SlotFreer | None = None  # in the fork, at once: ConcurrencyLimited slots freed
 
 
 @dataclass(slots=True)
@@ -99,6 +103,7 @@ class Settlement:
             by_rules = [r for r in rows if needs_settler(r, death)]
             if by_rules:  # started first: it loads Django while the rest is settled here
                 settler = self._start_settler(by_rules, worker_pid, death, renewed)
+                self._free_slots(driver, by_rules)
                 self.settle(driver, [r for r in rows if r not in by_rules], worker_pid,
                              death, renewed)
                 if settler is not None:
@@ -120,6 +125,22 @@ class Settlement:
                               f"{worker_pid}: their leases bring them back")
                     return
                 time.sleep(SETTLE_RETRY)
+
+    def _free_slots(self, driver: QueueDriver, rows: list[Row]) -> None:
+        """The running rows' ConcurrencyLimited slots, freed here and now (a parked job
+        need not wait for the fresh settling process); a failure leaves them to it."""
+        free = self.settlers.free
+        if free is None:
+            return
+        for row in rows:
+            member = row.member
+            if member is None:
+                continue
+            try:
+                self._deadline.call(SETTLE_DEADLINE, free, driver, row.reservation(member))
+            except Exception as exc:
+                self._say(f"could not free the slots of job {row.token} yet ({exc}): the "
+                          "settling process frees them")
 
     @staticmethod
     def _give_up(driver: QueueDriver, rows: list[Row], death: Death,
@@ -190,16 +211,18 @@ class Settlement:
         finished = [res for row, res in held if row.state == FINISHED]
         if finished:
             driver.acknowledge(finished)
-        # Not started, or cut short by a kill aimed at another job: uncounted.
-        cut_short = [res for row, res in held if row.state == RUNNING and hung is not None
-                     and row.token != hung.token]
-        back = [res for row, res in held if row.state == PREFETCHED] + cut_short
+        # Not started: handed back uncounted, here and now.
+        back = [res for row, res in held if row.state == PREFETCHED]
         if back:
             driver.unreserve(back)
         for row, res in held:
-            if row.state != RUNNING or (hung is not None and row.token != hung.token):
+            if row.state != RUNNING:
                 continue
-            if hung is not None:
+            if hung is not None and row.token != hung.token:
+                # Cut short by a kill aimed at another job: handed back uncounted, with
+                # a line in its timeline naming the job that forced it.
+                self.settlers.fenced(driver, res, cut_short_by(hung))
+            elif hung is not None:
                 self.settlers.killed(driver, res)
             elif death.fenced:
                 self.settlers.fenced(driver, res, death.fenced)
@@ -235,6 +258,19 @@ def fresh_driver(driver: QueueDriver, factory: Callable[[], QueueDriver]) -> Que
 
 
 def needs_settler(row: Row, death: Death) -> bool:
-    """A running row whose outcome its job's rules decide (the hung one after a kill;
-    every running one otherwise): the rest are acknowledged or handed back as they are."""
-    return row.state == RUNNING and (death.hung is None or row.token == death.hung.token)
+    """A running row: its outcome is its job's rules' (or, cut short by a kill aimed at
+    another job, a hand-back with its signal and timeline line), which need Django; the
+    rest are acknowledged or handed back as they are."""
+    return row.state == RUNNING
+
+
+def cut_short_by(hung: Row) -> str:
+    """Why a running job was handed back when its worker was killed for another one."""
+    member = hung.member or b""
+    try:
+        entry = json.loads(member)
+        uuid, name = str(entry.get("uuid") or hung.token), str(entry.get("job") or "a job")
+    except (ValueError, AttributeError):
+        uuid, name = hung.token, "a job"
+    return (f"cut short: its worker was killed because {name} {uuid[:64]}, in another "
+            "slot, was still running past its timeout and grace")

@@ -19,9 +19,18 @@ beat stops) and:
   and hands its running jobs back uncounted once the store answers, with their locks
   released and the stall named ("stopped: Redis unreachable for 24 s"): they did not
   fail; a lease found lapsed is logged with the job's uuid;
+- when a running job is still running ``kill_grace`` seconds after its timeout while
+  other jobs run and the worker can still act (its control loop turns), asks the worker
+  to take no new job and waits for those others to end within their own deadlines
+  (``_drains``), so a stuck slot costs only itself;
 - SIGKILLs the worker when a running job is still running ``kill_grace`` seconds after
-  its timeout; the hung job is released or failed by its rules (a timeout), any other
-  running job is handed back uncounted (cut short by the kill, not by itself);
+  its timeout (and any drain is over), counted in time the worker could run
+  (sched_time.py: the time its threads waited for a CPU does not count, up to
+  ``STARVED_EXTENSION_FACTOR`` graces); the hung job is
+  released or failed by its rules (a timeout), any other running job is handed back
+  uncounted (cut short by the kill, not by itself). A job whose code already ended
+  (interrupted, raised or returned: the row says so) is no longer judged by its grace,
+  only by the bound on writing its outcome down (inflight.SETTLING_BOUND);
 - when the worker is gone (it died, or exited leaving rows), settles the table by state:
   finished rows are acknowledged, prefetched rows handed back uncounted to their place,
   running rows released or failed by their rules; then exits. Settling is retried (on
@@ -58,6 +67,7 @@ from queueing.drivers.contract import QueueDriver
 from queueing.worker.deadline import Deadline
 from queueing.worker.fork_child import become_sidecar
 from queueing.worker.policy import LeaseTiming, lease_timing
+from queueing.worker.sched_time import StarvedTime
 from queueing.worker.settling import (
     FRESH_START_ALLOWANCE,
     Death,
@@ -81,6 +91,14 @@ from queueing.worker.table_memory import (
 logger = logging.getLogger("queueing.worker")
 
 TICK = 0.1  # seconds between the sidecar's looks at the table
+# The most a grace is stretched by time the worker spent waiting for a CPU, as a multiple
+# of the grace (and at least MIN_STARVED_EXTENSION s): a job stuck in C on a starved host
+# is still killed, later.
+STARVED_EXTENSION_FACTOR = 10.0
+MIN_STARVED_EXTENSION = 30.0
+MEASURE_AHEAD = 1.0  # seconds before a grace begins that its run-queue wait is measured
+LOOP_STALLED = 1.0  # seconds without a turn of the worker's loop: its Python is frozen
+DRAIN_MAX = 300.0  # seconds a stuck slot's kill waits for the other slots, at most
 
 
 
@@ -98,8 +116,9 @@ class Sidecar:
     def __init__(self, memory: TableMemory, *, driver_factory: Callable[[], QueueDriver],
                  settlers: Settlers, stderr: Any = None,
                  timing: LeaseTiming | None = None, fresh: FreshProcesses | None = None,
-                 start_fresh: bool = False) -> None:
+                 start_fresh: bool = False, kill_grace: float = 3.0) -> None:
         self.memory = memory
+        self.kill_grace = kill_grace
         self.fresh = fresh
         self.start_fresh = start_fresh and fresh is not None
         self._process: subprocess.Popen | None = None  # a sidecar started fresh
@@ -233,6 +252,7 @@ class Sidecar:
             for row in self.memory.read(writer_alive=worker_alive)[1]:
                 renewed[row.token] = inherited
         warned: set[str] = set()
+        graces = Graces(StarvedTime(worker_pid), self.kill_grace)
         while True:
             time.sleep(TICK)
             self.memory.beat()
@@ -244,11 +264,14 @@ class Sidecar:
             if mode == STOPPING:
                 return 0
             now = time.time()
-            hung = next((r for r in rows if r.state == RUNNING and r.kill_at
-                         and now >= r.kill_at), None)
+            hung = graces.hung(rows, now)
+            if hung is not None and self._drains(hung, rows, now):
+                hung = None  # the other slots finish first; the leases are renewed below
+            elif hung is None and self.memory.drain_asked_at():
+                self.memory.ask_to_drain(0.0)  # the stuck job ended after all: go on
+                self._say("the stuck job ended by itself; the worker takes jobs again")
             if hung is not None:
-                if self._kill(worker_pid, f"its job {hung.token} was still running past "
-                                          "its timeout and grace"):
+                if self._kill(worker_pid, graces.why(hung, now)):
                     self.settlement.settle(driver, self._final_rows(), worker_pid, Death(hung=hung),
                                  renewed)
                 return 0
@@ -289,6 +312,10 @@ class Sidecar:
             for row in due:
                 renewed[row.token] = now
             self.memory.beat(renewed_at=now)
+            if lapsed:  # one the worker settled since the table was read is not lapsed
+                held = {r.token for r in self.memory.read(writer_alive=worker_alive)[1]
+                        if r.state != FINISHED}
+                lapsed = [r for r in lapsed if r.token in held]
             for row in lapsed:
                 if row.token not in warned and row.state != FINISHED:
                     warned.add(row.token)
@@ -299,6 +326,30 @@ class Sidecar:
             live = {r.token for r in rows}
             for token in [t for t in renewed if t not in live]:
                 del renewed[token]
+
+    def _drains(self, hung: Row, rows: list[Row], now: float) -> bool:
+        """A job is stuck past its grace in one slot while others run: when the worker
+        can still act (its control loop turns: the stuck job does not hold the GIL),
+        it is asked to take no new job, and the kill waits until its other running jobs
+        have ended, each within its own deadline (at most DRAIN_MAX past the stuck
+        job's), so the stuck slot costs only itself. True while it waits."""
+        others = [r for r in rows if r.state == RUNNING and r.token != hung.token
+                  and not r.ended]
+        if not others or hung.ended:
+            return False
+        if now - self.memory.last_loop_turn() > LOOP_STALLED:
+            return False  # frozen (C holding the GIL): nobody else can finish anyway
+        asked = self.memory.drain_asked_at()
+        if not asked:
+            asked = now
+            self.memory.ask_to_drain(now)
+            self._say(f"its job {_uuid_of(hung)} is still running past its timeout and "
+                      f"grace (stuck where no interrupt lands): the worker takes no new job "
+                      f"and its {len(others)} other running job(s) finish first, then it "
+                      "is killed and replaced")
+        if now - asked > DRAIN_MAX:
+            return False
+        return all(not r.kill_at or now < r.kill_at for r in others)
 
     def settle(self, rows: list[Row], worker_pid: int, death: Death,
                renewed: dict[str, float]) -> None:
@@ -343,6 +394,56 @@ class Sidecar:
             self.stderr.flush()
         except Exception:
             pass
+
+
+class Graces:
+    """Which running job has outlived its timeout and grace, the grace counted in time
+    the worker could run: each tick of a grace adds the run-queue wait of the worker's
+    most-delayed thread to that job's deadline (``StarvedTime``), up to
+    STARVED_EXTENSION_FACTOR graces. A row whose code ended is judged by its settling
+    bound as written (inflight.SETTLING_BOUND), with no stretching."""
+
+    def __init__(self, starved: StarvedTime, kill_grace: float) -> None:
+        self.starved = starved
+        self.kill_grace = kill_grace
+        self.cap = max(kill_grace * STARVED_EXTENSION_FACTOR, MIN_STARVED_EXTENSION)
+        self.extension: dict[str, float] = {}  # token -> seconds its deadline moved
+        self._looked_at: float | None = None
+
+    def hung(self, rows: list[Row], now: float) -> Row | None:
+        timed = [r for r in rows if r.state == RUNNING and r.kill_at and not r.ended]
+        near = [r for r in timed if now >= r.kill_at - self.kill_grace - MEASURE_AHEAD]
+        if near:
+            waited = self.starved.waited()
+            since = now - self._looked_at if self._looked_at is not None else 0.0
+            self._looked_at = now
+            stolen = min(waited, max(since, 0.0))
+            for row in near:
+                if now >= row.kill_at - self.kill_grace:  # in its grace: stretched
+                    self.extension[row.token] = min(
+                        self.extension.get(row.token, 0.0) + stolen, self.cap)
+        else:
+            self.starved.forget()
+            self._looked_at = None
+        live = {r.token for r in timed}
+        for token in [t for t in self.extension if t not in live]:
+            del self.extension[token]
+        past = [(r.kill_at + (0.0 if r.ended else self.extension.get(r.token, 0.0)), r.index, r)
+                for r in rows if r.state == RUNNING and r.kill_at]
+        past = [entry for entry in past if now >= entry[0]]
+        # The first past its deadline is the stuck one: others past theirs during a drain
+        # (neighbours on an event loop it blocks) were held up by it.
+        return min(past)[2] if past else None
+
+    def why(self, row: Row, now: float) -> str:
+        if row.ended:
+            return (f"its job {row.token}'s code ended, but its outcome was still not "
+                    "written down after the settling's bound (stuck in the worker's own "
+                    "settling)")
+        stretched = self.extension.get(row.token, 0.0)
+        return (f"its job {row.token} was still running past its timeout and grace"
+                + (f" (the grace stretched {stretched:.1f} s for time the worker waited "
+                   "for a CPU)" if stretched >= 0.1 else ""))
 
 
 STATE_WORDS = {PREFETCHED: "prefetched", RUNNING: "running", FINISHED: "finished"}

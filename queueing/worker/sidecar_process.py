@@ -77,7 +77,8 @@ def driver_factory(connection: str, timing: LeaseTiming | None) -> Callable[[], 
 
 def settlers(options: WorkerOptions, log: JobLog, owner: str) -> Settlers:
     abandoned = AbandonedJobs(options, log, owner)
-    return Settlers(abandoned.killed, abandoned.lost, abandoned.fenced)
+    return Settlers(abandoned.killed, abandoned.lost, abandoned.fenced,
+                    abandoned.free_slots)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -154,7 +155,8 @@ def main(spec: dict[str, Any]) -> None:
         sidecar = Sidecar(memory,  # type: ignore[arg-type]  # settling reads no table
                           driver_factory=driver_factory(spec["connection"], timing),
                           settlers=settlers(options, log, spec["owner"]),
-                          stderr=sys.stderr, timing=timing)
+                          stderr=sys.stderr, timing=timing,
+                          kill_grace=options.kill_grace)
         signal.signal(signal.SIGTERM, sidecar.on_term)
         if spec["mode"] == "watch":
             code = sidecar.watch(spec["worker_pid"])

@@ -261,8 +261,9 @@ class SlotPool:
         # the thread's own loop, like a sync job; Django Tasks' adapter runs on a thread.
         is_async = prepared.definition.is_async and prepared.plan is None
         entry = Active(prepared, time.monotonic(), is_async)
-        self.inflight.started(held, self.runner.kill_at(prepared), prepared.job.uuid,
-                              prepared.job.job, prepared.job.attempts)
+        if not is_async:  # an async job's row is marked running when its task begins
+            self.inflight.started(held, self.runner.kill_at(prepared), prepared.job.uuid,
+                                  prepared.job.job, prepared.job.attempts)
         with self._cond:
             self.active[held.token] = entry
             if not is_async:  # more rows waiting: another thread takes the next one
@@ -342,6 +343,10 @@ class SlotPool:
         cancellation this pool asked for (its timeout, an operator's cancel, the pool
         closing) is ours: a CancelledError or TimeoutError the job raised itself (an
         inner wait_for, a socket timeout) is the job's exception, settled by its rules."""
+        # Its row is RUNNING (charged if the worker dies) only now that its code begins:
+        # at 64 slots a job handed over can wait a while for the loop to reach it.
+        self.inflight.started(prepared.held, self.runner.kill_at(prepared),
+                              prepared.job.uuid, prepared.job.job, prepared.job.attempts)
         started = time.perf_counter()
         error: BaseException | None = None
         timeout = prepared.timeout if prepared.timeout > 0 else None
@@ -368,5 +373,8 @@ class SlotPool:
                 error = exc
         except BaseException as exc:
             error = exc
+        # Its code is over: a body that returned is done even if the worker dies before
+        # the main thread writes its success down (see JobRunner.code_ended).
+        self.runner.code_ended(prepared, returned=error is None)
         self.async_done.append(Done(prepared, error, time.perf_counter() - started))
         self.attention.set()

@@ -31,11 +31,12 @@ LEAVING = 2  # the worker is exiting with rows it could not settle: the sidecar 
 
 # Header: seq, mode, written_at, row count, data length, and a stop under way (wall times,
 # 0: none; stopping.py): when it began, its bound, when the sidecar kills a worker whose
-# job still runs past it. Row: state, leased_at (when its
-# lease was last set by a pop), kill_at (0: none), started, data offset, queue length,
-# token length, member length. Then MAX_ROWS rows, then the rows' bytes.
+# job still runs past it. Row: state, ended (a running row whose job's code has returned,
+# normally or by an interrupt: only its settling is left), leased_at (when its lease was
+# last set by a pop), kill_at (0: none), started, data offset, queue length, token length,
+# member length. Then MAX_ROWS rows, then the rows' bytes.
 _HEADER = struct.Struct("=QqdQQddd")
-_ROW = struct.Struct("=B7xdddQHHQ")
+_ROW = struct.Struct("=BB6xdddQHHQ")
 _SEQ = struct.Struct("=Q")
 # The sidecar's own words, outside the seqlock (one writer: the sidecar): the time of its
 # last look at the table, so the worker can tell a wedged sidecar from a busy one; and the
@@ -43,9 +44,16 @@ _SEQ = struct.Struct("=Q")
 # how fresh the leases it inherits are.
 _BEAT = struct.Struct("=dd")
 BEAT_AT = _HEADER.size
+# Two more words outside the seqlock, one writer each: the worker's control loop's last
+# turn (the worker), so the sidecar can tell a worker whose other threads still run from
+# one frozen by a job holding the GIL; and when the sidecar asked the worker to drain (0:
+# never): a slot is stuck past its grace, so the worker takes no new job while its other
+# slots finish, before the kill (sidecar.py).
+_LOOP = struct.Struct("=dd")
+LOOP_AT = BEAT_AT + _BEAT.size
 MAX_ROWS = TABLE_ROWS  # rows the table holds: prefetch plus running plus finished
 SIZE = 64 * 1024 * 1024  # address space only: pages are used as rows need them
-ROWS_START = BEAT_AT + _BEAT.size
+ROWS_START = LOOP_AT + _LOOP.size
 ODD_SPINS = 20  # looks at an odd sequence number (a write under way) before giving up
 DATA_START = ROWS_START + MAX_ROWS * _ROW.size
 
@@ -63,6 +71,7 @@ class Row:
     queue: str
     token: str
     member: bytes | None
+    ended: bool = False  # RUNNING, but the job's code returned: only its settling is left
 
     def reservation(self, member: bytes) -> Reservation:
         return Reservation(self.queue, member, self.token)
@@ -126,16 +135,17 @@ class TableMemory:
         self._header()
         self._end()
 
-    def rewrite(self, rows: list[tuple[int, float, float, float, Reservation]]) -> None:
-        """Write the whole table: (state, leased_at, kill_at, started, reservation)."""
+    def rewrite(self, rows: list[tuple[int, bool, float, float, float, Reservation]]) -> None:
+        """Write the whole table: (state, ended, leased_at, kill_at, started, reservation)."""
         self._begin()
         offset = DATA_START
-        for index, (state, leased_at, kill_at, started, held) in enumerate(rows):
+        for index, (state, ended, leased_at, kill_at, started, held) in enumerate(rows):
             queue, token, member = held.queue.encode(), held.token.encode(), held.raw
             if offset + len(queue) + len(token) + len(member) > SIZE:
                 member = b""  # too large for the memory: the sidecar finds it by token
-            _ROW.pack_into(self.buffer, ROWS_START + index * _ROW.size, state, leased_at,
-                           kill_at, started, offset, len(queue), len(token), len(member))
+            _ROW.pack_into(self.buffer, ROWS_START + index * _ROW.size, state, ended,
+                           leased_at, kill_at, started, offset, len(queue), len(token),
+                           len(member))
             for part in (queue, token, member):
                 self.buffer[offset:offset + len(part)] = part
                 offset += len(part)
@@ -145,13 +155,13 @@ class TableMemory:
         self._end()
 
     def set_state(self, index: int, state: int, kill_at: float = 0.0,
-                  started: float = 0.0) -> None:
+                  started: float = 0.0, ended: bool = False) -> None:
         """Change one row's state (and deadline) in place."""
         self._begin()
         at = ROWS_START + index * _ROW.size
-        _, leased_at, _, _, offset, qlen, tlen, mlen = _ROW.unpack_from(self.buffer, at)
-        _ROW.pack_into(self.buffer, at, state, leased_at, kill_at, started, offset, qlen,
-                       tlen, mlen)
+        _, _, leased_at, _, _, offset, qlen, tlen, mlen = _ROW.unpack_from(self.buffer, at)
+        _ROW.pack_into(self.buffer, at, state, ended, leased_at, kill_at, started, offset,
+                       qlen, tlen, mlen)
         self._end()
 
     def set_stop(self, began: float, bound: float, kill_at: float) -> None:
@@ -185,6 +195,20 @@ class TableMemory:
     def last_beat(self) -> float:
         """When the sidecar last looked at the table (0: never)."""
         return _BEAT.unpack_from(self.buffer, BEAT_AT)[0]
+
+    def loop_beat(self) -> None:
+        """The worker's control loop took a turn (the worker writes the first word)."""
+        struct.pack_into("=d", self.buffer, LOOP_AT, time.time())
+
+    def last_loop_turn(self) -> float:
+        return _LOOP.unpack_from(self.buffer, LOOP_AT)[0]
+
+    def ask_to_drain(self, at: float) -> None:
+        """The sidecar asks the worker to take no new job (it writes the second word)."""
+        struct.pack_into("=d", self.buffer, LOOP_AT + 8, at)
+
+    def drain_asked_at(self) -> float:
+        return struct.unpack_from("=d", self.buffer, LOOP_AT + 8)[0]
 
     def last_renewed(self) -> float:
         """When a sidecar's renewal round last succeeded (0: never)."""
@@ -237,7 +261,7 @@ class TableMemory:
         data = bytes(self.buffer[DATA_START:DATA_START + data_len])
         rows = []
         for index in range(count):
-            state, leased_at, kill_at, started, offset, qlen, tlen, mlen = \
+            state, ended, leased_at, kill_at, started, offset, qlen, tlen, mlen = \
                 _ROW.unpack_from(table, index * _ROW.size)
             if state == EMPTY:
                 continue
@@ -253,5 +277,5 @@ class TableMemory:
                 return None
             member = data[at + qlen + tlen:at + qlen + tlen + mlen]
             rows.append(Row(index, state, leased_at, kill_at, started, queue, token,
-                            member or None))
+                            member or None, bool(ended)))
         return mode, rows

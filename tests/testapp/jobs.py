@@ -895,6 +895,7 @@ def long_c_sleep(label, seconds=600.0):
     time.sleep(seconds)
     mark(label, "end")
 
+
 @job(tries=2, backoff=0)
 def report_fail_then_run_quietly(label, seconds):
     """Attempt 1 reports 100% and fails; attempt 2 runs `seconds` reporting nothing
@@ -906,3 +907,52 @@ def report_fail_then_run_quietly(label, seconds):
     note(RAN, label=label, phase="start")
     time.sleep(seconds)
     note(RAN, label=label, phase="end")
+
+
+@job(timeout=300)
+def cpu_in_steps(cpu_seconds, label):
+    """Python work until its thread has had `cpu_seconds` of CPU (issue 53: neighbours
+    contending for the GIL in a starved worker); marks start and end."""
+    mark(label, "start")
+    begun = time.thread_time()
+    while time.thread_time() - begun < cpu_seconds:
+        sum(range(2000))
+    mark(label, "end")
+
+
+@job(tries=1)
+def transactions_until_stopped(label, seconds=60.0):
+    """Issue 53: a job that spends most of its time inside Django's transaction and ORM
+    code (short transactions back to back), so a timeout or cancel sent to it meets
+    those frames; the worker must only raise it in this function's own frame, where it
+    spends a few milliseconds between transactions (a job that never comes back to its
+    own code is killed past the grace instead)."""
+    import uuid
+
+    from django.contrib.auth.models import Group
+    from django.db import transaction
+
+    mark(label, "start")
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with transaction.atomic():
+            Group.objects.create(name=uuid.uuid4().hex)
+            Group.objects.filter(name__startswith="0").count()
+        time.sleep(0.005)
+    mark(label, "end")
+
+
+STORM_STARTED = "test:storm:started"
+
+
+@job
+async def astorm(label):
+    """An async storm job (issue 53): notes that its body began, 1 ms of waiting, then
+    its completion, so a kill storm can tell a job charged before it began, or after
+    its body returned, from one cut short in the middle."""
+    import asyncio
+
+    client = redis_driver("redis").client
+    client.hset(STORM_STARTED, label, 1)  # sync, on purpose: in the step its code begins
+    await asyncio.sleep(0.001)
+    client.hincrby(STORM, label, 1)  # and in the step it returns

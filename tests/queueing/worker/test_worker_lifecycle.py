@@ -3,6 +3,7 @@
 Real worker processes with their sidecars; the jobs hang in C (holding the GIL or not),
 so only something outside the job's interpreter can stop them or keep their lease.
 """
+import re
 import signal
 import time
 
@@ -31,8 +32,12 @@ def test_a_job_holding_the_gil_is_killed_within_timeout_plus_grace(spawn_worker,
     code = worker.wait(20)
     stopped = time.time()
     assert code == -signal.SIGKILL
-    # timeout 2 s + grace 3 s, plus at most a sidecar tick and process teardown
-    assert stopped - started < 2 + 3 + 1.5, stopped - started
+    # timeout 2 s + grace 3 s, plus at most a sidecar tick and process teardown; the
+    # grace counts only time the worker could run (issue 53): on a loaded machine the
+    # sidecar says how far it stretched it for the time the job's thread waited for a CPU
+    stretched = re.search(r"grace stretched ([0-9.]+) s", worker.output())
+    stretch = float(stretched.group(1)) if stretched else 0.0
+    assert stopped - started < 2 + 3 + 1.5 + stretch, (stopped - started, stretch)
     wait_until(lambda: FailedJob.objects.filter(uuid=uuid).exists(), message="outcome")
     row = FailedJob.objects.get(uuid=uuid)
     assert "was killed: still running past its 2s timeout" in row.exception

@@ -1,0 +1,82 @@
+"""Start-up: `runworker` from its spawn to its first job, and a fresh settling process
+(issue 53).
+
+    .venv/bin/python bench/startup.py [--runs 5]
+
+(a) a job is queued, then `manage.py runworker` is spawned; the time from the spawn to
+    the job's body starting (median and worst of `--runs`), at --concurrency 1 and 8;
+(b) the fresh interpreter a sidecar starts to settle a dead worker's running jobs
+    (queueing/worker/sidecar_process.py) does what it does before its first store call:
+    start Python, load Django as the worker did, build the settlers; timed to its exit.
+Uses BENCH_REDIS_URL or a throwaway redis-server (bench/settings.py).
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+from common import ROOT, setup_django
+
+setup_django()
+
+from bench.jobs import LATENCY_STARTS, hop  # noqa: E402
+from queueing.connections import redis_driver  # noqa: E402
+
+SETTLER = """
+import sys, django
+sys.path[:0] = [{root!r}]
+django.setup()
+from queueing.worker import sidecar_process
+from queueing.worker.options import WorkerOptions
+from queueing.worker.joblog import JobLog
+sidecar_process.settlers(WorkerOptions(), JobLog(None, worker="bench"), "bench")
+"""
+
+
+def first_job(concurrency: int) -> float:
+    client = redis_driver().client
+    client.flushdb()
+    hop.using(queue="bench").delay("first")
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "bench.settings"}
+    spawned = time.time()
+    worker = subprocess.Popen(
+        [sys.executable, str(ROOT / "manage.py"), "runworker", "--queue=bench", "--quiet",
+         f"--concurrency={concurrency}"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL)
+    try:
+        while client.hget(LATENCY_STARTS, "first") is None:
+            if time.time() - spawned > 120:
+                raise RuntimeError("the worker took no job in 120 s")
+            time.sleep(0.002)
+        return float(client.hget(LATENCY_STARTS, "first")) - spawned
+    finally:
+        worker.terminate()
+        worker.wait(30)
+
+
+def settler() -> float:
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "bench.settings"}
+    started = time.time()
+    subprocess.run([sys.executable, "-c", SETTLER.format(root=str(ROOT))], env=env,
+                   cwd=ROOT, check=True)
+    return time.time() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    print("| start-up | median s | worst s |\n|---|---|---|")
+    for concurrency in (1, 8):
+        times = [first_job(concurrency) for _ in range(args.runs)]
+        print(f"| runworker --concurrency {concurrency}: spawn to first job | "
+              f"{statistics.median(times):.2f} | {max(times):.2f} |", flush=True)
+    times = [settler() for _ in range(args.runs)]
+    print(f"| fresh settling process: spawn to ready (Django loaded) | "
+          f"{statistics.median(times):.2f} | {max(times):.2f} |")
+    redis_driver().client.flushdb()
+
+
+if __name__ == "__main__":
+    main()
