@@ -183,10 +183,14 @@ def test_an_idle_postgresql_worker_is_woken_by_notify(dbconn, spawn_worker):
 
 def test_a_job_longer_than_its_lease_runs_once_while_its_lease_is_renewed(dbconn,
                                                                           spawn_worker):
-    env = {"TEST_RETRY_AFTER": "2"}
-    workers = [spawn_worker(dbconn, "--timeout=20", env=env) for _ in range(2)]
-    jobs.sleep_then_record.using(connection=dbconn).delay(5, "long")
-    wait_until(lambda: labels("end") == ["long"], timeout=20, message="the long job")
+    # A 6 s lease tolerates a 4.4 s stall of renewals (policy.lease_timing); a 2 s one
+    # tolerated 0.8 s, which a loaded 2-CPU machine's SQLite write lock, shared with the
+    # other worker's polls, exceeded (the sidecar then rightly fenced the job, and the
+    # second worker ran it). The job still outlives its lease, here by 4 s.
+    env = {"TEST_RETRY_AFTER": "6"}
+    workers = [spawn_worker(dbconn, "--timeout=30", env=env) for _ in range(2)]
+    jobs.sleep_then_record.using(connection=dbconn).delay(10, "long")
+    wait_until(lambda: labels("end") == ["long"], timeout=40, message="the long job")
     assert labels("start") == ["long"]  # never handed to the second worker
     for worker in workers:
         worker.send(signal.SIGTERM)
