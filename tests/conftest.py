@@ -78,21 +78,29 @@ def clean_redis():
     client.flushdb()
 
 
-@pytest.fixture(autouse=True)
-def no_running_loop_left_by_the_browser(request):
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
     """Playwright's sync API (the session's browser fixture) leaves its event loop marked
-    as running in the main thread for the rest of the session; async code under test
-    (async_to_sync, asyncio.run) would then refuse to start. Hidden outside browser
-    tests, put back after each."""
+    as running in the main thread for the rest of the session. Outside the browser tests
+    it is hidden for a test's whole protocol, its fixtures' setup and teardown included,
+    and put back after.
+
+    Why the whole protocol, not a fixture: with a loop marked running, Django's
+    connections in this thread (asgiref's thread-critical Local) are a second set, kept
+    in a context variable. Hidden by a fixture that pytest-django's database fixture
+    preceded, the test's transaction (BEGIN IMMEDIATE, holding SQLite's write lock) was
+    opened on one connection and the test's own writes went to the other, which waited
+    30 s for that lock: the "database is locked" errors at set-up that `make test` met in
+    whole stretches of dashboard modules after a browser module (issue 46). Async code
+    under test (async_to_sync, asyncio.run) also refuses to start under a marked loop."""
     import asyncio
 
     loop = asyncio._get_running_loop()
-    if loop is None or "tests/browser/" in str(request.path):
-        yield
-        return
+    if loop is None or "tests/browser/" in str(item.path):
+        return (yield)
     asyncio._set_running_loop(None)
     try:
-        yield
+        return (yield)
     finally:
         asyncio._set_running_loop(loop)
 
