@@ -17,7 +17,7 @@ from functools import partial
 
 from django.core.exceptions import EmptyResultSet
 from django.db import connections as connections_db
-from django.db.models import Q, QuerySet
+from django.db.models import Max, Q, QuerySet
 from django.db.models.functions import Substr
 from django.utils import timezone
 
@@ -313,8 +313,13 @@ def retry_rows(rows: QuerySet[FailedJob]) -> tuple[list[str], int, int]:
     retried: list[str] = []
     skipped = kept = 0
     last_id = 0
+    # The rows that match now, and no later one: a job that fails again at once gets a
+    # new record with a higher id, which this retry must not take again (with a worker
+    # that picks a job up within milliseconds and a job that always fails, the chunks
+    # would otherwise chase their own re-failures for as long as the worker keeps up).
+    upto = rows.aggregate(upto=Max("id"))["upto"] or 0
     while True:
-        chunk = list(rows.filter(id__gt=last_id).order_by("id")
+        chunk = list(rows.filter(id__gt=last_id, id__lte=upto).order_by("id")
                      .values_list("id", "uuid", "connection", "queue", "payload")[:CHUNK])
         if not chunk:
             return retried, skipped, kept
