@@ -36,7 +36,8 @@ def link_ref(tag: str) -> str:
     with SECRET_KEY (a plain hash of a short secret could be guessed offline)."""
     if shown_tag(tag) == tag and not tag.startswith(REF_MARK):
         return tag
-    return REF_MARK + salted_hmac("horizon.monitored-tag", tag).hexdigest()[:20]
+    digest = salted_hmac("horizon.monitored-tag", tag, algorithm="sha256").hexdigest()
+    return REF_MARK + digest[:20]
 
 
 def tag_named(ref: str) -> str | None:
