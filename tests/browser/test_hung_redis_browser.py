@@ -37,7 +37,9 @@ def test_logging_in_and_the_overview_answer_fast_while_redis_hangs(page, operato
     log_in(page, next_path="/")  # the form, the throttle in the database, then "/"
     page.get_by_text("Redis is not answering").wait_for()
     took = time.monotonic() - start
-    assert took < ANSWER_WITHIN, took
+    # two answers (the form's POST, then the overview it redirects to) and the browser's
+    # typing between: 2.2 s once on a loaded machine, so each answer's bound, twice
+    assert took < 2 * ANSWER_WITHIN, took
     start = time.monotonic()
     page.reload()
     page.get_by_text("Redis is not answering").wait_for()
