@@ -83,13 +83,22 @@ def test_a_killed_workers_slot_frees_within_its_lease(spawn_worker, rclient):
     os.killpg(first.pid, signal.SIGKILL)
     first.wait()
     killed_at = time.time()
-    wait_until(lambda: notes("second", phase="start"), timeout=15, message="second to run")
-    started = notes("second", phase="start")[0]["at"]
+    # The slot is taken again by the parked job, or by the killed job's own redelivery
+    # (its reservation lapsed: the survivor pops it and checks the slot too, and since
+    # issue 48 the lapsed holder is evicted by whichever check comes first; seen once in
+    # a fresh-clone make test). Either way the key is free again within the bound.
+
+    def next_holder() -> list:
+        return notes("second", phase="start") or notes("first", phase="start")[1:]
+
+    wait_until(next_holder, timeout=15, message="the slot taken again")
+    started = next_holder()[0]["at"]
     # the reservation lapses within 4 s of the kill (its last renewal came before it);
     # the parked job looks again 0.05 s after that, then one pop and one job start
     assert started <= killed_at + 4.0 + 1.5, \
         f"the key stayed blocked {started - killed_at:.1f}s after the kill"
-    assert notes("second", phase="start")[0]["attempts"] == 1, "waiting spent no attempt"
+    if notes("second", phase="start"):
+        assert notes("second", phase="start")[0]["attempts"] == 1, "waiting spent no attempt"
     # the killed job's reservation lapsed too: the survivor runs it again (60 s)
     os.killpg(second.pid, signal.SIGKILL)
     second.wait()
