@@ -8,9 +8,12 @@ stopped process or a stuck host looks to a client. Only its socket timeout ends 
 from __future__ import annotations
 
 import contextlib
+import copy
 import signal
 from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from tests.local_servers import Server, free_ports, server_binary, stop_all, wait_for
 
@@ -50,3 +53,17 @@ def hung_redis(directory: Path) -> Iterator[HungRedis]:
         if found.stopped:
             found.resume()
         stop_all([server], directory)
+
+
+@pytest.fixture
+def hung(settings, tmp_path):
+    """The whole site on a Redis of its own, which the test may hang (SIGSTOP)."""
+    from queueing import connections
+
+    with hung_redis(tmp_path) as server:
+        config = copy.deepcopy(settings.QUEUE)
+        config["connections"]["redis"]["url"] = server.url
+        settings.QUEUE = config
+        connections.reset()
+        yield server
+    connections.reset()

@@ -2,30 +2,18 @@
 answers nothing). The login form works, and the overview answers its 503 page, each
 within 2 s; once Redis answers again, the 503 page's own refresh brings the overview
 back."""
-import copy
 import time
 
 import pytest
 
-from queueing import connections
 from tests.browser.conftest import log_in
-from tests.hung_redis import hung_redis
+from tests.hung_redis import hung  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 # The issue's bound. The first Redis call of the hang waits 1 s (then the circuit
 # answers at once); the rest is a loaded machine's page load.
 ANSWER_WITHIN = 2.0
 
-
-@pytest.fixture
-def hung(settings, tmp_path):
-    with hung_redis(tmp_path) as server:
-        config = copy.deepcopy(settings.QUEUE)
-        config["connections"]["redis"]["url"] = server.url
-        settings.QUEUE = config
-        connections.reset()
-        yield server
-    connections.reset()
 
 
 def test_logging_in_and_the_overview_answer_fast_while_redis_hangs(page, operator, hung):

@@ -2,7 +2,6 @@
 that the test SIGSTOPs for 20 s; once it answers again (SIGCONT), no page may say that
 no master runs, or Inactive, while that master runs: its published state outlived its
 expiry only because Redis was away, which is not the master's silence."""
-import copy
 import time
 
 import pytest
@@ -10,23 +9,12 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from horizon.repositories import state
-from queueing import connections
-from tests.hung_redis import hung_redis
+from tests.hung_redis import hung  # noqa: F401 (a fixture)
 from tests.workers import wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 FALSE_ALARMS = ("no master running", "No Horizon master is running", ">Inactive<")
 
-
-@pytest.fixture
-def hung(settings, tmp_path):
-    with hung_redis(tmp_path) as server:
-        config = copy.deepcopy(settings.QUEUE)
-        config["connections"]["redis"]["url"] = server.url
-        settings.QUEUE = config
-        connections.reset()
-        yield server
-    connections.reset()
 
 
 def test_after_a_20_second_hang_no_page_says_no_master_while_it_runs(hung, spawn_worker):

@@ -12,7 +12,7 @@ from django.test import Client
 from queueing import connections
 from queueing.drivers.redis import reach
 from queueing.models import ControlValue
-from tests.hung_redis import hung_redis
+from tests.hung_redis import hung, hung_redis  # noqa: F401 (hung: a fixture)
 
 pytestmark = pytest.mark.django_db
 # What the issue asks of each answer. The bound itself is one 1 s Redis timeout per
@@ -20,17 +20,6 @@ pytestmark = pytest.mark.django_db
 # 2-CPU machine rendering a page.
 ANSWER_WITHIN = 2.0
 
-
-@pytest.fixture
-def hung(settings, tmp_path):
-    """The whole site on a Redis of its own, which the test may hang."""
-    with hung_redis(tmp_path) as server:
-        config = copy.deepcopy(settings.QUEUE)
-        config["connections"]["redis"]["url"] = server.url
-        settings.QUEUE = config
-        connections.reset()
-        yield server
-    connections.reset()
 
 
 def timed(call):
