@@ -36,8 +36,8 @@ from django.utils import timezone  # noqa: E402
 from horizon.repositories import metrics, state  # noqa: E402
 from queueing.connections import redacted_url, redis_driver  # noqa: E402
 from queueing.entries.payload import encode  # noqa: E402
-from queueing.failed import exception_class, tags_column  # noqa: E402
 from queueing.models import FailedJob  # noqa: E402
+from queueing.state.failed import exception_class, tags_column  # noqa: E402
 
 JOBS = ["billing.jobs.send_invoice", "mail.jobs.send_welcome", "search.jobs.reindex",
         "media.jobs.resize_image", "reports.jobs.nightly_export"]
@@ -176,7 +176,7 @@ def fill_failed(count: int) -> None:
 def write_failures(rate: float) -> int:
     """Write failed rows at `rate` a second, as workers do (failed.record), until killed:
     run in a process of its own so that its work does not share the pages' interpreter."""
-    from queueing import failed
+    from queueing.state import failed
 
     n = 0
     started = time.monotonic()

@@ -30,9 +30,9 @@ sys.path.insert(0, str(ROOT))
 
 
 def push_cost(group, n: int) -> dict[str, tuple[float, float]]:
-    from queueing.connection_config import parse_connection
     from queueing.drivers.redis.clients import make_client
     from queueing.drivers.redis.driver import RedisDriver
+    from queueing.settings.connection import parse_connection
 
     primary = group.primary_port()
     blocks = {

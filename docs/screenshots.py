@@ -59,7 +59,8 @@ def populate() -> None:
     from horizon import attempts
     from horizon.repositories import counters, horizon_client, metrics
     from horizon.repositories.counters import outcome_call
-    from queueing import connections, failed
+    from queueing import connections
+    from queueing.state import failed
     from queueing.entries.payload import encode
 
     # The picture's jobs are not registered in this site; count them under their names

@@ -44,7 +44,7 @@ class HorizonConfig(AppConfig):
         operator_action.connect(audit.record_operator_action,
                                 dispatch_uid="horizon.audit.operator_action")
         attempts.connect()  # each job's attempts and errors (horizon/attempts.py)
-        from queueing import failed
+        from queueing.state import failed
 
         failed.on_delete(attempts.on_failed_rows_deleted)  # a job's attempts go with its row
         from horizon.dashboard import auth, facet_counts, failures, kept_counts

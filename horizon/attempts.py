@@ -17,7 +17,7 @@ Everything here has an owner and a bound (docs/operations.md, "What is kept"):
   it (``trim.failed``), a job that ended well when its completed record is trimmed
   (``trim.completed``), a job still in backoff when a failure would be;
 - deleting a failed row (forget, flush, the dashboard, the master's trim) deletes its
-  list at once (queueing.failed's delete hook, connected in horizon/apps.py);
+  list at once (queueing.state.failed's delete hook, connected in horizon/apps.py);
 - the index (uuid -> deadline) lets the master drop lists past their deadline and keep
   at most ``trim.attempts_max`` of them (horizon/supervisor/trimming.py).
 """
@@ -35,9 +35,9 @@ from horizon.repositories import horizon_client
 from queueing.drivers.redis.cluster import is_cluster
 from queueing.drivers.redis.replies import RedisClient, as_str
 from queueing.drivers.redis.scripts import script_for
-from queueing.failed import describe
-from queueing.redaction import clip, mask_text
+from queueing.observability.redaction import clip, mask_text
 from queueing.signals import job_exception_occurred, job_failed, job_stopped
+from queueing.state.failed import describe
 from queueing.worker.recorders import Completion, add_completion_recorder, add_outcome_recorder
 
 logger = logging.getLogger("horizon.attempts")

@@ -27,7 +27,7 @@ from django.utils import timezone
 from horizon.config import horizon_settings
 from horizon.models import AuditEntry
 from horizon.signals import audit_recorded
-from queueing.redaction import escape_control, mask_text
+from queueing.observability.redaction import escape_control, mask_text
 
 PRUNE_EVERY = 100
 logger = logging.getLogger("horizon.audit")

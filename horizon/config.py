@@ -69,10 +69,10 @@ from horizon.supervisor_config import (  # noqa: F401
     read_supervisor,
     supervisor_blocks,
 )
-from queueing.config import queue_settings
 from queueing.errors import QueueError
-from queueing.settings_hints import unknown_keys
-from queueing.settings_problems import Problems
+from queueing.settings.config import queue_settings
+from queueing.settings.hints import unknown_keys
+from queueing.settings.problems import Problems
 
 
 @dataclass(frozen=True, slots=True)

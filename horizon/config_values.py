@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from queueing.settings_problems import Problems
+from queueing.settings.problems import Problems
 
 
 class HorizonConfigError(ValueError):

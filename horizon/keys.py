@@ -1,10 +1,10 @@
 """Every Redis key of Horizon's own state, built in one place.
 
 All share the hash tag ``{horizon}`` so Horizon's scripts stay in one cluster slot. Each
-name starts with the app's namespace when it has one (queueing/namespace.py): outside
+name starts with the app's namespace when it has one (queueing/settings/namespace.py): outside
 the braces, so the hash tag holds; with none, the names are those of earlier releases.
 """
-from queueing.namespace import namespaced
+from queueing.settings.namespace import namespaced
 
 TAG = "{horizon}:"
 

@@ -26,8 +26,8 @@ import redis
 from django.db import DEFAULT_DB_ALIAS, DatabaseError
 
 from horizon.repositories import horizon_client
-from queueing import control_values
 from queueing.drivers.redis import reach
+from queueing.state import control_values
 
 logger = logging.getLogger("horizon")
 REDIS_AWAY = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)

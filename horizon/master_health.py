@@ -4,7 +4,7 @@ A master publishes its state on every turn of its loop (half a second), so its h
 is its loop's progress: frozen (SIGSTOP, a stopped container) or stuck, it stops beating
 and after ``STALE_AFTER`` seconds reads as dead, the same rule by which another host's
 master may take over its name. A paused master still beats: alive, but not ready.
-Exit codes: queueing/probes.py.
+Exit codes: queueing/observability/probes.py.
 """
 from __future__ import annotations
 

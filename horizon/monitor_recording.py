@@ -29,10 +29,10 @@ from horizon import keys
 from horizon.config import horizon_settings
 from horizon.repositories import horizon_client, monitored
 from queueing import connections
-from queueing.config import queue_settings
+from queueing.contract.registry import kind_of
 from queueing.drivers.redis import reach
 from queueing.drivers.redis.replies import RedisClient, as_str
-from queueing.drivers.registry import kind_of
+from queueing.settings.config import queue_settings
 
 TTL = 2.0  # seconds a process trusts its copy of the watched set
 REDIS_AWAY = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)

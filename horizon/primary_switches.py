@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from functools import partial
 
 from horizon import keys
-from queueing.config import ConnectionConfig, queue_settings
 from queueing.connections import redis_client
 from queueing.drivers.redis.replies import as_str
 from queueing.drivers.redis.sentinel import primary_address
+from queueing.settings.config import ConnectionConfig, queue_settings
 
 SHOWN_FOR = 24 * 3600.0  # seconds a switch stays flagged on the dashboard
 NOTE = """

@@ -27,7 +27,7 @@ from horizon.dashboard.reads import queue_rows
 from horizon.repositories import counters, horizon_client, trimmed
 from horizon.repositories import state as state_repo
 from horizon.repositories.latency import oldest_ages
-from queueing.failover_state import read_all as failover_statuses
+from queueing.failover.state import read_all as failover_statuses
 from queueing.models import FailedJob
 
 COUNTERS = {

@@ -16,7 +16,7 @@ from django.views.debug import SafeExceptionReporterFilter
 
 from horizon import login_devices, login_throttle
 from horizon.dashboard.auth import with_security_headers
-from queueing.redaction import is_secret_key, mask_text
+from queueing.observability.redaction import is_secret_key, mask_text
 
 
 @method_decorator(with_security_headers, name="dispatch")

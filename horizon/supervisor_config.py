@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from horizon.config_values import HorizonConfigError, int_setting, number_setting
-from queueing.config import queue_settings
-from queueing.drivers.registry import kind_of
+from queueing.contract.registry import kind_of
 from queueing.entries.options import parse_backoff
 from queueing.errors import QueueError
-from queueing.settings_hints import unknown_keys
-from queueing.settings_problems import Problems
+from queueing.settings.config import queue_settings
+from queueing.settings.hints import unknown_keys
+from queueing.settings.problems import Problems
 from queueing.worker.joblog import LOG_LEVELS
 from queueing.worker.options import DEFAULTS as WORKER_DEFAULTS
 from queueing.worker.options import MAX_CONCURRENCY, capacity_error

@@ -29,7 +29,7 @@ from queueing.errors import (
     UnknownJob,
     UnknownQueue,
 )
-from queueing.job_progress import Progress, progress_of
+from queueing.state.job_progress import Progress, progress_of
 from queueing.workflows import chain, chord, group  # chain: jobs, groups and chords
 
 _moved.install()  # old module paths (before 0.2) still import; see _moved.py

@@ -19,7 +19,7 @@ from importlib.machinery import ModuleSpec
 from types import ModuleType
 
 MOVED = {
-    "queueing.conf": "queueing.config",
+    "queueing.conf": "queueing.settings.config",
     "queueing.dispatch": "queueing.dispatching.dispatch",
     "queueing.payload": "queueing.entries.payload",
     "queueing.payload_checks": "queueing.entries.payload_checks",
@@ -48,7 +48,7 @@ MOVED = {
     "queueing.scripts": "queueing.drivers.redis.scripts",
     "queueing.embedded_redis": "queueing.drivers.redis.embedded",
     "queueing.restart": "queueing.drivers.redis.control",
-    "queueing.drivers.base": "queueing.drivers.contract",
+    "queueing.drivers.base": "queueing.contract.roles",
     "queueing.drivers.cluster": "queueing.drivers.redis.cluster",
     "queueing.drivers.database_sql": "queueing.drivers.database.sql",
     "queueing.drivers.delivery": "queueing.drivers.database.delivery",

@@ -12,10 +12,12 @@ class QueueingConfig(AppConfig):
         from queueing import (
             checks,  # noqa: F401  (registers system checks)
             connections,
-            store_checks,  # noqa: F401  (registers queueing.W004)
         )
         from queueing.dispatching.registry import autodiscover
-        from queueing.log_masking import install_masking_filters
+        from queueing.observability import (
+            store_checks,  # noqa: F401  (registers queueing.W004)
+        )
+        from queueing.observability.log_masking import install_masking_filters
         from queueing.worker.execution import run_inline
 
         connections.use_inline_runner(run_inline)

@@ -2,11 +2,11 @@
 connection block fails at startup and a mistyped queue shows up in `manage.py check`."""
 from django.core.checks import Error, Warning, register
 
-from queueing.config import queue_settings, settings_errors
 from queueing.dispatching import registry
 from queueing.drivers.redis.sentinel import service_problem
 from queueing.errors import ConfigurationError, UnknownQueue
 from queueing.middleware import pipeline
+from queueing.settings.config import queue_settings, settings_errors
 
 
 @register("queueing")

@@ -1,7 +1,7 @@
 """Drivers and Redis clients for the configured connections, made once per process.
 
 Which class serves a connection, and what its kind can do, comes from the driver
-registry (queueing/drivers/registry.py); this module only makes and keeps them. The
+registry (queueing/contract/registry.py); this module only makes and keeps them. The
 sync driver runs jobs with the worker's ``run_inline``, handed in by
 ``QueueingConfig.ready`` (the worker sits above the drivers, so nothing here imports it).
 
@@ -21,9 +21,9 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
-from queueing.config import queue_settings
+from queueing.contract.registry import kind_of
+from queueing.contract.roles import DispatchTarget, QueueDriver
 from queueing.drivers import sync
-from queueing.drivers.contract import DispatchTarget, QueueDriver
 from queueing.drivers.redis import reach
 from queueing.drivers.redis.async_driver import AsyncRedisDriver
 from queueing.drivers.redis.clients import (  # noqa: F401 (their old home, still imported)
@@ -37,9 +37,9 @@ from queueing.drivers.redis.clients import (  # noqa: F401 (their old home, stil
 )
 from queueing.drivers.redis.driver import RedisDriver
 from queueing.drivers.redis.replies import RedisClient
-from queueing.drivers.registry import kind_of
 from queueing.errors import ConfigurationError
-from queueing.redaction import redacted_url as _redact_url
+from queueing.observability.redaction import redacted_url as _redact_url
+from queueing.settings.config import queue_settings
 
 _lock = threading.Lock()
 _drivers: dict[str, DispatchTarget] = {}

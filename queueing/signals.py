@@ -18,7 +18,7 @@ worker_stopping = Signal()  # reason, exit_code
 # uuid), args, kwargs.
 job_unique_skipped = Signal()
 # An operator released a held lock from the command line (queue_locks --release); sent
-# with sender = None, lock (queueing.locks.HeldLock), by ("<os user> (cli)"). Horizon
+# with sender = None, lock (queueing.state.locks.HeldLock), by ("<os user> (cli)"). Horizon
 # records it in its audit log; the dashboard's release records its own entry.
 lock_released = Signal()
 # An operator changed something from the command line (queue_retry, queue_clear,
@@ -28,5 +28,5 @@ lock_released = Signal()
 operator_action = Signal()
 # `queue_monitor --max N` found a queue holding more than N jobs (Laravel's QueueBusy);
 # sent with sender = None, connection, queue, size, most (N) and reading
-# (queueing.monitoring.QueueReading), once per such queue and run.
+# (queueing.state.monitoring.QueueReading), once per such queue and run.
 queue_busy = Signal()

@@ -27,8 +27,8 @@ from typing import TextIO
 from horizon.parent_death import child_setup
 from horizon.supervisor.master import KILL_GRACE
 from horizon.supervisor.process import restart_delay
-from queueing.config import queue_settings
 from queueing.drivers.redis.embedded import EmbeddedRedis
+from queueing.settings.config import queue_settings
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT, signal.SIGHUP)
 POLL = 0.2  # seconds between looks at the children

@@ -209,7 +209,7 @@ DEFAULT_EXCEPTION_REPORTER_FILTER = "horizon.security.RedactingExceptionReporter
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"()": "queueing.redaction.RedactingFormatter",
+    "formatters": {"plain": {"()": "queueing.observability.redaction.RedactingFormatter",
                              "format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"},
                  "null": {"class": "logging.NullHandler"}},

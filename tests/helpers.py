@@ -22,10 +22,10 @@ from django.test import Client, override_settings
 
 from horizon.repositories import metrics, state
 from queueing import Batch, connections
-from queueing import failed as failed_store
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.entries.payload import encode
 from queueing.models import FailedJob
+from queueing.state import failed as failed_store
 from queueing.worker.loop import Worker
 from queueing.worker.options import WorkerOptions
 from tests.tcp_proxy import TcpProxy

@@ -58,7 +58,7 @@ QUEUE["connections"]["redis"]["url"] = TEST_REDIS_URL
 _allowlist = os.environ.get("TEST_QUEUE_ALLOWLIST")
 QUEUE["connections"]["redis"]["queues"] = _allowlist.split(",") if _allowlist else "*"
 QUEUE["connections"]["redis"]["block_for"] = 1
-# A queue that rotates between keys (queueing/fair.py; tests/queueing/worker/test_fair_queues.py)
+# A queue that rotates between keys (queueing/state/fair.py; tests/queueing/worker/test_fair_queues.py)
 QUEUE["connections"]["redis"]["fair_queues"] = ["fair"]
 # Worker processes started by tests may shorten the lease to test expiry.
 QUEUE["connections"]["redis"]["retry_after"] = float(os.environ.get("TEST_RETRY_AFTER", 90))

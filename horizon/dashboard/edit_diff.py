@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from horizon.dashboard.edit_retry import _ABSENT, changed_paths, parse, path_text
-from queueing.redaction import display, mask
+from queueing.observability.redaction import display, mask
 
 VALUE_LIMIT = 200  # characters of a value shown in the diff
 SHOWN = 50  # changed fields listed at most

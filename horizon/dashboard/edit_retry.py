@@ -1,7 +1,7 @@
 """Edit a failed job's arguments, then retry it.
 
 The operator sees the arguments as the payload page shows them: masked by the project's
-policy (queueing/redaction.py). What a value left as shown (still masked) becomes
+policy (queueing/observability/redaction.py). What a value left as shown (still masked) becomes
 depends on what else changed, because the operator never saw it:
 
 - nothing changed: a plain retry, every value as it was;
@@ -28,7 +28,7 @@ from queueing.dispatching.registry import lookup
 from queueing.entries.model_refs import dumps_readable
 from queueing.entries.payload import _loads
 from queueing.errors import QueueError
-from queueing.redaction import display, mask
+from queueing.observability.redaction import display, mask
 
 MAX_BYTES = 256 * 1024
 INLINE_LIMIT = 16 * 1024  # larger arguments are not offered for editing on the page

@@ -6,7 +6,7 @@ over the whole listing when it holds at most `facets.SAMPLE` entries, else over 
 sample of that many read in evenly spaced runs (bounded prefixes of each entry, as the
 list pages read them) and scaled to the listing's size. Failed jobs: job, queue and
 tag over the newest `FAILED_WINDOW` rows of the store, from short columns written when
-the row was (job, connection, queue, tags: queueing/failed.py), never by parsing
+the row was (job, connection, queue, tags: queueing/state/failed.py), never by parsing
 payloads per load (a row stored before the tags column had its head parsed, and only
 such rows are); exception class and time range keep their own counts
 (failures.groups, failures.recent_counts).
@@ -24,9 +24,9 @@ from horizon.dashboard import facets, failures, kept_counts, listings, paging
 from horizon.dashboard.facets import Facets, Picked
 from horizon.dashboard.masking import shown_tag
 from horizon.dashboard.queues import QueueRef
-from queueing import namespace
 from queueing.dispatching.preview import HEAD_BYTES, read_prefix
 from queueing.models import FailedJob
+from queueing.settings import namespace
 
 TIME_TITLES = {"delayed": "Due within", "completed": "Completed in the past"}
 FAILED_WINDOW = facets.SAMPLE  # newest failed rows the facets count (the job lists' budget)
@@ -246,7 +246,7 @@ def shown_age(age: float, fresh: float) -> int:
 
 
 def forget_failed_counts() -> None:
-    """Drop the kept counts (queueing.failed's change hook: this process deleted or
+    """Drop the kept counts (queueing.state.failed's change hook: this process deleted or
     retried rows, and the list it shows next must not count them)."""
     _failed_counts.forget()
 

@@ -1,7 +1,7 @@
 """The failover panel (issue 35): whether dispatches are failing over, since when and to
 which connection, and what waits in the fallback (how many, the oldest one's age).
 
-Read from the fallback store (queueing/failover_state.py), never from Redis, so the
+Read from the fallback store (queueing/failover/state.py), never from Redis, so the
 panel is shown on the overview and also on the page the dashboard serves when its own
 Redis is the thing that is away (horizon/dashboard/health.py).
 """
@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 
 from horizon.dashboard import formatting
-from queueing.failover_state import FailoverStatus, read_all
+from queueing.failover.state import FailoverStatus, read_all
 
 logger = logging.getLogger("horizon.dashboard")
 

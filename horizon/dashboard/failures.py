@@ -2,7 +2,7 @@
 
 The list is newest first and paged with LIMIT/OFFSET on the ``failed_at`` index. A text
 search (job name, queue, exception) reads the store's trigram index where the database
-has one (queueing/failed_search.py: SQLite and PostgreSQL), over the whole store, newest
+has one (queueing/state/failed_search.py: SQLite and PostgreSQL), over the whole store, newest
 stored first. Without one, or for a needle under three characters, it runs over a window
 of the newest `SEARCH_WINDOW` rows at a time, bounded by ``failed_at`` values the index
 gives cheaply; the page says which window it searched and links to the next.
@@ -26,11 +26,12 @@ from horizon.dashboard.facets import shown_tags_of
 from horizon.dashboard.kept_counts import KeptCounts
 from horizon.dashboard.masking import CLIP_MARGIN, display, shown_name, shown_tags
 from horizon.dashboard.queues import QueueRef
-from queueing import connections, failed, failed_search
+from queueing import connections
 from queueing.dispatching.preview import read_prefix
 from queueing.errors import QueueError
 from queueing.models import FailedJob
-from queueing.safe_json import peek
+from queueing.observability.safe_json import peek
+from queueing.state import failed, failed_search
 
 SEARCH_WINDOW = 20_000
 SUMMARY = 300  # characters of an exception's first line in the list
@@ -277,7 +278,7 @@ def kept_groups(queue: QueueRef | None = None) -> tuple[list[Group], int, float]
     20,000 index entries, about a third of the failed list's own work at 100,000 rows,
     and every open tab polls it. It is recounted at most once per GROUPS_FRESH seconds,
     after the response of a load that found it older; this process's deletes and
-    retries drop it (`forget_groups`, queueing.failed's change hook), and the next load
+    retries drop it (`forget_groups`, queueing.state.failed's change hook), and the next load
     groups inline."""
     found, age = _kept_groups.get(queue.label if queue else "", partial(groups, queue))
     return found[0], found[1], age

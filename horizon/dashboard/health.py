@@ -15,7 +15,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 
 from horizon.dashboard import failover
-from queueing.redaction import mask_text
+from queueing.observability.redaction import mask_text
 
 logger = logging.getLogger("horizon.dashboard")
 

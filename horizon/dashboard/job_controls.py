@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from horizon.dashboard import formatting
-from queueing import locks
 from queueing.middleware import outcomes
+from queueing.state import locks
 
 
 def panel(uuid: str, now: float) -> dict[str, Any] | None:

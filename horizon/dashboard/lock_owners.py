@@ -15,7 +15,7 @@ from django.utils.http import urlencode
 
 from horizon.dashboard import uuid_search
 from horizon.dashboard.queues import known_queues
-from queueing.locks import HeldLock
+from queueing.state.locks import HeldLock
 
 OWNER_LOOKUPS = 50
 STATE_WORDS = {"reserved": "running"}  # a reserved job holding a lock is running it

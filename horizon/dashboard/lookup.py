@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from horizon.dashboard.queues import QueueRef, known_queues
 from horizon.repositories import horizon_client, recent, unrun
 from queueing import connections
+from queueing.contract.roles import Inspector
 from queueing.dispatching.preview import HEAD_BYTES, peek_entry
-from queueing.drivers.contract import Inspector
 from queueing.models import FailedJob
-from queueing.safe_json import peek
+from queueing.observability.safe_json import peek
 
 LOOKBACK = 2000  # entries read before a pending job's last known index
 

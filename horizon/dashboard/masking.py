@@ -1,6 +1,6 @@
 """Hide secrets in job data before it reaches a page.
 
-The policy lives in :mod:`queueing.redaction` so the worker's log lines, the queue
+The policy lives in :mod:`queueing.observability.redaction` so the worker's log lines, the queue
 commands and the dashboard hide the same things; this module names what pages use.
 """
 import re
@@ -8,7 +8,7 @@ from functools import lru_cache
 
 from django.apps import apps
 
-from queueing.redaction import (
+from queueing.observability.redaction import (
     CLIP_MARGIN,
     MASK,
     TOO_DEEP,

@@ -16,9 +16,9 @@ from horizon.repositories import horizon_client
 from horizon.repositories.metrics import measured
 from horizon.repositories.state import SupervisorState
 from queueing import connections
-from queueing.config import queue_settings
-from queueing.drivers.registry import kind_of
+from queueing.contract.registry import kind_of
 from queueing.errors import QueueError
+from queueing.settings.config import queue_settings
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ from horizon.repositories import state as state_repo
 from horizon.repositories.latency import oldest_ages
 from horizon.repositories.state import MasterState, SupervisorState
 from queueing import connections
-from queueing.drivers.contract import QueueSizes
+from queueing.contract.roles import QueueSizes
 from queueing.drivers.redis import reach
 from queueing.models import FailedJob
 

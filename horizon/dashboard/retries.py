@@ -18,7 +18,7 @@ from horizon.dashboard.facets import Facets, Picked
 from horizon.dashboard.masking import NAME_LIMIT, display
 from horizon.dashboard.queues import QueueRef
 from queueing import connections
-from queueing.safe_json import peek
+from queueing.observability.safe_json import peek
 
 WINDOW = 2000
 SHOWN = 100

@@ -3,7 +3,7 @@ writes its running jobs within a quarter second of a change (queueing/worker/
 heartbeat.py), into keys found through the heartbeats' index (no keyspace scan).
 
 Each row carries the progress the job reports itself (``current_job().progress()``,
-published with its worker's heartbeat: queueing/job_progress.py) with an estimate of
+published with its worker's heartbeat: queueing/state/job_progress.py) with an estimate of
 the time left, and its metadata. It also carries the job's timeout and its progress
 toward it (the job's own timeout from its reserved entry, else its worker's default),
 and whether its worker has lost contact (no stamp for a few seconds: killed, wedged or
@@ -20,9 +20,9 @@ from horizon.dashboard import away, formatting
 from horizon.dashboard.masking import NAME_LIMIT, display, mask
 from horizon.dashboard.queues import queue_connections
 from queueing import connections
+from queueing.contract.roles import Inspector
 from queueing.dispatching.preview import HEAD_BYTES, peek_entry
-from queueing.drivers.contract import Inspector
-from queueing.job_progress import Progress
+from queueing.state.job_progress import Progress
 from queueing.worker import heartbeat
 
 RESERVED_READ = 500  # reserved entries read per queue for the jobs' own timeouts

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from queueing import connections
 from queueing.entries.availability import available_since
-from queueing.failover_state import covering
+from queueing.failover.state import covering
 
 
 def oldest_ages(queues: Iterable[tuple[str, str]], now: float | None = None

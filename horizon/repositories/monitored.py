@@ -20,7 +20,7 @@ import unicodedata
 from horizon import keys
 from queueing.drivers.redis.replies import RedisClient, as_str
 from queueing.drivers.redis.scripts import script_for
-from queueing.safe_json import peek
+from queueing.observability.safe_json import peek
 
 TAG_LIMIT = 200  # characters: a watched tag is shown, linked and used in key names
 # Tags watched at most. Why a cap: every dispatch checks its tags against the set and the

@@ -8,7 +8,7 @@ import time
 
 from horizon import keys
 from queueing.drivers.redis.replies import RedisClient, as_bytes
-from queueing.safe_json import peek
+from queueing.observability.safe_json import peek
 
 
 def _store(silenced: bool) -> tuple[str, str]:

@@ -18,7 +18,7 @@ from horizon import keys
 from horizon.repositories.recent import drop_before
 from queueing.drivers.redis.replies import RedisClient, as_bytes
 from queueing.drivers.redis.scripts import script_for
-from queueing.safe_json import peek
+from queueing.observability.safe_json import peek
 
 Kind = Literal["expired", "dropped"]
 KINDS: tuple[Kind, ...] = ("expired", "dropped")

@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from horizon import keys
 from horizon.schedules.definitions import ScheduleDefinition, ScheduleError
 from queueing import connections
+from queueing.contract.registry import kind_of
 from queueing.dispatching import observers
 from queueing.dispatching.dispatch import target_of
 from queueing.dispatching.registry import resolve
 from queueing.dispatching.signature import Signature
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.drivers.redis.replies import RedisClient, as_str
-from queueing.drivers.registry import kind_of
 from queueing.entries import payload as payload_lib
 
 HISTORY = 20  # runs kept per schedule

@@ -1,13 +1,13 @@
 """The master's duty for failover connections (issue 35): every few seconds, move what
 waits on a failover connection's later connections back to its first once it answers
-(queueing/failover_drain.py), and say so once per switch, not per job."""
+(queueing/failover/drain.py), and say so once per switch, not per job."""
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
 
-from queueing.failover_drain import drain, failover_connections
-from queueing.failover_state import close_stale
+from queueing.failover.drain import drain, failover_connections
+from queueing.failover.state import close_stale
 
 EVERY = 5.0  # seconds between looks
 PER_TICK = 2000  # jobs moved per failover connection per look at most

@@ -21,8 +21,8 @@ from horizon.supervisor.duties import Duties
 from horizon.supervisor.supervisor import Supervisor
 from horizon.supervisor.wakeup import SignalWakeup
 from queueing.drivers.redis.replies import RedisClient
-from queueing.redaction import for_log
-from queueing.systemd import Notifier
+from queueing.observability.redaction import for_log
+from queueing.observability.systemd import Notifier
 from queueing.worker.joblog import OutputStream
 from queueing.worker.process_control import SignalFlags
 

@@ -6,7 +6,7 @@ prometheus, monitored, monitored_max).
 
 One master trims at a time: it holds ``keys.trim_lock()`` (SET NX with an expiry, renewed
 while it keeps the turn). Each turn deletes at most `BUDGET` failed rows in `CHUNK`-row
-transactions (queueing.failed.prune), so a worker's write waits for one chunk at most
+transactions (queueing.state.failed.prune), so a worker's write waits for one chunk at most
 and the master's loop is never held long; a turn that ran out of budget asks for the
 next one at the master's next loop turn, else the next comes `EVERY` seconds later.
 Counted in ``keys.trimmed()`` (horizon/repositories/trimmed.py).
@@ -20,10 +20,11 @@ from horizon import attempts
 from horizon.config import HorizonSettings
 from horizon.keys import trim_lock
 from horizon.repositories import counters, monitored, trimmed
-from queueing import connections, failed
-from queueing.config import queue_settings
+from queueing import connections
+from queueing.contract.registry import kind_of
 from queueing.drivers.redis.replies import RedisClient, as_str
-from queueing.drivers.registry import kind_of
+from queueing.settings.config import queue_settings
+from queueing.state import failed
 
 EVERY = 30.0  # seconds between turns when nothing is left over
 BUDGET = 5000  # failed rows (and attempts lists) deleted per turn at most

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from queueing.drivers.contract import QueueDriver
+from queueing.contract.roles import QueueDriver
 from queueing.entries.batch_tag import settling
 
 logger = logging.getLogger("queueing")

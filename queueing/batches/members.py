@@ -11,16 +11,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from queueing import connections, tracing
-from queueing.config import ConnectionConfig
+from queueing import connections
+from queueing.contract.registry import kind_of
 from queueing.dispatching import observers
 from queueing.dispatching.dispatch import link_spec, validate_signature
 from queueing.dispatching.signature import Signature
-from queueing.drivers.registry import kind_of
 from queueing.entries import payload as payload_lib
 from queueing.entries.batch_tag import FIELD, BatchTag
 from queueing.entries.limits import check_size
 from queueing.errors import InvalidOption
+from queueing.observability import tracing
+from queueing.settings.config import ConnectionConfig
 
 
 @dataclass(slots=True)

@@ -26,12 +26,12 @@ from django.db import transaction
 from queueing import connections
 from queueing.batches.members import encode_members, links_of, member_payload, send
 from queueing.batches.record import Batch, store_for
-from queueing.config import ConnectionConfig, queue_settings
+from queueing.contract.registry import kind_of
 from queueing.dispatching.dispatch import should_defer, validate_signature
 from queueing.dispatching.signature import Signature
-from queueing.drivers.registry import kind_of
 from queueing.entries.batch_tag import CALLBACK_FIELD
 from queueing.errors import InvalidOption
+from queueing.settings.config import ConnectionConfig, queue_settings
 
 CALLBACKS = ("then", "catch", "finally")
 
@@ -166,7 +166,7 @@ def _check_failover_targets(conn: ConnectionConfig) -> None:
 def failover_batch_write(conn: ConnectionConfig, record: dict[str, Any],
                          encoded: list[Any]) -> str:
     """Write a batch's record and members through failover connection `conn`; the name
-    of the connection that took it (queueing/failover.py ``take_batch``)."""
+    of the connection that took it (queueing/failover/driver.py ``take_batch``)."""
     def write(target: Any) -> None:
         record["connection"] = target.config.name
         target.batch_store().create(record)

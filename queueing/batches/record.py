@@ -8,15 +8,15 @@ from typing import Any
 
 from queueing import connections
 from queueing.batches.members import encode_members, send
-from queueing.config import queue_settings
-from queueing.drivers.batch_store import BatchStore
-from queueing.drivers.registry import kind_of
+from queueing.contract.batch_store import BatchStore
+from queueing.contract.registry import kind_of
 from queueing.entries import context
 from queueing.entries.batch_tag import CALLBACK_FIELD, from_value, of_data
 from queueing.entries.context import current_job
 from queueing.entries.shapes import Payload
 from queueing.errors import QueueError
-from queueing.job_progress import Progress, batch_members_progress
+from queueing.settings.config import queue_settings
+from queueing.state.job_progress import Progress, batch_members_progress
 
 
 class BatchError(QueueError):
@@ -164,7 +164,7 @@ class Batch:
     def member_progress(self) -> dict[str, Progress]:
         """The progress and metadata its members reported (``current_job().progress()``),
         by member id (the keys of its member states): live for a member running, else
-        its last report, kept as long as queueing.job_progress keeps reports. Members
+        its last report, kept as long as queueing.state.job_progress keeps reports. Members
         that reported nothing are left out."""
         return batch_members_progress(self.id, self.connection)
 

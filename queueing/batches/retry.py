@@ -1,12 +1,12 @@
 """Retry a batch's failed members (``queue_retry_batch ID``, the dashboard's Retry
 failed): each failed member job in the failed store is retried like ``queue_retry``
-does, which un-counts its failure first (queueing/failed.py, batch.lua 'retry'), so the
+does, which un-counts its failure first (queueing/state/failed.py, batch.lua 'retry'), so the
 batch runs on and can finish; ``then`` runs once every member has succeeded."""
 from __future__ import annotations
 
-from queueing import failed
 from queueing.batches.record import Batch, BatchError
 from queueing.models import FailedJob
+from queueing.state import failed
 
 
 def retry_batch(batch_id: str, connection: str | None = None) -> int:

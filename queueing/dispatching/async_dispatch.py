@@ -40,7 +40,7 @@ from asgiref.sync import AsyncToSync, sync_to_async
 from django.db import transaction
 
 from queueing import connections
-from queueing.config import queue_settings
+from queueing.contract.registry import kind_of
 from queueing.dispatching import observers
 from queueing.dispatching.dispatch import (
     BatchPlan,
@@ -54,7 +54,7 @@ from queueing.dispatching.dispatch import (
     should_defer,
     wants_after_commit,
 )
-from queueing.drivers.registry import kind_of
+from queueing.settings.config import queue_settings
 
 if TYPE_CHECKING:  # signature.py imports this module, not back
     from queueing.dispatching.signature import Signature

@@ -19,11 +19,11 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from queueing.config import queue_settings
+from queueing.contract.registry import kind_of
 from queueing.dispatching.registry import JobDefinition, loaded_at_startup
-from queueing.drivers.registry import kind_of
 from queueing.entries.shapes import Payload
 from queueing.errors import BadDispatch, MalformedPayload
+from queueing.settings.config import queue_settings
 
 # Options of .using(...) that people pass to .delay(...) by mistake.
 DISPATCH_OPTIONS = ("delay", "queue", "connection", "tries", "backoff", "timeout",

@@ -20,16 +20,17 @@ from typing import TYPE_CHECKING, Any
 from django.db import DEFAULT_DB_ALIAS, transaction
 from django.db import connections as db_connections
 
-from queueing import connections, tracing
-from queueing.config import ConnectionConfig, queue_settings
+from queueing import connections
+from queueing.contract.registry import kind_of
 from queueing.dispatching import observers
 from queueing.dispatching.call_checks import check_call, check_discovered
 from queueing.dispatching.unique import dispatch_controlled
 from queueing.drivers.redis.cluster import TRANSIENT_ERRORS
-from queueing.drivers.registry import kind_of
 from queueing.entries import payload as payload_lib
 from queueing.entries.limits import check_size
 from queueing.errors import StoreUnavailable
+from queueing.observability import tracing
+from queueing.settings.config import ConnectionConfig, queue_settings
 
 if TYPE_CHECKING:  # the shapes dispatched (signature.py imports this module, not back)
     from queueing.dispatching.signature import Signature

@@ -13,8 +13,8 @@ import json
 import re
 from typing import Any
 
-from queueing.drivers.contract import CutEntry
-from queueing.safe_json import peek
+from queueing.contract.roles import CutEntry
+from queueing.observability.safe_json import peek
 
 __all__ = ["HEAD_BYTES", "PREVIEW_BYTES", "ROW_BYTES", "CutEntry", "described", "peek_entry",
            "preview_entry", "read_prefix"]

@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from queueing import connections
+from queueing.contract.registry import kind_of
 from queueing.dispatching.registry import lookup
 from queueing.drivers.redis.keys import QueueKeys
-from queueing.drivers.registry import kind_of
 from queueing.entries.payload import peek
 from queueing.errors import ConfigurationError, InvalidOption, QueueError
 from queueing.middleware import lock_calls
@@ -40,9 +40,9 @@ from queueing.middleware.keys import control_prefix, debounce_key, unique_key
 from queueing.middleware.store import script, state_client
 from queueing.signals import job_unique_skipped
 
-if TYPE_CHECKING:  # for the type only: queueing.failover reads Django models, which this
+if TYPE_CHECKING:  # for the type only: queueing.failover.driver reads Django models, which this
     # module (imported with ``queueing`` itself, while Django loads the apps) cannot import
-    from queueing.failover import FailoverDriver
+    from queueing.failover.driver import FailoverDriver
 
 logger = logging.getLogger("queueing")
 
@@ -108,7 +108,7 @@ def parse(unique_for: Any = None, unique_id: Any = None, unique_until: Any = Non
 # -- dispatch ---------------------------------------------------------------------------
 def _failover(conn: Any) -> FailoverDriver:
     """The driver of a failover connection (its kind "routes"), which keeps its job
-    controls while its Redis is away (queueing/failover.py)."""
+    controls while its Redis is away (queueing/failover/driver.py)."""
     return cast("FailoverDriver", connections.driver(conn.name))
 
 

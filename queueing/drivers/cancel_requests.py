@@ -1,4 +1,4 @@
-"""A stored cancel request, read back with its age bound (queueing/cancel.py).
+"""A stored cancel request, read back with its age bound (queueing/state/cancel.py).
 
 A request was kept until a worker acted on it, so one written just as its job ended on
 its own waited there and cancelled a later run of the same uuid (a manual retry). A

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from queueing.drivers.contract import QueueSizes
+from queueing.contract.roles import QueueSizes
 
 if TYPE_CHECKING:
-    from queueing.config import ConnectionConfig
+    from queueing.settings.config import ConnectionConfig
 
 
 class NullDriver:

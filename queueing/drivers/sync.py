@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from queueing.drivers.contract import QueueSizes
+from queueing.contract.roles import QueueSizes
 from queueing.errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from queueing.config import ConnectionConfig
+    from queueing.settings.config import ConnectionConfig
 
 _inline_runner: Callable[[str], Any] | None = None
 

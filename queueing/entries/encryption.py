@@ -43,10 +43,10 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from django.conf import settings
 
-from queueing.config import queue_settings
 from queueing.entries.payload_checks import check_sealed_fields
 from queueing.entries.shapes import Payload
 from queueing.errors import MalformedPayload, QueueError
+from queueing.settings.config import queue_settings
 
 FIELD = "encrypted"  # the payload field holding the token
 SEALED = ("args", "kwargs", "chain")  # what the token holds

@@ -19,8 +19,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from queueing.config import DEFAULT_MAX_PAYLOAD_BYTES, queue_settings
 from queueing.errors import DispatchError, NotSerializable
+from queueing.settings.config import DEFAULT_MAX_PAYLOAD_BYTES, queue_settings
 
 __all__ = ["DEFAULT_MAX_PAYLOAD_BYTES", "PayloadTooLarge", "check_depth", "check_json_safe",
            "check_size", "max_payload_bytes"]

@@ -62,7 +62,7 @@ def build(
 
     ``availableAt`` (when the job may first run: now, or when its delay ends) lets the
     worker measure queue wait and the dashboard queue latency; ``headers`` carries
-    cross-cutting context such as trace ids (queueing.tracing), empty by default.
+    cross-cutting context such as trace ids (queueing.observability.tracing), empty by default.
     Model references in the arguments (queueing/entries/model_refs.py) are counted in
     ``models`` and tag the job, unless `references` is False (Django Tasks, whose
     arguments are any JSON).

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from queueing.config import queue_settings
 from queueing.entries.options import JobOptions
 from queueing.entries.options import validate as validate_options
 from queueing.entries.shapes import JOB_NAME_SHAPE, UUID_SHAPE, Payload, finite
 from queueing.errors import MalformedPayload, QueueError
+from queueing.settings.config import queue_settings
 
 
 def _check(condition: bool, reason: str) -> None:

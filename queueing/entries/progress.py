@@ -5,7 +5,7 @@ A job reports with ``current_job().progress(0.4, "step 2 of 5")`` and
 process's report for the job (a dict entry and a counter), however often it is made.
 The worker's heartbeat thread publishes the reports of the jobs it runs with its next
 beat (at most every quarter second, and only when a report changed), and the worker
-writes the last report once when the job ends (queueing/job_progress.py). So a job
+writes the last report once when the job ends (queueing/state/job_progress.py). So a job
 reporting a thousand times a second costs a few writes a second, and a job that never
 reports costs nothing: no report exists for it.
 

@@ -6,10 +6,10 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from queueing.config import queue_settings
 from queueing.errors import InvalidOption
 from queueing.middleware import funnel_slots
 from queueing.middleware.limits import key_text, seconds, spec_label
+from queueing.settings.config import queue_settings
 
 DEFAULT_PARK_FOR = 30.0  # seconds a parked job waits if no release wakes it (a lost wake)
 LAPSE_MARGIN = 0.05  # seconds past a lease's lapse a parked job looks again

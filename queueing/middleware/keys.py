@@ -10,7 +10,7 @@ import hashlib
 import re
 
 from queueing.drivers.redis.keys import QueueKeys
-from queueing.namespace import namespaced
+from queueing.settings.namespace import namespaced
 
 CONTROL_KEY_MAX = 200  # characters of a user key kept as given; longer ones get a digest
 LOCK_KINDS = ("unique", "overlap")  # the controls whose keys are owned locks
@@ -22,7 +22,7 @@ _UNESCAPED = {"25": "%", "7B": "{", "7D": "}"}
 
 
 def control_prefix() -> str:
-    """``queueing:``, inside the app's namespace (queueing/namespace.py)."""
+    """``queueing:``, inside the app's namespace (queueing/settings/namespace.py)."""
     return namespaced("queueing:")
 
 

@@ -11,9 +11,9 @@ from typing import Any
 from redis.commands.core import Script
 
 from queueing import connections
-from queueing.config import queue_settings
 from queueing.drivers.redis.scripts import script_for
 from queueing.errors import ConfigurationError
+from queueing.settings.config import queue_settings
 
 LUA_PACKAGE = "queueing.middleware"
 

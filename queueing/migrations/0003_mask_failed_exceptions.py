@@ -15,7 +15,7 @@ CHUNK = 500
 
 
 def mask_existing(apps, schema_editor):
-    from queueing.redaction import mask_text
+    from queueing.observability.redaction import mask_text
 
     failed_job = apps.get_model("queueing", "FailedJob")
     rows = failed_job.objects.using(schema_editor.connection.alias)

@@ -1,19 +1,19 @@
 """A trigram index over the failed store's job, queue and exception text (issue 38): a
 text search on the failed list reads the index instead of every row. SQLite gets an FTS5
 table kept by triggers, PostgreSQL GIN pg_trgm indexes; other databases get nothing and
-keep the windowed search (queueing/failed_search.py says why and how)."""
+keep the windowed search (queueing/state/failed_search.py says why and how)."""
 from django.db import migrations
 
 
 def create(apps, schema_editor) -> None:
-    from queueing import failed_search
+    from queueing.state import failed_search
 
     failed_search.create(schema_editor.connection)
     failed_search.forget()
 
 
 def drop(apps, schema_editor) -> None:
-    from queueing import failed_search
+    from queueing.state import failed_search
 
     failed_search.drop(schema_editor.connection)
     failed_search.forget()

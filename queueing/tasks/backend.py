@@ -24,14 +24,15 @@ from django.core import checks
 from django.utils import timezone
 from redis.commands.core import Script
 
-from queueing import connections, job_progress
-from queueing.config import queue_settings
+from queueing import connections
+from queueing.contract.registry import kind_of
 from queueing.drivers.redis.keys import QueueKeys
-from queueing.drivers.registry import kind_of
 from queueing.entries import payload as payload_lib
 from queueing.entries.limits import check_depth, check_size
 from queueing.errors import ConfigurationError, InvalidOption, QueueError
-from queueing.job_progress import Progress
+from queueing.settings.config import queue_settings
+from queueing.state import job_progress
+from queueing.state.job_progress import Progress
 from queueing.tasks import priority as priority_lib
 from queueing.tasks.failover import result_connection, takes_tasks, waiting_record
 from queueing.tasks.framework import PRIMARY, InvalidTask, TaskResultDoesNotExist, framework_of

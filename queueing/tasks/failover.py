@@ -19,12 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from queueing import connections
-from queueing.config import ConnectionConfig, queue_settings
-from queueing.drivers.registry import kind_of
+from queueing.contract.registry import kind_of
 from queueing.entries import payload as payload_lib
 from queueing.entries.payload import Payload
 from queueing.errors import MalformedPayload
-from queueing.failover_state import queues_to_drain
+from queueing.failover.state import queues_to_drain
+from queueing.settings.config import ConnectionConfig, queue_settings
 from queueing.tasks.results import ResultRecord
 
 

@@ -11,7 +11,7 @@ its last change. Memory per result is bounded: return values over ``max_result_b
 fail the task, tracebacks are cut to ``MAX_TRACEBACK`` characters, and the lists keep
 their last ``MAX_ERRORS`` / ``MAX_WORKER_IDS`` entries.
 
-Tracebacks are stored masked (queueing.redaction, the policy of the failed store and
+Tracebacks are stored masked (queueing.observability.redaction, the policy of the failed store and
 the worker's log): a result is read back by application code, the dashboard and
 anyone with the Redis, and an exception's message often carries the URL or token that
 failed. Masked before the cut, so a secret straddling it is still recognised.
@@ -28,7 +28,7 @@ from typing import Any
 
 from queueing.drivers.redis.keys import task_result_key as result_key
 from queueing.drivers.redis.replies import RedisClient
-from queueing.redaction import mask_text
+from queueing.observability.redaction import mask_text
 
 MAX_TRACEBACK = 16_000  # characters of one traceback kept (head and tail)
 MAX_ERRORS = 20  # errors kept per result (the latest)

@@ -30,11 +30,12 @@ from django.dispatch import receiver
 from django.utils import timezone
 from django.utils.module_loading import autodiscover_modules
 
-from queueing import connections, job_progress
+from queueing import connections
 from queueing.connections import redis_client
 from queueing.dispatching.registry import lookup
 from queueing.entries.payload import Payload
 from queueing.signals import job_failed
+from queueing.state import job_progress
 from queueing.tasks.failover import result_connection
 from queueing.tasks.framework import Framework, framework_of
 from queueing.tasks.results import ResultRecord, ResultStore

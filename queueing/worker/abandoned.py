@@ -21,8 +21,8 @@ import socket
 import time
 from dataclasses import dataclass
 
+from queueing.contract.roles import QueueDriver, Reservation
 from queueing.dispatching.registry import JobDefinition, resolve
-from queueing.drivers.contract import QueueDriver, Reservation
 from queueing.entries import payload as payload_lib
 from queueing.entries.encryption import opened_job
 from queueing.entries.payload import Payload

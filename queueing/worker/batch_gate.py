@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from queueing.drivers.contract import Reservation
+from queueing.contract.roles import Reservation
 from queueing.entries import batch_tag
 
 VERDICT_TTL = 0.25  # seconds a prefetched member's "may start" verdict is trusted

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from queueing.batches import results
 from queueing.batches.results import KEEP_FIELD
+from queueing.contract.roles import Reservation
 from queueing.dispatching.registry import JobDefinition, resolve
 from queueing.dispatching.unique import release_for_payload
-from queueing.drivers.contract import Reservation
 from queueing.entries import batch_tag
 from queueing.entries import payload as payload_lib
 from queueing.entries.shapes import Payload

@@ -10,9 +10,9 @@ from __future__ import annotations
 import redis
 from django.db import InterfaceError, OperationalError
 
-from queueing.drivers.contract import QueueDriver
+from queueing.contract.registry import kind_of
+from queueing.contract.roles import QueueDriver
 from queueing.drivers.redis.cluster import TRANSIENT_ERRORS
-from queueing.drivers.registry import kind_of
 
 # Out of memory under noeviction, a key of the wrong type...
 REFUSALS = (redis.ResponseError,)

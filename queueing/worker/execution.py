@@ -14,7 +14,6 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any
 
-from queueing import tracing
 from queueing.dispatching.registry import JobDefinition, resolve
 from queueing.dispatching.signature import dispatch_next_link
 from queueing.entries import context, encryption
@@ -22,6 +21,7 @@ from queueing.entries import payload as payload_lib
 from queueing.entries import progress as progress_lib
 from queueing.entries.model_refs import FIELD as MODELS
 from queueing.entries.payload import Payload
+from queueing.observability import tracing
 from queueing.signals import job_failed, job_processed, job_processing
 from queueing.worker import model_args
 

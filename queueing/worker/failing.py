@@ -10,13 +10,13 @@ import uuid as uuid_lib
 from collections.abc import Callable
 from typing import Any
 
-from queueing import failed
+from queueing.contract.roles import QueueDriver, Reservation
 from queueing.dispatching.preview import PREVIEW_BYTES, read_prefix
 from queueing.dispatching.registry import JobDefinition
-from queueing.drivers.contract import QueueDriver, Reservation
 from queueing.entries import payload as payload_lib
 from queueing.entries.payload import Payload
 from queueing.signals import job_failed
+from queueing.state import failed
 from queueing.worker import controls
 from queueing.worker.execution import run_failed_hook
 from queueing.worker.joblog import JobLog, send_signal

@@ -32,7 +32,7 @@ import redis
 from django.conf import settings
 
 from queueing.connections import make_client
-from queueing.drivers.contract import QueueDriver
+from queueing.contract.roles import QueueDriver
 from queueing.drivers.redis.keys import heartbeat_key as key
 from queueing.drivers.redis.keys import workers_key
 from queueing.drivers.redis.replies import RedisClient, as_str

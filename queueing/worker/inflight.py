@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from queueing.drivers.contract import Reservation
+from queueing.contract.roles import Reservation
 from queueing.entries import progress as progress_lib
 from queueing.worker.options import ACK_ROWS
 from queueing.worker.table_memory import (

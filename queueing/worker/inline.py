@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from queueing.drivers.contract import Reservation
+from queueing.contract.roles import Reservation
 from queueing.worker.inflight import InFlight
 from queueing.worker.job_errors import JobCancelled
 from queueing.worker.job_runner import JobRunner

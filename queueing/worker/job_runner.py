@@ -21,17 +21,17 @@ from typing import Any
 
 from queueing.batches import results
 from queueing.batches.results import KEEP_FIELD
-from queueing.config import queue_settings
+from queueing.contract.roles import QueueDriver, Reservation
 from queueing.dispatching.call_checks import check_queued_chain
 from queueing.dispatching.registry import JobDefinition, resolve
 from queueing.dispatching.signature import dispatch_next_link
-from queueing.drivers.contract import QueueDriver, Reservation
 from queueing.entries import batch_tag
 from queueing.entries import payload as payload_lib
 from queueing.entries.encryption import opened_job
 from queueing.entries.payload import Payload
 from queueing.errors import MalformedPayload, ModelReferenceError, UnknownJob
 from queueing.middleware.pipeline import plan_for
+from queueing.settings.config import queue_settings
 from queueing.signals import job_exception_occurred, job_processed, job_processing
 from queueing.worker import controls, execution, model_args, policy, unrun
 from queueing.worker.batch_gate import BatchGate

@@ -12,8 +12,8 @@ import threading
 import time
 from typing import Any
 
-from queueing import job_progress
-from queueing.drivers.contract import Reservation
+from queueing.contract.roles import Reservation
+from queueing.state import job_progress
 from queueing.worker import policy
 from queueing.worker.inflight import InFlight
 from queueing.worker.outcome import Outcome

@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 
-from queueing.drivers.contract import QueueDriver
+from queueing.contract.roles import QueueDriver
 from queueing.signals import worker_stopping
 from queueing.worker import health, policy, sidecar_process
 from queueing.worker.control_loop import ControlLoop

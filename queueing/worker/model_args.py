@@ -33,8 +33,8 @@ from django.db import close_old_connections
 from django.db import connections as db_connections
 from django.db.models import Model
 
+from queueing.contract.roles import Reservation
 from queueing.dispatching.registry import JobDefinition
-from queueing.drivers.contract import Reservation
 from queueing.entries.model_refs import MODEL_KEY, shown_reference, well_formed
 from queueing.entries.shapes import Payload
 from queueing.errors import MissingModel, ModelReferenceError

@@ -9,11 +9,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from queueing.contract.roles import Reservation
 from queueing.dispatching.registry import JobDefinition
-from queueing.drivers.contract import Reservation
 from queueing.entries.payload import Payload
 from queueing.middleware.pipeline import Plan
-from queueing.redaction import for_log
+from queueing.observability.redaction import for_log
 
 logger = logging.getLogger("queueing.worker")
 
@@ -53,7 +53,7 @@ class Prepared:
 
 def printable(value: Any, limit: int = 2000) -> str:
     """Text safe for one log line: secrets masked and control characters escaped (the
-    policy of queueing/redaction.py), never an encoding error."""
+    policy of queueing/observability/redaction.py), never an encoding error."""
     return for_log(str(value).encode("utf-8", "backslashreplace").decode("utf-8"), limit)
 
 

@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from queueing.drivers.contract import QueueDriver, Reservation
-from queueing.fair import FairRotation
+from queueing.contract.roles import QueueDriver, Reservation
+from queueing.state.fair import FairRotation
 from queueing.worker import policy
 from queueing.worker.errors import REFUSALS, store_name, transient
 from queueing.worker.inflight import InFlight
@@ -59,7 +59,7 @@ class Reserver:
         self.should_wake = should_wake
         self.prefetching = prefetching  # a sidecar renews prefetched leases
         self.queues = options.queues or (driver.config.queue,)
-        # None unless this worker serves a fair queue (queueing/fair.py): no cost otherwise
+        # None unless this worker serves a fair queue (queueing/state/fair.py): no cost otherwise
         self.fair = FairRotation.for_worker(driver, self.queues)
         block = options.block_for if options.block_for is not None else driver.config.block_for
         self.block_for = block

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from queueing.drivers.contract import QueueDriver, Reservation
+from queueing.contract.roles import QueueDriver, Reservation
 from queueing.worker.deadline import Deadline
 from queueing.worker.policy import LeaseTiming
 from queueing.worker.table_memory import FINISHED, PREFETCHED, RUNNING, Row, TableMemory

@@ -63,7 +63,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from queueing.drivers.contract import QueueDriver
+from queueing.contract.roles import QueueDriver
 from queueing.worker.deadline import Deadline
 from queueing.worker.fork_child import become_sidecar
 from queueing.worker.policy import LeaseTiming, lease_timing

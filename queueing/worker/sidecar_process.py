@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from queueing import connections
-from queueing.drivers.contract import QueueDriver
+from queueing.contract.roles import QueueDriver
 from queueing.worker.abandoned import AbandonedJobs
 from queueing.worker.joblog import JobLog, level_named
 from queueing.worker.options import WorkerOptions

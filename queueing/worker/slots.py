@@ -36,7 +36,7 @@ from django import db
 
 from queueing.batches import results
 from queueing.batches.results import KEEP_FIELD
-from queueing.drivers.contract import Reservation
+from queueing.contract.roles import Reservation
 from queueing.worker import execution
 from queueing.worker.inflight import InFlight
 from queueing.worker.interrupts import ThreadInterrupts

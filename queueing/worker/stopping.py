@@ -23,7 +23,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from queueing.drivers.contract import Reservation
+from queueing.contract.roles import Reservation
 from queueing.entries.payload import Payload
 from queueing.signals import job_stopped
 from queueing.worker.joblog import send_signal

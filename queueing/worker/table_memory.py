@@ -17,7 +17,7 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from queueing.drivers.contract import Reservation
+from queueing.contract.roles import Reservation
 from queueing.worker.options import TABLE_ROWS
 
 EMPTY, PREFETCHED, RUNNING, FINISHED = 0, 1, 2, 3

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import time
 
-from queueing.drivers.contract import QueueDriver, Reservation
+from queueing.contract.roles import QueueDriver, Reservation
 from queueing.entries import payload as payload_lib
 from queueing.entries.shapes import Payload, finite
 from queueing.worker.joblog import JobLog

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from queueing.batches import results
 from queueing.batches.results import KEEP_FIELD
-from queueing.drivers.contract import Reservation
+from queueing.contract.roles import Reservation
 from queueing.entries import batch_tag
 from queueing.entries.payload import Payload
 from queueing.middleware.keys import control_key

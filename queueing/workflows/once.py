@@ -22,10 +22,10 @@ from typing import Any
 
 from queueing import connections
 from queueing.batches import results
+from queueing.contract.registry import kind_of
 from queueing.dispatching.dispatch import link_spec, prepare, reaching, target_of
 from queueing.dispatching.jobs import chain as chain_of_jobs
 from queueing.dispatching.signature import Signature
-from queueing.drivers.registry import kind_of
 from queueing.workflows.canvas import first_job
 
 

@@ -9,8 +9,8 @@ import pytest
 from playwright.sync_api import expect
 
 from horizon.repositories import metrics, state
-from queueing import failed as failed_store
 from queueing.entries.payload import encode
+from queueing.state import failed as failed_store
 from tests.browser.conftest import log_in
 from tests.testapp import jobs as test_jobs
 from tests.workers import wait_until

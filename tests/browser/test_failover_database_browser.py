@@ -14,7 +14,7 @@ from django.test import override_settings
 from playwright.sync_api import expect
 
 from queueing import connections
-from queueing.failover_drain import drain
+from queueing.failover.drain import drain
 from tests.browser.conftest import log_in
 from tests.conftest import WORKER_DATABASES
 from tests.tcp_proxy import TcpProxy

@@ -10,12 +10,12 @@ import pytest
 from django.test import override_settings
 
 from queueing import batch, chain, chord, group, job
-from queueing.config import settings_errors
 from queueing.connections import redis_driver
 from queueing.entries import encryption
 from queueing.entries import payload as payload_lib
 from queueing.errors import InvalidOption
 from queueing.models import FailedJob
+from queueing.settings.config import settings_errors
 from queueing.worker.loop import Worker
 from queueing.worker.options import WorkerOptions
 from tests.redis_scan import everything, kinds
@@ -135,7 +135,7 @@ def test_rotation_the_django_way_keeps_queued_jobs_readable(driver, settings):
 
 
 def test_a_payload_no_key_opens_fails_with_the_cause_and_a_retry_runs_it(driver, settings):
-    from queueing import failed
+    from queueing.state import failed
 
     old = settings.SECRET_KEY
     keep_secret.delay(SECRET, "stranded")
@@ -191,7 +191,7 @@ def test_bad_values_are_refused_at_declaration_and_in_settings(settings):
 
 
 def test_a_failover_connection_encrypts_when_a_target_does(settings):
-    from queueing.config import parse_settings
+    from queueing.settings.config import parse_settings
 
     queue = {"connections": {
         "a": {"driver": "redis", "url": "redis://localhost/0", "encrypt": True},

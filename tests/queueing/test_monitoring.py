@@ -8,9 +8,9 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from queueing import monitoring
 from queueing.entries.payload import encode
 from queueing.signals import queue_busy
+from queueing.state import monitoring
 from tests.conftest import ROOT, manage_command, subprocess_env
 from tests.helpers import payload
 

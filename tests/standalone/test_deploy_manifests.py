@@ -19,7 +19,7 @@ from django.test import override_settings
 from horizon.config import HorizonSettings
 from horizon.supervisor.master import KILL_GRACE
 from queueing.drivers.redis.keys import QueueKeys
-from queueing.namespace import namespace_error
+from queueing.settings.namespace import namespace_error
 from queueing.worker.options import WorkerOptions
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ import pytest
 
 from horizon.checks import check_schedules
 from horizon.schedules import cron
-from queueing import store_checks
+from queueing.observability import store_checks
 from standalone import secret_key
 from tests.helpers import posix_lock_holders
 

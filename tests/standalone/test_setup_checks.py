@@ -183,7 +183,7 @@ def test_horizon_without_the_queueing_app_says_so(tmp_path):
 
 
 def test_the_sqlite_hint_needs_no_file_outside_the_wheel(settings):
-    from queueing import store_checks
+    from queueing.observability import store_checks
 
     original = settings.DATABASES["default"]["OPTIONS"]
     settings.DATABASES["default"]["OPTIONS"] = {}  # a new project's (restored below)

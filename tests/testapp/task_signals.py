@@ -5,7 +5,7 @@ import json
 import os
 
 from queueing.connections import redis_driver
-from queueing.job_progress import kept_reports
+from queueing.state.job_progress import kept_reports
 
 SIGNALS = "test:task-signals"
 

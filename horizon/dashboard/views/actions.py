@@ -13,7 +13,6 @@ from horizon.dashboard.views import failed as failed_view
 from horizon.dashboard.views.common import HtmxHttpRequest, confirm, float_param, int_param, plural
 from horizon.repositories import horizon_client
 from queueing import connections
-from queueing import failed as failed_store
 from queueing.batches.forgotten import count_forgotten
 from queueing.dispatching import unique
 from queueing.entries import encryption
@@ -21,7 +20,8 @@ from queueing.entries.payload import encode
 from queueing.errors import QueueError
 from queueing.middleware.store import state_client
 from queueing.models import FailedJob
-from queueing.safe_json import peek
+from queueing.observability.safe_json import peek
+from queueing.state import failed as failed_store
 
 
 def _who(request: HtmxHttpRequest) -> str:

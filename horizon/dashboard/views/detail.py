@@ -27,8 +27,9 @@ from horizon.dashboard.masking import CLIP_MARGIN, clip, display, mask
 from horizon.dashboard.views import failed as failed_view
 from horizon.dashboard.views.common import HtmxHttpRequest, float_param, int_param, render_page
 from horizon.repositories import horizon_client
-from queueing import connections, job_progress
+from queueing import connections
 from queueing.entries import encryption as encrypted_lib
+from queueing.state import job_progress
 from queueing.worker import heartbeat
 
 
@@ -121,7 +122,7 @@ def holder_gone(found: lookup.Found) -> bool:
 
 def reported_context(found: lookup.Found, now: float) -> dict:
     """The progress and metadata the job reported itself (live while it runs, kept
-    after it ended: queueing/job_progress.py), for the job page; {} when none."""
+    after it ended: queueing/state/job_progress.py), for the job page; {} when none."""
     connection = queue_label(found).partition(":")[0] or None
     try:
         report = job_progress.progress_of(found.uuid, connection)

@@ -9,8 +9,8 @@ from horizon import audit
 from horizon.dashboard.auth import action, page
 from horizon.dashboard.lock_owners import owners
 from horizon.dashboard.views.common import HtmxHttpRequest, confirm, render_page
-from queueing import locks as locks_lib
 from queueing.errors import QueueError
+from queueing.state import locks as locks_lib
 
 
 def _context() -> dict:

@@ -12,7 +12,7 @@ from horizon.dashboard.queues import parse
 from horizon.dashboard.running import running_now
 from horizon.dashboard.views.common import HtmxHttpRequest, confirm, fragment, render_page
 from queueing import connections
-from queueing.cancel import running_queue
+from queueing.state.cancel import running_queue
 
 PARTIAL = "horizon/partials/running.html"
 

@@ -18,9 +18,9 @@ from horizon.dashboard.views import actions
 from horizon.dashboard.views.common import HtmxHttpRequest, confirm, plural
 from horizon.repositories import horizon_client
 from queueing import connections
-from queueing import failed as failed_store
 from queueing.batches.forgotten import count_forgotten
 from queueing.models import FailedJob
+from queueing.state import failed as failed_store
 
 MAX_PICKS = 500
 

@@ -10,7 +10,7 @@ from queueing.connections import redis_client, redis_driver
 from queueing.drivers.redis.replies import RedisClient
 from queueing.management.base import ProductCommand
 from queueing.management.cli_audit import audited
-from queueing.redaction import mask_text
+from queueing.observability.redaction import mask_text
 
 EXIT_UNREACHABLE = 3  # Redis cannot be reached (horizon_status: 0 running, 1 paused, 2 inactive)
 

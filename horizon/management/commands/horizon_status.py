@@ -3,7 +3,8 @@
 
 With ``--master NAME`` it judges that one master (one pod) and says whether it is alive
 and whether it is ready, separately (horizon/master_health.py); ``--probe liveness`` or
-``--probe readiness`` makes the exit code answer just that question (queueing/probes.py)."""
+``--probe readiness`` makes the exit code answer just that question
+(queueing/observability/probes.py)."""
 import sys
 import time
 
@@ -13,8 +14,8 @@ from django.core.management.base import CommandError
 from horizon import master_health
 from horizon.management.commands._control import EXIT_UNREACHABLE, reachable_client
 from horizon.repositories import state
-from queueing import probes
 from queueing.management.base import ProductCommand
+from queueing.observability import probes
 
 EXIT_CODES = {"running": 0, "paused": 1, "inactive": 2}
 

@@ -15,8 +15,7 @@ from django.db import InterfaceError, OperationalError
 from django.db import connections as db_connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from queueing.config import ConnectionConfig
-from queueing.drivers.contract import (
+from queueing.contract.roles import (
     Capabilities,
     CutEntry,
 )
@@ -24,6 +23,7 @@ from queueing.drivers.database.batches import DatabaseBatches
 from queueing.drivers.database.listen import Listener
 from queueing.drivers.database.sql import FOREVER, Statements
 from queueing.drivers.redis.scripts import run_pipelined
+from queueing.settings.config import ConnectionConfig
 
 logger = logging.getLogger("queueing.worker")
 

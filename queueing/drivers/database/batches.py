@@ -13,7 +13,7 @@ from typing import Any
 
 from django.db import transaction
 
-from queueing.drivers.contract import Reservation
+from queueing.contract.roles import Reservation
 from queueing.drivers.database.delivery import parse_token
 from queueing.entries import batch_counting as counting
 from queueing.entries.batch_tag import BatchTag, counted_as, settling

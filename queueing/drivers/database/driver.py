@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import time
 
-from queueing.config import ConnectionConfig
 from queueing.drivers.database.base import CHUNK
 from queueing.drivers.database.operator import DatabaseOperator
 from queueing.drivers.database.reservations import DatabaseReservations
+from queueing.settings.config import ConnectionConfig
 
 
 class DatabaseDriver(DatabaseReservations, DatabaseOperator):
-    """The ``database`` driver: keeps ``queueing.drivers.contract.QueueDriver``."""
+    """The ``database`` driver: keeps ``queueing.contract.roles.QueueDriver``."""
 
 
     @classmethod

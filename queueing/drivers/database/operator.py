@@ -10,12 +10,12 @@ from typing import Any
 
 from django.db.models import Q
 
-from queueing.drivers.cancel_requests import cancel_request
-from queueing.drivers.contract import (
+from queueing.contract.roles import (
     PREFIX_READ,
     ControlState,
     QueueSizes,
 )
+from queueing.drivers.cancel_requests import cancel_request
 from queueing.drivers.database.base import (
     RESTART_KEY,
     SAFE_BATCH_ID,

@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from queueing.drivers.contract import (
+from queueing.contract.roles import (
     Finished,
     Reservation,
     Reserved,

@@ -20,10 +20,10 @@ from typing import Any
 import redis
 import redis.asyncio
 
-from queueing.config import ConnectionConfig
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.drivers.redis.riding import Rider, rides
 from queueing.drivers.redis.scripts import QUEUEING_LUA, sha, source
+from queueing.settings.config import ConnectionConfig
 
 ScriptCall = tuple[str, list, list]  # (script name in lua/, keys, args)
 # redis.asyncio's cluster client refuses a node's 101st connection (MaxConnectionsError)

@@ -6,8 +6,7 @@ import itertools
 import os
 import uuid as uuid_lib
 
-from queueing.config import ConnectionConfig
-from queueing.drivers.contract import (
+from queueing.contract.roles import (
     Capabilities,
 )
 from queueing.drivers.redis.batches import RedisBatches
@@ -16,6 +15,7 @@ from queueing.drivers.redis.keys import QueueKeys
 from queueing.drivers.redis.replies import RedisClient
 from queueing.drivers.redis.riding import Rider, rides
 from queueing.drivers.redis.scripts import Scripts
+from queueing.settings.config import ConnectionConfig
 
 
 class RedisBase:

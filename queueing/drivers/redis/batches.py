@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from queueing.drivers.contract import Reservation
+from queueing.contract.roles import Reservation
 from queueing.drivers.redis.keys import QueueKeys, batches_index, batches_meta
 from queueing.drivers.redis.replies import as_str
 from queueing.drivers.redis.scripts import run_pipelined, script_for

@@ -14,7 +14,6 @@ import redis.asyncio
 import redis.asyncio.cluster
 from redis.cluster import RedisCluster
 
-from queueing.config import ConnectionConfig
 from queueing.drivers.redis import reach
 from queueing.drivers.redis.embedded import EmbeddedRedis
 from queueing.drivers.redis.replies import RedisClient
@@ -24,7 +23,8 @@ from queueing.drivers.redis.sentinel import (
     sentinel_location,
 )
 from queueing.errors import ConfigurationError
-from queueing.redaction import redacted_url
+from queueing.observability.redaction import redacted_url
+from queueing.settings.config import ConnectionConfig
 
 ASYNC_MAX_CONNECTIONS = 100  # per connection per event loop (redis.asyncio's own default)
 # Per connection per process. redis-py's pools refuse a 101st connection ("Too many

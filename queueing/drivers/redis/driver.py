@@ -13,8 +13,7 @@ from typing import Any
 
 from redis.commands.core import Script
 
-from queueing.config import ConnectionConfig
-from queueing.drivers.contract import (
+from queueing.contract.roles import (
     PAUSED,
     Reservation,
 )
@@ -24,13 +23,14 @@ from queueing.drivers.redis.keys import QueueKeys
 from queueing.drivers.redis.operator import RedisOperator
 from queueing.drivers.redis.reservations import RedisReservations, owner_json
 from queueing.drivers.redis.scripts import run_pipelined
+from queueing.settings.config import ConnectionConfig
 
 __all__ = ["PAUSED", "RedisDriver", "Reservation", "owner_json"]  # Reservation, PAUSED:
 # re-exported for code written against this module before drivers/contract.py held them
 # A payload's top-level uuid, as the push script's index reads it (lua/push.lua)
 _UUID = re.compile(r'^\{[^{}\[\]]*?"uuid":"([^"\\]+)"')
 class RedisDriver(RedisReservations, RedisOperator):
-    """The ``redis`` driver: keeps ``queueing.drivers.contract.QueueDriver``."""
+    """The ``redis`` driver: keeps ``queueing.contract.roles.QueueDriver``."""
 
     # A dropped connection, a failover (CLUSTERDOWN), a resharding (TRYAGAIN).
     transient_errors: tuple[type[Exception], ...] = TRANSIENT_ERRORS

@@ -6,10 +6,10 @@ single Redis Cluster slot.
 """
 from dataclasses import dataclass
 
-from queueing.connection_config import DEFAULT_PREFIX
-from queueing.namespace import namespaced
+from queueing.settings.connection import DEFAULT_PREFIX
+from queueing.settings.namespace import namespaced
 
-# Every name below goes through namespaced() (queueing/namespace.py): with no namespace
+# Every name below goes through namespaced() (queueing/settings/namespace.py): with no namespace
 # they are exactly the names of earlier releases.
 
 
@@ -155,7 +155,7 @@ EXCEPTIONS_TTL = 86400  # seconds an exception counter outlives its last excepti
 
 
 def progress_key(uuid: str) -> str:
-    """A finished job's last progress report (queueing/job_progress.py): expires."""
+    """A finished job's last progress report (queueing/state/job_progress.py): expires."""
     return progress_prefix() + uuid
 
 

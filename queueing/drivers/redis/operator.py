@@ -7,12 +7,12 @@ from collections.abc import Iterable
 
 import redis
 
-from queueing.drivers.cancel_requests import cancel_request
-from queueing.drivers.contract import (
+from queueing.contract.roles import (
     PREFIX_READ,
     ControlState,
     QueueSizes,
 )
+from queueing.drivers.cancel_requests import cancel_request
 from queueing.drivers.redis import cancel_store, control, previews
 from queueing.drivers.redis.base import RedisBase
 from queueing.drivers.redis.clients import redis_location

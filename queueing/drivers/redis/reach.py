@@ -7,7 +7,7 @@ request's path now runs its Redis calls inside ``bounded(seconds)``:
 
 - each call on a client of this process gives up after `seconds` (the connect, the
   handshake, each reply);
-- a call that fails so opens its connection's circuit (queueing/circuit.py: one per
+- a call that fails so opens its connection's circuit (queueing/drivers/circuit.py: one per
   connection and process, shared with the failover connection's first try), and for
   the circuit's period every call inside ``bounded`` on that connection fails at once
   with `Away`, a ``redis.ConnectionError``, so its callers' handling of a Redis that
@@ -34,7 +34,7 @@ from typing import Any
 
 import redis
 
-from queueing.circuit import Circuit
+from queueing.drivers.circuit import Circuit
 
 logger = logging.getLogger("queueing")
 DEFAULT_PERIOD = 5.0  # seconds a connection is skipped after a failure (no failover set)

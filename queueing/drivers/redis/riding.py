@@ -26,8 +26,8 @@ from typing import Any, TypeVar
 import redis
 from redis.commands.core import Script
 
-from queueing.config import ConnectionConfig
 from queueing.drivers.redis.cluster import TRANSIENT_ERRORS
+from queueing.settings.config import ConnectionConfig
 
 T = TypeVar("T")
 # Replies of a server that is not (or not yet, or no longer) a writable primary

@@ -30,7 +30,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 from redis.sentinel import MasterNotFoundError, Sentinel, SentinelConnectionPool
 
-from queueing.config import ConnectionConfig
+from queueing.settings.config import ConnectionConfig
 
 RECHECK_EVERY = 1.0  # seconds between two questions to the sentinels from one pool
 

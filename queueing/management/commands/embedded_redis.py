@@ -1,12 +1,12 @@
 """Start, stop or show the embedded redis-server of a connection without a Redis URL."""
 from django.core.management.base import CommandError
 
-from queueing.config import queue_settings
 from queueing.connections import redacted_url, redis_location
+from queueing.contract.registry import kind_of
 from queueing.drivers.redis.embedded import EmbeddedRedis
-from queueing.drivers.registry import kind_of
 from queueing.errors import QueueError
 from queueing.management.base import ProductCommand
+from queueing.settings.config import queue_settings
 
 
 class Command(ProductCommand):

@@ -2,10 +2,10 @@
 from django.core.management.base import CommandError
 
 from queueing import connections
-from queueing.cancel import cancel_running
 from queueing.errors import QueueError
 from queueing.management.base import ProductCommand
 from queueing.management.cli_audit import audited, cli_actor
+from queueing.state.cancel import cancel_running
 
 
 class Command(ProductCommand):

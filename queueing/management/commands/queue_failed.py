@@ -1,9 +1,9 @@
-"""List failed jobs, newest first (masked, one line each: see queueing/redaction.py);
+"""List failed jobs, newest first (masked, one line each: see queueing/observability/redaction.py);
 --traceback adds each one's whole exception and traceback (masked too), so an operator
 on a host without the dashboard can read why a job failed."""
-from queueing import failed
 from queueing.management.base import ProductCommand
-from queueing.redaction import escape_control, for_log, mask_text
+from queueing.observability.redaction import escape_control, for_log, mask_text
+from queueing.state import failed
 
 EXCEPTION_WIDTH = 80
 

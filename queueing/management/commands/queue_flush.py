@@ -1,8 +1,8 @@
 """Delete all failed jobs, or those older than --hours (asks first, unless --force)."""
-from queueing import failed
 from queueing.management.base import ProductCommand
 from queueing.management.cli_audit import audited
 from queueing.management.confirm import confirmed
+from queueing.state import failed
 
 
 class Command(ProductCommand):

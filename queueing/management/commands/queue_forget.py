@@ -1,9 +1,9 @@
 """Delete one failed job from the store."""
 from django.core.management.base import CommandError
 
-from queueing import failed
 from queueing.management.base import ProductCommand
 from queueing.management.cli_audit import audited
+from queueing.state import failed
 
 
 class Command(ProductCommand):

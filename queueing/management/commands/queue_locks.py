@@ -2,11 +2,11 @@
 
 from django.core.management.base import CommandError
 
-from queueing import locks
 from queueing.management.base import ProductCommand
 from queueing.management.cli_audit import cli_actor
-from queueing.redaction import display
+from queueing.observability.redaction import display
 from queueing.signals import lock_released
+from queueing.state import locks
 
 
 class Command(ProductCommand):

@@ -4,9 +4,9 @@ import sys
 
 from django.core.management.base import CommandError
 
-from queueing import monitoring
 from queueing.errors import QueueError
 from queueing.management.base import ProductCommand
+from queueing.state import monitoring
 
 EXIT_BUSY = 1  # a queue holds more than --max jobs
 

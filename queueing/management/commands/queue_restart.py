@@ -4,10 +4,10 @@ import time
 from django.core.management.base import CommandError
 
 from queueing import connections
-from queueing.config import queue_settings
-from queueing.drivers.registry import kind_of
+from queueing.contract.registry import kind_of
 from queueing.management.base import ProductCommand
 from queueing.management.cli_audit import audited
+from queueing.settings.config import queue_settings
 
 
 class Command(ProductCommand):

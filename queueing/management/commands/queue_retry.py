@@ -1,10 +1,10 @@
 """Push failed jobs back onto their queues with attempts reset."""
 from django.core.management.base import CommandError
 
-from queueing import failed
 from queueing.management.base import ProductCommand
 from queueing.management.cli_audit import audited
 from queueing.models import FailedJob
+from queueing.state import failed
 
 
 class Command(ProductCommand):

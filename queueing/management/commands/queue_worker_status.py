@@ -1,14 +1,15 @@
 """Liveness and readiness of the workers on one host (a pod's probe): thin over
-queueing/worker/health.py; exit codes in queueing/probes.py."""
+queueing/worker/health.py; exit codes in queueing/observability/probes.py."""
 import socket
 import sys
 
 import redis
 from django.core.management.base import CommandError
 
-from queueing import connections, probes
+from queueing import connections
 from queueing.errors import QueueError
 from queueing.management.base import ProductCommand
+from queueing.observability import probes
 from queueing.worker import health
 
 

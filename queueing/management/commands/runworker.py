@@ -11,7 +11,7 @@ from queueing.dispatching import registry
 from queueing.entries.options import parse_backoff
 from queueing.errors import QueueError
 from queueing.management.base import ProductCommand
-from queueing.systemd import Notifier
+from queueing.observability.systemd import Notifier
 from queueing.worker import heartbeat, readiness, startup
 from queueing.worker.joblog import LOG_LEVELS, iso_timestamp
 from queueing.worker.loop import EXIT_ERROR, Worker
@@ -144,7 +144,7 @@ class Command(ProductCommand):
         if not options.quiet:
             self.stdout.write(f"{iso_timestamp(time.time())} {registry.describe_modules()}")
         readiness.report_ready()  # to a supervisor, if one started us (see queueing.readiness)
-        Notifier().ready()  # to systemd, under a Type=notify unit (see queueing.systemd)
+        Notifier().ready()  # to systemd, under a Type=notify unit (queueing.observability.systemd)
         # the heartbeat lets the dashboard see the worker die, and what it runs
         with heartbeat.beating(driver, worker.owner, _published(worker, options)):
             code = worker.run()

@@ -1,7 +1,7 @@
 -- lock_take: take an owned lock that expires by itself (unique jobs, WithoutOverlapping).
 -- KEYS[1]  the lock                 queueing:unique:{JOB:ID} / queueing:overlap:{KEY}
 -- KEYS[2]  optional: the index of held locks (zset key -> expiry ms), kept in the same
---          step on a single Redis; on a cluster the caller writes it (queueing/locks.py)
+--          step on a single Redis; on a cluster the caller writes it (queueing/state/locks.py)
 -- ARGV[1]  owner (who holds it: a job uuid, with the worker for overlap locks)
 -- ARGV[2]  expiry in milliseconds (the lock goes away then even if its owner died)
 -- ARGV[3]  now in unix milliseconds (the index's scores), with KEYS[2]

@@ -12,11 +12,11 @@ from django.utils import timezone
 from horizon import audit
 from horizon.models import AuditEntry
 from queueing import batch
-from queueing import failed as failed_store
 from queueing.connections import redis_driver
 from queueing.entries.payload import encode
-from queueing.locks import key_ref
 from queueing.middleware import keys, lock_calls
+from queueing.state import failed as failed_store
+from queueing.state.locks import key_ref
 from tests.helpers import EVERY_SECOND, payload, publish
 from tests.testapp import jobs
 

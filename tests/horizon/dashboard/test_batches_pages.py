@@ -74,7 +74,7 @@ def test_search_by_name(operator):
 
 
 def test_detail_lists_failed_jobs_and_retry_is_audited(operator, rclient):
-    from queueing import failed
+    from queueing.state import failed
     found = batch(batch_member.s(1), batch_member.s(2)).allow_failures().name("b").dispatch()
     driver = redis_driver("redis")
     got = driver.reserve("default", 2, owner="t")
@@ -130,7 +130,7 @@ def test_unknown_batch_is_404(operator):
 
 
 def test_queue_retry_batch_command(capsys):
-    from queueing import failed
+    from queueing.state import failed
     found = batch(batch_member.s(1)).allow_failures().dispatch()
     driver = redis_driver("redis")
     got = driver.reserve("default", 1, owner="t")

@@ -1,4 +1,4 @@
-"""The failed list's text search through the store's trigram index (queueing/failed_search.py):
+"""The failed list's text search through the store's trigram index (queueing/state/failed_search.py):
 the whole store, not a window of it; kept in step with every write; a count that stops
 at its cap while the bulk actions still act on every match."""
 import datetime as dt
@@ -10,9 +10,9 @@ from django.test import Client
 from django.utils import timezone
 
 from horizon.dashboard import failures
-from queueing import failed as failed_store
-from queueing import failed_search
 from queueing.models import FailedJob
+from queueing.state import failed as failed_store
+from queueing.state import failed_search
 from tests.helpers import fail, text
 
 pytestmark = pytest.mark.django_db

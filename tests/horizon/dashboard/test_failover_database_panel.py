@@ -17,7 +17,7 @@ from django.test import override_settings
 
 from horizon.waits import Notifier, WaitMonitor
 from queueing import connections
-from queueing.failover_state import read_all, state_key
+from queueing.failover.state import read_all, state_key
 from queueing.models import ControlValue
 from tests.conftest import WORKER_DATABASES
 from tests.helpers import dead_redis_failover, queue_with

@@ -14,8 +14,8 @@ from django.core.signals import request_finished, request_started
 from django.test import Client
 
 from horizon.dashboard import facet_counts, failures, kept_counts
-from queueing import failed
 from queueing.models import FailedJob
+from queueing.state import failed
 from tests.helpers import fail, text
 from tests.workers import wait_until
 

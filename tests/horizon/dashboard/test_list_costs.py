@@ -147,7 +147,7 @@ def test_exception_groups_are_kept_for_a_refresh_interval_and_dropped_on_a_chang
     """Kept as the facets' counts are (test_kept_counts.py: past the interval they are
     shown while a thread regroups); this process's delete drops them at once."""
     from horizon.dashboard import failures
-    from queueing import failed
+    from queueing.state import failed
     from tests.helpers import fail
 
     monkeypatch.setattr(failures._kept_groups, "clock", lambda: 50.0)

@@ -8,10 +8,10 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from django.test import Client
 
-from queueing import failed as failed_store
-from queueing import redaction
 from queueing.entries.payload import encode
 from queueing.models import FailedJob
+from queueing.observability import redaction
+from queueing.state import failed as failed_store
 from tests.helpers import payload, task_finished
 from tests.testapp import tasks
 from tests.workers import wait_until

@@ -199,7 +199,7 @@ def test_failed_pages(client):
 def test_failed_search_runs_in_windows_without_an_index(client, monkeypatch):
     """A database with no trigram index (MySQL, MariaDB, an SQLite without FTS5)."""
     from horizon.dashboard import failures
-    from queueing import failed_search
+    from queueing.state import failed_search
 
     monkeypatch.setattr(failures, "SEARCH_WINDOW", 10)
     monkeypatch.setattr(failed_search, "available", lambda using: False)

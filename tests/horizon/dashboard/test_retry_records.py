@@ -4,8 +4,8 @@ after it, never before (the old order, push then delete, wiped 12 records in 105
 import pytest
 
 from horizon.dashboard import failures
-from queueing import failed
 from queueing.models import FailedJob
+from queueing.state import failed
 from tests.testapp import jobs
 from tests.workers import wait_until
 

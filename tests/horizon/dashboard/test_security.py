@@ -18,11 +18,11 @@ from django.utils import timezone
 
 from horizon import audit
 from horizon.models import AuditEntry
-from queueing import failed as failed_store
-from queueing import redaction, safe_json
 from queueing.connections import redis_driver
 from queueing.entries.payload import encode
 from queueing.models import FailedJob
+from queueing.observability import redaction, safe_json
+from queueing.state import failed as failed_store
 from queueing.worker.loop import Worker
 from queueing.worker.options import WorkerOptions
 from tests.conftest import ROOT
@@ -351,8 +351,8 @@ def test_a_supervisor_named_with_a_slash_keeps_the_workers_page_working(client, 
 def test_queue_and_supervisor_names_are_matched_whole(settings):
     from django.core.checks import run_checks
 
-    from queueing.config import queue_settings
     from queueing.errors import UnknownQueue
+    from queueing.settings.config import queue_settings
 
     with pytest.raises(UnknownQueue):
         queue_settings().connection("redis").check_queue("default\n")

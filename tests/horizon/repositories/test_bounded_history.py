@@ -16,8 +16,8 @@ from horizon.config import horizon_settings
 from horizon.keys import attempts_index, trim_lock
 from horizon.repositories import trimmed
 from horizon.supervisor.trimming import Trimmer
-from queueing import failed
 from queueing.models import FailedJob
+from queueing.state import failed
 from queueing.worker import heartbeat
 from tests.testapp import jobs as test_jobs
 from tests.workers import wait_until

@@ -18,10 +18,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from horizon.repositories import counters, horizon_client, snapshot_extras
 from queueing import connections
-from queueing.cancel import cancel_running
 from queueing.entries import payload as payload_lib
 from queueing.entries.options import JobOptions
 from queueing.models import FailedJob
+from queueing.state.cancel import cancel_running
 from tests.testapp import jobs
 from tests.workers import wait_until
 

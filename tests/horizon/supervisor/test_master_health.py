@@ -11,7 +11,7 @@ from django.core.management import call_command
 
 from horizon import master_health
 from horizon.repositories.state import MasterState
-from queueing import probes
+from queueing.observability import probes
 from tests.helpers import start_master
 from tests.workers import wait_until
 

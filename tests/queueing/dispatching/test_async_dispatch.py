@@ -357,8 +357,8 @@ def test_adelay_and_aenqueue_on_a_redis_cluster(settings):
     """redis.asyncio.cluster routes each script by its keys (one hash tag per queue)."""
     from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 
-    from queueing.connection_config import parse_connection
     from queueing.connections import make_client
+    from queueing.settings.connection import parse_connection
     from tests.local_cluster import LocalCluster
 
     with LocalCluster(masters=3) as cluster:

@@ -1,5 +1,5 @@
-"""The dispatch circuit (queueing/circuit.py), pure: the clock is passed in."""
-from queueing.circuit import Circuit
+"""The dispatch circuit (queueing/drivers/circuit.py), pure: the clock is passed in."""
+from queueing.drivers.circuit import Circuit
 
 
 def test_a_failure_opens_it_and_one_probe_tries_again_after_the_wait():

@@ -10,7 +10,7 @@ import asyncio
 import pytest
 
 from queueing import BadDispatch, DispatchError, chain, dispatch_many, job
-from queueing.connection_config import parse_connection
+from queueing.settings.connection import parse_connection
 from tests.testapp import jobs
 
 

@@ -21,7 +21,7 @@ from django.contrib.auth.models import User
 from django.test import override_settings
 
 from queueing import connections
-from queueing.failover_drain import drain
+from queueing.failover.drain import drain
 from tests.conftest import WORKER_DATABASES
 from tests.hung_redis import hung_redis
 from tests.testapp import control_jobs, jobs, model_jobs

@@ -12,8 +12,8 @@ import pytest
 from django import db
 
 from queueing import connections
-from queueing.failover_drain import drain
-from queueing.failover_locks import row_key
+from queueing.failover.drain import drain
+from queueing.failover.locks import row_key
 from queueing.middleware.keys import unique_key
 from queueing.models import ControlValue, QueuedJob
 from tests.conftest import WORKER_DATABASES

@@ -11,8 +11,8 @@ from django.db import transaction
 from django.test import override_settings
 
 from queueing import connections
-from queueing.failover_debounce import row_key
-from queueing.failover_drain import drain
+from queueing.failover.debounce import row_key
+from queueing.failover.drain import drain
 from queueing.models import ControlValue, QueuedJob
 from queueing.tasks.framework import PRIMARY as FW
 from tests.conftest import WORKER_DATABASES

@@ -11,7 +11,7 @@ from django.db import transaction
 
 from queueing import connections
 from queueing.errors import ConfigurationError, StoreUnavailable
-from queueing.failover_drain import drain
+from queueing.failover.drain import drain
 from queueing.models import QueuedJob
 from tests.conftest import WORKER_DATABASES
 from tests.helpers import DEAD_REDIS, dead_redis_failover, drain_database, queue_with
@@ -100,7 +100,7 @@ def test_the_drain_takes_nothing_while_the_first_connection_is_away(failover):
      "retry_after"),
 ])
 def test_a_failover_block_is_checked(settings, block, message):
-    from queueing.config import parse_settings
+    from queueing.settings.config import parse_settings
 
     queue = copy.deepcopy(settings.QUEUE)
     queue["connections"]["sync"] = {"driver": "sync"}

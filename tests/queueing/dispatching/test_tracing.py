@@ -6,8 +6,9 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from queueing import connections, tracing
+from queueing import connections
 from queueing.entries import payload as payload_lib
+from queueing.observability import tracing
 from queueing.worker.loop import Worker
 from queueing.worker.options import WorkerOptions
 from tests.testapp import jobs

@@ -15,11 +15,11 @@ import redis
 from redis.crc import key_slot
 
 from queueing import dispatch_many
-from queueing.connection_config import parse_connection
 from queueing.connections import make_client
 from queueing.drivers.redis.cluster import SlotWaiter, group_by_slot
 from queueing.drivers.redis.driver import RedisDriver
 from queueing.drivers.redis.keys import QueueKeys
+from queueing.settings.connection import parse_connection
 from tests.local_cluster import LocalCluster
 from tests.testapp import jobs
 from tests.workers import wait_until

@@ -1,5 +1,5 @@
 """Issue 40, item 1: one namespace per app. Every key the product writes goes through
-queueing/namespace.py: with no namespace the names are exactly those of earlier releases
+queueing/settings/namespace.py: with no namespace the names are exactly those of earlier releases
 (no migration), with one each name starts with it, outside the braces, so every key keeps
 its Redis Cluster slot; a malformed namespace is refused before any key is written."""
 import pytest
@@ -7,15 +7,15 @@ from django.core.management import call_command
 from redis.crc import key_slot
 
 from horizon import keys as horizon_keys
-from queueing import namespace
 from queueing.batches.results import results_key
-from queueing.config import settings_errors
 from queueing.drivers.redis import keys
 from queueing.errors import ConfigurationError
-from queueing.fair import rotation_key
 from queueing.middleware import keys as control_keys
 from queueing.middleware.funnel_slots import holders_key
 from queueing.middleware.lock_calls import lock_index
+from queueing.settings import namespace
+from queueing.settings.config import settings_errors
+from queueing.state.fair import rotation_key
 
 
 def every_key() -> dict[str, str]:

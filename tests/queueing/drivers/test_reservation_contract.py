@@ -14,9 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from queueing import dispatch_many, failed
+from queueing import dispatch_many
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.models import FailedJob
+from queueing.state import failed
 from tests.conftest import WORKER_DATABASES
 from tests.testapp import jobs
 from tests.workers import wait_until

@@ -13,14 +13,14 @@ import pytest
 import redis
 
 from queueing.checks import check_sentinel_services
-from queueing.config import settings_errors
-from queueing.connection_config import parse_connection
 from queueing.connections import redis_driver
 from queueing.drivers.redis.clients import make_client, redis_location
 from queueing.drivers.redis.driver import RedisDriver
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.drivers.redis.riding import NotReplicated
 from queueing.errors import StoreUnavailable
+from queueing.settings.config import settings_errors
+from queueing.settings.connection import parse_connection
 from tests.local_sentinel import SERVICE, LocalSentinel
 from tests.testapp import jobs
 from tests.workers import wait_until
@@ -206,7 +206,7 @@ def test_a_primary_switch_is_recorded_once_and_flagged_on_the_overview(settings,
     from django.urls import reverse
 
     from horizon.primary_switches import PrimaryWatch, key, note
-    from queueing.config import queue_settings
+    from queueing.settings.config import queue_settings
     from tests.helpers import client_with
 
     use(settings, group.connection())

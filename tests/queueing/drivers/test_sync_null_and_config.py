@@ -2,8 +2,8 @@
 import pytest
 
 from queueing import chain
-from queueing.config import parse_settings
 from queueing.errors import ConfigurationError
+from queueing.settings.config import parse_settings
 from tests.testapp import jobs
 
 

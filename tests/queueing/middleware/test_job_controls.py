@@ -8,11 +8,12 @@ import time
 import pytest
 from django.core.management import call_command
 
-from queueing import dispatch_many, failed
+from queueing import dispatch_many
 from queueing.drivers.redis.keys import QueueKeys, workers_key
 from queueing.middleware.keys import control_key, outcomes_key, unique_key
 from queueing.models import FailedJob
 from queueing.signals import job_unique_skipped
+from queueing.state import failed
 from tests.testapp import control_jobs, jobs
 from tests.workers import wait_until
 

@@ -10,7 +10,6 @@ from queueing import job
 from queueing.dispatching.registry import lookup
 from queueing.entries.payload import Payload
 from queueing.errors import ConfigurationError, InvalidOption
-from queueing.locks import key_ref
 from queueing.middleware import (
     RateLimited,
     Skip,
@@ -23,6 +22,7 @@ from queueing.middleware import (
 from queueing.middleware.context import RELEASED, SKIPPED, RunningJob
 from queueing.middleware.pipeline import Plan, plan_for
 from queueing.middleware.store import script
+from queueing.state.locks import key_ref
 from tests.testapp import control_jobs, jobs
 
 HX = {"HX-Request": "true"}
@@ -245,8 +245,8 @@ def test_the_cli_lists_and_releases_a_lock_with_an_audit_entry(rclient):
 
 @pytest.mark.django_db
 def test_retry_all_keeps_a_unique_job_whose_id_another_holds(operator, driver, rclient):
-    from queueing import failed
     from queueing.models import FailedJob
+    from queueing.state import failed
 
     first = control_jobs.unique_record.using(after_commit=False).delay("k", "failed-one")
     raw = driver.pending("default")[0]

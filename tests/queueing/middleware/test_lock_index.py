@@ -9,8 +9,8 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from queueing import locks
 from queueing.middleware import keys, lock_calls
+from queueing.state import locks
 from tests.helpers import client_with
 from tests.testapp import control_jobs
 

@@ -7,11 +7,11 @@ import time
 import pytest
 from django.core.management import CommandError, call_command
 
-from queueing import failed
-from queueing.cancel import cancel_running
 from queueing.drivers import cancel_requests
 from queueing.drivers.redis import control
 from queueing.entries.payload import encode
+from queueing.state import failed
+from queueing.state.cancel import cancel_running
 from tests.helpers import fail, payload
 
 pytestmark = pytest.mark.django_db

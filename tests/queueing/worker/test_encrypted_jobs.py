@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from queueing import failed
 from queueing.models import FailedJob
+from queueing.state import failed
 from tests.conftest import subprocess_env
 from tests.redis_scan import everything
 from tests.testapp import jobs
@@ -35,7 +35,7 @@ def logging_everything(tmp_path, log_file) -> dict[str, str]:
     (tmp_path / "log_all_settings.py").write_text(
         "from tests.settings import *  # noqa\n"
         "LOGGING = {'version': 1, 'disable_existing_loggers': False,\n"
-        "  'formatters': {'json': {'()': 'queueing.log_json.JsonFormatter'}},\n"
+        "  'formatters': {'json': {'()': 'queueing.observability.log_json.JsonFormatter'}},\n"
         "  'handlers': {'file': {'class': 'logging.FileHandler',\n"
         f"                          'filename': {str(log_file)!r}, 'formatter': 'json'}},\n"
         "               'stderr': {'class': 'logging.StreamHandler'}},\n"

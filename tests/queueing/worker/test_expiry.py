@@ -8,8 +8,7 @@ import time
 
 import pytest
 
-from horizon.repositories import unrun
-from horizon.repositories import horizon_client
+from horizon.repositories import horizon_client, unrun
 from queueing import InvalidOption, Job
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.models import FailedJob
@@ -89,7 +88,7 @@ def test_a_job_that_started_before_its_expiry_finishes(spawn_worker):
 def test_a_retried_failed_job_gets_a_fresh_expiry(spawn_worker):
     """A retry is a new start: its expiry counts again from the retry, as retry_until
     does (docs/reservation-contract.md), so an operator's retry is not dropped unrun."""
-    from queueing import failed
+    from queueing.state import failed
 
     worker = spawn_worker("--queue=default")
     jobs.record.delay("ready")  # the worker is up and waiting once this ran

@@ -5,9 +5,9 @@ import signal
 import pytest
 
 from queueing import dispatch_many
-from queueing.config import parse_settings
 from queueing.errors import ConfigurationError, InvalidOption
-from queueing.fair import fair_queue, key_queue, rotation_key
+from queueing.settings.config import parse_settings
+from queueing.state.fair import fair_queue, key_queue, rotation_key
 from tests.testapp import jobs
 from tests.workers import wait_until
 

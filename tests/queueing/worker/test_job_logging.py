@@ -23,7 +23,7 @@ def json_logging_env(tmp_path, log_file):
     (tmp_path / "json_log_settings.py").write_text(
         "from tests.settings import *  # noqa\n"
         "LOGGING = {'version': 1, 'disable_existing_loggers': False,\n"
-        "  'formatters': {'json': {'()': 'queueing.log_json.JsonFormatter'}},\n"
+        "  'formatters': {'json': {'()': 'queueing.observability.log_json.JsonFormatter'}},\n"
         f"  'handlers': {{'file': {{'class': 'logging.FileHandler', 'filename': {str(log_file)!r},\n"
         "                          'formatter': 'json'}},\n"
         "  'loggers': {'queueing.job': {'handlers': ['file'], 'level': 'INFO',\n"
@@ -119,8 +119,8 @@ def test_every_formatter_the_product_ships_masks_messages_and_tracebacks():
     """The JSON formatter (with and without a cached traceback) and the redacting one."""
     import logging
 
-    from queueing.log_json import JsonFormatter
-    from queueing.redaction import RedactingFormatter
+    from queueing.observability.log_json import JsonFormatter
+    from queueing.observability.redaction import RedactingFormatter
 
     try:
         raise RuntimeError(LEAKS)

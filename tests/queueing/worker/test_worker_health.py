@@ -2,7 +2,7 @@
 
 A worker frozen with SIGSTOP fails liveness within the window the check states; a
 paused one (SIGUSR2, or every queue paused) stays alive and is only not ready. The
-rules themselves (queueing/worker/health.py, queueing/probes.py) are pure and tested
+rules themselves (queueing/worker/health.py, queueing/observability/probes.py) are pure and tested
 directly; the processes are real runworker processes."""
 import io
 import signal
@@ -12,7 +12,7 @@ import time
 import pytest
 from django.core.management import call_command
 
-from queueing import probes
+from queueing.observability import probes
 from queueing.worker import health, heartbeat
 from tests.workers import wait_until
 

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from queueing.drivers.contract import Reservation
+from queueing.contract.roles import Reservation
 from queueing.worker.inflight import InFlight, TableMemory
 from tests.workers import wait_until
 

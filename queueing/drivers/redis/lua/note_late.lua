@@ -3,7 +3,7 @@
 -- its next connection; a Redis that was only stalled then runs the push it had read
 -- before the stall, and the job exists twice. Sent in the same round trip right after
 -- the push (so it runs right after it, or not at all), this notes such a push, and
--- the drain deletes the other copy instead of moving it back (queueing/failover_drain.py).
+-- the drain deletes the other copy instead of moving it back (queueing/failover/drain.py).
 -- KEYS[1]  late zset             queues:{NAME}:late   (uuid -> when noted, Redis time)
 -- ARGV[1]  when the dispatcher sent it (unix seconds, its clock)
 -- ARGV[2]  seconds after which the push counts as late (well under dispatch_timeout:

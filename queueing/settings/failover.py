@@ -16,9 +16,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from queueing.drivers.registry import kind_of
+from queueing.contract.registry import kind_of
 from queueing.errors import ConfigurationError
-from queueing.settings_hints import unknown_keys
+from queueing.settings.hints import unknown_keys
 
 FAILOVER_KEYS = frozenset({"driver", "connections", "dispatch_timeout",
                            "retry_primary_after", "queue", "queues"})

@@ -19,16 +19,16 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from queueing import connections
+from queueing.contract.roles import QueueDriver
 from queueing.dispatching.unique import UniqueJobQueued
 from queueing.dispatching.unique import retake as retake_unique_lock
-from queueing.drivers.contract import QueueDriver
 from queueing.entries import batch_tag
 from queueing.entries import payload as payload_lib
 from queueing.models import FailedJob
-from queueing.redaction import mask_text
+from queueing.observability.redaction import mask_text
 
 __all__ = ["UniqueJobQueued", "retake_unique_lock"]  # for retry()'s callers
-logger = logging.getLogger("queueing.failed")
+logger = logging.getLogger("queueing.state.failed")
 CHUNK = 500  # rows deleted per transaction
 _delete_hooks: list[Callable[[list[str]], None]] = []
 
@@ -115,7 +115,7 @@ def record(*, connection: str, queue: str, raw: bytes | str, exception: str,
     up instead of getting "database is locked" on the read-to-write upgrade.
     A missing or malformed uuid gets a fresh one; the original stays in the payload.
 
-    The exception is stored masked (queueing/redaction.py): it is only ever read by
+    The exception is stored masked (queueing/observability/redaction.py): it is only ever read by
     operators, every page showed it masked anyway, and the failed-jobs search matches
     stored text, so a raw copy let a read-only viewer recover a secret one character
     at a time. The payload stays as it was: a retry needs the real arguments.

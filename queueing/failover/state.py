@@ -1,6 +1,6 @@
 """Where operators read a failover connection's state (issue 35, item 4).
 
-A dispatch circuit lives in each process that dispatches (queueing/circuit.py). To be seen
+A dispatch circuit lives in each process that dispatches (queueing/drivers/circuit.py). To be seen
 by the dashboard, Prometheus and the master, its switches are published, and the place
 they are published matters: when the first connection is the thing that is away, a state
 key on it cannot be read, but the connection the jobs fall back to can (it is taking
@@ -30,12 +30,13 @@ from typing import Any
 
 from django.db import transaction
 
-from queueing import connections, control_values
-from queueing.config import ConnectionConfig, queue_settings
-from queueing.drivers.registry import kind_of
+from queueing import connections
+from queueing.contract.registry import kind_of
 from queueing.entries.availability import available_since
 from queueing.models import ControlValue
-from queueing.redaction import mask_text
+from queueing.observability.redaction import mask_text
+from queueing.settings.config import ConnectionConfig, queue_settings
+from queueing.state import control_values
 
 logger = logging.getLogger("queueing")
 KEY_PREFIX = "failover:"

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from queueing import connections
-from queueing.config import queue_settings
 from queueing.middleware import lock_calls
 from queueing.middleware.keys import parse_lock
 from queueing.middleware.lock_calls import lock_index
-from queueing.redaction import display
+from queueing.observability.redaction import display
+from queueing.settings.config import queue_settings
 
 LIST_LIMIT = 500  # locks shown at most, per kind and connection
 

@@ -13,17 +13,17 @@ from typing import Any
 
 from django.conf import settings
 
-from queueing.drivers.registry import KINDS
+from queueing.contract.registry import KINDS
 from queueing.errors import ConfigurationError, UnknownQueue
-from queueing.failover_config import parse_failover
-from queueing.sentinel_config import SENTINEL_KEYS, read_sentinel
-from queueing.settings_hints import unknown_keys
-from queueing.settings_problems import Problems
+from queueing.settings.failover import parse_failover
+from queueing.settings.hints import unknown_keys
+from queueing.settings.problems import Problems
+from queueing.settings.sentinel import SENTINEL_KEYS, read_sentinel
 
 DEFAULT_PREFIX = "queues:"  # of every queue key (drivers/redis/keys.py)
 DRIVERS = tuple(KINDS)  # the driver registry's kinds
 QUEUE_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")  # used with fullmatch
-FAIR_MARK = ".fair."  # a fair queue's key queue: "<queue>.fair.<key>" (queueing/fair.py)
+FAIR_MARK = ".fair."  # a fair queue's key queue: "<queue>.fair.<key>" (queueing/state/fair.py)
 
 
 def fair_parent(queue: str) -> str | None:
@@ -67,14 +67,14 @@ class ConnectionConfig:
     database: str = "default"  # driver "database": the DATABASES alias holding the jobs
     listen: bool = True  # driver "database" on PostgreSQL: wake idle workers by NOTIFY
     synchronous_commit: str = "off"  # driver "database" on PostgreSQL: workers' session
-    # driver "failover" (queueing/failover_config.py): the connections a dispatch tries in
+    # driver "failover" (queueing/settings/failover.py): the connections a dispatch tries in
     # order, how long the first may take, how long a failed one is skipped
     targets: tuple[str, ...] = ()
-    # queues that rotate between keys (tenants): queueing/fair.py, docs/fair-queues.md
+    # queues that rotate between keys (tenants): queueing/state/fair.py, docs/fair-queues.md
     fair_queues: tuple[str, ...] = ()
     dispatch_timeout: float = 0.5
     retry_primary_after: float = 5.0
-    # driver "redis" behind Redis Sentinel (queueing/sentinel_config.py): where the
+    # driver "redis" behind Redis Sentinel (queueing/settings/sentinel.py): where the
     # sentinels are, which service they watch, and how to log in to both
     sentinels: tuple[tuple[str, int], ...] = ()
     service_name: str | None = None
@@ -143,7 +143,7 @@ def read_connection(name: str, raw: Any) -> tuple[Problems, ConnectionConfig | N
     if not isinstance(raw, dict):
         problems.add(ConfigurationError(f"QUEUE['connections'][{name!r}] must be a dict"))
         return problems, None
-    if raw.get("driver") == "failover":  # a block of its own (queueing/failover_config.py)
+    if raw.get("driver") == "failover":  # a block of its own (queueing/settings/failover.py)
         config = problems.take(lambda: parse_failover(name, raw, ConnectionConfig), None)
         return problems, config
     where = f"QUEUE['connections'][{name!r}]"

@@ -20,10 +20,10 @@ import hashlib
 import time
 from typing import Any
 
-from queueing import control_values
-from queueing.config import ConnectionConfig
-from queueing.failover_state import database_alias, published_in
+from queueing.failover.state import database_alias, published_in
 from queueing.middleware import lock_calls
+from queueing.settings.config import ConnectionConfig
+from queueing.state import control_values
 
 PREFIX = "lock:"
 

@@ -4,7 +4,7 @@ A parser reads each value through ``Problems.take``: a bad value is recorded and
 fallback stands in for it, so the rest of the block is still read and checked. Issue 31:
 a block with an unknown key, min_processes above max_processes and a bad connection
 reported only the unknown key, and each fix revealed the next mistake one `manage.py
-check` at a time. Shared by queueing/config.py and horizon/ (layer 1: no imports).
+check` at a time. Shared by queueing/settings/config.py and horizon/ (layer 1: no imports).
 """
 from __future__ import annotations
 

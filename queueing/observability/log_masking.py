@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import traceback
 
-from queueing.redaction import LOG_LIMIT, escape_control, for_log, mask_text
+from queueing.observability.redaction import LOG_LIMIT, escape_control, for_log, mask_text
 
 # Loggers that carry application data (task arguments, exception messages).
 MASKED_LOGGERS = ("django_tasks", "django.tasks")

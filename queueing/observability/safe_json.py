@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any
 
-from queueing.redaction import MAX_DEPTH, TOO_DEEP
+from queueing.observability.redaction import MAX_DEPTH, TOO_DEEP
 
 _STRUCTURAL = re.compile(r'[\[\]{}"]')
 _STRING_REST = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # after the opening quote

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from queueing.errors import ConfigurationError
-from queueing.settings_problems import Problems
+from queueing.settings.problems import Problems
 
 SENTINEL_KEYS = frozenset({
     "sentinels", "service_name", "sentinel_password", "password", "db", "ssl",

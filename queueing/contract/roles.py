@@ -17,7 +17,7 @@ The protocols, by role:
   Control and Inspector only).
 * :class:`QueueDriver`: a driver workers read from (``redis``, ``database``): the union
   of the four, with its settings, capabilities, transient errors and batch store
-  (queueing/drivers/batch_store.py).
+  (queueing/contract/batch_store.py).
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol, Union, runtime_checkable
 
 if TYPE_CHECKING:
-    from queueing.drivers.batch_store import BatchStore
+    from queueing.contract.batch_store import BatchStore
     from queueing.drivers.redis.replies import RedisClient
 
 # uuids of each state's index a prefix search reads at most (the next to run, the
@@ -344,7 +344,7 @@ class Inspector(Protocol):
     def batch_members_held(self, batch_id: str, *, except_owner: str) -> int:
         """How many jobs of batch `batch_id` (any queue) are reserved now by someone
         other than `except_owner`: the failover drain leaves a batch where it is while
-        a worker there holds a member (queueing/failover_drain.py). 0 where the store
+        a worker there holds a member (queueing/failover/drain.py). 0 where the store
         cannot tell in one read (Redis: its reservations are not indexed by batch)."""
 
     def entries_scored(self, state: str, queue: str, score: float
@@ -387,7 +387,7 @@ class QueueDriver(DispatchTarget, Reservations, Control, Inspector, Protocol):
     :class:`BatchStore` from ``batch_store()``; its acknowledgements and
     ``delete(..., outcome=)`` count batch members (docs/batches.md)."""
 
-    config: Any  # queueing.config.ConnectionConfig
+    config: Any  # queueing.settings.config.ConnectionConfig
     capabilities: Capabilities
     # The errors that mean "the store is away for now" (a dropped connection, a
     # failover, "database is locked"): the worker retries its settling writes on them.

@@ -22,9 +22,9 @@ import time
 from dataclasses import dataclass
 
 from queueing import connections
-from queueing.failed import is_real_uuid
 from queueing.models import FailedJob
-from queueing.safe_json import peek
+from queueing.observability.safe_json import peek
+from queueing.state.failed import is_real_uuid
 
 POLL = 0.2  # seconds between looks at whether the job stopped
 

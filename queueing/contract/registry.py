@@ -1,7 +1,7 @@
 """The driver registry: one table of the driver kinds and what each can do.
 
 Everything above ``drivers/`` that must know how connections differ asks this table
-(or a driver's :class:`~queueing.drivers.contract.Capabilities`), never a driver's class
+(or a driver's :class:`~queueing.contract.roles.Capabilities`), never a driver's class
 or name. The table is read from settings alone, before any driver exists: dispatch
 decides whether to wait for the commit, async dispatch whether to go through Django's
 sync thread, and batches whether a connection can hold them, without connecting.
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from queueing.errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from queueing.config import ConnectionConfig
+    from queueing.settings.config import ConnectionConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +65,7 @@ KINDS: dict[str, DriverKind] = {kind.name: kind for kind in (
                batches=True, async_client=True, redis=True, store="Redis"),
     DriverKind("database", "queueing.drivers.database.driver.DatabaseDriver",
                keeps_jobs=True, batches=True, transactional=True, store="the database"),
-    DriverKind("failover", "queueing.failover.FailoverDriver", keeps_jobs=True, routes=True,
+    DriverKind("failover", "queueing.failover.driver.FailoverDriver", keeps_jobs=True, routes=True,
                store="the failover connection"),
     DriverKind("sync", "queueing.drivers.sync.SyncDriver", runs_inline=True),
     DriverKind("null", "queueing.drivers.null.NullDriver"),

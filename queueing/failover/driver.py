@@ -1,14 +1,14 @@
 """The ``failover`` connection: a dispatch goes to the first of its connections that
-takes it (issue 35; settings in queueing/failover_config.py).
+takes it (issue 35; settings in queueing/settings/failover.py).
 
-Each connection but the last has a :class:`~queueing.circuit.Circuit`: once it fails a
+Each connection but the last has a :class:`~queueing.drivers.circuit.Circuit`: once it fails a
 dispatch, dispatches go straight to the next for ``retry_primary_after`` seconds, then
 one probe tries it again. The first connection is reached with ``dispatch_timeout`` as
 its connect and reply timeouts, so a Redis that has gone away costs a web request at
 most that long, once per circuit period. A job written to a database connection is
 written in the caller's transaction (the database driver's own rule), so a rolled-back
 request leaves none behind. The master moves what waits in the later connections back
-to the first once it answers (queueing/failover_drain.py).
+to the first once it answers (queueing/failover/drain.py).
 
 Switches are logged once each way, never per job.
 """
@@ -24,20 +24,22 @@ from typing import Any
 
 import redis
 
-from queueing import connections, failover_debounce, failover_locks
-from queueing.circuit import Circuit
-from queueing.config import ConnectionConfig, queue_settings
+from queueing import connections
+from queueing.contract.registry import kind_of
+from queueing.contract.roles import DispatchTarget, QueueSizes
 from queueing.dispatching.unique import debounce_on_redis
-from queueing.drivers.contract import DispatchTarget, QueueSizes
+from queueing.drivers.circuit import Circuit
 from queueing.drivers.redis import reach
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.drivers.redis.replies import RedisClient
-from queueing.drivers.registry import kind_of
 from queueing.errors import StoreUnavailable
-from queueing.failover_state import StatePublisher
+from queueing.failover import debounce as failover_debounce
+from queueing.failover import locks as failover_locks
+from queueing.failover.state import StatePublisher
 from queueing.middleware import lock_calls
 from queueing.middleware.keys import debounce_key
 from queueing.middleware.store import state_client
+from queueing.settings.config import ConnectionConfig, queue_settings
 
 logger = logging.getLogger("queueing")
 BULK_CHUNK = 1000  # payloads per push_many call (the Redis driver's script call)
@@ -222,7 +224,7 @@ class FailoverDriver:
                            self.config.retry_primary_after)
         self.publisher.opened(leg.name, legs[index + 1].name, leg.last_error)
 
-    # -- unique locks while the first connection is away (queueing/failover_locks.py) ---
+    # -- unique locks while the first connection is away (queueing/failover/locks.py) ---
     def take_unique_lock(self, key: str, owner: str, ms: int
                          ) -> tuple[Any, Any, Callable[[], Any]]:
         """(taken, holder, how to release it if the send fails): in the first
@@ -261,7 +263,7 @@ class FailoverDriver:
         """A debounced dispatch: on the first connection's Redis while it answers (after
         removing what a burst left waiting in the fallback: one primary-key read), in
         the fallback database while it is away or when it fails now
-        (queueing/failover_debounce.py)."""
+        (queueing/failover/debounce.py)."""
         prefix = queue_settings().connection(self.config.targets[0]).prefix
         redis_key = debounce_key(QueueKeys.for_queue(queue, prefix), job_name, lock_id)
         if not self.primary_away():

@@ -26,7 +26,7 @@ A connection's ``queues`` lists the queue names it accepts, so a typo in a dispa
 fails loudly instead of filling a queue no worker reads; ``"*"`` accepts any valid name.
 
 This module reads the top level of settings.QUEUE; each connection block is read by
-queueing/connection_config.py (which calls in to sentinel_config.py and
+queueing/settings/connection.py (which calls in to sentinel_config.py and
 failover_config.py for their keys).
 """
 from __future__ import annotations
@@ -39,12 +39,13 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
-# ConnectionConfig is also imported from here by the drivers and dispatch (20-odd modules)
-from queueing.connection_config import ConnectionConfig, read_connection
 from queueing.errors import ConfigurationError, UnknownConnection
-from queueing.failover_config import failover_target_errors
-from queueing.namespace import configured as configured_namespace
-from queueing.settings_hints import nearest, unknown_keys
+
+# ConnectionConfig is also imported from here by the drivers and dispatch (20-odd modules)
+from queueing.settings.connection import ConnectionConfig, read_connection
+from queueing.settings.failover import failover_target_errors
+from queueing.settings.hints import nearest, unknown_keys
+from queueing.settings.namespace import configured as configured_namespace
 
 DEFAULT_MAX_PAYLOAD_BYTES = 10 * 1024 * 1024  # largest encoded payload dispatch sends
 DEFAULT_UNKNOWN_JOB_WINDOW = 600.0  # seconds a job unknown to a worker is handed back

@@ -9,10 +9,10 @@ import time
 from dataclasses import asdict, dataclass
 
 from queueing import connections
-from queueing.config import queue_settings
-from queueing.drivers.registry import kind_of
+from queueing.contract.registry import kind_of
 from queueing.entries.availability import available_since
 from queueing.errors import QueueError
+from queueing.settings.config import queue_settings
 from queueing.signals import queue_busy
 
 

@@ -27,9 +27,10 @@ from typing import Any
 
 from django.db import transaction
 
-from queueing import connections, control_values
-from queueing.config import ConnectionConfig
-from queueing.failover_state import database_alias, published_in
+from queueing import connections
+from queueing.failover.state import database_alias, published_in
+from queueing.settings.config import ConnectionConfig
+from queueing.state import control_values
 
 PREFIX = "debounce:"
 

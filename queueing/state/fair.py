@@ -20,10 +20,10 @@ import time
 from typing import Any
 
 from queueing import connections
-from queueing.config import queue_settings
-from queueing.connection_config import FAIR_MARK, fair_parent
 from queueing.errors import InvalidOption
-from queueing.namespace import namespaced
+from queueing.settings.config import queue_settings
+from queueing.settings.connection import FAIR_MARK, fair_parent
+from queueing.settings.namespace import namespaced
 
 KEY_MAX = 40  # characters of a key kept in its queue's name (longer ones get a digest)
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")

@@ -18,19 +18,21 @@ import dataclasses
 import logging
 from dataclasses import dataclass, field
 
-from queueing import connections, failover_debounce, failover_locks
-from queueing.config import ConnectionConfig, queue_settings
+from queueing import connections
+from queueing.contract.registry import kind_of
+from queueing.contract.roles import QueueDriver, Reservation
 from queueing.dispatching.unique import lock_of
-from queueing.drivers.contract import QueueDriver, Reservation
 from queueing.drivers.redis.keys import QueueKeys
-from queueing.drivers.registry import kind_of
 from queueing.entries import payload as payload_lib
 from queueing.entries.batch_tag import of_data
 from queueing.entries.payload import peek
 from queueing.errors import MalformedPayload
-from queueing.failover_state import queues_to_drain
+from queueing.failover import debounce as failover_debounce
+from queueing.failover import locks as failover_locks
+from queueing.failover.state import queues_to_drain
 from queueing.middleware.keys import debounce_key
 from queueing.middleware.store import state_client
+from queueing.settings.config import ConnectionConfig, queue_settings
 
 logger = logging.getLogger("queueing")
 OWNER = "failover drain"
@@ -92,7 +94,7 @@ def _move(held: list[Reservation], queue: str, source: QueueDriver,
           ) -> int:
     """Push each held job to `primary` and delete it from `source`; on a failure, the
     ones not pushed yet go back where they were (uncounted) and the error is raised. A
-    unique job's lock taken in the fallback moves with it (queueing/failover_locks.py).
+    unique job's lock taken in the fallback moves with it (queueing/failover/locks.py).
     A member of a batch that stays this round is kept (in `found.kept`); how many moved."""
     found = _Round() if found is None else found
     moved = 0
@@ -154,7 +156,7 @@ def _already_there(primary: QueueDriver, queue: str, raw: bytes) -> bool:
     indexes), or ran it: a dispatch whose reply was lost as Redis went away reached it
     and was written to the fallback too. Moving it again would run it twice. A push
     Redis ran after the dispatch had given up on it is noted there (issue 47,
-    queueing/failover.py), and found so even once a worker has run and deleted it."""
+    queueing/failover/driver.py), and found so even once a worker has run and deleted it."""
     job_uuid = peek(raw).get("uuid")
     if not isinstance(job_uuid, str):
         return False
@@ -171,7 +173,7 @@ def _move_lock(config: ConnectionConfig, raw: bytes, primary: QueueDriver) -> No
 def _end_debounce(config: ConnectionConfig, queue: str, raw: bytes, primary: QueueDriver
                   ) -> None:
     """A debounced job moved (it came due): the fallback's row of its burst, if it names
-    it, goes (queueing/failover_debounce.py)."""
+    it, goes (queueing/failover/debounce.py)."""
     data = peek(raw)
     spec, job_uuid, name = data.get("debounce"), data.get("uuid"), data.get("job")
     if not isinstance(spec, dict) or not isinstance(job_uuid, str) or \

@@ -1,12 +1,12 @@
 """A JSON formatter for ``LOGGING``: one object per line, with the job's fields.
 
-Use it on any handler (``"formatter": "json"`` with ``{"()": "queueing.log_json.
+Use it on any handler (``"formatter": "json"`` with ``{"()": "queueing.observability.log_json.
 JsonFormatter"}``); a per-job record of the ``queueing.job`` logger carries ``job_id``,
 ``job_name``, ``attempt``, ``queue``, ``worker`` and ``status``, a failure its
 traceback under ``exception``; an audit record (``horizon.audit``) its ``audit_*`` fields.
 Times are ISO 8601 with the zone's offset.
 
-Everything it writes is masked as the worker's stdout line is (queueing/redaction.py):
+Everything it writes is masked as the worker's stdout line is (queueing/observability/redaction.py):
 the message, each field, the traceback and the stack. Why here and not only where
 records are made: the ``exception`` field is formatted from the record's live
 exception, whose message a job writes (``password=...``, a Bearer token, a connection
@@ -17,7 +17,13 @@ from __future__ import annotations
 import json
 import logging
 
-from queueing.redaction import LOG_LIMIT, RedactingFormatter, escape_control, for_log, mask_text
+from queueing.observability.redaction import (
+    LOG_LIMIT,
+    RedactingFormatter,
+    escape_control,
+    for_log,
+    mask_text,
+)
 from queueing.worker.joblog import JOB_FIELDS, iso_timestamp
 
 # horizon.audit's records (horizon/audit.py); named here, as queueing cannot import horizon
