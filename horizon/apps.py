@@ -47,7 +47,9 @@ class HorizonConfig(AppConfig):
         from queueing.state import failed
 
         failed.on_delete(attempts.on_failed_rows_deleted)  # a job's attempts go with its row
-        from horizon.dashboard import auth, facet_counts, failures, kept_counts
+        from horizon.dashboard.access import auth
+        from horizon.dashboard.failed import failures
+        from horizon.dashboard.jobs import facet_counts, kept_counts
         kept_counts.connect()  # kept counts refresh once a response is done
         failed.on_change(facet_counts.forget_failed_counts)  # its counts are stale then
         failed.on_change(failures.forget_groups)  # likewise the exception groups' counts

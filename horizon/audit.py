@@ -32,7 +32,7 @@ from queueing.observability.redaction import escape_control, mask_text
 PRUNE_EVERY = 100
 logger = logging.getLogger("horizon.audit")
 # The address of the request an action runs for, set by the dashboard's action decorator
-# (horizon/dashboard/auth.py), so every record() of that action carries it.
+# (horizon/dashboard/access/auth.py), so every record() of that action carries it.
 _address: contextvars.ContextVar[str] = contextvars.ContextVar("horizon_audit_address",
                                                                 default="")
 

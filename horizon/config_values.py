@@ -175,11 +175,11 @@ def parse_notifications(raw: Any, problems: Problems) -> dict[str, Any]:
             "from": raw.get("from")}
 
 
-ROLES = ("view", "operate")  # the dashboard's roles (horizon/dashboard/auth.py)
+ROLES = ("view", "operate")  # the dashboard's roles (horizon/dashboard/access/auth.py)
 
 
 def role_group_errors(raw: dict[str, Any]) -> list[HorizonConfigError]:
-    """HORIZON["role_groups"]: role -> group names (horizon/dashboard/role_groups.py)."""
+    """HORIZON["role_groups"]: role -> group names (horizon/dashboard/access/role_groups.py)."""
     value = raw.get("role_groups")
     if value is None:
         return []

@@ -72,7 +72,7 @@ def recent_switches(now: float | None = None, *, reading: Reading | None = None
                     ) -> list[PrimarySwitch]:
     """The switches of the last SHOWN_FOR seconds, one per sentinel connection;
     `reading(connection, read, default)` reads each (a page's: one connection in the
-    middle of a switch is skipped, not the page's failure; horizon/dashboard/away.py)."""
+    middle of a switch is skipped, not the page's failure; horizon/queue_reads/away.py)."""
     now = time.time() if now is None else now
     found = []
     for config in sentinel_connections():

@@ -22,8 +22,8 @@ from prometheus_client.core import (
 from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector
 
-from horizon.dashboard.health import REDIS_ERRORS
-from horizon.dashboard.reads import queue_rows
+from horizon.queue_reads.away import REDIS_ERRORS
+from horizon.queue_reads.rows import queue_rows
 from horizon.repositories import counters, horizon_client, trimmed
 from horizon.repositories import state as state_repo
 from horizon.repositories.latency import oldest_ages

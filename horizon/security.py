@@ -15,7 +15,7 @@ from django.utils.decorators import method_decorator
 from django.views.debug import SafeExceptionReporterFilter
 
 from horizon import login_devices, login_throttle
-from horizon.dashboard.auth import with_security_headers
+from horizon.dashboard.access.auth import with_security_headers
 from queueing.observability.redaction import is_secret_key, mask_text
 
 

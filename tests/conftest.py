@@ -62,7 +62,8 @@ def django_db_modify_db_settings():
 @pytest.fixture(autouse=True)
 def clean_redis():
     """Each test starts with an empty Redis database."""
-    from horizon.dashboard import facet_counts, failures
+    from horizon.dashboard.failed import failures
+    from horizon.dashboard.jobs import facet_counts
 
     client = connections.redis_driver("redis").client
     client.flushdb()

@@ -8,7 +8,7 @@ from urllib.parse import unquote
 
 from django.urls import path, register_converter
 
-from horizon.dashboard.links import segment
+from horizon.dashboard.shared.links import segment
 from horizon.dashboard.views import (
     actions,
     audit,

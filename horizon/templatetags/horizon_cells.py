@@ -11,12 +11,14 @@ from __future__ import annotations
 from django import template
 from django.utils.safestring import SafeString
 
-from horizon.dashboard import away, chart_html, row_html
+from horizon.dashboard.jobs import row_html
+from horizon.dashboard.metrics import chart_html
+from horizon.queue_reads import away
 
 register = template.Library()
 register.filter("time_cell", row_html.time_cell)
 register.simple_tag(chart_html.marks, name="chart_marks")
-# connections this request could not read (horizon/dashboard/away.py), for the banner
+# connections this request could not read (horizon/queue_reads/away.py), for the banner
 register.simple_tag(away.noted, name="connections_away")
 
 

@@ -6,11 +6,13 @@ from django.http import HttpResponse
 from django.urls import reverse
 
 from horizon import attempts, audit
-from horizon.dashboard import edit_diff, edit_retry, failures, history, lookup, queues
-from horizon.dashboard.auth import action
+from horizon.dashboard.access.auth import action
+from horizon.dashboard.failed import edit_diff, edit_retry, failures, history
+from horizon.dashboard.jobs import lookup
 from horizon.dashboard.views import detail
 from horizon.dashboard.views import failed as failed_view
 from horizon.dashboard.views.common import HtmxHttpRequest, confirm, float_param, int_param, plural
+from horizon.queue_reads import queues
 from horizon.repositories import horizon_client
 from queueing import connections
 from queueing.batches.forgotten import count_forgotten
@@ -47,7 +49,7 @@ def retry_failed(request: HtmxHttpRequest, uuid: str) -> HttpResponse:
 
 @action
 def edit_and_retry(request: HtmxHttpRequest, uuid: str) -> HttpResponse:
-    """Retry a failed job with edited arguments (horizon/dashboard/edit_retry.py: masked
+    """Retry a failed job with edited arguments (horizon/dashboard/failed/edit_retry.py: masked
     values, dispatch's checks, the unique lock). A refused edit shows the job page
     again with the operator's text and the reason on the form."""
     row = FailedJob.objects.filter(uuid=uuid).first()

@@ -6,8 +6,8 @@ import time
 from django.http import HttpResponse
 
 from horizon import audit
-from horizon.dashboard import formatting, paging
-from horizon.dashboard.auth import page
+from horizon.dashboard.access.auth import page
+from horizon.dashboard.shared import formatting, paging
 from horizon.dashboard.views.common import HtmxHttpRequest, int_param, render_page
 
 

@@ -8,10 +8,10 @@ from django.urls import reverse
 from django.utils.http import urlencode
 
 from horizon import audit
-from horizon.dashboard import batch_members
-from horizon.dashboard import batches as read_model
-from horizon.dashboard.auth import action, page
-from horizon.dashboard.batches import shown_name
+from horizon.dashboard.access.auth import action, page
+from horizon.dashboard.batches import batch_members
+from horizon.dashboard.batches import reads as read_model
+from horizon.dashboard.batches.reads import shown_name
 from horizon.dashboard.views.common import (
     HtmxHttpRequest,
     confirm,

@@ -11,8 +11,8 @@ from django.utils.cache import patch_vary_headers
 from django.utils.http import url_has_allowed_host_and_scheme
 from django_htmx.middleware import HtmxDetails
 
-from horizon.dashboard import uuid_search
-from horizon.dashboard.queues import known_queues
+from horizon.dashboard.jobs import uuid_search
+from horizon.queue_reads.queues import known_queues
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -97,7 +97,7 @@ def plural(count: int, word: str) -> str:
 
 def to_job(request: HtmxHttpRequest, needle: str, listed: str) -> HttpResponse | None:
     """A list search for a uuid (or an 8+-character uuid prefix matching one job) goes
-    to that job's page, whatever its state (horizon/dashboard/uuid_search.py); None:
+    to that job's page, whatever its state (horizon/dashboard/jobs/uuid_search.py); None:
     the list searches as usual."""
     if not needle.strip():
         return None

@@ -11,9 +11,9 @@ from django.http import Http404, HttpResponse
 from django.urls import reverse
 
 from horizon import audit
-from horizon.dashboard import queues
-from horizon.dashboard.auth import action
+from horizon.dashboard.access.auth import action
 from horizon.dashboard.views.common import HtmxHttpRequest, confirm, plural
+from horizon.queue_reads import queues
 from horizon.repositories import commands, horizon_client, state
 from queueing import connections
 

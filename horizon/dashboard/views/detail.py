@@ -10,22 +10,16 @@ from django.urls import reverse
 from django.utils.http import urlencode
 
 from horizon import attempts
-from horizon.dashboard import (
-    edit_retry,
-    encrypted,
-    facets,
-    formatting,
-    history,
-    job_controls,
-    lookup,
-    queues,
-    running,
-    task_results,
-)
-from horizon.dashboard.auth import CAN_OPERATE_ATTR, page
-from horizon.dashboard.masking import CLIP_MARGIN, clip, display, mask
+from horizon.dashboard.access.auth import CAN_OPERATE_ATTR, page
+from horizon.dashboard.detail import encrypted, job_controls, task_results
+from horizon.dashboard.failed import edit_retry, history
+from horizon.dashboard.jobs import facets, lookup
+from horizon.dashboard.shared import formatting
+from horizon.dashboard.shared.masking import CLIP_MARGIN, clip, display, mask
 from horizon.dashboard.views import failed as failed_view
 from horizon.dashboard.views.common import HtmxHttpRequest, float_param, int_param, render_page
+from horizon.dashboard.workers import running
+from horizon.queue_reads import queues
 from horizon.repositories import horizon_client
 from queueing import connections
 from queueing.entries import encryption as encrypted_lib

@@ -8,8 +8,9 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from horizon.dashboard import facet_counts, facets, failures, queues
-from horizon.dashboard.auth import page
+from horizon.dashboard.access.auth import page
+from horizon.dashboard.failed import failures
+from horizon.dashboard.jobs import facet_counts, facets
 from horizon.dashboard.views.common import (
     HtmxHttpRequest,
     fragment,
@@ -17,6 +18,7 @@ from horizon.dashboard.views.common import (
     render_page,
     to_job,
 )
+from horizon.queue_reads import queues
 
 PARTIAL = "horizon/partials/failed.html"
 

@@ -10,8 +10,8 @@ from django.shortcuts import render
 from django.utils.http import urlencode
 
 from horizon.config import horizon_settings
-from horizon.dashboard import facet_counts, facets, listings, queues
-from horizon.dashboard.auth import page
+from horizon.dashboard.access.auth import page
+from horizon.dashboard.jobs import facet_counts, facets, listings
 from horizon.dashboard.views.common import (
     HtmxHttpRequest,
     fragment,
@@ -19,6 +19,7 @@ from horizon.dashboard.views.common import (
     render_page,
     to_job,
 )
+from horizon.queue_reads import queues
 from horizon.repositories import horizon_client, recent
 
 PARTIAL = "horizon/partials/jobs.html"

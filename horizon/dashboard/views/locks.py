@@ -6,8 +6,8 @@ from django.http import HttpResponse
 from django.urls import reverse
 
 from horizon import audit
-from horizon.dashboard.auth import action, page
-from horizon.dashboard.lock_owners import owners
+from horizon.dashboard.access.auth import action, page
+from horizon.dashboard.jobs.lock_owners import owners
 from horizon.dashboard.views.common import HtmxHttpRequest, confirm, render_page
 from queueing.errors import QueueError
 from queueing.state import locks as locks_lib

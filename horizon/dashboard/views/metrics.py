@@ -9,8 +9,10 @@ import time
 from django.http import HttpResponse
 
 from horizon.config import horizon_settings
-from horizon.dashboard import charts, formatting, reads, trends
-from horizon.dashboard.auth import page
+from horizon.dashboard.access.auth import page
+from horizon.dashboard.metrics import charts, trends
+from horizon.dashboard.overview import reads
+from horizon.dashboard.shared import formatting
 from horizon.dashboard.views.common import HtmxHttpRequest, render_page
 from horizon.repositories import counters, horizon_client
 

@@ -18,9 +18,10 @@ from django.utils.crypto import constant_time_compare, salted_hmac
 
 from horizon import audit
 from horizon.config import horizon_settings
-from horizon.dashboard import formatting, monitor_states, paging
-from horizon.dashboard.auth import action, page
-from horizon.dashboard.masking import NAME_LIMIT, display, shown_tag
+from horizon.dashboard.access.auth import action, page
+from horizon.dashboard.monitoring import monitor_states
+from horizon.dashboard.shared import formatting, paging
+from horizon.dashboard.shared.masking import NAME_LIMIT, display, shown_tag
 from horizon.dashboard.views.common import HtmxHttpRequest, confirm, fragment, render_page
 from horizon.monitor_recording import watched_tags
 from horizon.repositories import horizon_client, monitored

@@ -4,8 +4,8 @@ from __future__ import annotations
 from django.http import HttpResponse, QueryDict
 from django.shortcuts import render
 
-from horizon.dashboard import failover, flags, reads
-from horizon.dashboard.auth import page
+from horizon.dashboard.access.auth import page
+from horizon.dashboard.overview import failover, flags, reads
 from horizon.dashboard.views.common import HtmxHttpRequest, fragment, render_page
 
 PARTIAL = "horizon/partials/overview.html"

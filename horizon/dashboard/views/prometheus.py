@@ -25,7 +25,7 @@ from django.views.decorators.http import require_safe
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from horizon import login_throttle
-from horizon.dashboard.auth import MACHINE_ENDPOINT_ATTR, can_use_dashboard
+from horizon.dashboard.access.auth import MACHINE_ENDPOINT_ATTR, can_use_dashboard
 from horizon.prometheus import exposition
 
 MIN_TOKEN_LENGTH = 32

@@ -6,11 +6,12 @@ from django.http import HttpResponse, QueryDict
 from django.shortcuts import render
 from django.utils.http import urlencode
 
-from horizon.dashboard import facets, queues
-from horizon.dashboard import retries as retries_model
-from horizon.dashboard.auth import page
+from horizon.dashboard.access.auth import page
+from horizon.dashboard.jobs import facets
+from horizon.dashboard.jobs import retries as retries_model
 from horizon.dashboard.views.common import HtmxHttpRequest, fragment, render_page
 from horizon.dashboard.views.failed import exception_param
+from horizon.queue_reads import queues
 
 PARTIAL = "horizon/partials/retries.html"
 

@@ -7,10 +7,10 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from horizon import audit
-from horizon.dashboard.auth import action, page
-from horizon.dashboard.queues import parse
-from horizon.dashboard.running import running_now
+from horizon.dashboard.access.auth import action, page
 from horizon.dashboard.views.common import HtmxHttpRequest, confirm, fragment, render_page
+from horizon.dashboard.workers.running import running_now
+from horizon.queue_reads.queues import parse
 from queueing import connections
 from queueing.state.cancel import running_queue
 

@@ -11,8 +11,8 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from horizon import audit
-from horizon.dashboard import schedules as read_model
-from horizon.dashboard.auth import action, page
+from horizon.dashboard.access.auth import action, page
+from horizon.dashboard.schedules import reads as read_model
 from horizon.dashboard.views.common import HtmxHttpRequest, confirm, fragment, render_page
 from horizon.repositories import horizon_client
 from horizon.schedules import store

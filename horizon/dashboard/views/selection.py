@@ -12,10 +12,12 @@ from django.http import Http404, HttpResponse
 from django.urls import reverse
 
 from horizon import audit
-from horizon.dashboard import failures, history, lookup, queues
-from horizon.dashboard.auth import action
+from horizon.dashboard.access.auth import action
+from horizon.dashboard.failed import failures, history
+from horizon.dashboard.jobs import lookup
 from horizon.dashboard.views import actions
 from horizon.dashboard.views.common import HtmxHttpRequest, confirm, plural
+from horizon.queue_reads import queues
 from horizon.repositories import horizon_client
 from queueing import connections
 from queueing.batches.forgotten import count_forgotten

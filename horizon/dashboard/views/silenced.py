@@ -7,9 +7,9 @@ import time
 from django.http import HttpResponse
 
 from horizon.config import horizon_settings
-from horizon.dashboard import formatting, paging
-from horizon.dashboard.auth import page
-from horizon.dashboard.masking import NAME_LIMIT, display
+from horizon.dashboard.access.auth import page
+from horizon.dashboard.shared import formatting, paging
+from horizon.dashboard.shared.masking import NAME_LIMIT, display
 from horizon.dashboard.views.common import HtmxHttpRequest, render_page
 from horizon.repositories import horizon_client, recent
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 from django.http import HttpResponse, QueryDict
 from django.shortcuts import render
 
-from horizon.dashboard import reads
-from horizon.dashboard.auth import page
-from horizon.dashboard.running import running_now
+from horizon.dashboard.access.auth import page
+from horizon.dashboard.overview import reads
 from horizon.dashboard.views.common import HtmxHttpRequest, fragment, render_page
+from horizon.dashboard.workers.running import running_now
 
 PARTIAL = "horizon/partials/workers.html"
 

@@ -9,7 +9,7 @@ from django.contrib.auth.models import Permission, User
 from django.test import Client
 
 from horizon import keys
-from horizon.dashboard import history
+from horizon.dashboard.failed import history
 from queueing.entries.payload import encode
 from queueing.models import FailedJob
 from tests.helpers import fail, later, payload, publish, push
@@ -103,7 +103,7 @@ def test_retry_all_matching_the_filter(client, driver):
 
 
 def test_retry_all_in_chunks(client, driver, monkeypatch):
-    from horizon.dashboard import failures
+    from horizon.dashboard.failed import failures
 
     monkeypatch.setattr(failures, "CHUNK", 7)
     rows = [fail() for _ in range(20)]

@@ -1,5 +1,6 @@
 """Issue 31, item 4: capacity is processes x slots; a stuck queue never reads "no wait"."""
-from horizon.dashboard import capacity, formatting
+from horizon.dashboard.shared import formatting
+from horizon.queue_reads import capacity
 
 
 def test_capacity_counts_slots():

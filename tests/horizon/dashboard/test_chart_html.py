@@ -1,4 +1,4 @@
-"""A large chart's hover marks built in Python (horizon/dashboard/chart_html.py) are the
+"""A large chart's hover marks built in Python (horizon/dashboard/metrics/chart_html.py) are the
 marks the template's loop rendered, byte for byte: the old loop is kept in
 reference_rows/chart_marks.html and rendered beside the new code for charts of one, two
 and 240 points, days-long spans, tiny and huge values, labels holding markup, and the
@@ -15,8 +15,9 @@ from django.template import Context, Template
 from django.test import Client
 from django.utils import translation
 
-from horizon.dashboard import charts, formatting
-from horizon.dashboard.chart_html import marks
+from horizon.dashboard.metrics import charts
+from horizon.dashboard.metrics.chart_html import marks
+from horizon.dashboard.shared import formatting
 from horizon.repositories import metrics
 
 REFERENCE = Path(__file__).parent / "reference_rows" / "chart_marks.html"
@@ -82,7 +83,7 @@ def test_the_metrics_page_draws_its_marks_with_the_new_code(rclient):
 def test_a_plain_number_is_what_localize_writes(settings, value):
     from django.utils.formats import localize
 
-    from horizon.dashboard.chart_html import _plain
+    from horizon.dashboard.metrics.chart_html import _plain
 
     settings.USE_THOUSAND_SEPARATOR = False
     assert _plain(value) == str(localize(value))

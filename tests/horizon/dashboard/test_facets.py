@@ -11,8 +11,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
-from horizon.dashboard import facet_counts, facets
-from horizon.dashboard.facets import Picked
+from horizon.dashboard.jobs import facet_counts, facets
+from horizon.dashboard.jobs.facets import Picked
 from queueing.entries.payload import encode
 from queueing.models import FailedJob
 from tests.helpers import (

@@ -9,7 +9,7 @@ from django.db import connections
 from django.test import Client
 from django.utils import timezone
 
-from horizon.dashboard import failures
+from horizon.dashboard.failed import failures
 from queueing.models import FailedJob
 from queueing.state import failed as failed_store
 from queueing.state import failed_search

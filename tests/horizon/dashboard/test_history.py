@@ -11,7 +11,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from horizon import keys
-from horizon.dashboard import charts, trends
+from horizon.dashboard.metrics import charts, trends
 from horizon.repositories import metrics, rollups
 from horizon.repositories.counters import outcome_call
 from horizon.repositories.snapshot_extras import Totals

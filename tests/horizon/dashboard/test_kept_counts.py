@@ -13,7 +13,8 @@ from django.contrib.auth.models import User
 from django.core.signals import request_finished, request_started
 from django.test import Client
 
-from horizon.dashboard import facet_counts, failures, kept_counts
+from horizon.dashboard.failed import failures
+from horizon.dashboard.jobs import facet_counts, kept_counts
 from queueing.models import FailedJob
 from queueing.state import failed
 from tests.helpers import fail, text

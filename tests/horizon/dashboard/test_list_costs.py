@@ -1,7 +1,7 @@
 """Issue 31 item 8 / issue 38 item 3: no job list waits for its facet counts but the first
 load of a filter. Counts past their freshness (a whole count's 2 s, a sample's 10 s) are
 shown kept, with their age, while one refresh runs after the response
-(horizon/dashboard/kept_counts.py); a list that changed size by more than a fifth, or
+(horizon/dashboard/jobs/kept_counts.py); a list that changed size by more than a fifth, or
 one this process acted on, is counted at once."""
 import re
 import time
@@ -10,8 +10,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from horizon.dashboard import facet_counts, facets, queues
-from horizon.dashboard.facets import NOTHING
+from horizon.dashboard.jobs import facet_counts, facets
+from horizon.dashboard.jobs.facets import NOTHING
+from horizon.queue_reads import queues
 from queueing.entries.payload import encode
 from tests.helpers import payload, text
 from tests.workers import wait_until
@@ -146,7 +147,7 @@ def test_exception_groups_are_kept_for_a_refresh_interval_and_dropped_on_a_chang
         monkeypatch):
     """Kept as the facets' counts are (test_kept_counts.py: past the interval they are
     shown while a thread regroups); this process's delete drops them at once."""
-    from horizon.dashboard import failures
+    from horizon.dashboard.failed import failures
     from queueing.state import failed
     from tests.helpers import fail
 

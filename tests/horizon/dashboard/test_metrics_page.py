@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from horizon.dashboard import reads
+from horizon.dashboard.overview import reads
 from horizon.repositories import metrics
 from tests.helpers import payload
 

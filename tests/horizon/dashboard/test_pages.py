@@ -8,7 +8,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
-from horizon.dashboard import listings
+from horizon.dashboard.jobs import listings
 from horizon.repositories import metrics
 from queueing.entries.payload import encode
 from tests.helpers import (
@@ -198,7 +198,7 @@ def test_failed_pages(client):
 
 def test_failed_search_runs_in_windows_without_an_index(client, monkeypatch):
     """A database with no trigram index (MySQL, MariaDB, an SQLite without FTS5)."""
-    from horizon.dashboard import failures
+    from horizon.dashboard.failed import failures
     from queueing.state import failed_search
 
     monkeypatch.setattr(failures, "SEARCH_WINDOW", 10)

@@ -1,9 +1,10 @@
 """The dashboard's pure helpers: masking, paging, formatting, charts, queue matching."""
 import pytest
 
-from horizon.dashboard import charts, formatting, masking, paging
-from horizon.dashboard.listings import matches
-from horizon.dashboard.queues import QueueRef, processes_for
+from horizon.dashboard.jobs.listings import matches
+from horizon.dashboard.metrics import charts
+from horizon.dashboard.shared import formatting, masking, paging
+from horizon.queue_reads.queues import QueueRef, processes_for
 from horizon.repositories.state import SupervisorState
 
 
@@ -156,7 +157,7 @@ def test_row_links_are_what_reverse_makes(value):
     """links.RowLink reverses once a page; each row's link must equal reverse's own."""
     from django.urls import reverse
 
-    from horizon.dashboard import links
+    from horizon.dashboard.shared import links
 
     assert links.RowLink("horizon:job", "pending")(value) == reverse(
         "horizon:job", args=["pending", value])

@@ -3,7 +3,7 @@ deletes the old row in the step that pushes the job, so the worker's new record 
 after it, never before (the old order, push then delete, wiped 12 records in 105)."""
 import pytest
 
-from horizon.dashboard import failures
+from horizon.dashboard.failed import failures
 from queueing.models import FailedJob
 from queueing.state import failed
 from tests.testapp import jobs

@@ -1,4 +1,4 @@
-"""The list rows built in Python (horizon/dashboard/row_html.py) are the rows the
+"""The list rows built in Python (horizon/dashboard/jobs/row_html.py) are the rows the
 templates rendered, byte for byte: the old row loops are kept in reference_rows/ and
 rendered beside the new code for rows read from Redis and the failed store with markup,
 quotes, unicode, long, masked and path-breaking values, and for every state, role and
@@ -15,9 +15,11 @@ from django.contrib.auth.models import User
 from django.template import Context, Template
 from django.test import Client
 
-from horizon.dashboard import facet_counts, facets, failures, formatting, listings
-from horizon.dashboard.queues import QueueRef
-from horizon.dashboard.row_html import csrf_input, facet_choices, failed_rows, job_rows
+from horizon.dashboard.failed import failures
+from horizon.dashboard.jobs import facet_counts, facets, listings
+from horizon.dashboard.jobs.row_html import csrf_input, facet_choices, failed_rows, job_rows
+from horizon.dashboard.shared import formatting
+from horizon.queue_reads.queues import QueueRef
 from tests.helpers import complete, fail, later, push
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from horizon.dashboard.running import job_timeout, progress, running_now
+from horizon.dashboard.workers.running import job_timeout, progress, running_now
 from queueing.worker import heartbeat
 from tests.testapp import jobs
 from tests.workers import wait_until

@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from horizon.dashboard import uuid_search
+from horizon.dashboard.jobs import uuid_search
 from tests.helpers import fail, later, push
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from horizon import attempts
-from horizon.dashboard import history
+from horizon.dashboard.failed import history
 from horizon.keys import attempts_index, completed
 from queueing.models import FailedJob
 from tests.helpers import client_with

@@ -2,7 +2,7 @@
 import pytest
 
 from horizon.config import parse_supervisor
-from horizon.dashboard import reads
+from horizon.dashboard.overview import reads
 from horizon.repositories import metrics
 from horizon.supervisor import balancer
 from horizon.supervisor.supervisor import Supervisor

@@ -7,7 +7,7 @@ from django.contrib.auth.models import Group, User
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from horizon.dashboard.masking import display_tag
+from horizon.dashboard.shared.masking import display_tag
 from queueing.entries import model_refs
 from queueing.entries import payload as payload_lib
 from queueing.entries.options import JobOptions

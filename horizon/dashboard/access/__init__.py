@@ -1,0 +1,1 @@
+"""Who may use the dashboard: the decorator every view wears, and roles from group names."""

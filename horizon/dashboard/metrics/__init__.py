@@ -1,0 +1,1 @@
+"""The metrics page's charts: snapshots over a range, line geometry, hover marks."""

@@ -1,0 +1,1 @@
+"""The watched tags' pages: each job's state on a tag's page."""

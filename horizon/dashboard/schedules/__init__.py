@@ -1,0 +1,1 @@
+"""The Schedules page: each schedule's next run, last run and history."""

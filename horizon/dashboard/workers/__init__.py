@@ -1,0 +1,1 @@
+"""What the workers run now, as their heartbeats publish it (Workers and Running pages)."""
