@@ -33,7 +33,7 @@ class JobDefinition:
     middleware: tuple = ()
     unique: Any = None
     # The arguments (parameter names) an operator may change in the dashboard's
-    # edit-and-retry while other values stay masked (horizon/dashboard/edit_retry.py)
+    # edit-and-retry while other values stay masked (horizon/dashboard/failed/edit_retry.py)
     editable: tuple[str, ...] = ()
     # Kept off the dashboard's Completed list once it succeeds (Horizon's Silenced jobs;
     # see horizon/silencing.py); its metrics are counted as any other job's
