@@ -24,7 +24,8 @@ class HorizonConfig(AppConfig):
         require_queueing_app()
         # Deferred to ready(): these import Django models (the audit log, the login
         # throttle's records), which cannot load while Django populates INSTALLED_APPS.
-        from horizon import attempts, audit, checks, login_throttle  # noqa: F401
+        from horizon import attempts, audit, checks  # noqa: F401
+        from horizon.login import throttle as login_throttle
         from horizon.repositories.metrics import record_completions, record_other_outcome
         from queueing.signals import lock_released, operator_action
         from queueing.worker.recorders import add_completion_recorder, add_outcome_recorder

@@ -29,7 +29,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from horizon.config import horizon_settings
+from horizon.configuration.settings import horizon_settings
 from horizon.keys import attempts_index, attempts_prefix
 from horizon.repositories import horizon_client
 from queueing.drivers.redis.cluster import is_cluster

@@ -24,7 +24,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from horizon.config import horizon_settings
+from horizon.configuration.settings import horizon_settings
 from horizon.models import AuditEntry
 from horizon.signals import audit_recorded
 from queueing.observability.redaction import escape_control, mask_text

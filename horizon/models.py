@@ -32,7 +32,7 @@ class AuditEntry(models.Model):
     action = models.CharField(max_length=40)
     target = models.CharField(max_length=255)
     detail = models.TextField(blank=True, default="")
-    # The client's address as the throttles see it (horizon/client_address.py: a trusted
+    # The client's address as the throttles see it (horizon/login/client_address.py: a trusted
     # proxy's header, else REMOTE_ADDR); empty for command-line actions and older rows.
     address = models.CharField(max_length=64, blank=True, default="", db_default="")
 

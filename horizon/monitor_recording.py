@@ -26,7 +26,7 @@ from typing import Any
 import redis
 
 from horizon import keys
-from horizon.config import horizon_settings
+from horizon.configuration.settings import horizon_settings
 from horizon.repositories import horizon_client, monitored
 from queueing import connections
 from queueing.contract.registry import kind_of

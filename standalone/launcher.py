@@ -43,7 +43,7 @@ def stop_wait() -> float:
     """Seconds serve gives its children to stop: the master's wait (stop_timeout, then
     its SIGKILL KILL_GRACE later) plus STOP_MARGIN. A HORIZON that does not parse gives
     the default stop timeout (the master then fails at start and has nothing to stop)."""
-    from horizon.config import HorizonConfigError, HorizonSettings, horizon_settings
+    from horizon.configuration.settings import HorizonConfigError, HorizonSettings, horizon_settings
 
     try:
         stop_timeout = horizon_settings().stop_timeout

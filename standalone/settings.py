@@ -15,7 +15,7 @@
   ``X-Forwarded-Proto: https`` from the proxy (only behind a proxy that sets it).
 - ``HORIZON_TRUSTED_PROXY_HEADER=X-Forwarded-For`` (and ``HORIZON_TRUSTED_PROXY_HOPS``,
   default 1): the login and /metrics throttles read the client's address from the entry
-  the trusted proxies appended (horizon/client_address.py); only behind such proxies.
+  the trusted proxies appended (horizon/login/client_address.py); only behind such proxies.
 See docs/deployment.md for the whole checklist.
 """
 import os
@@ -124,9 +124,9 @@ DATABASES = {
 }
 
 # The login throttle comes first, so every login form (the admin's too) goes through it
-# (horizon/login_throttle.py).
+# (horizon/login/throttle.py).
 AUTHENTICATION_BACKENDS = [
-    "horizon.login_throttle.LoginThrottleBackend",
+    "horizon.login.throttle.LoginThrottleBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 
@@ -176,7 +176,7 @@ QUEUE = {
     },
 }
 
-# The supervisors `manage.py horizon` runs (see horizon/config.py for every option).
+# The supervisors `manage.py horizon` runs (see horizon/configuration/settings.py for every option).
 HORIZON: dict[str, object] = {
     "connection": "redis",
     "defaults": {
@@ -204,7 +204,7 @@ if os.environ.get("HORIZON_TRUSTED_PROXY_HEADER"):
 
 # The debug page and error e-mails mask settings and frame variables with the same
 # policy as the dashboard (a Redis URL's password in QUEUE was shown).
-DEFAULT_EXCEPTION_REPORTER_FILTER = "horizon.security.RedactingExceptionReporterFilter"
+DEFAULT_EXCEPTION_REPORTER_FILTER = "horizon.login.security.RedactingExceptionReporterFilter"
 
 LOGGING = {
     "version": 1,

@@ -19,7 +19,7 @@ from typing import TypeVar
 
 import redis
 
-from horizon.config import horizon_settings
+from horizon.configuration.settings import horizon_settings
 from queueing.observability.redaction import mask_text
 
 REDIS_ERRORS: tuple[type[Exception], ...] = (

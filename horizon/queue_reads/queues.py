@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from horizon.config import horizon_settings
+from horizon.configuration.settings import horizon_settings
 from horizon.queue_reads import away, capacity
 from horizon.repositories import horizon_client
 from horizon.repositories.metrics import measured

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from horizon import keys, silencing
-from horizon.config import horizon_settings
+from horizon.configuration.settings import horizon_settings
 from horizon.repositories import counters, horizon_client, rollups, snapshot_extras, unrun
 from horizon.repositories.counters import (
     RUNTIME_BUCKETS,

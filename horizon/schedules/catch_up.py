@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from horizon import keys
-from horizon.config import horizon_settings
+from horizon.configuration.settings import horizon_settings
 from horizon.schedules import store
 from horizon.schedules.definitions import ScheduleDefinition
 from queueing.drivers.redis.replies import RedisClient

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from horizon.config import horizon_settings
+from horizon.configuration.settings import horizon_settings
 from horizon.schedules import cron as cron_lib
 from queueing.dispatching.registry import resolve
 from queueing.entries.model_refs import to_references

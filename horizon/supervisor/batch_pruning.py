@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 
 from horizon import keys
-from horizon.config import HorizonSettings
+from horizon.configuration.settings import HorizonSettings
 from horizon.repositories import trimmed
 from queueing.batches.prune import prune
 from queueing.drivers.redis.replies import RedisClient

@@ -14,7 +14,7 @@ from typing import Any
 
 import redis
 
-from horizon.config import HorizonSettings
+from horizon.configuration.settings import HorizonSettings
 from horizon.primary_switches import PrimaryWatch
 from horizon.schedules.definitions import ScheduleError, all_schedules
 from horizon.schedules.loop import ScheduleLoop

@@ -14,7 +14,7 @@ import time
 import redis
 
 from horizon import keys
-from horizon.config import HorizonSettings
+from horizon.configuration.settings import HorizonSettings
 from horizon.repositories import commands, metrics, recent, snapshot_extras, state
 from horizon.supervisor import staleness
 from horizon.supervisor.duties import Duties

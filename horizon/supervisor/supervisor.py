@@ -6,7 +6,7 @@ import socket
 import time
 from collections.abc import Callable
 
-from horizon.config import SupervisorConfig
+from horizon.configuration.settings import SupervisorConfig
 from horizon.repositories import horizon_client, metrics
 from horizon.repositories.state import SupervisorState
 from horizon.supervisor import balancer

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 
 from horizon import attempts
-from horizon.config import HorizonSettings
+from horizon.configuration.settings import HorizonSettings
 from horizon.keys import trim_lock
 from horizon.repositories import counters, monitored, trimmed
 from queueing import connections

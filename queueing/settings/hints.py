@@ -1,8 +1,9 @@
 """How a settings mistake is told: the unknown key, the valid key nearest to it, and the
 valid keys, so a typo in QUEUE or HORIZON is fixed from the message alone.
 
-Pure functions, shared by queueing/settings/config.py and horizon/config.py (a newcomer reading
-"unknown keys: queus" had to find the valid names in the source).
+Pure functions, shared by queueing/settings/config.py and
+horizon/configuration/settings.py (a newcomer reading "unknown keys: queus" had to find
+the valid names in the source).
 """
 from __future__ import annotations
 

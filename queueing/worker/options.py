@@ -1,8 +1,8 @@
 """WorkerOptions: how one worker process behaves (the runworker flags, typed).
 
 The field defaults are the worker defaults, written once: ``runworker``'s flags and a
-Horizon supervisor's options (``horizon.config.SUPERVISOR_DEFAULTS``) read them from
-``DEFAULTS``."""
+Horizon supervisor's options (``horizon.configuration.supervisor.SUPERVISOR_DEFAULTS``)
+read them from ``DEFAULTS``."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -241,7 +241,7 @@ def test_the_command_watches_lists_and_stops(rclient):
 
 
 def test_a_busy_tag_keeps_monitored_max_jobs_and_the_master_trims_quiet_ones(rclient, settings):
-    from horizon.config import horizon_settings
+    from horizon.configuration.settings import horizon_settings
     from horizon.supervisor.trimming import Trimmer
 
     settings.HORIZON = {**settings.HORIZON, "trim": {"monitored_max": 3}}

@@ -7,7 +7,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.urls import reverse
 
-from horizon.config import settings_errors
+from horizon.configuration.settings import settings_errors
 from horizon.repositories import metrics, recent
 from queueing.connections import redis_driver
 from queueing.models import FailedJob

@@ -16,7 +16,7 @@ import yaml
 from django.core.management import get_commands, load_command_class
 from django.test import override_settings
 
-from horizon.config import HorizonSettings
+from horizon.configuration.settings import HorizonSettings
 from horizon.supervisor.master import KILL_GRACE
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.settings.namespace import namespace_error

@@ -148,7 +148,7 @@ def test_the_rest_of_horizon_lists_each_of_its_mistakes(settings):
 
 
 def test_a_supervisor_takes_queues_as_well_as_queue(settings):
-    from horizon.config import horizon_settings
+    from horizon.configuration.settings import horizon_settings
 
     settings.HORIZON = {**settings.HORIZON, "supervisors": {
         "plural": {"queues": ["high", "default"], "max_processes": 1}}}

@@ -28,9 +28,9 @@ from django.views.decorators.http import require_POST, require_safe
 from django_htmx.http import HttpResponseClientRedirect
 
 from horizon import audit
-from horizon.client_address import client_address
 from horizon.dashboard.access.role_groups import mapped_roles
 from horizon.dashboard.shared import health
+from horizon.login.client_address import client_address
 from horizon.queue_reads import away
 from queueing.drivers.redis import reach
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from django.conf import settings
 
-from horizon.config_values import ROLES
+from horizon.configuration.values import ROLES
 
 CACHE_ATTR = "_horizon_mapped_roles"  # on a user object: its mapped roles, per request
 

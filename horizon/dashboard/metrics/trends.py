@@ -12,7 +12,7 @@ import json
 import time
 
 from horizon import keys
-from horizon.config import horizon_settings
+from horizon.configuration.settings import horizon_settings
 from horizon.repositories import horizon_client, rollups
 from queueing.drivers.redis.replies import as_bytes
 

@@ -15,7 +15,7 @@ from functools import partial
 from django.utils import timezone
 
 from horizon import keys
-from horizon.config import horizon_settings
+from horizon.configuration.settings import horizon_settings
 from horizon.dashboard.metrics import charts, trends
 from horizon.dashboard.shared import formatting
 from horizon.queue_reads import away

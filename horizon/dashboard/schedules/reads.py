@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from django.urls import reverse
 
-from horizon.config import horizon_settings
+from horizon.configuration.settings import horizon_settings
 from horizon.dashboard.shared import formatting
 from horizon.repositories import horizon_client, recent
 from horizon.schedules import store

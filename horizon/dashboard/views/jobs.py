@@ -9,7 +9,7 @@ from django.http import HttpResponse, QueryDict
 from django.shortcuts import render
 from django.utils.http import urlencode
 
-from horizon.config import horizon_settings
+from horizon.configuration.settings import horizon_settings
 from horizon.dashboard.access.auth import page
 from horizon.dashboard.jobs import facet_counts, facets, listings
 from horizon.dashboard.views.common import (

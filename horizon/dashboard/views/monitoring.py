@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.utils.crypto import constant_time_compare, salted_hmac
 
 from horizon import audit
-from horizon.config import horizon_settings
+from horizon.configuration.settings import horizon_settings
 from horizon.dashboard.access.auth import action, page
 from horizon.dashboard.monitoring import monitor_states
 from horizon.dashboard.shared import formatting, paging

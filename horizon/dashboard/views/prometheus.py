@@ -5,7 +5,7 @@ Who may scrape: a request with ``Authorization: Bearer <HORIZON_METRICS_TOKEN>``
 user. Anonymous gets 401 with a ``WWW-Authenticate`` header (a scraper has no login
 page to follow), a wrong token 401, a logged-in user without dashboard rights 403.
 The token is compared in constant time and never echoed. Wrong tokens are counted per
-address by the login throttle (horizon/login_throttle.py): past `METRICS_LIMIT` of them,
+address by the login throttle (horizon/login/throttle.py): past `METRICS_LIMIT` of them,
 that address gets 429 with a growing ``Retry-After`` (a right token too, until it
 passes), so a token cannot be guessed at request speed. ``horizon.E012`` refuses a
 token shorter than `MIN_TOKEN_LENGTH` characters.
@@ -24,8 +24,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from horizon import login_throttle
 from horizon.dashboard.access.auth import MACHINE_ENDPOINT_ATTR, can_use_dashboard
+from horizon.login import throttle as login_throttle
 from horizon.prometheus import exposition
 
 MIN_TOKEN_LENGTH = 32

@@ -6,7 +6,7 @@ import time
 
 from django.http import HttpResponse
 
-from horizon.config import horizon_settings
+from horizon.configuration.settings import horizon_settings
 from horizon.dashboard.access.auth import page
 from horizon.dashboard.shared import formatting, paging
 from horizon.dashboard.shared.masking import NAME_LIMIT, display

@@ -4,7 +4,7 @@ of many)."""
 import redis
 from django.core.management.base import CommandError
 
-from horizon.config import horizon_settings
+from horizon.configuration.settings import horizon_settings
 from horizon.repositories import commands, state
 from queueing.connections import redis_client, redis_driver
 from queueing.drivers.redis.replies import RedisClient

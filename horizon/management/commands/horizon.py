@@ -5,7 +5,7 @@ import sys
 import redis
 from django.core.management.base import CommandError
 
-from horizon.config import HorizonConfigError, horizon_settings
+from horizon.configuration.settings import HorizonConfigError, horizon_settings
 from horizon.management.commands._control import EXIT_UNREACHABLE, unreachable
 from horizon.repositories import horizon_client
 from horizon.supervisor.master import AlreadyRunning, Master

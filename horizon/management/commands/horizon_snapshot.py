@@ -1,5 +1,5 @@
 """Take a metrics snapshot now (the master takes one every minute by itself)."""
-from horizon.config import horizon_settings
+from horizon.configuration.settings import horizon_settings
 from horizon.repositories import horizon_client, metrics, snapshot_extras
 from queueing.management.base import ProductCommand
 

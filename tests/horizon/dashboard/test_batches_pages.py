@@ -175,7 +175,7 @@ def test_prune_forgets_old_finished_batches_only(capsys):
 
 
 def test_the_master_prunes_on_a_schedule(settings):
-    from horizon.config import parse
+    from horizon.configuration.settings import parse
     from horizon.supervisor.batch_pruning import BatchPruner
     old = batch(batch_member.s(1)).dispatch()
     settle_all()
@@ -194,7 +194,7 @@ def test_the_master_prunes_on_a_schedule(settings):
 
 
 def test_horizon_batches_settings_are_checked():
-    from horizon.config import HorizonConfigError, parse
+    from horizon.configuration.settings import HorizonConfigError, parse
     with pytest.raises(HorizonConfigError):
         parse({"batches": {"prune_hours": -1}})
     with pytest.raises(HorizonConfigError):

@@ -139,7 +139,7 @@ def test_metrics_page_draws_wait_depth_and_failures_over_a_week(client, rclient,
 def test_the_master_snapshots_the_queues_its_supervisors_work(rclient, driver, settings):
     """The master's minute upkeep passes its configured queues, so a queue whose jobs
     never finish (no worker, or all failing) still gets a depth history."""
-    from horizon.config import horizon_settings
+    from horizon.configuration.settings import horizon_settings
     from horizon.supervisor.master import Master
 
     settings.HORIZON = {**settings.HORIZON,

@@ -61,7 +61,7 @@ def test_login_pages_and_logout_answer_fast_while_redis_hangs(hung):
 
 
 def test_the_throttle_holds_back_in_the_database_while_redis_hangs(hung):
-    from horizon.login_throttle import PAIR_LIMIT
+    from horizon.login.throttle import PAIR_LIMIT
 
     User.objects.create_superuser("root", password="pw")
     hung.stop()
@@ -76,7 +76,7 @@ def test_the_throttle_holds_back_in_the_database_while_redis_hangs(hung):
 def test_the_throttle_fails_closed_when_neither_store_answers(hung, monkeypatch):
     from django.db import DatabaseError
 
-    from horizon import login_store
+    from horizon.login import store as login_store
 
     User.objects.create_superuser("root", password="pw")
     hung.stop()

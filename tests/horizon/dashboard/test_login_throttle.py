@@ -6,7 +6,7 @@ from django.contrib.auth.models import User
 from django.core.checks import run_checks
 from django.test import Client
 
-from horizon import login_throttle
+from horizon.login import throttle as login_throttle
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

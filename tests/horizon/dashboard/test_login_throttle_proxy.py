@@ -13,7 +13,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from horizon import login_devices, login_throttle
+from horizon.login import devices as login_devices
+from horizon.login import throttle as login_throttle
 
 pytestmark = pytest.mark.django_db(transaction=True)
 PROXY = "10.9.9.9"

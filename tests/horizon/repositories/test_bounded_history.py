@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from horizon import attempts
-from horizon.config import horizon_settings
+from horizon.configuration.settings import horizon_settings
 from horizon.keys import attempts_index, trim_lock
 from horizon.repositories import trimmed
 from horizon.supervisor.trimming import Trimmer

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from horizon.config import horizon_settings
+from horizon.configuration.settings import horizon_settings
 from horizon.supervisor.trimming import Trimmer
 from queueing import connections
 from queueing.models import ControlValue

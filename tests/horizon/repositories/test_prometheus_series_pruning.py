@@ -7,7 +7,7 @@ import time
 import pytest
 
 from horizon import keys
-from horizon.config import horizon_settings
+from horizon.configuration.settings import horizon_settings
 from horizon.repositories import counters, trimmed
 from horizon.supervisor.trimming import Trimmer
 from queueing.drivers.redis.replies import as_str
@@ -58,7 +58,7 @@ def test_a_series_from_before_last_seen_times_gets_a_full_window(settings, rclie
 
 
 def test_a_bad_prometheus_trim_setting_is_reported(settings):
-    from horizon.config import HorizonConfigError
+    from horizon.configuration.settings import HorizonConfigError
 
     settings.HORIZON = {**settings.HORIZON, "trim": {"prometheus": 0}}
     with pytest.raises(HorizonConfigError, match="trim prometheus must be a number"):

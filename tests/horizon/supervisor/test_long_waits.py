@@ -8,7 +8,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 from django.core import mail
 
-from horizon.config import HorizonConfigError, parse
+from horizon.configuration.settings import HorizonConfigError, parse
 from horizon.signals import long_wait_detected, long_wait_recovered
 from horizon.waits import WaitMonitor, decide
 from queueing import connections
@@ -79,7 +79,7 @@ def test_alert_fires_once_repeats_after_cooldown_then_recovers(settings, rclient
     settings.HORIZON = {**settings.HORIZON, "waits": {"redis:default": 60},
                         "notifications": {"mail": ["ops@example.com"], "webhook": url,
                                           "cooldown": 300}}
-    from horizon.config import horizon_settings
+    from horizon.configuration.settings import horizon_settings
 
     seen = []
 
@@ -133,7 +133,7 @@ def test_one_master_evaluates_per_interval_and_a_dead_webhook_does_not_break_it(
         settings, rclient):
     settings.HORIZON = {**settings.HORIZON, "waits": {"redis:default": 1},
                         "notifications": {"webhook": "http://127.0.0.1:9/nothing"}}
-    from horizon.config import horizon_settings
+    from horizon.configuration.settings import horizon_settings
 
     logged = []
     a = WaitMonitor.from_config(horizon_settings(), rclient, owner="a", log=logged.append)

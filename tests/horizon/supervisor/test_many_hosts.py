@@ -5,7 +5,7 @@ from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from horizon.config import HorizonConfigError, master_name
+from horizon.configuration.settings import HorizonConfigError, master_name
 from horizon.repositories import state
 from tests.testapp import jobs
 from tests.workers import wait_until

@@ -1,7 +1,7 @@
 """A paused queue: the supervisor does not grow its pool, the overview says it is paused."""
 import pytest
 
-from horizon.config import parse_supervisor
+from horizon.configuration.settings import parse_supervisor
 from horizon.dashboard.overview import reads
 from horizon.repositories import metrics
 from horizon.supervisor import balancer

@@ -20,7 +20,7 @@ import time
 import pytest
 
 from horizon import attempts
-from horizon.config import parse
+from horizon.configuration.settings import parse
 from horizon.supervisor.master import KILL_GRACE, Master
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.models import FailedJob

@@ -2,7 +2,7 @@
 --stop-timeout, and sets the master's last resort; the stop clock's arithmetic."""
 import pytest
 
-from horizon.config import HorizonConfigError, parse, settings_errors
+from horizon.configuration.settings import HorizonConfigError, parse, settings_errors
 from horizon.supervisor.master import KILL_GRACE
 from horizon.supervisor.supervisor import Supervisor
 from queueing.worker.process_control import SignalFlags

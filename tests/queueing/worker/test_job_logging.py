@@ -8,7 +8,7 @@ import signal
 
 import pytest
 
-from horizon.supervisor_config import parse_supervisor
+from horizon.configuration.supervisor import parse_supervisor
 from queueing.models import FailedJob
 from tests.conftest import subprocess_env
 from tests.testapp import jobs
@@ -86,7 +86,7 @@ def test_a_supervisor_passes_its_log_level_to_its_workers():
     assert "--log-level=error" in config.worker_arguments()
     assert not any(a.startswith("--log-level") for a in parse_supervisor(
         "chatty", {"queue": ["default"]}, "redis").worker_arguments())
-    from horizon.config_values import HorizonConfigError
+    from horizon.configuration.values import HorizonConfigError
     with pytest.raises(HorizonConfigError, match="log_level must be one of"):
         parse_supervisor("bad", {"queue": ["default"], "log_level": "loud"}, "redis")
 

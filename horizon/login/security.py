@@ -1,6 +1,6 @@
 """The standalone site's protections beyond the dashboard views themselves.
 
-- `ThrottledLoginView`: the login page, answering 429 while horizon/login_throttle.py
+- `ThrottledLoginView`: the login page, answering 429 while horizon/login/throttle.py
   holds an attempt back (failures are counted there for every login form, the admin's
   included), with the dashboard's CSP.
 - `RedactingExceptionReporterFilter`: Django's debug page and error e-mails with the
@@ -14,8 +14,9 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.decorators import method_decorator
 from django.views.debug import SafeExceptionReporterFilter
 
-from horizon import login_devices, login_throttle
 from horizon.dashboard.access.auth import with_security_headers
+from horizon.login import devices as login_devices
+from horizon.login import throttle as login_throttle
 from queueing.observability.redaction import is_secret_key, mask_text
 
 
@@ -38,7 +39,7 @@ class ThrottledLoginView(LoginView):
 
     def form_valid(self, form) -> HttpResponse:
         """Log in, and mark this browser as one that logged in as this user
-        (horizon/login_devices.py): its later attempts are counted on their own."""
+        (horizon/login/devices.py): its later attempts are counted on their own."""
         response = super().form_valid(form)
         login_devices.issue(response, login_throttle.normalised(form.get_user().get_username()))
         return response

@@ -1,7 +1,7 @@
 """Where the login throttle keeps its counts: Redis, or the database while Redis is away
 (issue 47).
 
-The throttle (horizon/login_throttle.py) counts failures in Redis so every web worker
+The throttle (horizon/login/throttle.py) counts failures in Redis so every web worker
 and host shares them. A Redis that hung made each login wait its 10 s socket timeout
 and then answer a bare 500, so nobody could log in to see why. Each call here is bounded
 (queueing/drivers/redis/reach.py: a short timeout, then the circuit skips Redis at once

@@ -43,7 +43,7 @@ MONITORED_MAX = 100_000  # jobs kept per watched tag, whatever their age
 
 # Each reader below records every mistake of its block in `problems` (with the default
 # standing in for a bad value) rather than raising at the first, so `manage.py check`
-# lists them all at once (issue 31); horizon/config.py raises the first at runtime.
+# lists them all at once (issue 31); horizon/configuration/settings.py raises the first at runtime.
 
 
 def trim_settings(raw: Any, problems: Problems) -> dict[str, Any]:

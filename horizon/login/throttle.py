@@ -23,13 +23,13 @@ previous one: `BASE_DELAY` seconds, then double, up to `MAX_DELAY`. A success cl
 username's counts. The counts live in Redis so every gunicorn worker and host shares
 them; they expire `COUNT_SECONDS` after the last failure. While Redis is away they are
 kept in the database instead, and while neither answers every attempt is held back
-(horizon/login_store.py, issue 47).
+(horizon/login/store.py, issue 47).
 
 An attempt from a browser that logged in as that user before (a signed device cookie,
-horizon/login_devices.py) is counted only by that cookie (`PAIR_LIMIT` failures): the
+horizon/login/devices.py) is counted only by that cookie (`PAIR_LIMIT` failures): the
 counts above can be filled by strangers, and a full one held back the real user from a
 new address, or everyone behind a proxy that hides client addresses. The address is
-the one horizon/client_address.py reads (``REMOTE_ADDR``, or a trusted proxy header
+the one horizon/login/client_address.py reads (``REMOTE_ADDR``, or a trusted proxy header
 when ``HORIZON["trusted_proxy_header"]`` is set).
 """
 from __future__ import annotations
@@ -43,8 +43,10 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 
-from horizon import keys, login_devices, login_store
-from horizon.client_address import client_address
+from horizon import keys
+from horizon.login import devices as login_devices
+from horizon.login import store as login_store
+from horizon.login.client_address import client_address
 
 ADDRESS_LIMIT = 20
 PAIR_LIMIT = 5
@@ -54,7 +56,7 @@ BASE_DELAY = 15  # seconds held back at the limit; doubled by each further failu
 MAX_DELAY = 15 * 60
 COUNT_SECONDS = 24 * 3600
 TRUSTED_SECONDS = 30 * 24 * 3600
-BACKEND = "horizon.login_throttle.LoginThrottleBackend"
+BACKEND = "horizon.login.throttle.LoginThrottleBackend"
 THROTTLED_ATTRIBUTE = "horizon_login_throttled"
 
 

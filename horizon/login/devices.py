@@ -7,7 +7,7 @@ are counts a stranger can fill, and a full count held back the real user too, fr
 new address, or everyone behind the proxy. A browser that logged in as a user in the
 last `DEVICE_SECONDS` carries this cookie (set by the login page), and an attempt at
 that user's password with it is counted by the cookie alone (``device`` in
-horizon/login_throttle.py), so only failures made with that cookie hold it back. This
+horizon/login/throttle.py), so only failures made with that cookie hold it back. This
 is OWASP's "device cookie" defence. A new browser still waits when the counts are full.
 
 The cookie holds a random id and a digest of the username, signed with SECRET_KEY

@@ -44,7 +44,18 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
-from horizon.config_values import (  # noqa: F401 (imported from here by older code)
+from horizon.configuration.supervisor import (  # noqa: F401
+    BALANCE_MODES,
+    SUPERVISOR_DEFAULTS,
+    SUPERVISOR_KEYS,
+    SUPERVISOR_NAME,
+    SupervisorConfig,
+    check_supervisor_name,
+    parse_supervisor,
+    read_supervisor,
+    supervisor_blocks,
+)
+from horizon.configuration.values import (  # noqa: F401 (imported from here by older code)
     NOTIFICATION_KEYS,
     TRIM_CAPS,
     TRIM_KEYS,
@@ -57,17 +68,6 @@ from horizon.config_values import (  # noqa: F401 (imported from here by older c
     role_group_errors,
     seconds_or_days,
     trim_settings,
-)
-from horizon.supervisor_config import (  # noqa: F401
-    BALANCE_MODES,
-    SUPERVISOR_DEFAULTS,
-    SUPERVISOR_KEYS,
-    SUPERVISOR_NAME,
-    SupervisorConfig,
-    check_supervisor_name,
-    parse_supervisor,
-    read_supervisor,
-    supervisor_blocks,
 )
 from queueing.errors import QueueError
 from queueing.settings.config import queue_settings
@@ -146,7 +146,7 @@ def stop_timeout_setting(value: Any) -> float:
 
 
 def proxy_errors(raw: dict[str, Any]) -> list[HorizonConfigError]:
-    """`trusted_proxy_header` / `trusted_proxy_hops` (horizon/client_address.py): a header
+    """`trusted_proxy_header` / `trusted_proxy_hops` (horizon/login/client_address.py): a header
     name and a positive count; client_address falls back to REMOTE_ADDR on bad values,
     so a mistake is reported here rather than silently trusting the wrong entry."""
     errors = []

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from horizon.config_values import HorizonConfigError, int_setting, number_setting
+from horizon.configuration.values import HorizonConfigError, int_setting, number_setting
 from queueing.contract.registry import kind_of
 from queueing.entries.options import parse_backoff
 from queueing.errors import QueueError
