@@ -38,7 +38,7 @@ CORE_TESTS    := tests/queueing/drivers/test_backends.py \
                  tests/queueing/worker/test_worker_in_process.py \
                  tests/horizon/repositories/test_metrics_recording.py
 CLUSTER_TESTS := $(CORE_TESTS) tests/horizon/dashboard/test_pages.py \
-                 tests/horizon/dashboard/test_actions.py \
+                 tests/horizon/dashboard/failed/test_actions.py \
                  tests/horizon/supervisor/test_master_process.py \
                  tests/queueing/middleware/test_job_controls_units.py \
                  tests/queueing/middleware/test_job_controls.py \
@@ -54,7 +54,7 @@ CLUSTER_FULL  := $(CLUSTER_TESTS) tests/queueing/drivers/test_reservation_contra
                  tests/queueing/worker/test_prefetch.py \
                  tests/horizon/supervisor/test_paused_queues.py \
                  tests/horizon/schedules/test_schedules.py \
-                 tests/horizon/dashboard/test_prometheus.py \
+                 tests/horizon/test_prometheus.py \
                  tests/queueing/worker/test_worker_heartbeat.py
 
 $(PY):
@@ -155,9 +155,9 @@ test-slow: system-deps
 # Batches on a cluster too (a batch's keys share its callback queue's hash tag).
 CLUSTER_TESTS += tests/queueing/batches/test_batches.py tests/queueing/workflows/test_workflows.py \
                  tests/queueing/worker/test_fair_queues.py \
-                 tests/horizon/dashboard/test_batches_pages.py
+                 tests/horizon/dashboard/batches/test_batches_pages.py
 CLUSTER_FULL  += tests/queueing/batches/test_batches.py \
-                 tests/horizon/dashboard/test_batches_pages.py \
+                 tests/horizon/dashboard/batches/test_batches_pages.py \
                  tests/queueing/batches/test_batches_races.py
 
 test-cluster: venv

@@ -25,7 +25,7 @@ from queueing.connections import redis_driver
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.worker.loop import Worker
 from queueing.worker.options import WorkerOptions
-from tests.horizon.dashboard.test_access import client_for, make_user
+from tests.horizon.dashboard.access.test_access import client_for, make_user
 from tests.testapp import jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)

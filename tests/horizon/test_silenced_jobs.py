@@ -13,7 +13,7 @@ from queueing.connections import redis_driver
 from queueing.models import FailedJob
 from queueing.worker.loop import Worker
 from queueing.worker.options import WorkerOptions
-from tests.horizon.dashboard.test_access import client_for
+from tests.horizon.dashboard.access.test_access import client_for
 from tests.testapp import jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)

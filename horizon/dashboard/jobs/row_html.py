@@ -9,7 +9,7 @@ CPU ms per load, 15-25% of it). This module writes the same
 markup, byte for byte, as the loops of ``partials/jobs.html``, ``partials/failed.html``
 and ``partials/facets.html`` did: every value escaped as the template's autoescape did
 (`text`), numbers localized as it did, the links reversed once a page (links.RowLink).
-tests/horizon/dashboard/test_row_html.py renders the old loops (kept as reference
+tests/horizon/dashboard/jobs/test_row_html.py renders the old loops (kept as reference
 templates beside that test) and compares, for markup, quotes, unicode, long and masked
 values.
 

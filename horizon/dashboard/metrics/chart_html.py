@@ -10,7 +10,7 @@ page's cost grew with the stored history up to its cap (bench/dashboard.py, issu
 item 3). This writes the same bytes as the loop in ``partials/chart_axes.html`` did:
 each number localized as ``{{ value }}`` renders it (once per distinct value: the
 coordinates repeat across a page's charts), each text escaped as autoescape did.
-tests/horizon/dashboard/test_chart_html.py renders the old loop (kept as a reference
+tests/horizon/dashboard/metrics/test_chart_html.py renders the old loop (kept as a reference
 template) beside this for charts of every shape.
 """
 from __future__ import annotations
