@@ -2,8 +2,8 @@
 from django.conf import settings
 from django.core.checks import Error, register
 
+from horizon.configuration.metrics_token import MIN_TOKEN_LENGTH, configured_token
 from horizon.configuration.settings import HorizonConfigError, settings_errors
-from horizon.dashboard.views.prometheus import MIN_TOKEN_LENGTH, configured_token
 from horizon.schedules.definitions import ScheduleError, all_schedules
 from queueing.errors import QueueError
 

@@ -8,7 +8,7 @@ The token is compared in constant time and never echoed. Wrong tokens are counte
 address by the login throttle (horizon/login/throttle.py): past `METRICS_LIMIT` of them,
 that address gets 429 with a growing ``Retry-After`` (a right token too, until it
 passes), so a token cannot be guessed at request speed. ``horizon.E012`` refuses a
-token shorter than `MIN_TOKEN_LENGTH` characters.
+token shorter than `MIN_TOKEN_LENGTH` characters (horizon/configuration/metrics_token.py).
 
 It sits at ``metrics`` without a trailing slash (Prometheus' default metrics_path),
 beside the dashboard's metrics page at ``metrics/``.
@@ -16,24 +16,16 @@ beside the dashboard's metrics page at ``metrics/``.
 from __future__ import annotations
 
 import hmac
-import os
 
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from horizon.configuration.metrics_token import configured_token
 from horizon.dashboard.access.auth import MACHINE_ENDPOINT_ATTR, can_use_dashboard
 from horizon.login import throttle as login_throttle
 from horizon.prometheus import exposition
-
-MIN_TOKEN_LENGTH = 32
-
-
-def configured_token() -> str:
-    return str(getattr(settings, "HORIZON_METRICS_TOKEN", "") or
-               os.environ.get("HORIZON_METRICS_TOKEN", ""))
 
 
 def _refuse(status: int, reason: str) -> HttpResponse:
