@@ -204,7 +204,7 @@ if os.environ.get("HORIZON_TRUSTED_PROXY_HEADER"):
 
 # The debug page and error e-mails mask settings and frame variables with the same
 # policy as the dashboard (a Redis URL's password in QUEUE was shown).
-DEFAULT_EXCEPTION_REPORTER_FILTER = "horizon.login.security.RedactingExceptionReporterFilter"
+DEFAULT_EXCEPTION_REPORTER_FILTER = "horizon.security.RedactingExceptionReporterFilter"
 
 LOGGING = {
     "version": 1,

@@ -1,6 +1,6 @@
 """The standalone site: the dashboard at "/", plus login and logout (and Django's admin,
 where staff accounts get ``horizon.view_dashboard`` to look, ``horizon.operate_dashboard``
-to act). The login page is throttled (see horizon/login/security.py)."""
+to act). The login page is throttled (see horizon/security.py)."""
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
@@ -9,7 +9,7 @@ from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 from django.views.static import serve
 
-from horizon.login.security import ThrottledLoginView
+from horizon.security import ThrottledLoginView
 
 urlpatterns = [
     path("login/", ThrottledLoginView.as_view(), name="login"),

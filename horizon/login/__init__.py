@@ -1,4 +1,4 @@
 """Who gets in: one throttle for every way into the site (throttle.py), its counts in
 Redis or the database while Redis is away (store.py), trusted browsers (devices.py),
-the client address behind proxies (client_address.py), and the login page and debug
-filter of the standalone site (security.py)."""
+and the client address behind proxies (client_address.py). The login page, which wears
+the throttle and the dashboard's headers, stands above both: horizon/security.py."""
