@@ -61,6 +61,7 @@ PENDING: dict[tuple[str, str], str] = {
     ("queueing.worker.unrun", "queueing.worker.job_runner"): "item 5, the worker hallway",
 }
 
+
 def modules(root: Path) -> dict[str, Path]:
     """Every module under the packages, by dotted name (a package by its __init__)."""
     found = {}
@@ -79,9 +80,10 @@ def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
         if isinstance(node, ast.Import):
             targets.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1])
-            base = f"{base}.{node.module}" if node.level and node.module else (
-                base if node.level else node.module or "")
+            base = node.module or ""
+            if node.level:  # relative (ruff bans them; read right all the same)
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parts, base] if base else parts)
             targets.update(f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
                            for alias in node.names)
     return {target for target in targets if target in known and target != name}
@@ -134,15 +136,17 @@ def breaches(root: Path) -> list[str]:
              for source, target in PENDING if target not in graph.get(source, {target})]
     for source, target in PENDING:
         graph.get(source, set()).discard(target)
-    for name, targets in sorted(graph.items()):
+    floors = {}
+    for name in sorted(graph):
         try:
-            source = floor(name)
-            for target in sorted(targets):
-                if floor(target) > source:
-                    found.append(f"upward import: {name} (floor {FLOORS[source][0]}) imports "
-                                 f"{target} (floor {FLOORS[floor(target)][0]})")
+            floors[name] = floor(name)
         except ValueError as problem:
             found.append(str(problem))
+    for name, targets in sorted(graph.items()):
+        for target in sorted(targets):
+            if name in floors and target in floors and floors[target] > floors[name]:
+                found.append(f"upward import: {name} (floor {FLOORS[floors[name]][0]}) imports "
+                             f"{target} (floor {FLOORS[floors[target]][0]})")
     return found + [f"import cycle: {' <-> '.join(group)}" for group in cycles(graph)]
 
 

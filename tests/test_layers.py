@@ -61,14 +61,14 @@ def test_type_only_imports_count_and_cycles_and_strays_fail(tmp_path):
                 from queueing.dispatching.jobs import Job
             """,
         "queueing/dispatching/__init__.py": "",
-        "queueing/dispatching/jobs.py": "from queueing.dispatching import registry\n",
+        "queueing/dispatching/jobs.py": "from . import registry\n",  # relative, read too
         "queueing/dispatching/registry.py": "import queueing.dispatching.jobs\n",
         "queueing/stray.py": "from queueing import errors\n",
     })
     lines = check(tmp_path).stdout.splitlines()
     assert lines == [
+        f"queueing.stray: on no floor; place it in FLOORS ({CHECK})",
         "upward import: queueing.entries.a (floor 1 ground) imports queueing.dispatching.jobs "
         "(floor 3c core: dispatching)",
-        f"queueing.stray: on no floor; place it in FLOORS ({CHECK})",
         "import cycle: queueing.dispatching.jobs <-> queueing.dispatching.registry",
     ]
