@@ -13,12 +13,17 @@ loading the apps (when ``queueing`` itself is imported).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from queueing.errors import ConfigurationError
 
-if TYPE_CHECKING:
-    from queueing.settings.config import ConnectionConfig
+
+class NamesDriver(Protocol):
+    """A connection's settings as this table reads them (settings/connection.py's
+    ConnectionConfig, which reads this table to check its driver: the type stays here)."""
+
+    @property
+    def driver(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +77,7 @@ KINDS: dict[str, DriverKind] = {kind.name: kind for kind in (
 )}
 
 
-def kind_of(connection: ConnectionConfig | str) -> DriverKind:
+def kind_of(connection: NamesDriver | str) -> DriverKind:
     """The kind of a connection (its config, or a driver name as settings spell it)."""
     name = connection if isinstance(connection, str) else connection.driver
     found = KINDS.get(name)

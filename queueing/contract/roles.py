@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, Union, runtime_checkable
 
 if TYPE_CHECKING:
     from queueing.contract.batch_store import BatchStore
-    from queueing.drivers.redis.replies import RedisClient
+    from queueing.contract.clients import RedisClient
 
 # uuids of each state's index a prefix search reads at most (the next to run, the
 # soonest due): the dashboard's search costs the same at 1,000 jobs or 10,000,000.

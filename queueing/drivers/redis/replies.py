@@ -8,13 +8,9 @@ check it, instead of each caller casting.
 """
 from __future__ import annotations
 
-from typing import TypeAlias, cast
+from typing import cast
 
-import redis
-from redis.cluster import RedisCluster
-
-RedisClient: TypeAlias = redis.Redis | RedisCluster
-"""Either client ``make_client`` makes: a connection's ``cluster`` option picks one."""
+from queueing.contract.clients import RedisClient as RedisClient  # the contract names it
 
 
 def as_bytes(reply: object) -> bytes:
