@@ -18,10 +18,13 @@ The protocols, by role:
 * :class:`QueueDriver`: a driver workers read from (``redis``, ``database``): the union
   of the four, with its settings, capabilities, transient errors and batch store
   (queueing/contract/batch_store.py).
+* :class:`Router`: a DispatchTarget that picks a connection (``failover``, built by
+  queueing/failover/ and handed to ``connections.use_router``): workers read the
+  connections it picks, never it.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol, Union, runtime_checkable
 
@@ -398,3 +401,24 @@ class QueueDriver(DispatchTarget, Reservations, Control, Inspector, Protocol):
 
     def batch_store(self) -> BatchStore | None:
         """The store of this connection's batches; None for a driver that keeps none."""
+
+
+@runtime_checkable
+class Router(DispatchTarget, Protocol):
+    """A dispatch-only connection that hands each job to the first of its connections
+    that takes it (``connections.router(name)``). Dispatch asks it for what is more than
+    one push, and for the job controls that outlive its first connection's outage."""
+
+    def take(self, write: Callable[[QueueDriver], None]) -> str:
+        """`write(target)` on the first connection that takes it; that one's name."""
+
+    def take_batch(self, write: Callable[[QueueDriver], None]) -> str:
+        """A batch's record then its members, whole, on the first that takes them."""
+
+    def take_unique_lock(self, key: str, owner: str, ms: int
+                         ) -> tuple[bool, bytes | str | None, Callable[[], object]]:
+        """(taken, holder, how to release it if the send fails)."""
+
+    def debounce(self, queue: str, job_name: str, lock_id: str, job_uuid: str, text: str,
+                 due: float, remember_ms: int) -> None:
+        """Schedule a debounced entry, replacing its burst's entry still waiting."""
