@@ -24,7 +24,8 @@ from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
 from queueing.contract.registry import kind_of
-from queueing.contract.roles import DispatchTarget, QueueDriver, Router
+from queueing.contract.roles import DispatchTarget, QueueDriver
+from queueing.contract.router import Router
 from queueing.drivers import sync
 from queueing.drivers.redis import reach
 from queueing.drivers.redis.async_driver import AsyncRedisDriver

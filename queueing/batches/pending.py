@@ -27,7 +27,8 @@ from queueing import connections
 from queueing.batches.members import encode_members, links_of, member_payload, send
 from queueing.batches.record import Batch, store_for
 from queueing.contract.registry import kind_of
-from queueing.contract.roles import QueueDriver, Router
+from queueing.contract.roles import QueueDriver
+from queueing.contract.router import Router
 from queueing.dispatching.dispatch import should_defer, validate_signature
 from queueing.dispatching.signature import Signature
 from queueing.entries.batch_tag import CALLBACK_FIELD

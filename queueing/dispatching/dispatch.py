@@ -25,7 +25,7 @@ from queueing.contract.registry import kind_of
 from queueing.dispatching import observers
 from queueing.dispatching.call_checks import check_call, check_discovered
 from queueing.dispatching.unique import dispatch_controlled
-from queueing.drivers.redis.cluster import TRANSIENT_ERRORS
+from queueing.drivers.state_store import TRANSIENT_ERRORS
 from queueing.entries import payload as payload_lib
 from queueing.entries.limits import check_size
 from queueing.errors import StoreUnavailable

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from queueing import connections
 from queueing.contract.roles import QueueDriver, Reservation
-from queueing.drivers.redis.keys import QueueKeys
+from queueing.drivers.state_store import QueueKeys
 from queueing.entries import payload as payload_lib
 from queueing.entries.batch_tag import of_data
 from queueing.entries.payload import peek

@@ -31,9 +31,7 @@ from queueing import connections
 from queueing.contract.registry import kind_of
 from queueing.contract.roles import QueueDriver, QueueSizes
 from queueing.drivers.circuit import Circuit
-from queueing.drivers.redis import reach
-from queueing.drivers.redis.keys import QueueKeys
-from queueing.drivers.redis.replies import RedisClient
+from queueing.drivers.state_store import QueueKeys, RedisClient, reach
 from queueing.errors import StoreUnavailable
 from queueing.failover import debounce as failover_debounce
 from queueing.failover import locks as failover_locks
@@ -64,7 +62,7 @@ LATE_KEEP = 3600.0  # seconds Redis keeps the note of a push it ran late (the dr
 
 
 class FailoverDriver:
-    """Keeps ``contract.Router`` (dispatch only: workers read its connections)."""
+    """Keeps ``contract.router.Router`` (dispatch only: workers read its connections)."""
 
     def __init__(self, config: ConnectionConfig) -> None:
         self.config = config

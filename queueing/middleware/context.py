@@ -21,7 +21,7 @@ from queueing.entries.shapes import Payload
 
 if TYPE_CHECKING:  # the registry imports the middleware pipeline, not back
     from queueing.dispatching.registry import JobDefinition
-    from queueing.drivers.redis.replies import RedisClient
+    from queueing.drivers.state_store import RedisClient
 
 VerdictKind = Literal["ran", "released", "skipped"]
 RAN: Final = "ran"

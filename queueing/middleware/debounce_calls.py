@@ -6,8 +6,7 @@ the script and its key, below both: the router never imports dispatching.
 """
 from __future__ import annotations
 
-from queueing.drivers.redis.keys import QueueKeys
-from queueing.drivers.redis.replies import RedisClient
+from queueing.drivers.state_store import QueueKeys, RedisClient
 from queueing.middleware.keys import debounce_key
 from queueing.middleware.store import script
 

@@ -11,7 +11,7 @@ import hashlib
 import re
 from typing import Any
 
-from queueing.drivers.redis.keys import QueueKeys
+from queueing.drivers.state_store import QueueKeys
 from queueing.settings.namespace import namespaced
 
 CONTROL_KEY_MAX = 200  # characters of a user key kept as given; longer ones get a digest

@@ -26,7 +26,7 @@ from redis.commands.core import Script
 
 from queueing import connections
 from queueing.contract.registry import kind_of
-from queueing.drivers.redis.keys import QueueKeys
+from queueing.drivers.state_store import QueueKeys
 from queueing.entries import payload as payload_lib
 from queueing.entries.limits import check_depth, check_size
 from queueing.errors import ConfigurationError, InvalidOption, QueueError
