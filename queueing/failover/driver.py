@@ -71,10 +71,6 @@ class FailoverDriver:
         self._lock = threading.Lock()        # its lock while it makes this driver
         self.publisher = StatePublisher(config)  # switches, where operators read them
 
-    @classmethod
-    def from_config(cls, config: ConnectionConfig) -> FailoverDriver:
-        return cls(config)
-
     def legs(self) -> list[Leg]:
         if self._legs is None:
             with self._lock:
