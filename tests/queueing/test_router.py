@@ -1,8 +1,6 @@
 """A failover connection is a declared role (issue 49): ``connections.router(name)``
 answers its Router, made by the failover package that ``QueueingConfig.ready`` handed
 in; the driver registry names no class above the drivers."""
-from django.conf import settings as django_settings
-
 from queueing import connections
 from queueing.contract.registry import KINDS, kind_of, lands_on
 from queueing.contract.roles import QueueDriver
@@ -17,17 +15,17 @@ def test_a_connection_that_does_not_route_has_no_router():
 
 
 def test_a_failover_connection_is_a_router_made_by_its_package(settings):
-    with queue_with(settings, fo={"driver": "failover",
-                                  "connections": ["redis", django_settings.DB_TEST_CONNECTION],
-                                  "queues": ["default"]}):
+    url = settings.QUEUE["connections"]["redis"]["url"]
+    with queue_with(settings, other={"driver": "redis", "url": url, "queues": "*"},
+                    fo={"driver": "failover", "connections": ["redis", "other"],
+                        "queues": ["default"]}):
         connections.reset()
         try:
             found = connections.router("fo")
             assert isinstance(found, FailoverDriver) and isinstance(found, Router)
             assert found is connections.driver("fo")  # one per connection, kept
             assert not isinstance(found, QueueDriver)  # workers read its connections
-            assert lands_on(queue_settings().connection("fo")) == [
-                "redis", django_settings.DB_TEST_CONNECTION]
+            assert lands_on(queue_settings().connection("fo")) == ["redis", "other"]
         finally:
             connections.reset()
 
