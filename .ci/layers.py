@@ -48,8 +48,6 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
 # Edges another branch of issue 49 removes: passed over until it lands (the lead empties
 # this at merge). Every one is a type-only or deferred import of today's tree.
 PENDING: dict[tuple[str, str], str] = {
-    # the Router (item 3): failover stops importing dispatching, unique.py stops naming it
-    ("queueing.dispatching.unique", "queueing.failover.driver"): "branch h-router",
     # prometheus.py reads from a repository, not from the dashboard
     ("horizon.prometheus", "horizon.dashboard.health"): "branch h-dash",
     ("horizon.prometheus", "horizon.dashboard.reads"): "branch h-dash",

@@ -31,7 +31,7 @@ from horizon import audit
 from horizon.client_address import client_address
 from horizon.dashboard import away, health
 from horizon.dashboard.role_groups import mapped_roles
-from queueing.drivers.redis import reach
+from queueing.drivers.state_store import reach
 
 PERMISSION = "horizon.view_dashboard"
 OPERATE_PERMISSION = "horizon.operate_dashboard"

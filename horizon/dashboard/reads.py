@@ -25,7 +25,7 @@ from horizon.repositories.latency import oldest_ages
 from horizon.repositories.state import MasterState, SupervisorState
 from queueing import connections
 from queueing.contract.roles import QueueSizes
-from queueing.drivers.redis import reach
+from queueing.drivers.state_store import reach
 from queueing.models import FailedJob
 
 UNREAD = QueueSizes(0, 0, 0)  # a queue on a connection that could not be read

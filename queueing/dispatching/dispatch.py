@@ -26,7 +26,7 @@ from queueing.dispatching import observers
 from queueing.dispatching.call_checks import check_call, check_discovered
 from queueing.dispatching.registry import JobDefinition
 from queueing.dispatching.unique import dispatch_controlled
-from queueing.drivers.redis.cluster import TRANSIENT_ERRORS
+from queueing.drivers.state_store import TRANSIENT_ERRORS
 from queueing.entries import payload as payload_lib
 from queueing.entries.limits import check_size
 from queueing.entries.options import JobOptions

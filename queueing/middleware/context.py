@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 from queueing.entries.shapes import Payload
 
 if TYPE_CHECKING:
-    from queueing.drivers.redis.replies import RedisClient
+    from queueing.drivers.state_store import RedisClient
 
 VerdictKind = Literal["ran", "released", "skipped"]
 RAN: Final = "ran"

@@ -26,8 +26,7 @@ from typing import Any
 from django.conf import settings
 
 from queueing import connections
-from queueing.drivers.redis.keys import batch_progress_key, progress_key
-from queueing.drivers.redis.replies import RedisClient
+from queueing.drivers.state_store import RedisClient, batch_progress_key, progress_key
 from queueing.entries import progress as progress_lib
 from queueing.state import heartbeats
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import cast
 
-from queueing.contract.clients import RedisClient as RedisClient  # the contract names it
+from queueing.contract.redis_client import RedisClient
+
+__all__ = ["RedisClient", "as_bytes", "as_str", "scored"]  # the client type: the contract's
 
 
 def as_bytes(reply: object) -> bytes:
