@@ -87,9 +87,12 @@ $(VENV)/.lint-installed: pyproject.toml $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[test,tasks-backport,lint]'
 	touch $@
 
-# ruff and mypy as configured in pyproject.toml (mypy's Django plugin reads the standalone
-# settings, which make a var/ folder: a throwaway one here).
+# The import layering (.ci/layers.py: no import from a higher floor, no cycle; the floors
+# are its table and README's Architecture), then ruff and mypy as configured in
+# pyproject.toml (mypy's Django plugin reads the standalone settings, which make a var/
+# folder: a throwaway one here).
 lint: $(VENV)/.lint-installed
+	$(PY) .ci/layers.py
 	$(VENV)/bin/ruff check queueing horizon standalone
 	HORIZON_VAR_DIR=$$(mktemp -d) $(VENV)/bin/mypy
 

@@ -32,9 +32,7 @@ from typing import Any
 from horizon.configuration.settings import horizon_settings
 from horizon.keys import attempts_index, attempts_prefix
 from horizon.repositories import horizon_client
-from queueing.drivers.redis.cluster import is_cluster
-from queueing.drivers.redis.replies import RedisClient, as_str
-from queueing.drivers.redis.scripts import script_for
+from queueing.drivers.state_store import RedisClient, as_str, is_cluster, script_for
 from queueing.observability.redaction import clip, mask_text
 from queueing.signals import job_exception_occurred, job_failed, job_stopped
 from queueing.state.failed import describe

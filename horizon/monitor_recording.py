@@ -30,8 +30,7 @@ from horizon.configuration.settings import horizon_settings
 from horizon.repositories import horizon_client, monitored
 from queueing import connections
 from queueing.contract.registry import kind_of
-from queueing.drivers.redis import reach
-from queueing.drivers.redis.replies import RedisClient, as_str
+from queueing.drivers.state_store import RedisClient, as_str, reach
 from queueing.settings.config import queue_settings
 
 TTL = 2.0  # seconds a process trusts its copy of the watched set

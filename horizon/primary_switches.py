@@ -16,8 +16,7 @@ from functools import partial
 
 from horizon import keys
 from queueing.connections import redis_client
-from queueing.drivers.redis.replies import as_str
-from queueing.drivers.redis.sentinel import primary_address
+from queueing.drivers.state_store import as_str, primary_address
 from queueing.settings.config import ConnectionConfig, queue_settings
 
 SHOWN_FOR = 24 * 3600.0  # seconds a switch stays flagged on the dashboard

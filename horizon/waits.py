@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from horizon import keys
 from horizon.repositories.latency import oldest_ages_with_fallback
 from horizon.signals import long_wait_detected, long_wait_recovered
-from queueing.drivers.redis.replies import RedisClient
+from queueing.drivers.state_store import RedisClient
 
 logger = logging.getLogger("horizon.waits")
 CHECK_INTERVAL = 5.0  # seconds between evaluations

@@ -14,6 +14,7 @@ class QueueingConfig(AppConfig):
             connections,
         )
         from queueing.dispatching.registry import autodiscover
+        from queueing.failover.driver import FailoverDriver
         from queueing.observability import (
             store_checks,  # noqa: F401  (registers queueing.W004)
         )
@@ -21,5 +22,6 @@ class QueueingConfig(AppConfig):
         from queueing.worker.execution import run_inline
 
         connections.use_inline_runner(run_inline)
+        connections.use_router(FailoverDriver)
         autodiscover()
         install_masking_filters()

@@ -3,7 +3,7 @@ connection block fails at startup and a mistyped queue shows up in `manage.py ch
 from django.core.checks import Error, Warning, register
 
 from queueing.dispatching import registry
-from queueing.drivers.redis.sentinel import service_problem
+from queueing.drivers.state_store import service_problem
 from queueing.errors import ConfigurationError, UnknownQueue
 from queueing.middleware import pipeline
 from queueing.settings.config import queue_settings, settings_errors

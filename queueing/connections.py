@@ -2,8 +2,9 @@
 
 Which class serves a connection, and what its kind can do, comes from the driver
 registry (queueing/contract/registry.py); this module only makes and keeps them. The
-sync driver runs jobs with the worker's ``run_inline``, handed in by
-``QueueingConfig.ready`` (the worker sits above the drivers, so nothing here imports it).
+sync driver runs jobs with the worker's ``run_inline``, and a failover connection is a
+``Router`` made by queueing/failover/, both handed in by ``QueueingConfig.ready`` (the
+worker and the failover package sit above this module, so nothing here imports them).
 
 Async dispatch (``adelay``, ``aenqueue``) uses ``redis.asyncio`` clients, which belong to
 the event loop they first ran on: ``async_redis_driver`` keeps one per connection per
@@ -15,6 +16,7 @@ import asyncio
 import dataclasses
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from django.core.signals import setting_changed
@@ -23,6 +25,7 @@ from django.utils.module_loading import import_string
 
 from queueing.contract.registry import kind_of
 from queueing.contract.roles import DispatchTarget, QueueDriver
+from queueing.contract.router import Router
 from queueing.drivers import sync
 from queueing.drivers.redis import reach
 from queueing.drivers.redis.async_driver import AsyncRedisDriver
@@ -39,7 +42,7 @@ from queueing.drivers.redis.driver import RedisDriver
 from queueing.drivers.redis.replies import RedisClient
 from queueing.errors import ConfigurationError
 from queueing.observability.redaction import redacted_url as _redact_url
-from queueing.settings.config import queue_settings
+from queueing.settings.config import ConnectionConfig, queue_settings
 
 _lock = threading.Lock()
 _drivers: dict[str, DispatchTarget] = {}
@@ -48,6 +51,13 @@ _async_drivers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop,
                                           dict[str, AsyncRedisDriver]] = \
     weakref.WeakKeyDictionary()
 use_inline_runner = sync.use_inline_runner  # QueueingConfig.ready hands the worker's in
+_make_router: list[Callable[[ConnectionConfig], Router]] = []  # and failover's (use_router)
+
+
+def use_router(make: Callable[[ConnectionConfig], Router]) -> None:
+    """Install how a routing connection's Router is made (queueing/failover/, handed in
+    by ``QueueingConfig.ready``): the registry names no class above the drivers."""
+    _make_router[:] = [make]
 
 
 def async_redis_driver(name: str | None = None) -> AsyncRedisDriver:
@@ -95,9 +105,34 @@ def driver(name: str | None = None) -> DispatchTarget:
     with _lock:
         existing = _drivers.get(config.name)
         if existing is None:
-            existing = import_string(kind_of(config).path).from_config(config)
+            existing = _make(config)
             _drivers[config.name] = existing
     return existing
+
+
+def _make(config: ConnectionConfig) -> DispatchTarget:
+    kind = kind_of(config)
+    if not kind.routes:
+        made: DispatchTarget = import_string(kind.path).from_config(config)
+        return made
+    if not _make_router:
+        raise ConfigurationError(f"connection {config.name!r} uses the {config.driver!r} "
+                                 "driver, whose router is installed when the 'queueing' app "
+                                 "is ready: add it to INSTALLED_APPS")
+    return _make_router[0](config)
+
+
+def router(name: str | None = None) -> Router | None:
+    """The Router of a connection that hands each job to one of its connections (the
+    ``failover`` driver); None for any other connection (a settings read, no driver
+    made). Dispatch asks it for a batch, a task with its result, and the unique locks
+    and debounce that outlive its first connection's outage."""
+    config = queue_settings().connection(name)
+    if not kind_of(config).routes:
+        return None
+    found = driver(config.name)
+    assert isinstance(found, Router)  # what use_router's maker makes
+    return found
 
 
 def redis_driver(name: str | None = None) -> RedisDriver:

@@ -75,7 +75,7 @@ if os.environ.get("TEST_PROXY_URL"):
         "socket_connect_timeout": float(os.environ.get("TEST_SOCKET_CONNECT_TIMEOUT", 5)),
     }
 # Extra connections for worker processes a test starts with the ones it configured itself
-# (a failover connection and its proxied Redis, tests/queueing/dispatching/
+# (a failover connection and its proxied Redis, tests/queueing/failover/
 # test_failover_outage_database.py), as JSON: name -> block.
 QUEUE["connections"].update(json.loads(os.environ.get("TEST_QUEUE_CONNECTIONS") or "{}"))
 # The "redis" connection behind Redis Sentinel instead (tests/local_sentinel.py): worker

@@ -26,7 +26,7 @@ import redis
 from django.db import DEFAULT_DB_ALIAS, DatabaseError
 
 from horizon.repositories import horizon_client
-from queueing.drivers.redis import reach
+from queueing.drivers.state_store import reach
 from queueing.state import control_values
 
 logger = logging.getLogger("horizon")

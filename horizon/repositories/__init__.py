@@ -1,9 +1,9 @@
 """Redis-backed reads and writes of Horizon's state (masters, commands, metrics, recent
 jobs). Their keys are in ``horizon/keys.py``; their Lua scripts in ``horizon/lua/``,
-loaded with ``queueing.drivers.redis.scripts.script_for(client, name, "horizon")``."""
+loaded with ``queueing.drivers.state_store.script_for(client, name, "horizon")``."""
 from horizon.configuration.settings import horizon_settings
 from queueing.connections import redis_client
-from queueing.drivers.redis.replies import RedisClient
+from queueing.drivers.state_store import RedisClient
 
 
 def horizon_client() -> RedisClient:

@@ -9,7 +9,7 @@ import json
 
 from horizon import keys
 from horizon.repositories.state import masters
-from queueing.drivers.redis.replies import RedisClient
+from queueing.drivers.state_store import RedisClient
 
 COMMANDS = ("pause", "continue", "terminate", "pause_supervisor", "continue_supervisor")
 

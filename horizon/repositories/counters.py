@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 
 from horizon import keys
 from queueing.dispatching.registry import resolve
-from queueing.drivers.redis.replies import RedisClient, as_str
-from queueing.drivers.redis.scripts import script_for
+from queueing.drivers.state_store import RedisClient, as_str, script_for
 from queueing.errors import UnknownJob
 
 OUTCOMES = ("processed", "failed", "released", "timed_out", "cancelled", "expired",

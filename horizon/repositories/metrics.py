@@ -22,8 +22,7 @@ from horizon.repositories.counters import (
     outcome_call,
 )
 from queueing.dispatching.preview import preview_entry
-from queueing.drivers.redis.replies import RedisClient, as_bytes, as_str
-from queueing.drivers.redis.scripts import run_pipelined, script_for
+from queueing.drivers.state_store import RedisClient, as_bytes, as_str, run_pipelined, script_for
 from queueing.entries.payload import normalised
 
 

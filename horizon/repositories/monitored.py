@@ -18,8 +18,7 @@ import json
 import unicodedata
 
 from horizon import keys
-from queueing.drivers.redis.replies import RedisClient, as_str
-from queueing.drivers.redis.scripts import script_for
+from queueing.drivers.state_store import RedisClient, as_str, script_for
 from queueing.observability.safe_json import peek
 
 TAG_LIMIT = 200  # characters: a watched tag is shown, linked and used in key names

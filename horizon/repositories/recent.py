@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 from horizon import keys
-from queueing.drivers.redis.replies import RedisClient, as_bytes
+from queueing.drivers.state_store import RedisClient, as_bytes
 from queueing.observability.safe_json import peek
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 
 from horizon import keys
-from queueing.drivers.redis.replies import RedisClient, as_bytes
+from queueing.drivers.state_store import RedisClient, as_bytes
 
 BUCKET = 900  # seconds per rollup
 KEEP = 7 * 86400  # seconds of rollups kept

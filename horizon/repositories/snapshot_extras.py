@@ -19,7 +19,7 @@ from horizon import keys
 from horizon.repositories import counters
 from horizon.repositories.latency import oldest_ages
 from queueing import connections
-from queueing.drivers.redis.replies import RedisClient, as_str
+from queueing.drivers.state_store import RedisClient, as_str
 from queueing.errors import QueueError
 
 

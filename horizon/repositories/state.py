@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from horizon import keys
-from queueing.drivers.redis.replies import RedisClient, as_str
+from queueing.drivers.state_store import RedisClient, as_str
 
 STATE_TTL = 15  # seconds a master/supervisor counts as running without a heartbeat
 # Seconds its state is kept. Longer than STATE_TTL (issue 47): a key's expiry runs on

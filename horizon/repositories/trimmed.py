@@ -5,7 +5,7 @@ counters in one hash so the metrics page and Prometheus can show that the bounds
 from __future__ import annotations
 
 from horizon import keys
-from queueing.drivers.redis.replies import RedisClient, as_str
+from queueing.drivers.state_store import RedisClient, as_str
 
 STORES = ("failed", "attempts", "database_control", "batches", "prometheus_series")
 

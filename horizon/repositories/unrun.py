@@ -16,8 +16,7 @@ from typing import Literal
 
 from horizon import keys
 from horizon.repositories.recent import drop_before
-from queueing.drivers.redis.replies import RedisClient, as_bytes
-from queueing.drivers.redis.scripts import script_for
+from queueing.drivers.state_store import RedisClient, as_bytes, script_for
 from queueing.observability.safe_json import peek
 
 Kind = Literal["expired", "dropped"]

@@ -20,7 +20,7 @@ from horizon import keys
 from horizon.configuration.settings import horizon_settings
 from horizon.schedules import store
 from horizon.schedules.definitions import ScheduleDefinition
-from queueing.drivers.redis.replies import RedisClient
+from queueing.drivers.state_store import RedisClient
 
 DEFAULT_LOOK_BACK = 300.0
 RECORD_SECONDS = 7 * 86400  # how long the last considered slot is remembered

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from horizon.schedules import catch_up, store
 from horizon.schedules.definitions import ScheduleDefinition, ScheduleError
-from queueing.drivers.redis.replies import RedisClient
+from queueing.drivers.state_store import RedisClient
 
 CATCH_UP = 100  # slots considered per schedule per tick at most
 

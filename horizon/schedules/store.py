@@ -27,8 +27,7 @@ from queueing.dispatching import observers
 from queueing.dispatching.dispatch import target_of
 from queueing.dispatching.registry import resolve
 from queueing.dispatching.signature import Signature
-from queueing.drivers.redis.keys import QueueKeys
-from queueing.drivers.redis.replies import RedisClient, as_str
+from queueing.drivers.state_store import QueueKeys, RedisClient, as_str
 from queueing.entries import payload as payload_lib
 
 HISTORY = 20  # runs kept per schedule

@@ -10,7 +10,7 @@ from horizon import keys
 from horizon.configuration.settings import HorizonSettings
 from horizon.repositories import trimmed
 from queueing.batches.prune import prune
-from queueing.drivers.redis.replies import RedisClient
+from queueing.drivers.state_store import RedisClient
 
 
 class BatchPruner:

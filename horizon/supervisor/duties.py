@@ -22,7 +22,7 @@ from horizon.supervisor.batch_pruning import BatchPruner
 from horizon.supervisor.failover_draining import FailoverDrainer
 from horizon.supervisor.trimming import Trimmer
 from horizon.waits import WaitMonitor
-from queueing.drivers.redis.replies import RedisClient
+from queueing.drivers.state_store import RedisClient
 
 
 class Duties:

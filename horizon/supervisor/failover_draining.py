@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from queueing.failover.drain import drain, failover_connections
-from queueing.failover.state import close_stale
+from queueing.failover.drain import drain
+from queueing.failover.state import close_stale, failover_configs
 
 EVERY = 5.0  # seconds between looks
 PER_TICK = 2000  # jobs moved per failover connection per look at most
@@ -25,7 +25,7 @@ class FailoverDrainer:
         if self.clock() < self.next_at:
             return
         self.next_at = self.clock() + EVERY
-        for config in failover_connections():
+        for config in failover_configs():
             try:
                 moved = drain(config.name, limit=PER_TICK)
             except Exception as exc:

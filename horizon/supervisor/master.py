@@ -20,7 +20,7 @@ from horizon.supervisor import staleness
 from horizon.supervisor.duties import Duties
 from horizon.supervisor.supervisor import Supervisor
 from horizon.supervisor.wakeup import SignalWakeup
-from queueing.drivers.redis.replies import RedisClient
+from queueing.drivers.state_store import RedisClient
 from queueing.observability.redaction import for_log
 from queueing.observability.systemd import Notifier
 from queueing.worker.joblog import OutputStream

@@ -12,7 +12,7 @@ from horizon.repositories.state import SupervisorState
 from horizon.supervisor import balancer
 from horizon.supervisor.pool import ProcessPool
 from queueing.connections import queue_driver
-from queueing.worker import heartbeat
+from queueing.state import heartbeats
 
 
 class Supervisor:
@@ -137,7 +137,7 @@ def busy_pids(connection: str) -> set[int]:
     host = socket.gethostname()
     found = set()
     try:
-        workers = heartbeat.workers(client)
+        workers = heartbeats.workers(client)
     except Exception:  # scaling goes on; it may pick a busy worker this once
         return set()
     for owner, _stamp, state in workers:

@@ -22,7 +22,7 @@ from horizon.keys import trim_lock
 from horizon.repositories import counters, monitored, trimmed
 from queueing import connections
 from queueing.contract.registry import kind_of
-from queueing.drivers.redis.replies import RedisClient, as_str
+from queueing.drivers.state_store import RedisClient, as_str
 from queueing.settings.config import queue_settings
 from queueing.state import failed
 

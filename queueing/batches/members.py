@@ -80,7 +80,7 @@ def encode_members(members: Sequence[Any], conn: ConnectionConfig, queue: str,
             if link.options.connection not in (None, conn.name):
                 raise InvalidOption(f"batch on connection {conn.name!r}: member "
                                     f"{link.definition.name} names {link.options.connection!r}")
-            if not (kind_of(link_conn).batches or kind_of(link_conn).routes):
+            if not kind_of(link_conn).takes_batches:
                 raise InvalidOption(f"batches need a redis or database connection, "
                                     f"{conn.name!r} is {link_conn.driver!r}")
         rest = [link_spec(link.using(queue=link.options.queue or queue)) for link in links[1:]]

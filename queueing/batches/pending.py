@@ -27,6 +27,8 @@ from queueing import connections
 from queueing.batches.members import encode_members, links_of, member_payload, send
 from queueing.batches.record import Batch, store_for
 from queueing.contract.registry import kind_of
+from queueing.contract.roles import QueueDriver
+from queueing.contract.router import Router
 from queueing.dispatching.dispatch import should_defer, validate_signature
 from queueing.dispatching.signature import Signature
 from queueing.entries.batch_tag import CALLBACK_FIELD
@@ -115,11 +117,11 @@ class PendingBatch:
         if not self.members:
             raise ValueError("batch() needs at least one job signature")
         conn = queue_settings().connection(self.connection)
-        routes = kind_of(conn).routes
-        if not (kind_of(conn).batches or routes):
+        if not kind_of(conn).takes_batches:
             raise InvalidOption(f"batches need a redis, database or failover connection; "
                                 f"{conn.name!r} is {conn.driver!r}")
-        if routes:
+        router = connections.router(conn.name)
+        if router is not None:
             _check_failover_targets(conn)
         queue = conn.check_queue(self.queue or conn.queue)
         now = time.time()
@@ -134,8 +136,8 @@ class PendingBatch:
         }
 
         def write() -> None:
-            if routes:  # the whole batch to the first of its connections that takes it
-                record["connection"] = failover_batch_write(conn, record, encoded)
+            if router is not None:  # whole, to the first of its connections that takes it
+                record["connection"] = failover_batch_write(router, conn, record, encoded)
                 return
             store_for(conn.name).create(record)
             send(conn, encoded)
@@ -163,17 +165,18 @@ def _check_failover_targets(conn: ConnectionConfig) -> None:
                                 f"{settings.connection(name).driver!r}")
 
 
-def failover_batch_write(conn: ConnectionConfig, record: dict[str, Any],
+def failover_batch_write(router: Router, conn: ConnectionConfig, record: dict[str, Any],
                          encoded: list[Any]) -> str:
-    """Write a batch's record and members through failover connection `conn`; the name
-    of the connection that took it (queueing/failover/driver.py ``take_batch``)."""
-    def write(target: Any) -> None:
+    """Write a batch's record and members through failover connection `conn` (its
+    `router`); the name of the connection that took it (``Router.take_batch``)."""
+    def write(target: QueueDriver) -> None:
         record["connection"] = target.config.name
-        target.batch_store().create(record)
+        store = target.batch_store()
+        assert store is not None  # each of its connections keeps batches (checked above)
+        store.create(record)
         send(conn, encoded, target)
 
-    driver = connections.driver(conn.name)
-    return driver.take_batch(write)  # type: ignore[attr-defined]
+    return router.take_batch(write)
 
 
 def batch(*members: Any) -> PendingBatch:

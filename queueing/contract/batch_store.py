@@ -2,7 +2,10 @@
 ``QueueDriver.batch_store()`` (the registry's ``DriverKind.batches``)."""
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from queueing.entries.batch_tag import BatchTag, Settling
 
 
 class BatchStore(Protocol):
@@ -20,16 +23,16 @@ class BatchStore(Protocol):
     def cancel(self, batch_id: str) -> int:
         """Cancel the batch: members not yet started are skipped when taken."""
 
-    def start(self, tag: Any, job_uuid: str) -> bool:
+    def start(self, tag: BatchTag, job_uuid: str) -> bool:
         """A member starts; False when its batch is cancelled (skip it)."""
 
-    def start_many(self, members: list[tuple[Any, str, str]]) -> dict[str, bool]:
+    def start_many(self, members: list[tuple[BatchTag, str, str]]) -> dict[str, bool]:
         """``start`` for several members (tag, job uuid, key) in one round trip."""
 
-    def retrying(self, tag: Any) -> bool:
+    def retrying(self, tag: BatchTag) -> bool:
         """A failed member is retried: it counts as pending again."""
 
-    def settle(self, found: Any, outcome: str) -> int:
+    def settle(self, found: Settling, outcome: str) -> int:
         """Count a member settled outside a reservation (a deleted waiting job)."""
 
     def get(self, batch_id: str) -> dict[str, str] | None:

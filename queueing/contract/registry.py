@@ -6,19 +6,37 @@ or name. The table is read from settings alone, before any driver exists: dispat
 decides whether to wait for the commit, async dispatch whether to go through Django's
 sync thread, and batches whether a connection can hold them, without connecting.
 
-A kind's driver class is named by its dotted path and imported at its first use: the
-database driver reads Django models, which cannot be imported while Django is still
-loading the apps (when ``queueing`` itself is imported).
+A store kind's driver class is named by its dotted path (a module of ``drivers/``, the
+floor below) and imported at its first use: the database driver reads Django models,
+which cannot be imported while Django is still loading the apps (when ``queueing``
+itself is imported). A routing kind names no class: its package hands its
+:class:`~queueing.contract.roles.Router` maker to ``connections.use_router`` when the
+app is ready (queueing/apps.py), so no floor here names one above it.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from queueing.errors import ConfigurationError
 
-if TYPE_CHECKING:
-    from queueing.settings.config import ConnectionConfig
+
+class NamesDriver(Protocol):
+    """A connection's settings as this table reads them (settings/connection.py's
+    ConnectionConfig, which reads this table to check its driver: the type stays here)."""
+
+    @property
+    def driver(self) -> str: ...
+
+
+class NamesTargets(NamesDriver, Protocol):
+    """A connection's settings with its name and, for a routing kind, its targets."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def targets(self) -> tuple[str, ...]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,13 +56,14 @@ class DriverKind:
     * ``redis``: the store is a Redis server (job controls, heartbeats and Horizon's own
       state can live on it).
     * ``routes``: a dispatch-only connection that hands each job to other connections
-      (``failover``): workers, commands and the dashboard read those, never it.
+      (``failover``, a ``Router``: ``connections.router``): workers, commands and the
+      dashboard read those, never it.
     * ``store``: how messages name the store ("lost connection to Redis", "the database
       unreachable for 24 s").
     """
 
     name: str
-    path: str
+    path: str  # the driver class of a store kind; "" for a routing kind
     keeps_jobs: bool = False
     runs_inline: bool = False
     batches: bool = False
@@ -59,20 +78,26 @@ class DriverKind:
         """Workers reserve from it, and the dashboard and the commands list its queues."""
         return self.keeps_jobs and not self.routes
 
+    @property
+    def takes_batches(self) -> bool:
+        """A batch may be dispatched on it: it keeps batches, or routes each whole to
+        one of its connections (each of which must keep them)."""
+        return self.batches or self.routes
+
 
 KINDS: dict[str, DriverKind] = {kind.name: kind for kind in (
     DriverKind("redis", "queueing.drivers.redis.driver.RedisDriver", keeps_jobs=True,
                batches=True, async_client=True, redis=True, store="Redis"),
     DriverKind("database", "queueing.drivers.database.driver.DatabaseDriver",
                keeps_jobs=True, batches=True, transactional=True, store="the database"),
-    DriverKind("failover", "queueing.failover.driver.FailoverDriver", keeps_jobs=True, routes=True,
-               store="the failover connection"),
+    DriverKind("failover", "", keeps_jobs=True, routes=True,
+               store="the failover connection"),  # a Router: connections.use_router
     DriverKind("sync", "queueing.drivers.sync.SyncDriver", runs_inline=True),
     DriverKind("null", "queueing.drivers.null.NullDriver"),
 )}
 
 
-def kind_of(connection: ConnectionConfig | str) -> DriverKind:
+def kind_of(connection: NamesDriver | str) -> DriverKind:
     """The kind of a connection (its config, or a driver name as settings spell it)."""
     name = connection if isinstance(connection, str) else connection.driver
     found = KINDS.get(name)
@@ -80,3 +105,9 @@ def kind_of(connection: ConnectionConfig | str) -> DriverKind:
         raise ConfigurationError(f"unknown queue driver {name!r}; choose one of "
                                  f"{', '.join(sorted(KINDS))}")
     return found
+
+
+def lands_on(config: NamesTargets) -> list[str]:
+    """The connections a connection's jobs wait in: a routing connection's, in order
+    (its first one keeps its job controls and task results), else the connection itself."""
+    return list(config.targets) if kind_of(config).routes else [config.name]

@@ -18,6 +18,7 @@ The protocols, by role:
 * :class:`QueueDriver`: a driver workers read from (``redis``, ``database``): the union
   of the four, with its settings, capabilities, transient errors and batch store
   (queueing/contract/batch_store.py).
+* ``Router`` (router.py): a DispatchTarget that picks a connection (``failover``).
 """
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, Union, runtime_checkable
 
 if TYPE_CHECKING:
     from queueing.contract.batch_store import BatchStore
-    from queueing.drivers.redis.replies import RedisClient
+    from queueing.contract.redis_client import RedisClient
+    from queueing.settings.config import ConnectionConfig
 
 # uuids of each state's index a prefix search reads at most (the next to run, the
 # soonest due): the dashboard's search costs the same at 1,000 jobs or 10,000,000.
@@ -55,8 +57,7 @@ class Reservation:
     ``raw`` is the payload exactly as the driver holds it while reserved (for Redis, the
     member of the reserved set, stamped with ``token``), so ``delete``, ``release`` and
     ``renew`` can pass it back unchanged. ``token`` is unique to this delivery: for
-    Redis a per-process counter, for the database driver ``"<row id>.<deliveries>"``.
-    """
+    Redis a per-process counter, for the database driver ``"<row id>.<deliveries>"``."""
 
     queue: str
     raw: bytes
@@ -104,8 +105,7 @@ class Reserved:
     whatever else failed in the round trip. ``unacknowledged`` are finished jobs whose
     acknowledgement failed (the caller keeps them and tries again). ``recorder_errors``
     are the completion recorders' calls that failed: logged and counted by the caller,
-    never a reason to lose, strand or re-run a job.
-    """
+    never a reason to lose, strand or re-run a job."""
 
     jobs: list[Reservation] = field(default_factory=list)
     paused: bool = False
@@ -148,13 +148,13 @@ class DispatchTarget(Protocol):
 
     name: str
 
-    def push(self, queue: str, payload: str) -> Any:
+    def push(self, queue: str, payload: str) -> int | None:
         """Make `payload` ready on `queue` (appended: FIFO)."""
 
-    def push_many(self, queue: str, payloads: list[str]) -> Any:
+    def push_many(self, queue: str, payloads: list[str]) -> int | None:
         """Push several payloads in as few round trips as the driver can."""
 
-    def later(self, queue: str, payload: str, available_at: float) -> Any:
+    def later(self, queue: str, payload: str, available_at: float) -> int | None:
         """Keep `payload` delayed until the unix time `available_at`."""
 
     def sizes(self, queue: str) -> QueueSizes:
@@ -232,7 +232,7 @@ class Reservations(Protocol):
         """Run completion recorders' script calls (on Horizon's Redis) outside the pop
         cycle, as this driver sends them (at once, or batched)."""
 
-    def carries_extra(self, client: Any) -> bool:
+    def carries_extra(self, client: object) -> bool:
         """Whether recorders' calls for `client` may ride as ``extra`` in this driver's
         pop and acknowledge instead of being sent by the recorder itself."""
 
@@ -387,7 +387,7 @@ class QueueDriver(DispatchTarget, Reservations, Control, Inspector, Protocol):
     :class:`BatchStore` from ``batch_store()``; its acknowledgements and
     ``delete(..., outcome=)`` count batch members (docs/batches.md)."""
 
-    config: Any  # queueing.settings.config.ConnectionConfig
+    config: ConnectionConfig
     capabilities: Capabilities
     # The errors that mean "the store is away for now" (a dropped connection, a
     # failover, "database is locked"): the worker retries its settling writes on them.

@@ -32,9 +32,8 @@ asgiref executor names the waiting thread; sync code dispatches with ``delay``.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
-from typing import TYPE_CHECKING
 
 from asgiref.sync import AsyncToSync, sync_to_async
 from django.db import transaction
@@ -44,6 +43,7 @@ from queueing.contract.registry import kind_of
 from queueing.dispatching import observers
 from queueing.dispatching.dispatch import (
     BatchPlan,
+    Dispatchable,
     Prepared,
     dispatch,
     dispatch_many,
@@ -56,11 +56,8 @@ from queueing.dispatching.dispatch import (
 )
 from queueing.settings.config import queue_settings
 
-if TYPE_CHECKING:  # signature.py imports this module, not back
-    from queueing.dispatching.signature import Signature
 
-
-async def adispatch(signature: Signature, *,
+async def adispatch(signature: Dispatchable, *,
                     chain: list[dict] | None = None) -> str | None:
     """Validate, encode and push from async code; return the job's uuid (None: a unique
     job whose lock another job holds). Unique and debounced jobs take their lock through
@@ -81,7 +78,7 @@ async def adispatch(signature: Signature, *,
     return prepared.uuid
 
 
-async def dispatch_many_async(signatures: list[Signature]) -> list[str | None]:
+async def dispatch_many_async(signatures: Sequence[Dispatchable]) -> list[str | None]:
     """``dispatch_many`` for async code: one script call per queue (and per 1,000 jobs),
     all validated and encoded before the first is sent. A batch that names any
     non-Redis connection runs the sync ``dispatch_many`` in Django's sync thread."""
@@ -103,7 +100,7 @@ async def dispatch_many_async(signatures: list[Signature]) -> list[str | None]:
     return list[str | None](plan.uuids)
 
 
-def _defer_one(signature: Signature, prepared: Prepared) -> bool:
+def _defer_one(signature: Dispatchable, prepared: Prepared) -> bool:
     """In the calling thread: register the sync push on commit when a transaction of
     this thread must come first; True when it did."""
     if not should_defer(signature):
@@ -112,14 +109,14 @@ def _defer_one(signature: Signature, prepared: Prepared) -> bool:
     return True
 
 
-def _defer_plan(first: Signature, plan: BatchPlan) -> bool:
+def _defer_plan(first: Dispatchable, plan: BatchPlan) -> bool:
     if not should_defer(first):
         return False
     transaction.on_commit(partial(send_plan, plan))
     return True
 
 
-async def _deferred_to_commit(signature: Signature, defer: Callable[[], bool]) -> bool:
+async def _deferred_to_commit(signature: Dispatchable, defer: Callable[[], bool]) -> bool:
     """Apply the transaction rule of the module docstring; True when the send was left
     to a commit. `defer` checks and registers in whichever thread runs it."""
     if not wants_after_commit(signature):

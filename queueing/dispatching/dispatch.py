@@ -11,11 +11,11 @@ commits or rolls back with the caller's data, with no hook at all.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from django.db import DEFAULT_DB_ALIAS, transaction
 from django.db import connections as db_connections
@@ -24,16 +24,32 @@ from queueing import connections
 from queueing.contract.registry import kind_of
 from queueing.dispatching import observers
 from queueing.dispatching.call_checks import check_call, check_discovered
+from queueing.dispatching.registry import JobDefinition
 from queueing.dispatching.unique import dispatch_controlled
-from queueing.drivers.redis.cluster import TRANSIENT_ERRORS
+from queueing.drivers.state_store import TRANSIENT_ERRORS
 from queueing.entries import payload as payload_lib
 from queueing.entries.limits import check_size
+from queueing.entries.options import JobOptions
 from queueing.errors import StoreUnavailable
 from queueing.observability import tracing
 from queueing.settings.config import ConnectionConfig, queue_settings
 
-if TYPE_CHECKING:  # the shapes dispatched (signature.py imports this module, not back)
-    from queueing.dispatching.signature import Signature
+
+class Dispatchable(Protocol):
+    """What dispatch reads of what it sends: signature.py's Signature, which imports this
+    module to send itself (the type stays here, below it; async_dispatch.py reads it too)."""
+
+    @property
+    def definition(self) -> JobDefinition: ...
+
+    @property
+    def args(self) -> tuple: ...
+
+    @property
+    def kwargs(self) -> dict: ...
+
+    @property
+    def options(self) -> JobOptions: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,14 +64,14 @@ class Prepared:
     available_at: float | None  # None: ready now
 
 
-def target_of(signature: Signature) -> tuple[ConnectionConfig, str]:
+def target_of(signature: Dispatchable) -> tuple[ConnectionConfig, str]:
     """The connection config and queue name a signature goes to (validated)."""
     conn = queue_settings().connection(signature.options.connection)
     queue = conn.check_queue(signature.options.queue or conn.queue)
     return conn, queue
 
 
-def validate_signature(signature: Signature) -> tuple[ConnectionConfig, str]:
+def validate_signature(signature: Dispatchable) -> tuple[ConnectionConfig, str]:
     conn, queue = target_of(signature)
     check_discovered(signature.definition, conn.driver)
     check_call(signature.definition, signature.args, signature.kwargs)
@@ -63,7 +79,7 @@ def validate_signature(signature: Signature) -> tuple[ConnectionConfig, str]:
     return conn, queue
 
 
-def link_spec(signature: Signature) -> dict[str, Any]:
+def link_spec(signature: Dispatchable) -> dict[str, Any]:
     """How a chain link travels inside the previous job's payload."""
     return {
         "job": signature.definition.name,
@@ -73,7 +89,7 @@ def link_spec(signature: Signature) -> dict[str, Any]:
     }
 
 
-def wants_after_commit(signature: Signature) -> bool:
+def wants_after_commit(signature: Dispatchable) -> bool:
     """The signature's ``after_commit``, or the QUEUE setting's when it sets none."""
     after_commit = signature.options.after_commit
     if after_commit is None:
@@ -81,14 +97,14 @@ def wants_after_commit(signature: Signature) -> bool:
     return bool(after_commit)
 
 
-def should_defer(signature: Signature, using: str = DEFAULT_DB_ALIAS) -> bool:
+def should_defer(signature: Dispatchable, using: str = DEFAULT_DB_ALIAS) -> bool:
     conn = queue_settings().connection(signature.options.connection)
     if kind_of(conn).transactional and db_connections[conn.database].in_atomic_block:
         return False  # the job row is written by the caller's own transaction
     return wants_after_commit(signature) and db_connections[using].in_atomic_block
 
 
-def prepare(signature: Signature, chain: list[dict] | None = None,
+def prepare(signature: Dispatchable, chain: list[dict] | None = None,
             now: float | None = None, extra: dict[str, Any] | None = None, *,
             observe: observers.Observer = observers.seen) -> Prepared:
     """Validate and encode one dispatch (nothing is sent to the queue; `observe` is
@@ -110,7 +126,7 @@ def sender(prepared: Prepared) -> partial[None]:
                    prepared.available_at)
 
 
-def dispatch(signature: Signature, *, chain: list[dict] | None = None,
+def dispatch(signature: Dispatchable, *, chain: list[dict] | None = None,
              extra: dict[str, Any] | None = None) -> str | None:
     """Validate, encode and push (or schedule on commit); return the job's uuid (None
     for a unique job whose lock another job holds: see queueing/dispatching/unique.py).
@@ -129,7 +145,7 @@ def dispatch(signature: Signature, *, chain: list[dict] | None = None,
     return prepared.uuid
 
 
-def _encode(signature: Signature, conn: ConnectionConfig, queue: str, now: float,
+def _encode(signature: Dispatchable, conn: ConnectionConfig, queue: str, now: float,
             chain: list[dict] | None = None,
             available_at: float | None = None,
             extra: dict[str, Any] | None = None, *,
@@ -183,7 +199,7 @@ def _send(connection: str, queue: str, text: str, available_at: float | None) ->
             driver.push(queue, text)
 
 
-def dispatch_many(signatures: list[Signature]) -> list[str | None]:
+def dispatch_many(signatures: Sequence[Dispatchable]) -> list[str | None]:
     """Dispatch many jobs with one script call per queue (and per 1,000 jobs).
 
     All are validated and encoded before the first one is sent. Delayed signatures go
@@ -223,7 +239,7 @@ class BatchPlan:
             self.batches.setdefault((name, prepared.queue), []).append(prepared.text)
 
 
-def plan_many(signatures: list[Signature], *,
+def plan_many(signatures: Sequence[Dispatchable], *,
               observe: observers.Observer = observers.seen) -> BatchPlan:
     """Every signature validated and encoded (all of them before any is sent)."""
     now = time.time()
@@ -233,7 +249,7 @@ def plan_many(signatures: list[Signature], *,
     return plan
 
 
-def plan_split(signatures: list[Signature]) -> tuple[list[str], BatchPlan, BatchPlan]:
+def plan_split(signatures: Sequence[Dispatchable]) -> tuple[list[str], BatchPlan, BatchPlan]:
     """(uuids in order, what to send now, what waits for the commit): after-commit is
     decided per signature, as `dispatch` does."""
     now = time.time()

@@ -27,22 +27,18 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 from queueing import connections
 from queueing.contract.registry import kind_of
 from queueing.dispatching.registry import lookup
-from queueing.drivers.redis.keys import QueueKeys
 from queueing.entries.payload import peek
 from queueing.errors import ConfigurationError, InvalidOption, QueueError
 from queueing.middleware import lock_calls
-from queueing.middleware.keys import control_prefix, debounce_key, unique_key
-from queueing.middleware.store import script, state_client
+from queueing.middleware.debounce_calls import debounce_on_redis
+from queueing.middleware.keys import lock_of, unique_key
+from queueing.middleware.store import state_client
 from queueing.signals import job_unique_skipped
-
-if TYPE_CHECKING:  # for the type only: queueing.failover.driver reads Django models, which this
-    # module (imported with ``queueing`` itself, while Django loads the apps) cannot import
-    from queueing.failover.driver import FailoverDriver
 
 logger = logging.getLogger("queueing")
 
@@ -106,12 +102,6 @@ def parse(unique_for: Any = None, unique_id: Any = None, unique_until: Any = Non
 
 
 # -- dispatch ---------------------------------------------------------------------------
-def _failover(conn: Any) -> FailoverDriver:
-    """The driver of a failover connection (its kind "routes"), which keeps its job
-    controls while its Redis is away (queueing/failover/driver.py)."""
-    return cast("FailoverDriver", connections.driver(conn.name))
-
-
 def _client(conn: Any) -> Any:
     return state_client(connections.driver(conn.name))
 
@@ -138,11 +128,12 @@ def _send_unique(unique: UniqueOptions, definition: Any, args: tuple, kwargs: di
 
 
 def _take_lock(conn: Any, key: str, owner: str, ms: int
-               ) -> tuple[Any, Any, Callable[[], Any]]:
-    """(taken, holder, how to release it if the send fails). A failover connection takes
-    it in its fallback database while its Redis is away (issue 35)."""
-    if kind_of(conn).routes:  # in its fallback database while its Redis is away
-        return _failover(conn).take_unique_lock(key, owner, ms)
+               ) -> tuple[Any, Any, Callable[[], object]]:
+    """(taken, holder, how to release it if the send fails). A failover connection's
+    router takes it in its fallback database while its Redis is away (issue 35)."""
+    router = connections.router(conn.name)
+    if router is not None:
+        return router.take_unique_lock(key, owner, ms)
     client = _client(conn)
     taken, holder = lock_calls.take(client, key, owner, ms)
     return taken, holder, lambda: lock_calls.release(client, key, owner)
@@ -180,8 +171,8 @@ def _debounce(signature: Any, conn: Any, queue: str, chain: list | None,
               at: float | None, defer: bool) -> str:
     from django.db import transaction
 
-    routes = kind_of(conn).routes
-    if not kind_of(conn).redis and not routes:
+    router = connections.router(conn.name)
+    if not kind_of(conn).redis and router is None:
         raise ConfigurationError(f"debounce_for needs a connection with the redis driver; "
                                  f"{conn.name!r} uses {conn.driver!r}")
     window = signature.definition.unique.debounce_for
@@ -192,8 +183,8 @@ def _debounce(signature: Any, conn: Any, queue: str, chain: list | None,
     name = signature.definition.name
 
     def go() -> None:
-        if routes:  # in its fallback database while its Redis is away (issue 35)
-            _failover(conn).debounce(queue, name, lock_id, job_uuid, text, due, remember_ms)
+        if router is not None:  # in its fallback database while its Redis is away
+            router.debounce(queue, name, lock_id, job_uuid, text, due, remember_ms)
         else:
             debounce_on_redis(connections.redis_client(conn.name), conn.prefix, queue, name,
                               lock_id, text, due, remember_ms)
@@ -205,27 +196,7 @@ def _debounce(signature: Any, conn: Any, queue: str, chain: list | None,
     return job_uuid
 
 
-def debounce_on_redis(client: Any, prefix: str, queue: str, job_name: str, lock_id: str,
-                      text: str, due: float, remember_ms: int) -> None:
-    """Schedule `text` for `due`, replacing the burst's entry still delayed (one script
-    on the queue's slot)."""
-    keys = QueueKeys.for_queue(queue, prefix)
-    script(client, "debounce")(keys=[keys.delayed, debounce_key(keys, job_name, lock_id)],
-                               args=[due, text, remember_ms])
-
-
 # -- settling ---------------------------------------------------------------------------
-def lock_of(data: Any) -> str | None:
-    """The unique lock a payload (dict or Payload) names, if it is one of ours."""
-    data = getattr(data, "data", data)
-    spec = data.get("unique") if isinstance(data, dict) else None
-    key = spec.get("key") if isinstance(spec, dict) else None
-    if isinstance(key, str) and key.startswith(f"{control_prefix()}unique:{{") and \
-            len(key) < 400:
-        return key
-    return None
-
-
 def release_for_payload(client: Any, job: Any) -> bool:
     """Release the unique lock `job` holds (only if it is still the owner)."""
     key = lock_of(job)

@@ -19,10 +19,8 @@ import logging
 from dataclasses import dataclass, field
 
 from queueing import connections
-from queueing.contract.registry import kind_of
 from queueing.contract.roles import QueueDriver, Reservation
-from queueing.dispatching.unique import lock_of
-from queueing.drivers.redis.keys import QueueKeys
+from queueing.drivers.state_store import QueueKeys
 from queueing.entries import payload as payload_lib
 from queueing.entries.batch_tag import of_data
 from queueing.entries.payload import peek
@@ -30,17 +28,13 @@ from queueing.errors import MalformedPayload
 from queueing.failover import debounce as failover_debounce
 from queueing.failover import locks as failover_locks
 from queueing.failover.state import queues_to_drain
-from queueing.middleware.keys import debounce_key
+from queueing.middleware.keys import debounce_key, lock_of
 from queueing.middleware.store import state_client
 from queueing.settings.config import ConnectionConfig, queue_settings
 
 logger = logging.getLogger("queueing")
 OWNER = "failover drain"
 CHUNK = 100  # jobs reserved per round trip
-
-
-def failover_connections() -> list[ConnectionConfig]:
-    return [c for c in queue_settings().connections.values() if kind_of(c).routes]
 
 
 def as_dispatched(raw: bytes) -> str:

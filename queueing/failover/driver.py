@@ -1,5 +1,8 @@
 """The ``failover`` connection: a dispatch goes to the first of its connections that
-takes it (issue 35; settings in queueing/settings/failover.py).
+takes it (issue 35; settings in queueing/settings/failover.py). It plays the contract's
+``Router`` role; ``QueueingConfig.ready`` hands it to ``connections.use_router``, and
+dispatch reaches it as ``connections.router(name)``. Nothing here imports dispatching:
+the lock and debounce calls it shares with unique.py live in queueing/middleware/.
 
 Each connection but the last has a :class:`~queueing.drivers.circuit.Circuit`: once it fails a
 dispatch, dispatches go straight to the next for ``retry_primary_after`` seconds, then
@@ -26,17 +29,15 @@ import redis
 
 from queueing import connections
 from queueing.contract.registry import kind_of
-from queueing.contract.roles import DispatchTarget, QueueSizes
-from queueing.dispatching.unique import debounce_on_redis
+from queueing.contract.roles import QueueDriver, QueueSizes
 from queueing.drivers.circuit import Circuit
-from queueing.drivers.redis import reach
-from queueing.drivers.redis.keys import QueueKeys
-from queueing.drivers.redis.replies import RedisClient
+from queueing.drivers.state_store import QueueKeys, RedisClient, reach
 from queueing.errors import StoreUnavailable
 from queueing.failover import debounce as failover_debounce
 from queueing.failover import locks as failover_locks
 from queueing.failover.state import StatePublisher
 from queueing.middleware import lock_calls
+from queueing.middleware.debounce_calls import debounce_on_redis
 from queueing.middleware.keys import debounce_key
 from queueing.middleware.store import state_client
 from queueing.settings.config import ConnectionConfig, queue_settings
@@ -50,7 +51,7 @@ class Leg:
     """One connection a failover dispatch may take, with what counts as its failure."""
 
     name: str
-    target: DispatchTarget
+    target: QueueDriver
     errors: tuple[type[Exception], ...]
     circuit: Circuit
     last_error: str = ""  # why it last failed a dispatch (for the published state)
@@ -61,7 +62,7 @@ LATE_KEEP = 3600.0  # seconds Redis keeps the note of a push it ran late (the dr
 
 
 class FailoverDriver:
-    """Keeps ``contract.DispatchTarget`` (dispatch only: workers read its connections)."""
+    """Keeps ``contract.router.Router`` (dispatch only: workers read its connections)."""
 
     def __init__(self, config: ConnectionConfig) -> None:
         self.config = config
@@ -69,10 +70,6 @@ class FailoverDriver:
         self._legs: list[Leg] | None = None  # made at first use: connections.driver holds
         self._lock = threading.Lock()        # its lock while it makes this driver
         self.publisher = StatePublisher(config)  # switches, where operators read them
-
-    @classmethod
-    def from_config(cls, config: ConnectionConfig) -> FailoverDriver:
-        return cls(config)
 
     def legs(self) -> list[Leg]:
         if self._legs is None:
@@ -138,20 +135,20 @@ class FailoverDriver:
             return target.push(queue, payloads[0])
         return target.push_many(queue, payloads)
 
-    def take(self, write: Callable[[Any], None]) -> str:
+    def take(self, write: Callable[[QueueDriver], None]) -> str:
         """`write(target)` on the first connection that takes it (the same circuit as a
         push); the name of that connection. For what is more than one push: a batch, a
         task with its result record (queueing/tasks/failover.py)."""
         taken: list[str] = []
 
-        def send(target: DispatchTarget) -> None:
+        def send(target: QueueDriver) -> None:
             write(target)
-            taken.append(target.config.name)  # type: ignore[attr-defined]
+            taken.append(target.config.name)
 
         self._first_taker(send)
         return taken[-1]
 
-    def take_batch(self, write: Callable[[Any], None]) -> str:
+    def take_batch(self, write: Callable[[QueueDriver], None]) -> str:
         """A batch goes whole to the first connection that takes it: `write(target)`
         writes its record then its members there (queueing/batches/pending.py); the
         name of that connection. A connection that fails after the record was written
@@ -184,7 +181,7 @@ class FailoverDriver:
                  "failures": leg.circuit.failures} for leg in self.legs()]
 
     # -- routing ------------------------------------------------------------------------
-    def _first_taker(self, send: Callable[[DispatchTarget], Any]) -> Any:
+    def _first_taker(self, send: Callable[[QueueDriver], Any]) -> Any:
         legs = self.legs()
         failures = []
         for index, leg in enumerate(legs):
@@ -226,7 +223,7 @@ class FailoverDriver:
 
     # -- unique locks while the first connection is away (queueing/failover/locks.py) ---
     def take_unique_lock(self, key: str, owner: str, ms: int
-                         ) -> tuple[Any, Any, Callable[[], Any]]:
+                         ) -> tuple[bool, bytes | str | None, Callable[[], object]]:
         """(taken, holder, how to release it if the send fails): in the first
         connection's Redis while it answers (after one primary-key read for a lock
         still held in the fallback by a job waiting to be drained), in the fallback

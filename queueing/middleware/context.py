@@ -15,13 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 from queueing.entries.shapes import Payload
 
-if TYPE_CHECKING:  # the registry imports the middleware pipeline, not back
-    from queueing.dispatching.registry import JobDefinition
-    from queueing.drivers.redis.replies import RedisClient
+if TYPE_CHECKING:
+    from queueing.drivers.state_store import RedisClient
 
 VerdictKind = Literal["ran", "released", "skipped"]
 RAN: Final = "ran"
@@ -56,6 +55,20 @@ def describe(middleware: Any) -> str:
     return text[:200]
 
 
+class Declared(Protocol):
+    """What a middleware reads of the job's declaration: dispatching/registry.py's
+    JobDefinition, which imports the middleware pipeline (the type stays here, below it)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def target(self) -> Any: ...  # the function, or the Job subclass
+
+    @property
+    def is_class(self) -> bool: ...
+
+
 class RunningJob:
     """The job a middleware chain is about to run.
 
@@ -66,7 +79,7 @@ class RunningJob:
     __slots__ = ("payload", "definition", "connection", "queue", "client", "worker",
                  "timeout", "verdict", "current", "ran", "body")
 
-    def __init__(self, payload: Payload, definition: JobDefinition, *, connection: str,
+    def __init__(self, payload: Payload, definition: Declared, *, connection: str,
                  queue: str, client: RedisClient, worker: str = "",
                  timeout: float = 0.0) -> None:
         self.payload = payload

@@ -1,4 +1,5 @@
-"""The Redis keys of job controls (queueing/middleware, queueing/dispatching/unique.py).
+"""The Redis keys of job controls (queueing/middleware, queueing/dispatching/unique.py,
+and the failover router's locks and debounce: queueing/failover/).
 
 Each key carries its own hash tag around the whole user-given part, so a script that
 touches one limiter or lock stays in one cluster slot, and limiters spread over the
@@ -8,8 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import Any
 
-from queueing.drivers.redis.keys import QueueKeys
+from queueing.drivers.state_store import QueueKeys
 from queueing.settings.namespace import namespaced
 
 CONTROL_KEY_MAX = 200  # characters of a user key kept as given; longer ones get a digest
@@ -66,4 +68,16 @@ def parse_lock(key: str) -> tuple[str, str] | None:
         if key.startswith(head) and key.endswith("}"):
             return kind, _KEY_UNESCAPE.sub(lambda m: _UNESCAPED[m.group(1)],
                                            key[len(head):-1])
+    return None
+
+
+def lock_of(data: Any) -> str | None:
+    """The unique lock a payload (dict or Payload) names, if it is one of ours: what
+    settling a unique job releases, and what the failover drain moves with the job."""
+    data = getattr(data, "data", data)
+    spec = data.get("unique") if isinstance(data, dict) else None
+    key = spec.get("key") if isinstance(spec, dict) else None
+    if isinstance(key, str) and key.startswith(f"{control_prefix()}unique:{{") and \
+            len(key) < 400:
+        return key
     return None

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from queueing.drivers.redis.cluster import is_cluster
+from queueing.drivers.state_store import is_cluster
 from queueing.middleware.keys import control_prefix
 from queueing.middleware.store import script
 

@@ -11,7 +11,7 @@ from typing import Any
 from redis.commands.core import Script
 
 from queueing import connections
-from queueing.drivers.redis.scripts import script_for
+from queueing.drivers.state_store import script_for
 from queueing.errors import ConfigurationError
 from queueing.settings.config import queue_settings
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 
+from queueing.observability.log_fields import JOB_FIELDS, iso_timestamp
 from queueing.observability.redaction import (
     LOG_LIMIT,
     RedactingFormatter,
@@ -24,7 +25,6 @@ from queueing.observability.redaction import (
     for_log,
     mask_text,
 )
-from queueing.worker.joblog import JOB_FIELDS, iso_timestamp
 
 # horizon.audit's records (horizon/audit.py); named here, as queueing cannot import horizon
 AUDIT_FIELDS = ("audit_user", "audit_action", "audit_target", "audit_detail",

@@ -1,14 +1,14 @@
 """Where a job's progress and metadata are published, and how code reads them by uuid.
 
-While a job runs, its report rides in its worker's heartbeat (the worker's running
-jobs, written at most every quarter second and only when something changed: see
-queueing/worker/heartbeat.py), so reporting adds no Redis command of its own. When
-the job ends (done, failed, released or timed out), the worker writes its last report
-once, to ``queueing:progress:<uuid>``, kept ``settings.QUEUE_PROGRESS_KEEP`` seconds
-(default 7 days, Horizon's default for failed jobs), so completed and failed jobs keep
-it. A Django Task that succeeded writes it just before its result is stored
-(queueing/tasks/runner.py), so a reader that sees the result sees the final report. A
-job that never reported writes nothing.
+While a job runs, its report rides in its worker's heartbeat (the worker's running jobs,
+written at most every quarter second and only when something changed: see
+queueing/worker/heartbeat.py; read in queueing/state/heartbeats.py), so reporting adds
+no Redis command of its own. When the job ends (done, failed, released or timed out),
+the worker writes its last report once, to ``queueing:progress:<uuid>``, kept
+``settings.QUEUE_PROGRESS_KEEP`` seconds (default 7 days, Horizon's default for failed
+jobs), so completed and failed jobs keep it. A Django Task that succeeded writes it just
+before its result is stored (queueing/tasks/runner.py), so a reader that sees the result
+sees the final report. A job that never reported writes nothing.
 
 ``progress_of(uuid)`` reads the live report and the kept one, and answers the newer.
 A batch member's last report is also filed under its batch (one hash per batch, member
@@ -26,10 +26,9 @@ from typing import Any
 from django.conf import settings
 
 from queueing import connections
-from queueing.drivers.redis.keys import batch_progress_key, progress_key
-from queueing.drivers.redis.replies import RedisClient
+from queueing.drivers.state_store import RedisClient, batch_progress_key, progress_key
 from queueing.entries import progress as progress_lib
-from queueing.worker import heartbeat
+from queueing.state import heartbeats
 
 DEFAULT_KEEP = 7 * 24 * 3600.0
 
@@ -119,7 +118,7 @@ def running_reports(client: RedisClient) -> dict[str, Progress]:
     """uuid -> the live report of every running job that reported (one read of the
     heartbeats: the index and one MGET)."""
     found: dict[str, Progress] = {}
-    for job in heartbeat.running(client):
+    for job in heartbeats.running(client):
         report = Progress.from_data(job.get("progress"), running=True,
                                     started=job.get("started"), attempt=job.get("attempt"))
         if report is not None and isinstance(job.get("uuid"), str):
@@ -132,7 +131,7 @@ def running_attempts(client: RedisClient) -> dict[str, Progress]:
     report, or one with no progress yet (fraction None), carrying its attempt and
     start."""
     found: dict[str, Progress] = {}
-    for job in heartbeat.running(client):
+    for job in heartbeats.running(client):
         if not isinstance(job.get("uuid"), str):
             continue
         started = job.get("started")

@@ -9,7 +9,7 @@ import time
 from dataclasses import asdict, dataclass
 
 from queueing import connections
-from queueing.contract.registry import kind_of
+from queueing.contract.registry import kind_of, lands_on
 from queueing.entries.availability import available_since
 from queueing.errors import QueueError
 from queueing.settings.config import queue_settings
@@ -41,7 +41,7 @@ def targets(names: list[str]) -> list[tuple[str, str]]:
     settings = queue_settings()
     if not names:  # a failover connection's jobs are counted on the connections it names
         return [(name, queue) for name, config in settings.connections.items()
-                if kind_of(config).keeps_jobs and not kind_of(config).routes
+                if kind_of(config).workers_read
                 for queue in (config.queues or (config.queue,))]
     out = []
     for name in names:
@@ -79,8 +79,7 @@ def read(wanted: list[tuple[str, str]], now: float | None = None) -> list[QueueR
 def _sources(connection: str) -> list[str]:
     """Where a connection's jobs are: itself, or a failover connection's connections
     (issue 47: the command failed on a failover connection)."""
-    config = queue_settings().connection(connection)
-    return list(config.targets) if kind_of(config).routes else [connection]
+    return lands_on(queue_settings().connection(connection))
 
 
 def _add(before: QueueReading | None, reading: QueueReading) -> QueueReading:

@@ -26,7 +26,7 @@ from redis.commands.core import Script
 
 from queueing import connections
 from queueing.contract.registry import kind_of
-from queueing.drivers.redis.keys import QueueKeys
+from queueing.drivers.state_store import QueueKeys
 from queueing.entries import payload as payload_lib
 from queueing.entries.limits import check_depth, check_size
 from queueing.errors import ConfigurationError, InvalidOption, QueueError
@@ -115,7 +115,7 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[name-defined]
         """``enqueue`` awaited on the event loop: the same checks and payload, the same
         result record and script in one round trip, through ``redis.asyncio`` (no thread
         hop, unlike Django's default ``aenqueue``). It sends at once, as ``enqueue``."""
-        if kind_of(self.connection).routes:  # the circuit and the fallback are sync
+        if connections.router(self.connection.name) is not None:  # a sync circuit
             return await sync_to_async(self.enqueue)(task, args, kwargs)
         framework, enqueue = self._prepare(task, args, kwargs)
         driver = connections.async_redis_driver(enqueue.connection)
@@ -173,9 +173,9 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[name-defined]
     def _send(self, enqueue: _Enqueue) -> None:
         """Write the result record and push the job in one round trip; on a failover
         connection, to the first of its connections that takes it."""
-        if kind_of(self.connection).routes:
-            connections.driver(enqueue.connection).take(  # type: ignore[attr-defined]
-                partial(self._send_to, enqueue))
+        router = connections.router(enqueue.connection)
+        if router is not None:
+            router.take(partial(self._send_to, enqueue))
         else:
             self._send_to(enqueue, connections.redis_driver(enqueue.connection))
 
@@ -227,7 +227,7 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[name-defined]
         """The stored result; on a failover connection whose Redis is away or has none
         yet, the job waiting in the fallback (queueing/tasks/failover.py)."""
         conn = self.connection
-        if not kind_of(conn).routes:
+        if connections.router(conn.name) is None:
             return self.results().load(result_id)
         try:
             found = self.results().load(result_id)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from queueing import connections
-from queueing.contract.registry import kind_of
+from queueing.contract.registry import kind_of, lands_on
 from queueing.entries import payload as payload_lib
 from queueing.entries.payload import Payload
 from queueing.errors import MalformedPayload
@@ -31,16 +31,13 @@ from queueing.tasks.results import ResultRecord
 def result_connection(name: str | None) -> str:
     """The Redis connection that keeps the results of tasks on connection `name`: a
     failover connection's first one, any other connection itself."""
-    config = queue_settings().connection(name)
-    return config.targets[0] if kind_of(config).routes else config.name
+    return lands_on(queue_settings().connection(name))[0]
 
 
 def takes_tasks(config: ConnectionConfig) -> bool:
     """A Redis connection, or a failover connection whose first connection is Redis."""
-    if kind_of(config).routes:
-        first = queue_settings().connections.get(config.targets[0])
-        return first is not None and kind_of(first).redis
-    return kind_of(config).redis
+    first = queue_settings().connections.get(lands_on(config)[0])
+    return first is not None and kind_of(first).redis
 
 
 def waiting_record(config: ConnectionConfig, result_id: str,

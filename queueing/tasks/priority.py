@@ -19,8 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from queueing.drivers.redis.keys import QueueKeys
-from queueing.drivers.redis.scripts import Scripts
+from queueing.drivers.state_store import QueueKeys, Scripts
 
 SEQUENCE_SPAN = 2 ** 44  # pushes per priority before scores of two priorities could meet
 MAX_PRIORITY = 100

@@ -26,8 +26,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from queueing.drivers.redis.keys import task_result_key as result_key
-from queueing.drivers.redis.replies import RedisClient
+from queueing.drivers.state_store import RedisClient
+from queueing.drivers.state_store import task_result_key as result_key
 from queueing.observability.redaction import mask_text
 
 MAX_TRACEBACK = 16_000  # characters of one traceback kept (head and tail)

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 
 from queueing.drivers.redis.replies import RedisClient
-from queueing.worker import heartbeat
+from queueing.state import heartbeats
 
 TURN_SLACK = 2.0  # seconds a healthy loop turn may take past its longest wait
 
@@ -52,8 +52,8 @@ class WorkerHealth:
 def judge(owner: str, stamp: float, state: dict, now: float) -> WorkerHealth:
     """One worker's health from its last stamp (unix time) and published state (pure)."""
     every = state.get("every")
-    every = float(every) if isinstance(every, (int, float)) else heartbeat.LIVENESS
-    window = heartbeat.lost_after(every)
+    every = float(every) if isinstance(every, (int, float)) else heartbeats.LIVENESS
+    window = heartbeats.lost_after(every)
     silent = now - stamp
     if silent > window:
         return WorkerHealth(owner, False, False,
@@ -79,7 +79,7 @@ def on_host(client: RedisClient, host: str, name: str | None = None, *, local: b
     killed, and its key merely waits to expire; a new one has taken its place."""
     now = time.time() if now is None else now
     found = []
-    for owner, stamp, state in heartbeat.workers(client, now):
+    for owner, stamp, state in heartbeats.workers(client, now):
         their_host, _, rest = owner.partition(":")
         if their_host != host or (name is not None and rest.partition(":")[2] != name):
             continue

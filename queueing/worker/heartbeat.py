@@ -18,14 +18,16 @@ read) and writes as soon as they change, so a job appears on Running now, and le
 it, within a second of starting or ending; otherwise it writes every ``LIVENESS``
 seconds at most, and a worker whose stamp is older than ``lost_after`` has lost
 contact (killed, wedged, or cut off from Redis): its jobs are shown as such, never as
-live.
+live. The reading (``alive``, ``workers``, ``running``) is on the store side,
+queueing/state/heartbeats.py, with the format's constants: readers never import the
+worker.
 """
 from __future__ import annotations
 
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import redis
@@ -35,14 +37,11 @@ from queueing.connections import make_client
 from queueing.contract.roles import QueueDriver
 from queueing.drivers.redis.keys import heartbeat_key as key
 from queueing.drivers.redis.keys import workers_key
-from queueing.drivers.redis.replies import RedisClient, as_str
+from queueing.drivers.redis.replies import RedisClient
+from queueing.state.heartbeats import FORGET_AFTER, LIVENESS, MISSED_BEATS
 
 DEFAULT_INTERVAL = 5.0  # seconds between beats at most (the key's renewal)
-MISSED_BEATS = 3  # beats a key outlives its last renewal
 TICK = 0.25  # seconds between looks at the running jobs (in memory: no Redis call)
-LIVENESS = 1.0  # seconds between liveness stamps at most
-LOST_FLOOR = 3.0  # a stamp younger than this is never "lost contact" (clock skew, GC)
-FORGET_AFTER = 600.0  # index entries older than this are dropped by the next writer
 
 
 def interval() -> float:
@@ -53,12 +52,6 @@ def interval() -> float:
 def cadence(every: float) -> float:
     """Seconds between liveness stamps for a beat interval (pure)."""
     return min(every, LIVENESS)
-
-
-def lost_after(stamp_every: float) -> float:
-    """Seconds without a stamp after which a worker has lost contact (pure): three
-    missed stamps, never under LOST_FLOOR."""
-    return max(MISSED_BEATS * stamp_every, LOST_FLOOR)
 
 
 def running_signature(state: dict) -> tuple:
@@ -169,52 +162,3 @@ def beating(driver: QueueDriver, owner: str, state: Callable[[], dict] | None = 
         yield heart
     finally:
         heart.stop()
-
-
-def alive(client: RedisClient, owners: Iterable[str]) -> dict[str, bool]:
-    """Which of these workers have a current heartbeat (one round trip)."""
-    names = list(dict.fromkeys(o for o in owners if o))
-    if not names:
-        return {}
-    pipe = client.pipeline(transaction=False)
-    for owner in names:
-        pipe.exists(key(owner))
-    return {owner: bool(found) for owner, found in zip(names, pipe.execute())}
-
-
-def workers(client: RedisClient, now: float | None = None) -> list[tuple[str, float, dict]]:
-    """Every worker the index knows with a heartbeat key still alive: (owner, time of
-    its last beat, its published state), read from the index and one MGET."""
-    now = time.time() if now is None else now
-    indexed = client.zrangebyscore(workers_key(), now - FORGET_AFTER, "+inf", withscores=True)
-    if not indexed:
-        return []
-    owners = [(as_str(pair[0]), float(pair[1])) for pair in indexed]
-    found = []
-    for (owner, stamp), raw in zip(owners, client.mget([key(o) for o, _ in owners])):
-        if raw is None:
-            continue  # its key lapsed: gone (its jobs' leases bring them back)
-        try:
-            state = json.loads(raw)
-        except ValueError:
-            state = {}
-        found.append((owner, stamp, state if isinstance(state, dict) else {}))
-    return found
-
-
-def running(client: RedisClient, now: float | None = None) -> list[dict]:
-    """Every known worker's running jobs: dicts with the worker ("owner"), "uuid",
-    "job", "queue", "started" (unix time), "beat" (the worker's last stamp), "lost"
-    (True when it has not stamped for lost_after), and the worker's default "timeout"
-    and "grace" when it published them; oldest first."""
-    now = time.time() if now is None else now
-    found = []
-    for owner, stamp, state in workers(client, now):
-        every = state.get("every")
-        every = float(every) if isinstance(every, (int, float)) else LIVENESS
-        lost = now - stamp > lost_after(every)
-        for job in state.get("running") or []:
-            if isinstance(job, dict):
-                found.append({**job, "owner": owner, "beat": stamp, "lost": lost,
-                              "timeout": state.get("timeout"), "grace": state.get("grace")})
-    return sorted(found, key=lambda job: job.get("started") or 0)

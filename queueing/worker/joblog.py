@@ -2,14 +2,15 @@
 
 Every per-job event (RUNNING, DONE, RELEASED, FAILED ...) is one record on the
 ``queueing.job`` logger with a level and the job's fields as ``extra`` (``job_id``,
-``job_name``, ``attempt``, ``queue``, ``worker``, ``status``), so a JSON formatter, a
-filter or an error tracker configured in ``LOGGING`` sees them; a failure is an ERROR
-record carrying the job's exception (``exc_info``), which is what Sentry's logging
-integration reports. The classic one-line-per-job output on stdout is a handler
-(:class:`JobLineHandler`) the worker hands the same record to: it stays on by default,
-``--quiet`` turns it off and ``--log-level=error`` keeps its FAILED lines only. Records
-go to ``logging`` only when ``LOGGING`` gives them a handler somewhere (the standalone
-site sends ``queueing.job`` to a NullHandler, as the stdout lines already show them).
+``job_name``, ``attempt``, ``queue``, ``worker``, ``status``: their list is
+queueing/observability/log_fields.py), so a JSON formatter, a filter or an error tracker
+configured in ``LOGGING`` sees them; a failure is an ERROR record carrying the job's
+exception (``exc_info``), which is what Sentry's logging integration reports. The
+classic one-line-per-job output on stdout is a handler (:class:`JobLineHandler`) the
+worker hands the same record to: it stays on by default, ``--quiet`` turns it off and
+``--log-level=error`` keeps its FAILED lines only. Records go to ``logging`` only when
+``LOGGING`` gives them a handler somewhere (the standalone site sends ``queueing.job``
+to a NullHandler, as the stdout lines already show them).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from typing import Any, Protocol
 from django.dispatch import Signal
 
 from queueing.entries.payload import Payload
+from queueing.observability.log_fields import iso_timestamp
 from queueing.worker.outcome import printable
 
 logger = logging.getLogger("queueing.worker")
@@ -40,15 +42,6 @@ STATUS_LEVELS = {
 }
 LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
               "error": logging.ERROR}
-JOB_FIELDS = ("job_id", "job_name", "attempt", "queue", "worker", "status")
-
-
-def iso_timestamp(created: float) -> str:
-    """``2026-11-27T20:25:07.123+00:00``: ISO 8601 in local time with its offset, so
-    lines from hosts in different zones sort and compare."""
-    return datetime.fromtimestamp(created).astimezone().isoformat(timespec="milliseconds")
-
-
 def level_named(name: str) -> int:
     try:
         return LOG_LEVELS[name.lower()]

@@ -1,5 +1,5 @@
 """Views that dispatch on the failover connection 'fo', served by gunicorn for
-tests/queueing/dispatching/test_failover_gunicorn_database.py (TEST_ROOT_URLCONF names
+tests/queueing/failover/test_failover_gunicorn_database.py (TEST_ROOT_URLCONF names
 this; TEST_QUEUE_CONNECTIONS configures 'fo'). Each answers how long its `.delay()` took."""
 import time
 

@@ -32,7 +32,7 @@ from horizon.dashboard.access.role_groups import mapped_roles
 from horizon.dashboard.shared import health
 from horizon.login.client_address import client_address
 from horizon.queue_reads import away
-from queueing.drivers.redis import reach
+from queueing.drivers.state_store import reach
 
 PERMISSION = "horizon.view_dashboard"
 OPERATE_PERMISSION = "horizon.operate_dashboard"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 
 from horizon import attempts
-from queueing.drivers.redis.replies import RedisClient
+from queueing.drivers.state_store import RedisClient
 
 RETRIED = "retried"  # the outcome of a timeline entry that is a dashboard retry
 KEEP = 20  # retries shown at most (the timeline itself keeps attempts.KEEP entries)

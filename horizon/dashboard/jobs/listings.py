@@ -31,7 +31,7 @@ from queueing import connections
 from queueing.dispatching.preview import HEAD_BYTES, ROW_BYTES, peek_entry
 from queueing.entries import encryption
 from queueing.entries.model_refs import dumps_readable
-from queueing.worker import heartbeat
+from queueing.state import heartbeats
 
 STATES = ("pending", "delayed", "reserved", "completed")
 REMOVABLE = ("pending", "delayed")  # states a row can be deleted from
@@ -322,6 +322,6 @@ def mark_gone_holders(rows: list[JobRow]) -> None:
         client = connections.queue_driver(connection).heartbeat_store()
         if client is None:
             continue  # database connections keep no heartbeats: the lease tells
-        live = heartbeat.alive(client, [row.reserved_by for row in held])
+        live = heartbeats.alive(client, [row.reserved_by for row in held])
         for row in held:
             row.holder_gone = not live.get(row.reserved_by, True)

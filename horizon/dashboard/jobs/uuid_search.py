@@ -29,7 +29,7 @@ from horizon.queue_reads.queues import QueueRef
 from horizon.repositories import horizon_client
 from queueing import connections
 from queueing.dispatching.preview import HEAD_BYTES, peek_entry
-from queueing.drivers.redis.replies import as_str
+from queueing.drivers.state_store import as_str
 from queueing.models import FailedJob
 
 FULL = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")

@@ -14,7 +14,7 @@ import time
 from horizon import keys
 from horizon.configuration.settings import horizon_settings
 from horizon.repositories import horizon_client, rollups
-from queueing.drivers.redis.replies import as_bytes
+from queueing.drivers.state_store import as_bytes
 
 RANGES = {"1h": 3600, "4h": 4 * 3600, "24h": 86400, "7d": 7 * 86400}  # seconds
 POINTS = 240  # entries drawn at most per chart

@@ -22,7 +22,7 @@ from horizon.queue_reads import away, capacity
 from horizon.repositories import horizon_client
 from horizon.schedules import store
 from horizon.schedules.definitions import ScheduleError, all_schedules
-from queueing.drivers.redis.replies import as_bytes
+from queueing.drivers.state_store import as_bytes
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from horizon.repositories import horizon_client
 from horizon.repositories import metrics as metrics_repo
 from horizon.repositories import state as state_repo
 from horizon.repositories.state import MasterState, SupervisorState
-from queueing.drivers.redis import reach
+from queueing.drivers.state_store import reach
 from queueing.models import FailedJob
 
 SPARK_POINTS = 60  # snapshots drawn per series (an hour at the default interval)

@@ -23,8 +23,7 @@ from horizon.queue_reads import queues
 from horizon.repositories import horizon_client
 from queueing import connections
 from queueing.entries import encryption as encrypted_lib
-from queueing.state import job_progress
-from queueing.worker import heartbeat
+from queueing.state import heartbeats, job_progress
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,14 +103,14 @@ def _moment(value, now: float) -> formatting.Moment | None:
 
 
 def holder_gone(found: lookup.Found) -> bool:
-    """A reserved job whose worker's heartbeat has lapsed (see queueing.heartbeat)."""
+    """A reserved job whose worker's heartbeat has lapsed (see queueing/state/heartbeats.py)."""
     owner = str(found.data.get("reservedBy") or "")
     if found.state != "reserved" or not owner or found.ref is None:
         return False
     client = connections.queue_driver(found.ref.connection).heartbeat_store()
     if client is None:
         return False  # database connections keep no heartbeats: the lease tells
-    return not heartbeat.alive(client, [owner]).get(owner, True)
+    return not heartbeats.alive(client, [owner]).get(owner, True)
 
 
 def reported_context(found: lookup.Found, now: float) -> dict:

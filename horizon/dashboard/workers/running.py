@@ -23,8 +23,8 @@ from horizon.queue_reads.queues import queue_connections
 from queueing import connections
 from queueing.contract.roles import Inspector
 from queueing.dispatching.preview import HEAD_BYTES, peek_entry
+from queueing.state import heartbeats
 from queueing.state.job_progress import Progress
-from queueing.worker import heartbeat
 
 RESERVED_READ = 500  # reserved entries read per queue for the jobs' own timeouts
 
@@ -136,7 +136,7 @@ def running_now(now: float | None = None) -> list[RunningRow]:
         seen.add(driver.restart_scope())
         # a connection away leaves its jobs out, noted (horizon/queue_reads/away.py)
         no_jobs: list[dict] = []
-        jobs = away.reading(name, partial(heartbeat.running, client, now), no_jobs)
+        jobs = away.reading(name, partial(heartbeats.running, client, now), no_jobs)
         no_timeouts: dict[str, object] = {}
         own = away.reading(name, partial(_own_timeouts, driver, {
             str(job.get("queue") or "") for job in jobs}), no_timeouts) if jobs else {}

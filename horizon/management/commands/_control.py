@@ -7,7 +7,7 @@ from django.core.management.base import CommandError
 from horizon.configuration.settings import horizon_settings
 from horizon.repositories import commands, state
 from queueing.connections import redis_client, redis_driver
-from queueing.drivers.redis.replies import RedisClient
+from queueing.drivers.state_store import RedisClient
 from queueing.management.base import ProductCommand
 from queueing.management.cli_audit import audited
 from queueing.observability.redaction import mask_text

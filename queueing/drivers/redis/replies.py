@@ -8,13 +8,11 @@ check it, instead of each caller casting.
 """
 from __future__ import annotations
 
-from typing import TypeAlias, cast
+from typing import cast
 
-import redis
-from redis.cluster import RedisCluster
+from queueing.contract.redis_client import RedisClient
 
-RedisClient: TypeAlias = redis.Redis | RedisCluster
-"""Either client ``make_client`` makes: a connection's ``cluster`` option picks one."""
+__all__ = ["RedisClient", "as_bytes", "as_str", "scored"]  # the client type: the contract's
 
 
 def as_bytes(reply: object) -> bytes:

@@ -17,7 +17,7 @@ from horizon.keys import attempts_index, trim_lock
 from horizon.repositories import trimmed
 from horizon.supervisor.trimming import Trimmer
 from queueing.models import FailedJob
-from queueing.state import failed
+from queueing.state import failed, heartbeats
 from queueing.worker import heartbeat
 from tests.testapp import jobs as test_jobs
 from tests.workers import wait_until
@@ -169,10 +169,10 @@ def test_running_now_reads_no_keyspace(rclient, driver):
         {"uuid": "u1", "job": "j", "queue": "default", "started": time.time()}]})
     beat.beat()
     before = rclient.info("commandstats").get("cmdstat_scan", {}).get("calls", 0)
-    assert [job["uuid"] for job in heartbeat.running(rclient)] == ["u1"]
+    assert [job["uuid"] for job in heartbeats.running(rclient)] == ["u1"]
     assert rclient.info("commandstats").get("cmdstat_scan", {}).get("calls", 0) == before
-    rclient.delete(heartbeat.key("host:1:w"))  # lapsed: gone from the read (its index
-    assert heartbeat.running(rclient) == []     # entry is dropped by a later writer)
+    rclient.delete(heartbeats.key("host:1:w"))  # lapsed: gone from the read (its index
+    assert heartbeats.running(rclient) == []     # entry is dropped by a later writer)
 
 
 def test_the_overview_and_prometheus_say_what_is_kept(settings, rclient, admin_client):

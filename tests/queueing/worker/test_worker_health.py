@@ -13,7 +13,8 @@ import pytest
 from django.core.management import call_command
 
 from queueing.observability import probes
-from queueing.worker import health, heartbeat
+from queueing.state import heartbeats
+from queueing.worker import health
 from tests.workers import wait_until
 
 NAME = "probed"
@@ -33,7 +34,7 @@ def check(*args: str) -> tuple[int, str]:
 def test_a_silent_heartbeat_is_not_alive_after_its_window():
     now = 1000.0
     fresh = health.judge("h:1:w", now - 1.0, {"every": 1.0, "running": []}, now)
-    assert fresh.alive and fresh.ready and fresh.window == heartbeat.lost_after(1.0)
+    assert fresh.alive and fresh.ready and fresh.window == heartbeats.lost_after(1.0)
     silent = health.judge("h:1:w", now - fresh.window - 0.1, {"every": 1.0}, now)
     assert not silent.alive and "no heartbeat" in silent.why
 
@@ -99,7 +100,7 @@ def test_a_paused_worker_passes_liveness_and_fails_readiness(spawn_worker):
     worker.send(signal.SIGUSR2)
     wait_until(lambda: check()[0] == probes.EXIT_NOT_READY, timeout=10,
                message="the worker to read paused")
-    time.sleep(heartbeat.lost_after(1.0) + 1.0)  # well past its window: still alive
+    time.sleep(heartbeats.lost_after(1.0) + 1.0)  # well past its window: still alive
     assert check("--probe", "liveness")[0] == 0
     code, out = check("--probe", "readiness")
     assert code == probes.EXIT_NOT_READY and "paused" in out, out

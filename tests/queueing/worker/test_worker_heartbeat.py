@@ -6,6 +6,7 @@ import time
 import pytest
 
 from queueing.drivers.redis.keys import QueueKeys, heartbeat_prefix
+from queueing.state import heartbeats
 from queueing.worker import heartbeat
 from tests.testapp import jobs
 from tests.workers import wait_until
@@ -26,12 +27,12 @@ def test_a_killed_workers_job_shows_worker_gone(spawn_worker, rclient, admin_cli
     wait_until(lambda: [n["label"] for n in jobs.notes()] == ["held"], message="job to start")
     owner = holder(rclient)
     time.sleep(1.0)  # five beats' worth: the thread keeps beating while the job runs
-    assert heartbeat.alive(rclient, [owner]) == {owner: True}
+    assert heartbeats.alive(rclient, [owner]) == {owner: True}
     page = admin_client.get("/jobs/reserved/").content.decode()
     assert owner in page and "worker gone" not in page
 
     worker.send_group(signal.SIGKILL)  # worker and sidecar: no chance to say goodbye
-    wait_until(lambda: not heartbeat.alive(rclient, [owner])[owner], timeout=5,
+    wait_until(lambda: not heartbeats.alive(rclient, [owner])[owner], timeout=5,
                message="the heartbeat to lapse")
     page = admin_client.get("/jobs/reserved/").content.decode()
     assert owner in page and "worker gone" in page
@@ -59,7 +60,7 @@ def test_a_heartbeat_started_while_redis_is_away_beats_once_it_answers_and_stops
     with pytest.raises(redis_lib.ConnectionError):
         heart.start()
     heart.client = heartbeat.make_client(driver.config)  # Redis answers again
-    wait_until(lambda: heartbeat.alive(rclient, ["w-away"])["w-away"], timeout=5,
+    wait_until(lambda: heartbeats.alive(rclient, ["w-away"])["w-away"], timeout=5,
                message="the thread's beat once Redis answers")
     heart.stop()  # joins the running thread, forgets the worker
-    assert heartbeat.alive(rclient, ["w-away"]) == {"w-away": False}
+    assert heartbeats.alive(rclient, ["w-away"]) == {"w-away": False}

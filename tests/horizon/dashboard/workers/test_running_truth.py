@@ -12,6 +12,7 @@ import time
 import pytest
 
 from horizon.dashboard.workers.running import job_timeout, progress, running_now
+from queueing.state import heartbeats
 from queueing.worker import heartbeat
 from tests.testapp import jobs
 from tests.workers import wait_until
@@ -30,7 +31,7 @@ def test_pure_progress_and_timeout():
     assert job_timeout(10, 60) == 10.0
     assert job_timeout(None, 60) == 60.0
     assert job_timeout(None, None) is None
-    assert heartbeat.lost_after(1.0) == 3.0 and heartbeat.lost_after(0.2) == 3.0
+    assert heartbeats.lost_after(1.0) == 3.0 and heartbeats.lost_after(0.2) == 3.0
     assert heartbeat.running_signature({"running": [{"uuid": "b"}, {"uuid": "a"}]}) == (
         ("a", 0), ("b", 0))
 
