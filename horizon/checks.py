@@ -1,8 +1,8 @@
 """System checks horizon.E001... for the HORIZON setting."""
 from django.conf import settings
-from django.core.checks import Error, register
+from django.core.checks import Error, Warning, register
 
-from horizon.config import HorizonConfigError, settings_errors
+from horizon.config import HorizonConfigError, settings_errors, settings_notes
 from horizon.dashboard.views.prometheus import MIN_TOKEN_LENGTH, configured_token
 from horizon.schedules.definitions import ScheduleError, all_schedules
 from queueing.errors import QueueError
@@ -16,6 +16,17 @@ def check_horizon_setting(app_configs, **kwargs):
     except QueueError:
         return []  # reported by queueing.E001
     return [Error(str(exc), id=exc.check_id, hint="Fix settings.HORIZON.") for exc in errors]
+
+
+@register()
+def check_renamed_horizon_keys(app_configs, **kwargs):
+    """horizon.W001: settings.HORIZON writes a key under its 0.2 name (read until 0.4)."""
+    try:
+        notes = settings_notes(getattr(settings, "HORIZON", None))
+    except QueueError:
+        return []  # reported by queueing.E001
+    return [Warning(note, id="horizon.W001", hint="Rename it; see docs/settings.md.")
+            for note in notes]
 
 
 @register()

@@ -71,8 +71,9 @@ if os.environ.get("TEST_PROXY_URL"):
         "driver": "redis", "url": os.environ["TEST_PROXY_URL"], "queues": "*", "block_for": 1,
         "retry_after": float(os.environ.get("TEST_RETRY_AFTER", 90)),
         "max_deliveries": int(os.environ.get("TEST_MAX_DELIVERIES", 5)),
-        "socket_timeout": float(os.environ.get("TEST_SOCKET_TIMEOUT", 10)),
-        "socket_connect_timeout": float(os.environ.get("TEST_SOCKET_CONNECT_TIMEOUT", 5)),
+        "options": {
+            "socket_timeout": float(os.environ.get("TEST_SOCKET_TIMEOUT", 10)),
+            "socket_connect_timeout": float(os.environ.get("TEST_SOCKET_CONNECT_TIMEOUT", 5))},
     }
 # Extra connections for worker processes a test starts with the ones it configured itself
 # (a failover connection and its proxied Redis, tests/queueing/dispatching/
@@ -162,16 +163,16 @@ HORIZON = {
     "defaults": {"balance": "auto", "min_processes": 1, "max_processes": 3,
                  "balance_cooldown": 1, "balance_max_shift": 1, "tries": 1,
                  "timeout": 20, "sleep": 0.5},
-    "supervisors": {"supervisor-1": {"queue": ["default"]}},
+    "supervisors": {"supervisor-1": {"queues": ["default"]}},
     "environments": {
-        "two-queues": {"supervisor-1": {"queue": ["high", "default"], "max_processes": 2}},
-        "off": {"supervisor-1": {"queue": ["high", "default"], "balance": "off",
+        "two-queues": {"supervisor-1": {"queues": ["high", "default"], "max_processes": 2}},
+        "off": {"supervisor-1": {"queues": ["high", "default"], "balance": "off",
                                  "max_processes": 2}},
         # jobs of killed workers come back (tries 0 = forever) and run to the end
         "kill-test": {"supervisor-1": {"min_processes": 3, "max_processes": 3, "tries": 0}},
         # Redis and database connections side by side under one master.
-        "mixed": {"supervisor-1": {"queue": ["high"]},
-                  "supervisor-db": {"connection": DB_TEST_CONNECTION, "queue": ["default"],
+        "mixed": {"supervisor-1": {"queues": ["high"]},
+                  "supervisor-db": {"connection": DB_TEST_CONNECTION, "queues": ["default"],
                                     "sleep": 0.2}},
     },
 }
