@@ -6,7 +6,7 @@
         "environment": "production",   # or $HORIZON_ENV; picks the overrides below
         "defaults": {"balance": "auto", "max_processes": 3},
         "supervisors": {
-            "supervisor-1": {"queue": ["high", "default"], "min_processes": 1,
+            "supervisor-1": {"queues": ["high", "default"], "min_processes": 1,
                              "max_processes": 4, "tries": 3, "timeout": 60},
         },
         "environments": {"local": {"supervisor-1": {"max_processes": 2}}},

@@ -109,15 +109,15 @@ def read_sentinel(where: str, raw: dict[str, Any], problems: Problems) -> Sentin
     keys already lifted to their new places; each bad value is recorded in `problems`
     and its default stands in for it."""
     default = SentinelOptions()
-    block = raw.get("sentinel")
-    options = raw.get("options") if isinstance(raw.get("options"), dict) else {}
+    given = raw.get("sentinel")
+    block: dict[str, Any] = given if isinstance(given, dict) else {}
+    options: dict[str, Any] = raw["options"] if isinstance(raw.get("options"), dict) else {}
     sentinels: tuple[tuple[str, int], ...] = ()
     service: Any = None
-    if block is not None and not isinstance(block, dict):
+    if given is not None and not isinstance(given, dict):
         problems.add(ConfigurationError(
-            f"{where}['sentinel'] must be a dict with 'hosts' and 'service', got {block!r}"))
-        block = {}
-    if block is not None:
+            f"{where}['sentinel'] must be a dict with 'hosts' and 'service', got {given!r}"))
+    if given is not None:
         unknown = set(block) - SENTINEL_KEYS.keys()
         if unknown:
             problems.add(ConfigurationError(
@@ -136,7 +136,6 @@ def read_sentinel(where: str, raw: dict[str, Any], problems: Problems) -> Sentin
             problems.add(ConfigurationError(
                 f"{where}: 'sentinel' and 'cluster' do not mix (a cluster fails over "
                 "by itself)"))
-    block = block or {}
     passwords = {"sentinel_password": (f"{where}['sentinel']['password']",
                                        block.get("password")),
                  "password": (f"{where}['options']['password']", options.get("password"))}
