@@ -187,13 +187,34 @@ def slots(rclient):
 
 
 
-# -- a logged-in staff client with these dashboard permissions --
-def client_with(*codenames) -> Client:
-    user = User.objects.create_user("ops", password="pw", is_staff=True)
+# -- a management command's exit code and output (the status probes) --
+def command_status(name: str, *args: str) -> tuple[int, str]:
+    """`manage.py <name> <args>` in this process: (its exit code, its stdout)."""
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    try:
+        call_command(name, *args, stdout=out)
+    except SystemExit as exc:
+        return int(exc.code or 0), out.getvalue()
+    return 0, out.getvalue()
+
+
+# -- logged-in clients: a staff user with these dashboard permissions, or a superuser --
+def client_with(*codenames, username: str = "ops") -> Client:
+    user = User.objects.create_user(username, password="pw", is_staff=True)
     for codename in codenames:
         user.user_permissions.add(Permission.objects.get(codename=codename))
     client = Client()
     client.force_login(user)
+    return client
+
+
+def superuser_client(username: str = "root") -> Client:
+    """A client logged in as a new superuser (password "pw"), as most page tests use."""
+    client = Client()
+    client.force_login(User.objects.create_superuser(username, f"{username}@example.com",
+                                                     "pw"))
     return client
 
 

@@ -5,11 +5,11 @@ import html
 import re
 
 import pytest
-from django.contrib.auth.models import Permission, User
 from django.test import Client
 
 from queueing import batch
 from queueing.connections import redis_driver
+from tests.helpers import client_with
 from tests.testapp.jobs import batch_callback, batch_member
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -17,11 +17,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def viewer() -> Client:
-    user = User.objects.create_user("ops", password="pw", is_staff=True)
-    user.user_permissions.add(Permission.objects.get(codename="view_dashboard"))
-    client = Client()
-    client.force_login(user)
-    return client
+    return client_with("view_dashboard")
 
 
 def text(response) -> str:
