@@ -59,7 +59,10 @@ BLOCKS = (
 
 # old key -> (the block it was written in, what to write instead)
 RENAMED = {
-    **{old: ("a connection block", new) for old, new in SENTINEL_RENAMES.items()},
+    # the primary's flat login was read on Sentinel connections only (elsewhere it is
+    # dropped with a note: the URL says it)
+    **{old: ("a Sentinel connection block" if new.startswith("options.")
+             else "a connection block", new) for old, new in SENTINEL_RENAMES.items()},
     **{old: ("a connection block", new) for old, new in TIMEOUT_RENAMES.items()},
     CLUSTER_KEY: ("a connection block", "a redis+cluster:// url"),
     **{old: ("a supervisor block", new) for old, new in SUPERVISOR_RENAMES.items()},

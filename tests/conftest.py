@@ -140,6 +140,16 @@ def own_redis(settings):
     server.stop()
 
 
+@pytest.fixture
+def failover(settings, dbconn):
+    """'fo': a dead Redis first, then the database connection `dbconn` (the failover
+    tests on the database side; a module may define its own)."""
+    from tests.helpers import dead_redis_failover
+
+    with dead_redis_failover(settings, dbconn):
+        yield dbconn
+
+
 def manage_command(*args: str) -> list[str]:
     return [sys.executable, str(ROOT / "manage.py"), *args]
 

@@ -164,7 +164,7 @@ def batch_ends(kind):
 def three_queues(settings):
     """A supervisor on high, default and low, so the overview has three known queues."""
     settings.HORIZON = {**settings.HORIZON,
-                        "supervisors": {"supervisor-1": {"queue": ["high", "default", "low"]}}}
+                        "supervisors": {"supervisor-1": {"queues": ["high", "default", "low"]}}}
 
 
 # -- schedules --
@@ -185,6 +185,20 @@ def slots(rclient):
 
 # -- helpers --
 
+
+
+# -- jobs of `default` settled in-process, as a worker's acknowledgement would --
+def settle_ready(count: int, outcome: str = "s") -> int:
+    """Reserve up to `count` ready jobs of the redis connection's `default` queue and
+    acknowledge them ("s") or delete them with `outcome`; how many there were."""
+    driver = connections.redis_driver("redis")
+    got = driver.reserve("default", count, owner="test")
+    if outcome == "s":
+        driver.acknowledge(got.jobs)
+    else:
+        for held in got.jobs:
+            driver.delete(held, outcome=outcome)
+    return len(got.jobs)
 
 
 # -- a management command's exit code and output (the status probes) --

@@ -25,8 +25,11 @@ def lift(where: str, raw: dict[str, Any], renames: dict[str, str]
     for old, new in renames.items():
         if old not in lifted:
             continue
-        value = lifted.pop(old)
         *parents, leaf = new.split(".")
+        if any(lifted.get(parent) is not None and not isinstance(lifted.get(parent), dict)
+               for parent in parents[:1]):
+            continue  # its new home is no dict: the reader says so, and names the old key
+        value = lifted.pop(old)
         block = lifted
         for parent in parents:
             inner = block.get(parent)

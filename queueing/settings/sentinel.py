@@ -35,7 +35,7 @@ SENTINEL_KEYS = {
 }
 # Connection keys this module reads beside the sub-block (they also serve a plain url).
 REPLICA_KEYS = {
-    "sentinel": "Redis Sentinel: the sub-block above, instead of a 'url'",
+    "sentinel": "Redis Sentinel: the sub-block below, instead of a 'url'",
     "switch_wait": "seconds a dispatch waits out a primary switch before raising (10)",
     "replica_acks": "replicas that must hold a dispatch before it returns (Redis WAIT; 0)",
     "replica_ack_timeout": "seconds the replicas have to acknowledge it (0.5)",

@@ -19,7 +19,7 @@ HX = {"HX-Request": "true"}
 @pytest.fixture(autouse=True)
 def three_queues(settings):
     settings.HORIZON = {**settings.HORIZON,
-                        "supervisors": {"supervisor-1": {"queue": ["high", "default", "low"]}}}
+                        "supervisors": {"supervisor-1": {"queues": ["high", "default", "low"]}}}
 
 
 @pytest.fixture

@@ -48,7 +48,7 @@ def flags_of(client) -> str:
 @pytest.fixture
 def one_queue(settings):
     settings.HORIZON = {**settings.HORIZON,
-                        "supervisors": {"supervisor-1": {"queue": ["default"],
+                        "supervisors": {"supervisor-1": {"queues": ["default"],
                                                          "max_processes": 3}}}
 
 

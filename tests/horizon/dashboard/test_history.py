@@ -139,7 +139,7 @@ def test_the_master_snapshots_the_queues_its_supervisors_work(rclient, driver, s
     from horizon.supervisor.master import Master
 
     settings.HORIZON = {**settings.HORIZON,
-                        "supervisors": {"supervisor-1": {"queue": ["stuck", "default"]}}}
+                        "supervisors": {"supervisor-1": {"queues": ["stuck", "default"]}}}
     push(driver, "stuck")
     Master(horizon_settings(), rclient).metrics_upkeep()
     (snap,) = entries(rclient, keys.queue_snapshots("redis:stuck"))

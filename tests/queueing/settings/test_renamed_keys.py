@@ -87,3 +87,10 @@ def test_manage_check_names_each_old_key(settings):
 def test_lift_keeps_the_new_key_when_both_are_given():
     lifted, notes = lift("Q", {"a": 1, "b": {"c": 2}}, {"a": "b.c"})
     assert lifted == {"b": {"c": 2}} and "both are set" in notes[0]
+
+
+def test_an_old_key_whose_new_home_is_no_dict_is_left_for_the_reader_to_name():
+    errors = settings_errors({"connections": {"r": {"url": "redis://h:1", "options": "x",
+                                                    "socket_timeout": 3}}})
+    told = " ".join(map(str, errors))
+    assert "['options'] must be a dict" in told and "unknown key 'socket_timeout'" in told
