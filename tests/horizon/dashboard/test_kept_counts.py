@@ -9,14 +9,12 @@ import threading
 import time
 
 import pytest
-from django.contrib.auth.models import User
 from django.core.signals import request_finished, request_started
-from django.test import Client
 
 from horizon.dashboard import facet_counts, failures, kept_counts
 from queueing.models import FailedJob
 from queueing.state import failed
-from tests.helpers import fail, text
+from tests.helpers import fail, superuser_client, text
 from tests.workers import wait_until
 
 
@@ -140,9 +138,7 @@ pytestmark_db = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def client():
-    client = Client()
-    client.force_login(User.objects.create_superuser("root", password="pw"))
-    return client
+    return superuser_client()
 
 
 @pytest.fixture

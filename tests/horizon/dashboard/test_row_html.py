@@ -11,14 +11,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import User
 from django.template import Context, Template
-from django.test import Client
 
 from horizon.dashboard import facet_counts, facets, failures, formatting, listings
 from horizon.dashboard.queues import QueueRef
 from horizon.dashboard.row_html import csrf_input, facet_choices, failed_rows, job_rows
-from tests.helpers import complete, fail, later, push
+from tests.helpers import complete, fail, later, push, superuser_client
 
 pytestmark = pytest.mark.django_db
 REFERENCE = Path(__file__).parent / "reference_rows"
@@ -33,9 +31,7 @@ TRICKY_ARGS = [([42, "https://u:hunter2@pay.example/"], {"api_token": "tok-secre
 
 @pytest.fixture
 def client_operator():
-    client = Client()
-    client.force_login(User.objects.create_superuser("root", password="pw"))
-    return client
+    return superuser_client()
 
 
 class Request:
