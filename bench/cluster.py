@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 
-from common import ROOT
+from common import ROOT, latency_samples
 
 sys.path.insert(0, str(ROOT))
 
@@ -48,16 +48,8 @@ def latency(driver, count: int = 300) -> list[float]:
     for i in range(6):  # warm-up, both queues
         stamp.using(queue=QUEUES[i % 2]).delay(time.time())
     time.sleep(1.0)
-    client.delete("bench:latency")
-    for i in range(count):
-        stamp.using(queue=QUEUES[i % 2]).delay(time.time())
-        time.sleep(0.01)
-    deadline = time.time() + 30
-    while client.llen("bench:latency") < count and time.time() < deadline:
-        time.sleep(0.05)
-    proc.terminate()
-    proc.wait(10)
-    return [float(x) for x in client.lrange("bench:latency", 0, -1)]
+    return latency_samples(client, proc, count, lambda i: stamp.using(
+        queue=QUEUES[i % 2]).delay(time.time()), pause=0.01)
 
 
 def one_run(n: int, workers: int) -> dict:

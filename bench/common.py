@@ -113,6 +113,23 @@ def worker_cpu_spread(rows: list[Round]) -> float:
     return max(r.worker_cpu for r in rows) - min(r.worker_cpu for r in rows)
 
 
+def latency_samples(client: Any, worker: Any, count: int,
+                    stamp_one: Callable[[int], object], pause: float) -> list[float]:
+    """Dispatch `count` stamp jobs (`stamp_one(i)`, `pause` seconds apart) to a warmed-up
+    `worker` process, wait up to 30 s for their pick-up latencies in ``bench:latency``,
+    stop the worker and return them (the latency benches' shared tail)."""
+    client.delete("bench:latency")
+    for i in range(count):
+        stamp_one(i)
+        time.sleep(pause)
+    deadline = time.time() + 30
+    while client.llen("bench:latency") < count and time.time() < deadline:
+        time.sleep(0.05)
+    worker.terminate()
+    worker.wait(10)
+    return [float(x) for x in client.lrange("bench:latency", 0, -1)]
+
+
 def flush_bench_redis() -> None:
     """Leave the bench's database empty once the bench is done."""
     from queueing.connections import redis_driver  # after setup_django()

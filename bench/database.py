@@ -35,7 +35,7 @@ if "BENCH_POSTGRES" not in os.environ:
     if problem:
         sys.exit(f"no PostgreSQL to bench on: {problem}")
 
-from common import ROOT, percentile, setup_django
+from common import ROOT, latency_samples, percentile, setup_django
 
 setup_django()
 
@@ -172,16 +172,8 @@ def latency(connection_name: str, extra: list[str], count: int = 200) -> list[fl
     for _ in range(5):  # warm-up
         stamp.using(connection=connection_name, queue="bench").delay(time.time())
     time.sleep(1.5)
-    client.delete("bench:latency")
-    for _ in range(count):
-        stamp.using(connection=connection_name, queue="bench").delay(time.time())
-        time.sleep(0.02)
-    deadline = time.time() + 30
-    while client.llen("bench:latency") < count and time.time() < deadline:
-        time.sleep(0.05)
-    worker.terminate()
-    worker.wait(10)
-    return [float(x) for x in client.lrange("bench:latency", 0, -1)]
+    return latency_samples(client, worker, count, lambda _: stamp.using(
+        connection=connection_name, queue="bench").delay(time.time()), pause=0.02)
 
 
 def main() -> None:

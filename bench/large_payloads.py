@@ -59,7 +59,7 @@ def measure(megabytes: float) -> None:
     from horizon import keys
     from queueing import dispatch_many
     from queueing.connections import redis_driver
-    from queueing.keys import QueueKeys
+    from queueing.drivers.redis.keys import QueueKeys
 
     call_command("migrate", verbosity=0)
     client = redis_driver().client

@@ -108,7 +108,7 @@ def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 5000
     runs = int(sys.argv[2]) if len(sys.argv) > 2 else 3
     os.environ.setdefault("BENCH_SENTINEL_CONNECTION", json.dumps(
-        {"driver": "redis", "sentinels": ["127.0.0.1:1"], "service_name": "unused"}))
+        {"driver": "redis", "sentinel": {"hosts": ["127.0.0.1:1"], "service": "unused"}}))
     from common import setup_django
     setup_django()
     from tests.local_sentinel import LocalSentinel

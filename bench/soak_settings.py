@@ -10,7 +10,7 @@ HORIZON = {
     "connection": "redis",
     "name": "soak-master",
     "supervisors": {
-        "soak": {"queue": ["default"], "balance": "off", "min_processes": 3,
+        "soak": {"queues": ["default"], "balance": "off", "min_processes": 3,
                  "max_processes": 3, "concurrency": 8, "tries": 1, "timeout": 20,
                  "block_for": 1, "memory": 512},
     },

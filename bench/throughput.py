@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 
-from common import ROOT, percentile, setup_django
+from common import ROOT, latency_samples, percentile, setup_django
 
 setup_django()
 
@@ -63,16 +63,8 @@ def latency(count: int = 500) -> list[float]:
     for _ in range(5):  # warm-up
         stamp.using(queue="bench").delay(time.time())
     time.sleep(1.0)
-    client.delete("bench:latency")
-    for _ in range(count):
-        stamp.using(queue="bench").delay(time.time())
-        time.sleep(0.01)
-    deadline = time.time() + 30
-    while client.llen("bench:latency") < count and time.time() < deadline:
-        time.sleep(0.05)
-    worker.terminate()
-    worker.wait(10)
-    return [float(x) for x in client.lrange("bench:latency", 0, -1)]
+    return latency_samples(client, worker, count,
+                           lambda _: stamp.using(queue="bench").delay(time.time()), pause=0.01)
 
 
 def main() -> None:

@@ -1,21 +1,37 @@
 """System checks horizon.E001... for the HORIZON setting."""
+from collections.abc import Callable
+from typing import Any
+
 from django.conf import settings
-from django.core.checks import Error, register
+from django.core.checks import Error, Warning, register
 
 from horizon.configuration.metrics_token import MIN_TOKEN_LENGTH, configured_token
-from horizon.configuration.settings import HorizonConfigError, settings_errors
+from horizon.configuration.settings import HorizonConfigError, settings_errors, settings_notes
 from horizon.schedules.definitions import ScheduleError, all_schedules
 from queueing.errors import QueueError
+
+
+def _read_horizon(read: Callable[[Any], list[Any]]) -> list[Any]:
+    """`read(settings.HORIZON)`, or nothing when QUEUE itself is broken (queueing.E001
+    reports that, and HORIZON's connection cannot be checked without it)."""
+    try:
+        return read(getattr(settings, "HORIZON", None))
+    except QueueError:
+        return []
 
 
 @register()
 def check_horizon_setting(app_configs, **kwargs):
     """Every mistake in settings.HORIZON, one error each, all at once."""
-    try:
-        errors = settings_errors(getattr(settings, "HORIZON", None))
-    except QueueError:
-        return []  # reported by queueing.E001
-    return [Error(str(exc), id=exc.check_id, hint="Fix settings.HORIZON.") for exc in errors]
+    return [Error(str(exc), id=exc.check_id, hint="Fix settings.HORIZON.")
+            for exc in _read_horizon(settings_errors)]
+
+
+@register()
+def check_renamed_horizon_keys(app_configs, **kwargs):
+    """horizon.W001: settings.HORIZON writes a key under its 0.2 name (read until 0.4)."""
+    return [Warning(note, id="horizon.W001", hint="Rename it; see docs/settings.md.")
+            for note in _read_horizon(settings_notes)]
 
 
 @register()

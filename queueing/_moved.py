@@ -5,7 +5,8 @@ Before 0.2 the core was one flat folder; it is now split by role (``dispatching/
 module at its new home (the same module object, so monkeypatching works) and warns once.
 ``queueing.jobs`` has no alias: Django's autodiscovery imports every app's ``jobs``
 module, and would import (and warn about) this one; ``from queueing import job`` is the
-public path. Remove this file, and its install() in ``queueing/__init__.py``, in 0.4.
+public path. Remove this file, and its install() in ``queueing/__init__.py``, in 0.4.0
+(dated in CHANGELOG.md: deprecated on 2026-11-28, removed not before 2027-01-04).
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from queueing.dispatching import registry
 from queueing.drivers.state_store import service_problem
 from queueing.errors import ConfigurationError, UnknownQueue
 from queueing.middleware import pipeline
-from queueing.settings.config import queue_settings, settings_errors
+from queueing.settings.config import queue_settings, settings_errors, settings_notes
 
 
 @register("queueing")
@@ -17,6 +17,15 @@ def check_queue_setting(app_configs, **kwargs):
     queue_settings.cache_clear()
     return [Error(str(exc), id="queueing.E001", hint="Fix settings.QUEUE.")
             for exc in settings_errors(getattr(settings, "QUEUE", None))]
+
+
+@register("queueing")
+def check_renamed_queue_keys(app_configs, **kwargs):
+    """queueing.W020: settings.QUEUE writes a key under its 0.2 name (read until 0.4)."""
+    from django.conf import settings
+
+    return [Warning(note, id="queueing.W020", hint="Rename it; see docs/settings.md.")
+            for note in settings_notes(getattr(settings, "QUEUE", None))]
 
 
 @register("queueing")

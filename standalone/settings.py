@@ -191,7 +191,7 @@ HORIZON: dict[str, object] = {
         "memory": 128,
     },
     "supervisors": {
-        "supervisor-1": {"queue": ["high", "default", "low"]},
+        "supervisor-1": {"queues": ["high", "default", "low"]},
     },
     "environments": {
         "local": {"supervisor-1": {"max_processes": 2}},

@@ -1,3 +1,4 @@
+import copy
 import os
 import sys
 import time
@@ -124,6 +125,30 @@ def driver():
 @pytest.fixture
 def rclient(driver):
     return driver.client
+
+
+@pytest.fixture
+def own_redis(settings):
+    """The "redis" connection pointed at a Redis server of its own, which the test may
+    stop (the dashboard's health pages and banners)."""
+    from tests.backends import start_backend
+
+    server = start_backend("redis")
+    config = copy.deepcopy(settings.QUEUE)
+    config["connections"]["redis"]["url"] = server.url
+    settings.QUEUE = config
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def failover(settings, dbconn):
+    """'fo': a dead Redis first, then the database connection `dbconn` (the failover
+    tests on the database side; a module may define its own)."""
+    from tests.helpers import dead_redis_failover
+
+    with dead_redis_failover(settings, dbconn):
+        yield dbconn
 
 
 def manage_command(*args: str) -> list[str]:

@@ -164,7 +164,7 @@ def batch_ends(kind):
 def three_queues(settings):
     """A supervisor on high, default and low, so the overview has three known queues."""
     settings.HORIZON = {**settings.HORIZON,
-                        "supervisors": {"supervisor-1": {"queue": ["high", "default", "low"]}}}
+                        "supervisors": {"supervisor-1": {"queues": ["high", "default", "low"]}}}
 
 
 # -- schedules --
@@ -187,13 +187,48 @@ def slots(rclient):
 
 
 
-# -- a logged-in staff client with these dashboard permissions --
-def client_with(*codenames) -> Client:
-    user = User.objects.create_user("ops", password="pw", is_staff=True)
+# -- jobs of `default` settled in-process, as a worker's acknowledgement would --
+def settle_ready(count: int, outcome: str = "s") -> int:
+    """Reserve up to `count` ready jobs of the redis connection's `default` queue and
+    acknowledge them ("s") or delete them with `outcome`; how many there were."""
+    driver = connections.redis_driver("redis")
+    got = driver.reserve("default", count, owner="test")
+    if outcome == "s":
+        driver.acknowledge(got.jobs)
+    else:
+        for held in got.jobs:
+            driver.delete(held, outcome=outcome)
+    return len(got.jobs)
+
+
+# -- a management command's exit code and output (the status probes) --
+def command_status(name: str, *args: str) -> tuple[int, str]:
+    """`manage.py <name> <args>` in this process: (its exit code, its stdout)."""
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    try:
+        call_command(name, *args, stdout=out)
+    except SystemExit as exc:
+        return int(exc.code or 0), out.getvalue()
+    return 0, out.getvalue()
+
+
+# -- logged-in clients: a staff user with these dashboard permissions, or a superuser --
+def client_with(*codenames, username: str = "ops") -> Client:
+    user = User.objects.create_user(username, password="pw", is_staff=True)
     for codename in codenames:
         user.user_permissions.add(Permission.objects.get(codename=codename))
     client = Client()
     client.force_login(user)
+    return client
+
+
+def superuser_client(username: str = "root") -> Client:
+    """A client logged in as a new superuser (password "pw"), as most page tests use."""
+    client = Client()
+    client.force_login(User.objects.create_superuser(username, f"{username}@example.com",
+                                                     "pw"))
     return client
 
 

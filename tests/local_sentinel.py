@@ -40,9 +40,9 @@ class LocalSentinel:
         """The sentinels as QUEUE['connections'][...]['sentinels'] spells them."""
         return [f"127.0.0.1:{s.port}" for s in self.sentinels]
 
-    def connection(self, **extra) -> dict:
+    def connection(self, *, service: str = SERVICE, **extra) -> dict:
         """A QUEUE connection block for this group."""
-        return {"driver": "redis", "sentinels": self.addresses, "service_name": SERVICE,
+        return {"driver": "redis", "sentinel": {"hosts": self.addresses, "service": service},
                 "queues": "*", "retry_after": 30, **extra}
 
     def start(self, timeout: float = 30.0) -> LocalSentinel:

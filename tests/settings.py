@@ -71,8 +71,9 @@ if os.environ.get("TEST_PROXY_URL"):
         "driver": "redis", "url": os.environ["TEST_PROXY_URL"], "queues": "*", "block_for": 1,
         "retry_after": float(os.environ.get("TEST_RETRY_AFTER", 90)),
         "max_deliveries": int(os.environ.get("TEST_MAX_DELIVERIES", 5)),
-        "socket_timeout": float(os.environ.get("TEST_SOCKET_TIMEOUT", 10)),
-        "socket_connect_timeout": float(os.environ.get("TEST_SOCKET_CONNECT_TIMEOUT", 5)),
+        "options": {
+            "socket_timeout": float(os.environ.get("TEST_SOCKET_TIMEOUT", 10)),
+            "socket_connect_timeout": float(os.environ.get("TEST_SOCKET_CONNECT_TIMEOUT", 5))},
     }
 # Extra connections for worker processes a test starts with the ones it configured itself
 # (a failover connection and its proxied Redis, tests/queueing/failover/
@@ -96,41 +97,50 @@ DATABASES = {
     }
 }
 
-# PostgreSQL for the database driver's tests: found (and a role made) once per session,
-# then inherited by spawned workers through the environment.
-if "HORIZON_TEST_PG" not in os.environ:
-    from tests import pg_server
-
-    _pg, _why = pg_server.settings()
-    os.environ["HORIZON_TEST_PG"] = "1" if _pg else ""
-    os.environ["HORIZON_TEST_PG_SKIP"] = _why
-    if _pg:
-        os.environ["HORIZON_TEST_PG_SETTINGS"] = repr(_pg)
-if os.environ["HORIZON_TEST_PG"]:
+def _found_once(kind: str, find) -> dict | None:
+    """A database server's settings, found by `find()` (settings or None, and why not)
+    once per session, then inherited by spawned workers through the environment
+    (HORIZON_TEST_<kind>, _SKIP, _SETTINGS)."""
     import ast
 
-    DATABASES["pg"] = ast.literal_eval(os.environ["HORIZON_TEST_PG_SETTINGS"])
+    flag = f"HORIZON_TEST_{kind}"
+    if flag not in os.environ:
+        found, why = find()
+        os.environ[flag] = "1" if found else ""
+        os.environ[f"{flag}_SKIP"] = why
+        if found:
+            os.environ[f"{flag}_SETTINGS"] = repr(found)
+    return ast.literal_eval(os.environ[f"{flag}_SETTINGS"]) if os.environ[flag] else None
+
+
+def _pg_settings():
+    from tests import pg_server
+
+    return pg_server.settings()
+
+
+def _maria_settings():
+    from tests import maria_server
+
+    return maria_server.settings()
+
+
+# PostgreSQL for the database driver's tests (a role made the first time).
+_pg = _found_once("PG", _pg_settings)
+if _pg:
+    DATABASES["pg"] = _pg
     # Worker processes of the failed-store tests on PostgreSQL: the store is the pg database.
     if os.environ.get("HORIZON_TEST_STORE") == "pg":
         DATABASES["default"] = DATABASES["pg"]
 PG_SKIP_REASON = os.environ.get("HORIZON_TEST_PG_SKIP", "")
 
 # MariaDB, the same way (only the driver-level tests use it).
-if "HORIZON_TEST_MARIA" not in os.environ:
-    from tests import maria_server
-
-    _maria, _why = maria_server.settings()
-    os.environ["HORIZON_TEST_MARIA"] = "1" if _maria else ""
-    os.environ["HORIZON_TEST_MARIA_SKIP"] = _why
-    if _maria:
-        os.environ["HORIZON_TEST_MARIA_SETTINGS"] = repr(_maria)
-if os.environ["HORIZON_TEST_MARIA"]:
-    import ast
-
+_maria = _found_once("MARIA", _maria_settings)
+if _maria:
     from tests.maria_server import install_pymysql
 
     install_pymysql()
-    DATABASES["maria"] = ast.literal_eval(os.environ["HORIZON_TEST_MARIA_SETTINGS"])
+    DATABASES["maria"] = _maria
 MARIA_SKIP_REASON = os.environ.get("HORIZON_TEST_MARIA_SKIP", "")
 
 # Processes spawned by Redis-only tests run without them (HORIZON_TEST_DB_CONNECTIONS=0,
@@ -162,16 +172,16 @@ HORIZON = {
     "defaults": {"balance": "auto", "min_processes": 1, "max_processes": 3,
                  "balance_cooldown": 1, "balance_max_shift": 1, "tries": 1,
                  "timeout": 20, "sleep": 0.5},
-    "supervisors": {"supervisor-1": {"queue": ["default"]}},
+    "supervisors": {"supervisor-1": {"queues": ["default"]}},
     "environments": {
-        "two-queues": {"supervisor-1": {"queue": ["high", "default"], "max_processes": 2}},
-        "off": {"supervisor-1": {"queue": ["high", "default"], "balance": "off",
+        "two-queues": {"supervisor-1": {"queues": ["high", "default"], "max_processes": 2}},
+        "off": {"supervisor-1": {"queues": ["high", "default"], "balance": "off",
                                  "max_processes": 2}},
         # jobs of killed workers come back (tries 0 = forever) and run to the end
         "kill-test": {"supervisor-1": {"min_processes": 3, "max_processes": 3, "tries": 0}},
         # Redis and database connections side by side under one master.
-        "mixed": {"supervisor-1": {"queue": ["high"]},
-                  "supervisor-db": {"connection": DB_TEST_CONNECTION, "queue": ["default"],
+        "mixed": {"supervisor-1": {"queues": ["high"]},
+                  "supervisor-db": {"connection": DB_TEST_CONNECTION, "queues": ["default"],
                                     "sleep": 0.2}},
     },
 }

@@ -82,6 +82,14 @@ class WorkerProcess:
 __all__ = ["WorkerProcess", "wait_until", "ROOT"]
 
 
+def stop_all(workers) -> None:
+    """SIGTERM every worker, then each must exit 0 within 30 s (else: its output)."""
+    for worker in workers:
+        worker.send(signal.SIGTERM)
+    for worker in workers:
+        assert worker.wait(30) == 0, worker.output()
+
+
 def alive(*workers) -> bool:
     """True, or an AssertionError with the output of the first worker that exited."""
     for worker in workers:

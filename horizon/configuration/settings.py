@@ -6,7 +6,7 @@
         "environment": "production",   # or $HORIZON_ENV; picks the overrides below
         "defaults": {"balance": "auto", "max_processes": 3},
         "supervisors": {
-            "supervisor-1": {"queue": ["high", "default"], "min_processes": 1,
+            "supervisor-1": {"queues": ["high", "default"], "min_processes": 1,
                              "max_processes": 4, "tries": 3, "timeout": 60},
         },
         "environments": {"local": {"supervisor-1": {"max_processes": 2}}},
@@ -73,6 +73,7 @@ from queueing.errors import QueueError
 from queueing.settings.config import queue_settings
 from queueing.settings.hints import unknown_keys
 from queueing.settings.problems import Problems
+from queueing.settings.renamed import warn
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,11 +129,31 @@ def master_name(configured: Any) -> str:
     return name.strip()
 
 
-HORIZON_KEYS = frozenset({
-    "name", "connection", "environment", "defaults", "supervisors", "environments", "trim",
-    "snapshot_interval", "mask_keys", "audit_keep", "audit_days", "schedule",
-    "schedule_catch_up", "waits", "notifications", "batches", "trusted_proxy_header",
-    "trusted_proxy_hops", "role_groups", "silenced", "silenced_tags", "stop_timeout"})
+# settings.HORIZON's own keys: the validation table, and docs/settings.md's rows.
+HORIZON_KEYS = {
+    "name": "this host's master ($HORIZON_NAME wins; else the hostname)",
+    "connection": "the redis connection Horizon keeps its state on (QUEUE's default)",
+    "environment": "picks the 'environments' overrides ($HORIZON_ENV; 'production')",
+    "supervisors": "supervisor name -> its block (below)",
+    "defaults": "keys every supervisor block starts from",
+    "environments": "environment -> supervisor name -> keys overriding its block",
+    "stop_timeout": "seconds running jobs may finish on a stop, then handed back (60)",
+    "trim": "how long and how many of each stored record are kept (below)",
+    "batches": "how long finished and unfinished batch records are kept (below)",
+    "snapshot_interval": "seconds between metrics snapshots (60)",
+    "waits": "'connection:queue' -> seconds of wait that raise a long-wait alert",
+    "notifications": "how long-wait alerts are sent (below)",
+    "silenced": "job names kept off the Completed list",
+    "silenced_tags": "jobs with any of these tags kept off it too",
+    "schedule": "scheduled jobs: [{'job': ..., 'cron': ...}] (docs/operations.md)",
+    "schedule_catch_up": "seconds a starting master looks back for missed slots (300)",
+    "mask_keys": "argument keys whose values are masked (replaces the default list)",
+    "audit_keep": "audit entries kept however old (10000)",
+    "audit_days": "audit entries younger than this are never pruned (90)",
+    "role_groups": "'view' / 'operate' -> Django group names given that role",
+    "trusted_proxy_header": "the header a proxy writes the client address in",
+    "trusted_proxy_hops": "proxies in front of the app that append to it (1)",
+}
 
 
 def stop_timeout_setting(value: Any) -> float:
@@ -173,9 +194,15 @@ def settings_errors(raw: dict[str, Any] | None) -> list[HorizonConfigError]:
     return errors + proxy_errors(dict(raw or {})) + role_group_errors(dict(raw or {}))
 
 
+def settings_notes(raw: dict[str, Any] | None) -> list[str]:
+    """Each old key name settings.HORIZON still uses, with the name to write instead."""
+    return read_settings(raw)[0].notes
+
+
 def parse(raw: dict[str, Any] | None) -> HorizonSettings:
     """settings.HORIZON, typed; HorizonConfigError with the first mistake."""
     problems, parsed = read_settings(raw)
+    warn(problems.notes)
     problems.raise_first()
     assert parsed is not None
     return parsed
@@ -186,7 +213,7 @@ def read_settings(raw: dict[str, Any] | None) -> tuple[Problems, HorizonSettings
     for a bad value so the rest is still checked); the settings only when none was."""
     raw = dict(raw or {})
     problems = Problems((HorizonConfigError,))
-    unknown = set(raw) - HORIZON_KEYS
+    unknown = set(raw) - HORIZON_KEYS.keys()
     if unknown:
         problems.add(HorizonConfigError(unknown_keys("HORIZON", unknown, HORIZON_KEYS),
                                         "horizon.E001"))
@@ -205,13 +232,16 @@ def read_settings(raw: dict[str, Any] | None) -> tuple[Problems, HorizonSettings
                 continue
             found, supervisor = read_supervisor(name, block, connection)
             problems.errors += found.errors
+            problems.notes += found.notes
             supervisors.append(supervisor)
     waits = parse_waits(raw.get("waits"), connection, problems)
     values = dict(
         name=problems.take(lambda: master_name(raw.get("name")), ""),
         environment=raw.get("environment") or os.environ.get("HORIZON_ENV", "production"),
         **trim_settings(raw.get("trim") or {}, problems),
-        snapshot_interval=float(raw.get("snapshot_interval", 60)),
+        snapshot_interval=problems.take(lambda: seconds_or_days(
+            "snapshot_interval", raw.get("snapshot_interval", 60), minimum=0,
+            check="horizon.E001"), 60.0),
         stop_timeout=problems.take(lambda: stop_timeout_setting(raw.get("stop_timeout", 60)),
                                    60.0),
         waits=waits,

@@ -14,6 +14,7 @@ from queueing.errors import QueueError
 from queueing.settings.config import queue_settings
 from queueing.settings.hints import unknown_keys
 from queueing.settings.problems import Problems
+from queueing.settings.renamed import lift, warn
 from queueing.worker.joblog import LOG_LEVELS
 from queueing.worker.options import DEFAULTS as WORKER_DEFAULTS
 from queueing.worker.options import MAX_CONCURRENCY, capacity_error
@@ -23,7 +24,7 @@ SUPERVISOR_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")  # fullmatch: no "/", no
 
 SUPERVISOR_DEFAULTS: dict[str, Any] = {
     "connection": None,
-    "queue": None,
+    "queues": None,
     "balance": "auto",
     "min_processes": 1,
     "max_processes": 1,
@@ -95,12 +96,40 @@ class SupervisorConfig:
         return {f: getattr(self, f) for f in self.__dataclass_fields__}
 
 
-SUPERVISOR_KEYS = frozenset({*SUPERVISOR_DEFAULTS, "queues"})
+# A supervisor block's keys: the validation table, and docs/settings.md's rows.
+SUPERVISOR_KEYS = {
+    "connection": "the connection its workers serve (None: HORIZON's connection)",
+    "queues": "the queues its workers serve, in priority order (None: the connection's queue)",
+    "balance": "'auto' (by wait), 'simple' (even) or 'off'; how processes are shared",
+    "min_processes": "processes kept at the least",
+    "max_processes": "processes at the most",
+    "balance_max_shift": "processes started or stopped per balancing step",
+    "balance_cooldown": "seconds between balancing steps",
+    "nice": "the workers' process niceness",
+    # what each worker process is started with: runworker's options (runworker --help)
+    "tries": "attempts of a job that names none; 0: forever (runworker --tries)",
+    "backoff": "seconds before each retry, a number or a list (runworker --backoff)",
+    "timeout": "seconds a job may run (runworker --timeout)",
+    "memory": "MB of resident memory a worker may use before it restarts (runworker --memory)",
+    "sleep": "seconds an idle worker waits when it does not block (runworker --sleep)",
+    "block_for": "overrides the connection's block_for (runworker --block-for)",
+    "max_jobs": "jobs a worker runs before it restarts; 0: no limit (runworker --max-jobs)",
+    "max_time": "seconds a worker runs before it restarts; 0: no limit (--max-time)",
+    "rest": "seconds a worker rests between jobs (runworker --rest)",
+    "prefetch": "jobs a worker reserves per round trip (runworker --prefetch)",
+    "concurrency": "jobs each worker process runs at once (runworker --concurrency)",
+    "quiet": "no per-job lines in the master's log (runworker --quiet)",
+    "log_level": "the least level of a per-job line (runworker --log-level)",
+}
+# Laravel's singular name, read as "queues" until 0.4 (the QUEUE connections' word for
+# a list of queues; a connection's "queue" is its default queue, one name).
+SUPERVISOR_RENAMES = {"queue": "queues"}
 
 
 def parse_supervisor(name: str, raw: dict[str, Any], default_connection: str) -> SupervisorConfig:
     """One supervisor block, typed; HorizonConfigError with its first mistake."""
     problems, config = read_supervisor(name, raw, default_connection)
+    warn(problems.notes)
     problems.raise_first()
     assert config is not None
     return config
@@ -111,19 +140,20 @@ def read_supervisor(name: str, raw: dict[str, Any],
     """Read every key of one block, recording each mistake with the default standing in,
     so an unknown key does not hide a bad connection or min_processes above max."""
     problems = Problems((HorizonConfigError,))
-    unknown = set(raw) - SUPERVISOR_KEYS
+    if raw.get("queue") is not None and raw.get("queues") is not None:
+        problems.add(HorizonConfigError(
+            f"HORIZON supervisor {name!r} has both 'queue' and 'queues': give one "
+            "(they mean the same: the queues its workers serve, in priority order)",
+            "horizon.E002"))
+    raw, problems.notes = lift(f"HORIZON['supervisors'][{name!r}]",
+                               {k: v for k, v in raw.items() if v is not None or k != "queue"},
+                               SUPERVISOR_RENAMES)
+    unknown = set(raw) - SUPERVISOR_KEYS.keys()
     if unknown:
         problems.add(HorizonConfigError(
             unknown_keys(f"HORIZON supervisor {name!r}", unknown, SUPERVISOR_KEYS),
             "horizon.E002"))
     raw = {key: value for key, value in raw.items() if key in SUPERVISOR_KEYS}
-    if "queues" in raw:
-        if raw.get("queue") is not None:
-            problems.add(HorizonConfigError(
-                f"HORIZON supervisor {name!r} has both 'queue' and 'queues': give one "
-                "(they mean the same: the queues its workers serve, in priority order)",
-                "horizon.E002"))
-        raw["queue"] = raw.pop("queues")
     values = {**SUPERVISOR_DEFAULTS, **raw}
     found = problems.take(lambda: _connection_and_queues(name, values, default_connection),
                           None)
@@ -186,7 +216,7 @@ def _connection_and_queues(name: str, values: dict[str, Any],
             raise HorizonConfigError(
                 f"HORIZON supervisor {name!r}: connection {conn.name!r} is neither a redis "
                 "nor a database connection", "horizon.E004")
-        queue_value = values["queue"] or [conn.queue]
+        queue_value = values["queues"] or [conn.queue]
         if isinstance(queue_value, str):
             queue_value = [q.strip() for q in queue_value.split(",")]
         return conn.name, tuple(dict.fromkeys(conn.check_queue(q) for q in queue_value))

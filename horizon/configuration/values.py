@@ -40,6 +40,25 @@ TRIM_KEYS = {"completed": 60.0, "metrics": 1440.0, "failed": 10080.0,
              "database_control": 1440.0, "prometheus": 10080.0, "monitored": 10080.0}
 TRIM_CAPS = {"completed_max": 10_000, "failed_max": 100_000}  # records
 MONITORED_MAX = 100_000  # jobs kept per watched tag, whatever their age
+# HORIZON['trim']'s keys: the validation table, and docs/settings.md's rows.
+TRIM_TABLE = {
+    "completed": "minutes a completed job is listed (60)",
+    "completed_max": "completed jobs kept at most, whatever their age (10000)",
+    "failed": "minutes a failed job is kept (10080: 7 days)",
+    "failed_max": "failed jobs kept at most (100000)",
+    "attempts_max": "job timelines kept at most (completed_max + failed_max)",
+    "metrics": "minutes of metrics snapshots kept (1440)",
+    "monitored": "minutes a watched tag's jobs are kept (10080)",
+    "monitored_max": "a watched tag's jobs kept at most (100000)",
+    "database_control": "minutes a database connection's per-job rows are kept (1440)",
+    "prometheus": "minutes the series of a job gone quiet is kept (10080)",
+}
+# HORIZON['batches']'s keys.
+BATCH_KEYS = {
+    "prune_hours": "hours a finished batch record is kept (24)",
+    "prune_unfinished_hours": "hours an unfinished one is kept (168; None: until it ends)",
+    "prune_every": "seconds between the master's prunes (600; 0: off)",
+}
 
 # Each reader below records every mistake of its block in `problems` (with the default
 # standing in for a bad value) rather than raising at the first, so `manage.py check`
@@ -50,7 +69,7 @@ def trim_settings(raw: Any, problems: Problems) -> dict[str, Any]:
     """HORIZON['trim']: how long (minutes) and how many of each stored record are kept.
     ``attempts_max`` defaults to failed_max + completed_max: a timeline's owner is a
     failed row or a completed record (horizon/attempts.py)."""
-    valid = {*TRIM_KEYS, *TRIM_CAPS, "attempts_max", "monitored_max"}
+    valid = TRIM_TABLE.keys()
     if not isinstance(raw, dict) or set(raw) - valid:
         problems.add(HorizonConfigError(
             "HORIZON trim must be a dict with completed, metrics, failed, database_control, "
@@ -89,7 +108,7 @@ def trim_settings(raw: Any, problems: Problems) -> dict[str, Any]:
 def batch_settings(raw: Any, problems: Problems) -> dict[str, Any]:
     """HORIZON['batches']: how old batch records get before the master prunes them."""
     raw = raw if raw is not None else {}
-    valid = {"prune_hours", "prune_unfinished_hours", "prune_every"}
+    valid = BATCH_KEYS.keys()
     if not isinstance(raw, dict) or set(raw) - valid:
         problems.add(HorizonConfigError("HORIZON batches must be a dict with prune_hours, "
                                         "prune_unfinished_hours and prune_every",
@@ -146,13 +165,19 @@ def parse_waits(raw: Any, connection: str, problems: Problems) -> dict[str, floa
     return out
 
 
-NOTIFICATION_KEYS = {"mail", "webhook", "cooldown", "from"}
+# HORIZON['notifications']'s keys.
+NOTIFICATION_KEYS = {
+    "mail": "addresses a long-wait alert is mailed to",
+    "webhook": "an http(s) URL a long-wait alert is posted to",
+    "cooldown": "seconds before the same alert is sent again (300)",
+    "from": "the mail's sender (DEFAULT_FROM_EMAIL)",
+}
 
 
 def parse_notifications(raw: Any, problems: Problems) -> dict[str, Any]:
     if raw is None:
         return {"mail": [], "webhook": None, "cooldown": 300.0, "from": None}
-    if not isinstance(raw, dict) or set(raw) - NOTIFICATION_KEYS:
+    if not isinstance(raw, dict) or set(raw) - NOTIFICATION_KEYS.keys():
         problems.add(HorizonConfigError(
             "HORIZON['notifications'] takes mail, webhook, cooldown and from",
             "horizon.E016"))
@@ -175,7 +200,12 @@ def parse_notifications(raw: Any, problems: Problems) -> dict[str, Any]:
             "from": raw.get("from")}
 
 
-ROLES = ("view", "operate")  # the dashboard's roles (horizon/dashboard/access/auth.py)
+# HORIZON['role_groups']'s keys: the dashboard's roles (horizon/dashboard/access/auth.py)
+ROLE_KEYS = {
+    "view": "groups whose members may read the dashboard",
+    "operate": "groups whose members may also act (retry, delete, pause, ...)",
+}
+ROLES = tuple(ROLE_KEYS)
 
 
 def role_group_errors(raw: dict[str, Any]) -> list[HorizonConfigError]:

@@ -3,7 +3,7 @@
 Many worker processes on many hosts finish jobs; the endpoint is one web process. So
 each worker adds its outcomes to Redis hashes (one per queue and job: counters plus
 histogram buckets) with one script call that rides in the pipeline of its next pop
-(queueing.hooks), and the endpoint reads those hashes: SMEMBERS of the series set plus
+(queueing.worker.recorders), and the endpoint reads those hashes: SMEMBERS of the series set plus
 one HGETALL per series, never a scan. The hashes are never reset, so they are true
 Prometheus counters; they start again from zero only if Redis loses them.
 

@@ -13,17 +13,15 @@ from collections.abc import Iterable
 from queueing import connections
 from queueing.entries.availability import available_since
 from queueing.failover.state import covering
+from queueing.state.monitoring import queues_by_connection
 
 
 def oldest_ages(queues: Iterable[tuple[str, str]], now: float | None = None
                 ) -> dict[tuple[str, str], float]:
     """(connection, queue) -> seconds its oldest ready job has waited (0 when empty)."""
     now = time.time() if now is None else now
-    by_connection: dict[str, list[str]] = {}
-    for conn, queue in queues:
-        by_connection.setdefault(conn, []).append(queue)
     out: dict[tuple[str, str], float] = {}
-    for conn, names in by_connection.items():
+    for conn, names in queues_by_connection(queues).items():
         driver = connections.queue_driver(conn)
         heads = driver.oldest_pending(names)
         for name, head in zip(names, heads):

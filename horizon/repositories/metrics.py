@@ -1,7 +1,7 @@
 """Throughput and runtime per job and per queue: running aggregates plus minute snapshots.
 
 Workers fold each finished job into hashes with one script that rides in their ack
-pipeline (see queueing.hooks). The master turns those hashes into snapshots every
+pipeline (see queueing.worker.recorders). The master turns those hashes into snapshots every
 `snapshot_interval` seconds and trims snapshots older than `trim.metrics` minutes.
 """
 from __future__ import annotations
@@ -117,7 +117,7 @@ def silenced_call(client: RedisClient, done: list[CompletedJob], *, keep_seconds
 
 
 def record_completions(driver, completions) -> list:
-    """The completion recorder Horizon registers with queueing.hooks: one call for the
+    """The completion recorder Horizon registers with queueing.worker.recorders: one call for the
     batch a worker finished since its last pop."""
     config = horizon_settings()
     client = horizon_client()

@@ -21,6 +21,7 @@ from horizon.repositories.latency import oldest_ages
 from queueing import connections
 from queueing.drivers.state_store import RedisClient, as_str
 from queueing.errors import QueueError
+from queueing.state.monitoring import queues_by_connection
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,13 +81,9 @@ def depths(labels: Iterable[str]) -> dict[str, dict]:
     """Per "connection:queue": pending, delayed, reserved and the oldest pending job's
     age (s), one round trip per connection. A connection that keeps no queues (sync,
     null, or gone from the settings) is left out."""
-    by_conn: dict[str, list[str]] = {}
-    for label in labels:
-        conn, _, queue = label.partition(":")
-        if queue:
-            by_conn.setdefault(conn, []).append(queue)
+    pairs = (label.partition(":") for label in labels)
     out: dict[str, dict] = {}
-    for conn, names in by_conn.items():
+    for conn, names in queues_by_connection((c, q) for c, _, q in pairs if q).items():
         try:
             sizes = connections.queue_driver(conn).sizes_many(names)
             ages = oldest_ages([(conn, name) for name in names])

@@ -44,7 +44,7 @@ def worker_command() -> list[str]:
 class WorkerProcess:
     """One slot of a pool: the current `runworker` process and its restart state.
 
-    Readiness arrives on a private pipe (see queueing.readiness): the worker writes one
+    Readiness arrives on a private pipe (see queueing.worker.readiness): the worker writes one
     byte once Django is loaded, its options are valid and Redis answered.
     """
 

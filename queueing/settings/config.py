@@ -26,8 +26,9 @@ A connection's ``queues`` lists the queue names it accepts, so a typo in a dispa
 fails loudly instead of filling a queue no worker reads; ``"*"`` accepts any valid name.
 
 This module reads the top level of settings.QUEUE; each connection block is read by
-queueing/settings/connection.py (which calls in to sentinel_config.py and
-failover_config.py for their keys).
+queueing/settings/connection.py (which calls in to sentinel.py and failover.py for their
+keys). Each block's table of keys (``SETTINGS_KEYS``, ``CONNECTION_KEYS``, ...) is what
+the validation accepts and what docs/settings.md lists (horizon/settings_reference.py).
 """
 from __future__ import annotations
 
@@ -46,6 +47,7 @@ from queueing.settings.connection import ConnectionConfig, read_connection
 from queueing.settings.failover import failover_target_errors
 from queueing.settings.hints import nearest, unknown_keys
 from queueing.settings.namespace import configured as configured_namespace
+from queueing.settings.renamed import warn
 
 DEFAULT_MAX_PAYLOAD_BYTES = 10 * 1024 * 1024  # largest encoded payload dispatch sends
 DEFAULT_UNKNOWN_JOB_WINDOW = 600.0  # seconds a job unknown to a worker is handed back
@@ -74,14 +76,24 @@ class QueueSettings:
             ) from None
 
 
-SETTINGS_KEYS = frozenset({"default", "after_commit", "connections", "max_payload_bytes",
-                           "middleware", "namespace", "unknown_job_window"})
+# settings.QUEUE's own keys: the validation table, and docs/settings.md's rows.
+SETTINGS_KEYS = {
+    "default": "the connection a dispatch uses when it names none (default: the first)",
+    "connections": "connection name -> its block (below)",
+    "after_commit": "dispatch inside a transaction waits for its commit (True)",
+    "middleware": "job middleware every job runs through (objects or dotted paths)",
+    "namespace": "one name in front of every Redis key (or $QUEUE_NAMESPACE, which wins)",
+    "max_payload_bytes": "largest encoded job a dispatch sends (10 MiB; 0: no limit)",
+    "unknown_job_window": "seconds a job unknown to its worker is handed back before it "
+                          "fails (600; 0: fails at once)",
+}
 
 
 def parse_settings(raw: dict[str, Any] | None) -> QueueSettings:
     """settings.QUEUE, typed; ConfigurationError with the first mistake (settings_errors
     lists them all, for `manage.py check`)."""
-    errors, parsed = _parse_all(raw)
+    errors, parsed, notes = _parse_all(raw)
+    warn(notes)
     if errors:
         raise errors[0]
     assert parsed is not None
@@ -94,21 +106,28 @@ def settings_errors(raw: dict[str, Any] | None) -> list[ConfigurationError]:
     return _parse_all(raw)[0]
 
 
+def settings_notes(raw: dict[str, Any] | None) -> list[str]:
+    """Each old key name settings.QUEUE still uses, with the name to write instead."""
+    return _parse_all(raw)[2]
+
+
 def _parse_all(raw: dict[str, Any] | None) -> tuple[list[ConfigurationError],
-                                                     QueueSettings | None]:
+                                                     QueueSettings | None, list[str]]:
     raw = dict(raw or {})
     errors: list[ConfigurationError] = []
-    unknown = set(raw) - SETTINGS_KEYS
+    notes: list[str] = []
+    unknown = set(raw) - SETTINGS_KEYS.keys()
     if unknown:
         errors.append(ConfigurationError(unknown_keys("QUEUE", unknown, SETTINGS_KEYS)))
     connections_raw = raw.get("connections") or {"sync": {"driver": "sync"}}
     if not isinstance(connections_raw, dict):
         return [*errors, ConfigurationError(
-            "QUEUE['connections'] must be a dict of connection name -> settings")], None
+            "QUEUE['connections'] must be a dict of connection name -> settings")], None, []
     connections = {}
     for name, block in connections_raw.items():
         problems, config = read_connection(name, block)
         errors += [exc for exc in problems.errors if isinstance(exc, ConfigurationError)]
+        notes += problems.notes
         if config is not None:
             connections[name] = config
     errors.extend(failover_target_errors(connections))
@@ -133,14 +152,14 @@ def _parse_all(raw: dict[str, Any] | None) -> tuple[list[ConfigurationError],
             f"QUEUE['unknown_job_window'] must be seconds >= 0 (0: an unknown job fails at "
             f"once), got {window!r}"))
     if errors:
-        return errors, None
+        return errors, None, notes
     return [], QueueSettings(
         default=default,
         after_commit=bool(raw.get("after_commit", True)),
         connections=connections,
         max_payload_bytes=max_payload,
         unknown_job_window=float(window),
-    )
+    ), notes
 
 
 @lru_cache(maxsize=1)

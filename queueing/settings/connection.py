@@ -1,8 +1,9 @@
 """One ``QUEUE["connections"][name]`` block -> a typed, validated ``ConnectionConfig``.
 
 config.py reads the top level of settings.QUEUE and hands each connection block here;
-the Sentinel keys of a ``redis`` block are read by sentinel_config.py and a
-``failover`` block by failover_config.py. Also the queue-name rules every connection
+the ``sentinel`` sub-block of a ``redis`` block is read by sentinel.py and a
+``failover`` block by failover.py. Keys renamed in 0.3 are lifted to their new places
+first (``lift_renamed``; queueing/settings/renamed.py). Also the queue-name rules every connection
 applies (``QUEUE_NAME``, fair queues' key queues).
 """
 from __future__ import annotations
@@ -18,7 +19,8 @@ from queueing.errors import ConfigurationError, UnknownQueue
 from queueing.settings.failover import parse_failover
 from queueing.settings.hints import unknown_keys
 from queueing.settings.problems import Problems
-from queueing.settings.sentinel import SENTINEL_KEYS, read_sentinel
+from queueing.settings.renamed import lift, warn
+from queueing.settings.sentinel import REPLICA_KEYS, SENTINEL_RENAMES, read_sentinel
 
 DEFAULT_PREFIX = "queues:"  # of every queue key (drivers/redis/keys.py)
 DRIVERS = tuple(KINDS)  # the driver registry's kinds
@@ -60,7 +62,8 @@ class ConnectionConfig:
     prefix: str = DEFAULT_PREFIX
     migration_batch_size: int = DEFAULT_MIGRATION_BATCH
     max_deliveries: int = DEFAULT_MAX_DELIVERIES  # 0: no poison cap
-    options: dict[str, Any] = field(default_factory=dict)  # extra redis-py client kwargs
+    # extra redis-py client kwargs; not in the repr: they may hold the password
+    options: dict[str, Any] = field(default_factory=dict, repr=False)
     socket_timeout: float = DEFAULT_SOCKET_TIMEOUT  # seconds a reply may take
     socket_connect_timeout: float = DEFAULT_SOCKET_CONNECT_TIMEOUT  # seconds to connect
     cluster: bool = False  # connect with redis-py's RedisCluster (url names any seed node)
@@ -121,16 +124,41 @@ def _number(conn: str, key: str, value: Any, *, allow_none: bool) -> float | Non
     return value
 
 
-CONNECTION_KEYS = frozenset({
-    "driver", "queue", "queues", "url", "embedded_dir", "retry_after",
-    "block_for", "prefix", "migration_batch_size", "max_deliveries", "options",
-    "cluster", "socket_timeout", "socket_connect_timeout",
-    "database", "listen", "synchronous_commit", "fair_queues", "encrypt", *SENTINEL_KEYS,
-})
+# A connection block's keys: the validation table, and docs/settings.md's rows.
+CONNECTION_KEYS = {
+    "driver": "redis (the default), database, sync or failover",
+    "url": "redis://, rediss://, unix:// or redis+cluster:// (Redis Cluster: any node)",
+    "embedded_dir": "start a local redis-server with its files here (when 'url' is unset)",
+    "queue": "the queue a dispatch uses when it names none ('default')",
+    "queues": "the queue names it accepts (its 'queue' always among them), or '*' for any",
+    "fair_queues": "queues that rotate between keys, such as tenants (docs/fair-queues.md)",
+    "retry_after": "seconds an unrenewed lease lasts before redelivery (30; None: never)",
+    "block_for": "seconds an idle worker blocks for a job (5 on redis; None: poll)",
+    "max_deliveries": "silent deliveries (worker died) before a job is failed (5; 0: no cap)",
+    "prefix": "of every queue key ('queues:'), no braces",
+    "migration_batch_size": "due delayed jobs moved per pop (1000)",
+    "options": "redis-py client keyword arguments: password, db, ssl, socket_timeout "
+               "(10 s), socket_connect_timeout (5 s), ...",
+    "encrypt": "seal every job's arguments (queueing/entries/encryption.py; False)",
+    "database": "driver database: the DATABASES alias holding the jobs ('default')",
+    "listen": "driver database on PostgreSQL: wake idle workers by NOTIFY (True)",
+    "synchronous_commit": "driver database on PostgreSQL: the workers' session setting "
+                          "('off')",
+    **REPLICA_KEYS,
+}
+# Old keys, by their new places (read until 0.4): the socket timeouts are redis-py's own
+# client options, written where the others are.
+TIMEOUT_RENAMES = {"socket_timeout": "options.socket_timeout",
+                   "socket_connect_timeout": "options.socket_connect_timeout"}
+# Read until 0.4 with a note; the URL says it instead ("redis+cluster://").
+CLUSTER_KEY = "cluster"
+
+
 def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
     """Validate one connection block; raise ConfigurationError naming the first bad key
     (settings_errors lists them all)."""
     problems, config = read_connection(name, raw)
+    warn(problems.notes)
     problems.raise_first()
     assert config is not None
     return config
@@ -147,7 +175,8 @@ def read_connection(name: str, raw: Any) -> tuple[Problems, ConnectionConfig | N
         config = problems.take(lambda: parse_failover(name, raw, ConnectionConfig), None)
         return problems, config
     where = f"QUEUE['connections'][{name!r}]"
-    unknown = set(raw) - CONNECTION_KEYS
+    raw, problems.notes = lift_renamed(where, raw)
+    unknown = set(raw) - CONNECTION_KEYS.keys() - {CLUSTER_KEY}
     if unknown:
         problems.add(ConfigurationError(unknown_keys(where, unknown, CONNECTION_KEYS)))
     driver = raw.get("driver", "redis")
@@ -163,9 +192,9 @@ def read_connection(name: str, raw: Any) -> tuple[Problems, ConnectionConfig | N
                            only_queue)
     sentinel = read_sentinel(where, raw, problems)
     if driver == "redis" and not raw.get("url") and not raw.get("embedded_dir") \
-            and "sentinels" not in raw:
+            and "sentinel" not in raw:
         problems.add(ConfigurationError(
-            f"{where} needs a 'url', 'sentinels' and a 'service_name' (Redis Sentinel), "
+            f"{where} needs a 'url', a 'sentinel' block (Redis Sentinel), "
             "or 'embedded_dir' to start a local redis-server"))
     database = raw.get("database", "default")
     if driver == "database" and database not in settings.DATABASES:
@@ -192,14 +221,22 @@ def read_connection(name: str, raw: Any) -> tuple[Problems, ConnectionConfig | N
     prefix = raw.get("prefix", DEFAULT_PREFIX)
     if not isinstance(prefix, str) or "{" in prefix or "}" in prefix:
         problems.add(ConfigurationError(f"{where}['prefix'] must be a string without braces"))
+    options = raw.get("options") or {}
+    if not isinstance(options, dict):
+        problems.add(ConfigurationError(
+            f"{where}['options'] must be a dict of redis-py client arguments"))
+        options = {}
+    options = dict(options)
     timeouts = {}
     for key, default in (("socket_timeout", DEFAULT_SOCKET_TIMEOUT),
                          ("socket_connect_timeout", DEFAULT_SOCKET_CONNECT_TIMEOUT)):
-        value = raw.get(key, default)
+        # kept as fields, not client options: the sidecar's shorter reply timeout and
+        # the worker's lease timing read them (queueing/drivers/redis/clients.py)
+        value = options.pop(key, default)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or \
                 not 0 < value <= 3600:
             problems.add(ConfigurationError(
-                f"{where}[{key!r}] must be seconds in (0, 3600], got {value!r}"))
+                f"{where}['options'][{key!r}] must be seconds in (0, 3600], got {value!r}"))
             value = default
         timeouts[key] = float(value)
     no_url: tuple[str | None, bool] = (None, False)
@@ -235,7 +272,7 @@ def read_connection(name: str, raw: Any) -> tuple[Problems, ConnectionConfig | N
         prefix=prefix,
         migration_batch_size=batch,
         max_deliveries=max_deliveries,
-        options=dict(raw.get("options") or {}),
+        options=options,
         cluster=cluster,
         database=database,
         listen=raw.get("listen", True),
@@ -246,6 +283,30 @@ def read_connection(name: str, raw: Any) -> tuple[Problems, ConnectionConfig | N
         socket_connect_timeout=timeouts["socket_connect_timeout"],
         **sentinel.fields(),
     )
+
+
+def lift_renamed(where: str, raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """`raw` with 0.2's key names moved to their new places, and a note for each.
+
+    The primary's flat ``password``, ``db`` and ``ssl`` were read by Sentinel
+    connections only; on any other connection they were never read, so they are dropped
+    (with a note) rather than handed to redis-py, which would now apply them.
+    """
+    renames = dict(TIMEOUT_RENAMES)
+    notes = []
+    behind_sentinel = "sentinel" in raw or "sentinels" in raw
+    for old, new in SENTINEL_RENAMES.items():
+        if behind_sentinel or not new.startswith("options."):
+            renames[old] = new
+        elif old in raw:
+            raw = {key: value for key, value in raw.items() if key != old}
+            notes.append(f"{where}[{old!r}] was never read on a connection without "
+                         f"Sentinel (the URL says it); remove it")
+    lifted, moved = lift(where, raw, renames)
+    if CLUSTER_KEY in lifted:
+        moved.append(f"{where}['cluster'] goes in 0.4: write the url as "
+                     "'redis+cluster://host:port' (or rediss+cluster://) instead")
+    return lifted, notes + moved
 
 
 def _queues(where: str, queues_raw: Any, queue: str) -> tuple[str, ...] | None:

@@ -20,15 +20,23 @@ from queueing.contract.registry import kind_of
 from queueing.errors import ConfigurationError
 from queueing.settings.hints import unknown_keys
 
-FAILOVER_KEYS = frozenset({"driver", "connections", "dispatch_timeout",
-                           "retry_primary_after", "queue", "queues"})
+# A failover block's keys: the validation table, and docs/settings.md's rows.
+FAILOVER_KEYS = {
+    "driver": "'failover'",
+    "connections": "two or more redis or database connections, in the order a dispatch "
+                   "tries them",
+    "dispatch_timeout": "seconds the first may take (connect, reply) before the next (0.5)",
+    "retry_primary_after": "seconds a failed connection is skipped (5)",
+    "queue": "as a connection's (default: its first connection's)",
+    "queues": "as a connection's (default: its first connection's)",
+}
 
 
 def parse_failover(name: str, raw: dict[str, Any], config_class: Any) -> Any:
     """The ConnectionConfig of a failover block (its targets checked later, once every
     connection is known: `failover_target_errors`)."""
     where = f"QUEUE['connections'][{name!r}]"
-    unknown = set(raw) - FAILOVER_KEYS
+    unknown = set(raw) - FAILOVER_KEYS.keys()
     if unknown:
         raise ConfigurationError(unknown_keys(where, unknown, FAILOVER_KEYS))
     targets = raw.get("connections")

@@ -20,6 +20,9 @@ class Problems:
     def __init__(self, kinds: tuple[type[Exception], ...]) -> None:
         self.kinds = kinds  # the exceptions that mean "this value is wrong"
         self.errors: list[Exception] = []
+        # old key names read as their new ones (queueing/settings/renamed.py): not
+        # mistakes, told by a system check warning until the old names go
+        self.notes: list[str] = []
 
     def add(self, error: Exception) -> None:
         self.errors.append(error)

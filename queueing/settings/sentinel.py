@@ -1,18 +1,21 @@
-"""The Redis Sentinel keys of a ``redis`` connection block, read and checked.
+"""The Redis Sentinel sub-block of a ``redis`` connection, and its replica keys.
 
-A connection behind Sentinel names no server: it names the sentinels and the service
-they watch, and every client asks them where the primary is (queueing/drivers/redis/
-sentinel.py)::
+A connection behind Sentinel names no server: its ``sentinel`` block names the sentinels
+and the service they watch, and every client asks them where the primary is
+(queueing/drivers/redis/sentinel.py). The primary's own login is redis-py's, in
+``options``, as for any connection::
 
     "redis": {"driver": "redis",
-              "sentinels": ["10.0.0.1:26379", "10.0.0.2:26379", "10.0.0.3:26379"],
-              "service_name": "mymaster",
-              "sentinel_password": "...", "password": "...", "db": 0, "ssl": False,
+              "sentinel": {"hosts": ["10.0.0.1:26379", "10.0.0.2:26379", "10.0.0.3:26379"],
+                           "service": "mymaster", "password": "...", "ssl": False},
+              "options": {"password": "...", "db": 0},
               "replica_acks": 1}
 
 ``replica_acks`` and ``replica_ack_timeout`` also apply to a plain ``url`` connection (a
 primary with replicas); ``switch_wait`` is how long a dispatch waits out a primary switch.
-Layer 1: reads settings values only (no Redis, no Django).
+The flat keys of 0.2 (``sentinels``, ``service_name``, ``sentinel_password``,
+``sentinel_ssl``, ``password``, ``db``, ``ssl``) are read as their new places until 0.4
+(queueing/settings/renamed.py). Layer 1: reads settings values only (no Redis, no Django).
 """
 from __future__ import annotations
 
@@ -20,12 +23,29 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from queueing.errors import ConfigurationError
+from queueing.settings.hints import unknown_keys
 from queueing.settings.problems import Problems
 
-SENTINEL_KEYS = frozenset({
-    "sentinels", "service_name", "sentinel_password", "password", "db", "ssl",
-    "sentinel_ssl", "switch_wait", "replica_acks", "replica_ack_timeout",
-})
+# The sentinel sub-block's keys: the validation table, and docs/settings.md's rows.
+SENTINEL_KEYS = {
+    "hosts": "the sentinels, as 'host:port' strings (or (host, port) pairs); required",
+    "service": "the name the sentinels monitor the primary by ('sentinel monitor <name>')",
+    "password": "the sentinels' own password (the primary's is options['password'])",
+    "ssl": "TLS to the sentinels (default: options['ssl'], the primary's)",
+}
+# Connection keys this module reads beside the sub-block (they also serve a plain url).
+REPLICA_KEYS = {
+    "sentinel": "Redis Sentinel: the sub-block below, instead of a 'url'",
+    "switch_wait": "seconds a dispatch waits out a primary switch before raising (10)",
+    "replica_acks": "replicas that must hold a dispatch before it returns (Redis WAIT; 0)",
+    "replica_ack_timeout": "seconds the replicas have to acknowledge it (0.5)",
+}
+# The flat keys of 0.2, by their new places (read until 0.4).
+SENTINEL_RENAMES = {
+    "sentinels": "sentinel.hosts", "service_name": "sentinel.service",
+    "sentinel_password": "sentinel.password", "sentinel_ssl": "sentinel.ssl",
+    "password": "options.password", "db": "options.db", "ssl": "options.ssl",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,14 +76,14 @@ def parse_address(where: str, text: Any) -> tuple[str, int]:
         host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     else:
         raise ConfigurationError(
-            f"{where}['sentinels'] entries must be 'host:port', got {text!r}")
+            f"{where}['sentinel']['hosts'] entries must be 'host:port', got {text!r}")
     try:
         number = int(port)
     except (TypeError, ValueError):
         number = 0
     if not isinstance(host, str) or not host or not 0 < number < 65536:
         raise ConfigurationError(
-            f"{where}['sentinels'] entries must be 'host:port' with a port in 1-65535, "
+            f"{where}['sentinel']['hosts'] entries must be 'host:port' with a port in 1-65535, "
             f"got {text!r}")
     return host, number
 
@@ -71,7 +91,7 @@ def parse_address(where: str, text: Any) -> tuple[str, int]:
 def _sentinels(where: str, raw: Any) -> tuple[tuple[str, int], ...]:
     if isinstance(raw, str) or not isinstance(raw, (list, tuple)) or not raw:
         raise ConfigurationError(
-            f"{where}['sentinels'] must be a non-empty list of 'host:port' strings, "
+            f"{where}['sentinel']['hosts'] must be a non-empty list of 'host:port' strings, "
             f"got {raw!r}")
     return tuple(dict.fromkeys(parse_address(where, item) for item in raw))
 
@@ -85,42 +105,54 @@ def _seconds(where: str, key: str, value: Any, low: float, high: float) -> float
 
 
 def read_sentinel(where: str, raw: dict[str, Any], problems: Problems) -> SentinelOptions:
-    """The Sentinel (and replica acknowledgement) options of one block; each bad value
-    is recorded in `problems` and its default stands in for it."""
+    """The Sentinel (and replica acknowledgement) options of one block, its old flat
+    keys already lifted to their new places; each bad value is recorded in `problems`
+    and its default stands in for it."""
     default = SentinelOptions()
+    given = raw.get("sentinel")
+    block: dict[str, Any] = given if isinstance(given, dict) else {}
+    options: dict[str, Any] = raw["options"] if isinstance(raw.get("options"), dict) else {}
     sentinels: tuple[tuple[str, int], ...] = ()
-    service_name = raw.get("service_name")
-    if "sentinels" in raw:
-        sentinels = problems.take(lambda: _sentinels(where, raw["sentinels"]), ())
-        if not isinstance(service_name, str) or not service_name.strip():
+    service: Any = None
+    if given is not None and not isinstance(given, dict):
+        problems.add(ConfigurationError(
+            f"{where}['sentinel'] must be a dict with 'hosts' and 'service', got {given!r}"))
+    if given is not None:
+        unknown = set(block) - SENTINEL_KEYS.keys()
+        if unknown:
             problems.add(ConfigurationError(
-                f"{where} has 'sentinels' but no 'service_name' (the name the sentinels "
-                "monitor the primary by, as in 'sentinel monitor <name> ...')"))
+                unknown_keys(f"{where}['sentinel']", unknown, SENTINEL_KEYS)))
+        sentinels = problems.take(lambda: _sentinels(where, block.get("hosts")), ())
+        service = block.get("service")
+        if not isinstance(service, str) or not service.strip():
+            problems.add(ConfigurationError(
+                f"{where}['sentinel'] has no 'service' (the name the sentinels monitor "
+                "the primary by, as in 'sentinel monitor <name> ...')"))
         if raw.get("url") or raw.get("embedded_dir"):
             problems.add(ConfigurationError(
-                f"{where} names both 'sentinels' and a 'url'/'embedded_dir': the sentinels "
+                f"{where} names both 'sentinel' and a 'url'/'embedded_dir': the sentinels "
                 "say where the primary is; drop one"))
         if raw.get("cluster"):
             problems.add(ConfigurationError(
-                f"{where}: 'sentinels' and 'cluster' do not mix (a cluster fails over "
+                f"{where}: 'sentinel' and 'cluster' do not mix (a cluster fails over "
                 "by itself)"))
-    elif "service_name" in raw:
-        problems.add(ConfigurationError(
-            f"{where} has a 'service_name' but no 'sentinels' list to ask for it"))
-    for key in ("sentinel_password", "password"):
-        if raw.get(key) is not None and not isinstance(raw[key], str):
-            problems.add(ConfigurationError(f"{where}[{key!r}] must be a string"))
-    db = raw.get("db", 0)
+    passwords = {"sentinel_password": (f"{where}['sentinel']['password']",
+                                       block.get("password")),
+                 "password": (f"{where}['options']['password']", options.get("password"))}
+    for told, value in passwords.values():
+        if value is not None and not isinstance(value, str):
+            problems.add(ConfigurationError(f"{told} must be a string"))
+    db = options.get("db", 0)
     if isinstance(db, bool) or not isinstance(db, int) or db < 0:
-        problems.add(ConfigurationError(f"{where}['db'] must be an int >= 0, got {db!r}"))
+        problems.add(ConfigurationError(
+            f"{where}['options']['db'] must be an int >= 0, got {db!r}"))
         db = 0
-    flags = {}
-    for key in ("ssl", "sentinel_ssl"):
-        value = raw.get(key, raw.get("ssl", False))
+    ssl = options.get("ssl", False)
+    sentinel_ssl = block.get("ssl", ssl)
+    for told, value in ((f"{where}['options']['ssl']", ssl),
+                        (f"{where}['sentinel']['ssl']", sentinel_ssl)):
         if not isinstance(value, bool):
-            problems.add(ConfigurationError(f"{where}[{key!r}] must be true or false"))
-            value = False
-        flags[key] = value
+            problems.add(ConfigurationError(f"{told} must be true or false"))
     acks = raw.get("replica_acks", 0)
     if isinstance(acks, bool) or not isinstance(acks, int) or not 0 <= acks <= 16:
         problems.add(ConfigurationError(
@@ -138,8 +170,8 @@ def read_sentinel(where: str, raw: dict[str, Any], problems: Problems) -> Sentin
         where, "switch_wait", raw.get("switch_wait", 10.0), 0, 300), default.switch_wait)
     return SentinelOptions(
         sentinels=sentinels,
-        service_name=service_name.strip() if sentinels and isinstance(service_name, str)
-        else None,
-        sentinel_password=raw.get("sentinel_password"), password=raw.get("password"),
-        db=db, ssl=flags["ssl"], sentinel_ssl=flags["sentinel_ssl"], switch_wait=switch_wait,
+        service_name=service.strip() if sentinels and isinstance(service, str) else None,
+        sentinel_password=passwords["sentinel_password"][1],
+        password=passwords["password"][1], db=db, ssl=ssl is True,
+        sentinel_ssl=sentinel_ssl is True, switch_wait=switch_wait,
         replica_acks=acks, replica_ack_timeout=ack_timeout)

@@ -6,6 +6,7 @@ One `sizes_many` and one `oldest_pending` per connection, whatever the queues ho
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
 from queueing import connections
@@ -54,14 +55,20 @@ def targets(names: list[str]) -> list[tuple[str, str]]:
     return out
 
 
+def queues_by_connection(pairs: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
+    """(connection, queue) pairs -> each connection's queues, in the order given: the
+    readers ask each connection's driver once for all of its queues."""
+    grouped: dict[str, list[str]] = {}
+    for connection, queue in pairs:
+        grouped.setdefault(connection, []).append(queue)
+    return grouped
+
+
 def read(wanted: list[tuple[str, str]], now: float | None = None) -> list[QueueReading]:
     """A reading per (connection, queue), in the order asked."""
     now = time.time() if now is None else now
-    by_connection: dict[str, list[str]] = {}
-    for connection, queue in wanted:
-        by_connection.setdefault(connection, []).append(queue)
     found: dict[tuple[str, str], QueueReading] = {}
-    for connection, queues in by_connection.items():
+    for connection, queues in queues_by_connection(wanted).items():
         for source in _sources(connection):
             driver = connections.queue_driver(source)
             sizes = driver.sizes_many(queues)

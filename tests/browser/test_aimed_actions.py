@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 @pytest.fixture(autouse=True)
 def one_queue(settings):
     settings.HORIZON = {**settings.HORIZON,
-                        "supervisors": {"supervisor-1": {"queue": ["default"]}}}
+                        "supervisors": {"supervisor-1": {"queues": ["default"]}}}
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(autouse=True)
 def three_queues(settings):
     settings.HORIZON = {**settings.HORIZON,
-                        "supervisors": {"supervisor-1": {"queue": ["high", "default", "low"]}}}
+                        "supervisors": {"supervisor-1": {"queues": ["high", "default", "low"]}}}
 
 
 def test_login_is_required_and_works(page, operator):

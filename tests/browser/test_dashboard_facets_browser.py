@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 @pytest.fixture(autouse=True)
 def one_queue(settings):
     settings.HORIZON = {**settings.HORIZON,
-                        "supervisors": {"supervisor-1": {"queue": ["default"]}}}
+                        "supervisors": {"supervisor-1": {"queues": ["default"]}}}
 
 
 def test_a_facet_narrows_the_pending_list_and_unchoosing_it_widens_it(page, operator, driver):

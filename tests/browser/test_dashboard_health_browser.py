@@ -1,24 +1,12 @@
 """In headless Chromium: an open page says so when Redis stops answering (the stale-data
 banner, the last good time), and a full load answers 503 with the reason."""
-import copy
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.backends import start_backend
 from tests.browser.conftest import log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def own_redis(settings):
-    server = start_backend("redis")
-    config = copy.deepcopy(settings.QUEUE)
-    config["connections"]["redis"]["url"] = server.url
-    settings.QUEUE = config
-    yield server
-    server.stop()
 
 
 def test_an_open_page_shows_the_stale_banner_and_a_load_gets_the_503_page(page, operator,

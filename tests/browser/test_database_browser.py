@@ -26,7 +26,7 @@ def database_supervisor(settings):
     QueuedJob.objects.using(alias).all().delete()
     PausedQueue.objects.using(alias).all().delete()
     settings.HORIZON = {**settings.HORIZON, "supervisors": {
-        "supervisor-db": {"connection": DB, "queue": ["default"]}}}
+        "supervisor-db": {"connection": DB, "queues": ["default"]}}}
 
 
 def test_every_state_of_a_database_queue_in_the_browser(page, operator, spawn_worker,

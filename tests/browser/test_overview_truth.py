@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 @pytest.fixture(autouse=True)
 def one_queue(settings):
     settings.HORIZON = {**settings.HORIZON,
-                        "supervisors": {"supervisor-1": {"queue": ["default"]}}}
+                        "supervisors": {"supervisor-1": {"queues": ["default"]}}}
 
 
 def test_a_stalled_queue_shows_its_wait_and_draining_workers_show(page, operator, driver,

@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 @pytest.fixture(autouse=True)
 def one_queue(settings):
     settings.HORIZON = {**settings.HORIZON,
-                        "supervisors": {"supervisor-1": {"queue": ["default"]}}}
+                        "supervisors": {"supervisor-1": {"queues": ["default"]}}}
 
 
 def held_polls(page, path_part: str, held: list):
@@ -140,7 +140,7 @@ def test_the_stale_banner_clears_on_the_next_good_refresh(page, operator, settin
                      .removeprefix("unix://").split("?")[0])
     config = copy.deepcopy(settings.QUEUE)
     config["connections"]["redis"]["url"] = proxy.url
-    config["connections"]["redis"]["socket_timeout"] = 1.5
+    config["connections"]["redis"]["options"] = {"socket_timeout": 1.5}
     settings.QUEUE = config
     try:
         log_in(page, next_path="/jobs/pending/")

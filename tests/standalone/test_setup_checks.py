@@ -24,15 +24,18 @@ def test_missing_htmx_app_is_a_check_error(settings):
     assert "horizon.E011" in ids(settings)
 
 
-def test_manage_py_check_reports_it(tmp_path):
-    settings_file = tmp_path / "no_htmx_settings.py"
-    settings_file.write_text(
-        "from tests.settings import *  # noqa\n"
-        "MIDDLEWARE = [m for m in MIDDLEWARE if 'django_htmx' not in m]\n")
-    env = subprocess_env(DJANGO_SETTINGS_MODULE="no_htmx_settings",
+def check_with(tmp_path, change: str) -> subprocess.CompletedProcess:
+    """`manage.py check` in a process whose settings are the tests' plus one `change`."""
+    (tmp_path / "changed_settings.py").write_text(
+        f"from tests.settings import *  # noqa\n{change}\n")
+    env = subprocess_env(DJANGO_SETTINGS_MODULE="changed_settings",
                          PYTHONPATH=f"{tmp_path}:{subprocess_env().get('PYTHONPATH', '')}")
-    done = subprocess.run(manage_command("check"), env=env, capture_output=True, text=True,
+    return subprocess.run(manage_command("check"), env=env, capture_output=True, text=True,
                           timeout=120)
+
+
+def test_manage_py_check_reports_it(tmp_path):
+    done = check_with(tmp_path, "MIDDLEWARE = [m for m in MIDDLEWARE if 'django_htmx' not in m]")
     assert done.returncode != 0
     assert "horizon.E010" in done.stderr and "HtmxMiddleware" in done.stderr
 
@@ -93,33 +96,34 @@ def test_every_queue_setting_mistake_is_listed_at_once_with_the_nearest_key(sett
     assert any("['bad']['driver'] must be one of" in m for m in found), found
 
 
+def told(found: list[str], *parts: str) -> None:
+    """One of the check messages `found` holds every one of `parts`."""
+    assert any(all(part in message for part in parts) for message in found), found
+
+
 def test_every_supervisor_mistake_is_listed_at_once(settings):
     settings.HORIZON = {**settings.HORIZON, "supervisors": {
-        "one": {"queue": ["default"], "max_proceses": 2},
-        "two": {"queue": ["default"], "min_processes": 3, "max_processes": 1},
-        "three": {"queue": ["default"], "connection": "redsi"}}}
+        "one": {"queues": ["default"], "max_proceses": 2},
+        "two": {"queues": ["default"], "min_processes": 3, "max_processes": 1},
+        "three": {"queues": ["default"], "connection": "redsi"}}}
     found = messages("horizon.E00")
     assert len(found) == 3, found
-    assert any("'one' has unknown key 'max_proceses' (did you mean 'max_processes'?)" in m
-               for m in found), found
-    assert any("'two': min_processes (3) is above max_processes (1)" in m for m in found)
-    assert any("'three'" in m and "unknown queue connection 'redsi' (did you mean 'redis'?)"
-               in m for m in found), found
+    told(found, "'one' has unknown key 'max_proceses' (did you mean 'max_processes'?)")
+    told(found, "'two': min_processes (3) is above max_processes (1)")
+    told(found, "'three'", "unknown queue connection 'redsi' (did you mean 'redis'?)")
 
 
 def test_one_supervisor_block_lists_each_of_its_mistakes(settings):
     """Issue 31: one block's first mistake hid the next ones until it was fixed."""
     settings.HORIZON = {**settings.HORIZON, "supervisors": {
-        "one": {"queue": ["default"], "max_proceses": 2, "min_processes": 3,
+        "one": {"queues": ["default"], "max_proceses": 2, "min_processes": 3,
                 "max_processes": 1, "connection": "redsi", "timeout": -5}}}
     found = messages("horizon.E00")
     assert len(found) == 4, found
-    assert any("'one' has unknown key 'max_proceses' (did you mean 'max_processes'?)" in m
-               for m in found), found
-    assert any("'one': min_processes (3) is above max_processes (1)" in m for m in found)
-    assert any("'one'" in m and "unknown queue connection 'redsi' (did you mean 'redis'?)"
-               in m for m in found), found
-    assert any("'one': timeout must be a number >= 0, got -5" in m for m in found), found
+    told(found, "'one' has unknown key 'max_proceses' (did you mean 'max_processes'?)")
+    told(found, "'one': min_processes (3) is above max_processes (1)")
+    told(found, "'one'", "unknown queue connection 'redsi' (did you mean 'redis'?)")
+    told(found, "'one': timeout must be a number >= 0, got -5")
 
 
 def test_one_queue_connection_lists_each_of_its_mistakes(settings):
@@ -168,14 +172,8 @@ def test_a_horizon_key_typo_names_the_nearest_key(settings):
 
 
 def test_horizon_without_the_queueing_app_says_so(tmp_path):
-    settings_file = tmp_path / "no_queueing_settings.py"
-    settings_file.write_text(
-        "from tests.settings import *  # noqa\n"
-        "INSTALLED_APPS = [a for a in INSTALLED_APPS if a not in ('queueing', 'tests.testapp')]\n")
-    env = subprocess_env(DJANGO_SETTINGS_MODULE="no_queueing_settings",
-                         PYTHONPATH=f"{tmp_path}:{subprocess_env().get('PYTHONPATH', '')}")
-    done = subprocess.run(manage_command("check"), env=env, capture_output=True, text=True,
-                          timeout=120)
+    done = check_with(tmp_path, "INSTALLED_APPS = [a for a in INSTALLED_APPS "
+                                "if a not in ('queueing', 'tests.testapp')]")
     assert done.returncode != 0
     last = done.stderr.strip().splitlines()[-1]
     assert "ImproperlyConfigured: 'horizon' needs the 'queueing' app" in last, done.stderr

@@ -144,7 +144,7 @@ class Command(ProductCommand):
         worker = Worker(driver, options, stdout=self.stdout, stderr=self.stderr, flags=flags)
         if not options.quiet:
             self.stdout.write(f"{iso_timestamp(time.time())} {registry.describe_modules()}")
-        readiness.report_ready()  # to a supervisor, if one started us (see queueing.readiness)
+        readiness.report_ready()  # to a supervisor, if one started us (worker/readiness.py)
         Notifier().ready()  # to systemd, under a Type=notify unit (queueing.observability.systemd)
         # the heartbeat lets the dashboard see the worker die, and what it runs
         with heartbeat.beating(driver, worker.owner, _published(worker, options)):

@@ -4,8 +4,6 @@ import datetime as dt
 import time
 
 import pytest
-from django.contrib.auth.models import User
-from django.test import Client
 from django.urls import get_resolver
 from django.utils import timezone
 
@@ -17,7 +15,7 @@ from queueing.entries.payload import encode
 from queueing.middleware import keys, lock_calls
 from queueing.state import failed as failed_store
 from queueing.state.locks import key_ref
-from tests.helpers import EVERY_SECOND, payload, publish
+from tests.helpers import EVERY_SECOND, payload, publish, superuser_client
 from tests.testapp import jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -25,10 +23,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def client():
-    user = User.objects.create_superuser("root", "root@example.com", "pw")
-    client = Client()
-    client.force_login(user)
-    return client
+    return superuser_client()
 
 
 def failed_row() -> dict:

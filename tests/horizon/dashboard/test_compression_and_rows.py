@@ -2,19 +2,15 @@
 import gzip
 
 import pytest
-from django.contrib.auth.models import User
-from django.test import Client
 
-from tests.helpers import push
+from tests.helpers import push, superuser_client
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def client():
-    client = Client()
-    client.force_login(User.objects.create_superuser("root", password="pw"))
-    return client
+    return superuser_client()
 
 
 def test_list_refreshes_are_compressed(client, driver):

@@ -79,7 +79,7 @@ def staff():
 def test_dashboard_pages_and_actions_for_a_database_connection(staff, settings,
                                                                empty_db_queue):
     settings.HORIZON = {**settings.HORIZON, "supervisors": {
-        "supervisor-db": {"connection": DB, "queue": ["default"]}}}
+        "supervisor-db": {"connection": DB, "queues": ["default"]}}}
     driver = connections.driver(DB)
     label = f"{DB}:default"
     held_uuid = jobs.record.using(connection=DB).delay("held one")

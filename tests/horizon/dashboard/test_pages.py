@@ -4,8 +4,6 @@ import re
 import time
 
 import pytest
-from django.contrib.auth.models import User
-from django.test import Client
 from django.utils import timezone
 
 from horizon.dashboard.jobs import listings
@@ -18,6 +16,7 @@ from tests.helpers import (
     payload,
     publish,
     push,
+    superuser_client,
     text,
     three_queues,  # noqa: F401 (an autouse fixture)
 )
@@ -29,10 +28,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def client():
-    user = User.objects.create_superuser("root", "root@example.com", "pw")
-    client = Client()
-    client.force_login(user)
-    return client
+    return superuser_client()
 
 
 

@@ -96,7 +96,7 @@ def test_a_quiet_supervisor_keeps_the_masters_log_flat(spawn_worker):
     and what is left (the master's own events) does not grow with the jobs run."""
     from tests.helpers import start_master
 
-    quiet = {"supervisors": {"supervisor-1": {"queue": ["default"], "quiet": True}}}
+    quiet = {"supervisors": {"supervisor-1": {"queues": ["default"], "quiet": True}}}
     master = start_master(spawn_worker, HORIZON_TEST_EXTRA=json.dumps(quiet))
     ids = [test_jobs.record.delay(f"q{i}") for i in range(50)]
     wait_until(lambda: len(test_jobs.notes()) == 50, timeout=60, message="50 jobs ran")

@@ -58,12 +58,12 @@ def test_decide_is_pure_policy():
 
 
 def test_supervisors_pass_their_prefetch_to_workers():
-    config = parse({"supervisors": {"s": {"queue": ["default"], "prefetch": 4}}})
+    config = parse({"supervisors": {"s": {"queues": ["default"], "prefetch": 4}}})
     assert "--prefetch=4" in config.supervisors[0].worker_arguments()
-    default = parse({"supervisors": {"s": {"queue": ["default"]}}})
+    default = parse({"supervisors": {"s": {"queues": ["default"]}}})
     assert "--prefetch=32" in default.supervisors[0].worker_arguments()
     with pytest.raises(HorizonConfigError, match="prefetch"):
-        parse({"supervisors": {"s": {"queue": ["default"], "prefetch": 0}}})
+        parse({"supervisors": {"s": {"queues": ["default"], "prefetch": 0}}})
 
 
 def test_settings_are_validated():

@@ -12,19 +12,14 @@ from django.core.management import call_command
 from horizon import master_health
 from horizon.repositories.state import MasterState
 from queueing.observability import probes
-from tests.helpers import start_master
+from tests.helpers import command_status, start_master
 from tests.workers import wait_until
 
 NAME = "pod-master"
 
 
 def status(*args: str) -> tuple[int, str]:
-    out = io.StringIO()
-    try:
-        call_command("horizon_status", "--master", NAME, *args, stdout=out)
-    except SystemExit as exc:
-        return int(exc.code or 0), out.getvalue()
-    return 0, out.getvalue()
+    return command_status("horizon_status", "--master", NAME, *args)
 
 
 def test_the_rules():

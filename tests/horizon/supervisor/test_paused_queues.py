@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def supervisor() -> Supervisor:
     config = parse_supervisor("supervisor-1", {
-        "queue": ["high", "default"], "balance": "auto", "min_processes": 1,
+        "queues": ["high", "default"], "balance": "auto", "min_processes": 1,
         "max_processes": 6}, "redis")
     return Supervisor(config, "test-master", log=lambda message: None)
 
@@ -40,7 +40,7 @@ def test_a_paused_queue_counts_as_idle_for_the_balancer(driver):
 
 def test_the_overview_shows_a_paused_queue_as_paused_not_as_waiting(driver, rclient, settings):
     settings.HORIZON = {**settings.HORIZON,
-                        "supervisors": {"supervisor-1": {"queue": ["high", "default"]}}}
+                        "supervisors": {"supervisor-1": {"queues": ["high", "default"]}}}
     script, keys_, args = metrics.completion_call(
         rclient, job_name="tests.testapp.jobs.record", uuid="u1", label="redis:default",
         runtime=2.0, payload={}, keep_seconds=60, now=1.0)

@@ -8,7 +8,7 @@ from horizon.supervisor.supervisor import Supervisor
 from queueing.worker.process_control import SignalFlags
 from queueing.worker.stopping import StopClock, stop_reason
 
-BLOCK = {"connection": "redis", "supervisors": {"s1": {"queue": ["default"]}}}
+BLOCK = {"connection": "redis", "supervisors": {"s1": {"queues": ["default"]}}}
 
 
 def test_the_default_is_sixty_seconds_and_every_worker_gets_it():

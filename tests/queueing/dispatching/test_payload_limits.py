@@ -6,8 +6,6 @@ import subprocess
 import sys
 
 import pytest
-from django.contrib.auth.models import User
-from django.test import Client
 
 from horizon import keys as horizon_keys
 from queueing.drivers.redis.keys import QueueKeys
@@ -15,6 +13,7 @@ from queueing.entries import limits as payload_limits
 from queueing.entries.limits import PayloadTooLarge
 from queueing.errors import DispatchError, NotSerializable
 from tests.conftest import ROOT, manage_command, subprocess_env
+from tests.helpers import superuser_client
 from tests.testapp import jobs
 from tests.workers import wait_until
 
@@ -64,13 +63,6 @@ def test_deep_or_huge_arguments_are_refused_like_other_refusals(rclient, value, 
 def test_arguments_within_the_bounds_still_dispatch_and_run(rclient):
     jobs.noop.delay(nested(payload_limits.MAX_ARGUMENT_DEPTH - 5), 10 ** 3000)
     assert rclient.llen(READY) == 1
-
-
-def superuser_client() -> Client:
-    user = User.objects.create_superuser("root", "root@example.com", "pw")
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def test_a_5_mb_payload_runs_and_no_page_or_record_holds_it_whole(rclient, spawn_worker):

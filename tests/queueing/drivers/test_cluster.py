@@ -93,6 +93,20 @@ def test_bad_cluster_settings_are_refused_clearly(raw, message):
 
 
 # -- waiting on queues in different slots -----------------------------------------------
+def woken_by_a_push(driver: RedisDriver, queues: list[str], queue: str
+                    ) -> tuple[list[bool], float]:
+    """A 10 s wait for `queues` in a thread, a push to `queue` 0.3 s in: what the wait
+    returned, and how long it took."""
+    woke: list[bool] = []
+    started = time.monotonic()
+    waiting = threading.Thread(target=lambda: woke.append(driver.wait_for_jobs(queues, 10.0)))
+    waiting.start()
+    time.sleep(0.3)
+    driver.push(queue, '{"attempts":0,"uuid":"x"}')
+    waiting.join(12)
+    return woke, time.monotonic() - started
+
+
 def test_a_blocking_wait_across_slots_wakes_for_either_queue(cluster, on_cluster):
     first, second = queues_on_different_masters(cluster)
     keys = [on_cluster.keys(q).notify for q in (first, second)]
@@ -100,15 +114,7 @@ def test_a_blocking_wait_across_slots_wakes_for_either_queue(cluster, on_cluster
     with pytest.raises(redis.ResponseError, match="same slot"):  # CROSSSLOT
         cluster.nodes[0].client().blpop(keys, timeout=0.01)  # why a plain BLPOP cannot do
     for queue in (second, first):
-        woke = []
-        started = time.monotonic()
-        waiting = threading.Thread(target=lambda: woke.append(
-            on_cluster.wait_for_jobs([first, second], 10.0)))
-        waiting.start()
-        time.sleep(0.3)
-        on_cluster.push(queue, '{"attempts":0,"uuid":"x"}')
-        waiting.join(12)
-        elapsed = time.monotonic() - started
+        woke, elapsed = woken_by_a_push(on_cluster, [first, second], queue)
         assert woke == [True]
         assert elapsed < 10.0 / 4  # woken by the push, not by the wait running out
 
@@ -191,15 +197,8 @@ def test_a_wait_follows_a_slot_that_moved(cluster, on_cluster):
     target = next(n for n in cluster.masters() if n.port not in keep)
     cluster.migrate_slot(slot, target)
     on_cluster.wait_for_jobs([first, second], 0.1)  # may end early on MOVED: fine, a hint
-    woke = []
-    started = time.monotonic()
-    waiting = threading.Thread(target=lambda: woke.append(
-        on_cluster.wait_for_jobs([first, second], 10.0)))
-    waiting.start()
-    time.sleep(0.3)
-    on_cluster.push(first, '{"attempts":0,"uuid":"x"}')
-    waiting.join(12)
-    assert woke == [True] and time.monotonic() - started < 10.0 / 4
+    woke, elapsed = woken_by_a_push(on_cluster, [first, second], first)
+    assert woke == [True] and elapsed < 10.0 / 4
     assert on_cluster.waiter._blockers[slot].node.port == target.port
 
 
@@ -233,6 +232,19 @@ def test_sizes_of_queues_in_different_slots_in_one_call(cluster, on_cluster):
 
 
 # -- workers through failover and resharding --------------------------------------------
+def _loaded(settings, cluster: LocalCluster, tmp_path: Path
+            ) -> tuple[RedisDriver, list[str], Path]:
+    """The "redis" connection pointed at `cluster`, JOBS jobs dispatched to two queues
+    on different masters; the driver, the queues and the file the jobs record in."""
+    queue = {**settings.QUEUE, "connections": {**settings.QUEUE["connections"]}}
+    queue["connections"]["redis"] = {**queue["connections"]["redis"], "url": cluster.url}
+    settings.QUEUE = queue
+    queues = queues_on_different_masters(cluster)
+    path = tmp_path / "ran.txt"
+    _dispatch(queues, path)
+    return cluster_driver(cluster.url), queues, path
+
+
 def _dispatch(queues: list[str], path: Path) -> None:
     signatures = [jobs.append_line.using(queue=queues[i % len(queues)]).s(str(path), i)
                   for i in range(JOBS)]
@@ -279,13 +291,7 @@ def _replicated(cluster: LocalCluster) -> bool:
 def test_a_master_failover_while_two_workers_drain_loses_no_job(
         settings, spawn_worker, tmp_path):
     with LocalCluster(masters=3, replicas=1) as cluster:
-        queue = {**settings.QUEUE, "connections": {**settings.QUEUE["connections"]}}
-        queue["connections"]["redis"] = {**queue["connections"]["redis"], "url": cluster.url}
-        settings.QUEUE = queue
-        driver = cluster_driver(cluster.url)
-        queues = queues_on_different_masters(cluster)
-        path = tmp_path / "ran.txt"
-        _dispatch(queues, path)
+        driver, queues, path = _loaded(settings, cluster, tmp_path)
         wait_until(lambda: _replicated(cluster), timeout=15, message="replication")
         workers = _workers(spawn_worker, cluster.url, queues)
         wait_until(lambda: len(_ran(path)) >= JOBS // 5, timeout=60, message="a fifth done")
@@ -305,13 +311,7 @@ def test_a_master_failover_while_two_workers_drain_loses_no_job(
 
 def test_a_slot_migrated_while_workers_run_loses_no_job(settings, spawn_worker, tmp_path):
     with LocalCluster(masters=3) as cluster:
-        queue = {**settings.QUEUE, "connections": {**settings.QUEUE["connections"]}}
-        queue["connections"]["redis"] = {**queue["connections"]["redis"], "url": cluster.url}
-        settings.QUEUE = queue
-        driver = cluster_driver(cluster.url)
-        queues = queues_on_different_masters(cluster)
-        path = tmp_path / "ran.txt"
-        _dispatch(queues, path)
+        driver, queues, path = _loaded(settings, cluster, tmp_path)
         workers = _workers(spawn_worker, cluster.url, queues)
         wait_until(lambda: len(_ran(path)) >= JOBS // 10, timeout=60, message="a tenth done")
         slot = key_slot(QueueKeys.for_queue(queues[0]).ready.encode())

@@ -47,17 +47,24 @@ def ran(path: Path) -> list[str]:
 
 # -- settings -----------------------------------------------------------------------------
 @pytest.mark.parametrize(("block", "message"), [
-    ({"sentinels": "127.0.0.1:26379", "service_name": "m"}, "non-empty list of 'host:port'"),
-    ({"sentinels": [], "service_name": "m"}, "non-empty list of 'host:port'"),
-    ({"sentinels": ["127.0.0.1"], "service_name": "m"}, "entries must be 'host:port'"),
-    ({"sentinels": ["h:99999"], "service_name": "m"}, "port in 1-65535"),
-    ({"sentinels": ["h:26379"]}, "no 'service_name'"),
-    ({"service_name": "m", "url": "redis://x"}, "no 'sentinels' list"),
-    ({"sentinels": ["h:26379"], "service_name": "m", "url": "redis://x"}, "drop one"),
-    ({"sentinels": ["h:26379"], "service_name": "m", "db": "0"}, "['db'] must be an int"),
-    ({"sentinels": ["h:26379"], "service_name": "m", "replica_acks": True}, "replica_acks"),
+    ({"sentinel": {"hosts": "127.0.0.1:26379", "service": "m"}},
+     "non-empty list of 'host:port'"),
+    ({"sentinel": {"hosts": [], "service": "m"}}, "non-empty list of 'host:port'"),
+    ({"sentinel": {"hosts": ["127.0.0.1"], "service": "m"}}, "entries must be 'host:port'"),
+    ({"sentinel": {"hosts": ["h:99999"], "service": "m"}}, "port in 1-65535"),
+    ({"sentinel": {"hosts": ["h:26379"]}}, "no 'service'"),
+    ({"sentinel": {"service": "m"}, "url": "redis://x"}, "['hosts'] must be a non-empty"),
+    ({"sentinel": {"hosts": ["h:26379"], "service": "m"}, "url": "redis://x"}, "drop one"),
+    ({"sentinel": {"hosts": ["h:26379"], "service": "m", "hosst": 1}}, "did you mean 'hosts'"),
+    ({"sentinel": ["h:26379"]}, "['sentinel'] must be a dict"),
+    ({"sentinel": {"hosts": ["h:26379"], "service": "m"}, "options": {"db": "0"}},
+     "['options']['db'] must be an int"),
+    ({"sentinel": {"hosts": ["h:26379"], "service": "m", "password": 1}},
+     "['sentinel']['password'] must be a string"),
+    ({"sentinel": {"hosts": ["h:26379"], "service": "m"}, "replica_acks": True},
+     "replica_acks"),
     ({"url": "redis+cluster://h:1", "replica_acks": 1}, "not supported on Redis Cluster"),
-    ({"sentinels": ["h:26379"], "service_name": "m", "switch_wait": 0}, "switch_wait"),
+    ({"sentinel": {"hosts": ["h:26379"], "service": "m"}, "switch_wait": 0}, "switch_wait"),
 ])
 def test_a_bad_sentinel_block_is_named_in_the_settings_errors(block, message):
     errors = settings_errors({"connections": {"redis": {"driver": "redis", **block}}})
@@ -66,9 +73,10 @@ def test_a_bad_sentinel_block_is_named_in_the_settings_errors(block, message):
 
 def test_a_sentinel_block_parses_and_prints_without_its_passwords():
     config = parse_connection("redis", {
-        "driver": "redis", "sentinels": ["10.0.0.1:26379", "[::1]:26380"],
-        "service_name": "mymaster", "sentinel_password": "s3cret", "password": "p4ss",
-        "db": 2, "replica_acks": 1})
+        "driver": "redis", "replica_acks": 1,
+        "sentinel": {"hosts": ["10.0.0.1:26379", "[::1]:26380"], "service": "mymaster",
+                     "password": "s3cret"},
+        "options": {"password": "p4ss", "db": 2}})
     assert config.sentinels == (("10.0.0.1", 26379), ("::1", 26380))
     assert (config.service_name, config.db, config.replica_acks) == ("mymaster", 2, 1)
     assert "s3cret" not in repr(config) and "p4ss" not in repr(config)
@@ -76,13 +84,14 @@ def test_a_sentinel_block_parses_and_prints_without_its_passwords():
 
 
 def test_manage_check_names_an_unknown_service_and_unreachable_sentinels(settings, group):
-    use(settings, group.connection(service_name="mymastr"))
+    use(settings, group.connection(service="mymastr"))
     errors = check_sentinel_services(None)
     assert [e.id for e in errors] == ["queueing.E011"]
     assert "monitor no service 'mymastr'" in errors[0].msg and SERVICE in errors[0].msg
     use(settings, group.connection())
     assert check_sentinel_services(None) == []
-    use(settings, {**group.connection(), "sentinels": ["127.0.0.1:1"]})
+    use(settings, {**group.connection(), "sentinel": {"hosts": ["127.0.0.1:1"],
+                                                      "service": SERVICE}})
     assert [e.id for e in check_sentinel_services(None)] == ["queueing.W011"]
 
 
@@ -135,8 +144,8 @@ def test_replica_acks_that_cannot_be_met_raise_within_the_bound(settings, group)
 
 
 def test_an_unreachable_group_raises_store_unavailable_after_switch_wait(settings):
-    use(settings, {"driver": "redis", "sentinels": ["127.0.0.1:1"], "service_name": "m",
-                   "switch_wait": 0.5, "socket_connect_timeout": 0.2})
+    use(settings, {"driver": "redis", "sentinel": {"hosts": ["127.0.0.1:1"], "service": "m"},
+                   "switch_wait": 0.5, "options": {"socket_connect_timeout": 0.2}})
     started = time.monotonic()
     with pytest.raises(StoreUnavailable, match="Redis Sentinel service 'm'"):
         jobs.append_line.delay("/dev/null", "x")

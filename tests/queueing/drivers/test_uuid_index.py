@@ -7,11 +7,9 @@ import time
 import uuid as uuid_lib
 
 import pytest
-from django.contrib.auth.models import User
-from django.test import Client
 
 from queueing.entries.payload import encode
-from tests.helpers import payload
+from tests.helpers import payload, superuser_client
 
 pytestmark = pytest.mark.django_db
 
@@ -19,7 +17,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def one_queue(settings):
     settings.HORIZON = {**settings.HORIZON,
-                        "supervisors": {"supervisor-1": {"queue": ["default"]}}}
+                        "supervisors": {"supervisor-1": {"queues": ["default"]}}}
 
 
 def consistent(driver, queue="default"):
@@ -97,10 +95,7 @@ def test_an_unindexed_entry_ahead_is_still_found(driver):
 
 @pytest.fixture
 def client():
-    user = User.objects.create_superuser("root", password="pw")
-    client = Client()
-    client.force_login(user)
-    return client
+    return superuser_client()
 
 
 def best_of(times, call):

@@ -14,17 +14,10 @@ from queueing.errors import ConfigurationError, StoreUnavailable
 from queueing.failover.drain import drain
 from queueing.models import QueuedJob
 from tests.conftest import WORKER_DATABASES
-from tests.helpers import DEAD_REDIS, dead_redis_failover, drain_database, queue_with
+from tests.helpers import DEAD_REDIS, drain_database, queue_with
 from tests.testapp import jobs
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=WORKER_DATABASES)
-
-
-@pytest.fixture
-def failover(settings, dbconn):
-    """'fo': a dead Redis first, then the database connection."""
-    with dead_redis_failover(settings, dbconn):
-        yield dbconn
 
 
 def rows(conn):

@@ -10,7 +10,7 @@ from queueing import dispatch_many
 from queueing.middleware import funnel_slots
 from queueing.models import FailedJob
 from tests.testapp import control_jobs, jobs
-from tests.workers import wait_until
+from tests.workers import stop_all, wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -18,13 +18,6 @@ pytestmark = [pytest.mark.django_db(transaction=True)]
 def notes(label, **match):
     return [n for n in jobs.notes() if n.get("label") == label
             and all(n.get(k) == v for k, v in match.items())]
-
-
-def stop_all(workers):
-    for worker in workers:
-        worker.send(signal.SIGTERM)
-    for worker in workers:
-        assert worker.wait(30) == 0, worker.output()
 
 
 @pytest.mark.slow

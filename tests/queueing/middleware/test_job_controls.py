@@ -15,7 +15,7 @@ from queueing.models import FailedJob
 from queueing.signals import job_unique_skipped
 from queueing.state import failed
 from tests.testapp import control_jobs, jobs
-from tests.workers import wait_until
+from tests.workers import stop_all, wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 DEFAULT = QueueKeys.for_queue("default")
@@ -32,13 +32,6 @@ def unique_lock(job_function, key):
 
 def outcomes(rclient, uuid) -> dict:
     return {k.decode(): v.decode() for k, v in rclient.hgetall(outcomes_key(uuid)).items()}
-
-
-def stop_all(workers):
-    for worker in workers:
-        worker.send(signal.SIGTERM)
-    for worker in workers:
-        assert worker.wait(30) == 0, worker.output()
 
 
 # -- RateLimited ----------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 locks listed with their owners and released by an audited action, a job's middleware
 outcomes on its page. Runs on the cluster leg too (TEST_BACKEND=cluster)."""
 import pytest
-from django.contrib.auth.models import Permission, User
+from django.contrib.auth.models import User
 from django.test import Client
 
 from horizon.models import AuditEntry
@@ -23,6 +23,7 @@ from queueing.middleware.context import RELEASED, SKIPPED, RunningJob
 from queueing.middleware.pipeline import Plan, plan_for
 from queueing.middleware.store import script
 from queueing.state.locks import key_ref
+from tests.helpers import client_with
 from tests.testapp import control_jobs, jobs
 
 HX = {"HX-Request": "true"}
@@ -157,11 +158,7 @@ def test_bad_declarations_are_refused_at_declaration():
 # -- dashboard ----------------------------------------------------------------------------
 @pytest.fixture
 def operator(db):
-    user = User.objects.create_user("ops", password="pw", is_staff=True)
-    user.user_permissions.add(Permission.objects.get(codename="operate_dashboard"))
-    client = Client()
-    client.force_login(user)
-    return client
+    return client_with("operate_dashboard")
 
 
 @pytest.mark.django_db

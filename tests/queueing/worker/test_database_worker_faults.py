@@ -21,19 +21,11 @@ from tests import proctree
 from tests.conftest import WORKER_DATABASES
 from tests.tcp_proxy import TcpProxy
 from tests.testapp import jobs
-from tests.workers import wait_until
+from tests.workers import alive, wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True, databases=WORKER_DATABASES),
               pytest.mark.slow]
 CONNECTION = "db-pg"
-
-
-def alive(*workers) -> bool:
-    for worker in workers:
-        if not worker.running():
-            raise AssertionError(f"worker {worker.pid} exited with {worker.proc.returncode}:\n"
-                                 f"{worker.output()[-4000:]}")
-    return True
 
 
 def runs(client, label) -> list[dict]:

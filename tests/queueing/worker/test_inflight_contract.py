@@ -13,7 +13,7 @@ what is left in Redis, and the failed store.
 Hooks the implementation honours (besides the contract itself):
 - ``runworker --reconnect-timeout=SECONDS`` (default 60): a worker cut off from Redis
   recovers or exits non-zero within it plus the connection's ``socket_timeout``;
-- QUEUE connection keys ``socket_timeout`` and ``socket_connect_timeout``: tests/settings.py
+- QUEUE connection options ``socket_timeout`` and ``socket_connect_timeout``: tests/settings.py
   adds a connection ``proxy`` (same Redis, through tests/tcp_proxy.py) when a worker is
   started with TEST_PROXY_URL, its timeouts from TEST_SOCKET_TIMEOUT and
   TEST_SOCKET_CONNECT_TIMEOUT;

@@ -82,13 +82,13 @@ def test_log_level_error_keeps_the_failed_lines_only(spawn_worker):
 
 
 def test_a_supervisor_passes_its_log_level_to_its_workers():
-    config = parse_supervisor("quiet-ops", {"queue": ["default"], "log_level": "error"}, "redis")
+    config = parse_supervisor("quiet-ops", {"queues": ["default"], "log_level": "error"}, "redis")
     assert "--log-level=error" in config.worker_arguments()
     assert not any(a.startswith("--log-level") for a in parse_supervisor(
-        "chatty", {"queue": ["default"]}, "redis").worker_arguments())
+        "chatty", {"queues": ["default"]}, "redis").worker_arguments())
     from horizon.configuration.values import HorizonConfigError
     with pytest.raises(HorizonConfigError, match="log_level must be one of"):
-        parse_supervisor("bad", {"queue": ["default"], "log_level": "loud"}, "redis")
+        parse_supervisor("bad", {"queues": ["default"], "log_level": "loud"}, "redis")
 
 
 LEAKS = "password=hunter2 Authorization: Bearer abc123tokenxyz789 redis://:s3cr3tpw@cache:6379/0"

@@ -15,6 +15,7 @@ from django.core.management import call_command
 from queueing.observability import probes
 from queueing.state import heartbeats
 from queueing.worker import health
+from tests.helpers import command_status
 from tests.workers import wait_until
 
 NAME = "probed"
@@ -22,12 +23,7 @@ NAME = "probed"
 
 def check(*args: str) -> tuple[int, str]:
     """queue_worker_status for this test's worker: (exit code, output)."""
-    out = io.StringIO()
-    try:
-        call_command("queue_worker_status", "--name", NAME, *args, stdout=out)
-    except SystemExit as exc:
-        return int(exc.code or 0), out.getvalue()
-    return 0, out.getvalue()
+    return command_status("queue_worker_status", "--name", NAME, *args)
 
 
 # -- the rules (pure) -----------------------------------------------------------------------

@@ -248,8 +248,8 @@ def test_runworker_refuses_bad_options(argv, message):
 def test_a_supervisor_refuses_more_than_500_slots_per_process():
     from horizon.configuration.settings import HorizonConfigError, parse
     with pytest.raises(HorizonConfigError, match="concurrency must be an integer from 1 to 500"):
-        parse({"supervisors": {"s": {"queue": ["default"], "concurrency": 501}}})
-    parse({"supervisors": {"s": {"queue": ["default"], "concurrency": 500}}})
+        parse({"supervisors": {"s": {"queues": ["default"], "concurrency": 501}}})
+    parse({"supervisors": {"s": {"queues": ["default"], "concurrency": 500}}})
 
 
 def test_eviction_policy_other_than_noeviction_warns(rclient):

@@ -12,20 +12,13 @@ from queueing import Batch, chord, group
 from queueing.drivers.redis.keys import QueueKeys
 from tests.helpers import queue_with
 from tests.testapp import jobs, workflow_jobs
-from tests.workers import wait_until
+from tests.workers import stop_all, wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
 
 def notes(label):
     return [n for n in jobs.notes() if n.get("label") == label]
-
-
-def stop_all(workers):
-    for worker in workers:
-        worker.send(signal.SIGTERM)
-    for worker in workers:
-        assert worker.wait(30) == 0, worker.output()
 
 
 @pytest.mark.slow

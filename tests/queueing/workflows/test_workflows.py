@@ -11,20 +11,13 @@ from queueing.batches import results
 from queueing.errors import InvalidOption
 from queueing.models import FailedJob
 from tests.testapp import jobs, workflow_jobs
-from tests.workers import wait_until
+from tests.workers import stop_all, wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
 
 def notes(label):
     return [n for n in jobs.notes() if n.get("label") == label]
-
-
-def stop_all(workers):
-    for worker in workers:
-        worker.send(signal.SIGTERM)
-    for worker in workers:
-        assert worker.wait(30) == 0, worker.output()
 
 
 def test_a_group_is_a_batch_without_callbacks_whose_members_keep_no_results(spawn_worker,

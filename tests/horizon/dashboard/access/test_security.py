@@ -10,7 +10,7 @@ import time
 import uuid as uuid_lib
 
 import pytest
-from django.contrib.auth.models import Permission, User
+from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client, RequestFactory
 from django.urls import reverse
@@ -26,17 +26,14 @@ from queueing.state import failed as failed_store
 from queueing.worker.loop import Worker
 from queueing.worker.options import WorkerOptions
 from tests.conftest import ROOT
-from tests.helpers import complete, payload, publish
+from tests.helpers import client_with, complete, payload, publish, superuser_client
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
 def client():
-    user = User.objects.create_superuser("root", "root@example.com", "pw")
-    client = Client()
-    client.force_login(user)
-    return client
+    return superuser_client()
 
 
 def text(response) -> str:
@@ -469,11 +466,7 @@ def test_server_errors_are_logged_masked(client, monkeypatch, caplog):
 
 # -- 6. roles -----------------------------------------------------------------------------------
 def read_only_client() -> Client:
-    user = User.objects.create_user("viewer", password="pw", is_staff=True)
-    user.user_permissions.add(Permission.objects.get(codename="view_dashboard"))
-    client = Client()
-    client.force_login(user)
-    return client
+    return client_with("view_dashboard", username="viewer")
 
 
 def test_a_read_only_operator_sees_pages_without_action_buttons(rclient):

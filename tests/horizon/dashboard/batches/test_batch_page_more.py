@@ -5,11 +5,11 @@ import html
 import re
 
 import pytest
-from django.contrib.auth.models import Permission, User
 from django.test import Client
 
 from queueing import batch
 from queueing.connections import redis_driver
+from tests.helpers import client_with, settle_ready
 from tests.testapp.jobs import batch_callback, batch_member
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -17,25 +17,11 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def viewer() -> Client:
-    user = User.objects.create_user("ops", password="pw", is_staff=True)
-    user.user_permissions.add(Permission.objects.get(codename="view_dashboard"))
-    client = Client()
-    client.force_login(user)
-    return client
+    return client_with("view_dashboard")
 
 
 def text(response) -> str:
     return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", response.content.decode())))
-
-
-def settle(count: int, outcome: str = "s") -> None:
-    driver = redis_driver("redis")
-    got = driver.reserve("default", count, owner="test")
-    if outcome == "s":
-        driver.acknowledge(got.jobs)
-    else:
-        for held in got.jobs:
-            driver.delete(held, outcome=outcome)
 
 
 def test_a_pending_member_is_found_by_uuid_among_its_batch_only(viewer):
@@ -62,7 +48,7 @@ def test_callbacks_that_can_no_longer_run_say_so(viewer):
           .name("ok").dispatch())
     before = text(viewer.get(f"/batches/{ok.id}/"))
     assert "then: not yet" in before and "catch: not yet" in before
-    settle(1)
+    settle_ready(1)
     after = text(viewer.get(f"/batches/{ok.id}/"))
     assert "then: dispatched" in after and "finally: dispatched" in after
     assert "catch: will not run (no job failed)" in after
@@ -71,7 +57,7 @@ def test_callbacks_that_can_no_longer_run_say_so(viewer):
 def test_then_after_a_failure_and_catch_with_failures_allowed(viewer):
     bad = (batch(batch_member.s(1), batch_member.s(2)).then(batch_callback.s("then"))
            .catch(batch_callback.s("catch")).name("bad").dispatch())
-    settle(1, outcome="f")
+    settle_ready(1, outcome="f")
     shown = text(viewer.get(f"/batches/{bad.id}/"))
     assert "then: will not run (the batch was cancelled)" in shown
     assert "catch: dispatched" in shown

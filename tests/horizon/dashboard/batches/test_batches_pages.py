@@ -11,6 +11,7 @@ from horizon.models import AuditEntry
 from queueing import Batch, batch
 from queueing.batches.prune import prune
 from queueing.connections import redis_driver
+from tests.helpers import settle_ready
 from tests.testapp.jobs import batch_callback, batch_member
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -34,16 +35,8 @@ def operator():
 def settle_all(outcome="s"):
     """Settle every ready job of `default` in-process, as a worker's acknowledgement
     would (the process-level paths are tests/test_batches*.py)."""
-    driver = redis_driver("redis")
-    while True:
-        got = driver.reserve("default", 100, owner="test")
-        if not got.jobs:
-            return
-        if outcome == "s":
-            driver.acknowledge(got.jobs)
-        else:
-            for held in got.jobs:
-                driver.delete(held, outcome=outcome)
+    while settle_ready(100, outcome):
+        pass
 
 
 def test_the_list_shows_name_progress_counts_and_state(operator):

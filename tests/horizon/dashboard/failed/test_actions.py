@@ -5,14 +5,12 @@ import re
 import time
 
 import pytest
-from django.contrib.auth.models import Permission, User
-from django.test import Client
 
 from horizon import keys
 from horizon.dashboard.failed import history
 from queueing.entries.payload import encode
 from queueing.models import FailedJob
-from tests.helpers import fail, later, payload, publish, push
+from tests.helpers import client_with, fail, later, payload, publish, push
 
 pytestmark = pytest.mark.django_db
 HX = {"HX-Request": "true"}
@@ -21,16 +19,12 @@ HX = {"HX-Request": "true"}
 @pytest.fixture(autouse=True)
 def three_queues(settings):
     settings.HORIZON = {**settings.HORIZON,
-                        "supervisors": {"supervisor-1": {"queue": ["high", "default", "low"]}}}
+                        "supervisors": {"supervisor-1": {"queues": ["high", "default", "low"]}}}
 
 
 @pytest.fixture
 def client():
-    user = User.objects.create_user("ops", password="pw", is_staff=True)
-    user.user_permissions.add(Permission.objects.get(codename="operate_dashboard"))
-    client = Client()
-    client.force_login(user)
-    return client
+    return client_with("operate_dashboard")
 
 
 def flash(response) -> str:

@@ -7,8 +7,6 @@ import re
 import time
 
 import pytest
-from django.contrib.auth.models import User
-from django.test import Client
 from django.utils import timezone
 
 from horizon.dashboard.jobs import facet_counts, facets
@@ -20,6 +18,7 @@ from tests.helpers import (
     fail,
     payload,
     push,
+    superuser_client,
     text,
     three_queues,  # noqa: F401 (a fixture)
 )
@@ -36,9 +35,7 @@ def fresh_estimates():
 
 @pytest.fixture
 def client():
-    client = Client()
-    client.force_login(User.objects.create_superuser("root", password="pw"))
-    return client
+    return superuser_client()
 
 
 def counts(body: str, kind: str) -> dict[str, str]:

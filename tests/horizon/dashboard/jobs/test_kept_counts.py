@@ -9,15 +9,13 @@ import threading
 import time
 
 import pytest
-from django.contrib.auth.models import User
 from django.core.signals import request_finished, request_started
-from django.test import Client
 
 from horizon.dashboard.failed import failures
 from horizon.dashboard.jobs import facet_counts, kept_counts
 from queueing.models import FailedJob
 from queueing.state import failed
-from tests.helpers import fail, text
+from tests.helpers import fail, superuser_client, text
 from tests.workers import wait_until
 
 
@@ -141,9 +139,7 @@ pytestmark_db = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def client():
-    client = Client()
-    client.force_login(User.objects.create_superuser("root", password="pw"))
-    return client
+    return superuser_client()
 
 
 @pytest.fixture

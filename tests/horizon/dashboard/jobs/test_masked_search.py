@@ -5,14 +5,13 @@ import string
 import uuid as uuid_lib
 
 import pytest
-from django.contrib.auth.models import Permission, User
 from django.test import Client
 
 from queueing.entries.payload import encode
 from queueing.models import FailedJob
 from queueing.observability import redaction
 from queueing.state import failed as failed_store
-from tests.helpers import payload, task_finished
+from tests.helpers import client_with, payload, task_finished
 from tests.testapp import tasks
 from tests.workers import wait_until
 
@@ -21,11 +20,7 @@ ALPHABET = string.ascii_letters + string.digits + "-_"
 
 
 def viewer() -> Client:
-    user = User.objects.create_user("viewer", password="pw", is_staff=True)
-    user.user_permissions.add(Permission.objects.get(codename="view_dashboard"))
-    client = Client()
-    client.force_login(user)
-    return client
+    return client_with("view_dashboard", username="viewer")
 
 
 def record_failure(exception: str) -> str:

@@ -4,10 +4,9 @@ next attempt time; the job page shows a timeline of its attempts."""
 import json
 
 import pytest
-from django.contrib.auth.models import User
-from django.test import Client
 
 from horizon import attempts
+from tests.helpers import superuser_client
 from tests.testapp import jobs as test_jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -16,15 +15,12 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture(autouse=True)
 def one_queue(settings):
     settings.HORIZON = {**settings.HORIZON,
-                        "supervisors": {"supervisor-1": {"queue": ["default"]}}}
+                        "supervisors": {"supervisor-1": {"queues": ["default"]}}}
 
 
 @pytest.fixture
 def client(db):
-    user = User.objects.create_superuser("root", password="pw")
-    client = Client()
-    client.force_login(user)
-    return client
+    return superuser_client()
 
 
 def test_a_released_job_shows_its_error_in_retries_and_its_timeline(client, driver,

@@ -11,16 +11,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import User
 from django.template import Context, Template
-from django.test import Client
 
 from horizon.dashboard.failed import failures
 from horizon.dashboard.jobs import facet_counts, facets, listings
 from horizon.dashboard.jobs.row_html import csrf_input, facet_choices, failed_rows, job_rows
 from horizon.dashboard.shared import formatting
 from horizon.queue_reads.queues import QueueRef
-from tests.helpers import complete, fail, later, push
+from tests.helpers import complete, fail, later, push, superuser_client
 
 pytestmark = pytest.mark.django_db
 REFERENCE = Path(__file__).parent / "reference_rows"
@@ -35,9 +33,7 @@ TRICKY_ARGS = [([42, "https://u:hunter2@pay.example/"], {"api_token": "tok-secre
 
 @pytest.fixture
 def client_operator():
-    client = Client()
-    client.force_login(User.objects.create_superuser("root", password="pw"))
-    return client
+    return superuser_client()
 
 
 class Request:

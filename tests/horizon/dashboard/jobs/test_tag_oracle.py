@@ -5,21 +5,16 @@ import html
 from urllib.parse import quote
 
 import pytest
-from django.contrib.auth.models import Permission, User
 from django.test import Client
 
-from tests.helpers import fail, push
+from tests.helpers import client_with, fail, push
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def viewer() -> Client:
-    user = User.objects.create_user("viewer", password="pw", is_staff=True)
-    user.user_permissions.add(Permission.objects.get(codename="view_dashboard"))
-    client = Client()
-    client.force_login(user)
-    return client
+    return client_with("view_dashboard", username="viewer")
 
 
 def listed(client: Client, path: str, tag: str, uuid: str) -> bool:

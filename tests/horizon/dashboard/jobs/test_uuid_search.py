@@ -3,20 +3,16 @@ state; an 8+-character prefix matching one job does too (real Redis, real store)
 import time
 
 import pytest
-from django.contrib.auth.models import User
-from django.test import Client
 
 from horizon.dashboard.jobs import uuid_search
-from tests.helpers import fail, later, push
+from tests.helpers import fail, later, push, superuser_client
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def client():
-    client = Client()
-    client.force_login(User.objects.create_superuser("root", password="pw"))
-    return client
+    return superuser_client()
 
 
 def test_kinds():

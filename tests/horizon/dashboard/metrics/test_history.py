@@ -7,15 +7,13 @@ import json
 import time
 
 import pytest
-from django.contrib.auth.models import User
-from django.test import Client
 
 from horizon import keys
 from horizon.dashboard.metrics import charts, trends
 from horizon.repositories import metrics, rollups
 from horizon.repositories.counters import outcome_call
 from horizon.repositories.snapshot_extras import Totals
-from tests.helpers import push
+from tests.helpers import push, superuser_client
 
 pytestmark = pytest.mark.django_db
 JOB = "tests.testapp.jobs.record"
@@ -23,9 +21,7 @@ JOB = "tests.testapp.jobs.record"
 
 @pytest.fixture
 def client():
-    client = Client()
-    client.force_login(User.objects.create_superuser("root", password="pw"))
-    return client
+    return superuser_client()
 
 
 def outcome(rclient, kind, wait=None, job=JOB):
@@ -143,7 +139,7 @@ def test_the_master_snapshots_the_queues_its_supervisors_work(rclient, driver, s
     from horizon.supervisor.master import Master
 
     settings.HORIZON = {**settings.HORIZON,
-                        "supervisors": {"supervisor-1": {"queue": ["stuck", "default"]}}}
+                        "supervisors": {"supervisor-1": {"queues": ["stuck", "default"]}}}
     push(driver, "stuck")
     Master(horizon_settings(), rclient).metrics_upkeep()
     (snap,) = entries(rclient, keys.queue_snapshots("redis:stuck"))

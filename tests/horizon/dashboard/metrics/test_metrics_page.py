@@ -5,21 +5,17 @@ import re
 import time
 
 import pytest
-from django.contrib.auth.models import User
-from django.test import Client
 
 from horizon.dashboard.overview import reads
 from horizon.repositories import metrics
-from tests.helpers import payload
+from tests.helpers import payload, superuser_client
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def client():
-    client = Client()
-    client.force_login(User.objects.create_superuser("root", password="pw"))
-    return client
+    return superuser_client()
 
 
 def finish(rclient, name, count, runtime, now):

@@ -20,18 +20,11 @@ from queueing import connections
 from queueing.failover.state import read_all, state_key
 from queueing.models import ControlValue
 from tests.conftest import WORKER_DATABASES
-from tests.helpers import dead_redis_failover, queue_with
+from tests.helpers import queue_with
 from tests.tcp_proxy import TcpProxy
 from tests.testapp import jobs
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=WORKER_DATABASES)
-
-
-@pytest.fixture
-def failover(settings, dbconn):
-    """'fo': a dead Redis first, then the database connection."""
-    with dead_redis_failover(settings, dbconn):
-        yield dbconn
 
 
 def published(conn):

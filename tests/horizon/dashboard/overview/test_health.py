@@ -1,15 +1,11 @@
 """Health that tells the truth: a 503 naming Redis when it cannot be reached, and red
 flags on the overview for queues nobody works, supervisors at their maximum and
 schedules that fire into a paused queue or pile up."""
-import copy
 import time
 
 import pytest
-from django.contrib.auth.models import User
-from django.test import Client
 
-from tests.backends import start_backend
-from tests.helpers import publish, push
+from tests.helpers import publish, push, superuser_client
 
 pytestmark = pytest.mark.django_db
 HX = {"HX-Request": "true"}
@@ -17,21 +13,7 @@ HX = {"HX-Request": "true"}
 
 @pytest.fixture
 def client():
-    user = User.objects.create_superuser("root", password="pw")
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-@pytest.fixture
-def own_redis(settings):
-    """The dashboard pointed at a Redis server of its own, which the test may stop."""
-    server = start_backend("redis")
-    config = copy.deepcopy(settings.QUEUE)
-    config["connections"]["redis"]["url"] = server.url
-    settings.QUEUE = config
-    yield server
-    server.stop()
+    return superuser_client()
 
 
 def test_a_stopped_redis_answers_503_with_the_reason(client, own_redis):
@@ -66,7 +48,7 @@ def flags_of(client) -> str:
 @pytest.fixture
 def one_queue(settings):
     settings.HORIZON = {**settings.HORIZON,
-                        "supervisors": {"supervisor-1": {"queue": ["default"],
+                        "supervisors": {"supervisor-1": {"queues": ["default"],
                                                          "max_processes": 3}}}
 
 

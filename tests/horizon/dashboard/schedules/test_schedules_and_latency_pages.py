@@ -4,14 +4,13 @@ import re
 import time
 
 import pytest
-from django.contrib.auth.models import Permission, User
-from django.test import Client
 
 from horizon.repositories import horizon_client
 from horizon.schedules import definitions, store
 from queueing import connections
 from queueing.entries import payload as payload_lib
 from queueing.entries.options import JobOptions
+from tests.helpers import client_with
 from tests.testapp import jobs
 
 pytestmark = pytest.mark.django_db
@@ -19,11 +18,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def ops():
-    user = User.objects.create_user("ops", password="pw", is_staff=True)
-    user.user_permissions.add(Permission.objects.get(codename="operate_dashboard"))
-    client = Client()
-    client.force_login(user)
-    return client
+    return client_with("operate_dashboard")
 
 
 def report():

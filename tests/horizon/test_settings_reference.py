@@ -1,0 +1,39 @@
+"""docs/settings.md is written from the tables the settings validation reads (issue 49):
+it fails here when it drifts, and every key a table lists is one a reader accepts."""
+from horizon import settings_reference
+from horizon.configuration.settings import settings_errors as horizon_errors
+from queueing.settings.config import settings_errors as queue_errors
+from queueing.settings.connection import CONNECTION_KEYS
+from queueing.settings.sentinel import SENTINEL_KEYS
+
+# The keys a user can write, counted by horizon/settings_reference.py's rule: 105 in
+# 0.2 (97 distinct names), 99 after issue 49's renames. It may fall, never grow unseen.
+MOST_KEYS = 99
+
+
+def test_the_committed_reference_is_the_generated_one():
+    assert settings_reference.REFERENCE.read_text() == settings_reference.render(), (
+        "docs/settings.md is stale: run python -m horizon.settings_reference --write")
+
+
+def test_the_count_does_not_grow():
+    total, names = settings_reference.counted()
+    assert total <= MOST_KEYS, f"{total} settings keys; is each new one needed?"
+    assert names <= total
+
+
+def test_every_key_a_table_lists_is_accepted():
+    """The reverse drift: a table row the reader would refuse as unknown."""
+    block = {key: None for key in CONNECTION_KEYS}
+    block["sentinel"] = {key: None for key in SENTINEL_KEYS}
+    errors = queue_errors({"connections": {"r": block}})
+    assert not [e for e in errors if "unknown key" in str(e)], errors
+    raw = {key: None for key in settings_reference.BLOCKS[4].table}
+    raw["supervisors"] = {"s": {key: None for key in settings_reference.BLOCKS[5].table}}
+    assert not [e for e in horizon_errors(raw) if "unknown key" in str(e)]
+
+
+def test_every_renamed_key_is_refused_nowhere_and_listed_once():
+    text = settings_reference.render()
+    for old in settings_reference.RENAMED:
+        assert text.count(f"| `{old}` |") >= 1
