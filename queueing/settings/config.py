@@ -28,7 +28,7 @@ fails loudly instead of filling a queue no worker reads; ``"*"`` accepts any val
 This module reads the top level of settings.QUEUE; each connection block is read by
 queueing/settings/connection.py (which calls in to sentinel.py and failover.py for their
 keys). Each block's table of keys (``SETTINGS_KEYS``, ``CONNECTION_KEYS``, ...) is what
-the validation accepts and what docs/settings.md lists (horizon/settings_reference.py).
+the validation accepts and what docs/settings.md lists (horizon/configuration/reference.py).
 """
 from __future__ import annotations
 

@@ -6,8 +6,8 @@ being documented, nor documented without being accepted. tests/horizon/
 test_settings_reference.py fails when the committed docs/settings.md differs from what
 this writes.
 
-    python -m horizon.settings_reference --write   # rewrite docs/settings.md
-    python -m horizon.settings_reference --count   # the keys a user can write, counted
+    python -m horizon.configuration.reference --write   # rewrite docs/settings.md
+    python -m horizon.configuration.reference --count   # the keys a user can write, counted
 
 It lives in horizon/ because it reads both packages' tables (queueing must not import
 horizon).
@@ -33,7 +33,7 @@ from queueing.settings.failover import FAILOVER_KEYS
 from queueing.settings.renamed import REMOVED_IN
 from queueing.settings.sentinel import SENTINEL_KEYS, SENTINEL_RENAMES
 
-REFERENCE = Path(__file__).resolve().parent.parent / "docs" / "settings.md"
+REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "settings.md"
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,7 @@ def render() -> str:
     lines = [
         "# Settings reference",
         "",
-        "<!-- Written by `python -m horizon.settings_reference --write` from the tables the",
+        "<!-- Written by `python -m horizon.configuration.reference --write` from the tables the",
         "     settings validation reads; tests/horizon/test_settings_reference.py fails when",
         "     this file differs. Edit the tables (the key's line), not this file. -->",
         "",
