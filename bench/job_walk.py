@@ -69,7 +69,7 @@ class Walk:
             self.segments.append(segment)
         return segment
 
-    def profile(self, frame, event, arg) -> None:  # noqa: ANN001 (sys.setprofile's shape)
+    def profile(self, frame, event, arg) -> None:
         if event not in ("call", "return") or self.acked:
             return
         module = module_of(frame.f_code.co_filename)
@@ -158,7 +158,7 @@ def main() -> int:
         worker = Worker(driver, WorkerOptions(queues=("bench",), stop_when_empty=True,
                                               quiet=True, memory=0,
                                               concurrency=args.concurrency))
-        walk = Walk(lambda: len(worker.inflight))
+        walk = Walk(lambda worker=worker: len(worker.inflight))
         threading.setprofile(walk.profile)
         sys.setprofile(walk.profile)
         try:
