@@ -158,7 +158,7 @@ def main() -> int:
         worker = Worker(driver, WorkerOptions(queues=("bench",), stop_when_empty=True,
                                               quiet=True, memory=0,
                                               concurrency=args.concurrency))
-        walk = Walk(lambda worker=worker: len(worker.inflight))
+        walk = Walk(lambda worker=worker: len(worker.ledger))
         threading.setprofile(walk.profile)
         sys.setprofile(walk.profile)
         try:

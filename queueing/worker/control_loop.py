@@ -92,7 +92,7 @@ class ControlLoop:
         try:
             while True:
                 self.turned_at = time.monotonic()
-                reserver.inflight.loop_turned()
+                reserver.ledger.loop_turned()
                 executor.attention.clear()
                 executor.service()
                 if stop is None and (turned or self.flags.quit):
@@ -100,7 +100,7 @@ class ControlLoop:
                 turned = True
                 # Drained (a slot is stuck past its grace; the sidecar kills the process
                 # once the other slots finished): no new job, as when paused.
-                if stop is not None or self.flags.paused or reserver.inflight.drain_asked():
+                if stop is not None or self.flags.paused or reserver.ledger.drain_asked():
                     reserver.give_back()
                     if executor.busy:
                         self._ack_if_due()
@@ -145,8 +145,8 @@ class ControlLoop:
         """Reserve for the slots before they run dry, acknowledge what is due, and sleep
         until the executor needs the loop; True when nothing was found to run."""
         executor, reserver = self.executor, self.reserver
-        inflight = reserver.inflight
-        waiting = inflight.unclaimed()
+        ledger = reserver.ledger
+        waiting = ledger.unclaimed()
         prefetch = reserver.prefetch(executor.size)
         # Reserve `prefetch` at a time when half of that is left waiting.
         low_water = prefetch // 2
@@ -157,7 +157,7 @@ class ControlLoop:
                 reserver.seconds_to_due() == 0.0:
             self._empty_until = 0.0  # a delayed job came due: the back-off is over
         if want > 0 and waiting <= low_water and time.monotonic() >= self._empty_until:
-            reserved = reserver.next_batch(min(want, inflight.room()))  # carries the acks
+            reserved = reserver.next_batch(min(want, ledger.room()))  # carries the acks
             self._acked_at = time.monotonic()
             if reserved:
                 executor.kick()
@@ -166,7 +166,7 @@ class ControlLoop:
             self._empty_backoff = 0.0 if reserved else min(
                 max(self._empty_backoff * 2, 0.05), MAX_EMPTY_BACKOFF)
             self._empty_until = time.monotonic() + self._empty_backoff
-        found_none = not reserved and not executor.busy and not inflight.unclaimed()
+        found_none = not reserved and not executor.busy and not ledger.unclaimed()
         if found_none and reserver.lost_since is None and not self.options.stop_when_empty:
             self._flush_ack()
             reserver.wait_for_work()
@@ -178,7 +178,7 @@ class ControlLoop:
             return found_none
         self._ack_if_due()
         if not reserved:
-            if want > 0 and not inflight.unclaimed() and reserver.lost_since is None \
+            if want > 0 and not ledger.unclaimed() and reserver.lost_since is None \
                     and not executor.attention.is_set():
                 # Slots are free and the queues looked empty: wait on the store's own
                 # wake-up (a job pushed, a chain's next link, a funnel's release), not
@@ -201,7 +201,7 @@ class ControlLoop:
     def _ack_if_due(self) -> None:
         """Finished rows ride with the next reservation; when none comes soon (the slots
         are busy with long jobs), they are acknowledged on their own."""
-        count = self.reserver.inflight.states()["finished"]
+        count = self.reserver.ledger.states()["finished"]
         if count and (count >= ACK_MAX or time.monotonic() - self._acked_at >= ACK_DELAY):
             self._flush_ack()
 

@@ -229,7 +229,7 @@ class InFlight:
             if entry is not None:
                 entry.completion = completion
 
-    def settled(self, reservations: Iterable[Reservation]) -> None:
+    def removed(self, reservations: Iterable[Reservation]) -> None:
         """Acknowledged, released, failed or handed back: no longer held. One row goes
         by marking it empty; several (a batch acknowledged) by one rewrite of the rest."""
         with self._lock:
