@@ -144,6 +144,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3,
                         help="walks measured (the first loads what a job first needs)")
     args = parser.parse_args()
+    if args.concurrency < 2:
+        parser.error("the walk is measured through the slots: --concurrency of 2 or more")
     setup_django()
     from bench.jobs import anoop, noop
     from queueing.connections import redis_driver

@@ -30,7 +30,7 @@ from queueing.contract.roles import QueueDriver
 from queueing.signals import worker_stopping
 from queueing.worker import health, policy, sidecar_process
 from queueing.worker.control_loop import ControlLoop
-from queueing.worker.inflight import InFlight, TableMemory
+from queueing.worker.inflight import TableMemory
 from queueing.worker.inline import InlineExecutor
 from queueing.worker.interrupts import AlarmInterrupts
 from queueing.worker.job_runner import JobRunner
@@ -70,8 +70,7 @@ class Worker:
         self.memory = TableMemory() if options.sidecar else None
         self.stats = JobStats()
         # The one owner of the in-flight table (ledger.py): every row's change goes there
-        self.ledger = Ledger(driver, InFlight(self.memory), self.stats,
-                             kill_grace=options.kill_grace)
+        self.ledger = Ledger(driver, self.memory, self.stats, kill_grace=options.kill_grace)
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{options.name}"
         log = JobLog(None if options.quiet else (stdout or sys.stdout), worker=self.owner,
                      level=level_named(options.log_level))

@@ -108,10 +108,11 @@ class Reserver:
         finished, completions = self.ledger.finished_batch()
         asked_at = time.time()  # no later than the store's own start of these leases
         got = self.driver.reserve(queue, count, finished=finished,
-                                  extra=completion_calls(self.driver, completions),
-                                  owner=self.owner)
+                                  extra=completion_calls(self.driver, completions)
+                                  if completions else [], owner=self.owner)
         self._acknowledged(finished, got.unacknowledged)
-        recorder_failures.add(got.recorder_errors)
+        if got.recorder_errors:
+            recorder_failures.add(got.recorder_errors)
         if got.paused:  # paused since the last control read: stop asking
             self.paused_queues = self.paused_queues | {queue}
             return False
@@ -135,7 +136,8 @@ class Reserver:
         if failed:
             tokens = {held.token for held in failed}
             finished = [held for held in finished if held.token not in tokens]
-        self.ledger.removed(finished)  # their records went with them
+        if finished:
+            self.ledger.removed(finished)  # their records went with them
 
     def give_back(self, queues: set[str] | None = None) -> None:
         """Hand prefetched jobs that never started back to their place in their queues
