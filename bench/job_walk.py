@@ -160,7 +160,9 @@ def main() -> int:
         worker = Worker(driver, WorkerOptions(queues=("bench",), stop_when_empty=True,
                                               quiet=True, memory=0,
                                               concurrency=args.concurrency))
-        walk = Walk(lambda worker=worker: len(worker.ledger))
+        # the table: the worker's ledger (before issue 49, its InFlight)
+        table = worker.inflight if hasattr(worker, "inflight") else worker.ledger
+        walk = Walk(lambda table=table: len(table))
         threading.setprofile(walk.profile)
         sys.setprofile(walk.profile)
         try:
