@@ -18,15 +18,16 @@ lands in the wrong place does harm that outlives the job:
   ("Cannot open a new connection in an atomic block" for every later job of the
   thread); inside asgiref, a sync_to_async hand-over half made.
 
-Each executor hands the runner its strategy, which wraps the call of the job's code:
-``AlarmInterrupts`` for the main thread (SIGALRM), ``ThreadInterrupts`` for slot threads.
-
 So an interrupt is only raised where the frame it would land in is the job's own
 (``landing_is_safe``); elsewhere it waits and is tried again on the watcher's next look
 (every 50 ms), and a job that never comes back to its own code is killed with its
 process past the grace, by the sidecar. A slot thread's check and the raise are not one
 atomic step (another thread can run between them), so the check is made again after the
 raise and the raise withdrawn when the thread moved into unsafe code meanwhile.
+
+Each executor hands the runner its strategy (``Interrupts``), which wraps the call of
+the job's code: ``AlarmInterrupts`` in the main thread (SIGALRM), ``ThreadInterrupts``
+in slot threads.
 """
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ import sys
 import threading
 from collections.abc import Callable
 from types import FrameType
-from typing import Any
+from typing import Any, Protocol
 
 from queueing.entries.payload import Payload
 from queueing.worker import execution
@@ -95,6 +96,16 @@ def landing_is_safe(frame: FrameType | None) -> bool:
             return False
         frame = frame.f_back
     return True
+
+
+class Interrupts(Protocol):
+    """How an executor stops a running job from outside its code: the main thread's
+    SIGALRM (``AlarmInterrupts``) or an exception raised into a slot thread
+    (``ThreadInterrupts``). The runner hands it the call of the job's code to wrap."""
+
+    def call(self, prepared: Prepared, func: Callable[[Prepared], Any]) -> Any: ...
+
+    def meant(self, prepared: Prepared, caught: BaseException) -> BaseException: ...
 
 
 def _set_async_exc(thread_id: int, exc: type[BaseException] | None) -> int:

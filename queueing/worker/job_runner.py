@@ -18,7 +18,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from queueing.batches import results
 from queueing.batches.results import KEEP_FIELD
@@ -36,6 +36,7 @@ from queueing.worker import controls, policy, unrun
 from queueing.worker.batch_gate import BatchGate
 from queueing.worker.database_use import ConnectionChecks
 from queueing.worker.execution import call
+from queueing.worker.interrupts import Interrupts
 from queueing.worker.job_errors import JobCancelled, MaxAttemptsExceeded, PoisonEntry
 from queueing.worker.joblog import JobLog, send_signal
 from queueing.worker.ledger import Ledger
@@ -48,16 +49,6 @@ from queueing.worker.unknown_jobs import UNKNOWN_SINCE, UnknownJobs
 
 logger = logging.getLogger("queueing.worker")
 
-
-
-class Interrupts(Protocol):
-    """How an executor stops a running job from outside its code (interrupts.py): the
-    main thread's SIGALRM (``AlarmInterrupts``) or a slot thread's raised exception
-    (``ThreadInterrupts``). It wraps the call of the job's code."""
-
-    def call(self, prepared: Prepared, func: Callable[[Prepared], Any]) -> Any: ...
-
-    def meant(self, prepared: Prepared, caught: BaseException) -> BaseException: ...
 
 
 class JobRunner:
