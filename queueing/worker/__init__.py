@@ -12,7 +12,8 @@
   the executor's strategy (SIGALRM in the main thread, or a slot thread's) wraps the call.
 * ``stopping.py``: the stop bound (``--stop-timeout``): what still runs at it is handed
   back uncounted; a stop never fails a job.
-* ``job_runner.py``: checks and runs one job; ``settler.py`` settles it by its rules
+* ``job_runner.py``: checks and runs one job (``unrun.py``: settled without running,
+  and the batch gate); ``settler.py`` settles it by its rules
   (``failing.py`` writes a final failure; ``controls.py``, ``unrun.py``, ``model_args.py``
   and ``stopping.py`` are handed its narrow face, ``outcome.Settling``);
   ``abandoned.py`` settles what a dead or fenced worker left running, with a settler.

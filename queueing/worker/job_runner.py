@@ -33,7 +33,6 @@ from queueing.middleware.pipeline import plan_for
 from queueing.settings.config import queue_settings
 from queueing.signals import job_processing
 from queueing.worker import controls, policy, unrun
-from queueing.worker.batch_gate import BatchGate
 from queueing.worker.database_use import ConnectionChecks
 from queueing.worker.execution import call
 from queueing.worker.interrupts import Interrupts
@@ -46,6 +45,7 @@ from queueing.worker.process_control import TimeoutInterrupt
 from queueing.worker.settler import Settler
 from queueing.worker.stopping import StopInterrupt
 from queueing.worker.unknown_jobs import UNKNOWN_SINCE, UnknownJobs
+from queueing.worker.unrun import BatchGate
 
 logger = logging.getLogger("queueing.worker")
 

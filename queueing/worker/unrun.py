@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
+from typing import Any
 
 from queueing.batches import results
 from queueing.batches.results import KEEP_FIELD
@@ -18,10 +20,47 @@ from queueing.entries.payload import Payload
 from queueing.middleware.keys import control_key
 from queueing.middleware.store import state_client
 from queueing.worker import controls
-from queueing.worker.batch_gate import BatchGate
 from queueing.worker.outcome import Outcome, Settling, printable
 
 logger = logging.getLogger("queueing.worker")
+
+VERDICT_TTL = 0.25  # seconds a prefetched member's "may start" verdict is trusted
+MAX_KEPT = 4096  # verdicts of rows settled elsewhere (handed back...) are dropped past this
+
+
+class BatchGate:
+    """The start verdicts of one worker's batch members."""
+
+    def __init__(self, store: Any, prefetched: Callable[[], list[Reservation]]) -> None:
+        self.store = store  # the driver's batch store
+        self.prefetched = prefetched  # the rows the worker holds and has not started
+        self._verdicts: dict[str, tuple[bool, float]] = {}
+
+    def fresh(self, token: str) -> bool | None:
+        """The verdict for `token` asked for ahead, if still fresh (None: ask)."""
+        verdict = self._verdicts.pop(token, None)
+        if verdict is None or time.monotonic() - verdict[1] > VERDICT_TTL:
+            return None
+        return verdict[0]
+
+    def ask(self, held: Reservation, tag: batch_tag.BatchTag, job_uuid: str) -> bool:
+        """Ask whether `held` may start, with the verdicts of the batch members
+        prefetched with it (kept for when they start); the verdict for `held`."""
+        asking = [(tag, job_uuid, held.token)]
+        for other in self.prefetched():
+            if other.token == held.token or other.token in self._verdicts:
+                continue
+            found = batch_tag.settling(other.raw)
+            if found is not None:
+                asking.append((found.tag, found.job_uuid, other.token))
+        verdicts = self.store.start_many(asking)
+        now = time.monotonic()
+        for token, allowed in verdicts.items():
+            if token != held.token:
+                self._verdicts[token] = (allowed, now)
+        if len(self._verdicts) > MAX_KEPT:
+            self._verdicts.clear()
+        return verdicts.get(held.token, True)
 
 
 def forget(settler: Settling, held: Reservation, job: Payload, word: str, text: str, *,
@@ -43,7 +82,7 @@ def forget(settler: Settling, held: Reservation, job: Payload, word: str, text: 
 
 def batch_allows(settler: Settling, gate: BatchGate | None, held: Reservation,
                  job: Payload) -> bool:
-    """A batch member may start unless its batch is cancelled (see batch_gate.py; no
+    """A batch member may start unless its batch is cancelled (see BatchGate; no
     `gate`: a driver without batches). A member refused is already counted as
     cancelled; its reservation is dropped here (docs/batches.md)."""
     tag = batch_tag.of_data(job.data)
