@@ -51,12 +51,6 @@ PENDING: dict[tuple[str, str], str] = {
     # prometheus.py reads from a repository, not from the dashboard
     ("horizon.prometheus", "horizon.dashboard.health"): "branch h-dash",
     ("horizon.prometheus", "horizon.dashboard.reads"): "branch h-dash",
-    # the hallway (item 5): no room takes a JobRunner (these name it for types only)
-    ("queueing.worker.controls", "queueing.worker.job_runner"): "item 5, the worker hallway",
-    ("queueing.worker.controls", "queueing.worker.failing"): "item 5, the worker hallway",
-    ("queueing.worker.model_args", "queueing.worker.job_runner"): "item 5, the worker hallway",
-    ("queueing.worker.stopping", "queueing.worker.job_runner"): "item 5, the worker hallway",
-    ("queueing.worker.unrun", "queueing.worker.job_runner"): "item 5, the worker hallway",
 }
 
 
