@@ -48,12 +48,6 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
 # Edges another branch of issue 49 removes: passed over until it lands (the lead empties
 # this at merge). Every one is a type-only or deferred import of today's tree.
 PENDING: dict[tuple[str, str], str] = {
-    # the hallway (item 5): no room takes a JobRunner (these name it for types only)
-    ("queueing.worker.controls", "queueing.worker.job_runner"): "item 5, the worker hallway",
-    ("queueing.worker.controls", "queueing.worker.failing"): "item 5, the worker hallway",
-    ("queueing.worker.model_args", "queueing.worker.job_runner"): "item 5, the worker hallway",
-    ("queueing.worker.stopping", "queueing.worker.job_runner"): "item 5, the worker hallway",
-    ("queueing.worker.unrun", "queueing.worker.job_runner"): "item 5, the worker hallway",
 }
 
 

@@ -14,6 +14,12 @@ def noop(n=0):
     return None
 
 
+@job
+async def anoop(n=0):
+    """A no-op coroutine (bench/job_walk.py --async)."""
+    return None
+
+
 COUNT_KEY = "bench:count"
 
 

@@ -17,6 +17,9 @@ import time
 
 from common import ROOT, latency_samples, percentile, setup_django
 
+if sys.argv[1:2] in (["-h"], ["--help"]):  # before Django and the bench's Redis start
+    print(__doc__.strip())
+    sys.exit(0)
 setup_django()
 
 from bench.jobs import noop, stamp  # noqa: E402

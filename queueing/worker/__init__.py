@@ -1,21 +1,29 @@
 """The worker process (``manage.py runworker`` is a thin shell over ``loop.Worker``).
 
 * ``loop.py``: the Worker: assembles the parts below, signals, the sidecar's keeper, stops.
-* ``control_loop.py``: the one control loop: reserve, acknowledge, hand back, watch.
+* ``control_loop.py``: the one control loop, one turn function: reserve, acknowledge,
+  hand back, watch.
 * ``reserving.py``: the store side of the loop (reserve, acknowledge, wait, control state).
 * ``inline.py``, ``pool.py``, ``slots.py``: the executors: one job in the main thread, or
   N slots (sync jobs on threads, async jobs on one event loop).
-* ``ledger.py``: where every settled job is written down (its row, its counts).
-* ``interrupts.py``: timeouts and cancels raised only where they land in the job's code.
+* ``ledger.py``: the one owner of the in-flight table (``inflight.py``): every row's
+  change, and every settled job written down (its row, its counts).
+* ``interrupts.py``: timeouts and cancels raised only where they land in the job's code;
+  the executor's strategy (SIGALRM in the main thread, or a slot thread's) wraps the call.
 * ``stopping.py``: the stop bound (``--stop-timeout``): what still runs at it is handed
   back uncounted; a stop never fails a job.
-* ``job_runner.py``: prepares, runs and settles one job; ``failing.py`` writes a final
-  failure; ``abandoned.py`` settles what a dead or fenced worker left running.
+* ``job_runner.py``: checks and runs one job (``unrun.py``: settled without running,
+  and the batch gate); ``settler.py`` settles it by its rules
+  (``failing.py`` writes a final failure; ``controls.py``, ``unrun.py``, ``model_args.py``
+  and ``stopping.py`` are handed its narrow face, ``outcome.Settling``);
+  ``abandoned.py`` settles what a dead or fenced worker left running, with a settler.
 * ``inflight.py``: the in-flight table shared with the sidecar.
 * ``execution.py``: calls the job's code inside its context (also used inline by the
   sync driver).
 * ``sidecar.py``: the forked watcher that renews leases, fences, and kills a hung job
-  (``deadline.py``: its store calls' deadline; ``fork_child.py``: what the child sheds).
+  (``deadline.py``: its store calls' deadline; ``fork_child.py``: what the child sheds;
+  ``sched_time.py``: a grace counted in time the worker could run; ``settling.py``:
+  settling a dead worker's rows).
 * ``startup.py``: the first contact with the store, waited for as a running worker waits.
 * ``process_control.py``: OS signals, interruptible sleeps, resident memory.
 * ``heartbeat.py``, ``readiness.py``: liveness for the dashboard and the supervisor.

@@ -31,10 +31,10 @@ from queueing.middleware.funnel import ConcurrencyLimited
 from queueing.signals import job_stopped
 from queueing.worker import controls, policy
 from queueing.worker.job_errors import WorkerLost
-from queueing.worker.job_runner import JobRunner
 from queueing.worker.joblog import JobLog, send_signal
 from queueing.worker.options import WorkerOptions
 from queueing.worker.recorders import record_outcome
+from queueing.worker.settler import Settler
 
 logger = logging.getLogger("queueing.worker")
 
@@ -59,8 +59,8 @@ class AbandonedJobs:
         self.log = log
         self.worker = DeadWorker(owner)
 
-    def _runner(self, driver: QueueDriver) -> JobRunner:
-        return JobRunner(driver, self.options, self.log, worker=self.worker)
+    def _settler(self, driver: QueueDriver) -> Settler:
+        return Settler(driver, self.options, self.log, worker=self.worker)
 
     @staticmethod
     def _running_job(held: Reservation) -> tuple[Payload, JobDefinition | None] | None:
@@ -80,27 +80,27 @@ class AbandonedJobs:
             return job, None
 
     def _begin(self, driver: QueueDriver, held: Reservation
-               ) -> tuple[Payload, JobDefinition | None, JobRunner] | None:
+               ) -> tuple[Payload, JobDefinition | None, Settler] | None:
         """What every way of settling a left-behind job starts with: its payload and
-        definition, a runner on `driver`, and the locks its middleware held released.
+        definition, a settler on `driver`, and the locks its middleware held released.
         None for an entry that cannot have been running."""
         found = self._running_job(held)
         if found is None:
             return None
         job, definition = found
-        runner = self._runner(driver)
-        self._release_locks(runner, held, job, definition)
-        return job, definition, runner
+        settler = self._settler(driver)
+        self._release_locks(settler, held, job, definition)
+        return job, definition, settler
 
     def killed(self, driver: QueueDriver, held: Reservation) -> None:
         """A job killed with its worker past its timeout and grace: a timeout."""
         begun = self._begin(driver, held)
         if begun is None:
             return
-        job, definition, runner = begun
+        job, definition, settler = begun
         timeout = self.options.timeout if job.timeout is None else job.timeout
         tries = policy.effective_tries(job.max_tries, self.options.tries)
-        runner.timed_out(held, job, definition, tries, timeout, 0.0, killed=True)
+        settler.timed_out(held, job, definition, tries, timeout, 0.0, killed=True)
         # counted for /metrics like an in-process timeout (runtime is the kill time)
         record_outcome(driver, job, held.queue, "timed_out",
                        timeout + self.options.kill_grace)
@@ -111,17 +111,17 @@ class AbandonedJobs:
         begun = self._begin(driver, held)
         if begun is None:
             return
-        job, definition, runner = begun
+        job, definition, settler = begun
         tries = policy.effective_tries(job.max_tries, self.options.tries)
         exc = WorkerLost(f"{job.job}: the worker running it died before it finished "
                          "(killed, out of memory, or crashed)")
         reason = policy.will_exceed(attempts=job.attempts, tries=tries,
                                     retry_until=job.retry_until, now=time.time())
         if reason:
-            runner.fail(held, job, definition, exc, detail=reason)
+            settler.fail(held, job, definition, exc, detail=reason)
             kind = "failed"
         else:  # charged, but not an outcome of its own: the poison cap still counts it
-            delay = runner.release_with_backoff(held, job, settled=False)
+            delay = settler.release_with_backoff(held, job, settled=False)
             self.log.line(job, "RELEASED", f"{exc} (retry in {delay:g}s)")
             kind = "released"
         record_outcome(driver, job, held.queue, kind, 0.0)
@@ -136,7 +136,7 @@ class AbandonedJobs:
         if found is None or found[1] is None:
             return
         job, definition = found
-        controls.release_abandoned(self._runner(driver), held, job, definition,
+        controls.release_abandoned(self._settler(driver), held, job, definition,
                                    only=(ConcurrencyLimited,))
 
     def fenced(self, driver: QueueDriver, held: Reservation, why: str) -> None:
@@ -146,7 +146,7 @@ class AbandonedJobs:
         begun = self._begin(driver, held)
         if begun is None:
             return
-        job, definition, runner = begun
+        job, definition, settler = begun
         back = driver.unreserve([held])
         if not back:  # its lease lapsed and another worker took it: nothing to give back
             return
@@ -155,12 +155,12 @@ class AbandonedJobs:
                     queue=held.queue, reason=why)
         record_outcome(driver, job, held.queue, "stopped", 0.0)
 
-    def _release_locks(self, runner: JobRunner, held: Reservation, job: Payload,
+    def _release_locks(self, settler: Settler, held: Reservation, job: Payload,
                        definition: JobDefinition | None) -> None:
         if definition is None:
             return
         try:
-            controls.release_abandoned(runner, held, job, definition)
+            controls.release_abandoned(settler, held, job, definition)
         except Exception as exc:  # at worst the lock expires by itself
             logger.warning("could not release the locks of %s %s: %s", job.job, job.uuid,
                            exc)

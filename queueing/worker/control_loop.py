@@ -92,7 +92,7 @@ class ControlLoop:
         try:
             while True:
                 self.turned_at = time.monotonic()
-                reserver.inflight.loop_turned()
+                reserver.ledger.loop_turned()
                 executor.attention.clear()
                 executor.service()
                 if stop is None and (turned or self.flags.quit):
@@ -100,7 +100,7 @@ class ControlLoop:
                 turned = True
                 # Drained (a slot is stuck past its grace; the sidecar kills the process
                 # once the other slots finished): no new job, as when paused.
-                if stop is not None or self.flags.paused or reserver.inflight.drain_asked():
+                if stop is not None or self.flags.paused or reserver.ledger.drain_asked():
                     reserver.give_back()
                     if executor.busy:
                         self._ack_if_due()
@@ -112,62 +112,62 @@ class ControlLoop:
                     interruptible_sleep(min(self.options.sleep or 1, 1.0),
                                         reserver.should_wake)
                     continue
-                if executor.inline:
-                    found_none, timed_out = self._inline_turn()
-                    if timed_out:  # SIGALRM cut a job short: the process may be unsound
-                        return self.stop("job timed out", EXIT_ERROR)
-                else:
-                    found_none = self._pool_turn()
+                found_none, outcome = self._turn()
+                if outcome is not None:  # a job ran in this thread (the inline executor)
+                    if outcome.kind == "timed_out":  # SIGALRM cut it short: the process
+                        return self.stop("job timed out", EXIT_ERROR)  # may be unsound
+                    if self.options.rest:
+                        interruptible_sleep(self.options.rest, reserver.should_wake)
         finally:
             executor.shutdown()
 
-    # -- one turn per executor ----------------------------------------------------------------
-    def _inline_turn(self) -> tuple[bool, bool]:
-        """Run the next job in this thread, reserving first when none is prefetched;
-        wait for work when the queues are empty. (found none, a job timed out)."""
-        executor, reserver, options = self.executor, self.reserver, self.options
-        outcome = executor.run_next()
-        if outcome is None:
-            reserver.next_batch(reserver.prefetch())  # carries the acknowledgements
-            self._flush_ack()
-            outcome = executor.run_next()
-        if outcome is not None:
-            if outcome.kind == "timed_out":
-                return False, True
-            if options.rest:
-                interruptible_sleep(options.rest, reserver.should_wake)
-            return False, False
-        if reserver.lost_since is None and not (options.once or options.stop_when_empty):
-            reserver.wait_for_work()
-        return True, False
+    # -- one turn ---------------------------------------------------------------------------
+    def _turn(self) -> tuple[bool, Outcome | None]:
+        """Let the executor run what it runs in this thread, reserve before its rows run
+        dry, acknowledge what is due, and wait until there is something to do: (found
+        none, the outcome of a job the executor ran in this thread).
 
-    def _pool_turn(self) -> bool:
-        """Reserve for the slots before they run dry, acknowledge what is due, and sleep
-        until the executor needs the loop; True when nothing was found to run."""
-        executor, reserver = self.executor, self.reserver
-        inflight = reserver.inflight
-        waiting = inflight.unclaimed()
+        An inline executor runs one prefetched job per turn inside ``run_next``; when
+        none waits it is reserved for (``prefetch`` at a time) and run at once, and a
+        turn that found none waits for work on the store. Slots take their rows
+        themselves: the loop reserves ``prefetch`` at a time when half of that is left
+        waiting, backs off while the queues look empty, and sleeps on the executor's
+        ``attention`` between looks."""
+        executor, reserver, options = self.executor, self.reserver, self.options
+        ledger = reserver.ledger
+        outcome = executor.run_next()
+        if outcome is not None:
+            return False, outcome
+        ahead = not executor.inline  # slots of their own: reserve before they run dry
+        waiting = ledger.unclaimed()
         prefetch = reserver.prefetch(executor.size)
-        # Reserve `prefetch` at a time when half of that is left waiting.
-        low_water = prefetch // 2
+        low_water = prefetch // 2 if ahead else 0
         executor.low_water = low_water
-        want = executor.size + prefetch + low_water - waiting - executor.busy
+        want = (executor.size + prefetch + low_water - waiting - executor.busy) if ahead \
+            else prefetch - waiting
         reserved = False
         if want > 0 and waiting <= low_water and self._empty_until and \
                 reserver.seconds_to_due() == 0.0:
             self._empty_until = 0.0  # a delayed job came due: the back-off is over
         if want > 0 and waiting <= low_water and time.monotonic() >= self._empty_until:
-            reserved = reserver.next_batch(min(want, inflight.room()))  # carries the acks
+            reserved = reserver.next_batch(min(want, ledger.room()))  # carries the acks
             self._acked_at = time.monotonic()
-            if reserved:
+            if not ahead:
+                self._flush_ack()
+                outcome = executor.run_next()
+                if outcome is not None:
+                    return False, outcome
+            elif reserved:
                 executor.kick()
-            # Queues empty while jobs run: look again after a growing pause (up to a
-            # second), not on every turn of the loop.
-            self._empty_backoff = 0.0 if reserved else min(
-                max(self._empty_backoff * 2, 0.05), MAX_EMPTY_BACKOFF)
-            self._empty_until = time.monotonic() + self._empty_backoff
-        found_none = not reserved and not executor.busy and not inflight.unclaimed()
-        if found_none and reserver.lost_since is None and not self.options.stop_when_empty:
+            if ahead:
+                # Queues empty while jobs run: look again after a growing pause (up to
+                # a second), not on every turn of the loop.
+                self._empty_backoff = 0.0 if reserved else min(
+                    max(self._empty_backoff * 2, 0.05), MAX_EMPTY_BACKOFF)
+                self._empty_until = time.monotonic() + self._empty_backoff
+        found_none = not reserved and not executor.busy and not ledger.unclaimed()
+        if found_none and reserver.lost_since is None and \
+                not (options.once or options.stop_when_empty):
             self._flush_ack()
             reserver.wait_for_work()
             # Woken (or the slice ended): look at the queues now, whatever back-off the
@@ -175,10 +175,12 @@ class ControlLoop:
             self._empty_until = 0.0
             self._empty_backoff = 0.0
             executor.kick()
-            return found_none
+            return found_none, None
+        if not ahead:  # its jobs run within run_next: nothing to wait for
+            return True, None
         self._ack_if_due()
         if not reserved:
-            if want > 0 and not inflight.unclaimed() and reserver.lost_since is None \
+            if want > 0 and not ledger.unclaimed() and reserver.lost_since is None \
                     and not executor.attention.is_set():
                 # Slots are free and the queues looked empty: wait on the store's own
                 # wake-up (a job pushed, a chain's next link, a funnel's release), not
@@ -195,13 +197,13 @@ class ControlLoop:
                     executor.attention.wait(WATCH_EVERY)
             else:
                 executor.attention.wait(WATCH_EVERY)
-        return found_none
+        return found_none, None
 
     # -- acknowledging ----------------------------------------------------------------------
     def _ack_if_due(self) -> None:
         """Finished rows ride with the next reservation; when none comes soon (the slots
         are busy with long jobs), they are acknowledged on their own."""
-        count = self.reserver.inflight.states()["finished"]
+        count = self.reserver.ledger.states()["finished"]
         if count and (count >= ACK_MAX or time.monotonic() - self._acked_at >= ACK_DELAY):
             self._flush_ack()
 

@@ -1,15 +1,17 @@
 """The worker's side of job controls: run a controlled job, settle what was decided.
 
-``JobRunner`` calls into this module only for jobs that have a Plan (middleware, or a
-unique lock to release); a plain job never reaches it:
+The runner calls into this module only for jobs that have a Plan (middleware, or a
+unique lock to release); a plain job never reaches it. Each function is handed what it
+uses (``outcome.Settling``: the settler's driver, log, worker name and retries), never
+the runner:
 
-* ``run(runner, plan, held, job, definition, body, timeout)`` runs the job through its
+* ``run(settler, plan, held, job, definition, body, timeout)`` runs the job through its
   middleware chain (queueing/middleware/pipeline.py) and returns the Verdict;
-* ``settle(runner, held, job, verdict, runtime)`` turns a verdict into an outcome the
-  runner already knows: a release (the attempt given back, no exception counted) or a
-  delete; after a run that succeeded it releases the job's unique lock and returns None;
-* ``release_unique(runner, job)`` lets go of a settled job's unique lock (the runner's
-  failure path calls it too).
+* ``settle_verdict(settler, held, job, verdict, runtime)`` settles what a verdict
+  decided: a release (the attempt given back, no exception counted) or a delete; after
+  a run that succeeded it releases the job's unique lock and returns None;
+* ``release_unique(driver, job)`` lets go of a settled job's unique lock (the failure
+  path calls it too).
 
 Outcomes are counted per job for its dashboard page (queueing/middleware/outcomes.py).
 """
@@ -19,11 +21,11 @@ import dataclasses
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from queueing.batches import results
 from queueing.batches.results import KEEP_FIELD
-from queueing.contract.roles import Reservation
+from queueing.contract.roles import QueueDriver, Reservation
 from queueing.dispatching.registry import JobDefinition, resolve
 from queueing.dispatching.unique import release_for_payload
 from queueing.entries import batch_tag
@@ -34,21 +36,17 @@ from queueing.middleware.context import RAN, RELEASED, RunningJob, Verdict
 from queueing.middleware.pipeline import Plan, plan_for
 from queueing.middleware.store import state_client
 from queueing.worker.errors import transient
-from queueing.worker.outcome import Outcome, with_retries
-
-if TYPE_CHECKING:  # the runner imports this module, not back
-    from queueing.worker.failing import Failing
-    from queueing.worker.job_runner import JobRunner
+from queueing.worker.outcome import Outcome, Settling, with_retries
 
 logger = logging.getLogger("queueing.worker")
 
 
-def run(runner: JobRunner, plan: Plan, held: Reservation, job: Payload,
+def run(settler: Settling, plan: Plan, held: Reservation, job: Payload,
         definition: JobDefinition,
         body: Callable[[], Any], timeout: float) -> Verdict:
-    client = state_client(runner.driver)
-    running = RunningJob(job, definition, connection=runner.driver.name, queue=held.queue,
-                         client=client, worker=getattr(runner.worker, "owner", "") or "",
+    client = state_client(settler.driver)
+    running = RunningJob(job, definition, connection=settler.driver.name, queue=held.queue,
+                         client=client, worker=getattr(settler.worker, "owner", "") or "",
                          timeout=timeout)
     if plan.unique_until_processing:  # the lock goes as the job itself starts
         run_job = body
@@ -59,14 +57,14 @@ def run(runner: JobRunner, plan: Plan, held: Reservation, job: Payload,
     return plan.run(running, body)
 
 
-def settle(runner: JobRunner, held: Reservation, job: Payload, verdict: Verdict | None,
-           runtime: float) -> Outcome | None:
-    """The runner's Outcome for a verdict; None after a plain run (the runner goes on)."""
+def settle_verdict(settler: Settling, held: Reservation, job: Payload,
+                   verdict: Verdict | None, runtime: float) -> Outcome | None:
+    """Settle what a verdict decided; None after a plain run (the runner goes on)."""
     if verdict is None or verdict.kind == RAN:
         if "unique" in job.data:
-            release_unique(runner, job)
+            release_unique(settler.driver, job)
         return None
-    outcomes.record(state_client(runner.driver), job.uuid, verdict.label)
+    outcomes.record(state_client(settler.driver), job.uuid, verdict.label)
     detail = verdict.label + (f": {verdict.reason}" if verdict.reason else "")
     if verdict.kind == RELEASED:
         # Uncounted: the delivery is given back and no run is charged; marked settled,
@@ -75,29 +73,29 @@ def settle(runner: JobRunner, held: Reservation, job: Payload, verdict: Verdict 
         entry = payload_lib.normalised(dataclasses.replace(job, deliveries=given_back),
                                        settled=True)
         at = time.time() + verdict.delay
-        with_retries(lambda: runner.driver.release(held, at, entry, uncounted=True),
-                     "release", errors=runner.transient)
+        with_retries(lambda: settler.driver.release(held, at, entry, uncounted=True),
+                     "release", errors=settler.transient)
         if verdict.after is not None:
             _after_release(verdict, job)
         elif not verdict.by.startswith("ConcurrencyLimited"):
-            pass_wakes(runner, held, job, running_definition(job))  # held back before it
-        runner.log.line(job, "DEFERRED", f"{detail} (again in {verdict.delay:.3g}s)")
+            pass_wakes(settler, held, job, running_definition(job))  # held back before it
+        settler.log.line(job, "DEFERRED", f"{detail} (again in {verdict.delay:.3g}s)")
         return Outcome("deferred", runtime, job)
     # a skip settles the job like a success: a batch counts it so, in the same round trip,
     # whichever link of a chain it is (the chain ends here: batch_tag.counted_as)
     if "batch" in job.data:
         if KEEP_FIELD in job.data:  # a chord member: None in its place, before it counts
-            with_retries(lambda: results.keep_unrun(runner.driver, job), "keep a skip",
-                         errors=runner.transient)
-        with_retries(lambda: runner.driver.delete(held, outcome=batch_tag.SKIPPED),
-                     "delete skipped job", errors=runner.transient)
+            with_retries(lambda: results.keep_unrun(settler.driver, job), "keep a skip",
+                         errors=settler.transient)
+        with_retries(lambda: settler.driver.delete(held, outcome=batch_tag.SKIPPED),
+                     "delete skipped job", errors=settler.transient)
     else:
-        with_retries(lambda: runner.driver.delete(held), "delete skipped job",
-                     errors=runner.transient)
+        with_retries(lambda: settler.driver.delete(held), "delete skipped job",
+                     errors=settler.transient)
     if "unique" in job.data:
-        release_unique(runner, job)
-    pass_wakes(runner, held, job, running_definition(job))
-    runner.log.line(job, "SKIPPED", detail)
+        release_unique(settler.driver, job)
+    pass_wakes(settler, held, job, running_definition(job))
+    settler.log.line(job, "SKIPPED", detail)
     return Outcome("skipped", runtime, job)
 
 
@@ -109,13 +107,13 @@ def _after_release(verdict: Verdict, job: Payload) -> None:
                        exc)
 
 
-def release_unique(owner: JobRunner | Failing, job: Payload) -> None:
+def release_unique(driver: QueueDriver, job: Payload) -> None:
     """Let go of the unique lock a settled job holds (success, final failure, skip);
     never raises: at worst the lock expires by itself after unique_for."""
     try:
-        client = state_client(owner.driver)
+        client = state_client(driver)
         with_retries(lambda: release_for_payload(client, job), "release unique lock",
-                     errors=transient(owner.driver))
+                     errors=transient(driver))
     except Exception as exc:
         logger.warning("could not release the unique lock of %s %s: %s", job.job, job.uuid,
                        exc)
@@ -129,7 +127,7 @@ def running_definition(job: Payload) -> JobDefinition | None:
         return None
 
 
-def pass_wakes(runner: JobRunner, held: Reservation, job: Payload,
+def pass_wakes(settler: Settling, held: Reservation, job: Payload,
                definition: JobDefinition | None) -> None:
     """A job settled without running its body (expired, skipped, held back): each
     middleware that wakes parked jobs (ConcurrencyLimited) passes on a wake this job
@@ -141,9 +139,9 @@ def pass_wakes(runner: JobRunner, held: Reservation, job: Payload,
     if plan is None or not any(hasattr(m, "pass_wake") for m in plan.middleware):
         return
     try:
-        running = RunningJob(job, definition, connection=runner.driver.name,
-                             queue=held.queue, client=state_client(runner.driver),
-                             worker=getattr(runner.worker, "owner", "") or "",
+        running = RunningJob(job, definition, connection=settler.driver.name,
+                             queue=held.queue, client=state_client(settler.driver),
+                             worker=getattr(settler.worker, "owner", "") or "",
                              timeout=job.timeout or 0.0)
         for middleware in plan.middleware:
             if hasattr(middleware, "pass_wake"):
@@ -152,7 +150,7 @@ def pass_wakes(runner: JobRunner, held: Reservation, job: Payload,
         logger.warning("could not pass on the wake of %s %s: %s", job.job, job.uuid, exc)
 
 
-def release_abandoned(runner: JobRunner, held: Reservation, job: Payload,
+def release_abandoned(settler: Settling, held: Reservation, job: Payload,
                       definition: JobDefinition | None,
                       only: tuple[type, ...] | None = None) -> None:
     """Free what a job's middleware held when its worker died or was fenced mid-run
@@ -163,9 +161,9 @@ def release_abandoned(runner: JobRunner, held: Reservation, job: Payload,
     plan = plan_for(definition)
     if plan is None or definition is None:
         return
-    running = RunningJob(job, definition, connection=runner.driver.name, queue=held.queue,
-                         client=state_client(runner.driver),
-                         worker=getattr(runner.worker, "owner", "") or "",
+    running = RunningJob(job, definition, connection=settler.driver.name, queue=held.queue,
+                         client=state_client(settler.driver),
+                         worker=getattr(settler.worker, "owner", "") or "",
                          timeout=job.timeout or 0.0)
     for middleware in plan.middleware:
         if only is not None and not isinstance(middleware, only):

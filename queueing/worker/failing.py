@@ -60,7 +60,7 @@ class Failing:
         record_failure(self.driver, job, held.queue)
         self.retrying(lambda: self._delete_failed(held, job), "delete failed job")
         if job is not None and "unique" in job.data:  # its unique lock goes with it
-            controls.release_unique(self, job)
+            controls.release_unique(self.driver, job)
         if job is not None and job.max_exceptions is not None:
             self.retrying(lambda: self.driver.forget_exceptions(job.uuid), "forget exceptions")
         run_failed_hook(definition, job, exc)
@@ -115,6 +115,6 @@ class Failing:
         record_failure(self.driver, job, held.queue)
         self.retrying(lambda: self._delete_failed(held, job), "delete failed job")
         if "unique" in job.data:  # its unique lock goes with it
-            controls.release_unique(self, job)
+            controls.release_unique(self.driver, job)
         self.log.line(job, "FAILED", text.splitlines()[0] if text else "", queue=held.queue)
         return Outcome("failed", job=job)

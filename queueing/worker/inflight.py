@@ -14,9 +14,10 @@ that finished but whose acknowledgement rides with the next pop. Each is a row:
 
 A row leaves the table once settled (acknowledged, released, failed, handed back).
 
-The table lives in the worker (``InFlight``) and is mirrored into memory it shares with
-its sidecar (``TableMemory``, table_memory.py), so that when the worker dies (SIGKILL,
-OOM, a segfault, a timeout kill) the sidecar can settle every row by its state.
+The table lives in the worker, owned by its ledger (``ledger.Ledger``, the one subclass:
+every change of a row goes through it), and is mirrored into memory it shares with its
+sidecar (``TableMemory``, table_memory.py), so that when the worker dies (SIGKILL, OOM,
+a segfault, a timeout kill) the sidecar can settle every row by its state.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from typing import Any
 from queueing.contract.roles import Reservation
 from queueing.entries import progress as progress_lib
 from queueing.worker.options import ACK_ROWS
+from queueing.worker.outcome import Prepared
 from queueing.worker.table_memory import (
     EMPTY,
     FINISHED,
@@ -79,11 +81,13 @@ class InFlight:
 
     Thread-safe (one lock), since jobs may start and finish on several threads while
     the main thread reserves and acknowledges. Every change is mirrored into `memory`
-    when a sidecar runs.
+    when a sidecar runs. `kill_grace`: seconds past a job's timeout before the sidecar
+    kills it.
     """
 
-    def __init__(self, memory: TableMemory | None = None) -> None:
+    def __init__(self, memory: TableMemory | None = None, kill_grace: float = 0.0) -> None:
         self.memory = memory
+        self.kill_grace = kill_grace
         self._lock = threading.Lock()
         self._entries: dict[str, _Entry] = {}  # token -> entry, in insertion order
         self._waiting: deque[str] = deque()  # tokens of the prefetched rows not taken
@@ -174,21 +178,30 @@ class InFlight:
                 self._waiting.append(held.token)
             self._rewrite()
 
-    def started(self, held: Reservation, kill_at: float, uuid: str = "",
-                job: str = "", attempt: int = 0) -> None:
-        self._set(held, RUNNING, kill_at, time.time(), label=(uuid, job), attempt=attempt)
+    def started(self, prepared: Prepared) -> None:
+        """Its code begins: RUNNING, with the moment the sidecar kills it (0: never)."""
+        job, timeout = prepared.job, prepared.timeout
+        now = time.time()
+        kill_at = now + timeout + self.kill_grace if timeout > 0 else 0.0
+        self._set(prepared.held, RUNNING, kill_at, now, label=(job.uuid, job.job),
+                  attempt=job.attempts)
 
-    def ended(self, held: Reservation, *, returned: bool = False) -> None:
-        """The job's code ended: it returned (`returned`: its body is done, so the row is
-        shown FINISHED to the sidecar at once and acknowledged if the worker dies), or it
-        raised or was interrupted. Either way the job's timeout and grace no longer judge
-        the row: what is left is the worker writing its outcome down (a failure record
-        may wait for a store's write lock), bounded by SETTLING_BOUND."""
+    def ended(self, prepared: Prepared, *, returned: bool) -> None:
+        """The job's code ended: it returned, or it raised or was interrupted. Its row says
+        so at once, before its outcome is written down: the job's timeout and grace no
+        longer judge it, only the worker writing its outcome down (a failure record may
+        wait for a store's write lock), bounded by SETTLING_BOUND. A body that returned
+        with no work of ours still to come (its chain's next link, a batch's counters,
+        middleware's verdict) is shown FINISHED to the sidecar at once, so it is
+        acknowledged if the worker dies now; any other is settled by its rules then."""
+        job = prepared.job
+        done = returned and prepared.plan is None and not job.chain and \
+            "batch" not in job.data
         with self._lock:
-            entry = self._entries.get(held.token)
+            entry = self._entries.get(prepared.held.token)
             if entry is None or entry.state != RUNNING or entry.ended:
                 return
-            entry.ended, entry.returned = True, returned
+            entry.ended, entry.returned = True, done
             entry.kill_at = time.time() + SETTLING_BOUND
             if self.memory is not None and entry.index >= 0:
                 self.memory.set_state(entry.index, entry.shown, entry.kill_at,
@@ -222,14 +235,7 @@ class InFlight:
         completion recorders) rides with the next round trip."""
         self._set(held, FINISHED, completion=completion)
 
-    def record(self, held: Reservation, completion: Any) -> None:
-        """Attach a finished row's completion record (sent with its acknowledgement)."""
-        with self._lock:
-            entry = self._entries.get(held.token)
-            if entry is not None:
-                entry.completion = completion
-
-    def settled(self, reservations: Iterable[Reservation]) -> None:
+    def removed(self, reservations: Iterable[Reservation]) -> None:
         """Acknowledged, released, failed or handed back: no longer held. One row goes
         by marking it empty; several (a batch acknowledged) by one rewrite of the rest."""
         with self._lock:

@@ -1,7 +1,8 @@
 """The inline executor: one job at a time, in the worker's main thread (Laravel's model).
 
 The control loop runs each job itself, through ``run_next``, so a job's timeout is a
-SIGALRM (JobRunner.on_alarm) that reaches it even in a blocking call. The loop cannot
+SIGALRM (``AlarmInterrupts``, interrupts.py, wraps the call) that reaches it even in a
+blocking call. The loop cannot
 look for operators' cancel requests while a job runs, so a thread of this executor does,
 every CANCEL_CHECK_INTERVAL seconds, and interrupts the job through SIGALRM too; the same
 thread interrupts a job still running when a stop's bound passes (stopping.py), so it is
@@ -10,18 +11,15 @@ handed back uncounted.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 
-from queueing.contract.roles import Reservation
-from queueing.worker.inflight import InFlight
+from queueing.worker.interrupts import AlarmInterrupts
 from queueing.worker.job_errors import JobCancelled
 from queueing.worker.job_runner import JobRunner
+from queueing.worker.ledger import Ledger
 from queueing.worker.outcome import Outcome
 from queueing.worker.stopping import StopClock
 
 CANCEL_CHECK_INTERVAL = 1.0  # seconds between looks for operators' cancel requests
-
-Settle = Callable[[Reservation, Outcome], None]
 
 
 class InlineExecutor:
@@ -32,12 +30,12 @@ class InlineExecutor:
     busy = 0  # between two of the loop's turns, nothing runs
     low_water = 0
 
-    def __init__(self, runner: JobRunner, inflight: InFlight, settle: Settle,
+    def __init__(self, runner: JobRunner, ledger: Ledger, alarm: AlarmInterrupts,
                  stop_clock: StopClock | None = None) -> None:
         self.runner = runner
         self.stop_clock = stop_clock
-        self.inflight = inflight
-        self.settle = settle
+        self.ledger = ledger
+        self.alarm = alarm  # its handler is the worker's SIGALRM one
         self.attention = threading.Event()  # never set: the loop is the one running jobs
         self._stopped = threading.Event()
         self._watcher = threading.Thread(target=self._watch_cancels, daemon=True,
@@ -45,12 +43,13 @@ class InlineExecutor:
         self._watcher.start()
 
     def run_next(self) -> Outcome | None:
-        """Run and settle the oldest prefetched row; None when none is waiting."""
-        held = self.inflight.claim_next()
+        """Run, settle and write down the oldest prefetched row; None when none is
+        waiting."""
+        held = self.ledger.claim_next()
         if held is None:
             return None
-        outcome = self.runner.process(held)  # never raises
-        self.settle(held, outcome)
+        outcome = self.runner.process(held, self.alarm)  # never raises
+        self.ledger.write_down(held, outcome)
         return outcome
 
     def service(self) -> None:
@@ -70,19 +69,19 @@ class InlineExecutor:
             min(CANCEL_CHECK_INTERVAL, max(remaining, 0.05))
 
     def _watch_cancels(self) -> None:
-        runner = self.runner
+        alarm, driver = self.alarm, self.runner.driver
         while not self._stopped.wait(self._next_look()):
-            current = runner.current
+            current = alarm.current
             if current is None:
                 continue
             if self.stop_clock is not None and self.stop_clock.due():
-                if not runner.pending_stop:
-                    runner.stop_current()
+                if not alarm.pending_stop:
+                    alarm.stop_current()
                 continue
             try:
-                asked = runner.driver.cancel_requests([current.uuid]).get(current.uuid)
+                asked = driver.cancel_requests([current.uuid]).get(current.uuid)
             except Exception:  # the store away: the loop reports it
                 continue
             if asked is not None:
-                runner.cancel_current(current.uuid, JobCancelled(
+                alarm.cancel_current(current.uuid, JobCancelled(
                     str(asked.get("by") or ""), str(asked.get("reason") or "")))

@@ -24,19 +24,31 @@ So an interrupt is only raised where the frame it would land in is the job's own
 process past the grace, by the sidecar. A slot thread's check and the raise are not one
 atomic step (another thread can run between them), so the check is made again after the
 raise and the raise withdrawn when the thread moved into unsafe code meanwhile.
+
+Each executor hands the runner its strategy (``Interrupts``), which wraps the call of
+the job's code: ``AlarmInterrupts`` in the main thread (SIGALRM), ``ThreadInterrupts``
+in slot threads.
 """
 from __future__ import annotations
 
 import ctypes
 import importlib.util
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable
 from types import FrameType
-from typing import Any
+from typing import Any, Protocol
 
+from queueing.entries.payload import Payload
 from queueing.worker import execution
+from queueing.worker.job_errors import JobCancelled
+from queueing.worker.outcome import Prepared
+from queueing.worker.process_control import TimeoutInterrupt
+from queueing.worker.stopping import StopInterrupt
+
+ALARM_RETRY = 0.05  # seconds before an alarm that could not land safely rings again
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # queueing/
 _STDLIB = os.path.dirname(threading.__file__)
@@ -86,6 +98,16 @@ def landing_is_safe(frame: FrameType | None) -> bool:
     return True
 
 
+class Interrupts(Protocol):
+    """How an executor stops a running job from outside its code: the main thread's
+    SIGALRM (``AlarmInterrupts``) or an exception raised into a slot thread
+    (``ThreadInterrupts``). The runner hands it the call of the job's code to wrap."""
+
+    def call(self, prepared: Prepared, func: Callable[[Prepared], Any]) -> Any: ...
+
+    def meant(self, prepared: Prepared, caught: BaseException) -> BaseException: ...
+
+
 def _set_async_exc(thread_id: int, exc: type[BaseException] | None) -> int:
     """Raise `exc` in a thread at its next bytecode (None: cancel a pending one)."""
     target = ctypes.py_object(exc) if exc is not None else None
@@ -106,18 +128,19 @@ class ThreadInterrupts:
         self._sent: dict[str, type[BaseException]] = {}  # token -> interrupt sent
         self._details: dict[str, BaseException] = {}  # token -> the exception meant
 
-    def raised(self, token: str, caught: BaseException) -> BaseException:
-        """The exception an interrupt of `token` stands for (with its details)."""
+    def meant(self, prepared: Prepared, caught: BaseException) -> BaseException:
+        """The exception an interrupt of this job stands for (with its details)."""
         with self._lock:
-            return self._details.pop(token, caught)
+            return self._details.pop(prepared.held.token, caught)
 
-    def call(self, token: str, func: Callable[..., Any], *args: Any) -> Any:
-        """Run a job's code, interruptible for `token` while (and only while) it runs."""
+    def call(self, prepared: Prepared, func: Callable[[Prepared], Any]) -> Any:
+        """Run a job's code, interruptible for it while (and only while) it runs."""
         thread = threading.get_ident()
+        token = prepared.held.token
         with self._lock:
             self._running[thread] = token
         try:
-            return func(*args)
+            return func(prepared)
         finally:
             with self._lock:
                 if self._running.get(thread) == token:
@@ -156,3 +179,76 @@ class ThreadInterrupts:
                 return False
             self._sent[token] = exc
             return True
+
+
+class AlarmInterrupts:
+    """The main thread's interrupts, one job at a time (the inline executor): a timeout
+    is SIGALRM, set for the job's timeout as its code starts; a cancel (the executor's
+    watcher) or a stop's bound signals the process the same way, since a signal reaches
+    a job even in a blocking call such as time.sleep. ``on_alarm`` is the handler."""
+
+    def __init__(self) -> None:
+        self.in_job = False
+        self.current: Payload | None = None  # the running job
+        self.pending_cancel: JobCancelled | None = None
+        self.pending_stop = False  # the stop bound passed: the alarm hands the job back
+        self._awaited: BaseException | None = None  # an async job's, by alarm
+        self._timeout = 0.0
+
+    def call(self, prepared: Prepared, func: Callable[[Prepared], Any]) -> Any:
+        """Run a job's code with its timeout's alarm set."""
+        self._awaited = None
+        self.current = prepared.job
+        self.in_job = True
+        self._timeout = prepared.timeout
+        if self._timeout > 0:
+            signal.setitimer(signal.ITIMER_REAL, self._timeout)
+        try:
+            return func(prepared)
+        finally:
+            self.in_job = False
+            self.current = None
+            self.pending_cancel = None
+            self.pending_stop = False
+            if self._timeout > 0:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+
+    def meant(self, prepared: Prepared, caught: BaseException) -> BaseException:
+        """The interrupt an async job's coroutine was stopped with, else `caught`."""
+        return self._awaited or caught
+
+    def on_alarm(self, signum: int, frame: Any) -> None:
+        """SIGALRM in the main thread: the running job's timeout, or a cancel or a
+        stop asked for. Raised only where it lands in the job's own code; elsewhere the
+        alarm rings again shortly. An async job's coroutine is cancelled instead."""
+        if not self.in_job:
+            return
+        if not landing_is_safe(frame):
+            signal.setitimer(signal.ITIMER_REAL, ALARM_RETRY)
+            return
+        cancel, self.pending_cancel = self.pending_cancel, None
+        interrupt: BaseException = cancel if cancel is not None else (
+            StopInterrupt() if self.pending_stop else TimeoutInterrupt())
+        if execution.interrupt_awaiting(threading.get_ident(), type(interrupt)):
+            self._awaited = interrupt
+            return
+        self.in_job = False
+        raise interrupt
+
+    def cancel_current(self, uuid: str, exc: JobCancelled) -> bool:
+        """Cancel the running job if it is `uuid`."""
+        current = self.current
+        if not self.in_job or current is None or current.uuid != uuid:
+            return False
+        self.pending_cancel = exc
+        os.kill(os.getpid(), signal.SIGALRM)
+        return True
+
+    def stop_current(self) -> bool:
+        """The stop bound passed while a job runs: interrupt it (through SIGALRM, as a
+        timeout) so it is handed back uncounted (stopping.py)."""
+        if not self.in_job or self.current is None:
+            return False
+        self.pending_stop = True
+        os.kill(os.getpid(), signal.SIGALRM)
+        return True

@@ -30,15 +30,17 @@ from queueing.contract.roles import QueueDriver
 from queueing.signals import worker_stopping
 from queueing.worker import health, policy, sidecar_process
 from queueing.worker.control_loop import ControlLoop
-from queueing.worker.inflight import InFlight, TableMemory
+from queueing.worker.inflight import TableMemory
 from queueing.worker.inline import InlineExecutor
+from queueing.worker.interrupts import AlarmInterrupts
 from queueing.worker.job_runner import JobRunner
 from queueing.worker.joblog import JobLog, OutputStream, level_named, send_signal
-from queueing.worker.ledger import Ledger
+from queueing.worker.ledger import JobStats, Ledger
 from queueing.worker.options import WorkerOptions
 from queueing.worker.pool import PoolExecutor
 from queueing.worker.process_control import SignalFlags, memory_mb
-from queueing.worker.reserving import JobStats, Reserver
+from queueing.worker.reserving import Reserver
+from queueing.worker.settler import Settler
 from queueing.worker.sidecar import Sidecar
 from queueing.worker.stopping import StopClock
 
@@ -66,21 +68,23 @@ class Worker:
         self.stderr = stderr or sys.stderr
         self.flags = flags or SignalFlags()  # runworker's, installed as it starts
         self.memory = TableMemory() if options.sidecar else None
-        self.inflight = InFlight(self.memory)
+        self.stats = JobStats()
+        # The one owner of the in-flight table (ledger.py): every row's change goes there
+        self.ledger = Ledger(driver, self.memory, self.stats, kill_grace=options.kill_grace)
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{options.name}"
         log = JobLog(None if options.quiet else (stdout or sys.stdout), worker=self.owner,
                      level=level_named(options.log_level))
-        self.runner = JobRunner(driver, options, log, worker=self, inflight=self.inflight)
         # A stop signal starts it: running jobs get --stop-timeout, then are handed back
-        self.stop_clock = self.runner.stop_clock = StopClock(self.flags, options.stop_timeout)
+        self.stop_clock = StopClock(self.flags, options.stop_timeout)
+        self.settler = Settler(driver, options, log, worker=self, stop_clock=self.stop_clock)
+        self.runner = JobRunner(driver, options, log, self.settler, self.ledger, worker=self)
+        self.alarm = AlarmInterrupts()  # the main thread's: one job at a time, inline
         self.sidecar: Sidecar | None = None
-        self.stats = JobStats()
-        self.ledger = Ledger(driver, self.inflight, self.stats)
         self._memory_read_at = 0.0
         self._sidecar_lock = threading.Lock()
         self._sidecar_failed = False
         self._stop_noted = False
-        self.reserver = Reserver(driver, options, self.inflight, owner=self.owner,
+        self.reserver = Reserver(driver, options, self.ledger, owner=self.owner,
                                  stats=self.stats, stderr=self.stderr,
                                  should_wake=self.should_wake,
                                  prefetching=self.memory is not None)
@@ -118,7 +122,7 @@ class Worker:
         gc.collect()
         gc.freeze()
         self._start_sidecar()
-        self.flags.install(on_alarm=self.runner.on_alarm)
+        self.flags.install(on_alarm=self.alarm.on_alarm)
         self._started = time.monotonic()
         if self.sidecar is not None:
             threading.Thread(target=self._keep_sidecar, daemon=True,
@@ -135,10 +139,9 @@ class Worker:
                                       f" ({self.options.concurrency} at once)"
                                       if self.concurrent else ""))
             executor = (PoolExecutor(self.options.concurrency, self.runner, self.reserver,
-                                     self.ledger.settled, self.stderr)
+                                     self.stderr)
                         if self.concurrent else
-                        InlineExecutor(self.runner, self.inflight, self.ledger.settled,
-                                       self.stop_clock))
+                        InlineExecutor(self.runner, self.ledger, self.alarm, self.stop_clock))
             self._loop = ControlLoop(self.reserver, executor, options=self.options,
                                      flags=self.flags, stop_reason=self.stop_reason,
                                      stop=self.stop, stderr=self.stderr)
@@ -146,7 +149,7 @@ class Worker:
         finally:
             self._stopped.set()
             self.flags.uninstall()
-            self.inflight.leaving()
+            self.ledger.leaving()
             with self._sidecar_lock:
                 if self.sidecar is not None:
                     self.sidecar.stop()
@@ -156,7 +159,7 @@ class Worker:
         whether it is paused, and how long its loop has gone without progress against
         the longest a healthy turn takes (queueing/worker/health.py judges liveness
         from both). A running job counts as progress: its timeout bounds it."""
-        running = self.inflight.running_info()
+        running = self.ledger.running_info()
         now = time.monotonic()
         if running:
             self._busy_at = now
@@ -210,7 +213,7 @@ class Worker:
             return
         self._stop_noted = True
         bound = began + self.options.stop_timeout
-        self.inflight.stopping(began, bound, bound + self.options.kill_grace)
+        self.ledger.stopping(began, bound, bound + self.options.kill_grace)
 
     def _check_sidecar(self) -> None:
         with self._sidecar_lock:

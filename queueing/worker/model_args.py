@@ -14,7 +14,7 @@ one dict lookup (``models`` in the payload) is all it costs.
 A row that is gone raises ``MissingModel`` ("auth.User 42 no longer exists"); a
 reference this process cannot read (a model not installed, a database alias not
 configured, a key the primary key refuses) raises ``ModelReferenceError``. Retrying
-cannot bring either back, so `settle` fails the job at once, without its remaining
+cannot bring either back, so `settle_missing` fails the job at once, without its remaining
 tries, as Laravel does; with ``@job(delete_when_missing_models=True)`` a missing row
 drops the job unrun instead: counted as ``dropped`` (the metrics, Prometheus), logged,
 never in the failed store. A dropped batch member counts as skipped, as an expired one
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.apps import apps
@@ -41,10 +41,7 @@ from queueing.errors import MissingModel, ModelReferenceError
 from queueing.signals import job_exception_occurred
 from queueing.worker import unrun
 from queueing.worker.joblog import send_signal
-from queueing.worker.outcome import Outcome
-
-if TYPE_CHECKING:  # the runner imports this module, not back
-    from queueing.worker.job_runner import JobRunner
+from queueing.worker.outcome import Outcome, Settling
 
 Group = tuple[type[Model], str]  # (model, database alias)
 
@@ -153,24 +150,24 @@ def bind(func: Callable[..., Any], job: Payload) -> tuple[Callable[..., Any], li
     return func, args, kwargs
 
 
-def settle(runner: JobRunner, held: Reservation, job: Payload,
-           definition: JobDefinition | None, exc: ModelReferenceError,
-           runtime: float) -> Outcome:
+def settle_missing(settler: Settling, held: Reservation, job: Payload,
+                   definition: JobDefinition | None, exc: ModelReferenceError,
+                   runtime: float) -> Outcome:
     """A job whose model argument could not be fetched: dropped (its row is gone and the
     job says ``delete_when_missing_models``) or failed at once (see the module
     docstring)."""
     if isinstance(exc, MissingModel) and definition is not None and \
             definition.delete_when_missing_models:
-        return drop(runner, held, job, exc, runtime)
-    send_signal(job_exception_occurred, sender=runner.worker, exception=exc, released=False,
-                payload=job, connection=runner.driver.name, queue=held.queue)
-    runner.fail(held, job, definition, exc,
+        return drop(settler, held, job, exc, runtime)
+    send_signal(job_exception_occurred, sender=settler.worker, exception=exc, released=False,
+                payload=job, connection=settler.driver.name, queue=held.queue)
+    settler.fail(held, job, definition, exc,
                 detail="a model argument could not be fetched: retrying cannot bring it back")
     return Outcome("failed", runtime, job)
 
 
-def drop(runner: JobRunner, held: Reservation, job: Payload, exc: MissingModel,
+def drop(settler: Settling, held: Reservation, job: Payload, exc: MissingModel,
          runtime: float) -> Outcome:
     """Forget the job unrun (``delete_when_missing_models``): not failed, not retried."""
-    unrun.forget(runner, held, job, "DROPPED", f"{exc} (delete_when_missing_models)")
+    unrun.forget(settler, held, job, "DROPPED", f"{exc} (delete_when_missing_models)")
     return Outcome("dropped", runtime, job)

@@ -1,15 +1,21 @@
-"""What a job's settling shares between the runner and the job controls: the Outcome
-it ends with, text safe for one log line, and retries of driver writes that must not be
-dropped. A leaf module, so the runner and queueing/worker/controls.py both import it."""
+"""What a job's settling shares between the settler and the job controls: the Outcome
+it ends with, what settling needs (``Settling``: the narrow face of settler.py that
+controls.py, unrun.py, model_args.py and stopping.py are handed), text safe for one log
+line, and retries of driver writes that must not be dropped. A leaf module, so the
+settler and the modules it calls all import it.
+
+"Settle" names one act in the worker: writing a job's outcome to the store (released,
+failed, deleted unrun, handed back, or a success left for its acknowledgement). Writing
+a settled job down in the in-flight table and its counts is the ledger's (ledger.py)."""
 from __future__ import annotations
 
 import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
-from queueing.contract.roles import Reservation
+from queueing.contract.roles import QueueDriver, Reservation
 from queueing.dispatching.registry import JobDefinition
 from queueing.entries.payload import Payload
 from queueing.middleware.pipeline import Plan
@@ -49,6 +55,36 @@ class Prepared:
     timeout: float
     meta: dict
     plan: Plan | None = None  # its middleware / unique lock; None: the plain path
+
+
+class JobLines(Protocol):
+    """Where a job's one-line events go (joblog.JobLog)."""
+
+    def line(self, job: Payload | None, status: str, detail: str = "") -> None: ...
+
+
+class Settling(Protocol):
+    """What settling a job needs (settler.Settler has it): the driver and its transient
+    errors, the worker named on signals, the job's log lines, retried driver writes,
+    and a final failure."""
+
+    @property
+    def driver(self) -> QueueDriver: ...
+
+    @property
+    def worker(self) -> Any: ...
+
+    @property
+    def log(self) -> JobLines: ...
+
+    @property
+    def transient(self) -> tuple[type[Exception], ...]: ...
+
+    def retrying(self, action: Callable[[], Any], what: str) -> Any: ...
+
+    def fail(self, held: Reservation, job: Payload | None,
+             definition: JobDefinition | None, exc: BaseException,
+             detail: str = "") -> None: ...
 
 
 def printable(value: Any, limit: int = 2000) -> str:

@@ -18,7 +18,7 @@ from queueing.worker.job_runner import JobRunner
 from queueing.worker.joblog import OutputStream
 from queueing.worker.outcome import Outcome
 from queueing.worker.reserving import Reserver
-from queueing.worker.slots import Active, Settle, SlotPool
+from queueing.worker.slots import Active, SlotPool
 
 CANCEL_CHECK_INTERVAL = 1.0  # seconds between looks for operators' cancel requests
 
@@ -28,9 +28,9 @@ class PoolExecutor:
 
     inline = False
 
-    def __init__(self, size: int, runner: JobRunner, reserver: Reserver, settle: Settle,
+    def __init__(self, size: int, runner: JobRunner, reserver: Reserver,
                  stderr: OutputStream) -> None:
-        self.pool = SlotPool(size, runner, reserver.inflight, settle)
+        self.pool = SlotPool(size, runner, reserver.ledger)
         self.reserver = reserver
         self.stderr = stderr
         self.kill_grace = runner.options.kill_grace

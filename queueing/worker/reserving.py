@@ -2,23 +2,23 @@
 back what never started, waiting for work, and the control state (paused queues, the
 restart stamp), with what a lost or refusing store means for each.
 
-``Reserver`` is handed what it needs (the driver, the options, the in-flight table, the
-worker's name and job counts) and never the worker: both of the worker's loops (one job
-in the main thread, or N slots) reserve and acknowledge through it.
+``Reserver`` is handed what it needs (the driver, the options, the ledger that owns the
+in-flight table, the worker's name and job counts) and never the worker: both of the
+worker's executors (one job in the main thread, or N slots) reserve and acknowledge
+through it.
 """
 from __future__ import annotations
 
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from queueing.contract.roles import QueueDriver, Reservation
 from queueing.state.fair import FairRotation
 from queueing.worker import policy
 from queueing.worker.errors import REFUSALS, store_name, transient
-from queueing.worker.inflight import InFlight
 from queueing.worker.joblog import OutputStream
+from queueing.worker.ledger import JobStats, Ledger
 from queueing.worker.options import WorkerOptions
 from queueing.worker.outcome import printable
 from queueing.worker.process_control import interruptible_sleep
@@ -33,26 +33,18 @@ DUE_MARGIN = 0.002  # seconds past a delayed job's due time that a wait ends
 REFUSAL_LOG_EVERY = 10.0  # seconds between log lines about the same kind of refusal
 
 
-@dataclass(slots=True)
-class JobStats:
-    """What the worker counted of its jobs: sizes the prefetch and ends --max-jobs."""
-
-    jobs_processed: int = 0
-    runtime_average: float | None = None  # seconds per job
-
-
 class Reserver:
     """Reserves, acknowledges and hands back for one worker (see the module docstring).
     `should_wake` says when a wait must end early (a stop signal, a lost sidecar)."""
 
-    def __init__(self, driver: QueueDriver, options: WorkerOptions, inflight: InFlight, *,
+    def __init__(self, driver: QueueDriver, options: WorkerOptions, ledger: Ledger, *,
                  owner: str, stats: JobStats, stderr: OutputStream,
                  should_wake: Callable[[], bool], prefetching: bool) -> None:
         self.driver = driver
         self.transient = transient(driver)  # reconnect and go on (worker/errors.py)
         self.store = store_name(driver)
         self.options = options
-        self.inflight = inflight
+        self.ledger = ledger  # the in-flight table's owner: rows enter and leave there
         self.owner = owner
         self.stats = stats
         self.stderr = stderr
@@ -105,47 +97,27 @@ class Reserver:
         average = self.stats.runtime_average
         size = policy.prefetch_size(None if average is None else average / slots, limit,
                                     options.prefetch_budget)
-        return min(size, self.inflight.room())  # never past the in-flight table's rows
-
-    def next_job(self) -> Reservation | None:
-        held = self.inflight.claim_next()
-        if held is not None:
-            return held
-        try:
-            self.read_control()
-            for queue in self.queues if self.fair is None else self._fair_round():
-                if queue in self.paused_queues:
-                    continue
-                if self.reserve(queue, self.prefetch()):
-                    break  # never prefetch past a higher-priority queue's work
-            self.flush_ack()
-            self.lost_since = None
-        except self.transient as exc:
-            self.connection_lost(exc)
-            return None
-        except REFUSALS as exc:
-            self.refused(exc)
-            return None
-        return self.inflight.claim_next()
+        return min(size, self.ledger.room())  # never past the in-flight table's rows
 
     def reserve(self, queue: str, count: int) -> bool:
         """One round trip: acknowledge the finished rows (with the recorders' calls) and
         reserve up to `count` jobs of `queue`. True when jobs were reserved."""
-        count = min(count, self.inflight.room())
+        count = min(count, self.ledger.room())
         if count <= 0:
             return False
-        finished, completions = self.inflight.finished_batch()
+        finished, completions = self.ledger.finished_batch()
         asked_at = time.time()  # no later than the store's own start of these leases
         got = self.driver.reserve(queue, count, finished=finished,
-                                  extra=completion_calls(self.driver, completions),
-                                  owner=self.owner)
+                                  extra=completion_calls(self.driver, completions)
+                                  if completions else [], owner=self.owner)
         self._acknowledged(finished, got.unacknowledged)
-        recorder_failures.add(got.recorder_errors)
+        if got.recorder_errors:
+            recorder_failures.add(got.recorder_errors)
         if got.paused:  # paused since the last control read: stop asking
             self.paused_queues = self.paused_queues | {queue}
             return False
         if got.jobs:
-            self.inflight.reserved(got.jobs, leased_at=asked_at)
+            self.ledger.reserved(got.jobs, leased_at=asked_at)
         if self.fair is not None:
             if got.jobs:
                 self.fair.took(queue)
@@ -164,30 +136,31 @@ class Reserver:
         if failed:
             tokens = {held.token for held in failed}
             finished = [held for held in finished if held.token not in tokens]
-        self.inflight.settled(finished)  # their records went with them
+        if finished:
+            self.ledger.removed(finished)  # their records went with them
 
     def give_back(self, queues: set[str] | None = None) -> None:
         """Hand prefetched jobs that never started back to their place in their queues
         (on stop or pause), uncounted, so another worker takes them at once."""
-        back = self.inflight.take_prefetched(queues)  # no slot thread starts them now
+        back = self.ledger.take_prefetched(queues)  # no slot thread starts them now
         if not back:
             return
         try:
             self.driver.unreserve(back)
-            self.inflight.settled(back)
+            self.ledger.removed(back)
         except self.transient as exc:  # still held: retried, or settled by the sidecar
-            self.inflight.unclaim(back)
+            self.ledger.unclaim(back)
             self.connection_lost(exc)
 
     def flush_ack(self) -> None:
         """Acknowledge the finished rows now, with their completion records (one batch
         for all of them: see queueing.worker.recorders)."""
-        finished, completions = self.inflight.finished_batch()
+        finished, completions = self.ledger.finished_batch()
         if not finished:
             return
         try:
             self.driver.acknowledge(finished, completion_calls(self.driver, completions))
-            self.inflight.settled(finished)
+            self.ledger.removed(finished)
         except self.transient as exc:
             self.connection_lost(exc)
         except Exception as exc:  # a refused acknowledgement: kept, tried again later
@@ -271,7 +244,7 @@ class Reserver:
             return False
         if isinstance(got, list):
             if got:
-                self.inflight.reserved(got, leased_at=asked_at)
+                self.ledger.reserved(got, leased_at=asked_at)
         else:
             self.paused_queues = self.paused_queues | {active[0]}
         return True
@@ -284,7 +257,7 @@ class Reserver:
         state = self.driver.read_control()
         self.paused_queues = set(state.paused)
         stamp = state.restart_stamp
-        if self.paused_queues and self.inflight.prefetched():
+        if self.paused_queues and self.ledger.prefetched():
             self.give_back(self.paused_queues)
         if initial or not self._control_known:
             self.restart_seen = stamp  # restarts asked for before this worker began

@@ -15,12 +15,22 @@ job blocked in one long C call is not runnable, so it waits on nothing and its g
 runs in wall time; one spinning in C holding the GIL is runnable, and its grace runs
 while it gets a CPU. Where the kernel keeps no schedstat (not Linux, or a kernel built
 without it), nothing is subtracted: wall time, as before.
+
+``Graces`` is the sidecar's use of it: which running job is past its stretched grace.
 """
 from __future__ import annotations
 
 import os
 
+from queueing.worker.table_memory import RUNNING, Row
+
 NS = 1e-9
+# The most a grace is stretched by time the worker spent waiting for a CPU, as a multiple
+# of the grace (and at least MIN_STARVED_EXTENSION s): a job stuck in C on a starved host
+# is still killed, later.
+STARVED_EXTENSION_FACTOR = 10.0
+MIN_STARVED_EXTENSION = 30.0
+MEASURE_AHEAD = 1.0  # seconds before a grace begins that its run-queue wait is measured
 
 
 def _run_delays(pid: int) -> dict[int, int] | None:
@@ -59,3 +69,53 @@ class StarvedTime:
 
     def forget(self) -> None:
         self._last = None
+
+
+class Graces:
+    """Which running job has outlived its timeout and grace, the grace counted in time
+    the worker could run: each tick of a grace adds the run-queue wait of the worker's
+    most-delayed thread to that job's deadline (``StarvedTime``), up to
+    STARVED_EXTENSION_FACTOR graces. A row whose code ended is judged by its settling
+    bound as written (inflight.SETTLING_BOUND), with no stretching."""
+
+    def __init__(self, starved: StarvedTime, kill_grace: float) -> None:
+        self.starved = starved
+        self.kill_grace = kill_grace
+        self.cap = max(kill_grace * STARVED_EXTENSION_FACTOR, MIN_STARVED_EXTENSION)
+        self.extension: dict[str, float] = {}  # token -> seconds its deadline moved
+        self._looked_at: float | None = None
+
+    def hung(self, rows: list[Row], now: float) -> Row | None:
+        timed = [r for r in rows if r.state == RUNNING and r.kill_at and not r.ended]
+        near = [r for r in timed if now >= r.kill_at - self.kill_grace - MEASURE_AHEAD]
+        if near:
+            waited = self.starved.waited()
+            since = now - self._looked_at if self._looked_at is not None else 0.0
+            self._looked_at = now
+            stolen = min(waited, max(since, 0.0))
+            for row in near:
+                if now >= row.kill_at - self.kill_grace:  # in its grace: stretched
+                    self.extension[row.token] = min(
+                        self.extension.get(row.token, 0.0) + stolen, self.cap)
+        else:
+            self.starved.forget()
+            self._looked_at = None
+        live = {r.token for r in timed}
+        for token in [t for t in self.extension if t not in live]:
+            del self.extension[token]
+        past = [(r.kill_at + (0.0 if r.ended else self.extension.get(r.token, 0.0)), r.index, r)
+                for r in rows if r.state == RUNNING and r.kill_at]
+        past = [entry for entry in past if now >= entry[0]]
+        # The first past its deadline is the stuck one: others past theirs during a drain
+        # (neighbours on an event loop it blocks) were held up by it.
+        return min(past)[2] if past else None
+
+    def why(self, row: Row, now: float) -> str:
+        if row.ended:
+            return (f"its job {row.token}'s code ended, but its outcome was still not "
+                    "written down after the settling's bound (stuck in the worker's own "
+                    "settling)")
+        stretched = self.extension.get(row.token, 0.0)
+        return (f"its job {row.token} was still running past its timeout and grace"
+                + (f" (the grace stretched {stretched:.1f} s for time the worker waited "
+                   "for a CPU)" if stretched >= 0.1 else ""))

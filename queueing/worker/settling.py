@@ -274,3 +274,16 @@ def cut_short_by(hung: Row) -> str:
         uuid, name = hung.token, "a job"
     return (f"cut short: its worker was killed because {name} {uuid[:64]}, in another "
             "slot, was still running past its timeout and grace")
+
+
+STATE_WORDS = {PREFETCHED: "prefetched", RUNNING: "running", FINISHED: "finished"}
+
+
+def uuid_of(row: Row) -> str:
+    """The job's uuid from its reserved entry, for log lines (its token if unreadable)."""
+    member = row.member or b""
+    start = member.find(b'"uuid":"')
+    if start < 0:
+        return row.token
+    end = member.find(b'"', start + 8)
+    return member[start + 8:end].decode("utf-8", "replace")[:64] if end > 0 else row.token

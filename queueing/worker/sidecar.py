@@ -26,7 +26,7 @@ beat stops) and:
 - SIGKILLs the worker when a running job is still running ``kill_grace`` seconds after
   its timeout (and any drain is over), counted in time the worker could run
   (sched_time.py: the time its threads waited for a CPU does not count, up to
-  ``STARVED_EXTENSION_FACTOR`` graces); the hung job is
+  ``sched_time.STARVED_EXTENSION_FACTOR`` graces); the hung job is
   released or failed by its rules (a timeout), any other running job is handed back
   uncounted (cut short by the kill, not by itself). A job whose code already ended
   (interrupted, raised or returned: the row says so) is no longer judged by its grace,
@@ -67,21 +67,22 @@ from queueing.contract.roles import QueueDriver
 from queueing.worker.deadline import Deadline
 from queueing.worker.fork_child import become_sidecar
 from queueing.worker.policy import LeaseTiming, lease_timing
-from queueing.worker.sched_time import StarvedTime
+from queueing.worker.sched_time import Graces, StarvedTime
 from queueing.worker.settling import (
     FRESH_START_ALLOWANCE,
+    STATE_WORDS,
     Death,
     FreshProcesses,
     Settlement,
     Settlers,
     fresh_driver,
     renew,
+    uuid_of,
 )
 from queueing.worker.stopping import stop_reason
 from queueing.worker.table_memory import (
     FINISHED,
     LEAVING,
-    PREFETCHED,
     RUNNING,
     STOPPING,
     Row,
@@ -91,12 +92,6 @@ from queueing.worker.table_memory import (
 logger = logging.getLogger("queueing.worker")
 
 TICK = 0.1  # seconds between the sidecar's looks at the table
-# The most a grace is stretched by time the worker spent waiting for a CPU, as a multiple
-# of the grace (and at least MIN_STARVED_EXTENSION s): a job stuck in C on a starved host
-# is still killed, later.
-STARVED_EXTENSION_FACTOR = 10.0
-MIN_STARVED_EXTENSION = 30.0
-MEASURE_AHEAD = 1.0  # seconds before a grace begins that its run-queue wait is measured
 LOOP_STALLED = 1.0  # seconds without a turn of the worker's loop: its Python is frozen
 DRAIN_MAX = 300.0  # seconds a stuck slot's kill waits for the other slots, at most
 
@@ -286,7 +281,7 @@ class Sidecar:
                 continue
             if failing_since is not None and self._must_fence(rows, renewed, now, timing):
                 running = [r for r in rows if r.state == RUNNING]
-                uuids = ", ".join(_uuid_of(r) for r in running)
+                uuids = ", ".join(uuid_of(r) for r in running)
                 why = f"stopped: Redis unreachable for {now - failing_since:.0f} s"
                 self._kill(worker_pid, f"{why}; the lease of its running job ({uuids}) "
                                        "would lapse, and another worker could start it too")
@@ -319,7 +314,7 @@ class Sidecar:
             for row in lapsed:
                 if row.token not in warned and row.state != FINISHED:
                     warned.add(row.token)
-                    self._say(f"the lease of {STATE_WORDS[row.state]} job {_uuid_of(row)} "
+                    self._say(f"the lease of {STATE_WORDS[row.state]} job {uuid_of(row)} "
                               f"(reservation {row.token}) lapsed before it could be renewed "
                               "(Redis was away longer than retry_after?): another worker may "
                               "run it too")
@@ -343,7 +338,7 @@ class Sidecar:
         if not asked:
             asked = now
             self.memory.ask_to_drain(now)
-            self._say(f"its job {_uuid_of(hung)} is still running past its timeout and "
+            self._say(f"its job {uuid_of(hung)} is still running past its timeout and "
                       f"grace (stuck where no interrupt lands): the worker takes no new job "
                       f"and its {len(others)} other running job(s) finish first, then it "
                       "is killed and replaced")
@@ -394,66 +389,3 @@ class Sidecar:
             self.stderr.flush()
         except Exception:
             pass
-
-
-class Graces:
-    """Which running job has outlived its timeout and grace, the grace counted in time
-    the worker could run: each tick of a grace adds the run-queue wait of the worker's
-    most-delayed thread to that job's deadline (``StarvedTime``), up to
-    STARVED_EXTENSION_FACTOR graces. A row whose code ended is judged by its settling
-    bound as written (inflight.SETTLING_BOUND), with no stretching."""
-
-    def __init__(self, starved: StarvedTime, kill_grace: float) -> None:
-        self.starved = starved
-        self.kill_grace = kill_grace
-        self.cap = max(kill_grace * STARVED_EXTENSION_FACTOR, MIN_STARVED_EXTENSION)
-        self.extension: dict[str, float] = {}  # token -> seconds its deadline moved
-        self._looked_at: float | None = None
-
-    def hung(self, rows: list[Row], now: float) -> Row | None:
-        timed = [r for r in rows if r.state == RUNNING and r.kill_at and not r.ended]
-        near = [r for r in timed if now >= r.kill_at - self.kill_grace - MEASURE_AHEAD]
-        if near:
-            waited = self.starved.waited()
-            since = now - self._looked_at if self._looked_at is not None else 0.0
-            self._looked_at = now
-            stolen = min(waited, max(since, 0.0))
-            for row in near:
-                if now >= row.kill_at - self.kill_grace:  # in its grace: stretched
-                    self.extension[row.token] = min(
-                        self.extension.get(row.token, 0.0) + stolen, self.cap)
-        else:
-            self.starved.forget()
-            self._looked_at = None
-        live = {r.token for r in timed}
-        for token in [t for t in self.extension if t not in live]:
-            del self.extension[token]
-        past = [(r.kill_at + (0.0 if r.ended else self.extension.get(r.token, 0.0)), r.index, r)
-                for r in rows if r.state == RUNNING and r.kill_at]
-        past = [entry for entry in past if now >= entry[0]]
-        # The first past its deadline is the stuck one: others past theirs during a drain
-        # (neighbours on an event loop it blocks) were held up by it.
-        return min(past)[2] if past else None
-
-    def why(self, row: Row, now: float) -> str:
-        if row.ended:
-            return (f"its job {row.token}'s code ended, but its outcome was still not "
-                    "written down after the settling's bound (stuck in the worker's own "
-                    "settling)")
-        stretched = self.extension.get(row.token, 0.0)
-        return (f"its job {row.token} was still running past its timeout and grace"
-                + (f" (the grace stretched {stretched:.1f} s for time the worker waited "
-                   "for a CPU)" if stretched >= 0.1 else ""))
-
-
-STATE_WORDS = {PREFETCHED: "prefetched", RUNNING: "running", FINISHED: "finished"}
-
-
-def _uuid_of(row: Row) -> str:
-    """The job's uuid from its reserved entry, for log lines (its token if unreadable)."""
-    member = row.member or b""
-    start = member.find(b'"uuid":"')
-    if start < 0:
-        return row.token
-    end = member.find(b'"', start + 8)
-    return member[start + 8:end].decode("utf-8", "replace")[:64] if end > 0 else row.token

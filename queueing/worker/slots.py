@@ -3,14 +3,14 @@ on a pool of threads and by ``async def`` jobs on one event loop.
 
 The worker's main thread stays the control loop (signals, reservations in batches,
 acknowledgements, timeouts, cancels). The slot threads pull: each takes the oldest
-prefetched row of the in-flight table (``InFlight.claim_next``, so no row is taken twice
+prefetched row of the in-flight table (``Ledger.claim_next``, so no row is taken twice
 or taken while it is handed back), prepares it (decoding, checks), and runs a sync job
-itself, settling it in its own thread. An async job is handed to the loop thread and its
-slot thread goes back for the next row; the job still holds one of the N slots until the
-main thread settles it (its outcome may need the failed store, whose ORM calls cannot
-run inside the loop). The main thread is not on a sync job's path at all: a job costs
-no hand-off between threads, and the control loop wakes only when the prefetched rows
-run low, an async job ends, or its watch is due.
+itself, settling it and writing it down in its own thread. An async job is handed to
+the loop thread and its slot thread goes back for the next row; the job still holds one
+of the N slots until the main thread settles it (its outcome may need the failed store,
+whose ORM calls cannot run inside the loop). The main thread is not on a sync job's
+path at all: a job costs no hand-off between threads, and the control loop wakes only
+when the prefetched rows run low, an async job ends, or its watch is due.
 
 Timeouts per job: an async job is cancelled by ``asyncio.timeout``; a sync job gets
 TimeoutInterrupt raised in its thread (``PyThreadState_SetAsyncExc``), which lands at
@@ -28,7 +28,6 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,9 +37,11 @@ from queueing.batches import results
 from queueing.batches.results import KEEP_FIELD
 from queueing.contract.roles import Reservation
 from queueing.worker import execution
-from queueing.worker.inflight import InFlight
 from queueing.worker.interrupts import ThreadInterrupts
-from queueing.worker.job_runner import JobCancelled, JobRunner, Outcome, Prepared
+from queueing.worker.job_errors import JobCancelled
+from queueing.worker.job_runner import JobRunner
+from queueing.worker.ledger import Ledger
+from queueing.worker.outcome import Outcome, Prepared
 from queueing.worker.process_control import TimeoutInterrupt
 from queueing.worker.stopping import StopInterrupt
 
@@ -70,20 +71,16 @@ class Done:
     runtime: float = 0.0
 
 
-Settle = Callable[[Reservation, Outcome], None]
-
-
 class SlotPool:
     """N slots over a pool of pulling threads and one event loop (see the module
-    docstring). `settle(held, outcome)` is the worker's bookkeeping of a settled job (its
-    row, its counters, its records); slot threads call it, so it must be thread-safe."""
+    docstring). Every settled job is written down in the `ledger` (its row, its counts,
+    its records), from the thread that settled it."""
 
-    def __init__(self, size: int, runner: JobRunner, inflight: InFlight,
-                 settle: Settle) -> None:
+    def __init__(self, size: int, runner: JobRunner, ledger: Ledger) -> None:
         self.size = size
         self.runner = runner
-        self.inflight = inflight
-        self.settle = settle
+        self.settler = runner.settler
+        self.ledger = ledger
         self.guard = ThreadInterrupts()
         self.active: dict[str, Active] = {}  # token -> the running job
         self.busy = 0  # jobs taken and not yet settled: what counts against `size`
@@ -106,16 +103,18 @@ class SlotPool:
     def kick(self) -> None:
         """Rows were reserved: wake idle slot threads (or start one) to take them."""
         with self._cond:
-            self._wake_or_spawn(self.inflight.unclaimed())
+            self._wake_or_spawn(self.ledger.unclaimed())
 
     def settle_async_done(self) -> int:
-        """Settle the async jobs that ended (in the calling thread: the main one); how
-        many."""
+        """Settle the async jobs that ended and write them down (in the calling thread:
+        the main one); how many."""
         settled = 0
         while self.async_done:
             done = self.async_done.popleft()
             try:
-                self.settle(done.prepared.held, self.settle_error(done))
+                self.ledger.write_down(done.prepared.held,
+                                       self.settler.after_code(done.prepared, done.error,
+                                                               done.runtime))
             finally:
                 self._release(done.prepared.held.token)
             settled += 1
@@ -128,7 +127,7 @@ class SlotPool:
         reports)."""
         now = time.monotonic()
         grace = self.runner.options.kill_grace
-        clock = self.runner.stop_clock
+        clock = self.settler.stop_clock
         stop_due = clock is not None and clock.due(now)
         stuck = []
         with self._cond:
@@ -204,10 +203,10 @@ class SlotPool:
         with self._cond:
             while not self._closing:
                 if self.busy < self.size:
-                    held = self.inflight.claim_next()
+                    held = self.ledger.claim_next()
                     if held is not None:
                         self.busy += 1
-                        if self.inflight.unclaimed() <= self.low_water:
+                        if self.ledger.unclaimed() <= self.low_water:
                             self.attention.set()
                         return held
                     self.attention.set()  # nothing to take: the control loop reserves
@@ -252,7 +251,7 @@ class SlotPool:
             raise
         if isinstance(prepared, Outcome):  # settled without running
             try:
-                self.settle(held, prepared)
+                self.ledger.write_down(held, prepared)
             finally:
                 with self._cond:
                     self.busy -= 1
@@ -261,38 +260,23 @@ class SlotPool:
         # the thread's own loop, like a sync job; Django Tasks' adapter runs on a thread.
         is_async = prepared.definition.is_async and prepared.plan is None
         entry = Active(prepared, time.monotonic(), is_async)
-        if not is_async:  # an async job's row is marked running when its task begins
-            self.inflight.started(held, self.runner.kill_at(prepared), prepared.job.uuid,
-                                  prepared.job.job, prepared.job.attempts)
         with self._cond:
             self.active[held.token] = entry
             if not is_async:  # more rows waiting: another thread takes the next one
-                self._wake_or_spawn(self.inflight.unclaimed())
+                self._wake_or_spawn(self.ledger.unclaimed())
         if is_async:
             self._submit_async(prepared, entry)
             return
         started = time.perf_counter()
-        try:
-            outcome = self.runner.run(prepared, alarm=False, guard=self.guard)
+        try:  # its row is marked running as its code starts (the runner's ledger.started)
+            outcome = self.runner.run(prepared, self.guard)
         except BaseException as exc:  # an interrupt that landed outside the job's code
             logger.error("job %s: %s outside its code", prepared.job.uuid, exc)
-            outcome = self.settle_error(Done(prepared, exc, time.perf_counter() - started))
+            outcome = self.settler.after_code(prepared, exc, time.perf_counter() - started)
         try:
-            self.settle(held, outcome)  # its row first: a free slot means a settled row
+            self.ledger.write_down(held, outcome)  # a free slot means a written-down row
         finally:
             self._release(held.token, wake=False)
-
-    def settle_error(self, done: Done) -> Outcome:
-        """The outcome of a job that raised outside the runner's own settling (an async
-        job's coroutine, a stray interrupt): settled like a sync job's."""
-        runner, prepared = self.runner, done.prepared
-        if done.error is None:
-            return runner.succeeded(prepared, done.runtime)
-        try:
-            return runner.failed_with(prepared, done.error, done.runtime)
-        except BaseException as exc:  # not an outcome we know: fail it, keep going
-            runner.fail(prepared.held, prepared.job, prepared.definition, exc)
-            return Outcome("failed", done.runtime, prepared.job)
 
     # -- the event loop -----------------------------------------------------------------------
     def _submit_async(self, prepared: Prepared, entry: Active) -> None:
@@ -345,8 +329,7 @@ class SlotPool:
         inner wait_for, a socket timeout) is the job's exception, settled by its rules."""
         # Its row is RUNNING (charged if the worker dies) only now that its code begins:
         # at 64 slots a job handed over can wait a while for the loop to reach it.
-        self.inflight.started(prepared.held, self.runner.kill_at(prepared),
-                              prepared.job.uuid, prepared.job.job, prepared.job.attempts)
+        self.ledger.started(prepared)
         started = time.perf_counter()
         error: BaseException | None = None
         timeout = prepared.timeout if prepared.timeout > 0 else None
@@ -374,7 +357,7 @@ class SlotPool:
         except BaseException as exc:
             error = exc
         # Its code is over: a body that returned is done even if the worker dies before
-        # the main thread writes its success down (see JobRunner.code_ended).
-        self.runner.code_ended(prepared, returned=error is None)
+        # the main thread writes its success down (see Ledger.ended).
+        self.ledger.ended(prepared, returned=error is None)
         self.async_done.append(Done(prepared, error, time.perf_counter() - started))
         self.attention.set()

@@ -21,16 +21,13 @@ before its SIGKILL, which is thus only a last resort.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from queueing.contract.roles import Reservation
 from queueing.entries.payload import Payload
 from queueing.signals import job_stopped
 from queueing.worker.joblog import send_signal
-from queueing.worker.outcome import Outcome, with_retries
-
-if TYPE_CHECKING:  # the runner imports this module, not back
-    from queueing.worker.job_runner import JobRunner
+from queueing.worker.outcome import Outcome, Settling, with_retries
 
 
 class StopInterrupt(BaseException):
@@ -78,16 +75,16 @@ class StopClock:
         return (time.monotonic() if now is None else now) - self.started
 
 
-def hand_back(runner: JobRunner, held: Reservation, job: Payload, clock: StopClock,
+def hand_back(settler: Settling, held: Reservation, job: Payload, clock: StopClock,
               runtime: float) -> Outcome:
     """Hand a running job that the stop bound cut short back to the head of its queue,
     uncounted, and say so on its timeline (job_stopped, as the sidecar's fence does).
     The reservation is still this worker's (its lease is renewed while it runs), so
     nobody else can have started it."""
     why = stop_reason(clock.waited(), clock.stop_timeout)
-    with_retries(lambda: runner.driver.unreserve([held]), "hand back a stopped job",
-                 errors=runner.transient)
-    runner.log.line(job, "STOPPED", f"{why}; attempt not counted")
-    send_signal(job_stopped, sender=runner.worker, payload=job,
-                connection=runner.driver.name, queue=held.queue, reason=why)
+    with_retries(lambda: settler.driver.unreserve([held]), "hand back a stopped job",
+                 errors=settler.transient)
+    settler.log.line(job, "STOPPED", f"{why}; attempt not counted")
+    send_signal(job_stopped, sender=settler.worker, payload=job,
+                connection=settler.driver.name, queue=held.queue, reason=why)
     return Outcome("stopped", runtime, job)

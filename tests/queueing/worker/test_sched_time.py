@@ -1,5 +1,5 @@
 """Issue 53: the sidecar's grace counted in time the worker could run (sched_time.py,
-sidecar.Graces), against a real process kept waiting for a CPU."""
+sched_time.Graces), against a real process kept waiting for a CPU."""
 from __future__ import annotations
 
 import os
@@ -10,7 +10,7 @@ import time
 import pytest
 
 from queueing.worker.sched_time import StarvedTime
-from queueing.worker.sidecar import Graces
+from queueing.worker.sched_time import Graces
 from queueing.worker.table_memory import RUNNING, Row
 
 BUSY = "while True:\n    pass\n"

@@ -110,20 +110,21 @@ def test_a_lease_taken_at_the_end_of_a_blocking_wait_is_dated_from_the_wait(driv
     lapsed and another worker had started the job (seen: a 0.1 s overlap, under load)."""
     import io
 
-    from queueing.worker.inflight import InFlight
+    from queueing.worker.ledger import JobStats, Ledger
     from queueing.worker.options import WorkerOptions
-    from queueing.worker.reserving import JobStats, Reserver
+    from queueing.worker.reserving import Reserver
     from tests.helpers import push
 
-    reserver = Reserver(driver, WorkerOptions(queues=("default",)), InFlight(), owner="w1",
-                        stats=JobStats(), stderr=io.StringIO(), should_wake=lambda: False,
-                        prefetching=False)
+    stats = JobStats()
+    reserver = Reserver(driver, WorkerOptions(queues=("default",)), Ledger(driver, stats=stats),
+                        owner="w1", stats=stats, stderr=io.StringIO(),
+                        should_wake=lambda: False, prefetching=False)
     pusher = threading.Timer(0.8, lambda: push(driver))
     pusher.start()
     assert reserver._wait_then_take(["default"], 2.0)
     pusher.join()
     [(member, expiry)] = rclient.zrange("queues:{default}:reserved", 0, -1, withscores=True)
-    [row] = reserver.inflight._entries.values()
+    [row] = reserver.ledger._entries.values()
     retry_after = driver.config.retry_after
     # the table's lease ends no later than the store's (it began at or before it)
     assert row.leased_at + retry_after <= expiry + 0.01
