@@ -47,6 +47,7 @@ class DatabaseReservations(DatabaseBase):
         # batch members first: a callback they release is inserted before `now`, so
         # this pop can take it
         done = [parse_token(h.token) for h in self._count_batch_members(finished)]
+        self._mark_commits()  # before `now`: a job pushed after it is not picked below
         now = time.time()
         lease = self._lease(now)
         count = max(int(count), 1)
@@ -59,7 +60,6 @@ class DatabaseReservations(DatabaseBase):
         elif self.vendor == "sqlite":
             for row_id, delivery in done:
                 self._run(self.sql.delete(), [row_id, delivery])
-            self._mark_commits()
             row = self._run(self.sql.pop(False), [lease, lease, owner, queue, now, self.name,
                                                   queue, 0], fetch="one")
             rows = [row] if row is not None else []
@@ -211,12 +211,20 @@ class DatabaseReservations(DatabaseBase):
         return self.vendor == "sqlite" and self.config.listen
 
     def _mark_commits(self) -> None:
-        """Before a pop: the commit count a wait after it compares with (a commit from
-        here on, even one the pop already saw, ends that wait; none is missed)."""
-        if self._watches_commits():
-            self._local.seen_commits = self._on_private(data_version)
+        """Before the first pop since the last wait (a worker pops each of its queues in
+        turn), and before the time its pick compares with: the commit count the next
+        wait compares with. A job committed from here on, even one a pop already took,
+        ends that wait; none is missed, whether it came after the pop's `now` (the pick
+        skips it: its available_at is later) or after a lower queue's pop."""
+        local = self._local
+        if self._watches_commits() and (getattr(local, "seen_commits", None) is None
+                                        or getattr(local, "waited", True)):
+            local.seen_commits = self._on_private(data_version)
+            local.waited = False
 
     def _wait_for_commit(self, queues: list[str], timeout: float) -> bool:
+        self._local.waited = True  # the next pop marks again
+
         def ready() -> bool:
             return any_ready(queues, lambda queue: self._run(
                 self.sql.pick_ready(), [queue, time.time(), self.name, queue, 0],
