@@ -38,9 +38,9 @@ pytestmark = [pytest.mark.django_db(transaction=True, databases=WORKER_DATABASES
               pytest.mark.slow]
 DEFAULT = QueueKeys.for_queue("default")
 ORPHAN_AFTER = 10.0  # seconds after its worker's kill that a sidecar still running is one
-STORMS = {  # name: (job, slots)
-    "64-async-slots": (jobs.astorm, 64),
-    "8-thread-slots": (jobs.sstorm, 8),
+STORMS = {  # name: (job, slots, jobs a kill can catch between a note and its row)
+    "64-async-slots": (jobs.astorm, 64, 1),  # one event loop: one job's step at a time
+    "8-thread-slots": (jobs.sstorm, 8, 8),  # eight threads: one each
 }
 
 
@@ -82,7 +82,7 @@ def grace_kills(output: str) -> list[str]:
 @pytest.mark.usefixtures("cpu_hogs")
 @pytest.mark.parametrize("storm", list(STORMS))
 def test_a_kill_storm_charges_only_jobs_cut_short(storm, spawn_worker, rclient):
-    job, slots = STORMS[storm]
+    job, slots, in_between = STORMS[storm]
     total, kills_wanted, width = 3000, 8, 2
     labels = [f"a{i}" for i in range(total)]
     for start in range(0, total, 500):
@@ -125,16 +125,19 @@ def test_a_kill_storm_charges_only_jobs_cut_short(storm, spawn_worker, rclient):
     started = {k.decode() for k in rclient.hkeys(jobs.STORM_STARTED)}
     returned = {k.decode() for k in rclient.hkeys(jobs.STORM)}
     failed_labels = {json.loads(row.payload)["args"][0] for row in FailedJob.objects.all()}
-    # The notes are one round trip each, made in the same step of the event loop as the
-    # row's change: a kill can land while one of them is on its way (the loop runs one
-    # job's step at a time), so at most one job per kill is charged whose note is
-    # missing, or whose completion was counted just before its row said so.
+    # The notes are one round trip each, made next to the row's change: a kill can land
+    # after a note reached Redis and before the thread that sent it ran again to change
+    # the row. The event loop runs one job's step at a time, so at most one job per kill
+    # is charged whose note is missing, or whose completion was counted just before its
+    # row said so; with thread slots, one per slot (beside CPU hogs a starved worker's
+    # threads wait their turn there: 3 of 8 slots were seen in one kill).
     unstarted, finished = failed_labels - started, failed_labels & returned
     print(f"\nstorm {storm}, {hog_count()} hogs: {len(killed)} kills, "
           f"{len(failed_labels)} failed, {len(unstarted)} never started, "
           f"{len(finished)} had returned, {len(orphans)} orphans")
-    assert len(unstarted) <= len(killed), f"charged before they began: {sorted(unstarted)}"
-    assert len(finished) <= len(killed), f"charged after they returned: {sorted(finished)}"
+    bound = len(killed) * in_between
+    assert len(unstarted) <= bound, f"charged before they began: {sorted(unstarted)}"
+    assert len(finished) <= bound, f"charged after they returned: {sorted(finished)}"
     lost = [label for label in labels if label not in returned and label not in failed_labels]
     assert lost == []
     # Every killed worker's sidecar settled and exited within 10 s of the kill (a fresh
