@@ -21,7 +21,8 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-WATCH_STEP = 0.005  # seconds between looks at the commit count while waiting
+WATCH_STEP = 0.01  # seconds between looks at the commit count while waiting (about 0.5% of
+# a CPU per idle worker; a push waits 5 ms for the look on average)
 
 
 def data_version(wrapper: Any) -> int:
