@@ -15,6 +15,11 @@ runnable):
   wake-up (a ConcurrencyLimited(limit=1) job's start - the end of the one holding the
   slot), a delayed job coming due (start - its due time).
 Uses BENCH_REDIS_URL or a throwaway redis-server (bench/settings.py).
+
+`--connection database` runs the same table on the database driver, on a SQLite file in
+a throwaway folder (bench/latency_settings.py; the jobs still note their times in
+Redis); `--poll` then sets its `listen: False`, the poll every `--sleep` that SQLite
+workers used before issue 53 (the "before" figures).
 """
 import argparse
 import os
@@ -26,7 +31,29 @@ from collections.abc import Callable
 
 from common import ROOT, percentile, setup_django
 
+
+def _options() -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--samples", type=int, default=30)
+    parser.add_argument("--gap", type=float, default=0.1)
+    parser.add_argument("--connection", choices=("redis", "database"), default="redis")
+    parser.add_argument("--poll", action="store_true",
+                        help="database: listen False (poll every --sleep, as before)")
+    return parser.parse_args()
+
+
+OPTIONS = _options()
+if OPTIONS.connection == "database":  # before Django loads: the settings and the var dir
+    import tempfile
+
+    os.environ["DJANGO_SETTINGS_MODULE"] = "bench.latency_settings"
+    os.environ["HORIZON_VAR_DIR"] = tempfile.mkdtemp(prefix="hz-bench-latency-")
+    os.environ["BENCH_DATABASE_LISTEN"] = "0" if OPTIONS.poll else "1"
 setup_django()
+if OPTIONS.connection == "database":
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
 
 from bench.jobs import LATENCY_ENDS, LATENCY_STARTS, funnelled, hop, hop_callback  # noqa: E402
 from queueing import chain as make_chain  # noqa: E402
@@ -42,9 +69,10 @@ def client():
 
 
 def spawn(concurrency: int, queues: str) -> subprocess.Popen:
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "bench.settings"}
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": os.environ["DJANGO_SETTINGS_MODULE"]}
     return subprocess.Popen(
-        [sys.executable, str(ROOT / "manage.py"), "runworker", f"--queue={queues}",
+        [sys.executable, str(ROOT / "manage.py"), "runworker", OPTIONS.connection,
+         f"--queue={queues}",
          "--quiet", f"--concurrency={concurrency}", "--timeout=0"],
         env=env, cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL)
 
@@ -57,6 +85,15 @@ def stop(worker: subprocess.Popen) -> None:
     worker.wait(30)
     time.sleep(0.3)
     client().flushdb()
+    if OPTIONS.connection == "database":
+        from queueing.models import QueuedJob
+
+        QueuedJob.objects.all().delete()  # the killed worker's long jobs
+
+
+def on_connection(signature):
+    """A job or signature sent on the connection measured."""
+    return signature.using(connection=OPTIONS.connection)
 
 
 def noted(key: str, label: str, timeout: float = 30.0) -> float:
@@ -71,14 +108,14 @@ def noted(key: str, label: str, timeout: float = 30.0) -> float:
 
 def ready(worker: subprocess.Popen) -> None:
     """The worker has started and runs a job."""
-    hop.using(queue="bench").delay("warm-up")
+    on_connection(hop.using(queue="bench")).delay("warm-up")
     noted(LATENCY_STARTS, "warm-up", timeout=120)
     time.sleep(0.3)
 
 
 def occupy(slots: int) -> None:
     for i in range(slots):
-        hop.using(queue="bench").delay(f"busy{i}", hold=HOLD)
+        on_connection(hop.using(queue="bench")).delay(f"busy{i}", hold=HOLD)
     for i in range(slots):
         noted(LATENCY_STARTS, f"busy{i}")
     time.sleep(1.5)  # the loop's back-off grows while queues stay empty: the busy case
@@ -95,37 +132,38 @@ def measure(samples: int, gap: float, one: Callable[[int], float]) -> list[float
 def new_job(i: int) -> float:
     label = f"new{i}"
     sent = time.time()
-    hop.using(queue="bench").delay(label)
+    on_connection(hop.using(queue="bench")).delay(label)
     return noted(LATENCY_STARTS, label) - sent
 
 
 def chain_hop(i: int) -> float:
     first, second = f"c{i}a", f"c{i}b"
-    make_chain(hop.s(first).using(queue="bench"), hop.s(second).using(queue="bench"))
+    make_chain(on_connection(hop.s(first).using(queue="bench")),
+               on_connection(hop.s(second).using(queue="bench")))
     return noted(LATENCY_STARTS, second) - noted(LATENCY_ENDS, first)
 
 
 def chord_hop(i: int) -> float:
     members = [f"m{i}.{k}" for k in range(3)]
     callback = f"cb{i}"
-    chord(group(*(hop.s(m).using(queue="bench") for m in members)),
-          hop_callback.s(callback).using(queue="bench")).dispatch()
+    chord(group(*(on_connection(hop.s(m).using(queue="bench")) for m in members)),
+          on_connection(hop_callback.s(callback).using(queue="bench"))).dispatch()
     started = noted(LATENCY_STARTS, callback)
     return started - max(noted(LATENCY_ENDS, m) for m in members)
 
 
 def funnel_wake(i: int) -> float:
     holder, waiter = f"f{i}a", f"f{i}b"
-    funnelled.using(queue="bench").delay(holder, hold=0.2)
+    on_connection(funnelled.using(queue="bench")).delay(holder, hold=0.2)
     noted(LATENCY_STARTS, holder)
-    funnelled.using(queue="bench").delay(waiter)
+    on_connection(funnelled.using(queue="bench")).delay(waiter)
     return noted(LATENCY_STARTS, waiter) - noted(LATENCY_ENDS, holder)
 
 
 def coming_due(i: int) -> float:
     label = f"d{i}"
     due = time.time() + 1.0
-    hop.using(queue="bench", delay=1.0).delay(label)
+    on_connection(hop.using(queue="bench", delay=1.0)).delay(label)
     return noted(LATENCY_STARTS, label) - due
 
 
@@ -134,10 +172,7 @@ def row(name: str, values: list[float]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--samples", type=int, default=30)
-    parser.add_argument("--gap", type=float, default=0.1)
-    args = parser.parse_args()
+    args = OPTIONS
     client().flushdb()
     lines = ["| case | p50 ms | p99 ms |", "|---|---|---|"]
     for concurrency in (1, 8, 64):
@@ -163,8 +198,12 @@ def main() -> None:
             ready(worker)
             if busy:
                 occupy(2)
+            # canvas chords take the default connection (Redis): not measured on the
+            # database connection
+            chord_cases = [("chord hop", chord_hop, args.samples)] \
+                if OPTIONS.connection == "redis" else []
             for name, one, samples in (("chain hop", chain_hop, args.samples),
-                                       ("chord hop", chord_hop, args.samples),
+                                       *chord_cases,
                                        ("funnel wake-up", funnel_wake, args.samples // 2),
                                        ("delayed job coming due", coming_due,
                                         args.samples // 2)):

@@ -956,3 +956,13 @@ async def astorm(label):
     client.hset(STORM_STARTED, label, 1)  # sync, on purpose: in the step its code begins
     await asyncio.sleep(0.001)
     client.hincrby(STORM, label, 1)  # and in the step it returns
+
+
+@job
+def sstorm(label):
+    """The sync twin of `astorm`, for the storm at --concurrency=8 (thread slots): notes
+    that its body began, 1 ms of work, then its completion."""
+    client = redis_driver("redis").client
+    client.hset(STORM_STARTED, label, 1)
+    time.sleep(0.001)
+    client.hincrby(STORM, label, 1)

@@ -32,6 +32,7 @@ CHUNK = 1000  # rows per INSERT in push_many
 EXTRA_BATCH = 200  # completion-recorder calls sent to Redis together
 EXTRA_DELAY = 0.5  # seconds the first buffered call waits at most
 RESTART_KEY = "restart"
+WATCHED = ("postgresql", "sqlite")  # vendors whose idle workers are woken (listen=True)
 SAFE_UUID = re.compile(r"^[A-Za-z0-9-]{1,64}$")
 SAFE_BATCH_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # as entries/batch_tag.py reads one
 
@@ -64,7 +65,8 @@ class DatabaseBase:
     def __init__(self, config: ConnectionConfig) -> None:
         self.alias = config.database
         vendor = db_connections[self.alias].vendor
-        if config.block_for is None and vendor == "postgresql" and config.listen:
+        if config.block_for is None and vendor in WATCHED and config.listen:
+            # idle workers wait on a wake-up (NOTIFY, or the file's commits on SQLite)
             config = dataclasses.replace(config, block_for=5.0)
         self.config = config
         self.name = config.name
@@ -134,6 +136,7 @@ class DatabaseBase:
     def _drop_private(self) -> None:
         wrapper = getattr(self._local, "wrapper", None)
         self._local.wrapper = self._local.cursor = None
+        self._local.seen_commits = None  # counted on the dropped connection
         if wrapper is not None:
             try:
                 wrapper.close()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from queueing.contract.roles import (
@@ -16,6 +16,7 @@ from queueing.contract.roles import (
     finished_list,
 )
 from queueing.drivers.database.base import DatabaseBase, _as_bytes
+from queueing.drivers.database.commit_watch import any_ready, data_version, wait_for_commit
 from queueing.drivers.database.delivery import parse_token, stamp, token_of
 from queueing.drivers.database.listen import Listener
 from queueing.models import ControlValue
@@ -46,6 +47,7 @@ class DatabaseReservations(DatabaseBase):
         # batch members first: a callback they release is inserted before `now`, so
         # this pop can take it
         done = [parse_token(h.token) for h in self._count_batch_members(finished)]
+        self._mark_commits()  # before `now`: a job pushed after it is not picked below
         now = time.time()
         lease = self._lease(now)
         count = max(int(count), 1)
@@ -187,7 +189,11 @@ class DatabaseReservations(DatabaseBase):
     # -- waiting ------------------------------------------------------------------------
     def wait_for_jobs(self, queues: Iterable[str], timeout: float) -> bool:
         """PostgreSQL: wait for a NOTIFY naming one of `queues` (True), or `timeout`.
-        Elsewhere: sleep `timeout` and return False (the worker then polls)."""
+        SQLite: wait for another connection's commit that left a job of `queues` ready
+        (commit_watch.py). Elsewhere: sleep `timeout` and return False (the worker then
+        polls)."""
+        if self._watches_commits():
+            return self._wait_for_commit(list(queues), timeout)
         if self.vendor != "postgresql" or not self.config.listen:
             time.sleep(max(timeout, 0))
             return False
@@ -199,6 +205,41 @@ class DatabaseReservations(DatabaseBase):
         except Exception:
             self._listener.close()
             self._listener = None
+            raise
+
+    def _watches_commits(self) -> bool:
+        return self.vendor == "sqlite" and self.config.listen
+
+    def _mark_commits(self) -> None:
+        """Before the first pop since the last wait (a worker pops each of its queues in
+        turn), and before the time its pick compares with: the commit count the next
+        wait compares with. A job committed from here on, even one a pop already took,
+        ends that wait; none is missed, whether it came after the pop's `now` (the pick
+        skips it: its available_at is later) or after a lower queue's pop."""
+        local = self._local
+        if self._watches_commits() and (getattr(local, "seen_commits", None) is None
+                                        or getattr(local, "waited", True)):
+            local.seen_commits = self._on_private(data_version)
+            local.waited = False
+
+    def _wait_for_commit(self, queues: list[str], timeout: float) -> bool:
+        self._local.waited = True  # the next pop marks again
+
+        def ready() -> bool:
+            return any_ready(queues, lambda queue: self._run(
+                self.sql.pick_ready(), [queue, time.time(), self.name, queue, 0],
+                fetch="one"))
+
+        return wait_for_commit(lambda: self._on_private(data_version),
+                               getattr(self._local, "seen_commits", None), ready, timeout)
+
+    def _on_private(self, read: Callable[[Any], int]) -> int:
+        """`read(this thread's private connection)`; a broken connection is dropped (the
+        next call makes a new one), as `_run` does."""
+        try:
+            return read(self._private())
+        except self.connection_errors:
+            self._drop_private()
             raise
 
     def wait_then_pop(self, queue: str, timeout: float, count: int, *,

@@ -64,6 +64,11 @@ class Statements:
                f"ORDER BY priority DESC, available_at, id LIMIT {int(limit)}")
         return sql + (" FOR UPDATE SKIP LOCKED" if lock else "")
 
+    def pick_ready(self) -> str:
+        """The pop's pick without its write: the next ready job's id, if any (a SQLite
+        worker's look after a commit, see commit_watch.py). Params as ``_pick``."""
+        return self._pick(lock=False)
+
     # A delivery is named by (id, deliveries): deliveries only ever grows, while attempts
     # goes back down when a prefetched job is handed back unstarted (see unreserve).
     _SET_RESERVED = ("attempts = attempts + 1, deliveries = deliveries + 1, "

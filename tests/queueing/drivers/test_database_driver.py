@@ -219,6 +219,50 @@ def test_notify_wakes_a_listener_for_its_queue_only(dbconn):
     listener.close()
 
 
+def test_sqlite_commits_wake_a_waiter_for_a_ready_job_of_its_queues_only(dbconn):
+    """SQLite's wake-up (commit_watch.py): a wait ends once another connection commits a
+    job ready in a queue it watches; other commits (a job elsewhere, a delayed one, a
+    control row) do not end it."""
+    driver = connections.driver(dbconn)
+    if driver.vendor != "sqlite":
+        pytest.skip("SQLite's own wake-up (PostgreSQL: NOTIFY)")
+    waiter = DatabaseDriver(driver.config)
+    assert waiter.config.block_for == 5.0  # idle workers wait on the watch, not --sleep
+    assert waiter.wait_for_jobs(["default"], 0.1)  # no pop yet: look once more
+    assert waiter.pop("default") is None
+    assert not waiter.wait_for_jobs(["default"], 0.2)
+    driver.push("other", entry("elsewhere"))
+    driver.later("default", entry("later"), time.time() + 60)
+    driver.broadcast_restart(1.0)
+    assert not waiter.wait_for_jobs(["default"], 0.3)
+    timer = threading.Timer(0.2, lambda: (driver.push("default", entry("a")),
+                                          driver._shared().close()))
+    timer.start()
+    started = time.monotonic()
+    assert waiter.wait_for_jobs(["default"], 20)
+    assert time.monotonic() - started < 1.0
+    timer.join()
+    waiter.close()
+
+
+def test_a_sqlite_wait_sees_a_job_pushed_between_its_queues_pops(dbconn):
+    """A worker pops its queues in turn, then waits: a job committed to the first queue
+    after its pop, while the second was popped, ends the wait at once (the count it
+    compares with is the one read before the round's first pop, not its last)."""
+    driver = connections.driver(dbconn)
+    if driver.vendor != "sqlite":
+        pytest.skip("SQLite's own wake-up (PostgreSQL: NOTIFY)")
+    waiter = DatabaseDriver(driver.config)
+    assert waiter.pop("high") is None
+    driver.push("high", entry("between"))
+    assert waiter.pop("default") is None
+    started = time.monotonic()
+    assert waiter.wait_for_jobs(["high", "default"], 2.0)
+    assert time.monotonic() - started < 0.5
+    assert label_of(waiter.pop("high")) == "between"
+    waiter.close()
+
+
 def test_restart_stamp_and_exception_counts_live_in_the_database(dbconn):
     driver = connections.driver(dbconn)
     assert driver.last_restart() is None

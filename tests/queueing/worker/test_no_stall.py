@@ -58,3 +58,37 @@ def test_a_busy_worker_on_three_queues_takes_each_new_job_at_once(spawn_worker):
     assert sorted(delays)[-2] < 0.3, delays  # the back-off made most of them ~1 s
     assert statistics.median(chain_hops) < 0.3, chain_hops
     worker.send(signal.SIGKILL)
+
+
+# -- the database driver on SQLite -----------------------------------------------------------
+@pytest.mark.parametrize("concurrency", [1, 8])
+def test_an_idle_sqlite_worker_takes_each_new_job_within_50ms(dbconn, spawn_worker,
+                                                              concurrency):
+    """SQLite has no LISTEN: an idle worker polled every --sleep (3 s) and a busy one after
+    the back-off (up to 1 s). It now watches the database file's commits (PRAGMA
+    data_version, a read of shared memory) every few ms, so a job, or a chain's next
+    link, pushed by any process on the host reaches it within one watch step and a pop.
+    The quiet figures are a few ms; the bounds leave the suite's load room."""
+    if dbconn != "db-lite":
+        pytest.skip("PostgreSQL wakes by NOTIFY (test_database_worker)")
+    worker = spawn_worker(dbconn, f"--concurrency={concurrency}", "--timeout=0")
+    on_db = {"connection": dbconn}
+    jobs.sleep_mark.using(**on_db).delay(0, "warm-up")
+    started_at("warm-up")
+    time.sleep(1.0)  # idle: the old poll slept through most of a --sleep of 3 s
+    delays, chain_hops = [], []
+    for i in range(10):
+        time.sleep(0.1)
+        sent = time.time()
+        jobs.sleep_mark.using(**on_db).delay(0, f"new{i}")
+        delays.append(started_at(f"new{i}") - sent)
+    for i in range(5):
+        time.sleep(0.1)
+        chain(jobs.sleep_mark.s(0, f"a{i}").using(**on_db),
+              jobs.sleep_mark.s(0, f"b{i}").using(**on_db))
+        chain_hops.append(started_at(f"b{i}") - ended_at(f"a{i}"))
+    assert statistics.median(delays) < 0.05, delays
+    assert sorted(delays)[-2] < 0.3, delays  # the poll made them 0-3 s
+    assert statistics.median(chain_hops) < 0.05, chain_hops
+    worker.send(signal.SIGTERM)
+    assert worker.wait(30) == 0, worker.output()
