@@ -29,6 +29,7 @@ from queueing.errors import (
     UnknownJob,
     UnknownQueue,
 )
+from queueing.results import JobFailed, ResultExpired, ResultHandle, ResultTimeout, result_of
 from queueing.state.job_progress import Progress, progress_of
 from queueing.workflows import chain, chord, group  # chain: jobs, groups and chords
 
@@ -40,4 +41,5 @@ __all__ = [
     "JobFunction", "PendingDispatch", "Signature", "QueueError", "DispatchError",
     "BadDispatch", "InvalidOption", "NotSerializable", "MissingModel", "ModelReferenceError",
     "UnknownConnection", "UnknownQueue", "UnknownJob",
+    "result_of", "ResultHandle", "JobFailed", "ResultExpired", "ResultTimeout",
 ]

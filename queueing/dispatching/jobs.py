@@ -29,6 +29,7 @@ __all__ = ["Job", "JobFunction", "PendingDispatch", "Signature", "chain", "job"]
 OPTION_ATTRIBUTES = (
     "queue", "connection", "tries", "backoff", "timeout", "retry_until",
     "max_exceptions", "fail_on_timeout", "tags", "expires", "encrypted", "model_tags",
+    "keep_result",
 )
 CONTROL_OPTIONS = ("unique_for", "unique_id", "unique_until", "debounce_for")
 
@@ -180,6 +181,7 @@ class Job:
     silenced: bool = False  # successes kept off the Completed list (horizon/silencing.py)
     model_tags: bool = True  # tag app_label.Model:pk per model argument
     delete_when_missing_models: bool = False  # a model argument's row gone: drop, not fail
+    keep_result: float | None = None  # seconds its result is kept (queueing/results)
 
     delay = _ClassDispatch("delay")
     adelay = _ClassDispatch("adelay")

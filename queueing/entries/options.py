@@ -109,6 +109,8 @@ class JobOptions:
     expires: When | None = None  # not started by then: not run, recorded as expired
     encrypted: bool = False  # arguments sealed in the payload (queueing/entries/encryption.py)
     model_tags: bool = True  # tag the job app_label.Model:pk per model argument (model_refs)
+    keep_result: float | None = None  # seconds its result is kept (queueing/results); None:
+    # the connection's default; 0: none
 
     def replace(self, **changes: Any) -> JobOptions:
         """A copy with `changes` validated the same way as at declaration."""
@@ -182,6 +184,8 @@ def validate(**raw: Any) -> dict[str, Any]:
             out[key] = value
         elif key == "tags":
             out[key] = _tags(value)
+        elif key == "keep_result":  # issue 50: queueing/results
+            out[key] = None if value is None else _seconds(value, "keep_result")
         else:
             raise InvalidOption(f"unknown job option {key!r}")
     return out

@@ -63,6 +63,7 @@ class ConnectionConfig:
     options: dict[str, Any] = field(default_factory=dict)  # extra redis-py client kwargs
     socket_timeout: float = DEFAULT_SOCKET_TIMEOUT  # seconds a reply may take
     socket_connect_timeout: float = DEFAULT_SOCKET_CONNECT_TIMEOUT  # seconds to connect
+    keep_result: float = 0.0  # seconds its jobs keep their results by default (issue 50)
     cluster: bool = False  # connect with redis-py's RedisCluster (url names any seed node)
     database: str = "default"  # driver "database": the DATABASES alias holding the jobs
     listen: bool = True  # driver "database" on PostgreSQL: wake idle workers by NOTIFY
@@ -125,7 +126,8 @@ CONNECTION_KEYS = frozenset({
     "driver", "queue", "queues", "url", "embedded_dir", "retry_after",
     "block_for", "prefix", "migration_batch_size", "max_deliveries", "options",
     "cluster", "socket_timeout", "socket_connect_timeout",
-    "database", "listen", "synchronous_commit", "fair_queues", "encrypt", *SENTINEL_KEYS,
+    "database", "listen", "synchronous_commit", "fair_queues", "encrypt", "keep_result",
+    *SENTINEL_KEYS,
 })
 def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
     """Validate one connection block; raise ConfigurationError naming the first bad key
@@ -221,6 +223,8 @@ def read_connection(name: str, raw: Any) -> tuple[Problems, ConnectionConfig | N
             f"{where}['fair_queues'] must be a list of queue names, got {fair_raw!r}"))
     else:
         fair_queues = tuple(fair_raw)
+    keep_result = problems.take(lambda: _number(  # its jobs' default (queueing/results)
+        name, "keep_result", raw.get("keep_result", 0.0), allow_none=False), 0.0)
     if problems.errors:
         return problems, None
     return problems, ConnectionConfig(
@@ -244,6 +248,7 @@ def read_connection(name: str, raw: Any) -> tuple[Problems, ConnectionConfig | N
         fair_queues=fair_queues,
         socket_timeout=timeouts["socket_timeout"],
         socket_connect_timeout=timeouts["socket_connect_timeout"],
+        keep_result=float(keep_result or 0.0),
         **sentinel.fields(),
     )
 

@@ -37,6 +37,8 @@ from django import db
 from queueing.batches import results
 from queueing.batches.results import KEEP_FIELD
 from queueing.contract.roles import Reservation
+from queueing.entries.result_mark import RESULT_FIELD
+from queueing.results.keeping import keep_value
 from queueing.worker import execution
 from queueing.worker.inflight import InFlight
 from queueing.worker.interrupts import ThreadInterrupts
@@ -354,6 +356,8 @@ class SlotPool:
         try:
             async with deadline:
                 value = await execution.start(prepared.definition, prepared.job)
+            if RESULT_FIELD in prepared.job.data:  # issue 50: keeps its result (queueing/results)
+                keep_value(prepared.job, value)
             if KEEP_FIELD in prepared.job.data:  # a chord member: its callback needs it
                 results.keep(self.runner.driver, prepared.job, value)
         except TimeoutError as exc:

@@ -956,3 +956,4 @@ async def astorm(label):
     client.hset(STORM_STARTED, label, 1)  # sync, on purpose: in the step its code begins
     await asyncio.sleep(0.001)
     client.hincrby(STORM, label, 1)  # and in the step it returns
+from tests.testapp.result_jobs import *  # noqa: E402,F403  (the kept-results tests' jobs)
