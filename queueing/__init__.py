@@ -14,6 +14,7 @@ from queueing import _moved
 from queueing.batches.pending import batch
 from queueing.batches.record import Batch, current_batch
 from queueing.dispatching.async_dispatch import dispatch_many_async
+from queueing.dispatching.celery_style import retry
 from queueing.dispatching.dispatch import dispatch_many
 from queueing.dispatching.jobs import Job, JobFunction, PendingDispatch, Signature, job
 from queueing.entries.context import current_job
@@ -41,5 +42,5 @@ __all__ = [
     "JobFunction", "PendingDispatch", "Signature", "QueueError", "DispatchError",
     "BadDispatch", "InvalidOption", "NotSerializable", "MissingModel", "ModelReferenceError",
     "UnknownConnection", "UnknownQueue", "UnknownJob",
-    "result_of", "ResultHandle", "JobFailed", "ResultExpired", "ResultTimeout",
+    "result_of", "ResultHandle", "retry", "JobFailed", "ResultExpired", "ResultTimeout",
 ]

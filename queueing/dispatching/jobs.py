@@ -15,6 +15,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from queueing.dispatching.celery_style import ApplyAsync
 from queueing.dispatching.dispatch import dispatch, link_spec, validate_signature
 from queueing.dispatching.registry import JobDefinition, register
 from queueing.dispatching.signature import PendingDispatch, Signature, signature_of
@@ -62,6 +63,8 @@ class JobFunction:
     async def adelay(self, *args: Any, **kwargs: Any) -> str | None:
         """``delay`` for async code, without blocking the event loop (async_dispatch.py)."""
         return await self.s(*args, **kwargs).adelay()
+
+    apply_async = ApplyAsync()  # Celery's convention (celery_style.py, issue 50)
 
     def __repr__(self) -> str:
         return f"<job {self.definition.name}>"
@@ -187,6 +190,7 @@ class Job:
     adelay = _ClassDispatch("adelay")
     using = _ClassDispatch("using")
     s = _ClassDispatch("s")
+    apply_async = ApplyAsync()  # Celery's convention (celery_style.py, issue 50)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -4,7 +4,7 @@
     queueing:result:{UUID}:ready   list: one token, pushed when the result is final
     queueing:result:{UUID}:ready   pub/sub channel of the same name: published then too
 
-Both keys carry the uuid as their hash tag (one Redis Cluster slot, so one MULTI writes
+Both keys carry the uuid as their hash tag (one Redis Cluster slot, so one script writes
 both) and follow the namespace (queueing/settings/namespace.py through ``control_key``).
 The record lives ``keep_result`` seconds after the job ends; the ready list lives
 ``EXPIRED_MEMORY`` longer, so a result whose record is gone but whose list remains
@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from queueing.drivers.redis.scripts import script_for
 from queueing.entries import encryption
 from queueing.errors import QueueError
 from queueing.middleware.keys import control_key
@@ -37,6 +38,7 @@ RUNNING_FOR = 86_400  # seconds a running record outlives keep_result (a long jo
 EXPIRED_MEMORY = 86_400  # seconds the ready token outlives the record: "expired"
 SEALED_MARK = "sealed:"  # a sealed value or message (no JSON text starts so)
 READY_TOKEN = "1"
+LUA_PACKAGE = "queueing.results"  # its scripts: queueing/results/lua/*.lua
 
 Status = Literal["pending", "running", "succeeded", "failed", "expired"]
 FINAL = ("succeeded", "failed", "expired")
@@ -149,26 +151,18 @@ def read_record(stored: dict, ready: bool) -> Record:
 
 
 def write_running(client: Any, uuid: str, keep: float) -> None:
-    """An attempt of the job starts: one round trip (HSET, EXPIRE)."""
-    key = record_key(uuid)
-    pipe = client.pipeline(transaction=False)
-    pipe.hset(key, mapping={"status": "running", "started_at": repr(time.time())})
-    pipe.expire(key, int(keep + RUNNING_FOR))
-    pipe.execute()
+    """An attempt of the job starts: one script call (HSET, EXPIRE)."""
+    script_for(client, "result_running", LUA_PACKAGE)(
+        keys=[record_key(uuid)], args=[repr(time.time()), int(keep + RUNNING_FOR)])
 
 
 def write_final(client: Any, uuid: str, keep: float, fields: dict[str, str]) -> None:
-    """The job's final outcome, and its wake-up token: one round trip, one MULTI (a
-    waiter woken by the token always reads the outcome)."""
-    key, ready = record_key(uuid), ready_key(uuid)
+    """The job's final outcome and its wake-up token, in one script call (a waiter woken
+    by the token always reads the outcome)."""
     ttl = max(int(keep), 1)
-    pipe = client.pipeline(transaction=True)
-    pipe.hset(key, mapping=fields)
-    pipe.expire(key, ttl)
-    pipe.rpush(ready, READY_TOKEN)
-    pipe.expire(ready, ttl + EXPIRED_MEMORY)
-    pipe.publish(ready, READY_TOKEN)
-    pipe.execute()
+    flat = [item for pair in fields.items() for item in pair]
+    script_for(client, "result_final", LUA_PACKAGE)(
+        keys=[record_key(uuid), ready_key(uuid)], args=[ttl, ttl + EXPIRED_MEMORY, *flat])
 
 
 def read(client: Any, uuid: str) -> Record:

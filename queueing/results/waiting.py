@@ -1,6 +1,6 @@
 """Waiting for a result without polling: the wake-up the worker sends with the outcome.
 
-The worker's MULTI that writes a final outcome (store.write_final) also pushes one token
+The worker's script that writes a final outcome (store.write_final) also pushes one token
 on the list ``queueing:result:{UUID}:ready`` and publishes on the channel of that name.
 
 * A sync ``get`` blocks in ``BLMOVE ready ready LEFT RIGHT``: the token is moved back
@@ -122,9 +122,9 @@ class Listener:
                 continue
             channel = _text(message["channel"])
             if message["type"] == "subscribe":
-                future = self.confirmed.get(channel)
-                if future is not None and not future.done():
-                    future.set_result(None)
+                confirmed = self.confirmed.get(channel)
+                if confirmed is not None and not confirmed.done():
+                    confirmed.set_result(None)
             elif message["type"] == "message":
                 for event in self.woken.get(channel, ()):
                     event.set()

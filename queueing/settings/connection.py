@@ -223,7 +223,7 @@ def read_connection(name: str, raw: Any) -> tuple[Problems, ConnectionConfig | N
             f"{where}['fair_queues'] must be a list of queue names, got {fair_raw!r}"))
     else:
         fair_queues = tuple(fair_raw)
-    keep_result = problems.take(lambda: _number(  # its jobs' default (queueing/results)
+    keep_result: float | None = problems.take(lambda: _number(  # its jobs' default
         name, "keep_result", raw.get("keep_result", 0.0), allow_none=False), 0.0)
     if problems.errors:
         return problems, None

@@ -29,11 +29,12 @@ from queueing.entries import batch_tag
 from queueing.entries import payload as payload_lib
 from queueing.entries.encryption import opened_job
 from queueing.entries.payload import Payload
+from queueing.entries.release import ReleaseRequested
 from queueing.errors import MalformedPayload, ModelReferenceError, UnknownJob
 from queueing.middleware.pipeline import plan_for
 from queueing.settings.config import queue_settings
 from queueing.signals import job_exception_occurred, job_processed, job_processing
-from queueing.worker import controls, execution, model_args, policy, unrun
+from queueing.worker import controls, execution, model_args, policy, release_request, unrun
 from queueing.worker.batch_gate import BatchGate
 from queueing.worker.database_use import ConnectionChecks
 from queueing.worker.errors import transient
@@ -394,6 +395,8 @@ class JobRunner:
 
     def _exception(self, held: Reservation, job: Payload, definition: JobDefinition,
                    tries: int, exc: BaseException, runtime: float) -> Outcome:
+        if isinstance(exc, ReleaseRequested):  # issue 50: the job asked to run again later
+            return release_request.hand_back(self, held, job, definition, tries, exc, runtime)
         if isinstance(exc, ModelReferenceError):  # a row gone: failed at once, or dropped
             return model_args.settle(self, held, job, definition, exc, runtime)
         exceptions = None

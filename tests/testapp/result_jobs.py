@@ -52,3 +52,36 @@ class MultiplyLater(Job):
 @job
 def keeps_nothing(value):
     return value
+
+
+@job(tries=3, keep_result=60)
+def retry_once_later(label, countdown):
+    """Celery's self.retry: the first run asks to run again `countdown` s later."""
+    from queueing import current_job, retry
+    note(RESULT_ENDS, label=label)
+    if current_job().attempts == 1:
+        retry(countdown=countdown, exc=ValueError("not yet"))
+    return current_job().attempts
+
+
+@job(tries=1, keep_result=60)
+def retry_with_no_tries_left(label):
+    from queueing import retry
+    note(RESULT_ENDS, label=label)
+    retry(countdown=1, exc=ValueError("gave up after one try"))
+
+
+@job(tries=1, keep_result=60)
+def release_without_spending(label, times):
+    """Laravel's $this->release(1), no try spent: runs `times` times on one try."""
+    from queueing import current_job
+    note(RESULT_ENDS, label=label)
+    runs = len([n for n in notes_of(RESULT_ENDS) if n["label"] == label])
+    if runs < times:
+        current_job().release(0.5, spend_try=False)
+    return {"runs": runs, "attempts": current_job().attempts}
+
+
+def notes_of(key):
+    from tests.testapp.jobs import notes
+    return notes(key)
