@@ -22,6 +22,7 @@ from queueing.dispatching.signature import PendingDispatch, Signature, signature
 from queueing.dispatching.unique import parse as parse_unique
 from queueing.entries.context import current_batch
 from queueing.entries.options import make_options
+from queueing.entries.spellings import class_problems
 from queueing.errors import InvalidOption
 from queueing.middleware.pipeline import middleware_list
 
@@ -197,6 +198,7 @@ class Job:
         if cls.__dict__.get("abstract", False):
             cls._definition = None
             return
+        refuse_foreign_spellings(cls)  # Celery's max_retries, no handle()... (issue 50)
         options = make_options(**{attr: getattr(cls, attr) for attr in OPTION_ATTRIBUTES})
         unique_id = None
         if cls.unique_id is not None:  # a method: called on a fresh instance
@@ -227,6 +229,19 @@ class Job:
         outside one. ``self.batch.cancelled``, ``self.batch.add(...)`` (docs/batches.md);
         function jobs call ``queueing.current_batch()``."""
         return current_batch()
+
+
+def refuse_foreign_spellings(cls: type[Job]) -> None:
+    """Refuse a Job class written in Celery's or RQ's words (``max_retries = 3``, no
+    ``handle``), naming ours (queueing/entries/spellings.py): nothing here reads them,
+    so the job would run, silently, without what its author asked for."""
+    own = [klass for klass in cls.__mro__ if issubclass(klass, Job) and klass is not Job]
+    attributes = {name for klass in own for name, value in vars(klass).items()
+                  if not callable(value)}
+    problems = class_problems(cls.__qualname__, sorted(attributes),
+                              has_handle=cls.handle is not Job.handle)
+    if problems:
+        raise InvalidOption("; ".join(problems))
 
 
 def chain(*links: Signature) -> str | None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from queueing.entries.spellings import unknown_option
 from queueing.errors import InvalidOption
 
 
@@ -115,8 +116,9 @@ class JobOptions:
     def replace(self, **changes: Any) -> JobOptions:
         """A copy with `changes` validated the same way as at declaration."""
         unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
-        if unknown:
-            raise InvalidOption(f"unknown job option(s): {', '.join(sorted(unknown))}")
+        if unknown:  # Celery's and RQ's spellings told in ours (issue 50)
+            raise InvalidOption("; ".join(unknown_option(key, [
+                f.name for f in dataclasses.fields(self)]) for key in sorted(unknown)))
         return dataclasses.replace(self, **validate(**changes))
 
     def to_json(self) -> dict[str, Any]:
@@ -186,8 +188,9 @@ def validate(**raw: Any) -> dict[str, Any]:
             out[key] = _tags(value)
         elif key == "keep_result":  # issue 50: queueing/results
             out[key] = None if value is None else _seconds(value, "keep_result")
-        else:
-            raise InvalidOption(f"unknown job option {key!r}")
+        else:  # Celery's and RQ's spellings told in ours (issue 50)
+            raise InvalidOption(unknown_option(key, [f.name for f in dataclasses.fields(
+                JobOptions)]))
     return out
 
 

@@ -223,8 +223,8 @@ def read_connection(name: str, raw: Any) -> tuple[Problems, ConnectionConfig | N
             f"{where}['fair_queues'] must be a list of queue names, got {fair_raw!r}"))
     else:
         fair_queues = tuple(fair_raw)
-    keep_result: float | None = problems.take(lambda: _number(  # its jobs' default
-        name, "keep_result", raw.get("keep_result", 0.0), allow_none=False), 0.0)
+    keep_result = problems.take(lambda: float(_number(  # its jobs' default (issue 50)
+        name, "keep_result", raw.get("keep_result", 0.0), allow_none=False) or 0.0), 0.0)
     if problems.errors:
         return problems, None
     return problems, ConnectionConfig(
@@ -248,7 +248,7 @@ def read_connection(name: str, raw: Any) -> tuple[Problems, ConnectionConfig | N
         fair_queues=fair_queues,
         socket_timeout=timeouts["socket_timeout"],
         socket_connect_timeout=timeouts["socket_connect_timeout"],
-        keep_result=float(keep_result or 0.0),
+        keep_result=keep_result,
         **sentinel.fields(),
     )
 
