@@ -957,3 +957,4 @@ async def astorm(label):
     await asyncio.sleep(0.001)
     client.hincrby(STORM, label, 1)  # and in the step it returns
 from tests.testapp.result_jobs import *  # noqa: E402,F403  (the kept-results tests' jobs)
+from tests.testapp.migrating_example import *  # noqa: E402,F403  (docs/migrating.md's example)
