@@ -1,15 +1,16 @@
 """The worker's side of kept results: called only for a job whose payload carries the
 ``resultTtl`` mark (queueing/entries/result_mark.py); a job without it never gets here.
 
-``call_keeping`` runs the job's body between a running record and its value (a value
-too large fails the job there, with ResultTooLarge); ``keep_failure`` writes the
+``call_keeping`` (``awaited_keeping`` for an async job on the worker's event loop) runs
+the job's body between a running record and its value (a value too large fails the job
+there, with ResultTooLarge); ``keep_failure`` writes the
 exception of a job that failed for good (its retries spent, timed out, cancelled).
 Both write on the connection's control store, as job controls do.
 """
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from queueing import connections
@@ -36,6 +37,17 @@ def call_keeping(body: Callable[[], Any], job: Any) -> Any:
     client = _client(job)
     store.write_running(client, job.uuid, keep)
     value = body()
+    keep_value(job, value, client)
+    return value
+
+
+async def awaited_keeping(body: Awaitable[Any], job: Any) -> Any:
+    """``call_keeping`` for an async job's coroutine, on the worker's event loop (the
+    two writes are short sync calls there, as a chord member's kept result is)."""
+    keep = keeps(job.data)
+    client = _client(job)
+    store.write_running(client, job.uuid, keep)
+    value = await body
     keep_value(job, value, client)
     return value
 

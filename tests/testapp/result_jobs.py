@@ -85,3 +85,15 @@ def release_without_spending(label, times):
 def notes_of(key):
     from tests.testapp.jobs import notes
     return notes(key)
+
+
+@job(keep_result=60)
+async def add_async(a, b):
+    import asyncio
+    await asyncio.sleep(0.2)
+    return a + b
+
+
+@job(keep_result=60)
+def return_a_secret(total):
+    return {"api_key": "sk_live_lemur5512", "total": total}

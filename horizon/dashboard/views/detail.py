@@ -17,6 +17,7 @@ from horizon.dashboard import (
     formatting,
     history,
     job_controls,
+    kept_results,
     lookup,
     queues,
     running,
@@ -157,6 +158,7 @@ def context(found: lookup.Found, now: float, limits: Limits = GLANCE) -> dict:
         "retry_of": str(data.get("retryOf") or ""),
         "reserved_by": str(data.get("reservedBy") or ""),
         "task": task_results.panel(data, found.uuid, now),
+        "kept_result": kept_results.panel(data, found.uuid, now),  # issue 50: keep_result
         "holder_gone": holder_gone(found),
         "running": running.running_job(found.uuid, now) if found.state == "reserved" else None,
         **reported_context(found, now),

@@ -1,6 +1,8 @@
 """Kept results (issue 50) with real Redis and a real worker: the round trip, a failure,
 expiry, the size cap, sealing, and 1,000 waiters that cost Redis no polling."""
 import asyncio
+import html
+import re
 import time
 
 import pytest
@@ -158,3 +160,40 @@ def test_a_thousand_waiting_gets_cost_redis_no_polling(worker, rclient):
     # after its wake-up; nothing is sent in between
     assert spent["subscribe"] <= 4, spent
     assert spent["hgetall"] <= 2000 + 10, spent
+
+
+def test_an_async_job_on_the_event_loop_keeps_its_result(spawn_worker):
+    from tests.testapp.result_jobs import add_async
+    spawn_worker("--queue=default", "--sleep=0", "--concurrency=4")
+    handle = result_of(add_async.delay(20, 22))
+    assert handle.get(timeout=20) == 42
+    assert handle.read().started_at is not None  # it was marked running first
+
+
+def test_the_job_page_shows_the_result_masked_and_a_sealed_one_sealed(worker):
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    from tests.testapp.result_jobs import return_a_secret
+    plain = result_of(return_a_secret.delay(3))
+    assert plain.get(timeout=20) == {"api_key": "sk_live_lemur5512", "total": 3}
+    sealed = result_of(sealed_answer.delay("wombat-passport-7"))
+    sealed.get(timeout=20)
+    failed = result_of(refuse_with.delay("no luck today"))
+    with pytest.raises(JobFailed):
+        failed.get(timeout=20)
+    client = Client()
+    client.force_login(User.objects.create_superuser("root", "root@example.com", "pw"))
+
+    def page(kind, handle):
+        return html.unescape(until(lambda: (lambda r: r.status_code == 200 and r.content.decode())(
+            client.get(f"/jobs/{kind}/{handle.id}/")), 10, f"the {kind} page", worker))
+
+    shown = page("completed", plain)
+    assert "kept-result" in shown and "succeeded" in shown and '"total": 3' in shown
+    assert "sk_live_lemur5512" not in shown
+    shown = page("completed", sealed)  # the operate role sees its arguments, not its result
+    [section] = re.findall(r'<section class="panel kept-result">.*?</section>', shown, re.S)
+    assert "stays sealed" in section and "wombat-passport-7" not in section
+    shown = page("failed", failed)
+    assert "kept-result" in shown and "no luck today" in shown
