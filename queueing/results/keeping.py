@@ -9,6 +9,7 @@ Both write on the connection's control store, as job controls do.
 """
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -18,6 +19,8 @@ from queueing.entries import encryption
 from queueing.entries.result_mark import RESULT_FIELD
 from queueing.middleware.store import state_client
 from queueing.results import store
+
+logger = logging.getLogger("queueing.worker")
 
 
 def keeps(data: dict[str, Any]) -> float:
@@ -64,3 +67,15 @@ def keep_failure(job: Any, exc: BaseException) -> None:
     """Keep the exception of a job that failed for good."""
     fields = store.failed_fields(exc, sealed=encryption.is_sealed(job.data), now=time.time())
     store.write_final(_client(job), job.uuid, keeps(job.data), fields)
+
+
+def keep_failure_safely(job: Any, exc: BaseException,
+                        retrying: Callable[[Callable[[], Any], str], Any]) -> None:
+    """``keep_failure`` from the worker's failing step: transient store errors ridden out
+    by `retrying`, any other error logged, never raised (the job is failed already; a
+    raise here would fail it a second time, as an unreadable entry)."""
+    try:
+        retrying(lambda: keep_failure(job, exc), "keep the failure as its result")
+    except Exception as keep_exc:
+        logger.error("could not keep the failure of %s %s as its result: %s", job.job,
+                     job.uuid, keep_exc)
