@@ -22,6 +22,7 @@ def asset_packages() -> dict[str, list[str]]:
 
 ASSETS = asset_packages()
 LUA = {"queueing.drivers.redis.lua": ["*.lua"], "queueing.middleware.lua": ["*.lua"],
+       "queueing.results.lua": ["*.lua"],
        "horizon.lua": ["*.lua"]}  # scripts, not Python
 
 setup(

@@ -28,6 +28,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("2 drivers", ("queueing.drivers",)),
     ("3a core: connections", ("queueing.connections",)),
     ("3b core: middleware", ("queueing.middleware",)),
+    ("3bb core: results", ("queueing.results",)),
     ("3c core: dispatching", ("queueing.dispatching",)),
     ("3d core: state", ("queueing.state",)),
     ("3e core: failover", ("queueing.failover",)),

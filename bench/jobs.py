@@ -194,3 +194,9 @@ def funnelled(label, hold=0.0):
     if hold:
         time.sleep(hold)
     _latency_note(LATENCY_ENDS, label)
+
+
+@job(keep_result=600)
+def noop_keeping_result(n=0):
+    """noop that keeps its result (bench/result_cost.py, issue 50)."""
+    return n

@@ -14,6 +14,7 @@ from queueing import _moved
 from queueing.batches.pending import batch
 from queueing.batches.record import Batch, current_batch
 from queueing.dispatching.async_dispatch import dispatch_many_async
+from queueing.dispatching.celery_style import retry
 from queueing.dispatching.dispatch import dispatch_many
 from queueing.dispatching.jobs import Job, JobFunction, PendingDispatch, Signature, job
 from queueing.entries.context import current_job
@@ -29,6 +30,7 @@ from queueing.errors import (
     UnknownJob,
     UnknownQueue,
 )
+from queueing.results import JobFailed, ResultExpired, ResultHandle, ResultTimeout, result_of
 from queueing.state.job_progress import Progress, progress_of
 from queueing.workflows import chain, chord, group  # chain: jobs, groups and chords
 
@@ -40,4 +42,5 @@ __all__ = [
     "JobFunction", "PendingDispatch", "Signature", "QueueError", "DispatchError",
     "BadDispatch", "InvalidOption", "NotSerializable", "MissingModel", "ModelReferenceError",
     "UnknownConnection", "UnknownQueue", "UnknownJob",
+    "result_of", "ResultHandle", "retry", "JobFailed", "ResultExpired", "ResultTimeout",
 ]

@@ -15,12 +15,14 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from queueing.dispatching.celery_style import ApplyAsync
 from queueing.dispatching.dispatch import dispatch, link_spec, validate_signature
 from queueing.dispatching.registry import JobDefinition, register
 from queueing.dispatching.signature import PendingDispatch, Signature, signature_of
 from queueing.dispatching.unique import parse as parse_unique
 from queueing.entries.context import current_batch
 from queueing.entries.options import make_options
+from queueing.entries.spellings import class_problems
 from queueing.errors import InvalidOption
 from queueing.middleware.pipeline import middleware_list
 
@@ -29,6 +31,7 @@ __all__ = ["Job", "JobFunction", "PendingDispatch", "Signature", "chain", "job"]
 OPTION_ATTRIBUTES = (
     "queue", "connection", "tries", "backoff", "timeout", "retry_until",
     "max_exceptions", "fail_on_timeout", "tags", "expires", "encrypted", "model_tags",
+    "keep_result",
 )
 CONTROL_OPTIONS = ("unique_for", "unique_id", "unique_until", "debounce_for")
 
@@ -61,6 +64,8 @@ class JobFunction:
     async def adelay(self, *args: Any, **kwargs: Any) -> str | None:
         """``delay`` for async code, without blocking the event loop (async_dispatch.py)."""
         return await self.s(*args, **kwargs).adelay()
+
+    apply_async = ApplyAsync()  # Celery's convention (celery_style.py, issue 50)
 
     def __repr__(self) -> str:
         return f"<job {self.definition.name}>"
@@ -180,17 +185,20 @@ class Job:
     silenced: bool = False  # successes kept off the Completed list (horizon/silencing.py)
     model_tags: bool = True  # tag app_label.Model:pk per model argument
     delete_when_missing_models: bool = False  # a model argument's row gone: drop, not fail
+    keep_result: float | None = None  # seconds its result is kept (queueing/results)
 
     delay = _ClassDispatch("delay")
     adelay = _ClassDispatch("adelay")
     using = _ClassDispatch("using")
     s = _ClassDispatch("s")
+    apply_async = ApplyAsync()  # Celery's convention (celery_style.py, issue 50)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if cls.__dict__.get("abstract", False):
             cls._definition = None
             return
+        refuse_foreign_spellings(cls)  # Celery's max_retries, no handle()... (issue 50)
         options = make_options(**{attr: getattr(cls, attr) for attr in OPTION_ATTRIBUTES})
         unique_id = None
         if cls.unique_id is not None:  # a method: called on a fresh instance
@@ -221,6 +229,19 @@ class Job:
         outside one. ``self.batch.cancelled``, ``self.batch.add(...)`` (docs/batches.md);
         function jobs call ``queueing.current_batch()``."""
         return current_batch()
+
+
+def refuse_foreign_spellings(cls: type[Job]) -> None:
+    """Refuse a Job class written in Celery's or RQ's words (``max_retries = 3``, no
+    ``handle``), naming ours (queueing/entries/spellings.py): nothing here reads them,
+    so the job would run, silently, without what its author asked for."""
+    own = [klass for klass in cls.__mro__ if issubclass(klass, Job) and klass is not Job]
+    attributes = {name for klass in own for name, value in vars(klass).items()
+                  if not callable(value)}
+    problems = class_problems(cls.__qualname__, sorted(attributes),
+                              has_handle=cls.handle is not Job.handle)
+    if problems:
+        raise InvalidOption("; ".join(problems))
 
 
 def chain(*links: Signature) -> str | None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from queueing.entries.spellings import argument_hint
 from queueing.errors import DispatchError, NotSerializable
 from queueing.settings.config import DEFAULT_MAX_PAYLOAD_BYTES, queue_settings
 
@@ -84,11 +85,7 @@ def check_json_safe(value: Any, path: str) -> None:
                 children.append((child, f"{where}[{key!r}]", depth + 1))
             stack.extend(reversed(children))
             continue
-        hint = ""
-        if hasattr(item, "_meta") and hasattr(item, "pk"):
-            hint = f"; pass its primary key instead (pk={item.pk!r})"
-        elif hasattr(item, "isoformat"):
-            hint = "; pass value.isoformat() and parse it in the job"
+        hint = argument_hint(item)  # str() for Decimal/UUID, isoformat()... (issue 50)
         raise _refuse(where, f"is a {type(item).__module__}.{type(item).__qualname__}, "
                              f"which is not JSON-serialisable{hint}")
 

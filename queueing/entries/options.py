@@ -14,6 +14,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from queueing.entries.spellings import unknown_option
 from queueing.errors import InvalidOption
 
 
@@ -109,12 +110,15 @@ class JobOptions:
     expires: When | None = None  # not started by then: not run, recorded as expired
     encrypted: bool = False  # arguments sealed in the payload (queueing/entries/encryption.py)
     model_tags: bool = True  # tag the job app_label.Model:pk per model argument (model_refs)
+    keep_result: float | None = None  # seconds its result is kept (queueing/results); None:
+    # the connection's default; 0: none
 
     def replace(self, **changes: Any) -> JobOptions:
         """A copy with `changes` validated the same way as at declaration."""
         unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
-        if unknown:
-            raise InvalidOption(f"unknown job option(s): {', '.join(sorted(unknown))}")
+        if unknown:  # Celery's and RQ's spellings told in ours (issue 50)
+            raise InvalidOption("; ".join(unknown_option(key, [
+                f.name for f in dataclasses.fields(self)]) for key in sorted(unknown)))
         return dataclasses.replace(self, **validate(**changes))
 
     def to_json(self) -> dict[str, Any]:
@@ -182,8 +186,11 @@ def validate(**raw: Any) -> dict[str, Any]:
             out[key] = value
         elif key == "tags":
             out[key] = _tags(value)
-        else:
-            raise InvalidOption(f"unknown job option {key!r}")
+        elif key == "keep_result":  # issue 50: queueing/results
+            out[key] = None if value is None else _seconds(value, "keep_result")
+        else:  # Celery's and RQ's spellings told in ours (issue 50)
+            raise InvalidOption(unknown_option(key, [f.name for f in dataclasses.fields(
+                JobOptions)]))
     return out
 
 

@@ -20,7 +20,7 @@ import time
 import uuid as uuid_lib
 from typing import Any
 
-from queueing.entries import encryption, model_refs
+from queueing.entries import encryption, model_refs, result_mark
 from queueing.entries.limits import check_json_safe
 from queueing.entries.options import JobOptions
 from queueing.entries.payload_checks import validate
@@ -95,6 +95,7 @@ def build(
         "tags": tags,
         "connection": connection,
         "queue": queue,
+        **result_mark.fields(options.keep_result, connection),  # keeps its result? (issue 50)
         **({model_refs.FIELD: len(refs)} if refs else {}),
         "args": list(args),
         "kwargs": dict(kwargs),

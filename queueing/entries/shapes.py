@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 from queueing.entries import progress as progress_lib
+from queueing.entries.release import ReleaseRequested
 
 
 def finite(value: Any) -> TypeGuard[int | float]:
@@ -59,6 +60,11 @@ class Payload:
         ``current_job().meta["rows"] = n``."""
         return progress_lib.report(self.uuid, progress_lib.member_of(self.data),
                                    self.attempts).meta
+
+    def release(self, delay: float = 0, *, spend_try: bool = True) -> None:
+        """Hand this job back to run again in `delay` seconds (Laravel's release);
+        raises, so nothing after it runs (queueing/entries/release.py, issue 50)."""
+        raise ReleaseRequested(delay, spend_try=spend_try)
 
 
 UUID_SHAPE = re.compile(r"[A-Za-z0-9_.:\-]{1,64}")

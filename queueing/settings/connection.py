@@ -66,6 +66,7 @@ class ConnectionConfig:
     options: dict[str, Any] = field(default_factory=dict, repr=False)
     socket_timeout: float = DEFAULT_SOCKET_TIMEOUT  # seconds a reply may take
     socket_connect_timeout: float = DEFAULT_SOCKET_CONNECT_TIMEOUT  # seconds to connect
+    keep_result: float = 0.0  # seconds its jobs keep their results by default (issue 50)
     cluster: bool = False  # connect with redis-py's RedisCluster (url names any seed node)
     database: str = "default"  # driver "database": the DATABASES alias holding the jobs
     listen: bool = True  # driver "database" on PostgreSQL: wake idle workers by NOTIFY
@@ -140,6 +141,8 @@ CONNECTION_KEYS = {
     "options": "redis-py client keyword arguments: password, db, ssl, socket_timeout "
                "(10 s), socket_connect_timeout (5 s), ...",
     "encrypt": "seal every job's arguments (queueing/entries/encryption.py; False)",
+    "keep_result": "seconds its jobs keep their return values by default (0: none; "
+                   "@job(keep_result=...) per job)",
     "database": "driver database: the DATABASES alias holding the jobs ('default')",
     "listen": "driver database on PostgreSQL: wake idle workers by NOTIFY (True)",
     "synchronous_commit": "driver database on PostgreSQL: the workers' session setting "
@@ -258,6 +261,8 @@ def read_connection(name: str, raw: Any) -> tuple[Problems, ConnectionConfig | N
             f"{where}['fair_queues'] must be a list of queue names, got {fair_raw!r}"))
     else:
         fair_queues = tuple(fair_raw)
+    keep_result = problems.take(lambda: float(_number(  # its jobs' default (issue 50)
+        name, "keep_result", raw.get("keep_result", 0.0), allow_none=False) or 0.0), 0.0)
     if problems.errors:
         return problems, None
     return problems, ConnectionConfig(
@@ -281,6 +286,7 @@ def read_connection(name: str, raw: Any) -> tuple[Problems, ConnectionConfig | N
         fair_queues=fair_queues,
         socket_timeout=timeouts["socket_timeout"],
         socket_connect_timeout=timeouts["socket_connect_timeout"],
+        keep_result=keep_result,
         **sentinel.fields(),
     )
 

@@ -145,8 +145,12 @@ class RedisBackend(PRIMARY.BaseTaskBackend):  # type: ignore[name-defined]
         queue = conn.check_queue(task.queue_name)
         options = job_options(task, connection=conn.name)
         check_depth(task.module_path, args, kwargs)  # normalize_json recurses: bound it first
-        args = framework.normalize_json(list(args))  # TypeError for what JSON cannot carry,
-        kwargs = framework.normalize_json(dict(kwargs))  # as Django's own backends raise
+        try:
+            args = framework.normalize_json(list(args))  # TypeError for what JSON cannot
+            kwargs = framework.normalize_json(dict(kwargs))  # carry, as Django's raise
+        except TypeError:  # issue 50: which argument, and how to pass it (a TypeError too)
+            payload_lib.check_arguments(task.module_path, tuple(args), dict(kwargs))
+            raise
         payload_lib.check_arguments(task.module_path, tuple(args), kwargs)
 
         now = timezone.now()

@@ -63,4 +63,5 @@ def job_options(task: Any, connection: str | None = None) -> JobOptions:
         raise InvalidOption(f"retry_until must be > 0 seconds, got {raw['retry_until']!r}")
     return make_options(
         queue=task.queue_name, connection=connection,
+        keep_result=0,  # its result is the Tasks store's, not a connection default's (issue 50)
         **{key: value for key, value in raw.items() if value is not None})

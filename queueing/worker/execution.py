@@ -21,14 +21,18 @@ from queueing.entries import payload as payload_lib
 from queueing.entries import progress as progress_lib
 from queueing.entries.model_refs import FIELD as MODELS
 from queueing.entries.payload import Payload
+from queueing.entries.result_mark import RESULT_FIELD
 from queueing.observability import tracing
+from queueing.results.keeping import call_keeping
 from queueing.signals import job_failed, job_processed, job_processing
 from queueing.worker import model_args
 
 logger = logging.getLogger("queueing")
 
-def call(definition: JobDefinition, job: Payload) -> Any:
+def call(definition: JobDefinition, job: Payload, keeping: bool = True) -> Any:
     """Run the job's code with its arguments; exceptions propagate to the caller."""
+    if keeping and RESULT_FIELD in job.data:  # issue 50: it keeps its result (queueing/results)
+        return call_keeping(lambda: call(definition, job, keeping=False), job)
     if definition.adapter is not None:
         token = context.enter(job)
         try:

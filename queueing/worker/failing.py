@@ -15,6 +15,8 @@ from queueing.dispatching.preview import PREVIEW_BYTES, read_prefix
 from queueing.dispatching.registry import JobDefinition
 from queueing.entries import payload as payload_lib
 from queueing.entries.payload import Payload
+from queueing.entries.result_mark import RESULT_FIELD
+from queueing.results.keeping import keep_failure_safely
 from queueing.signals import job_failed
 from queueing.state import failed
 from queueing.worker import controls
@@ -63,6 +65,8 @@ class Failing:
             controls.release_unique(self.driver, job)
         if job is not None and job.max_exceptions is not None:
             self.retrying(lambda: self.driver.forget_exceptions(job.uuid), "forget exceptions")
+        if job is not None and RESULT_FIELD in job.data:  # issue 50: its result says so
+            keep_failure_safely(job, exc, self.retrying)
         run_failed_hook(definition, job, exc)
         send_signal(job_failed, sender=self.worker, payload=job, connection=self.driver.name,
                     queue=held.queue, exception=exc, reason=detail or str(exc))

@@ -24,9 +24,10 @@ from queueing.dispatching.signature import dispatch_next_link
 from queueing.entries import batch_tag
 from queueing.entries import payload as payload_lib
 from queueing.entries.payload import Payload
+from queueing.entries.release import ReleaseRequested
 from queueing.errors import ModelReferenceError
 from queueing.signals import job_exception_occurred, job_processed
-from queueing.worker import model_args, policy
+from queueing.worker import model_args, policy, release_request
 from queueing.worker.errors import transient
 from queueing.worker.failing import Failing
 from queueing.worker.job_errors import JobCancelled, JobTimeout
@@ -128,6 +129,8 @@ class Settler:
                tries: int, exc: BaseException, runtime: float) -> Outcome:
         """The job's own exception: released with backoff, or failed once its tries,
         deadline or exception budget are spent."""
+        if isinstance(exc, ReleaseRequested):  # issue 50: the job asked to run again later
+            return release_request.hand_back(self, held, job, definition, tries, exc, runtime)
         if isinstance(exc, ModelReferenceError):  # a row gone: failed at once, or dropped
             return model_args.settle_missing(self, held, job, definition, exc, runtime)
         exceptions = None

@@ -36,6 +36,8 @@ from django import db
 from queueing.batches import results
 from queueing.batches.results import KEEP_FIELD
 from queueing.contract.roles import Reservation
+from queueing.entries.result_mark import RESULT_FIELD
+from queueing.results.keeping import awaited_keeping
 from queueing.worker import execution
 from queueing.worker.interrupts import ThreadInterrupts
 from queueing.worker.job_errors import JobCancelled
@@ -336,7 +338,10 @@ class SlotPool:
         deadline = asyncio.timeout(timeout)
         try:
             async with deadline:
-                value = await execution.start(prepared.definition, prepared.job)
+                body = execution.start(prepared.definition, prepared.job)
+                if RESULT_FIELD in prepared.job.data:  # issue 50: keeps its result
+                    body = awaited_keeping(body, prepared.job)  # (queueing/results)
+                value = await body
             if KEEP_FIELD in prepared.job.data:  # a chord member: its callback needs it
                 results.keep(self.runner.driver, prepared.job, value)
         except TimeoutError as exc:

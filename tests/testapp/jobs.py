@@ -966,3 +966,7 @@ def sstorm(label):
     client.hset(STORM_STARTED, label, 1)
     time.sleep(0.001)
     client.hincrby(STORM, label, 1)
+
+
+from tests.testapp.result_jobs import *  # noqa: E402,F403  (the kept-results tests' jobs)
+from tests.testapp.migrating_example import *  # noqa: E402,F403  (docs/migrating.md's example)

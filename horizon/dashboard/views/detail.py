@@ -11,7 +11,7 @@ from django.utils.http import urlencode
 
 from horizon import attempts
 from horizon.dashboard.access.auth import CAN_OPERATE_ATTR, page
-from horizon.dashboard.detail import encrypted, job_controls, task_results
+from horizon.dashboard.detail import encrypted, job_controls, kept_results, task_results
 from horizon.dashboard.failed import edit_retry, history
 from horizon.dashboard.jobs import facets, lookup
 from horizon.dashboard.shared import formatting
@@ -151,6 +151,7 @@ def context(found: lookup.Found, now: float, limits: Limits = GLANCE) -> dict:
         "retry_of": str(data.get("retryOf") or ""),
         "reserved_by": str(data.get("reservedBy") or ""),
         "task": task_results.panel(data, found.uuid, now),
+        "kept_result": kept_results.panel(data, found.uuid, now),  # issue 50: keep_result
         "holder_gone": holder_gone(found),
         "running": running.running_job(found.uuid, now) if found.state == "reserved" else None,
         **reported_context(found, now),
