@@ -16,11 +16,14 @@ Redis. They reach it with what this module offers, never with a module inside
 * what asks the sentinels (``primary_address``, ``service_problem``).
 
 The client itself comes from ``connections.redis_client(name)`` (or a driver's
-``control_store()`` / ``heartbeat_store()``), never from here.
+``control_store()`` / ``heartbeat_store()``), never from here; the one exception is an
+asyncio client on the caller's own event loop (``make_async_client``), which kept
+results' ``aget`` opens per loop.
 """
 from __future__ import annotations
 
 from queueing.drivers.redis import reach
+from queueing.drivers.redis.clients import make_async_client
 from queueing.drivers.redis.cluster import TRANSIENT_ERRORS, is_cluster
 from queueing.drivers.redis.keys import (
     QueueKeys,
@@ -36,7 +39,7 @@ from queueing.drivers.redis.sentinel import primary_address, service_problem
 
 __all__ = [
     "TRANSIENT_ERRORS", "QueueKeys", "RedisClient", "Scripts", "as_bytes", "as_str",
-    "batch_progress_key", "heartbeat_key", "is_cluster", "primary_address", "progress_key",
-    "reach", "run_pipelined", "script_for", "service_problem", "task_result_key",
-    "workers_key",
+    "batch_progress_key", "heartbeat_key", "is_cluster", "make_async_client",
+    "primary_address", "progress_key", "reach", "run_pipelined", "script_for",
+    "service_problem", "task_result_key", "workers_key",
 ]

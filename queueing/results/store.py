@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from queueing.drivers.redis.scripts import script_for
+from queueing.drivers.state_store import script_for
 from queueing.entries import encryption
 from queueing.errors import QueueError
 from queueing.middleware.keys import control_key

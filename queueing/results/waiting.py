@@ -22,7 +22,7 @@ import asyncio
 import weakref
 from typing import Any
 
-from queueing.drivers.redis.clients import make_async_client
+from queueing.drivers.state_store import make_async_client
 from queueing.settings.config import ConnectionConfig, queue_settings
 
 SLICE_MARGIN = 1.0  # seconds a blocking slice stays under the socket timeout

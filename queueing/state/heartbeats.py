@@ -21,9 +21,8 @@ import json
 import time
 from collections.abc import Iterable
 
-from queueing.drivers.redis.keys import heartbeat_key as key
-from queueing.drivers.redis.keys import workers_key
-from queueing.drivers.redis.replies import RedisClient, as_str
+from queueing.drivers.state_store import RedisClient, as_str, workers_key
+from queueing.drivers.state_store import heartbeat_key as key
 
 MISSED_BEATS = 3  # beats a key outlives its last renewal
 LIVENESS = 1.0  # seconds between liveness stamps at most

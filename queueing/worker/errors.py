@@ -12,7 +12,7 @@ from django.db import InterfaceError, OperationalError
 
 from queueing.contract.registry import kind_of
 from queueing.contract.roles import QueueDriver
-from queueing.drivers.redis.cluster import TRANSIENT_ERRORS
+from queueing.drivers.state_store import TRANSIENT_ERRORS
 
 # Out of memory under noeviction, a key of the wrong type...
 REFUSALS = (redis.ResponseError,)

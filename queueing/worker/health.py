@@ -22,7 +22,7 @@ import os
 import time
 from dataclasses import dataclass
 
-from queueing.drivers.redis.replies import RedisClient
+from queueing.drivers.state_store import RedisClient
 from queueing.state import heartbeats
 
 TURN_SLACK = 2.0  # seconds a healthy loop turn may take past its longest wait

@@ -35,9 +35,8 @@ from django.conf import settings
 
 from queueing.connections import make_client
 from queueing.contract.roles import QueueDriver
-from queueing.drivers.redis.keys import heartbeat_key as key
-from queueing.drivers.redis.keys import workers_key
-from queueing.drivers.redis.replies import RedisClient
+from queueing.drivers.state_store import RedisClient, workers_key
+from queueing.drivers.state_store import heartbeat_key as key
 from queueing.state.heartbeats import FORGET_AFTER, LIVENESS, MISSED_BEATS
 
 DEFAULT_INTERVAL = 5.0  # seconds between beats at most (the key's renewal)

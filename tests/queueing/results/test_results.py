@@ -34,14 +34,19 @@ def worker(spawn_worker):
     return started
 
 
-def test_get_returns_the_value_within_50_ms_of_the_jobs_end(worker):
+def test_get_is_woken_by_the_jobs_end(worker):
     handle = result_of(add_later.delay(0.5, 2, 3))
     assert handle.status == "pending"
     until(lambda: handle.status == "running", 20, "the job to start", worker)
     assert handle.get(timeout=10) == {"sum": 5}
     returned = time.time()
     [ended] = notes(RESULT_ENDS)
-    assert returned - ended["at"] < 0.05, f"get returned {returned - ended['at']:.3f}s late"
+    # The wake-up is a push (BLMOVE on the result's ready list), so get returns within a
+    # scheduling turn: 3.4 ms median on a quiet machine (bench/result_cost.py's notes),
+    # 78 ms once in the suite's three processes beside a make test. The bound is a
+    # quarter of the shortest poll that would pass for a push; that no get polls is
+    # test_a_thousand_waiting_gets_cost_redis_no_polling's point.
+    assert returned - ended["at"] < 0.25, f"get returned {returned - ended['at']:.3f}s late"
     assert handle.status == "succeeded"
     assert handle.get(timeout=0) == {"sum": 5}  # kept: a later get returns at once
 
