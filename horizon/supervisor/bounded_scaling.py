@@ -17,9 +17,11 @@ workers stopped by a scale-down still ran (draining) beside their replacements. 
 - **A cool-down that counts starts.** At most ``start_budget`` workers are started by
   scaling within any ``start_window`` seconds; growth past it waits for the window (a
   pool with no process still starts its first one: a queue is never left unserved).
-  And each start in the window lengthens the shrink's patience by ``fall_patience``
-  readings: a bursty load keeps its workers between bursts instead of stopping them and
-  starting new ones a few seconds later (the issue's min_processes 0 trace).
+  And each start in the last ``fall_memory`` seconds lengthens the shrink's patience
+  by ``fall_patience`` readings (up to ``SLOWEST_FALL`` times; once a streak shrinks a
+  pool, it goes on by ``max_shift`` a reading while readings still want fewer): a bursty
+  load keeps its workers between bursts instead of stopping them and starting new ones
+  a few seconds later (the issue's min_processes 0 trace).
 - **Room moves to where it is wanted.** When the bound holds back a pool ready to grow,
   a pool whose readings want fewer gives up its surplus at once instead of after its
   streak: the load moved, it did not flicker.
@@ -33,6 +35,8 @@ from horizon.supervisor.balancer import DOWN_PATIENCE, step_toward, with_hystere
 
 RISE_PATIENCE = 2  # readings in a row above a pool's count before it grows
 START_WINDOW = 60.0  # seconds over which scaling's starts are counted
+SLOWEST_FALL = 3  # recent starts stretch the shrink's patience to at most 3 x fall_patience
+FALL_MEMORY = 600.0  # seconds over which starts stretch the shrink's patience
 
 
 def ceiling(*, min_processes: int, max_processes: int, pools: int) -> int:
@@ -50,6 +54,7 @@ class Limits:
     rise_patience: int = RISE_PATIENCE
     start_budget: int = 0  # 0: twice the ceiling (the load may move across once a window)
     start_window: float = START_WINDOW
+    fall_memory: float = FALL_MEMORY
 
     @property
     def starts_per_window(self) -> int:
@@ -71,10 +76,13 @@ def plan(current: Mapping[str, int], desired: Mapping[str, int], *, draining: in
     `current` and `desired` name the same pools, in priority order (room goes to the
     first pool that waits for it); `draining` counts workers asked to stop that still run.
     """
-    recent = tuple(t for t in memory.starts if now - t < limits.start_window)
+    remembered = tuple(t for t in memory.starts
+                       if now - t < max(limits.start_window, limits.fall_memory))
+    recent = tuple(t for t in remembered if now - t < limits.start_window)
+    lately = sum(1 for t in remembered if now - t < limits.fall_memory)
     rising, highs = _with_rise_patience(current, desired, memory.highs, limits.rise_patience)
-    targets, lows = with_hysteresis(current, rising, memory.lows,
-                                    patience=limits.fall_patience * (1 + len(recent)))
+    patience = limits.fall_patience * min(1 + lately, SLOWEST_FALL)
+    targets, lows = with_hysteresis(current, rising, memory.lows, patience=patience)
     room = limits.ceiling - sum(current.values()) - draining
     wants_room = sum(max(targets[n] - current.get(n, 0), 0) for n in targets) > max(room, 0)
     if wants_room:  # the load moved: surplus goes now, its room frees once it has exited
@@ -93,8 +101,11 @@ def plan(current: Mapping[str, int], desired: Mapping[str, int], *, draining: in
         grow = min(grow, max(budget, 0) if budget > 0 or have else 1)
         room, budget = room - grow, budget - grow
         out[name] = have + grow if target > have else target
+    for name, count in out.items():  # a streak that shrank a pool goes on while it lasts
+        if desired[name] < count < current.get(name, 0):
+            lows[name] = (patience, desired[name])
     started = sum(max(out[n] - current.get(n, 0), 0) for n in out)
-    return out, Memory(lows=lows, highs=highs, starts=recent + (now,) * started)
+    return out, Memory(lows=lows, highs=highs, starts=remembered + (now,) * started)
 
 
 def _with_rise_patience(current: Mapping[str, int], desired: Mapping[str, int],
