@@ -139,6 +139,7 @@ class Supervisor:
             pids=[pid for pool in self.pools.values() for pid in pool.pids()],
             options=self.config.to_json(),
             draining=sum(pool.draining() for pool in self.pools.values()),
+            workers=[worker for pool in self.pools.values() for worker in pool.described()],
         )
 
 
