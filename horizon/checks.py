@@ -6,7 +6,12 @@ from django.conf import settings
 from django.core.checks import Error, Warning, register
 
 from horizon.configuration.metrics_token import MIN_TOKEN_LENGTH, configured_token
-from horizon.configuration.settings import HorizonConfigError, settings_errors, settings_notes
+from horizon.configuration.settings import (
+    HorizonConfigError,
+    read_settings,
+    settings_errors,
+    settings_notes,
+)
 from horizon.schedules.definitions import ScheduleError, all_schedules
 from queueing.errors import QueueError
 
@@ -32,6 +37,32 @@ def check_renamed_horizon_keys(app_configs, **kwargs):
     """horizon.W001: settings.HORIZON writes a key under its 0.2 name (read until 0.4)."""
     return [Warning(note, id="horizon.W001", hint="Rename it; see docs/settings.md.")
             for note in _read_horizon(settings_notes)]
+
+
+def crowded_minimums(raw: Any) -> list[str]:
+    """Supervisors whose pools' minimums do not fit under max_processes: the balancer keeps
+    every pool's minimum, so their sum is the bound (bounded_scaling.ceiling)."""
+    _problems, parsed = read_settings(raw)
+    if parsed is None:
+        return []
+    notes = []
+    for sup in parsed.supervisors:
+        pools = 1 if sup.balance == "off" else len(sup.queues)
+        if sup.min_processes * pools > sup.max_processes:
+            notes.append(f"HORIZON supervisor {sup.name!r}: min_processes "
+                         f"({sup.min_processes}) for each of its {pools} queues is "
+                         f"{sup.min_processes * pools} processes, above max_processes "
+                         f"({sup.max_processes}); it runs up to "
+                         f"{sup.min_processes * pools}")
+    return notes
+
+
+@register()
+def check_crowded_minimums(app_configs, **kwargs):
+    """horizon.W002: the minimums set the bound where they do not fit under the maximum."""
+    return [Warning(note, id="horizon.W002",
+                    hint="Raise max_processes, lower min_processes, or use balance 'off'.")
+            for note in _read_horizon(crowded_minimums)]
 
 
 @register()

@@ -177,6 +177,9 @@ HORIZON = {
         "two-queues": {"supervisor-1": {"queues": ["high", "default"], "max_processes": 2}},
         "off": {"supervisor-1": {"queues": ["high", "default"], "balance": "off",
                                  "max_processes": 2}},
+        # issue 51's bound: two pools, none kept, two processes at the most in all
+        "bounded": {"supervisor-1": {"queues": ["high", "default"], "min_processes": 0,
+                                     "max_processes": 2}},
         # jobs of killed workers come back (tries 0 = forever) and run to the end
         "kill-test": {"supervisor-1": {"min_processes": 3, "max_processes": 3, "tries": 0}},
         # Redis and database connections side by side under one master.

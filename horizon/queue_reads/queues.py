@@ -102,6 +102,13 @@ def processes_for(ref: QueueRef, supervisors: list[SupervisorState]) -> int:
     return sum(count for count, _slots in _pools_for(ref, supervisors))
 
 
+def shares_pool(ref: QueueRef, supervisors: list[SupervisorState]) -> bool:
+    """Whether `ref`'s processes also serve other queues (a balance-off pool): the
+    overview then says "shared" so 2 processes are not read as 2 more per queue."""
+    return any(state.connection == ref.connection and ref.name in key.split(",")
+               and "," in key for state in supervisors for key in state.processes)
+
+
 def slots_for(ref: QueueRef, supervisors: list[SupervisorState]) -> int:
     """Jobs that can run on `ref` at once: its processes x each one's slots
     (--concurrency)."""

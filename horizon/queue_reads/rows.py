@@ -14,7 +14,14 @@ from functools import partial
 
 from horizon import keys
 from horizon.queue_reads import away, capacity
-from horizon.queue_reads.queues import QueueRef, known_queues, paused, processes_for, slots_for
+from horizon.queue_reads.queues import (
+    QueueRef,
+    known_queues,
+    paused,
+    processes_for,
+    shares_pool,
+    slots_for,
+)
 from horizon.repositories import horizon_client
 from horizon.repositories import metrics as metrics_repo
 from horizon.repositories.latency import oldest_ages
@@ -38,6 +45,7 @@ class QueueRow:
     latency: float = 0.0  # age of the oldest ready job (seconds)
     slots: int = 0  # jobs its processes run at once (processes x --concurrency)
     away: bool = False  # its connection could not be read (counts unknown, shown as such)
+    shared: bool = False  # its processes serve other queues too (balance off)
 
 
 
@@ -91,5 +99,6 @@ def queue_rows(sups: list[SupervisorState]) -> list[QueueRow]:
         rows.append(QueueRow(
             ref, size.pending, size.delayed, size.reserved, procs, runtime[ref.label],
             capacity.expected_wait(size.pending, runtime[ref.label], slots, age),
-            ref in paused_refs, age, slots, away=away.is_away(ref.connection)))
+            ref in paused_refs, age, slots, away=away.is_away(ref.connection),
+            shared=shares_pool(ref, sups)))
     return rows

@@ -11,6 +11,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from dataclasses import fields as dataclass_fields
 from typing import Any
 
 from horizon import keys
@@ -50,6 +51,9 @@ class SupervisorState:
     options: dict[str, Any]
     heartbeat: float = 0.0
     draining: int = 0  # workers asked to stop (scaled down) still finishing their job
+    # each worker process: pid, pool, started_at (epoch), memory_mb (None: unreadable),
+    # draining (scaled down, finishing its job); the Workers page shows them
+    workers: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def key(self) -> str:
@@ -104,7 +108,11 @@ def _read(client: RedisClient, index: str, key_of, kind: type, now: float | None
         if blob is None:
             stale.append(name)
             continue
-        item = kind(**json.loads(blob))
+        fields = json.loads(blob)
+        # a newer master's state read by an older dashboard (a rolling deploy): the
+        # fields this one knows, not a TypeError on every page
+        known = {f.name for f in dataclass_fields(kind)}
+        item = kind(**{k: v for k, v in fields.items() if k in known})
         if fresh(item.heartbeat, now, away):
             found.append(item)
     if stale:

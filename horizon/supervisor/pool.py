@@ -7,6 +7,7 @@ from collections.abc import Callable, Collection
 
 from horizon.supervisor.balancer import pick_to_stop
 from horizon.supervisor.process import WorkerProcess
+from horizon.supervisor.process_stats import resident_mb
 
 
 class ProcessPool:
@@ -30,6 +31,14 @@ class ProcessPool:
 
     def pids(self) -> list[int]:
         return [p.pid for p in self.processes + self.terminating if p.running() and p.pid]
+
+    def described(self) -> list[dict]:
+        """Each running process: pid, this pool, when it started (epoch seconds), its
+        resident memory (process_stats), and whether it is draining."""
+        return [{"pid": p.pid, "pool": self.name, "started_at": p.started_wall,
+                 "memory_mb": resident_mb(p.pid), "draining": draining}
+                for group, draining in ((self.processes, False), (self.terminating, True))
+                for p in group if p.pid and p.running()]
 
     def scale(self, count: int, busy: Collection[int] = ()) -> None:
         """Start or stop workers to have `count`. Stopping picks idle workers first

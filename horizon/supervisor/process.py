@@ -54,6 +54,7 @@ class WorkerProcess:
         self.output = output
         self.proc: subprocess.Popen | None = None
         self.started_at = 0.0
+        self.started_wall = 0.0  # time.time() of the start, for the Workers page
         self.terminating_since: float | None = None
         self.ready = False
         self.exit_noted = False
@@ -85,6 +86,7 @@ class WorkerProcess:
         self.ready = False
         self.exit_noted = False
         self.started_at = time.monotonic()
+        self.started_wall = time.time()
         self.terminating_since = None
 
     def check_ready(self) -> bool:

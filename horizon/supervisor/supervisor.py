@@ -9,7 +9,7 @@ from collections.abc import Callable
 from horizon.configuration.settings import SupervisorConfig
 from horizon.repositories import horizon_client, metrics
 from horizon.repositories.state import SupervisorState
-from horizon.supervisor import balancer
+from horizon.supervisor import balancer, bounded_scaling
 from horizon.supervisor.pool import ProcessPool
 from queueing.connections import queue_driver
 from queueing.state import heartbeats
@@ -25,7 +25,7 @@ class Supervisor:
         self.log = log
         self.paused = False
         self.last_scaled = 0.0
-        self.lows: dict[str, tuple[int, int]] = {}  # pool -> its low streak (hysteresis)
+        self.scaling = bounded_scaling.Memory()  # streaks and recent starts, step to step
         self.pools: dict[str, ProcessPool] = {}
         for name in balancer.pool_names(config.balance, config.queues):
             queues = tuple(name.split(balancer.POOL_ALL))
@@ -64,8 +64,19 @@ class Supervisor:
         return {q: 0 if q in paused else s.pending + s.reserved
                 for q, s in sizes.items()}, runtime
 
+    @property
+    def limits(self) -> bounded_scaling.Limits:
+        """The bound and pace of scaling: processes, draining ones included, never pass
+        max_processes (or the pools' minimums when those do not fit under it)."""
+        return bounded_scaling.Limits(
+            ceiling=bounded_scaling.ceiling(min_processes=self.config.min_processes,
+                                            max_processes=self.config.max_processes,
+                                            pools=len(self.pools)),
+            max_shift=self.config.balance_max_shift)
+
     def auto_scale(self, now: float | None = None) -> None:
-        """Every `balance_cooldown` seconds, move each pool one step toward its target."""
+        """Every `balance_cooldown` seconds, move each pool one step toward its target,
+        within the bound (bounded_scaling.plan)."""
         now = time.monotonic() if now is None else now
         if self.paused or now - self.last_scaled < self.config.balance_cooldown:
             return
@@ -76,14 +87,18 @@ class Supervisor:
             runtime_ms=runtime, min_processes=self.config.min_processes,
             max_processes=self.config.max_processes, concurrency=self.config.concurrency)
         current = {name: len(pool) for name, pool in self.pools.items()}
-        settled, self.lows = balancer.with_hysteresis(current, desired, self.lows)
-        targets = balancer.step_toward(current, settled, self.config.balance_max_shift)
+        draining = sum(pool.draining() for pool in self.pools.values())
+        limits = self.limits
+        targets, self.scaling = bounded_scaling.plan(
+            current, desired, draining=draining, memory=self.scaling, now=now,
+            limits=limits)
         busy: set[int] | None = None
         for name, target in targets.items():
             if target != current[name]:
                 if target < current[name] and busy is None:
                     busy = busy_pids(self.config.connection)
-                self.log(f"[{self.name}] scaling {name}: {current[name]} -> {target}")
+                self.log(f"[{self.name}] scaling {name}: {current[name]} -> {target}"
+                         f" ({draining} draining, bound {limits.ceiling})")
                 self.pools[name].scale(target, busy or set())
 
     def monitor(self) -> None:
@@ -124,6 +139,7 @@ class Supervisor:
             pids=[pid for pool in self.pools.values() for pid in pool.pids()],
             options=self.config.to_json(),
             draining=sum(pool.draining() for pool in self.pools.values()),
+            workers=[worker for pool in self.pools.values() for worker in pool.described()],
         )
 
 

@@ -13,10 +13,14 @@ from django.utils.safestring import SafeString
 
 from horizon.dashboard.jobs import row_html
 from horizon.dashboard.metrics import chart_html
+from horizon.dashboard.shared import formatting
+from horizon.dashboard.workers import processes
 from horizon.queue_reads import away
 
 register = template.Library()
 register.filter("time_cell", row_html.time_cell)
+register.filter("kept_for", formatting.kept_for)  # "kept 7 days", not "10,080 minutes"
+register.filter("process_rows", processes.master_rows)  # a master's worker processes
 register.simple_tag(chart_html.marks, name="chart_marks")
 # connections this request could not read (horizon/queue_reads/away.py), for the banner
 register.simple_tag(away.noted, name="connections_away")

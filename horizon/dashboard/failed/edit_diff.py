@@ -58,3 +58,13 @@ def changes(data: dict, text: str) -> list[Change]:
     return [Change(display(path_text(p), 120), _shown(_at(shown_as, p), "(none)"),
                    _shown(_at(after, p), "(removed)"))
             for p in changed_paths(edited, shown_as)[:SHOWN]]
+
+
+def masked_text(text: str) -> str:
+    """The edited text as the review shows it when it holds values the page masks (a
+    secret typed again), pretty-printed; "" when nothing in it is masked (the review then
+    shows the operator's own text, still editable)."""
+    edited = parse(text)
+    hidden = mask(edited)
+    return "" if hidden == edited else json.dumps(hidden, indent=2, ensure_ascii=False,
+                                                  default=str)

@@ -200,7 +200,8 @@ def apply(data: dict, text: str) -> Edit:
     elif changes and restored:
         raise EditError(f"re-enter the masked values ({_named(restored)}) or leave every "
                         f"argument as it was: a changed job is never sent values you "
-                        f"could not see")
+                        f"could not see (or declare what an operator may change, "
+                        f"@job(editable=(...)), and masked values keep their originals)")
     try:
         payload = checked({**data, **values}, previous=data)
     except QueueError as exc:

@@ -34,6 +34,9 @@ class RetryRow:
     error: str  # first line of the last error, masked
     error_at: formatting.Moment | None
     worker: str
+    # its backoff is over but it still waits to be moved to its queue (no worker of the
+    # queue is running, or they are paused): "overdue", not "next attempt 10 s ago"
+    overdue: bool = False
 
 
 @dataclass
@@ -89,7 +92,7 @@ def retries(refs: list[QueueRef], now: float | None = None, picked: Picked = fac
         rows.append(RetryRow(
             row, display(error.split("\n", 1)[0], ERROR_SUMMARY) if error else "",
             formatting.moment(note.get("at"), now) if note else None,
-            display(str(note.get("worker") or ""), NAME_LIMIT)))
+            display(str(note.get("worker") or ""), NAME_LIMIT), overdue=score <= now - 1))
     return Retries(rows, len(keep), scanned, delayed, scanned >= delayed, counted)
 
 

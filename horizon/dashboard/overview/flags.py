@@ -102,11 +102,19 @@ def red_flags(overview: Overview, now: float | None = None) -> list[Flag]:
                                         f"every slot busy, and its backlog grows "
                                         f"({waiting:,} pending): raise max_processes or "
                                         "add hosts."))
-    return out + _switch_flags(now) + _schedule_flags(overview, now)
+    return out + _switch_flags(now, served(overview)) + _schedule_flags(overview, now)
 
 
-def _switch_flags(now: float) -> list[Flag]:
-    """A Redis primary switch of the last day, on a Sentinel connection."""
+def served(overview: Overview) -> set[str]:
+    """The connections some supervisor's processes serve now."""
+    return {sup.connection for master in overview.masters for sup in master.supervisors
+            if sup.total_processes}
+
+
+def _switch_flags(now: float, served: set[str]) -> list[Flag]:
+    """A Redis primary switch of the last day, on a Sentinel connection. Who followed it
+    is said only for what runs: dispatch always; workers where a supervisor serves the
+    connection (issue 51: the flag said "Workers ... followed it" where none did)."""
     out = []
     for switch in primary_switches.recent_switches(now, reading=away.reading):
         assert switch.switched_at is not None
@@ -115,7 +123,10 @@ def _switch_flags(now: float) -> list[Flag]:
         out.append(Flag("warn", f"Redis primary of connection {switch.connection} switched "
                                 f"at {at} ({ago} ago): now {switch.primary}"
                                 + (f", was {switch.previous}" if switch.previous else "")
-                                + ". Workers and dispatch followed it."))
+                                + (". Dispatch and its workers follow the new primary."
+                                   if switch.connection in served else
+                                   ". Dispatch follows the new primary; no supervisor's "
+                                   "workers serve this connection.")))
     return out
 
 

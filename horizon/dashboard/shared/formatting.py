@@ -26,6 +26,17 @@ def duration(seconds: float) -> str:
     return f"{days} d {hours} h" if hours else f"{days} d"
 
 
+def kept_for(minutes: float) -> str:
+    """A retention in minutes as an operator says it: "7 days", "1 hour", "90 minutes"
+    (issue 51: "kept 10,080 minutes" meant a week)."""
+    whole = round(float(minutes))
+    for size, word in ((1440, "day"), (60, "hour"), (1, "minute")):
+        if whole >= size and whole % size == 0:
+            count = whole // size
+            return f"{count:,} {word}{'' if count == 1 else 's'}"
+    return f"{float(minutes):g} minutes"
+
+
 def runtime(ms: float) -> str:
     """Job runtimes: milliseconds under a second, then seconds."""
     if ms < 1000:

@@ -65,11 +65,14 @@ def edit_and_retry(request: HtmxHttpRequest, uuid: str) -> HttpResponse:
         edit = edit_retry.apply(data, text)
     except (edit_retry.EditError, encryption.CannotDecrypt) as exc:
         return detail.edit_refused(request, uuid, text, str(exc))
+    if request.POST.get("step") == "edit":  # back from a review that masked the text
+        return detail.edit_form(request, uuid, text)
     reviewed = request.POST.get("reviewed")
     if request.POST.get("step") == "review" or (reviewed is not None and
                                                reviewed != edit_diff.digest(text)):
         return detail.edit_form(request, uuid, text, edit_review=edit_diff.changes(data, text),
-                                edit_digest=edit_diff.digest(text))
+                                edit_digest=edit_diff.digest(text),
+                                edit_masked=edit_diff.masked_text(text))
     row.payload = encode(encryption.sealed_again(edit.payload, like=stored))
     try:
         failed_store.retry(row)
@@ -83,7 +86,7 @@ def edit_and_retry(request: HtmxHttpRequest, uuid: str) -> HttpResponse:
     return confirm(request, f"Retried {row.job or uuid} with edited arguments (changed: "
                             f"{edit.changed}): it is pending again on "
                             f"{row.connection}:{row.queue}.",
-                   fallback=reverse("horizon:failed"))
+                   fallback=reverse("horizon:failed"))  # or the filtered list, the form's next
 
 
 @action

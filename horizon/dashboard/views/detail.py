@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from django.http import HttpResponse
 from django.urls import reverse
@@ -267,6 +268,8 @@ def edit_form(request: HtmxHttpRequest, uuid: str, text: str, **extra: object) -
     if note and found is not None:
         page.update(sealed_context(found, note))
     page["controls"] = job_controls.panel(uuid, time.time())
+    # the filtered list the operator came from, carried by the form (its list's own filters)
+    page["list_back"] = failed_view.back_to_list(urlsplit(request.POST.get("next", "")).query)
     return render_page(request, "horizon/job.html", "horizon/partials/job.html", {
         "section": "failed", "uuid": uuid, "missing": found is None, "poll_url": "",
         **page, "editable": text, **extra,

@@ -15,11 +15,12 @@ from django.http import HttpResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.crypto import constant_time_compare, salted_hmac
+from django.utils.http import urlencode
 
 from horizon import audit
 from horizon.configuration.settings import horizon_settings
 from horizon.dashboard.access.auth import action, page
-from horizon.dashboard.monitoring import monitor_states
+from horizon.dashboard.monitoring import monitor_states, tag_failures
 from horizon.dashboard.shared import formatting, paging
 from horizon.dashboard.shared.masking import NAME_LIMIT, display, shown_tag
 from horizon.dashboard.views.common import HtmxHttpRequest, confirm, fragment, render_page
@@ -74,16 +75,25 @@ def monitoring_fragment(request: HtmxHttpRequest, params: QueryDict) -> HttpResp
     return render(request, PARTIAL, context())
 
 
-def tag_context(tag: str, start_param: str | None) -> dict:
+def tag_context(tag: str, start_param: str | None, failed_only: bool = False) -> dict:
     client = horizon_client()
     now = time.time()
     keep = horizon_settings().trim_monitored_minutes
     monitored.trim(client, tag, keep, now)
+    ref = link_ref(tag)
+    # the Failed list filtered by the tag, when the tag can be named in a URL as it is
+    views = {"failed_only": failed_only,
+             "failed_list": (f"{reverse('horizon:failed')}?{urlencode({'tag': tag})}"
+                             if ref == tag else "")}
+    if failed_only:
+        failed_page, failed_rows = tag_failures.failed_page(tag, start_param, PAGE_SIZE)
+        return {"section": "monitoring", "ref": ref, "shown_tag": shown_tag(tag),
+                "keep_minutes": keep, "page": failed_page, "rows": failed_rows, **views}
     total = monitored.count(client, tag)
     start = paging.clamp_start(start_param, total, PAGE_SIZE)
     rows = monitor_states.resolve(monitored.jobs(client, tag, start, start + PAGE_SIZE - 1))
-    return {"section": "monitoring", "ref": link_ref(tag), "shown_tag": shown_tag(tag),
-            "keep_minutes": keep,
+    return {"section": "monitoring", "ref": ref, "shown_tag": shown_tag(tag),
+            "keep_minutes": keep, **views,
             "page": paging.Page(start, PAGE_SIZE, total),
             "rows": [{"uuid": row["uuid"], "shown_uuid": display(row["uuid"], NAME_LIMIT),
                       "name": display(str(row.get("name") or ""), NAME_LIMIT),
@@ -104,7 +114,8 @@ def tag_jobs(request: HtmxHttpRequest, tag: str) -> HttpResponse:
                        "not_watched": True}, status=404)
     tag = found
     return render_page(request, "horizon/monitored_tag.html", TAG_PARTIAL,
-                       tag_context(tag, request.GET.get("start")))
+                       tag_context(tag, request.GET.get("start"),
+                                   failed_only=request.GET.get("state") == "failed"))
 
 
 @action

@@ -100,7 +100,7 @@ def test_a_process_with_idle_slots_is_not_at_its_maximum(client, driver, rclient
     for _ in range(3):
         push(driver)
     assert "maximum" not in flags_of(client)
-    assert "(8 slots)" in text_of(client)
+    assert "(8 jobs at once)" in text_of(client)
 
 
 def test_schedules_into_a_paused_queue_or_piling_up_are_flagged(client, driver, rclient,
