@@ -6,7 +6,6 @@ from django.conf import settings
 from django.core.checks import Error, Warning, register
 
 from horizon.config import HorizonConfigError, settings_errors, settings_notes
-from horizon.dashboard.views.prometheus import MIN_TOKEN_LENGTH, configured_token
 from horizon.schedules.definitions import ScheduleError, all_schedules
 from queueing.errors import QueueError
 
@@ -53,7 +52,11 @@ def check_schedules(app_configs, **kwargs):
 @register()
 def check_metrics_token(app_configs, **kwargs):
     """horizon.E012: a /metrics token short enough to guess (E010 is the htmx middleware
-    check: two checks sharing an id were silenced together)."""
+    check: two checks sharing an id were silenced together). Its module is imported
+    here, not at the top: this module is imported by every process (HorizonConfig.ready),
+    the dashboard's views and what they import are not needed by a worker."""
+    from horizon.dashboard.views.prometheus import MIN_TOKEN_LENGTH, configured_token
+
     token = configured_token()
     if token and len(token) < MIN_TOKEN_LENGTH:
         return [Error(f"HORIZON_METRICS_TOKEN has {len(token)} characters; at least "

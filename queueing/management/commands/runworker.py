@@ -43,6 +43,11 @@ def backoff_list(text):
 
 class Command(ProductCommand):
     help = "Run a worker that processes jobs from the given queues, in priority order."
+    # The checks a worker acts on: the queue settings and the models it writes (issue 52).
+    # The URL, template, admin and dashboard checks import the whole site, which a worker
+    # never serves (a fifth of its start-up); `manage.py check` and the web process run
+    # them all, and a supervisor's workers ran them once per worker before.
+    requires_system_checks = ["queueing", "models"]
 
     def add_arguments(self, parser):
         parser.add_argument("connection", nargs="?", default=None,
