@@ -275,9 +275,22 @@ def plan_split(signatures: Sequence[Dispatchable]) -> tuple[list[str], BatchPlan
 
 
 def send_plan(plan: BatchPlan) -> None:
+    """Send a plan connection by connection: a driver with ``push_plan`` (Redis) takes a
+    connection's share in one round trip; any other gets `push_many` a queue, then
+    `later` a delayed job."""
+    shares: dict[str, tuple[dict[str, list[str]], list[tuple[str, str, float]]]] = {}
     for (connection, queue), texts in plan.batches.items():
-        with reaching(connection):
-            connections.driver(connection).push_many(queue, texts)
+        shares.setdefault(connection, ({}, []))[0][queue] = texts
     for connection, queue, text, at in plan.delayed:
+        shares.setdefault(connection, ({}, []))[1].append((queue, text, at))
+    for connection, (ready, delayed) in shares.items():
+        driver = connections.driver(connection)
         with reaching(connection):
-            connections.driver(connection).later(queue, text, at)
+            push_plan = getattr(driver, "push_plan", None)
+            if push_plan is not None:
+                push_plan(ready, delayed)
+                continue
+            for queue, texts in ready.items():
+                driver.push_many(queue, texts)
+            for queue, text, at in delayed:
+                driver.later(queue, text, at)

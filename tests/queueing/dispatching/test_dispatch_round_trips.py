@@ -8,6 +8,7 @@ import asyncio
 import redis
 
 from queueing import dispatch_many
+from queueing.drivers.redis.keys import QueueKeys
 from tests.testapp import jobs
 
 END = "end-of-dispatch"
@@ -61,3 +62,17 @@ def test_dispatch_many_sends_one_script_call_a_queue(rclient):
     jobs.record.delay("warm")
     signatures = [jobs.record.s(1), jobs.record.using(queue="high").s(2), jobs.record.s(3)]
     assert sent_commands(rclient, lambda: dispatch_many(signatures)) == ["EVALSHA"] * 2
+
+
+def test_dispatch_many_sends_ready_and_delayed_jobs_to_their_places(rclient):
+    """One pipelined round trip on a Redis connection (send_plan, push_plan): every
+    queue's jobs and each delayed one still go where they went one call at a time."""
+    signatures = [jobs.record.s(1), jobs.record.using(queue="high").s(2),
+                  jobs.record.using(delay=60).s(3), jobs.record.s(4)]
+    uuids = dispatch_many(signatures)
+    assert rclient.llen(QueueKeys.for_queue("default").ready) == 2
+    assert rclient.llen(QueueKeys.for_queue("high").ready) == 1
+    assert [m.decode() if isinstance(m, bytes) else m
+            for m in rclient.zrange(QueueKeys.for_queue("default").delayed, 0, -1)
+            if uuids[2] in (m.decode() if isinstance(m, bytes) else m)]
+    assert sent_commands(rclient, lambda: dispatch_many(signatures)) == ["EVALSHA"] * 3
