@@ -12,7 +12,10 @@ and µs per call (p50, p99) of:
 * ``driver.push``: the push script alone, with a payload built once (what the driver
   costs over the floor);
 * ``.delay()``, ``.adelay()`` (awaited one by one in one coroutine) and ``dispatch_many``
-  (100 signatures a call, µs per job).
+  (100 signatures a call, µs per job);
+
+and, for the worker's side, pop + ack jobs/s (the Lua pop carrying the previous job's
+acknowledgement, one round trip a job).
 
 Each figure is the median of ROUNDS rounds (calls/s from the round's wall time; p50/p99
 over every call of that round); rounds take turns kind by kind so noise falls on all.
@@ -99,6 +102,7 @@ def main() -> None:
             results[name].append((rate * per_call, percentile(samples, 50) / per_call,
                                   percentile(samples, 99) / per_call))
     loop.close()
+    popped = pop_rate(driver, n)
     client.flushdb()
     print(f"redis: {redacted_url(driver.config.url or 'embedded')}; payload {size} bytes; "
           f"N={n} calls a round; median of {rounds} rounds")
@@ -107,6 +111,22 @@ def main() -> None:
     for name, rows in results.items():
         rate, p50, p99 = (statistics.median(r[i] for r in rows) for i in range(3))
         print(f"| {name} | {rate:,.0f} | {p50:.0f} | {p99:.0f} | {p50 / floor:.2f} |")
+    print(f"\npop + ack (Lua, 1 round trip a job, as the worker does): {popped:,.0f} jobs/s")
+
+
+def pop_rate(driver, n: int) -> float:
+    """The worker's side: N jobs popped, each with the previous one's acknowledgement in
+    the same round trip."""
+    driver.client.flushdb()
+    dispatch_many([noop.using(queue="bench").s(i) for i in range(n)])
+    started = time.perf_counter()
+    finished, popped = None, 0
+    while (held := driver.pop("bench", finished=finished)) is not None:
+        popped, finished = popped + 1, held
+    driver.delete(finished)
+    elapsed = time.perf_counter() - started
+    assert popped == n and driver.client.zcard("queues:{bench}:reserved") == 0
+    return n / elapsed
 
 
 if __name__ == "__main__":
