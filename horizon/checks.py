@@ -49,12 +49,12 @@ def check_schedules(app_configs, **kwargs):
     return []
 
 
-@register()
+@register("web")  # of the site: a worker leaves it out (runworker's SITE_CHECK_TAGS)
 def check_metrics_token(app_configs, **kwargs):
     """horizon.E012: a /metrics token short enough to guess (E010 is the htmx middleware
     check: two checks sharing an id were silenced together). Its module is imported
     here, not at the top: this module is imported by every process (HorizonConfig.ready),
-    the dashboard's views and what they import are not needed by a worker."""
+    and a worker, which leaves this check out, needs none of the dashboard's views."""
     from horizon.dashboard.views.prometheus import MIN_TOKEN_LENGTH, configured_token
 
     token = configured_token()
