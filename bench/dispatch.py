@@ -1,69 +1,132 @@
-"""Dispatch and pop throughput of the Redis driver.
+"""Dispatch cost from one process, against the bare round trip (issue 52).
 
-    .venv/bin/python bench/dispatch.py [N]
+    .venv/bin/python bench/dispatch.py [N] [ROUNDS]      # default 5000 calls, 3 rounds
 
-Prints jobs/s for: one `.delay()` per job; `dispatch_many` (bulk); and the Lua pop path
-(pop with the previous job's acknowledgement in the same round trip, as the worker does).
-Compare with the peers in docs/benchmarks.md (enqueue jobs/s on the same machine).
+For a plain no-op job (bench.jobs.noop) on the bench's Redis (BENCH_REDIS_URL, or the
+throwaway redis-server on a unix socket that bench/settings.py starts), prints calls/s
+and µs per call (p50, p99) of:
+
+* ``bare EVALSHA``: one EVALSHA of a one-line script (``return #ARGV[1]``) carrying a
+  string as long as the job's encoded payload, from the same process and client: one
+  round trip plus the bytes, the floor any dispatch stands on;
+* ``driver.push``: the push script alone, with a payload built once (what the driver
+  costs over the floor);
+* ``.delay()``, ``.adelay()`` (awaited one by one in one coroutine) and ``dispatch_many``
+  (100 signatures a call, µs per job);
+
+and, for the worker's side, pop + ack jobs/s (the Lua pop carrying the previous job's
+acknowledgement, one round trip a job).
+
+Each figure is the median of ROUNDS rounds (calls/s from the round's wall time; p50/p99
+over every call of that round); rounds take turns kind by kind so noise falls on all.
+The last column is the row's µs per call over the bare EVALSHA's (p50).
 """
+import asyncio
+import statistics
 import sys
 import time
 
-from common import setup_django
+from common import percentile, setup_django, size_and_rounds
 
 setup_django()
 
 from bench.jobs import noop  # noqa: E402
 from queueing import dispatch_many  # noqa: E402
 from queueing.connections import redacted_url, redis_driver  # noqa: E402
+from queueing.entries import payload as payload_lib  # noqa: E402
+
+BARE = "return #ARGV[1]"
+MANY = 100  # signatures a dispatch_many call
 
 
-def median_of(runs: int, fn) -> float:
-    rates = sorted(fn() for _ in range(runs))
-    return rates[len(rates) // 2]
+def timed(calls: int, one) -> tuple[float, list[float]]:
+    """(calls/s over the round, µs of each call)."""
+    samples = []
+    clock = time.perf_counter
+    started = clock()
+    for i in range(calls):
+        before = clock()
+        one(i)
+        samples.append((clock() - before) * 1e6)
+    return calls / (clock() - started), samples
 
 
 def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
+    if "--help" in sys.argv or "-h" in sys.argv:
+        print(__doc__)
+        return
+    n, rounds = size_and_rounds(5000, 3)
     driver = redis_driver()
     client = driver.client
-    print(f"redis: {redacted_url(driver.config.url or 'embedded')}; N={n}; median of 3 runs")
-
-    def delay_rate() -> float:
-        client.flushdb()
-        started = time.perf_counter()
-        for i in range(n):
-            noop.using(queue="bench").delay(i)
-        return n / (time.perf_counter() - started)
-
-    def bulk_rate() -> float:
-        client.flushdb()
-        started = time.perf_counter()
-        for start in range(0, n, 1000):
-            dispatch_many([noop.using(queue="bench").s(i) for i in range(start, start + 1000)])
-        return n / (time.perf_counter() - started)
-
-    def pop_rate() -> float:
-        client.flushdb()
-        dispatch_many([noop.using(queue="bench").s(i) for i in range(n)])
-        started = time.perf_counter()
-        finished = None
-        popped = 0
-        while True:
-            held = driver.pop("bench", finished=finished)
-            if held is None:
-                break
-            popped += 1
-            finished = held
-        driver.delete(finished)
-        elapsed = time.perf_counter() - started
-        assert popped == n and client.zcard("queues:{bench}:reserved") == 0
-        return n / elapsed
-
-    print(f"dispatch, one .delay() per job : {median_of(3, delay_rate):>9,.0f} jobs/s")
-    print(f"dispatch_many, 1000 per call   : {median_of(3, bulk_rate):>9,.0f} jobs/s")
-    print(f"pop + ack (Lua, 1 round trip)  : {median_of(3, pop_rate):>9,.0f} jobs/s")
     client.flushdb()
+    pending = noop.using(queue="bench")
+    pending.delay(0)  # warm: the script loaded, the connection open
+    sample = client.lindex(driver.keys("bench").ready, 0)
+    size = len(sample)
+    bare = client.register_script(BARE)
+    filler = "x" * size
+    bare(keys=[], args=[filler])
+    text = payload_lib.encode(payload_lib.build(
+        job_name=noop.name, display_name="noop", args=(0,), kwargs={},
+        options=pending.options, connection=driver.name, queue="bench"))
+    loop = asyncio.new_event_loop()
+
+    async def adelays(calls: int) -> tuple[float, list[float]]:
+        """`timed` for `.adelay()`: awaited one after the other in one coroutine."""
+        samples = []
+        clock = time.perf_counter
+        started = clock()
+        for i in range(calls):
+            before = clock()
+            await pending.adelay(i)
+            samples.append((clock() - before) * 1e6)
+        return calls / (clock() - started), samples
+
+    def many_round(i: int) -> None:
+        dispatch_many([pending.s(i) for _ in range(MANY)])
+
+    kinds = {
+        "bare EVALSHA (same size)": (n, lambda i: bare(keys=[], args=[filler]), 1),
+        "driver.push (push script)": (n, lambda i: driver.push("bench", text), 1),
+        ".delay()": (n, pending.delay, 1),
+        ".adelay()": (n, None, 1),
+        f"dispatch_many ({MANY} a call)": (max(1, n // MANY), many_round, MANY),
+    }
+    results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in kinds}
+    for _ in range(rounds):
+        for name, (calls, one, per_call) in kinds.items():
+            client.flushdb()
+            loop.run_until_complete(pending.adelay(0))  # the async client stays warm
+            rate, samples = timed(calls, one) if one is not None else \
+                loop.run_until_complete(adelays(calls))
+            results[name].append((rate * per_call, percentile(samples, 50) / per_call,
+                                  percentile(samples, 99) / per_call))
+    loop.close()
+    popped = pop_rate(driver, n)
+    client.flushdb()
+    print(f"redis: {redacted_url(driver.config.url or 'embedded')}; payload {size} bytes; "
+          f"N={n} calls a round; median of {rounds} rounds")
+    print("| dispatch | calls/s | µs p50 | µs p99 | × bare p50 |\n|---|---:|---:|---:|---:|")
+    floor = statistics.median(r[1] for r in results["bare EVALSHA (same size)"])
+    for name, rows in results.items():
+        rate, p50, p99 = (statistics.median(r[i] for r in rows) for i in range(3))
+        print(f"| {name} | {rate:,.0f} | {p50:.0f} | {p99:.0f} | {p50 / floor:.2f} |")
+    print(f"\npop + ack (Lua, 1 round trip a job, as the worker does): {popped:,.0f} jobs/s")
+
+
+def pop_rate(driver, n: int) -> float:
+    """The worker's side: N jobs popped, each with the previous one's acknowledgement in
+    the same round trip."""
+    driver.client.flushdb()
+    dispatch_many([noop.using(queue="bench").s(i) for i in range(n)])
+    started = time.perf_counter()
+    finished, popped = None, 0
+    while (held := driver.pop("bench", finished=finished)) is not None:
+        popped, finished = popped + 1, held
+    driver.delete(finished)
+    elapsed = time.perf_counter() - started
+    assert popped == n and driver.client.zcard("queues:{bench}:reserved") == 0
+    return n / elapsed
 
 
 if __name__ == "__main__":

@@ -81,10 +81,12 @@ def check_schedules(app_configs, **kwargs):
     return []
 
 
-@register()
+@register("web")  # of the site: a worker leaves it out (runworker's SITE_CHECK_TAGS)
 def check_metrics_token(app_configs, **kwargs):
     """horizon.E012: a /metrics token short enough to guess (E010 is the htmx middleware
-    check: two checks sharing an id were silenced together)."""
+    check: two checks sharing an id were silenced together). The token's rule lives in
+    horizon/configuration/metrics_token.py, not in the dashboard's views: this module is
+    imported by every process (HorizonConfig.ready), workers included."""
     token = configured_token()
     if token and len(token) < MIN_TOKEN_LENGTH:
         return [Error(f"HORIZON_METRICS_TOKEN has {len(token)} characters; at least "

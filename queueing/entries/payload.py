@@ -106,10 +106,14 @@ def build(
     return data
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)  # made once: json.dumps
+# with any option builds a new encoder per call
+
+
 def encode(payload: dict[str, Any]) -> str:
     if next(iter(payload)) != "attempts":
         payload = {"attempts": payload.get("attempts", 0), **payload}
-    return json.dumps(payload, separators=(",", ":"), allow_nan=False)
+    return _ENCODER.encode(payload)
 
 
 RESERVATION_FIELDS = ("reservation", "reservedBy", "pendingFailure")

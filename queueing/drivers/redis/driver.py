@@ -75,6 +75,31 @@ class RedisDriver(RedisReservations, RedisOperator):
                 else self.scripts.push(keys=keys, args=args)
         return length
 
+    def push_plan(self, ready: dict[str, list[str]],
+                  delayed: list[tuple[str, str, float]], chunk: int = 1000) -> None:
+        """`dispatch_many`'s sends on this connection in one round trip: every queue's
+        `push_many` calls, then each delayed (queue, payload, available_at) `later`,
+        pipelined (issue 52: it was one round trip a queue and one a delayed job). Each
+        call runs on its own, as before; the first error is raised once all have run.
+        Through a primary switch or on a cluster, one call at a time."""
+        calls: list[tuple[Script, list, list]] = []
+        for queue, payloads in ready.items():
+            k = self.keys(queue)
+            calls += [(self.scripts.push, [k.ready, k.notify, k.index, k.sequence],
+                       payloads[start:start + chunk])
+                      for start in range(0, len(payloads), chunk)]
+        for queue, payload, available_at in delayed:
+            k = self.keys(queue)
+            calls.append((self.scripts.later, [k.delayed, k.due_index], [available_at, payload]))
+        if len(calls) > 1 and self.rider is None and not self.config.cluster:
+            run_pipelined(self.client, calls)
+            return
+        for script, keys, args in calls:
+            if self.rider is not None:
+                self._ridden(script, keys, args)
+            else:
+                script(keys=keys, args=args)
+
     def later(self, queue: str, payload: str, available_at: float) -> int:
         k = self.keys(queue)
         if self.rider is not None:

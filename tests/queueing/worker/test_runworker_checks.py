@@ -1,0 +1,58 @@
+"""runworker's start-up checks (issue 52): every check but those of the site a worker
+does not serve (the URL conf's imports every view)."""
+import pytest
+from django.core import checks
+from django.core.management.base import SystemCheckError
+from django.test import override_settings
+
+from queueing.management.commands.runworker import SITE_CHECK_TAGS, Command
+
+
+@pytest.fixture
+def registered():
+    """Checks registered for one test, then taken out of Django's registry again."""
+    added = []
+
+    def register(*tags):
+        def add(check):
+            checks.register(*tags)(check)
+            added.append(check)
+            return check
+        return add
+
+    yield register
+    for check in added:
+        checks.registry.registry.registered_checks.discard(check)
+
+
+def test_a_worker_runs_every_check_but_the_sites(registered):
+    ran = []
+
+    @registered()
+    def untagged(app_configs, **kwargs):
+        ran.append("untagged")
+        return []
+
+    @registered("queueing")
+    def ours(app_configs, **kwargs):
+        ran.append("queueing")
+        return []
+
+    @registered("urls")
+    def site(app_configs, **kwargs):
+        ran.append("urls")
+        return []
+
+    Command().check()
+    assert sorted(ran) == ["queueing", "untagged"]
+    assert "urls" in SITE_CHECK_TAGS and {"queueing", "models"}.isdisjoint(SITE_CHECK_TAGS)
+    checks.run_checks()  # `manage.py check` still runs the site's
+    assert ran.count("urls") == 1
+    assert site in checks.registry.registry.registered_checks  # put back
+
+
+def test_a_worker_still_refuses_a_misconfigured_tasks_backend():
+    with override_settings(TASKS={"default": {"BACKEND": "queueing.tasks.RedisBackend",
+                                              "OPTIONS": {"connection": "nope"}}}):
+        with pytest.raises(SystemCheckError, match="queueing.E101"):
+            Command().check()
