@@ -33,6 +33,7 @@ from horizon.configuration.settings import horizon_settings
 from horizon.keys import attempts_index, attempts_prefix
 from horizon.repositories import horizon_client
 from queueing.drivers.state_store import RedisClient, as_str, is_cluster, script_for
+from queueing.entries import encryption
 from queueing.observability.redaction import clip, mask_text
 from queueing.signals import job_exception_occurred, job_failed, job_stopped
 from queueing.state.failed import describe
@@ -55,6 +56,16 @@ def error_text(exc: BaseException | None, reason: str = "") -> str:
 
     text, hidden = clip(describe(exc), ERROR_LIMIT)  # clip masks as it cuts
     return text + (f"\n[{hidden} more characters]" if hidden else "")
+
+
+def kept_error(payload: Any, exc: BaseException | None, reason: str = "") -> str:
+    """What an attempt's record keeps of its error. An encrypted job's arguments are
+    sealed in Redis, and a message quotes them as often as not, so its record keeps the
+    exception's type and no message (the worker's log and the failed store have it)."""
+    if exc is not None and encryption.is_sealed(getattr(payload, "data", None) or {}):
+        return (f"{type(exc).__name__} (its message is not kept in Redis: the job is "
+                "encrypted)")
+    return error_text(exc, reason)
 
 
 def summary_of(error: str) -> str:
@@ -207,13 +218,13 @@ def on_exception(sender, payload=None, connection="", queue="", exception=None,
                  released=False, **_: Any) -> None:
     if released and payload is not None:  # a failure is recorded by on_failed
         record(payload.uuid, _entry(payload, sender, queue, connection, "released",
-                                    error_text(exception)))
+                                    kept_error(payload, exception)))
 
 
 def on_failed(sender, payload=None, connection="", queue="", exception=None, reason="",
               **_: Any) -> None:
     if payload is not None:  # the failed store keeps the full error: this is its summary
-        error = error_text(exception, reason)
+        error = kept_error(payload, exception, reason)
         entry = _entry(payload, sender, queue, connection, "failed", "",
                        summary=summary_of(error), stored=IN_STORE)
         record(payload.uuid, entry)

@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from horizon import attempts
 from queueing import JobFailed, ResultExpired, ResultTimeout, result_of
 from queueing.results import store
 from tests.redis_scan import everything
@@ -98,11 +99,15 @@ def test_an_encrypted_jobs_failure_is_kept_sealed(worker, rclient):
     refused = result_of(sealed_refusal.using(encrypted=True).delay(secret))
     with pytest.raises(JobFailed, match=f"declined {secret}"):
         refused.get(timeout=20)
-    # Only the result's own keys: Horizon's per-attempt record ({horizon}:attempts:<uuid>)
-    # keeps an encrypted job's exception message in clear today (not the results' doing).
     kept = b" ".join(everything_of(rclient, key) for key in
                      (store.record_key(refused.uuid), store.ready_key(refused.uuid)))
     assert b"sealed:" in kept and secret.encode() not in kept
+    # Nor anywhere else in Redis: Horizon's per-attempt record keeps the exception's type
+    # and no message for an encrypted job (horizon/attempts.py).
+    until(lambda: attempts.entries(refused.uuid), 10, "the attempt's record", worker)
+    assert secret.encode() not in everything(rclient)
+    [entry] = attempts.entries(refused.uuid)
+    assert "ValueError" in entry["summary"] and "encrypted" in entry["summary"]
 
 
 def everything_of(client, key):
