@@ -17,9 +17,7 @@ Outcomes are counted per job for its dashboard page (queueing/middleware/outcome
 """
 from __future__ import annotations
 
-import dataclasses
 import logging
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -29,7 +27,6 @@ from queueing.contract.roles import QueueDriver, Reservation
 from queueing.dispatching.registry import JobDefinition, resolve
 from queueing.dispatching.unique import release_for_payload
 from queueing.entries import batch_tag
-from queueing.entries import payload as payload_lib
 from queueing.entries.shapes import Payload
 from queueing.middleware import outcomes
 from queueing.middleware.context import RAN, RELEASED, RunningJob, Verdict
@@ -67,14 +64,7 @@ def settle_verdict(settler: Settling, held: Reservation, job: Payload,
     outcomes.record(state_client(settler.driver), job.uuid, verdict.label)
     detail = verdict.label + (f": {verdict.reason}" if verdict.reason else "")
     if verdict.kind == RELEASED:
-        # Uncounted: the delivery is given back and no run is charged; marked settled,
-        # so the poison cap does not count a delivery middleware held back.
-        given_back = max(job.deliveries - 1, 0)
-        entry = payload_lib.normalised(dataclasses.replace(job, deliveries=given_back),
-                                       settled=True)
-        at = time.time() + verdict.delay
-        with_retries(lambda: settler.driver.release(held, at, entry, uncounted=True),
-                     "release", errors=settler.transient)
+        settler.give_back(held, job, verdict.delay)  # uncounted: no run is charged
         if verdict.after is not None:
             _after_release(verdict, job)
         elif not verdict.by.startswith("ConcurrencyLimited"):

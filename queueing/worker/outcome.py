@@ -66,7 +66,7 @@ class JobLines(Protocol):
 class Settling(Protocol):
     """What settling a job needs (settler.Settler has it): the driver and its transient
     errors, the worker named on signals, the job's log lines, retried driver writes,
-    and a final failure."""
+    a final failure, and an uncounted hand-back."""
 
     @property
     def driver(self) -> QueueDriver: ...
@@ -85,6 +85,8 @@ class Settling(Protocol):
     def fail(self, held: Reservation, job: Payload | None,
              definition: JobDefinition | None, exc: BaseException,
              detail: str = "") -> None: ...
+
+    def give_back(self, held: Reservation, job: Payload, delay: float) -> None: ...
 
 
 def printable(value: Any, limit: int = 2000) -> str:

@@ -9,34 +9,31 @@ holds a job back does (worker/controls.py). No exception signal is sent and
 """
 from __future__ import annotations
 
-import dataclasses
 import time
-from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
-from queueing.contract.roles import QueueDriver, Reservation
+from queueing.contract.roles import Reservation
 from queueing.dispatching.registry import JobDefinition
-from queueing.entries import payload as payload_lib
 from queueing.entries.payload import Payload
 from queueing.entries.release import ReleaseRequested
 from queueing.worker import policy
 from queueing.worker.job_errors import MaxAttemptsExceeded
 from queueing.worker.joblog import JobLog
-from queueing.worker.options import WorkerOptions
 from queueing.worker.outcome import Outcome
 
 
 class Runner(Protocol):
     """What of the settler a hand-back uses (a Protocol: the settler imports this)."""
 
-    driver: QueueDriver
-    options: WorkerOptions
     log: JobLog
 
     def fail(self, held: Reservation, job: Payload | None, definition: JobDefinition | None,
              exc: BaseException, detail: str = "") -> None: ...
 
-    def retrying(self, action: Callable[[], Any], what: str) -> Any: ...
+    def release_with_backoff(self, held: Reservation, job: Payload, *,
+                             settled: bool = True, delay: float | None = None) -> float: ...
+
+    def give_back(self, held: Reservation, job: Payload, delay: float) -> None: ...
 
 
 def hand_back(runner: Runner, held: Reservation, job: Payload,
@@ -53,18 +50,10 @@ def hand_back(runner: Runner, held: Reservation, job: Payload,
                 f"of {tries})")
             runner.fail(held, job, definition, cause, detail=reason)
             return Outcome("failed", runtime, job)
-        delay = request.delay if request.delay is not None else policy.backoff_delay(
-            job.backoff or runner.options.backoff, job.attempts)
-        entry = payload_lib.normalised(job, settled=True, charged=True)
-        runner.retrying(lambda: runner.driver.release(held, time.time() + delay, entry),
-                         "release")
+        delay = runner.release_with_backoff(held, job, delay=request.delay)
         runner.log.line(job, "RELEASED", f"by the job itself (retry in {delay:g}s)")
         return Outcome("released", runtime, job)
     delay = request.delay or 0.0
-    given_back = max(job.deliveries - 1, 0)
-    entry = payload_lib.normalised(dataclasses.replace(job, deliveries=given_back),
-                                   settled=True)
-    runner.retrying(lambda: runner.driver.release(held, time.time() + delay, entry,
-                                                   uncounted=True), "release")
+    runner.give_back(held, job, delay)
     runner.log.line(job, "DEFERRED", f"by the job itself, no try spent (again in {delay:g}s)")
     return Outcome("deferred", runtime, job)

@@ -12,6 +12,7 @@ the job controls, the unrun paths and the stop's hand-back is ``outcome.Settling
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Callable
@@ -153,17 +154,29 @@ class Settler:
         return Outcome("released", runtime, job)
 
     def release_with_backoff(self, held: Reservation, job: Payload, *,
-                             settled: bool = True) -> float:
-        """Hand the job back for its next attempt after this attempt's backoff; the delay.
+                             settled: bool = True, delay: float | None = None) -> float:
+        """Hand the job back for its next attempt after `delay` (by default this
+        attempt's backoff); the delay.
 
         The stored entry is re-encoded with the delivery count first and this attempt
         counted; `settled` (the run ended with an outcome of its own) also restarts the
         poison cap's count of deliveries that ended without one.
         """
-        delay = policy.backoff_delay(job.backoff or self.options.backoff, job.attempts)
+        if delay is None:
+            delay = policy.backoff_delay(job.backoff or self.options.backoff, job.attempts)
         entry = payload_lib.normalised(job, settled=settled, charged=True)
         self.retrying(lambda: self.driver.release(held, time.time() + delay, entry), "release")
         return delay
+
+    def give_back(self, held: Reservation, job: Payload, delay: float) -> None:
+        """Hand the job back uncounted, to run again after `delay`: its delivery is given
+        back and no run is charged, and it is marked settled, so the poison cap does not
+        count a delivery held back (middleware's verdict, a job's own release)."""
+        given_back = max(job.deliveries - 1, 0)
+        entry = payload_lib.normalised(dataclasses.replace(job, deliveries=given_back),
+                                       settled=True)
+        at = time.time() + delay
+        self.retrying(lambda: self.driver.release(held, at, entry, uncounted=True), "release")
 
     def timed_out(self, held: Reservation, job: Payload, definition: JobDefinition | None,
                   tries: int, timeout: float, runtime: float, killed: bool = False) -> Outcome:

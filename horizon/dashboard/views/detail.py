@@ -7,14 +7,12 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from django.http import HttpResponse
-from django.urls import reverse
-from django.utils.http import urlencode
 
 from horizon import attempts
 from horizon.dashboard.access.auth import CAN_OPERATE_ATTR, page
 from horizon.dashboard.detail import encrypted, job_controls, kept_results, task_results
 from horizon.dashboard.failed import edit_retry, history
-from horizon.dashboard.jobs import facets, lookup
+from horizon.dashboard.jobs import facets, lookup, uuid_search
 from horizon.dashboard.shared import formatting
 from horizon.dashboard.shared.masking import CLIP_MARGIN, clip, display, mask
 from horizon.dashboard.views import failed as failed_view
@@ -240,7 +238,8 @@ def job(request: HtmxHttpRequest, state: str, uuid: str) -> HttpResponse:
         "moved_from": moved_from,
         "missing": found is None,
         # A job still pending, delayed or reserved is polled until it settles.
-        "poll_url": poll_url(found) if found is not None and found.state in lookup.LIVE else "",
+        "poll_url": (uuid_search.job_url(found)
+                     if found is not None and found.state in lookup.LIVE else ""),
         **extra,
     })
     if found is None:
@@ -274,13 +273,3 @@ def edit_form(request: HtmxHttpRequest, uuid: str, text: str, **extra: object) -
         "section": "failed", "uuid": uuid, "missing": found is None, "poll_url": "",
         **page, "editable": text, **extra,
     })
-
-
-def poll_url(found: lookup.Found) -> str:
-    """This page's own URL for where the job is now, with the hint that finds it fast."""
-    query = {"queue": found.ref.label} if found.ref is not None else {}
-    if found.state == "pending" and found.position is not None:
-        query["at"] = str(found.position)
-    elif found.score is not None:
-        query["score"] = repr(found.score)
-    return f"{reverse('horizon:job', args=[found.state, found.uuid])}?{urlencode(query)}"
