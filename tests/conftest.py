@@ -241,6 +241,28 @@ def dbconn(request):
 
 
 @pytest.fixture(scope="session", autouse=True)
+def database_server_facts_read_once(django_db_setup, django_db_blocker):
+    """Django 6 asks MariaDB its version inside the model checks (is UUID a native type?),
+    once per connection wrapper; a test running `manage.py check` without database access
+    then failed or passed by whether an earlier test on its process had connected. Asked
+    once, up front, for every process."""
+    from django.db import connections as databases
+
+    if "maria" not in settings.DATABASES:
+        return
+    wrapper = databases["maria"]
+    name = wrapper.settings_dict["NAME"]
+    # The server's facts need no database (the test database exists only on a process
+    # whose tests asked for it).
+    wrapper.settings_dict["NAME"] = ""
+    try:
+        with django_db_blocker.unblock():
+            wrapper.mysql_server_info  # noqa: B018 (a cached property, read and kept)
+    finally:
+        wrapper.settings_dict["NAME"] = name
+
+
+@pytest.fixture(scope="session", autouse=True)
 def close_database_drivers(django_db_setup):
     """Drivers hold private sessions; close them before the test databases are dropped
     (and end any a server thread left open, which would block DROP DATABASE)."""

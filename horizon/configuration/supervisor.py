@@ -129,8 +129,8 @@ SUPERVISOR_RENAMES = {"queue": "queues"}
 def parse_supervisor(name: str, raw: dict[str, Any], default_connection: str) -> SupervisorConfig:
     """One supervisor block, typed; HorizonConfigError with its first mistake."""
     problems, config = read_supervisor(name, raw, default_connection)
+    problems.raise_first()  # a bad block is refused before its old names are noted
     warn(problems.notes)
-    problems.raise_first()
     assert config is not None
     return config
 
@@ -140,13 +140,16 @@ def read_supervisor(name: str, raw: dict[str, Any],
     """Read every key of one block, recording each mistake with the default standing in,
     so an unknown key does not hide a bad connection or min_processes above max."""
     problems = Problems((HorizonConfigError,))
-    if raw.get("queue") is not None and raw.get("queues") is not None:
+    both = raw.get("queue") is not None and raw.get("queues") is not None
+    if both:
         problems.add(HorizonConfigError(
             f"HORIZON supervisor {name!r} has both 'queue' and 'queues': give one "
             "(they mean the same: the queues its workers serve, in priority order)",
             "horizon.E002"))
+    # With both given the error above says it all: no second note about the old name.
     raw, problems.notes = lift(f"HORIZON['supervisors'][{name!r}]",
-                               {k: v for k, v in raw.items() if v is not None or k != "queue"},
+                               {k: v for k, v in raw.items()
+                                if k != "queue" or (v is not None and not both)},
                                SUPERVISOR_RENAMES)
     unknown = set(raw) - SUPERVISOR_KEYS.keys()
     if unknown:

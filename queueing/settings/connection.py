@@ -161,8 +161,8 @@ def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
     """Validate one connection block; raise ConfigurationError naming the first bad key
     (settings_errors lists them all)."""
     problems, config = read_connection(name, raw)
+    problems.raise_first()  # a bad block is refused before its old names are noted
     warn(problems.notes)
-    problems.raise_first()
     assert config is not None
     return config
 

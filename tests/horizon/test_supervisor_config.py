@@ -12,7 +12,8 @@ def test_queue_reads_as_queues_and_warns():
     with pytest.warns(DeprecationWarning, match=r"\['queue'\] is renamed .*\['queues'\]"):
         old = parse_supervisor("s", {"queue": ["default"]}, "redis")
     assert old == new and old.queues == ("default",)
-    assert parse_supervisor("s", {"queue": "default"}, "redis").queues == ("default",)
+    with pytest.warns(DeprecationWarning, match=r"\['queue'\] is renamed"):
+        assert parse_supervisor("s", {"queue": "default"}, "redis").queues == ("default",)
 
 
 def test_both_names_at_once_is_still_a_mistake(settings):

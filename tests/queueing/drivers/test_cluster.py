@@ -74,7 +74,8 @@ def test_cluster_url_and_option_select_redis_cluster(cluster):
 
     by_scheme = parse_connection("c", {"url": cluster.url})
     assert by_scheme.cluster and by_scheme.url.startswith("redis://")
-    by_option = parse_connection("c", {"url": by_scheme.url, "cluster": True})
+    with pytest.warns(DeprecationWarning, match=r"redis\+cluster://"):  # read until 0.4
+        by_option = parse_connection("c", {"url": by_scheme.url, "cluster": True})
     assert by_option.cluster and by_option.url == by_scheme.url
     assert isinstance(make_client(by_option), RedisCluster)
     assert not parse_connection("c", {"url": "redis://localhost:6379/0"}).cluster
