@@ -23,6 +23,7 @@ import redis.asyncio
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.drivers.redis.riding import Rider, rides
 from queueing.drivers.redis.scripts import QUEUEING_LUA, sha, source
+from queueing.settings import namespace
 from queueing.settings.config import ConnectionConfig
 
 ScriptCall = tuple[str, list, list]  # (script name in lua/, keys, args)
@@ -39,16 +40,19 @@ class AsyncRedisDriver:
         self.config = config
         self.name = config.name
         self.client = client  # redis.asyncio.Redis or redis.asyncio.cluster.RedisCluster
-        self._keys: dict[str, QueueKeys] = {}
+        # per (namespace, queue): a dashboard reads other apps' queues in a scope
+        # (queueing/settings/namespace.py), and must never get this process's keys
+        self._keys: dict[tuple[str, str], QueueKeys] = {}
         self._closer: AsyncGenerator[None, None] | None = None
         self.rider = Rider(config) if rides(config) else None
         self._turns: Any = (asyncio.Semaphore(CLUSTER_CALLS_AT_ONCE) if config.cluster
                             else contextlib.nullcontext())
 
     def keys(self, queue: str) -> QueueKeys:
-        keys = self._keys.get(queue)
+        space = namespace.current()
+        keys = self._keys.get((space, queue))
         if keys is None:
-            keys = self._keys[queue] = QueueKeys.for_queue(queue, self.config.prefix)
+            keys = self._keys[space, queue] = QueueKeys.for_queue(queue, self.config.prefix)
         return keys
 
     async def close(self) -> None:

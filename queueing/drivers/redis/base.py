@@ -15,6 +15,7 @@ from queueing.drivers.redis.keys import QueueKeys
 from queueing.drivers.redis.replies import RedisClient
 from queueing.drivers.redis.riding import Rider, rides
 from queueing.drivers.redis.scripts import Scripts
+from queueing.settings import namespace
 from queueing.settings.config import ConnectionConfig
 
 
@@ -27,7 +28,9 @@ class RedisBase:
         # Rides dispatch through a primary switch (drivers/redis/riding.py): sentinel and
         # replica_acks connections only, so a plain connection's dispatch is unchanged.
         self.rider = Rider(config) if rides(config) else None
-        self._keys: dict[str, QueueKeys] = {}
+        # per (namespace, queue): a dashboard reads other apps' queues in a scope
+        # (queueing/settings/namespace.py), and must never get this process's keys
+        self._keys: dict[tuple[str, str], QueueKeys] = {}
         self.waiter = SlotWaiter(client) if is_cluster(client) else None
         self.capabilities = Capabilities(prefetch=True, wait_then_pop=self.waiter is None,
                                          heartbeats=True)
@@ -51,9 +54,10 @@ class RedisBase:
             self.client.close()
 
     def keys(self, queue: str) -> QueueKeys:
-        keys = self._keys.get(queue)
+        space = namespace.current()
+        keys = self._keys.get((space, queue))
         if keys is None:
-            keys = self._keys[queue] = QueueKeys.for_queue(queue, self.config.prefix)
+            keys = self._keys[space, queue] = QueueKeys.for_queue(queue, self.config.prefix)
         return keys
 
     def new_token(self) -> str:
