@@ -69,9 +69,11 @@ def configured(raw: dict[str, Any] | None, environ: Any = os.environ) -> str:
     return str(value)
 
 
-# The namespace a block of code reads in (scoped()); None: the process's own.
-_scope: contextvars.ContextVar[str | None] = contextvars.ContextVar("queueing_namespace",
-                                                                   default=None)
+# The namespace a block of code reads in (scoped()); None: the process's own. Public so
+# a hot path (the drivers' key cache) can read it with one call.
+SCOPE: contextvars.ContextVar[str | None] = contextvars.ContextVar("queueing_namespace",
+                                                                  default=None)
+_scope = SCOPE
 
 
 @lru_cache(maxsize=1)

@@ -26,6 +26,8 @@ from queueing.drivers.redis.scripts import QUEUEING_LUA, sha, source
 from queueing.settings import namespace
 from queueing.settings.config import ConnectionConfig
 
+_SCOPE = namespace.SCOPE  # read per keys() call: a worker's pop pays one lookup for it
+
 ScriptCall = tuple[str, list, list]  # (script name in lua/, keys, args)
 # redis.asyncio's cluster client refuses a node's 101st connection (MaxConnectionsError)
 # where the plain client's blocking pool makes the surplus wait: calls past this many at
@@ -40,19 +42,30 @@ class AsyncRedisDriver:
         self.config = config
         self.name = config.name
         self.client = client  # redis.asyncio.Redis or redis.asyncio.cluster.RedisCluster
-        # per (namespace, queue): a dashboard reads other apps' queues in a scope
-        # (queueing/settings/namespace.py), and must never get this process's keys
-        self._keys: dict[tuple[str, str], QueueKeys] = {}
+        self._keys: dict[str, QueueKeys] = {}
+        # A dashboard reads other apps' queues in a scope (queueing/settings/namespace.py):
+        # their keys are kept apart, so a scope never gets this process's keys (nor the
+        # other way round), and a worker, never in a scope, pays one lookup for it.
+        self._scoped_keys: dict[tuple[str, str], QueueKeys] = {}
         self._closer: AsyncGenerator[None, None] | None = None
         self.rider = Rider(config) if rides(config) else None
         self._turns: Any = (asyncio.Semaphore(CLUSTER_CALLS_AT_ONCE) if config.cluster
                             else contextlib.nullcontext())
 
     def keys(self, queue: str) -> QueueKeys:
-        space = namespace.current()
-        keys = self._keys.get((space, queue))
+        space = _SCOPE.get()
+        if space is not None:
+            return self._keys_in(space, queue)
+        keys = self._keys.get(queue)
         if keys is None:
-            keys = self._keys[space, queue] = QueueKeys.for_queue(queue, self.config.prefix)
+            keys = self._keys[queue] = QueueKeys.for_queue(queue, self.config.prefix)
+        return keys
+
+    def _keys_in(self, space: str, queue: str) -> QueueKeys:
+        keys = self._scoped_keys.get((space, queue))
+        if keys is None:
+            keys = self._scoped_keys[space, queue] = QueueKeys.for_queue(
+                queue, self.config.prefix)
         return keys
 
     async def close(self) -> None:

@@ -18,6 +18,8 @@ from queueing.drivers.redis.scripts import Scripts
 from queueing.settings import namespace
 from queueing.settings.config import ConnectionConfig
 
+_SCOPE = namespace.SCOPE  # read per keys() call: a worker's pop pays one lookup for it
+
 
 class RedisBase:
     def __init__(self, config: ConnectionConfig, client: RedisClient) -> None:
@@ -28,9 +30,11 @@ class RedisBase:
         # Rides dispatch through a primary switch (drivers/redis/riding.py): sentinel and
         # replica_acks connections only, so a plain connection's dispatch is unchanged.
         self.rider = Rider(config) if rides(config) else None
-        # per (namespace, queue): a dashboard reads other apps' queues in a scope
-        # (queueing/settings/namespace.py), and must never get this process's keys
-        self._keys: dict[tuple[str, str], QueueKeys] = {}
+        self._keys: dict[str, QueueKeys] = {}
+        # A dashboard reads other apps' queues in a scope (queueing/settings/namespace.py):
+        # their keys are kept apart, so a scope never gets this process's keys (nor the
+        # other way round), and a worker, never in a scope, pays one lookup for it.
+        self._scoped_keys: dict[tuple[str, str], QueueKeys] = {}
         self.waiter = SlotWaiter(client) if is_cluster(client) else None
         self.capabilities = Capabilities(prefetch=True, wait_then_pop=self.waiter is None,
                                          heartbeats=True)
@@ -54,10 +58,19 @@ class RedisBase:
             self.client.close()
 
     def keys(self, queue: str) -> QueueKeys:
-        space = namespace.current()
-        keys = self._keys.get((space, queue))
+        space = _SCOPE.get()
+        if space is not None:
+            return self._keys_in(space, queue)
+        keys = self._keys.get(queue)
         if keys is None:
-            keys = self._keys[space, queue] = QueueKeys.for_queue(queue, self.config.prefix)
+            keys = self._keys[queue] = QueueKeys.for_queue(queue, self.config.prefix)
+        return keys
+
+    def _keys_in(self, space: str, queue: str) -> QueueKeys:
+        keys = self._scoped_keys.get((space, queue))
+        if keys is None:
+            keys = self._scoped_keys[space, queue] = QueueKeys.for_queue(
+                queue, self.config.prefix)
         return keys
 
     def new_token(self) -> str:
