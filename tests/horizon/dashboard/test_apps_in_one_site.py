@@ -166,3 +166,17 @@ def test_every_page_of_another_app_is_guarded_as_its_own_page_is():
         assert getattr(view, "horizon_action", None) is getattr(plain[route], "horizon_action",
                                                                  None), route
         assert view.__wrapped__ is plain[route], route
+
+
+@pytest.mark.parametrize("bad", ["blog", ["{blog}"], ["a:b"], [""], [{"name": "blog"}],
+                                 [{"namespace": "blog", "role_groups": {"admin": ["x"]}}],
+                                 [{"namespace": "blog", "role_groups": {"view": "x"}}]])
+def test_a_malformed_apps_setting_is_reported_and_shows_no_other_app(bad):
+    from horizon.configuration.settings import settings_errors
+    from horizon.dashboard.apps import choice
+
+    raw = {**settings.HORIZON, "apps": bad}
+    assert [e.check_id for e in settings_errors(raw) if e.check_id == "horizon.E020"] == \
+        ["horizon.E020"]
+    with override_settings(HORIZON=raw):
+        assert [app.namespace for app in choice.configured()] == [""]
