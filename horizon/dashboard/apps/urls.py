@@ -17,6 +17,7 @@ from functools import lru_cache, wraps
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
@@ -80,7 +81,12 @@ def _with_app(patterns: list[Any], app: str) -> tuple[list[Any], bool]:
 
 @lru_cache(maxsize=64)
 def _urlconf_for(root: Any, app: str) -> _Conf:
-    return _Conf(_with_app(list(get_resolver(root).url_patterns), app)[0])
+    patterns, found = _with_app(list(get_resolver(root).url_patterns), app)
+    if not found:  # its links would be the site's own app's: refuse, never mix them
+        raise ImproperlyConfigured(
+            f"the dashboard's include (app_name 'horizon') is not in the URLconf {root!r}, "
+            f"so the pages of app {app!r} cannot link to themselves")
+    return _Conf(patterns)
 
 
 def in_app(view: Callable) -> Callable:

@@ -180,3 +180,14 @@ def test_a_malformed_apps_setting_is_reported_and_shows_no_other_app(bad):
         ["horizon.E020"]
     with override_settings(HORIZON=raw):
         assert [app.namespace for app in choice.configured()] == [""]
+
+
+def test_a_dashboard_mounted_inside_another_include_keeps_the_app_in_its_links():
+    seed()
+    with override_settings(ROOT_URLCONF="tests.testapp.nested_dashboard_urls"):
+        client = superuser_client()
+        page = text(client.get(f"/ops/horizon/@{BLOG}/jobs/pending/"))
+        assert "blog_job" in page and "own_job" not in page
+        assert 'href="/ops/horizon/@blog/failed/"' in page
+        assert 'href="/ops/horizon/jobs/pending/" data-app="(no namespace)"' in page
+        assert client.get("/ops/horizon/@nope/").status_code == 404
