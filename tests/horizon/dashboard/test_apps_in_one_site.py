@@ -191,3 +191,16 @@ def test_a_dashboard_mounted_inside_another_include_keeps_the_app_in_its_links()
         assert 'href="/ops/horizon/@blog/failed/"' in page
         assert 'href="/ops/horizon/jobs/pending/" data-app="(no namespace)"' in page
         assert client.get("/ops/horizon/@nope/").status_code == 404
+
+
+def test_a_pause_in_one_app_pauses_that_apps_queue_only():
+    client = superuser_client()
+    response = client.post(f"/@{BLOG}/queues/redis:default/pause/")
+    assert response.status_code == 302 and response["Location"].startswith(f"/@{BLOG}/")
+    with namespace.scoped(BLOG):
+        assert connections.queue_driver("redis").is_paused("default")
+    assert not connections.queue_driver("redis").is_paused("default")
+    assert AuditEntry.objects.get().app == BLOG
+    client.post(f"/@{BLOG}/queues/redis:default/continue/")
+    with namespace.scoped(BLOG):
+        assert not connections.queue_driver("redis").is_paused("default")
