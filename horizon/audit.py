@@ -28,6 +28,7 @@ from horizon.configuration.settings import horizon_settings
 from horizon.models import AuditEntry
 from horizon.signals import audit_recorded
 from queueing.observability.redaction import escape_control, mask_text
+from queueing.settings import namespace
 
 PRUNE_EVERY = 100
 logger = logging.getLogger("horizon.audit")
@@ -71,16 +72,19 @@ def record(user: str, action: str, target: str, detail: str = "") -> AuditEntry:
     """Write one entry, then tell the rest of the process: a ``horizon.audit`` INFO
     record with the entry's fields (``audit_user``, ``audit_action``, ``audit_target``,
     ``audit_detail``, ``audit_address``) for a log pipeline or SIEM, and the
-    ``horizon.signals.audit_recorded`` signal (``entry``) for code that forwards it."""
+    ``horizon.signals.audit_recorded`` signal (``entry``) for code that forwards it.
+    The entry names the app it acted on: the namespace keys are built in now (the one
+    the dashboard's URL chose, else this process's own)."""
     entry = AuditEntry.objects.create(at=timezone.now(), user=_field(user, 150),
                                       action=_field(action, 40), target=_field(target, 255),
                                       detail=_field(detail, 2000),
-                                      address=_field(_address.get(), 64))
+                                      address=_field(_address.get(), 64),
+                                      app=namespace.current())
     if entry.id % PRUNE_EVERY == 0:
         prune(entry.id)
     logger.info("%s %s %s", entry.user, entry.action, entry.target, extra={
         "audit_user": entry.user, "audit_action": entry.action, "audit_target": entry.target,
-        "audit_detail": entry.detail, "audit_address": entry.address,
+        "audit_detail": entry.detail, "audit_address": entry.address, "audit_app": entry.app,
         "audit_at": entry.at.isoformat()})
     try:
         audit_recorded.send_robust(sender=AuditEntry, entry=entry)
@@ -89,12 +93,18 @@ def record(user: str, action: str, target: str, detail: str = "") -> AuditEntry:
     return entry
 
 
-def count() -> int:
-    return AuditEntry.objects.count()
+def _of(app: str | None) -> Any:
+    rows = AuditEntry.objects.all()
+    return rows if app is None else rows.filter(app=app)
 
 
-def page(start: int, size: int) -> list[AuditEntry]:
-    return list(AuditEntry.objects.order_by("-id")[start:start + size])
+def count(app: str | None = None) -> int:
+    """Entries of `app` (a namespace), or of every app."""
+    return _of(app).count()
+
+
+def page(start: int, size: int, app: str | None = None) -> list[AuditEntry]:
+    return list(_of(app).order_by("-id")[start:start + size])
 
 
 def record_operator_action(sender: Any, action: str, target: str, detail: str, by: str,

@@ -35,6 +35,9 @@ class AuditEntry(models.Model):
     # The client's address as the throttles see it (horizon/login/client_address.py: a trusted
     # proxy's header, else REMOTE_ADDR); empty for command-line actions and older rows.
     address = models.CharField(max_length=64, blank=True, default="", db_default="")
+    # The app (namespace) the action was scoped to (horizon/dashboard/apps/): '' for no
+    # namespace, and for rows written before issue 51.
+    app = models.CharField(max_length=64, blank=True, default="", db_default="")
 
     class Meta:
         ordering = ["-id"]

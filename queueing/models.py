@@ -3,6 +3,18 @@ jobs (QueuedJob), paused queues (PausedQueue) and control values (ControlValue).
 from django.db import models
 from django.utils import timezone
 
+from queueing.settings import namespace as namespaces
+
+
+class InNamespace(models.Manager["FailedJob"]):
+    """Failed rows of the namespace keys are built in now (queueing/settings/namespace.py):
+    the process's own, or the app a dashboard request names. Two apps that share a
+    database (one project run under two namespaces) keep their failed jobs apart, and a
+    retry can only push a row into the namespace it failed in."""
+
+    def get_queryset(self) -> models.QuerySet["FailedJob"]:
+        return super().get_queryset().filter(namespace=namespaces.current())
+
 
 class FailedJob(models.Model):
     uuid = models.CharField(max_length=64, unique=True)
@@ -18,6 +30,12 @@ class FailedJob(models.Model):
     exception_class = models.CharField(
         max_length=200, blank=True, null=True,
         help_text="The exception's class as the text starts with it (NULL: before 0006).")
+    namespace = models.CharField(
+        max_length=64, blank=True, default="", db_default="", db_index=True,
+        help_text="The app's namespace it failed in (QUEUE['namespace']; '' for none).")
+
+    objects = InNamespace()
+    every_namespace = models.Manager()
 
     class Meta:
         ordering = ["-failed_at", "-id"]

@@ -44,6 +44,7 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
+from horizon.configuration.apps import errors as app_errors
 from horizon.configuration.supervisor import (  # noqa: F401
     BALANCE_MODES,
     SUPERVISOR_DEFAULTS,
@@ -151,6 +152,7 @@ HORIZON_KEYS = {
     "audit_keep": "audit entries kept however old (10000)",
     "audit_days": "audit entries younger than this are never pruned (90)",
     "role_groups": "'view' / 'operate' -> Django group names given that role",
+    "apps": "other namespaces the dashboard shows beside its own (docs/deployment.md)",
     "trusted_proxy_header": "the header a proxy writes the client address in",
     "trusted_proxy_hops": "proxies in front of the app that append to it (1)",
 }
@@ -191,7 +193,8 @@ def settings_errors(raw: dict[str, Any] | None) -> list[HorizonConfigError]:
     until it was fixed)."""
     problems = read_settings(raw)[0]
     errors = [exc for exc in problems.errors if isinstance(exc, HorizonConfigError)]
-    return errors + proxy_errors(dict(raw or {})) + role_group_errors(dict(raw or {}))
+    return errors + proxy_errors(dict(raw or {})) + role_group_errors(dict(raw or {})) + \
+        app_errors(dict(raw or {}))
 
 
 def settings_notes(raw: dict[str, Any] | None) -> list[str]:

@@ -3,14 +3,17 @@
     path("horizon/", include("horizon.dashboard.urls"))
 
 Queues are named in URLs (``redis:default``), never by their position in settings.
+Another app's pages are the same under ``@<namespace>/`` (horizon/dashboard/apps/).
 """
 from urllib.parse import unquote
 
-from django.urls import path, register_converter
+from django.urls import URLPattern, URLResolver, include, path, register_converter
 
+from horizon.dashboard.apps.urls import AppName, scoped
 from horizon.dashboard.shared.links import segment
 from horizon.dashboard.views import (
     actions,
+    apps,
     audit,
     batches,
     control,
@@ -86,10 +89,12 @@ register_converter(JobState, "hz_state")
 register_converter(Removable, "hz_removable")
 register_converter(Verb, "hz_verb")
 register_converter(BulkVerb, "hz_bulk")
+register_converter(AppName, "hz_app")
 
 app_name = "horizon"
-urlpatterns = [
+urlpatterns: list[URLPattern | URLResolver] = [
     path("", overview.overview, name="overview"),
+    path("apps/", apps.apps_overview, name="apps"),
     path("jobs/running/", running.running, name="running"),
     path("jobs/expired/", expired.expired, name="expired"),
     path("jobs/dropped/", dropped.dropped, name="dropped"),
@@ -133,3 +138,6 @@ urlpatterns = [
          name="supervisor-control"),
     path("queues/<hz_name:queue>/<hz_verb:verb>/", control.queue_control, name="queue-control"),
 ]
+# Every page again for another configured app: "@blog/jobs/pending/" (horizon/dashboard/
+# apps/urls.py); an app not configured matches nothing, a 404.
+urlpatterns.append(path("@<hz_app:horizon_app>/", include(scoped(urlpatterns))))

@@ -56,3 +56,19 @@ def facet_choices(context: template.Context, facet) -> SafeString:
     return row_html.facet_choices(
         facet, estimated=bool(getattr(context.get("facets"), "estimated", False)),
         list_url=str(context.get("list_url") or ""), target=str(context.get("target") or ""))
+
+
+@register.simple_tag(takes_context=True)
+def app_switcher(context: template.Context) -> list[tuple[str, str, bool]]:
+    """(label, this page in that app, chosen?) for each app the user may see; empty
+    when the site shows one app only (horizon/dashboard/apps/)."""
+    from horizon.dashboard.access.auth import visible_apps  # the views floor, above tags
+    from horizon.dashboard.apps import choice
+    from horizon.dashboard.apps.urls import mount, switch_to
+
+    request = context.get("request")
+    if request is None or len(choice.configured()) < 2:
+        return []
+    at, here = mount(request), choice.current().namespace
+    return [(app.label, switch_to(request.path, at, app), app.namespace == here)
+            for app in visible_apps(request.user)]

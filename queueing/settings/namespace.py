@@ -14,11 +14,20 @@ exactly, so existing deployments need no migration.
 
 Read once per process (cached; reset when a test overrides settings.QUEUE): a worker and
 the master must agree on it for their whole life anyway.
+
+A reader may look at another app's keys: ``with scoped("blog"):`` makes every key built
+inside the block (in this thread or task only: a context variable) ``blog:<key>``. The
+dashboard does this per request for the app its URL names (horizon/dashboard/apps/), so
+one site shows several namespaces on one Redis without mixing them; workers and dispatch
+never enter a scope and keep the process's own namespace.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -60,19 +69,49 @@ def configured(raw: dict[str, Any] | None, environ: Any = os.environ) -> str:
     return str(value)
 
 
+# The namespace a block of code reads in (scoped()); None: the process's own. Public so
+# a hot path (the drivers' key cache) can read it with one call.
+SCOPE: contextvars.ContextVar[str | None] = contextvars.ContextVar("queueing_namespace",
+                                                                  default=None)
+_scope = SCOPE
+
+
 @lru_cache(maxsize=1)
-def current() -> str:
-    """This process's namespace ('' for none)."""
+def process() -> str:
+    """This process's own namespace ('' for none): the setting, whatever the scope."""
     return configured(getattr(settings, "QUEUE", None))
 
 
-def namespaced(key: str) -> str:
-    """`key` inside this app's namespace: ``<namespace>:<key>``, or `key` itself."""
-    space = current()
+def current() -> str:
+    """The namespace keys are built in now: the scope's, else this process's own."""
+    space = _scope.get()
+    return process() if space is None else space
+
+
+@contextlib.contextmanager
+def scoped(space: str) -> Iterator[None]:
+    """Build every key inside the block in namespace `space` ('' for none), in this
+    context only. ConfigurationError for a malformed name: a caller validates what it
+    was given against its own list first, and this stops the rest."""
+    problem = namespace_error(space, "a scoped namespace")
+    if problem is not None:
+        raise problem
+    token = _scope.set(space)
+    try:
+        yield
+    finally:
+        _scope.reset(token)
+
+
+def namespaced(key: str, space: str | None = None) -> str:
+    """`key` inside namespace `space` (default: the current one, see current()):
+    ``<namespace>:<key>``, or `key` itself."""
+    if space is None:
+        space = current()
     return f"{space}:{key}" if space else key
 
 
 @receiver(setting_changed)
 def _reset_on_setting_change(*, setting: str, **_: Any) -> None:
     if setting == "QUEUE":
-        current.cache_clear()
+        process.cache_clear()

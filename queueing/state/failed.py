@@ -26,6 +26,7 @@ from queueing.entries import batch_tag
 from queueing.entries import payload as payload_lib
 from queueing.models import FailedJob
 from queueing.observability.redaction import mask_text
+from queueing.settings import namespace as namespaces
 
 __all__ = ["UniqueJobQueued", "retake_unique_lock"]  # for retry()'s callers
 logger = logging.getLogger("queueing.state.failed")
@@ -136,6 +137,7 @@ def record(*, connection: str, queue: str, raw: bytes | str, exception: str,
                 "failed_at": timezone.now(),
                 "tags": tags_column(text),
                 "exception_class": exception_class(exception),
+                "namespace": namespaces.current(),
             },
         )
     return row

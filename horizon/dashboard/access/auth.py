@@ -5,6 +5,10 @@ A page for job data and queue controls is an admin surface, with two roles:
 - ``horizon.view_dashboard``: staff who may see every page (read-only);
 - ``horizon.operate_dashboard``: staff who may also retry, delete, run, pause, continue.
 
+An app (namespace) listed in ``HORIZON["apps"]`` with its own ``role_groups`` is
+limited to them: for that app's pages and actions, only those groups grant a role, and
+the site-wide permissions do not (horizon/dashboard/apps/).
+
 Superusers have both. Anonymous visitors are sent to the login page; everyone else gets
 403, and a read-only operator gets 403 from every action (the pages also hide the
 buttons). Actions are POST-only and CSRF-checked. Every response forbids framing and
@@ -29,6 +33,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from horizon import audit
 from horizon.dashboard.access.role_groups import mapped_roles
+from horizon.dashboard.apps import choice
 from horizon.dashboard.shared import health
 from horizon.login.client_address import client_address
 from horizon.queue_reads import away
@@ -52,22 +57,35 @@ def _staff(user) -> bool:
     return user.is_authenticated and user.is_active and user.is_staff
 
 
-def can_use_dashboard(user) -> bool:
-    """May see the pages: either role (a permission, or a group HORIZON["role_groups"]
-    maps to one)."""
+def can_use_dashboard(user, app: choice.App | None = None) -> bool:
+    """May see the pages of `app` (default: the request's): either role (a permission,
+    or a group HORIZON["role_groups"] maps to one; the app's own role_groups instead,
+    when it has them)."""
     if not user.is_authenticated or not user.is_active:
         return False
+    app = choice.current() if app is None else app
+    if app.role_groups is not None:
+        return user.is_superuser or (_staff(user) and bool(mapped_roles(user, app.role_groups)))
     return user.is_superuser or (_staff(user) and (
         user.has_perm(PERMISSION) or user.has_perm(OPERATE_PERMISSION)
         or bool(mapped_roles(user))))
 
 
-def can_operate_dashboard(user) -> bool:
-    """May change things: the operate role."""
+def can_operate_dashboard(user, app: choice.App | None = None) -> bool:
+    """May change things in `app` (default: the request's): the operate role."""
     if not user.is_authenticated or not user.is_active:
         return False
+    app = choice.current() if app is None else app
+    if app.role_groups is not None:
+        return user.is_superuser or (_staff(user) and
+                                     "operate" in mapped_roles(user, app.role_groups))
     return user.is_superuser or (_staff(user) and (
         user.has_perm(OPERATE_PERMISSION) or "operate" in mapped_roles(user)))
+
+
+def visible_apps(user) -> list[choice.App]:
+    """The configured apps this user may see, the site's own first."""
+    return [app for app in choice.configured() if can_use_dashboard(user, app)]
 
 
 def with_security_headers(view: Callable) -> Callable:

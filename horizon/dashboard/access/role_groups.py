@@ -17,7 +17,7 @@ from django.conf import settings
 
 from horizon.configuration.values import ROLES
 
-CACHE_ATTR = "_horizon_mapped_roles"  # on a user object: its mapped roles, per request
+CACHE_ATTR = "_horizon_group_names"  # on a user object: its group names, per request
 
 
 def mapping() -> dict[str, frozenset[str]]:
@@ -32,14 +32,15 @@ def mapping() -> dict[str, frozenset[str]]:
             if role in ROLES and isinstance(groups, (list, tuple))}
 
 
-def mapped_roles(user: Any) -> frozenset[str]:
-    """The roles the user's groups grant (one query per request, then cached on it)."""
-    wanted = mapping()
+def mapped_roles(user: Any, wanted: dict[str, frozenset[str]] | None = None) -> frozenset[str]:
+    """The roles the user's groups grant under `wanted` (default: the setting; an app's
+    own role_groups otherwise, horizon/configuration/apps.py). One query per request
+    for the user's groups, then cached on it."""
+    wanted = mapping() if wanted is None else wanted
     if not wanted:
         return frozenset()
-    cached = getattr(user, CACHE_ATTR, None)
-    if cached is None:
-        names = set(user.groups.values_list("name", flat=True))
-        cached = frozenset(role for role, groups in wanted.items() if names & groups)
-        setattr(user, CACHE_ATTR, cached)
-    return cached
+    names = getattr(user, CACHE_ATTR, None)
+    if names is None:
+        names = frozenset(user.groups.values_list("name", flat=True))
+        setattr(user, CACHE_ATTR, names)
+    return frozenset(role for role, groups in wanted.items() if names & groups)

@@ -28,6 +28,8 @@ Stale-while-revalidate, per key (one filter of one list):
 """
 from __future__ import annotations
 
+import contextvars
+import functools
 import logging
 import threading
 import time
@@ -37,6 +39,8 @@ from typing import Generic, TypeVar
 
 from django.core.signals import request_finished, request_started
 from django.db import connections
+
+from queueing.settings import namespace as namespaces
 
 logger = logging.getLogger("horizon.dashboard")
 T = TypeVar("T")
@@ -72,7 +76,9 @@ class KeptCounts(Generic[T]):
             usable: Callable[[T], bool] | None = None) -> tuple[T, float]:
         """The counts for `key` and their age in seconds (0.0 when counted by this call).
         `count` runs inline only when nothing usable is kept; otherwise, once the counts
-        are past their freshness, in a refresh after the response."""
+        are past their freshness, in a refresh after the response. Kept per namespace:
+        one site reads several apps' (horizon/dashboard/apps/)."""
+        key = (namespaces.current(), key)
         now = self.clock()
         kept = self._kept.get(key)
         if kept is None or now - kept.at > self.oldest or (
@@ -144,7 +150,9 @@ _local = threading.local()  # the refreshes a request asked for, started when it
 
 def after_response(task: Callable[[], None]) -> None:
     """Run `task` in a daemon thread once this thread's request is answered, or at once
-    outside a request."""
+    outside a request; in this request's context (the app it chose, horizon/dashboard/
+    apps/: a refresh must count the same namespace's keys the request did)."""
+    task = functools.partial(contextvars.copy_context().run, task)
     pending = getattr(_local, "pending", None)
     if pending is None:
         _start(task)

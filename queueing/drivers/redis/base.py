@@ -15,7 +15,10 @@ from queueing.drivers.redis.keys import QueueKeys
 from queueing.drivers.redis.replies import RedisClient
 from queueing.drivers.redis.riding import Rider, rides
 from queueing.drivers.redis.scripts import Scripts
+from queueing.settings import namespace
 from queueing.settings.config import ConnectionConfig
+
+_SCOPE = namespace.SCOPE  # read per keys() call: a worker's pop pays one lookup for it
 
 
 class RedisBase:
@@ -28,6 +31,10 @@ class RedisBase:
         # replica_acks connections only, so a plain connection's dispatch is unchanged.
         self.rider = Rider(config) if rides(config) else None
         self._keys: dict[str, QueueKeys] = {}
+        # A dashboard reads other apps' queues in a scope (queueing/settings/namespace.py):
+        # their keys are kept apart, so a scope never gets this process's keys (nor the
+        # other way round), and a worker, never in a scope, pays one lookup for it.
+        self._scoped_keys: dict[tuple[str, str], QueueKeys] = {}
         self.waiter = SlotWaiter(client) if is_cluster(client) else None
         self.capabilities = Capabilities(prefetch=True, wait_then_pop=self.waiter is None,
                                          heartbeats=True)
@@ -51,9 +58,19 @@ class RedisBase:
             self.client.close()
 
     def keys(self, queue: str) -> QueueKeys:
+        space = _SCOPE.get()
+        if space is not None:
+            return self._keys_in(space, queue)
         keys = self._keys.get(queue)
         if keys is None:
             keys = self._keys[queue] = QueueKeys.for_queue(queue, self.config.prefix)
+        return keys
+
+    def _keys_in(self, space: str, queue: str) -> QueueKeys:
+        keys = self._scoped_keys.get((space, queue))
+        if keys is None:
+            keys = self._scoped_keys[space, queue] = QueueKeys.for_queue(
+                queue, self.config.prefix)
         return keys
 
     def new_token(self) -> str:

@@ -82,12 +82,12 @@ def test_a_namespace_prefixes_every_key_and_keeps_its_cluster_slot(settings):
 def test_the_environment_wins_over_the_setting(settings, monkeypatch):
     in_namespace(settings, "from-settings")
     monkeypatch.setenv(namespace.NAMESPACE_ENV, "from-env")
-    namespace.current.cache_clear()
+    namespace.process.cache_clear()
     try:
         assert keys.restart_key() == "from-env:queueing:restart"
     finally:
         monkeypatch.delenv(namespace.NAMESPACE_ENV)
-        namespace.current.cache_clear()
+        namespace.process.cache_clear()
     assert keys.restart_key() == "from-settings:queueing:restart"
 
 

@@ -101,10 +101,12 @@ def test_one_projects_cancel_never_stops_the_others_job(spawn_worker, rclient):
     with project(A):
         connections.queue_driver("redis").request_cancel(uuid, "project-a", "")
     time.sleep(2.5)  # a worker reads cancel requests every second
-    assert not FailedJob.objects.filter(uuid=uuid).exists()
+    assert not FailedJob.every_namespace.filter(uuid=uuid).exists()
     assert b_worker.running() and not any(m["label"] == "b-long" for m in jobs.marks("end"))
     # B's own cancel reaches it: its worker does read its namespace's requests.
     run_in(B, "queue_cancel", uuid, "--wait=10")
-    row = wait_until(lambda: FailedJob.objects.filter(uuid=uuid).first(), timeout=15,
+    row = wait_until(lambda: FailedJob.every_namespace.filter(uuid=uuid).first(), timeout=15,
                      message="B's job cancelled by B")
     assert "cancelled" in row.exception.lower()
+    # the row is B's (issue 51): A's reads of the store do not see it
+    assert row.namespace == B and not FailedJob.objects.filter(uuid=uuid).exists()

@@ -18,6 +18,7 @@ pytestmark = pytest.mark.django_db
 # URL name -> reverse() args. Actions are detected from the view (auth.action marks them).
 SAMPLES = {
     "overview": [],
+    "apps": [],
     "jobs": ["pending"],
     "job": ["failed", "0f0e0d0c-0000-4000-8000-000000000000"],
     "job-delete": ["pending", "0f0e0d0c-0000-4000-8000-000000000000"],
