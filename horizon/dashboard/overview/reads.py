@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from functools import partial
 
@@ -24,6 +25,7 @@ from horizon.queue_reads.rows import QueueRow, queue_rows
 from horizon.repositories import horizon_client
 from horizon.repositories import metrics as metrics_repo
 from horizon.repositories import state as state_repo
+from horizon.repositories.events import Event
 from horizon.repositories.state import MasterState, SupervisorState
 from queueing.drivers.state_store import reach
 from queueing.models import FailedJob
@@ -198,7 +200,7 @@ def percent(value: float) -> str:
 
 def _series(kind: str, name: str, snaps: list[dict], width: int, height: int,
             axes: bool = False, tops: Tops = (None, None, None, None),
-            compressed: bool = False) -> Series:
+            compressed: bool = False, moments: Sequence[Event] = ()) -> Series:
     jobs = sum(s["count"] for s in snaps)
     weighted = sum(s["runtime"] * s["count"] for s in snaps)
     timed = [s for s in snaps if "failed" in s]  # snapshots older than these fields: none
@@ -206,22 +208,24 @@ def _series(kind: str, name: str, snaps: list[dict], width: int, height: int,
     return Series(
         kind, name,
         charts.line_chart([(s["time"], s["throughput"]) for s in snaps], width, height,
-                          axes=axes, unit="jobs/min", top=tops[0], compressed=compressed),
+                          axes=axes, unit="jobs/min", top=tops[0], compressed=compressed,
+                          events=moments),
         charts.line_chart([(s["time"], s["runtime"]) for s in snaps], width, height,
                           axes=axes, unit="ms", value_text=formatting.runtime, top=tops[1],
-                          compressed=compressed),
+                          compressed=compressed, events=moments),
         jobs, weighted / jobs if jobs else 0.0,
         failures=charts.line_chart([(s["time"], trends.failure_rate(s)) for s in timed],
-                                   width, height, axes=axes, unit="%", value_text=percent),
+                                   width, height, axes=axes, unit="%", value_text=percent,
+                                   events=moments),
         # an interval with no first delivery measured has no wait: no point, not a 0
         wait=charts.line_chart([(s["time"], s["wait"]) for s in timed if s.get("waited")],
                                width,
                                height, axes=axes, unit="s", value_text=formatting.duration,
                                top=tops[2], ceiling=charts.nice_duration,
-                               compressed=compressed),
+                               compressed=compressed, events=moments),
         depth=(charts.line_chart([(s["time"], s["pending"]) for s in deep], width, height,
                                  axes=axes, unit="pending", top=tops[3],
-                                 compressed=compressed)
+                                 compressed=compressed, events=moments)
                if kind == "queue" else None),
         failed_in_range=sum(s.get("failed", 0) for s in snaps),
         older_failures=len(timed) < len(snaps),
@@ -229,8 +233,9 @@ def _series(kind: str, name: str, snaps: list[dict], width: int, height: int,
 
 
 def series(kind: str, limit: int = SPARK_POINTS, width: int = 600,
-           height: int = 160) -> list[Series]:
-    """Every measured job (or queue), each with charts of its latest `limit` snapshots."""
+           height: int = 160, moments: Sequence[Event] = ()) -> list[Series]:
+    """Every measured job (or queue), each with charts of its latest `limit` snapshots
+    (and `moments` marked on them where they fall)."""
     names = metrics_repo.measured(horizon_client(), kind)
     found = recent_snapshots(kind, names, limit)
     # Sparklines in one table are compared, so they share one scale per column; it is
@@ -241,12 +246,14 @@ def series(kind: str, limit: int = SPARK_POINTS, width: int = 600,
             max((s["runtime"] for s in every), default=None),
             max((s.get("wait", 0.0) for s in every), default=None),
             max((s.get("pending") or 0 for s in every), default=None))
-    return [_series(kind, name, snaps, width, height, tops=tops, compressed=True)
+    return [_series(kind, name, snaps, width, height, tops=tops, compressed=True,
+                    moments=moments)
             for name, snaps in found.items()]
 
 
-def one_series(kind: str, name: str, range_key: str, width: int, height: int) -> Series:
-    """One series for the large charts over a range (trends.RANGES): with axes, units and
-    a hover value per point."""
+def one_series(kind: str, name: str, range_key: str, width: int, height: int,
+               moments: Sequence[Event] = ()) -> Series:
+    """One series for the large charts over a range (trends.RANGES): with axes, units, a
+    hover value per point, and a marker per event in `moments` that falls within it."""
     snaps, _ = trends.over_range(kind, name, range_key)
-    return _series(kind, name, snaps, width, height, axes=True)
+    return _series(kind, name, snaps, width, height, axes=True, moments=moments)
