@@ -22,7 +22,7 @@ from horizon.dashboard.shared import formatting
 from horizon.queue_reads import away
 from horizon.queue_reads.queues import QueueRef
 from horizon.queue_reads.rows import QueueRow, queue_rows
-from horizon.repositories import horizon_client
+from horizon.repositories import events, horizon_client
 from horizon.repositories import metrics as metrics_repo
 from horizon.repositories import state as state_repo
 from horizon.repositories.events import Event
@@ -31,6 +31,7 @@ from queueing.drivers.state_store import reach
 from queueing.models import FailedJob
 
 SPARK_POINTS = 60  # snapshots drawn per series (an hour at the default interval)
+OVERVIEW_SPARK = (160, 36)  # the jobs-per-minute card's sparkline
 
 
 class QueueLine(QueueRow):
@@ -78,6 +79,11 @@ class Overview:
     draining: int = 0  # workers scaled down, still finishing their job
     failed_kept: str = ""  # how long and how many failed jobs are kept (HORIZON['trim'])
     away: dict[str, str] = field(default_factory=dict)  # connections not read, and why
+    # every queue's throughput over the past hour, with the events marked on it, and the
+    # newest event (repositories/events.py)
+    throughput: charts.Chart | None = None
+    latest_event: Event | None = None
+    latest_event_at: formatting.Moment | None = None
 
     @property
     def max_wait_text(self) -> str:
@@ -112,6 +118,8 @@ def overview(now: float | None = None) -> Overview:
     rows = queue_lines(sups)
     # The longest wait among queues that are moving; paused ones are listed as such.
     slowest = max((r for r in rows if not r.paused), key=lambda r: r.wait, default=None)
+    past_hour, summed = metrics_repo.queue_history(client, now - 3600)
+    moments, latest = events.for_page(client, now - 3600, 1)
     if masters:
         status = "running" if any(m.status == "running" for m in masters) else "paused"
     else:
@@ -120,7 +128,7 @@ def overview(now: float | None = None) -> Overview:
         status=status,
         paused_supervisors=sum(1 for s in sups if s.status == "paused"),
         jobs_per_minute=metrics_repo.jobs_per_minute(client, now),
-        jobs_past_hour=metrics_repo.jobs_since(client, now - 3600),
+        jobs_past_hour=past_hour,
         failed_past_week=failed_since(7),
         total_processes=sum(s.total_processes for s in sups),
         draining=sum(s.draining for s in sups),
@@ -131,6 +139,9 @@ def overview(now: float | None = None) -> Overview:
         paused_queues=[r.ref for r in rows if r.paused],
         failed_kept=failed_retention(),
         away=away.noted(),
+        throughput=charts.line_chart(summed, *OVERVIEW_SPARK, events=moments),
+        latest_event=latest[0] if latest else None,
+        latest_event_at=formatting.moment(latest[0].at, now) if latest else None,
     )
 
 

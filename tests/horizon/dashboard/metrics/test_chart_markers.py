@@ -57,3 +57,26 @@ def test_the_metrics_page_draws_and_lists_the_events(admin_client, rclient):
     assert page.count('class="event-row') == 3  # listed, even one outside the range
     assert page.index("Redis away") < page.index("Workers restarted</span>")  # newest first
     assert "long ago" in page and page.count("event-master_start") == 2  # row and pill only
+
+
+@pytest.mark.django_db
+def test_the_overview_sparkline_marks_the_events_and_names_the_latest(admin_client, rclient):
+    now = time.time()
+    for minute, labels in enumerate((("redis:default", "redis:high"), ("redis:default",),
+                                     ("redis:default", "redis:high"))):
+        for label in labels:
+            script, keys_, args = metrics.completion_call(
+                rclient, job_name="app.jobs.Marked", uuid=f"u{minute}{label}", label=label,
+                runtime=0.01, payload={"uuid": "u"}, keep_seconds=3600,
+                now=now - 180 + minute * 60)
+            script(keys=keys_, args=args)
+        metrics.take_snapshots(rclient, now=now - 180 + minute * 60)
+    # every queue's throughput summed per snapshot: 2, 1, 2 jobs/min
+    count, summed = metrics.queue_history(rclient, now - 3600)
+    assert count == 5 and [v for _, v in summed] == [2.0, 1.0, 2.0]
+    events.record("terminate", "horizon_terminate: web-1 (by ops (cli))", at=now - 90)
+    page = text(admin_client.get("/"))
+    assert 'aria-label="throughput of every queue, past hour"' in page
+    assert 'class="event event-terminate"' in page
+    assert "Terminate</a>" in page and "horizon_terminate: web-1" in page
+    assert "1,891" not in page and '<p class="stat">5</p>' in page  # jobs past hour
