@@ -80,3 +80,20 @@ def test_the_overview_sparkline_marks_the_events_and_names_the_latest(admin_clie
     assert 'class="event event-terminate"' in page
     assert "Terminate</a>" in page and "horizon_terminate: web-1" in page
     assert "1,891" not in page and '<p class="stat">5</p>' in page  # jobs past hour
+
+
+@pytest.mark.django_db
+def test_the_note_under_the_charts_names_the_last_five_events_only(admin_client, rclient):
+    now = time.time()
+    for minute in range(3):
+        script, keys_, args = metrics.completion_call(
+            rclient, job_name="app.jobs.Busy", uuid=f"b{minute}", label="redis:default",
+            runtime=0.01, payload={"uuid": "b"}, keep_seconds=3600, now=now - 3000)
+        script(keys=keys_, args=args)
+        metrics.take_snapshots(rclient, now=now - 3000 + minute * 1400)
+    for i in range(8):
+        events.record("restart", f"deploy number {i}", at=now - 2900 + i * 60)
+    page = text(admin_client.get("/metrics/?series=job:app.jobs.Busy&range=1h"))
+    note = page[page.index("Marked on the charts:"):page.index('id="events"')]
+    assert "3 earlier (see Recent events)" in note
+    assert "deploy number 2" not in note and "deploy number 3" in note and "number 7" in note
