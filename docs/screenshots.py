@@ -6,7 +6,8 @@ In a throwaway var directory it migrates the standalone site, starts its embedde
 redis-server, fills it like a busy installation (pending work over three queues with a
 backlog that built up over the past hours, delayed jobs, jobs in backoff with their
 errors, failures of several exception types, a paused queue, and a day of metrics
-history taken by the real snapshot code), serves it with gunicorn, logs in with
+history taken by the real snapshot code, with the events marked on its charts: a Redis
+outage and a deploy, when throughput stopped), serves it with gunicorn, logs in with
 headless Chromium and saves docs/overview.png, docs/facets.png and docs/metrics.png.
 The master's state is published as a running master would; no worker runs, so the
 picture holds still.
@@ -57,7 +58,7 @@ def populate() -> None:
     from django.contrib.auth.models import User
 
     from horizon import attempts
-    from horizon.repositories import counters, horizon_client, metrics
+    from horizon.repositories import counters, events, horizon_client, metrics
     from horizon.repositories.counters import outcome_call
     from queueing import connections
     from queueing.state import failed
@@ -72,12 +73,16 @@ def populate() -> None:
     now = time.time()
     start = now - 24 * 3600
     labels = ["redis:high", "redis:default", "redis:low"]
+    outage = range(8 * 60 + 10, 8 * 60 + 22)  # minutes Redis was away: nothing finished
+    deploy = 16 * 60 + 30  # horizon_terminate, then the master started again
     for minute in range(24 * 60):
         t = start + minute * 60
         hour = minute / 60
         backlog = hour > 20  # the past four hours: more arrives than the workers clear
         done = []
-        for n in range(rng.randint(40, 70) if not backlog else rng.randint(25, 40)):
+        stopped = minute in outage or deploy <= minute < deploy + 3
+        for n in range(0 if stopped else rng.randint(40, 70) if not backlog
+                       else rng.randint(25, 40)):
             data = entry(rng, t - 5)
             queue = rng.choice(["default"] * 5 + ["high"])
             done.append(metrics.CompletedJob(data["job"], data["uuid"], f"redis:{queue}",
@@ -99,6 +104,17 @@ def populate() -> None:
             if minute % 3 == 0:
                 driver.push_many("high", [encode(entry(rng, t))])
         metrics.take_snapshots(client, now=t + 59, queues=labels)
+    events.record("outage", "Horizon's Redis (redis) did not answer master 'web-1' for "
+                  f"{len(outage) * 60} s", at=start + outage[0] * 60,
+                  until=start + (outage[-1] + 1) * 60)
+    events.record("terminate", "horizon_terminate: web-1 (by deploy (cli))",
+                  at=start + deploy * 60 + 5)
+    events.record("master_stop", "master 'web-1' stopped on web-1.internal",
+                  at=start + deploy * 60 + 40)
+    events.record("master_start", "master 'web-1' started on web-1.internal (pid 4242)",
+                  at=start + (deploy + 3) * 60 - 20)
+    events.record("restart", "queue_restart: every worker stops after its current job "
+                  "(by deploy (cli))", at=start + (20 * 60 + 45) * 60)
     driver.push_many("low", [encode(entry(rng, now - 600)) for _ in range(180)])
     for i in range(60):
         driver.later("default", encode(entry(rng, now - 60)), now + 120 + i * 90)

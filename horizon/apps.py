@@ -42,6 +42,12 @@ class HorizonConfig(AppConfig):
         login_throttle.connect()
         lock_released.connect(audit.record_lock_release,
                               dispatch_uid="horizon.audit.lock_released")
+        from horizon.repositories import events
+
+        # Deploys become markers on the charts; connected first, so a failing audit
+        # write cannot keep the event from being written.
+        operator_action.connect(events.record_operator_action,
+                                dispatch_uid="horizon.events.operator_action")
         operator_action.connect(audit.record_operator_action,
                                 dispatch_uid="horizon.audit.operator_action")
         attempts.connect()  # each job's attempts and errors (horizon/attempts.py)

@@ -150,6 +150,10 @@ def attempts_prefix() -> str:
     return prefix() + "attempts:"  # + job uuid: list, the job's timeline (horizon/attempts.py)
 
 
+def events() -> str:
+    return prefix() + "events"  # zset: JSON event -> when it happened (repositories/events.py)
+
+
 def trim_lock() -> str:
     return prefix() + "trim:lock"  # held by the master trimming stored history this turn
 

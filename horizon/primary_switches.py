@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from horizon import keys
+from horizon.repositories import events
 from queueing.connections import redis_client
 from queueing.drivers.state_store import as_str, primary_address
 from queueing.settings.config import ConnectionConfig, queue_settings
@@ -94,6 +95,7 @@ class PrimaryWatch:
         self.clock = clock
         self.next_at = 0.0
         self.seen: dict[str, str] = {}
+        self.recorded: dict[str, float] = {}  # connection -> the switch written as an event
 
     def tick(self) -> None:
         if self.clock() < self.next_at:
@@ -108,3 +110,14 @@ class PrimaryWatch:
                 self.log(f"connection {config.name!r}: the Redis primary is now "
                          f"{record.primary} (was {before}); carrying on there")
             self.seen[config.name] = record.primary
+            self.record_event(record)
+
+    def record_event(self, record: PrimarySwitch) -> None:
+        """The switch as an event on the charts, once per switch and process (every
+        master noticing it writes the same member: stored once)."""
+        if record.switched_at is None or self.recorded.get(record.connection) == \
+                record.switched_at or time.time() - record.switched_at > events.KEEP_SECONDS:
+            return
+        if events.record("sentinel", f"connection {record.connection!r}: the primary is now "
+                         f"{record.primary} (was {record.previous})", at=record.switched_at):
+            self.recorded[record.connection] = record.switched_at

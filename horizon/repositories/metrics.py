@@ -323,13 +323,29 @@ def wait_seconds(pending: int, runtime_ms: float, processes: int) -> float:
     return pending * (runtime_ms / 1000.0) / max(processes, 1)
 
 
-def jobs_since(client: RedisClient, since: float) -> int:
-    """Jobs finished since `since` (snapshots plus what has not been snapshotted yet)."""
+def queue_history(client: RedisClient, since: float) -> tuple[int, list[tuple[float, float]]]:
+    """(jobs finished since `since`: snapshots plus what has not been snapshotted yet;
+    the throughput of every queue summed per snapshot, oldest first). Each queue's
+    snapshots in one pipelined call: the overview's jobs-past-hour count and its
+    sparkline share the read."""
     labels = measured(client, "queue")
     total = sum(count for count, _ in current(client, "queue", labels).values())
+    pipe = client.pipeline(transaction=False)
     for label in labels:
-        total += sum(s.count for s in snapshots(client, "queue", label, since))
-    return total
+        pipe.zrangebyscore(keys.queue_snapshots(label), since, "+inf")
+    summed: dict[float, float] = {}
+    for raws in pipe.execute() if labels else []:
+        for raw in raws:
+            snap = json.loads(as_bytes(raw))
+            total += int(snap.get("count", 0))
+            at = round(float(snap["time"]))  # one snapshot turn writes every queue's
+            summed[at] = summed.get(at, 0.0) + float(snap.get("throughput", 0.0))
+    return total, sorted(summed.items())
+
+
+def jobs_since(client: RedisClient, since: float) -> int:
+    """Jobs finished since `since` (snapshots plus what has not been snapshotted yet)."""
+    return queue_history(client, since)[0]
 
 
 def jobs_per_minute(client: RedisClient, now: float | None = None) -> float:

@@ -15,7 +15,7 @@ import redis
 
 from horizon import keys
 from horizon.configuration.settings import HorizonSettings
-from horizon.repositories import commands, metrics, recent, snapshot_extras, state
+from horizon.repositories import commands, events, metrics, recent, snapshot_extras, state
 from horizon.supervisor import staleness
 from horizon.supervisor.duties import Duties
 from horizon.supervisor.supervisor import Supervisor
@@ -55,6 +55,7 @@ class Master:
                                        stop_timeout=config.stop_timeout)
                             for c in config.supervisors]
         self._snapshot_checked = 0.0
+        self.redis_away_since: float | None = None  # when publishing first failed (an outage)
         self.wakeup = SignalWakeup()  # a worker's death or a signal ends the nap early
         # Schedules and long-wait alerts (issue 14): one object, ticked once per turn.
         self.duties = Duties.for_master(config, client, owner=self.name, log=self.log)
@@ -91,6 +92,8 @@ class Master:
         try:
             self.log(f"Horizon master {self.name!r} started (pid {os.getpid()}, "
                      f"environment {self.config.environment})")
+            events.record("master_start", f"master {self.name!r} started on "
+                          f"{socket.gethostname()} (pid {os.getpid()})", client=self.client)
             for supervisor in self.supervisors:
                 supervisor.start()
             self.publish()
@@ -188,6 +191,8 @@ class Master:
                          f"{grace:g}s after terminate")
         if all(s.all_stopped() for s in self.supervisors):
             state.forget_master(self.client, self.name, [s.name for s in self.supervisors])
+            events.record("master_stop", f"master {self.name!r} stopped on "
+                          f"{socket.gethostname()}", client=self.client)
             self.log("all workers stopped; master exiting")
             return True
         return False
@@ -204,7 +209,21 @@ class Master:
                 environment=self.config.environment,
                 supervisors=[s.name for s in self.supervisors]))
         except redis.RedisError as exc:
+            if self.redis_away_since is None:
+                self.redis_away_since = time.time()
             self.log(f"could not publish state: {exc}")
+            return
+        if self.redis_away_since is not None:
+            self.outage_over(self.redis_away_since, time.time())
+
+    def outage_over(self, began: float, ended: float) -> None:
+        """Horizon's Redis answers again: the outage becomes one event (written now, as
+        it could not be while Redis was away)."""
+        self.redis_away_since = None
+        self.log(f"Redis answers again after {ended - began:.0f}s")
+        events.record("outage", f"Horizon's Redis ({self.config.connection}) did not "
+                      f"answer master {self.name!r} for {ended - began:.0f} s",
+                      at=began, until=ended, client=self.client)
 
     def metrics_upkeep(self) -> None:
         """Minute snapshots and trimming, with no cron: one master takes them at a time."""

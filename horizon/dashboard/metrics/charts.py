@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+from horizon.repositories.events import Event
 
 # Room around the plot of a chart with axes: labels left of the y axis, below the x axis.
 AXIS_LEFT, AXIS_BOTTOM, AXIS_TOP, AXIS_RIGHT = 104, 24, 12, 14  # room for "12,500 jobs/min"
@@ -40,6 +42,29 @@ class Point:
 
 
 @dataclass(frozen=True, slots=True)
+class Marker:
+    """An event drawn on a chart (repositories/events.py): a vertical line at `x`, or
+    for an outage a band `width` wide; `label` is its tooltip."""
+
+    kind: str
+    x: float
+    width: float
+    label: str
+
+    @property
+    def band(self) -> bool:
+        return self.width > 0
+
+    @property
+    def hit_x(self) -> float:
+        return self.x - 5 if not self.band else self.x  # a 10-px target for a line
+
+    @property
+    def hit_width(self) -> float:
+        return self.width if self.band else 10.0
+
+
+@dataclass(frozen=True, slots=True)
 class Chart:
     width: int
     height: int
@@ -56,6 +81,8 @@ class Chart:
     y_ticks: tuple[Tick, ...] = ()
     x_ticks: tuple[Tick, ...] = ()
     marks: tuple[Point, ...] = ()
+    events: tuple[Marker, ...] = ()
+    frame: tuple[float, float, float, float] = (0, 0, 0, 0)  # the plot's box, any chart
 
     @property
     def empty(self) -> bool:
@@ -125,16 +152,18 @@ def line_chart(series: list[tuple[float, float]], width: int = 600, height: int 
                value_text: Callable[[float], str] | None = None,
                top: float | None = None,
                ceiling: Callable[[float], float] = nice_ceiling,
-               compressed: bool = False) -> Chart:
+               compressed: bool = False, events: Sequence[Event] = ()) -> Chart:
     """Scale (time, value) pairs, oldest first, into a `width` x `height` box.
 
     With `axes`, the plot leaves room for value ticks (0, half, top, labelled by
     `value_text`, else a number and `unit`) and time ticks, and every point gets a
     hover label with its time and value. `top` gives charts that are compared (a
     table of sparklines) one shared scale; `ceiling` rounds the top (durations use
-    nice_duration). `compressed` draws on a logarithmic scale from 0 to `top`: on one
-    linear scale a queue of 4 jobs/min beside one of 1,800 was a flat line at zero
-    (issue 31), on this one it keeps its shape and still sits below the big one.
+    nice_duration). `events` within the drawn span become `Chart.events` (markers
+    placed on the same time axis: an outage as a band). `compressed` draws on a
+    logarithmic scale from 0 to `top`: on one linear scale a queue of 4 jobs/min
+    beside one of 1,800 was a flat line at zero (issue 31), on this one it keeps its
+    shape and still sits below the big one.
     """
     if not series:
         return Chart(width, height, "", "", 1.0, None, 0, None, None, unit)
@@ -163,9 +192,11 @@ def line_chart(series: list[tuple[float, float]], width: int = 600, height: int 
     line = " ".join(f"{x:.1f},{y:.1f}" for x, y in coords)
     base = f"{lower:.1f}"
     area = f"{coords[0][0]:.1f},{base} {line} {coords[-1][0]:.1f},{base}"
-    chart = Chart(width, height, line, area, top, series[-1][1], len(series), t0, t1, unit)
+    frame = (left, upper, right, lower)
+    markers = place(events, t0, t1, x_of, days) if len(series) > 1 else ()
     if not axes:
-        return chart
+        return Chart(width, height, line, area, top, series[-1][1], len(series), t0, t1,
+                     unit, events=markers, frame=frame)
 
     y_ticks = tuple(Tick(round(y_of(v), 1), describe(v) if v else f"0 {unit}".strip())
                     for v in (0.0, top / 2, top))
@@ -188,4 +219,21 @@ def line_chart(series: list[tuple[float, float]], width: int = 600, height: int 
                            round(band, 1), round(band_right - band, 1), round(x, 1),
                            round(label_y, 1), anchor))
     return Chart(width, height, line, area, top, series[-1][1], len(series), t0, t1, unit,
-                 (left, upper, right, lower), y_ticks, x_ticks, tuple(marks))
+                 frame, y_ticks, x_ticks, tuple(marks), markers, frame)
+
+
+def place(events: Sequence[Event], t0: float, t1: float, x_of: Callable[[float], float],
+          days: bool = False) -> tuple[Marker, ...]:
+    """The events that fall within [t0, t1] as markers on the axis `x_of` (pure); an
+    outage that overlaps the span is a band clipped to it."""
+    out = []
+    for event in events:
+        end = event.until if event.until is not None else event.at
+        if end < t0 or event.at > t1:
+            continue
+        start, stop = max(event.at, t0), min(end, t1)
+        x = x_of(start)
+        width = max(x_of(stop) - x, 2.0) if event.until is not None else 0.0
+        label = f"{clock(event.at, days)} UTC · {event.title}: {event.text}"
+        out.append(Marker(event.kind, round(x, 1), round(width, 1), label))
+    return tuple(out)

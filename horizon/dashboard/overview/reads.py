@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from functools import partial
 
@@ -21,14 +22,16 @@ from horizon.dashboard.shared import formatting
 from horizon.queue_reads import away
 from horizon.queue_reads.queues import QueueRef
 from horizon.queue_reads.rows import QueueRow, queue_rows
-from horizon.repositories import horizon_client
+from horizon.repositories import events, horizon_client
 from horizon.repositories import metrics as metrics_repo
 from horizon.repositories import state as state_repo
+from horizon.repositories.events import Event
 from horizon.repositories.state import MasterState, SupervisorState
 from queueing.drivers.state_store import reach
 from queueing.models import FailedJob
 
 SPARK_POINTS = 60  # snapshots drawn per series (an hour at the default interval)
+OVERVIEW_SPARK = (160, 36)  # the jobs-per-minute card's sparkline
 
 
 class QueueLine(QueueRow):
@@ -76,6 +79,11 @@ class Overview:
     draining: int = 0  # workers scaled down, still finishing their job
     failed_kept: str = ""  # how long and how many failed jobs are kept (HORIZON['trim'])
     away: dict[str, str] = field(default_factory=dict)  # connections not read, and why
+    # every queue's throughput over the past hour, with the events marked on it, and the
+    # newest event (repositories/events.py)
+    throughput: charts.Chart | None = None
+    latest_event: Event | None = None
+    latest_event_at: formatting.Moment | None = None
 
     @property
     def max_wait_text(self) -> str:
@@ -110,6 +118,8 @@ def overview(now: float | None = None) -> Overview:
     rows = queue_lines(sups)
     # The longest wait among queues that are moving; paused ones are listed as such.
     slowest = max((r for r in rows if not r.paused), key=lambda r: r.wait, default=None)
+    past_hour, summed = metrics_repo.queue_history(client, now - 3600)
+    moments, latest = events.for_page(client, now - 3600, 1)
     if masters:
         status = "running" if any(m.status == "running" for m in masters) else "paused"
     else:
@@ -118,7 +128,7 @@ def overview(now: float | None = None) -> Overview:
         status=status,
         paused_supervisors=sum(1 for s in sups if s.status == "paused"),
         jobs_per_minute=metrics_repo.jobs_per_minute(client, now),
-        jobs_past_hour=metrics_repo.jobs_since(client, now - 3600),
+        jobs_past_hour=past_hour,
         failed_past_week=failed_since(7),
         total_processes=sum(s.total_processes for s in sups),
         draining=sum(s.draining for s in sups),
@@ -129,6 +139,9 @@ def overview(now: float | None = None) -> Overview:
         paused_queues=[r.ref for r in rows if r.paused],
         failed_kept=failed_retention(),
         away=away.noted(),
+        throughput=charts.line_chart(summed, *OVERVIEW_SPARK, events=moments),
+        latest_event=latest[0] if latest else None,
+        latest_event_at=formatting.moment(latest[0].at, now) if latest else None,
     )
 
 
@@ -198,7 +211,7 @@ def percent(value: float) -> str:
 
 def _series(kind: str, name: str, snaps: list[dict], width: int, height: int,
             axes: bool = False, tops: Tops = (None, None, None, None),
-            compressed: bool = False) -> Series:
+            compressed: bool = False, moments: Sequence[Event] = ()) -> Series:
     jobs = sum(s["count"] for s in snaps)
     weighted = sum(s["runtime"] * s["count"] for s in snaps)
     timed = [s for s in snaps if "failed" in s]  # snapshots older than these fields: none
@@ -206,22 +219,24 @@ def _series(kind: str, name: str, snaps: list[dict], width: int, height: int,
     return Series(
         kind, name,
         charts.line_chart([(s["time"], s["throughput"]) for s in snaps], width, height,
-                          axes=axes, unit="jobs/min", top=tops[0], compressed=compressed),
+                          axes=axes, unit="jobs/min", top=tops[0], compressed=compressed,
+                          events=moments),
         charts.line_chart([(s["time"], s["runtime"]) for s in snaps], width, height,
                           axes=axes, unit="ms", value_text=formatting.runtime, top=tops[1],
-                          compressed=compressed),
+                          compressed=compressed, events=moments),
         jobs, weighted / jobs if jobs else 0.0,
         failures=charts.line_chart([(s["time"], trends.failure_rate(s)) for s in timed],
-                                   width, height, axes=axes, unit="%", value_text=percent),
+                                   width, height, axes=axes, unit="%", value_text=percent,
+                                   events=moments),
         # an interval with no first delivery measured has no wait: no point, not a 0
         wait=charts.line_chart([(s["time"], s["wait"]) for s in timed if s.get("waited")],
                                width,
                                height, axes=axes, unit="s", value_text=formatting.duration,
                                top=tops[2], ceiling=charts.nice_duration,
-                               compressed=compressed),
+                               compressed=compressed, events=moments),
         depth=(charts.line_chart([(s["time"], s["pending"]) for s in deep], width, height,
                                  axes=axes, unit="pending", top=tops[3],
-                                 compressed=compressed)
+                                 compressed=compressed, events=moments)
                if kind == "queue" else None),
         failed_in_range=sum(s.get("failed", 0) for s in snaps),
         older_failures=len(timed) < len(snaps),
@@ -229,8 +244,9 @@ def _series(kind: str, name: str, snaps: list[dict], width: int, height: int,
 
 
 def series(kind: str, limit: int = SPARK_POINTS, width: int = 600,
-           height: int = 160) -> list[Series]:
-    """Every measured job (or queue), each with charts of its latest `limit` snapshots."""
+           height: int = 160, moments: Sequence[Event] = ()) -> list[Series]:
+    """Every measured job (or queue), each with charts of its latest `limit` snapshots
+    (and `moments` marked on them where they fall)."""
     names = metrics_repo.measured(horizon_client(), kind)
     found = recent_snapshots(kind, names, limit)
     # Sparklines in one table are compared, so they share one scale per column; it is
@@ -241,12 +257,14 @@ def series(kind: str, limit: int = SPARK_POINTS, width: int = 600,
             max((s["runtime"] for s in every), default=None),
             max((s.get("wait", 0.0) for s in every), default=None),
             max((s.get("pending") or 0 for s in every), default=None))
-    return [_series(kind, name, snaps, width, height, tops=tops, compressed=True)
+    return [_series(kind, name, snaps, width, height, tops=tops, compressed=True,
+                    moments=moments)
             for name, snaps in found.items()]
 
 
-def one_series(kind: str, name: str, range_key: str, width: int, height: int) -> Series:
-    """One series for the large charts over a range (trends.RANGES): with axes, units and
-    a hover value per point."""
+def one_series(kind: str, name: str, range_key: str, width: int, height: int,
+               moments: Sequence[Event] = ()) -> Series:
+    """One series for the large charts over a range (trends.RANGES): with axes, units, a
+    hover value per point, and a marker per event in `moments` that falls within it."""
     snaps, _ = trends.over_range(kind, name, range_key)
-    return _series(kind, name, snaps, width, height, axes=True)
+    return _series(kind, name, snaps, width, height, axes=True, moments=moments)

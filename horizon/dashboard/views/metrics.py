@@ -14,10 +14,11 @@ from horizon.dashboard.metrics import charts, trends
 from horizon.dashboard.overview import reads
 from horizon.dashboard.shared import formatting
 from horizon.dashboard.views.common import HtmxHttpRequest, render_page
-from horizon.repositories import counters, horizon_client
+from horizon.repositories import counters, events, horizon_client
 
 SPARK = (120, 36)
 LARGE = (540, 220)  # about the size it is drawn at, so labels stay legible
+RECENT_EVENTS = 10  # listed under the charts
 
 
 def outcome_totals(items: list[reads.Series]) -> None:
@@ -68,18 +69,31 @@ def column_scales(items: list[reads.Series]) -> dict[str, str]:
     return scales
 
 
+def event_window(range_key: str) -> float:
+    """Seconds back the page's charts reach: the large charts' range, or the sparklines'
+    latest snapshots if those reach further (pure but for settings)."""
+    return max(trends.RANGES[range_key],
+               reads.SPARK_POINTS * horizon_settings().snapshot_interval + 60)
+
+
 @page
 def metrics(request: HtmxHttpRequest) -> HttpResponse:
-    jobs = reads.series("job", width=SPARK[0], height=SPARK[1])
-    queues = reads.series("queue", width=SPARK[0], height=SPARK[1])
+    asked = request.GET.get("range") or ""
+    chosen_range = asked if asked in trends.RANGES else "4h"
+    now = time.time()
+    # Deploys, master starts, outages and Sentinel switches, drawn where they fall and
+    # listed: one pipelined read (repositories/events.py).
+    moments, latest = events.for_page(horizon_client(), now - event_window(chosen_range),
+                                      RECENT_EVENTS)
+    jobs = reads.series("job", width=SPARK[0], height=SPARK[1], moments=moments)
+    queues = reads.series("queue", width=SPARK[0], height=SPARK[1], moments=moments)
     outcome_totals([*queues, *jobs])
     pool = {s.key: s for s in [*queues, *jobs]}
     chosen = pool.get(request.GET.get("series", "")) or next(iter(queues or jobs), None)
-    asked = request.GET.get("range") or ""
-    chosen_range = asked if asked in trends.RANGES else "4h"
     selected = None
     if chosen is not None:
-        selected = reads.one_series(chosen.kind, chosen.name, chosen_range, *LARGE)
+        selected = reads.one_series(chosen.kind, chosen.name, chosen_range, *LARGE,
+                                    moments=moments)
     return render_page(request, "horizon/metrics.html", "horizon/partials/metrics.html", {
         "section": "metrics",
         "jobs": jobs,
@@ -93,6 +107,7 @@ def metrics(request: HtmxHttpRequest) -> HttpResponse:
         "chosen_range": chosen_range,
         "series_key": chosen.key if chosen is not None else "",
         "moments": _axis(selected),
+        "events": [(event, formatting.moment(event.at, now)) for event in latest],
     })
 
 
