@@ -13,7 +13,7 @@ ran but counts as succeeded (expired, skipped) keeps None (``keep_unrun``). A se
 member's result is kept sealed, so a sealed workflow leaves nothing in clear
 (docs/encrypted-jobs.md).
 
-Until 0.4 the callback also reads the hash 0.2 and 0.3 workers wrote,
+Until 0.4 the callback also reads the hash 0.2 workers wrote,
 ``queueing:chord:{BATCH_ID}:results`` (``LEGACY_KEY``), for chords in flight across an
 upgrade (CHANGELOG.md).
 """
@@ -43,7 +43,7 @@ def results_key(batch_id: str) -> str:
 
 
 def legacy_key(batch_id: str) -> str:
-    """Where 0.2 and 0.3 kept a chord's results: read until 0.4 (CHANGELOG.md)."""
+    """Where 0.2 kept a chord's results: read until 0.4 (CHANGELOG.md)."""
     return f"{control_key('chord', batch_id)}:results"
 
 
@@ -89,7 +89,7 @@ def keep_unrun(driver: Any, job: Any) -> None:
 def read(client: Any, batch_id: str, total: int) -> list[Any]:
     """The `total` members' results, in member order; an error naming the missing ones."""
     found = store.read_members(client, batch_id)
-    if len(found) < total:  # a chord in flight across the upgrade from 0.3 (until 0.4)
+    if len(found) < total:  # a chord in flight across the upgrade from 0.2 (until 0.4)
         legacy = {int(k): store.opened(v) for k, v in client.hgetall(legacy_key(batch_id)).items()}
         found = {**legacy, **found}
     missing = [i for i in range(total) if i not in found]
@@ -100,6 +100,6 @@ def read(client: Any, batch_id: str, total: int) -> list[Any]:
 
 
 def drop(client: Any, batch_id: str) -> None:
-    """The callback was sent: its members' results go (and 0.3's hash, until 0.4)."""
+    """The callback was sent: its members' results go (and 0.2's hash, until 0.4)."""
     client.delete(results_key(batch_id))
     client.delete(legacy_key(batch_id))  # one key per DEL: two slots on a cluster

@@ -1,11 +1,11 @@
-"""Task results as 0.2 and 0.3 kept them, read until 0.4 (CHANGELOG.md dates it).
+"""Task results as 0.2 kept them, read until 0.4 (CHANGELOG.md dates it).
 
     queueing:task:{ID}           hash: status (READY...), ISO times, return_value
     queueing:task:{ID}:workers   list: worker ids
     queueing:task:{ID}:errors    list: errors
 
 Since issue 50 a Task's result is a record of the one result store (results.py). A
-deployment upgraded from 0.2 or 0.3 has results written the old way, alive for their
+deployment upgraded from 0.2 has results written the old way, alive for their
 ``result_ttl`` (a day by default): ``ResultStore.load`` reads them here when the new key
 has none, so ``get_result`` of a task enqueued before the upgrade still answers. A task
 enqueued before and run after the upgrade needs none of this: its first attempt writes

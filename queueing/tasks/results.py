@@ -27,7 +27,7 @@ Times are the store's unix seconds (``started_at``, ``finished_at``,
 ``last_attempted_at``) and ISO 8601 text for the Task's own (``enqueued_at``,
 ``run_after``, as Django gave them); lists and values are JSON. ``record_from_redis`` and
 ``record_to_redis`` are pure, so the format is tested without Redis. Results written by
-0.2 and 0.3 under ``queueing:task:{ID}`` are still read (legacy_results.py, until 0.4).
+0.2 under ``queueing:task:{ID}`` are still read (legacy_results.py, until 0.4).
 """
 from __future__ import annotations
 
@@ -189,7 +189,7 @@ class ResultStore:
         pipe.expire(key, ttl or self.ttl)
 
     def load(self, result_id: str) -> ResultRecord | None:
-        """The stored result; one written by 0.2 or 0.3 when there is none (until 0.4)."""
+        """The stored result; one written by 0.2 when there is none (until 0.4)."""
         key, workers, errors = self._keys(result_id)
         pipe = self.client.pipeline(transaction=False)
         pipe.hgetall(key)

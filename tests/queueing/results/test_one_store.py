@@ -1,5 +1,5 @@
 """Issue 50: one definition of a result. The Tasks backend and chords keep theirs in
-queueing/results' store, so ``result_of`` waits for a Task as for any job; 0.3's layouts
+queueing/results' store, so ``result_of`` waits for a Task as for any job; 0.2's layouts
 are still read; every key a result writes expires (nothing for the master to trim)."""
 import json
 
@@ -30,7 +30,7 @@ def test_result_of_waits_for_a_task_and_reads_what_get_result_reads(worker, rcli
     assert result_of(enqueued.id).get(timeout=20) == 42  # the store's wake-up, no polling
     assert tasks.add.get_result(enqueued.id).return_value == 42
     assert rclient.hget(store.record_key(enqueued.id), "task") == b"tests.testapp.tasks.add"
-    assert not rclient.exists(task_result_key(enqueued.id)), "nothing in the 0.3 layout"
+    assert not rclient.exists(task_result_key(enqueued.id)), "nothing in the 0.2 layout"
 
     failed = tasks.explode.enqueue("card declined")
     with pytest.raises(JobFailed) as raised:
@@ -42,8 +42,8 @@ def test_result_of_waits_for_a_task_and_reads_what_get_result_reads(worker, rcli
 
 
 @pytest.mark.skipif(FW is None, reason="no Tasks framework")
-def test_a_task_result_stored_by_0_3_is_still_read(rclient):
-    """A running 0.3 deployment's results (queueing:task:{ID}) live their result_ttl
+def test_a_task_result_stored_by_0_2_is_still_read(rclient):
+    """A running 0.2 deployment's results (queueing:task:{ID}) live their result_ttl
     after the upgrade: get_result reads them until 0.4 (tasks/legacy_results.py)."""
     key = task_result_key("old-1")
     rclient.hset(key, mapping={
@@ -59,9 +59,9 @@ def test_a_task_result_stored_by_0_3_is_still_read(rclient):
     assert found.finished_at.isoformat() == "2026-11-20T10:00:02+00:00"
 
 
-def test_a_chords_results_are_the_stores_and_a_0_3_hash_is_read_too(rclient):
+def test_a_chords_results_are_the_stores_and_a_0_2_hash_is_read_too(rclient):
     """Chord members keep theirs under queueing:result:{BATCH}:members (the store's
-    encoder and sealing); the callback also reads 0.3's queueing:chord:{BATCH}:results,
+    encoder and sealing); the callback also reads 0.2's queueing:chord:{BATCH}:results,
     for a chord in flight across the upgrade, and drops both."""
     rclient.hset(chord_results.legacy_key("b9"), "0", json.dumps({"old": True}))
     store.keep_member(rclient, "b9", 1, store.encode_value("m", [1, 2]), 60)

@@ -58,7 +58,7 @@ TODAY = {
     "prom series": "{horizon}:prom:series", "batches pruned": "horizon:batches:pruned",
     "primary switch": "horizon:primary:redis",
     "fair rotation": "queues:{reports}:fair", "funnel": "queueing:funnel:{tenant:7}",
-    # Issue 50: kept results, a Task's and a chord's in the one result store (their 0.3
+    # Issue 50: kept results, a Task's and a chord's in the one result store (their 0.2
     # keys, "task" above and queueing:chord:{b1}:results, are still read until 0.4)
     "chord results": "queueing:result:{b1}:members", "result": "queueing:result:{r1}",
     "result ready": "queueing:result:{r1}:ready", "task workers": "queueing:result:{r1}:workers",
