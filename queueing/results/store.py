@@ -200,15 +200,15 @@ def _flat(fields: dict[str, str]) -> list[str]:
 
 def write_running(client: Any, uuid: str, keep: float, *, now: float | None = None,
                   fields: dict[str, str] | None = None, companions: tuple[str, ...] = (),
-                  pipe: Any = None) -> None:
+                  worker: str = "", keep_workers: int = 1000) -> None:
     """An attempt of the job starts: one script call. A record that was final (a failed
-    job retried by hand) loses its outcome and its wake-up token. `pipe`: a pipeline of
-    `client` to queue the call on (a Task's attempt reads its record in the same trip)."""
+    job retried by hand) loses its outcome and its wake-up token. `worker` (a Task's)
+    is appended to the first companion list, which keeps its last `keep_workers`."""
     script_for(client, "result_running", LUA_PACKAGE)(
         keys=[record_key(uuid), ready_key(uuid),
               *(companion_key(uuid, name) for name in companions)],
-        args=[repr(time.time() if now is None else now), int(keep + RUNNING_FOR),
-              *_flat(fields or {})], client=pipe or client)
+        args=[repr(time.time() if now is None else now), int(keep + RUNNING_FOR), worker,
+              keep_workers, *_flat(fields or {})])
 
 
 def write_final(client: Any, uuid: str, keep: float, fields: dict[str, str],

@@ -209,17 +209,17 @@ class ResultStore:
         The base fields are written again so a result that expired while its job waited
         (a backlog longer than the TTL) is whole again when the job runs.
         """
-        key, workers, errors = self._keys(record.id)
-        pipe = self.client.pipeline(transaction=True)
-        pipe.rpush(workers, worker_id)
-        pipe.ltrim(workers, -MAX_WORKER_IDS, -1)
         store.write_running(self.client, record.id, self.ttl, now=now.timestamp(),
-                            fields=base_fields(record), companions=COMPANIONS, pipe=pipe)
+                            fields=base_fields(record), companions=COMPANIONS,
+                            worker=worker_id, keep_workers=MAX_WORKER_IDS)
+        # Read back apart: a script cannot ride a Redis Cluster pipeline (redis-py
+        # refuses EVALSHA there), and the script alone loads itself after a restart.
+        key, workers, errors = self._keys(record.id)
+        pipe = self.client.pipeline(transaction=False)
         pipe.hgetall(key)
         pipe.lrange(workers, 0, -1)
         pipe.lrange(errors, 0, -1)
-        replies = pipe.execute()
-        return record_from_redis(record.id, *replies[-3:])
+        return record_from_redis(record.id, *pipe.execute())
 
     def succeed(self, result_id: str, value_json: str, now: float) -> None:
         """SUCCESSFUL with its value, and the store's wake-up."""

@@ -88,3 +88,48 @@ def test_every_key_a_result_writes_expires(worker, rclient):
     kept = list(rclient.scan_iter("queueing:result:*"))
     assert len(kept) >= 4, kept  # two records, their ready lists, a Task's workers list
     assert all(rclient.ttl(key) > 0 for key in kept), {k: rclient.ttl(k) for k in kept}
+
+
+@pytest.mark.cluster
+def test_the_stores_writes_run_on_a_redis_cluster():
+    """Every write keeps a record's keys in its uuid's slot, and no script rides a
+    cluster pipeline (redis-py refuses EVALSHA there): a Task's attempt, its outcome
+    and wake-up, a job's, and a chord's member results, on three masters."""
+    import datetime as dt
+
+    from queueing.connections import make_client
+    from queueing.settings.connection import parse_connection
+    from queueing.tasks.results import ResultRecord, ResultStore
+    from tests.local_cluster import LocalCluster
+
+    with LocalCluster(masters=3) as cluster:
+        client = make_client(parse_connection("c", {"url": cluster.url}))
+        tasks_store = ResultStore(client, ttl=60)
+        pipe = client.pipeline(transaction=False)
+        tasks_store.create_calls(pipe, ResultRecord(
+            id="t1", task_path="app.tasks.f", backend="default", queue="default",
+            connection="redis", args=[1]))
+        pipe.execute()
+        running = tasks_store.start_attempt(ResultRecord(
+            id="t1", task_path="app.tasks.f", backend="default", queue="default",
+            connection="redis", args=[1]), "w1", dt.datetime.now(dt.UTC))
+        assert running.status == "RUNNING" and running.worker_ids == ["w1"]
+        tasks_store.succeed("t1", "[1]", 1.0)
+        assert tasks_store.load("t1").return_value == [1]
+        assert store.read(client, "t1").value == [1]  # and the wake-up token is there
+        assert client.lrange(store.ready_key("t1"), 0, -1) == [b"1"]
+        tasks_store.add_error("t2", "x.Y", "first")
+        tasks_store.fail("t2", ValueError("no"), 3.0, ("x.Y", "second"))
+        assert store.read(client, "t2").exc_type == "ValueError"
+        assert len(client.lrange(store.companion_key("t2", "errors"), 0, -1)) == 2
+        store.forget(client, "t2")
+
+        store.write_running(client, "j1", 60)
+        store.write_final(client, "j1", 60, store.succeeded_fields('"ok"', sealed=False,
+                                                                   now=2.0))
+        assert store.read(client, "j1").value == "ok"
+
+        store.keep_member(client, "b1", 0, "1", 60)
+        assert chord_results.read(client, "b1", 1) == [1]
+        chord_results.drop(client, "b1")
+        client.close()
