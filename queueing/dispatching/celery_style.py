@@ -13,10 +13,21 @@
 
 ``@job`` jobs have no per-job priority (only Django Tasks do: queueing/tasks/priority.py),
 so ``priority=`` is refused with the fix: a queue of its own, which workers started with
-``--queue=high,default`` empty first. Any other Celery option is refused naming what
-takes its place here (CELERY_ONLY). It returns a ResultHandle (queueing/results): its
-``get`` works when the job keeps its result (``keep_result``), as Celery's needs a
-result backend; None when a unique job was not dispatched (its lock is held).
+``--queue=high,default,low`` empty first. Why not a mapping (issue 50): Celery's Redis
+transport splits one queue into priority sub-queues that every worker of that queue
+drains in order, unasked. A priority -> named-queue mapping is not that: it changes the
+job's queue (against an explicit ``queue=``), a worker that does not list the mapped
+queue never runs the job, and pause, metrics and the dashboard see the sub-queues as
+queues. What does match, the Tasks backend's priority sets inside one queue (both
+drivers keep them), is reached only by the Tasks backend's own send; giving ``@job``
+dispatch a priority means every send path (push, dispatch_many, unique, async, batches,
+the failover drain) carrying it, a change of the drivers' contract rather than a
+facade's option. Until then the refusal names what to write (docs/migrating.md).
+
+Any other Celery option is refused naming what takes its place here (CELERY_ONLY). It
+returns a ResultHandle (queueing/results): its ``get`` works when the job keeps its
+result (``keep_result``), as Celery's needs a result backend; None when a unique job
+was not dispatched (its lock is held).
 
 ``retry(countdown=..., exc=...)`` is Celery's ``self.retry`` for a running job: it raises
 ReleaseRequested (queueing/entries/release.py), which spends a try, as Celery's counts
@@ -36,9 +47,13 @@ from queueing.results.handle import ResultHandle
 
 # Celery options with no namesake here, and what to use instead.
 CELERY_ONLY = {
-    "priority": "@job jobs have no per-job priority: send urgent work to a queue of its own "
-                "(queue='high') and start workers with --queue=high,default, which take "
-                "high first",
+    "priority": "@job jobs have no per-job priority. Write apply_async(..., queue='high') "
+                "for work that goes first (Celery's Redis transport: priority 0; RabbitMQ: "
+                "9) or queue='low' for work that may wait, list those queues in the "
+                "connection's 'queues', and start workers with --queue=high,default,low "
+                "(a worker takes every job of a queue before the next one). A priority "
+                "inside one queue is Django Tasks' (task.using(priority=...), "
+                "docs/tasks.md#priority)",
     "retry": "dispatch does not retry here; a failed push raises StoreUnavailable (give "
              "the connection a failover connection to ride out an outage)",
     "retry_policy": "see retry",

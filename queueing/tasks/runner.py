@@ -34,11 +34,12 @@ from queueing import connections
 from queueing.connections import redis_client
 from queueing.dispatching.registry import lookup
 from queueing.entries.payload import Payload
+from queueing.results import store as result_store
 from queueing.signals import job_failed
 from queueing.state import job_progress
 from queueing.tasks.failover import result_connection
 from queueing.tasks.framework import Framework, framework_of
-from queueing.tasks.results import ResultRecord, ResultStore
+from queueing.tasks.results import ResultRecord, ResultStore, now_moment
 from queueing.tasks.translate import to_task_result
 
 logger = logging.getLogger("queueing.tasks")
@@ -46,8 +47,9 @@ logger = logging.getLogger("queueing.tasks")
 _last_error = threading.local()  # (uuid, attempts) of the attempt whose error is recorded
 
 
-class ResultTooLarge(ValueError):
-    """A return value whose JSON is over the backend's max_result_bytes."""
+class ResultTooLarge(result_store.ResultTooLarge, ValueError):
+    """A return value whose JSON is over the backend's max_result_bytes (the result
+    store's cap, named by the backend's option; a ValueError, as Django's own)."""
 
 
 def class_path(exc: BaseException) -> str:
@@ -89,18 +91,19 @@ class TaskAdapter:
                                   *result.args, **result.kwargs)
             else:
                 value = task.call(*result.args, **result.kwargs)
-            value_json = encode_return_value(framework, value, backend.max_result_bytes)
+            value_json = encode_return_value(framework, value, backend.max_result_bytes,
+                                             job.job)
         except BaseException as exc:
             _last_error.attempt = (job.uuid, job.attempts)
-            store.add_error(job.uuid, class_path(exc), traceback_text(exc), status="READY")
+            store.add_error(job.uuid, class_path(exc), traceback_text(exc))
             raise
         # The last progress report before the result: a caller that sees SUCCESSFUL reads
         # the final report (the ledger, settling the job next, finds it written already)
         # (on the Redis that keeps the results: a failover connection's first one)
         job_progress.keep_final(
             connections.queue_driver(result_connection(backend.connection.name)), job.uuid)
-        finished = timezone.now()
-        store.succeed(job.uuid, value_json, finished)
+        finished_at, finished = now_moment()
+        store.succeed(job.uuid, value_json, finished_at)
         for name, value_ in (("status", framework.TaskResultStatus.SUCCESSFUL),
                              ("finished_at", finished), ("_return_value", json.loads(value_json))):
             object.__setattr__(result, name, value_)
@@ -108,14 +111,13 @@ class TaskAdapter:
         return value
 
 
-def encode_return_value(framework: Any, value: Any, limit: int) -> str:
-    """JSON of the return value, as Django normalises it; raises for what JSON can't carry."""
-    text = json.dumps(framework.normalize_json(value), separators=(",", ":"), allow_nan=False)
-    if len(text.encode()) > limit:
-        raise ResultTooLarge(
-            f"the return value is {len(text.encode())} bytes of JSON, over the backend's "
-            f"max_result_bytes ({limit}); store it elsewhere and return a reference")
-    return text
+def encode_return_value(framework: Any, value: Any, limit: int, name: str = "the task"
+                        ) -> str:
+    """JSON of the return value, as Django normalises it, by the result store's encoder
+    and size cap; raises for what JSON can't carry (TypeError, ValueError: Django's)."""
+    text = result_store.dump(framework.normalize_json(value))
+    return result_store.check_size(name, text, limit, error=ResultTooLarge,
+                                   cap=f"the backend's max_result_bytes ({limit})")
 
 
 def record_of(job: Payload, task: Any) -> ResultRecord:
@@ -168,13 +170,10 @@ def _finish_failed(payload: Payload, exception: BaseException | None) -> None:
         store = backend.results()
     else:  # not registered here: still mark the stored result, without signals
         store = ResultStore(redis_client(result_connection(payload.data.get("connection"))))
-    now = timezone.now()
     recorded = getattr(_last_error, "attempt", None) == (payload.uuid, payload.attempts)
-    if exception is not None and not recorded:
-        store.add_error(payload.uuid, class_path(exception), traceback_text(exception),
-                        status="FAILED", now=now)
-    else:
-        store.set_status(payload.uuid, "FAILED", now)
+    error = None if exception is None or recorded else (class_path(exception),
+                                                        traceback_text(exception))
+    store.fail(payload.uuid, exception, now_moment()[0], error)
     _last_error.attempt = None
     if framework is None:  # set exactly when the task is registered here
         return

@@ -39,4 +39,4 @@ def chord_callback(callback: dict, total: int, rest: list) -> None:
     signature: Any = from_spec(callback)
     send_once(client, found.id, signature, [from_spec(step) for step in rest],
               lambda: results.read(client, found.id, total))
-    client.delete(results.results_key(found.id))  # sent, now or by an earlier run
+    results.drop(client, found.id)  # sent, now or by an earlier run

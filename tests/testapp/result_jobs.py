@@ -97,3 +97,14 @@ async def add_async(a, b):
 @job(keep_result=60)
 def return_a_secret(total):
     return {"api_key": "sk_live_lemur5512", "total": total}
+
+
+@job(tries=1, keep_result=60)
+def fails_then_takes_a_while(label, seconds):
+    """Fails on its first run; a run after that (an operator's retry) sleeps, returns."""
+    runs = len([n for n in notes_of(RESULT_ENDS) if n["label"] == label])
+    note(RESULT_ENDS, label=label)
+    if runs == 0:
+        raise ValueError("first run fails")
+    time.sleep(seconds)
+    return "second run"

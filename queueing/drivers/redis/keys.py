@@ -54,8 +54,9 @@ def heartbeat_key(owner: str) -> str:
 
 
 def task_result_key(result_id: str) -> str:
-    """A Django Task's result (queueing/tasks/results.py), in its own hash tag; its
-    ``:workers`` and ``:errors`` keys follow it."""
+    """Where 0.2 kept a Django Task's result, in its own hash tag, its ``:workers`` and
+    ``:errors`` keys following it: only read now, until 0.4
+    (queueing/tasks/legacy_results.py); results live in queueing/results/store.py."""
     return namespaced(f"queueing:task:{{{result_id}}}")
 
 

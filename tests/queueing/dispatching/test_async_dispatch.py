@@ -19,7 +19,8 @@ from django.db import transaction
 from django.test import override_settings
 
 from queueing import connections, dispatch_many_async
-from queueing.drivers.redis.keys import QueueKeys, task_result_key
+from queueing.drivers.redis.keys import QueueKeys
+from queueing.results.store import record_key as result_key
 from queueing.tasks.framework import PRIMARY
 from tests.conftest import ROOT, subprocess_env
 from tests.testapp import jobs, tasks
@@ -114,8 +115,8 @@ def test_aenqueue_lands_where_enqueue_does(rclient):
     assert (first["uuid"], second["uuid"]) == (sync_result.id, async_result.id)
     assert stable(first) == stable(second)
     assert async_result.status == PRIMARY.TaskResultStatus.READY
-    stored = rclient.hgetall(task_result_key(async_result.id))
-    assert stored[b"status"] == b"READY" and rclient.ttl(task_result_key(async_result.id)) > 0
+    stored = rclient.hgetall(result_key(async_result.id))  # the one result store's record
+    assert stored[b"status"] == b"pending" and rclient.ttl(result_key(async_result.id)) > 0
     assert tasks.add.get_result(async_result.id).id == async_result.id
 
 
@@ -140,7 +141,7 @@ def test_aenqueue_with_run_after_waits_in_the_delayed_set(rclient):
     result = _aenqueue(tasks.add.using(run_after=at), 2, 3)
     [(data, score)] = delayed(rclient)
     assert data["uuid"] == result.id and score == pytest.approx(at.timestamp())
-    assert rclient.ttl(task_result_key(result.id)) > 300  # outlives the wait
+    assert rclient.ttl(result_key(result.id)) > 300  # outlives the wait
 
 
 # -- event loops -------------------------------------------------------------------------------

@@ -127,3 +127,25 @@ def test_a_debounced_dispatch_in_a_rolled_back_transaction_leaves_nothing(outage
     [row] = debounce_rows(outage)
     assert row.key == row_key(json.loads(row.value)["key"])
     assert json.loads(row.value)["uuid"] == json.loads(kept.payload)["uuid"]
+
+
+def test_a_kept_result_dispatched_in_the_outage_is_kept_on_the_first_redis(outage, rclient,
+                                                                           spawn_worker):
+    """Issue 50: results follow the failover rule of Task results (and job controls): a
+    job that keeps its result waits in the fallback while Redis is away, and once the
+    drain moved it and it ran, its result is on the first connection's Redis, where
+    result_of(uuid, connection) reads it."""
+    from queueing import result_of
+    from queueing.results import store
+    from tests.testapp.result_jobs import add_later
+
+    outage.away()
+    uuid = add_later.using(connection="fo").delay(0, 2, 3)
+    assert rows(outage.conn).count() == 1
+    outage.back()
+    handle = result_of(uuid, connection="fo")
+    assert handle.status == "pending"  # waiting in the fallback: nothing kept yet
+    assert drain("fo") == 1
+    worker_run(spawn_worker, outage)
+    assert handle.get(timeout=10) == {"sum": 5}
+    assert rclient.hget(store.record_key(uuid), "status") == b"succeeded"

@@ -57,7 +57,8 @@ def test_expires_and_queue_map_onto_their_namesakes(rclient):
 
 
 def test_priority_and_other_celery_only_options_are_refused_with_the_fix():
-    with pytest.raises(InvalidOption, match=r"priority.*queue='high'.*--queue=high,default"):
+    with pytest.raises(InvalidOption, match=r"priority.*queue='high'.*queue='low'.*"
+                                            r"--queue=high,default,low.*tasks.md#priority"):
         record.apply_async(args=("x",), priority=9)
     with pytest.raises(InvalidOption, match=r"link.*chain\("):
         record.apply_async(args=("x",), link=None)

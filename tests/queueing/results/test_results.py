@@ -2,6 +2,7 @@
 expiry, the size cap, sealing, and 1,000 waiters that cost Redis no polling."""
 import asyncio
 import html
+import io
 import re
 import time
 
@@ -17,6 +18,7 @@ from tests.testapp.result_jobs import (
     SEALED_SECRET,
     MultiplyLater,
     add_later,
+    fails_then_takes_a_while,
     keeps_nothing,
     refuse_with,
     return_bytes_of,
@@ -207,3 +209,23 @@ def test_the_job_page_shows_the_result_masked_and_a_sealed_one_sealed(worker):
     assert "stays sealed" in section and "wombat-passport-7" not in section
     shown = page("failed", failed)
     assert "kept-result" in shown and "no luck today" in shown
+
+
+def test_a_failed_job_retried_by_hand_is_waited_for_again_without_polling(worker, rclient):
+    """A rerun's running record drops the outcome and the wake-up token the first run
+    left (result_running.lua): `get` blocks until the new outcome. It used to find the
+    old token at once, read "running", and go round again, a BLMOVE per turn, until the
+    rerun ended."""
+    from django.core.management import call_command
+
+    handle = result_of(fails_then_takes_a_while.delay("rerun", 2.0))
+    with pytest.raises(JobFailed, match="first run fails"):
+        handle.get(timeout=20)
+    call_command("queue_retry", handle.uuid, stdout=io.StringIO())
+    until(lambda: handle.status == "running", 20, "the rerun to start", worker)
+    before = _calls(rclient, "blmove")["blmove"]
+    assert handle.get(timeout=20) == "second run"
+    # a 2 s rerun: one blocking BLMOVE, woken by the outcome (a few more only if a
+    # slice of the socket timeout, 9 s, ran out on a loaded machine); a spin would be
+    # thousands
+    assert _calls(rclient, "blmove")["blmove"] - before <= 3

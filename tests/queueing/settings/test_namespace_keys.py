@@ -13,6 +13,7 @@ from queueing.errors import ConfigurationError
 from queueing.middleware import keys as control_keys
 from queueing.middleware.funnel_slots import holders_key
 from queueing.middleware.lock_calls import lock_index
+from queueing.results import store as result_store
 from queueing.settings import namespace
 from queueing.settings.config import settings_errors
 from queueing.state.fair import rotation_key
@@ -37,6 +38,8 @@ def every_key() -> dict[str, str]:
         "primary switch": horizon_keys.primary_switch("redis"),
         "fair rotation": rotation_key("queues:", "reports"),
         "funnel": holders_key("tenant:7"), "chord results": results_key("b1"),
+        "result": result_store.record_key("r1"), "result ready": result_store.ready_key("r1"),
+        "task workers": result_store.companion_key("r1", "workers"),
     }
 
 
@@ -55,7 +58,10 @@ TODAY = {
     "prom series": "{horizon}:prom:series", "batches pruned": "horizon:batches:pruned",
     "primary switch": "horizon:primary:redis",
     "fair rotation": "queues:{reports}:fair", "funnel": "queueing:funnel:{tenant:7}",
-    "chord results": "queueing:chord:{b1}:results",
+    # Issue 50: kept results, a Task's and a chord's in the one result store (their 0.2
+    # keys, "task" above and queueing:chord:{b1}:results, are still read until 0.4)
+    "chord results": "queueing:result:{b1}:members", "result": "queueing:result:{r1}",
+    "result ready": "queueing:result:{r1}:ready", "task workers": "queueing:result:{r1}:workers",
 }
 
 

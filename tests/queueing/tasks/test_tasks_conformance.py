@@ -269,7 +269,7 @@ def test_a_too_large_return_value_fails_with_a_clear_error(settings):
 def test_arguments_that_are_not_json_are_refused_at_enqueue(rclient):
     with pytest.raises(TypeError):
         tasks.add.enqueue(object(), 1)
-    assert rclient.llen(DEFAULT.ready) == 0 and not rclient.keys("queueing:task:*")
+    assert rclient.llen(DEFAULT.ready) == 0 and not rclient.keys("queueing:result:*")
 
 
 def test_get_result_of_an_unknown_id_raises_does_not_exist():
@@ -436,8 +436,10 @@ def test_an_unregistered_task_name_fails_and_marks_its_result(rclient):
     rclient.rpush(DEFAULT.ready, json.dumps(data))
     drain()
     assert FailedJob.objects.filter(uuid=result.id).exists()
-    stored = rclient.hget(result_key(result.id), "status")
-    assert stored == b"FAILED"
+    from queueing import result_of  # the one result store: the same record, its word
+
+    assert result_of(result.id).status == "failed"
+    assert rclient.hget(result_key(result.id), "exc_type") == b"queueing.errors.UnknownJob"
 
 
 def test_check_reports_unknown_connection_and_refused_queue(settings):

@@ -36,7 +36,7 @@ def test_unset_times_are_left_out_so_the_first_start_can_be_set_once():
     record = ResultRecord(id="a", task_path="p", backend="b", queue="q", connection="c")
     fields = record_to_redis(record)
     assert "started_at" not in fields and "finished_at" not in fields
-    assert fields["status"] == "READY" and fields["run_after"] == ""
+    assert fields["status"] == "pending" and fields["run_after"] == ""  # the store's word
 
 
 def test_long_tracebacks_keep_head_and_tail():
