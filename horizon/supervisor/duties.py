@@ -10,6 +10,7 @@ never stops the master.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import redis
@@ -25,19 +26,17 @@ from horizon.waits import WaitMonitor
 from queueing.drivers.state_store import RedisClient
 
 
+@dataclass
 class Duties:
-    def __init__(self, schedules: ScheduleLoop, waits: WaitMonitor,
-                 log: Callable[[str], None], batches: BatchPruner | None = None,
-                 trimmer: Trimmer | None = None,
-                 failover: FailoverDrainer | None = None,
-                 primaries: PrimaryWatch | None = None) -> None:
-        self.schedules = schedules
-        self.waits = waits
-        self.log = log
-        self.batches = batches
-        self.trimmer = trimmer
-        self.failover = failover
-        self.primaries = primaries
+    """The duties one master runs each turn; those left None are not run."""
+
+    schedules: ScheduleLoop
+    waits: WaitMonitor
+    log: Callable[[str], None]
+    batches: BatchPruner | None = None
+    trimmer: Trimmer | None = None
+    failover: FailoverDrainer | None = None
+    primaries: PrimaryWatch | None = None
 
     @classmethod
     def for_master(cls, config: HorizonSettings, client: RedisClient, *, owner: str,

@@ -14,7 +14,7 @@ skips the job: it did not run, and nothing asked for it to come back.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 from queueing.entries.shapes import Payload
@@ -69,6 +69,7 @@ class Declared(Protocol):
     def is_class(self) -> bool: ...
 
 
+@dataclass(slots=True, eq=False)
 class RunningJob:
     """The job a middleware chain is about to run.
 
@@ -76,23 +77,18 @@ class RunningJob:
     (the job's connection when it is Redis); ``worker`` names the worker process.
     """
 
-    __slots__ = ("payload", "definition", "connection", "queue", "client", "worker",
-                 "timeout", "verdict", "current", "ran", "body")
-
-    def __init__(self, payload: Payload, definition: Declared, *, connection: str,
-                 queue: str, client: RedisClient, worker: str = "",
-                 timeout: float = 0.0) -> None:
-        self.payload = payload
-        self.definition = definition
-        self.connection = connection
-        self.queue = queue
-        self.client = client
-        self.worker = worker
-        self.timeout = timeout
-        self.verdict: Verdict | None = None
-        self.current: Any = None  # the middleware whose handle() is running
-        self.ran = False
-        self.body: Any = None  # runs the job itself (set by the chain)
+    payload: Payload
+    definition: Declared
+    _: KW_ONLY
+    connection: str
+    queue: str
+    client: RedisClient
+    worker: str = ""
+    timeout: float = 0.0
+    verdict: Verdict | None = field(default=None, init=False)
+    current: Any = field(default=None, init=False)  # the middleware whose handle() runs
+    ran: bool = field(default=False, init=False)
+    body: Any = field(default=None, init=False)  # runs the job itself (set by the chain)
 
     # -- what the job is ----------------------------------------------------------------
     @property

@@ -70,6 +70,22 @@ def fragment(name: str) -> Callable[[Fragment], Fragment]:
     return register
 
 
+def polled_page(name: str, template: str, partial: str,
+                context: Callable[[], dict]) -> Callable[[HtmxHttpRequest], HttpResponse]:
+    """A page that is one partial built from `context()` alone (the overview, Workers,
+    Running now, Schedules, Monitoring): the page view (unguarded: wrap it in
+    access.auth.page), with the fragment an action re-renders registered as `name`."""
+    def refreshed(request: HtmxHttpRequest, params: QueryDict) -> HttpResponse:
+        return render(request, partial, context())
+
+    def view(request: HtmxHttpRequest) -> HttpResponse:
+        return render_page(request, template, partial, context())
+
+    fragment(name)(refreshed)
+    view.__name__ = view.__qualname__ = name
+    return view
+
+
 def confirm(request: HtmxHttpRequest, message: str, *, fallback: str,
             level: str = "success") -> HttpResponse:
     """Answer an action: with HTMX, the updated fragment plus the message (swapped

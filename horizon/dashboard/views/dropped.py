@@ -40,5 +40,5 @@ def context(start_param: str | None) -> dict:
 
 @page
 def dropped(request: HtmxHttpRequest) -> HttpResponse:
-    return render_page(request, "horizon/dropped.html", PARTIAL,
-                       context(request.GET.get("start")))
+    return render_page(request, "horizon/list_page.html", PARTIAL,
+                       {**context(request.GET.get("start")), "heading": "Dropped jobs"})

@@ -35,7 +35,7 @@ def rows(now: float) -> list[dict]:
 @page
 def expired(request: HtmxHttpRequest) -> HttpResponse:
     now = time.time()
-    return render_page(request, "horizon/expired.html", PARTIAL, {
-        "section": "expired", "rows": rows(now),
+    return render_page(request, "horizon/list_page.html", PARTIAL, {
+        "heading": "Expired jobs", "section": "expired", "rows": rows(now),
         "total": unrun.count(horizon_client(), "expired"),
         "keep_minutes": horizon_settings().trim_completed_minutes})

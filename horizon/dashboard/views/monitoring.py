@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from django.http import HttpResponse, QueryDict
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.crypto import constant_time_compare, salted_hmac
@@ -23,7 +23,12 @@ from horizon.dashboard.access.auth import action, page
 from horizon.dashboard.monitoring import monitor_states, tag_failures
 from horizon.dashboard.shared import formatting, paging
 from horizon.dashboard.shared.masking import NAME_LIMIT, display, shown_tag
-from horizon.dashboard.views.common import HtmxHttpRequest, confirm, fragment, render_page
+from horizon.dashboard.views.common import (
+    HtmxHttpRequest,
+    confirm,
+    polled_page,
+    render_page,
+)
 from horizon.monitor_recording import watched_tags
 from horizon.repositories import horizon_client, monitored
 
@@ -65,14 +70,7 @@ def context() -> dict:
             "keep_minutes": horizon_settings().trim_monitored_minutes}
 
 
-@page
-def monitoring(request: HtmxHttpRequest) -> HttpResponse:
-    return render_page(request, "horizon/monitoring.html", PARTIAL, context())
-
-
-@fragment("monitoring")
-def monitoring_fragment(request: HtmxHttpRequest, params: QueryDict) -> HttpResponse:
-    return render(request, PARTIAL, context())
+monitoring = page(polled_page("monitoring", "horizon/monitoring.html", PARTIAL, context))
 
 
 def tag_context(tag: str, start_param: str | None, failed_only: bool = False) -> dict:

@@ -1,12 +1,9 @@
 """The overview: status, throughput, failures, processes and the per-queue workload."""
 from __future__ import annotations
 
-from django.http import HttpResponse, QueryDict
-from django.shortcuts import render
-
 from horizon.dashboard.access.auth import page
 from horizon.dashboard.overview import failover, flags, reads
-from horizon.dashboard.views.common import HtmxHttpRequest, fragment, render_page
+from horizon.dashboard.views.common import polled_page
 
 PARTIAL = "horizon/partials/overview.html"
 
@@ -22,11 +19,4 @@ def context() -> dict:
     }
 
 
-@page
-def overview(request: HtmxHttpRequest) -> HttpResponse:
-    return render_page(request, "horizon/overview.html", PARTIAL, context())
-
-
-@fragment("overview")
-def overview_fragment(request: HtmxHttpRequest, params: QueryDict) -> HttpResponse:
-    return render(request, PARTIAL, context())
+overview = page(polled_page("overview", "horizon/overview.html", PARTIAL, context))

@@ -2,13 +2,16 @@
 Cancel button (an audited action for operators)."""
 from __future__ import annotations
 
-from django.http import HttpResponse, QueryDict
-from django.shortcuts import render
+from django.http import HttpResponse
 from django.urls import reverse
 
 from horizon import audit
 from horizon.dashboard.access.auth import action, page
-from horizon.dashboard.views.common import HtmxHttpRequest, confirm, fragment, render_page
+from horizon.dashboard.views.common import (
+    HtmxHttpRequest,
+    confirm,
+    polled_page,
+)
 from horizon.dashboard.workers.running import running_now
 from horizon.queue_reads.queues import parse
 from queueing import connections
@@ -22,14 +25,7 @@ def context() -> dict:
     return {"section": "running", "rows": rows, "lost": sum(1 for row in rows if row.lost)}
 
 
-@page
-def running(request: HtmxHttpRequest) -> HttpResponse:
-    return render_page(request, "horizon/running.html", PARTIAL, context())
-
-
-@fragment("running")
-def running_fragment(request: HtmxHttpRequest, params: QueryDict) -> HttpResponse:
-    return render(request, PARTIAL, context())
+running = page(polled_page("running", "horizon/running.html", PARTIAL, context))
 
 
 @action

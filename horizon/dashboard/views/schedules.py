@@ -6,14 +6,17 @@ recorded in the schedule's history like any other run; it needs no master.
 """
 from __future__ import annotations
 
-from django.http import Http404, HttpResponse, QueryDict
-from django.shortcuts import render
+from django.http import Http404, HttpResponse
 from django.urls import reverse
 
 from horizon import audit
 from horizon.dashboard.access.auth import action, page
 from horizon.dashboard.schedules import reads as read_model
-from horizon.dashboard.views.common import HtmxHttpRequest, confirm, fragment, render_page
+from horizon.dashboard.views.common import (
+    HtmxHttpRequest,
+    confirm,
+    polled_page,
+)
 from horizon.repositories import horizon_client
 from horizon.schedules import store
 from horizon.schedules.definitions import ScheduleError, find
@@ -26,14 +29,7 @@ def context() -> dict:
     return {"section": "schedules", "rows": rows, "error": error}
 
 
-@page
-def schedules(request: HtmxHttpRequest) -> HttpResponse:
-    return render_page(request, "horizon/schedules.html", PARTIAL, context())
-
-
-@fragment("schedules")
-def schedules_fragment(request: HtmxHttpRequest, params: QueryDict) -> HttpResponse:
-    return render(request, PARTIAL, context())
+schedules = page(polled_page("schedules", "horizon/schedules.html", PARTIAL, context))
 
 
 def _schedule(name: str):

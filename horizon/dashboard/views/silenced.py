@@ -38,5 +38,5 @@ def context(start_param: str | None) -> dict:
 
 @page
 def silenced(request: HtmxHttpRequest) -> HttpResponse:
-    return render_page(request, "horizon/silenced.html", PARTIAL,
-                       context(request.GET.get("start")))
+    return render_page(request, "horizon/list_page.html", PARTIAL,
+                       {**context(request.GET.get("start")), "heading": "Silenced jobs"})

@@ -20,13 +20,10 @@ from typing import Any
 import redis
 import redis.asyncio
 
-from queueing.drivers.redis.keys import QueueKeys
+from queueing.drivers.redis.keys import KeyCache, QueueKeys
 from queueing.drivers.redis.riding import Rider, rides
 from queueing.drivers.redis.scripts import QUEUEING_LUA, sha, source
-from queueing.settings import namespace
 from queueing.settings.config import ConnectionConfig
-
-_SCOPE = namespace.SCOPE  # read per keys() call: a worker's pop pays one lookup for it
 
 ScriptCall = tuple[str, list, list]  # (script name in lua/, keys, args)
 # redis.asyncio's cluster client refuses a node's 101st connection (MaxConnectionsError)
@@ -42,31 +39,14 @@ class AsyncRedisDriver:
         self.config = config
         self.name = config.name
         self.client = client  # redis.asyncio.Redis or redis.asyncio.cluster.RedisCluster
-        self._keys: dict[str, QueueKeys] = {}
-        # A dashboard reads other apps' queues in a scope (queueing/settings/namespace.py):
-        # their keys are kept apart, so a scope never gets this process's keys (nor the
-        # other way round), and a worker, never in a scope, pays one lookup for it.
-        self._scoped_keys: dict[tuple[str, str], QueueKeys] = {}
+        self._keys = KeyCache(config.prefix)
         self._closer: AsyncGenerator[None, None] | None = None
         self.rider = Rider(config) if rides(config) else None
         self._turns: Any = (asyncio.Semaphore(CLUSTER_CALLS_AT_ONCE) if config.cluster
                             else contextlib.nullcontext())
 
     def keys(self, queue: str) -> QueueKeys:
-        space = _SCOPE.get()
-        if space is not None:
-            return self._keys_in(space, queue)
-        keys = self._keys.get(queue)
-        if keys is None:
-            keys = self._keys[queue] = QueueKeys.for_queue(queue, self.config.prefix)
-        return keys
-
-    def _keys_in(self, space: str, queue: str) -> QueueKeys:
-        keys = self._scoped_keys.get((space, queue))
-        if keys is None:
-            keys = self._scoped_keys[space, queue] = QueueKeys.for_queue(
-                queue, self.config.prefix)
-        return keys
+        return self._keys.get(queue)
 
     async def close(self) -> None:
         if isinstance(self.client, redis.asyncio.Redis):

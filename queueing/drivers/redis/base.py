@@ -11,14 +11,11 @@ from queueing.contract.roles import (
 )
 from queueing.drivers.redis.batches import RedisBatches
 from queueing.drivers.redis.cluster import SlotWaiter, is_cluster
-from queueing.drivers.redis.keys import QueueKeys
+from queueing.drivers.redis.keys import KeyCache, QueueKeys
 from queueing.drivers.redis.replies import RedisClient
 from queueing.drivers.redis.riding import Rider, rides
 from queueing.drivers.redis.scripts import Scripts
-from queueing.settings import namespace
 from queueing.settings.config import ConnectionConfig
-
-_SCOPE = namespace.SCOPE  # read per keys() call: a worker's pop pays one lookup for it
 
 
 class RedisBase:
@@ -30,11 +27,7 @@ class RedisBase:
         # Rides dispatch through a primary switch (drivers/redis/riding.py): sentinel and
         # replica_acks connections only, so a plain connection's dispatch is unchanged.
         self.rider = Rider(config) if rides(config) else None
-        self._keys: dict[str, QueueKeys] = {}
-        # A dashboard reads other apps' queues in a scope (queueing/settings/namespace.py):
-        # their keys are kept apart, so a scope never gets this process's keys (nor the
-        # other way round), and a worker, never in a scope, pays one lookup for it.
-        self._scoped_keys: dict[tuple[str, str], QueueKeys] = {}
+        self._keys = KeyCache(config.prefix)
         self.waiter = SlotWaiter(client) if is_cluster(client) else None
         self.capabilities = Capabilities(prefetch=True, wait_then_pop=self.waiter is None,
                                          heartbeats=True)
@@ -58,20 +51,7 @@ class RedisBase:
             self.client.close()
 
     def keys(self, queue: str) -> QueueKeys:
-        space = _SCOPE.get()
-        if space is not None:
-            return self._keys_in(space, queue)
-        keys = self._keys.get(queue)
-        if keys is None:
-            keys = self._keys[queue] = QueueKeys.for_queue(queue, self.config.prefix)
-        return keys
-
-    def _keys_in(self, space: str, queue: str) -> QueueKeys:
-        keys = self._scoped_keys.get((space, queue))
-        if keys is None:
-            keys = self._scoped_keys[space, queue] = QueueKeys.for_queue(
-                queue, self.config.prefix)
-        return keys
+        return self._keys.get(queue)
 
     def new_token(self) -> str:
         if os.getpid() != self._token_pid:  # forked: another process, another prefix

@@ -7,7 +7,7 @@ single Redis Cluster slot.
 from dataclasses import dataclass
 
 from queueing.settings.connection import DEFAULT_PREFIX
-from queueing.settings.namespace import namespaced
+from queueing.settings.namespace import SCOPE, namespaced
 
 # Every name below goes through namespaced() (queueing/settings/namespace.py): with no namespace
 # they are exactly the names of earlier releases.
@@ -163,3 +163,32 @@ def progress_key(uuid: str) -> str:
 def batch_progress_key(batch_id: str) -> str:
     """A batch's members' last progress reports: hash of member id -> JSON, expires."""
     return f"{progress_prefix()}batch:{batch_id}"
+
+
+class KeyCache:
+    """A driver's QueueKeys per queue name, built once. A dashboard reads other apps'
+    queues in a namespace scope (queueing/settings/namespace.py): their keys are kept
+    apart, so a scope never gets this process's keys (nor the other way round), and a
+    worker, never in a scope, pays one context-variable read for it."""
+
+    __slots__ = ("prefix", "_own", "_scoped")
+
+    def __init__(self, prefix: str = DEFAULT_PREFIX) -> None:
+        self.prefix = prefix
+        self._own: dict[str, QueueKeys] = {}
+        self._scoped: dict[tuple[str, str], QueueKeys] = {}
+
+    def get(self, queue: str) -> QueueKeys:
+        space = SCOPE.get()
+        if space is not None:
+            return self._in(space, queue)
+        keys = self._own.get(queue)
+        if keys is None:
+            keys = self._own[queue] = QueueKeys.for_queue(queue, self.prefix)
+        return keys
+
+    def _in(self, space: str, queue: str) -> QueueKeys:
+        keys = self._scoped.get((space, queue))
+        if keys is None:
+            keys = self._scoped[space, queue] = QueueKeys.for_queue(queue, self.prefix)
+        return keys
