@@ -50,6 +50,8 @@ def call(definition: JobDefinition, job: Payload, keeping: bool = True,
         finally:
             context.leave(token)
     if definition.is_class:
+        if mark is not None:  # its __init__ is its own code: the job began
+            mark.words[mark.slot] = mark.began
         instance = definition.target()
         instance.payload = job
         func = instance.handle

@@ -347,6 +347,8 @@ class SlotPool:
         deadline = asyncio.timeout(timeout)
         try:
             async with deadline:
+                if mark is not None and prepared.definition.is_class:  # its __init__
+                    mark.words[slot] = mark.began  # runs in start(): the job began
                 body = execution.start(prepared.definition, prepared.job)
                 if RESULT_FIELD in prepared.job.data:  # issue 50: keeps its result
                     body = awaited_keeping(body, prepared.job)  # (queueing/results)

@@ -16,7 +16,7 @@ import mmap
 import os
 import time
 
-from queueing import job
+from queueing import Job, job
 from queueing.connections import redis_driver
 from tests.testapp.jobs import STORM
 
@@ -111,3 +111,28 @@ def returns_then_dies(label):
 
     note(RAN, label=label)
     return _KillsOnDrop()
+
+
+class DiesInInit(Job):
+    """A Job class whose __init__ SIGKILLs its worker: its own code, so it has begun
+    (charged, not handed back uncounted to kill the next worker too)."""
+
+    def __init__(self):
+        import signal
+        import sys
+
+        from tests.testapp.jobs import RAN, note
+
+        if "runworker" in sys.argv:  # not in the settling process (its failed() hook)
+            note(RAN, label="init")
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    def handle(self):
+        pass
+
+
+class ADiesInInit(DiesInInit):
+    """Its async twin: at --concurrency above 1 its handle() runs on the event loop."""
+
+    async def handle(self):
+        pass

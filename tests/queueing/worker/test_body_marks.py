@@ -79,3 +79,20 @@ def test_a_worker_killed_after_a_body_returned_has_the_job_acknowledged(
     assert rclient.llen(DEFAULT.ready) + rclient.zcard(DEFAULT.delayed) == 0
     assert list(FailedJob.objects.values_list("exception", flat=True)) == []
     assert [n["label"] for n in notes()] == ["done-then-killed"]  # it ran once
+
+
+@pytest.mark.django_db(transaction=True, databases=WORKER_DATABASES)
+@pytest.mark.parametrize("concurrency", [1, 4])
+@pytest.mark.parametrize("job", ["DiesInInit", "ADiesInInit"])
+def test_a_job_class_whose_init_kills_its_worker_has_begun_and_is_charged(
+        job, concurrency, spawn_worker, rclient):
+    # Its __init__ is the job's own code: handed back uncounted, it would kill every
+    # worker it reached, uncounted by the poison cap too.
+    getattr(storm_jobs, job).delay()
+    worker = spawn_worker("--queue=default", "--tries=1", f"--concurrency={concurrency}")
+    assert worker.wait(60) == -signal.SIGKILL
+    wait_until(lambda: FailedJob.objects.exists() and rclient.zcard(DEFAULT.reserved) == 0,
+               timeout=30, message=f"the sidecar to charge the job\n{worker.output()}")
+    assert rclient.llen(DEFAULT.ready) + rclient.zcard(DEFAULT.delayed) + \
+        rclient.zcard(DEFAULT.reserved) == 0
+    assert [n["label"] for n in notes()] == ["init"]
