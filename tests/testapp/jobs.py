@@ -943,5 +943,5 @@ def transactions_until_stopped(label, seconds=60.0):
 
 
 from tests.testapp.result_jobs import *  # noqa: E402,F403  (the kept-results tests' jobs)
-from tests.testapp.storm_jobs import *  # noqa: E402,F403  (the kill storms' jobs)
 from tests.testapp.migrating_example import *  # noqa: E402,F403  (docs/migrating.md's example)
+from tests.testapp.storm_jobs import *  # noqa: E402,F403  (the kill storms' jobs)

@@ -20,6 +20,10 @@ from queueing import Job, job
 from queueing.connections import redis_driver
 from tests.testapp.jobs import STORM
 
+# What tests/testapp/jobs.py takes with its star import (it has a MARKS of its own).
+__all__ = ["astorm", "sstorm", "bare_storm", "abare_storm", "returns_then_dies",
+           "DiesInInit", "ADiesInInit"]
+
 STORM_STARTED = "test:storm:started"
 BEGAN, RETURNED = 1, 2  # the marks, as bytes of the shared file
 
@@ -32,7 +36,7 @@ def _marks():
         return mmap.mmap(handle.fileno(), 0, flags=mmap.MAP_SHARED)
 
 
-MARKS = _marks()  # None outside a storm (the jobs then only note in Redis)
+BODY_MARKS = _marks()  # None outside a storm (the jobs then only note in Redis)
 
 
 def read_marks(path: str, count: int) -> bytes:
@@ -45,7 +49,7 @@ def read_marks(path: str, count: int) -> bytes:
 async def astorm(label, index=-1):
     """An async storm job: marks and notes that its body began, 1 ms of waiting, then
     notes and marks its completion."""
-    marks = MARKS
+    marks = BODY_MARKS
     if marks is not None:
         marks[index] = BEGAN
     import asyncio
@@ -61,7 +65,7 @@ async def astorm(label, index=-1):
 @job
 def sstorm(label, index=-1):
     """The sync twin of `astorm`, for the storm at --concurrency=8 (thread slots)."""
-    marks = MARKS
+    marks = BODY_MARKS
     if marks is not None:
         marks[index] = BEGAN
     client = redis_driver("redis").client
@@ -78,7 +82,7 @@ def bare_storm(index):
     worker's own code around the body (taking a row, marking it running, writing its
     success down), so its kills land there, where a mark of the body's start or end
     could be lost."""
-    marks = MARKS
+    marks = BODY_MARKS
     if marks is not None:
         marks[index] = BEGAN
         marks[index] = RETURNED
@@ -87,7 +91,7 @@ def bare_storm(index):
 @job
 async def abare_storm(index):
     """The async twin of `bare_storm`: one step, no await."""
-    marks = MARKS
+    marks = BODY_MARKS
     if marks is not None:
         marks[index] = BEGAN
         marks[index] = RETURNED
