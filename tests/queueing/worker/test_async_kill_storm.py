@@ -156,9 +156,9 @@ def test_a_kill_storm_charges_only_jobs_cut_short(storm, spawn_worker, rclient, 
           f"{len(orphans)} orphans")
     # Zero, not a bound: the worker's marks and these are each one store, with only the
     # interpreter's eval-breaker check on entering the body (its RESUME) and, for a sync
-    # body, on leaving its call between them. In 35 storms after the change, one job once
+    # body, on leaving its call between them. In 49 storms after the change, one job once
     # (64 async slots beside 8 hogs) was charged with its last mark set, and not again in
-    # 14 reruns: the message says whether another worker ran it too (a lapsed lease).
+    # 12 reruns: the message says whether another worker ran it too (a lapsed lease).
     def story(indexes: list[int]) -> str:  # what else is known of these jobs
         told = []
         for i in indexes:
