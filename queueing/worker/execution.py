@@ -26,20 +26,32 @@ from queueing.observability import tracing
 from queueing.results.keeping import call_keeping
 from queueing.signals import job_failed, job_processed, job_processing
 from queueing.worker import model_args
+from queueing.worker.body_marks import BodyMark
 
 logger = logging.getLogger("queueing")
 
-def call(definition: JobDefinition, job: Payload, keeping: bool = True) -> Any:
-    """Run the job's code with its arguments; exceptions propagate to the caller."""
+def call(definition: JobDefinition, job: Payload, keeping: bool = True,
+         mark: BodyMark | None = None) -> Any:
+    """Run the job's code with its arguments; exceptions propagate to the caller. A
+    `mark` (a slot's, body_marks.py) is stored in the instant before the body is called
+    and in the instant after it returns, with nothing in between that lets another
+    thread run."""
     if keeping and RESULT_FIELD in job.data:  # issue 50: it keeps its result (queueing/results)
-        return call_keeping(lambda: call(definition, job, keeping=False), job)
+        return call_keeping(lambda: call(definition, job, False, mark), job)
     if definition.adapter is not None:
         token = context.enter(job)
         try:
-            return definition.adapter.call(job)
+            if mark is None:
+                return definition.adapter.call(job)
+            mark.words[mark.slot] = mark.began
+            value = definition.adapter.call(job)
+            mark.words[mark.slot] = mark.returned
+            return value
         finally:
             context.leave(token)
     if definition.is_class:
+        if mark is not None:  # its __init__ is its own code: the job began
+            mark.words[mark.slot] = mark.began
         instance = definition.target()
         instance.payload = job
         func = instance.handle
@@ -49,13 +61,37 @@ def call(definition: JobDefinition, job: Payload, keeping: bool = True) -> Any:
     try:
         args, kwargs = job.args, job.kwargs
         if MODELS in job.data:  # model arguments: their rows, read now (model_args.py)
+            if mark is not None:  # reading them is the job's start
+                mark.words[mark.slot] = mark.began
             func, args, kwargs = model_args.bind(func, job)
         if not tracing.enabled():  # no span to open: skip the context manager's cost
-            return finish(func(*args, **kwargs))
+            if mark is None:
+                return finish(func(*args, **kwargs))
+            return _marked(func, args, kwargs, mark)
         with tracing.job_span(job):
-            return finish(func(*args, **kwargs))
+            if mark is None:
+                return finish(func(*args, **kwargs))
+            return _marked(func, args, kwargs, mark)
     finally:
         context.leave(token)
+
+
+_PLAIN = frozenset({bool, int, float, str, bytes, list, tuple, dict})  # nothing to await
+
+
+def _marked(func: Any, args: Any, kwargs: Any, mark: BodyMark) -> Any:
+    """Call the body between its two marks. Each is a store into the shared memory, with
+    no call between it and the body (no other thread can run there). A value that may
+    be awaitable (an async def run here) is awaited before the body counts as returned."""
+    words, slot = mark.words, mark.slot
+    words[slot] = mark.began
+    value = func(*args, **kwargs)
+    if value is None or value.__class__ in _PLAIN:
+        words[slot] = mark.returned
+        return value
+    value = finish(value)
+    words[slot] = mark.returned
+    return value
 
 
 def enter(job: Payload) -> None:

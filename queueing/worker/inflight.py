@@ -21,6 +21,7 @@ a segfault, a timeout kill) the sidecar can settle every row by its state.
 """
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections import deque
@@ -30,6 +31,7 @@ from typing import Any
 
 from queueing.contract.roles import Reservation
 from queueing.entries import progress as progress_lib
+from queueing.worker.body_marks import BodyMark, mark_for
 from queueing.worker.options import ACK_ROWS
 from queueing.worker.outcome import Prepared
 from queueing.worker.table_memory import (
@@ -37,6 +39,7 @@ from queueing.worker.table_memory import (
     FINISHED,
     LEAVING,
     MAX_ROWS,
+    NO_SLOT,
     PREFETCHED,
     RUNNING,
     STATE_NAMES,
@@ -68,6 +71,8 @@ class _Entry:
     completion: Any = None  # a finished job's record for the completion recorders
     ended: bool = False  # RUNNING, its code ended: only its settling is left
     returned: bool = False  # ended, and its body returned: done whatever happens next
+    slot: int = NO_SLOT  # the slot whose body word marks its body's start and end
+    serial: int = 0  # its serial in that word (body_marks.py)
 
     @property
     def shown(self) -> int:
@@ -91,6 +96,8 @@ class InFlight:
         self._lock = threading.Lock()
         self._entries: dict[str, _Entry] = {}  # token -> entry, in insertion order
         self._waiting: deque[str] = deque()  # tokens of the prefetched rows not taken
+        self._serials = itertools.count(1)  # of running rows, for their body words
+        self._words = memory.body_words() if memory is not None else None
 
     # -- reading ------------------------------------------------------------------------
     def _in(self, state: int) -> list[Reservation]:
@@ -178,13 +185,24 @@ class InFlight:
                 self._waiting.append(held.token)
             self._rewrite()
 
-    def started(self, prepared: Prepared) -> None:
-        """Its code begins: RUNNING, with the moment the sidecar kills it (0: never)."""
+    def started(self, prepared: Prepared, slot: int = NO_SLOT) -> BodyMark | None:
+        """Its code is about to begin: RUNNING, with the moment the sidecar kills it (0:
+        never). With a `slot`, the row names it and a serial, and the caller stores the
+        mark's words around the body (body_marks.py): a kill before the body began then
+        hands the job back uncounted, one after it returned acknowledges it. None: no
+        marks (no sidecar to read them, or no slot)."""
         job, timeout = prepared.job, prepared.timeout
         now = time.time()
         kill_at = now + timeout + self.kill_grace if timeout > 0 else 0.0
+        words = self._words
+        if words is None or slot == NO_SLOT:
+            self._set(prepared.held, RUNNING, kill_at, now, label=(job.uuid, job.job),
+                      attempt=job.attempts)
+            return None
+        serial = next(self._serials) & 0xFFFFFFFF
         self._set(prepared.held, RUNNING, kill_at, now, label=(job.uuid, job.job),
-                  attempt=job.attempts)
+                  attempt=job.attempts, slot=slot, serial=serial)
+        return mark_for(words, slot, serial, prepared)
 
     def ended(self, prepared: Prepared, *, returned: bool) -> None:
         """The job's code ended: it returned, or it raised or was interrupted. Its row says
@@ -205,7 +223,7 @@ class InFlight:
             entry.kill_at = time.time() + SETTLING_BOUND
             if self.memory is not None and entry.index >= 0:
                 self.memory.set_state(entry.index, entry.shown, entry.kill_at,
-                                      entry.started, True)
+                                      entry.started, True, entry.slot, entry.serial)
 
     def loop_turned(self) -> None:
         """The control loop took a turn: its beat in the shared memory (see
@@ -264,7 +282,8 @@ class InFlight:
     # -- internals ----------------------------------------------------------------------
     def _set(self, held: Reservation, state: int, kill_at: float = 0.0,
              started: float = 0.0, label: tuple[str, str] | None = None,
-             completion: Any = None, attempt: int = 0) -> None:
+             completion: Any = None, attempt: int = 0, slot: int | None = None,
+             serial: int = 0) -> None:
         with self._lock:
             entry = self._entries.get(held.token)
             if entry is None:  # not reserved through the table (an inline run)
@@ -272,11 +291,13 @@ class InFlight:
             entry.state, entry.kill_at, entry.started = state, kill_at, started
             if label is not None:
                 entry.label, entry.attempt = label, attempt
+            if slot is not None:
+                entry.slot, entry.serial = slot, serial
             if completion is not None:
                 entry.completion = completion
             if self.memory is not None and entry.index >= 0:
                 self.memory.set_state(entry.index, entry.shown, kill_at, started,
-                                      entry.ended)
+                                      entry.ended, entry.slot, entry.serial)
 
     def _rewrite(self) -> None:
         if len(self._entries) > MAX_ROWS:
@@ -284,5 +305,6 @@ class InFlight:
         for index, entry in enumerate(self._entries.values()):
             entry.index = index
         if self.memory is not None:
-            self.memory.rewrite([(e.shown, e.ended, e.leased_at, e.kill_at, e.started,
-                                  e.held) for e in self._entries.values()])
+            self.memory.rewrite([(e.shown, e.ended, e.slot, e.serial, e.leased_at,
+                                  e.kill_at, e.started, e.held)
+                                 for e in self._entries.values()])

@@ -48,7 +48,7 @@ class InlineExecutor:
         held = self.ledger.claim_next()
         if held is None:
             return None
-        outcome = self.runner.process(held, self.alarm)  # never raises
+        outcome = self.runner.process(held, self.alarm, 0)  # never raises; its one slot: 0
         self.ledger.write_down(held, outcome)
         return outcome
 

@@ -33,6 +33,7 @@ from queueing.middleware.pipeline import plan_for
 from queueing.settings.config import queue_settings
 from queueing.signals import job_processing
 from queueing.worker import controls, policy, unrun
+from queueing.worker.body_marks import BodyMark
 from queueing.worker.database_use import ConnectionChecks
 from queueing.worker.execution import call
 from queueing.worker.interrupts import Interrupts
@@ -44,6 +45,7 @@ from queueing.worker.outcome import Outcome, Prepared, printable
 from queueing.worker.process_control import TimeoutInterrupt
 from queueing.worker.settler import Settler
 from queueing.worker.stopping import StopInterrupt
+from queueing.worker.table_memory import NO_SLOT
 from queueing.worker.unknown_jobs import UNKNOWN_SINCE, UnknownJobs
 from queueing.worker.unrun import BatchGate
 
@@ -83,14 +85,15 @@ class JobRunner:
         return checks
 
     # -- processing ---------------------------------------------------------------------
-    def process(self, held: Reservation, interrupts: Interrupts) -> Outcome:
+    def process(self, held: Reservation, interrupts: Interrupts, slot: int = NO_SLOT
+                ) -> Outcome:
         """Settle one reserved entry in this thread, whatever it holds (its row is the
         caller's to write down: see ledger.py). Never raises."""
         try:
             prepared = self.prepare(held)
             if isinstance(prepared, Outcome):
                 return prepared
-            return self.run(prepared, interrupts)
+            return self.run(prepared, interrupts, slot)
         except Exception as exc:  # a bug of ours, or a hostile entry we did not foresee
             logger.error("could not settle a reserved entry on %s: %s", held.queue,
                          printable(exc, 300), exc_info=exc)
@@ -162,20 +165,25 @@ class JobRunner:
             unrun.record_start(settler, job)
         return Prepared(held, job, definition, tries, timeout, meta, plan)
 
-    def run(self, prepared: Prepared, interrupts: Interrupts) -> Outcome:
+    def run(self, prepared: Prepared, interrupts: Interrupts, slot: int = NO_SLOT
+            ) -> Outcome:
         """Run a prepared sync job in this thread and settle it. `interrupts` (the
         executor's) wraps the call of its code: a timeout, a cancel or a stop's bound
-        lands only while that code runs."""
+        lands only while that code runs. `slot`: the executor's slot running it, whose
+        body word marks its body's start and end (body_marks.py)."""
         held, job, definition = prepared.held, prepared.job, prepared.definition
         ledger, settler = self.ledger, self.settler
-        ledger.started(prepared)
+        mark = ledger.started(prepared, slot)
         started = time.perf_counter()
         checks = self.connections
         checks.before_job(started)
+        if mark is not None and prepared.plan is not None:  # its middleware runs first:
+            mark.words[mark.slot] = mark.began  # the job's start, its word unchanged after
         verdict = None
         try:
             try:
-                verdict = interrupts.call(prepared, self._call)
+                verdict = interrupts.call(prepared, self._call if mark is None else
+                                          lambda prepared: self._call(prepared, mark))
             except BaseException:
                 ledger.ended(prepared, returned=False)
                 raise
@@ -205,15 +213,16 @@ class JobRunner:
                 return settled
         return settler.succeeded(prepared, runtime)
 
-    def _call(self, prepared: Prepared) -> Any:
+    def _call(self, prepared: Prepared, mark: BodyMark | None = None) -> Any:
         """The job's own code, through its middleware chain when it has one (job
-        controls: middleware, a unique lock; see queueing/middleware); the verdict."""
+        controls: middleware, a unique lock; see queueing/middleware); the verdict.
+        `mark`: its slot's body marks (the plain path only)."""
         definition, job = prepared.definition, prepared.job
         if prepared.plan is None:
             if KEEP_FIELD in job.data:  # a chord member: its callback needs the result
-                results.keep(self.driver, job, call(definition, job))
+                results.keep(self.driver, job, call(definition, job, mark=mark))
             else:
-                call(definition, job)
+                call(definition, job, mark=mark)
             return None
         body: Callable[[], Any] = (
             (lambda: results.keep(self.driver, job, call(definition, job)))

@@ -33,7 +33,9 @@ beat stops) and:
   only by the bound on writing its outcome down (inflight.SETTLING_BOUND);
 - when the worker is gone (it died, or exited leaving rows), settles the table by state:
   finished rows are acknowledged, prefetched rows handed back uncounted to their place,
-  running rows released or failed by their rules; then exits. Settling is retried (on
+  running rows released or failed by their rules (a running row whose body had
+  returned, or had not yet begun, as its slot's word says, is acknowledged, or handed
+  back uncounted: body_marks.py); then exits. Settling is retried (on
   a fresh connection) until the leases would lapse anyway.
 
 What the sidecar never does in a forked copy of the worker is run a job's code or open a
@@ -64,6 +66,7 @@ from collections.abc import Callable
 from typing import Any
 
 from queueing.contract.roles import QueueDriver
+from queueing.worker.body_marks import as_left
 from queueing.worker.deadline import Deadline
 from queueing.worker.fork_child import become_sidecar
 from queueing.worker.policy import LeaseTiming, lease_timing
@@ -254,7 +257,8 @@ class Sidecar:
             alive = worker_alive()  # first: a dead worker's table is read as it was left
             mode, rows = self.memory.read(writer_alive=worker_alive)
             if not alive or mode == LEAVING:
-                self.settlement.settle(driver, rows, worker_pid, self._death(), renewed)
+                self.settlement.settle(driver, self._as_left(rows), worker_pid,
+                                       self._death(), renewed)
                 return 0
             if mode == STOPPING:
                 return 0
@@ -381,7 +385,11 @@ class Sidecar:
         return Death()
 
     def _final_rows(self) -> list[Row]:
-        return self.memory.read(writer_alive=lambda: False)[1]
+        return self._as_left(self.memory.read(writer_alive=lambda: False)[1])
+
+    def _as_left(self, rows: list[Row]) -> list[Row]:
+        """A departed worker's rows as its slots' body words say they were (body_marks)."""
+        return as_left(rows, self.memory.read_body_words())
 
     def _say(self, text: str) -> None:
         try:

@@ -46,6 +46,7 @@ from queueing.worker.ledger import Ledger
 from queueing.worker.outcome import Outcome, Prepared
 from queueing.worker.process_control import TimeoutInterrupt
 from queueing.worker.stopping import StopInterrupt
+from queueing.worker.table_memory import NO_SLOT
 
 logger = logging.getLogger("queueing.worker")
 
@@ -57,6 +58,7 @@ class Active:
     prepared: Prepared
     started: float  # monotonic
     is_async: bool
+    slot: int = NO_SLOT  # its slot's number: the body word it marks (body_marks.py)
     task: Any = None  # the asyncio task of an async job
     cancel: JobCancelled | None = None  # an operator's cancel, once asked
     cancel_at: float = 0.0  # monotonic, when it was asked
@@ -93,6 +95,7 @@ class SlotPool:
         self.low_water = 0  # the control loop sets it from the prefetch size
         self._cond = threading.Condition()  # guards busy, active, the threads, closing
         self._threads: list[threading.Thread] = []
+        self._free_slots = list(range(size - 1, -1, -1))  # numbers of the slots not in use
         self._idle = 0
         self._closing = False
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -219,9 +222,12 @@ class SlotPool:
 
     def _release(self, token: str, wake: bool = True) -> None:
         """A job's slot is free again; `wake` an idle thread to fill it (a slot thread
-        freeing its own slot takes the next row itself)."""
+        freeing its own slot takes the next row itself). Its row was written down (or
+        says its code ended) first, so the next job may mark the slot's word."""
         with self._cond:
-            self.active.pop(token, None)
+            entry = self.active.pop(token, None)
+            if entry is not None and entry.slot != NO_SLOT:
+                self._free_slots.append(entry.slot)
             self.busy -= 1
             if wake and self._idle:
                 self._cond.notify()
@@ -263,6 +269,7 @@ class SlotPool:
         is_async = prepared.definition.is_async and prepared.plan is None
         entry = Active(prepared, time.monotonic(), is_async)
         with self._cond:
+            entry.slot = self._free_slots.pop() if self._free_slots else NO_SLOT
             self.active[held.token] = entry
             if not is_async:  # more rows waiting: another thread takes the next one
                 self._wake_or_spawn(self.ledger.unclaimed())
@@ -271,7 +278,7 @@ class SlotPool:
             return
         started = time.perf_counter()
         try:  # its row is marked running as its code starts (the runner's ledger.started)
-            outcome = self.runner.run(prepared, self.guard)
+            outcome = self.runner.run(prepared, self.guard, entry.slot)
         except BaseException as exc:  # an interrupt that landed outside the job's code
             logger.error("job %s: %s outside its code", prepared.job.uuid, exc)
             outcome = self.settler.after_code(prepared, exc, time.perf_counter() - started)
@@ -301,7 +308,8 @@ class SlotPool:
             self._start_scheduled = False
         while self._to_start:
             prepared, entry, context = self._to_start.popleft()
-            entry.task = task = loop.create_task(self._run_async(prepared), context=context)
+            entry.task = task = loop.create_task(self._run_async(prepared, entry.slot),
+                                                 context=context)
             if entry.cancel is not None or entry.stopping:
                 task.cancel()
 
@@ -324,24 +332,33 @@ class SlotPool:
         assert self._loop is not None  # set by the loop thread before `ready`
         return self._loop
 
-    async def _run_async(self, prepared: Prepared) -> None:
+    async def _run_async(self, prepared: Prepared, slot: int = NO_SLOT) -> None:
         """Run an async job to its end and queue what it raised for settling. Only a
         cancellation this pool asked for (its timeout, an operator's cancel, the pool
         closing) is ours: a CancelledError or TimeoutError the job raised itself (an
         inner wait_for, a socket timeout) is the job's exception, settled by its rules."""
-        # Its row is RUNNING (charged if the worker dies) only now that its code begins:
-        # at 64 slots a job handed over can wait a while for the loop to reach it.
-        self.ledger.started(prepared)
+        # Its row is RUNNING only now that its code is about to begin (at 64 slots a job
+        # handed over can wait a while for the loop to reach it), and charged if the
+        # worker dies only once its slot's word says its body began (body_marks.py).
+        mark = self.ledger.started(prepared, slot)
         started = time.perf_counter()
         error: BaseException | None = None
         timeout = prepared.timeout if prepared.timeout > 0 else None
         deadline = asyncio.timeout(timeout)
         try:
             async with deadline:
+                if mark is not None and prepared.definition.is_class:  # its __init__
+                    mark.words[slot] = mark.began  # runs in start(): the job began
                 body = execution.start(prepared.definition, prepared.job)
                 if RESULT_FIELD in prepared.job.data:  # issue 50: keeps its result
                     body = awaited_keeping(body, prepared.job)  # (queueing/results)
-                value = await body
+                if mark is None:
+                    value = await body
+                else:  # nothing between each store and the body lets another thread run
+                    words = mark.words
+                    words[slot] = mark.began
+                    value = await body
+                    words[slot] = mark.returned
             if KEEP_FIELD in prepared.job.data:  # a chord member: its callback needs it
                 results.keep(self.runner.driver, prepared.job, value)
         except TimeoutError as exc:

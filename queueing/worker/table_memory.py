@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from queueing.contract.roles import Reservation
-from queueing.worker.options import TABLE_ROWS
+from queueing.worker.options import MAX_CONCURRENCY, TABLE_ROWS
 
 EMPTY, PREFETCHED, RUNNING, FINISHED = 0, 1, 2, 3
 STATE_NAMES = {EMPTY: "empty", PREFETCHED: "prefetched", RUNNING: "running",
@@ -32,11 +32,14 @@ LEAVING = 2  # the worker is exiting with rows it could not settle: the sidecar 
 # Header: seq, mode, written_at, row count, data length, and a stop under way (wall times,
 # 0: none; stopping.py): when it began, its bound, when the sidecar kills a worker whose
 # job still runs past it. Row: state, ended (a running row whose job's code has returned,
-# normally or by an interrupt: only its settling is left), leased_at (when its lease was
-# last set by a pop), kill_at (0: none), started, data offset, queue length, token length,
-# member length. Then MAX_ROWS rows, then the rows' bytes.
+# normally or by an interrupt: only its settling is left), the slot running it and its
+# serial there (NO_SLOT: its start and end are not marked in a slot's word; body_marks.py),
+# leased_at (when its lease was last set by a pop), kill_at (0: none), started, data
+# offset, queue length, token length, member length. Then MAX_ROWS rows, then the rows'
+# bytes.
 _HEADER = struct.Struct("=QqdQQddd")
-_ROW = struct.Struct("=BB6xdddQHHQ")
+_ROW = struct.Struct("=BBHIdddQHHQ")
+NO_SLOT = 0xFFFF
 _SEQ = struct.Struct("=Q")
 # The sidecar's own words, outside the seqlock (one writer: the sidecar): the time of its
 # last look at the table, so the worker can tell a wedged sidecar from a busy one; and the
@@ -51,9 +54,13 @@ BEAT_AT = _HEADER.size
 # slots finish, before the kill (sidecar.py).
 _LOOP = struct.Struct("=dd")
 LOOP_AT = BEAT_AT + _BEAT.size
+# One word per slot, outside the seqlock, each written only by the thread running that
+# slot's job: the job's serial and whether its body began or returned (body_marks.py).
+BODY_AT = LOOP_AT + _LOOP.size
+BODY_WORDS = MAX_CONCURRENCY
 MAX_ROWS = TABLE_ROWS  # rows the table holds: prefetch plus running plus finished
 SIZE = 64 * 1024 * 1024  # address space only: pages are used as rows need them
-ROWS_START = LOOP_AT + _LOOP.size
+ROWS_START = BODY_AT + 8 * BODY_WORDS
 ODD_SPINS = 20  # looks at an odd sequence number (a write under way) before giving up
 DATA_START = ROWS_START + MAX_ROWS * _ROW.size
 
@@ -72,6 +79,8 @@ class Row:
     token: str
     member: bytes | None
     ended: bool = False  # RUNNING, but the job's code returned: only its settling is left
+    slot: int = NO_SLOT  # the slot whose body word marks its start and end (body_marks)
+    serial: int = 0  # its serial in that word
 
     def reservation(self, member: bytes) -> Reservation:
         return Reservation(self.queue, member, self.token)
@@ -135,17 +144,20 @@ class TableMemory:
         self._header()
         self._end()
 
-    def rewrite(self, rows: list[tuple[int, bool, float, float, float, Reservation]]) -> None:
-        """Write the whole table: (state, ended, leased_at, kill_at, started, reservation)."""
+    def rewrite(self, rows: list[tuple[int, bool, int, int, float, float, float,
+                                       Reservation]]) -> None:
+        """Write the whole table: (state, ended, slot, serial, leased_at, kill_at, started,
+        reservation)."""
         self._begin()
         offset = DATA_START
-        for index, (state, ended, leased_at, kill_at, started, held) in enumerate(rows):
+        for index, (state, ended, slot, serial, leased_at, kill_at, started, held) in \
+                enumerate(rows):
             queue, token, member = held.queue.encode(), held.token.encode(), held.raw
             if offset + len(queue) + len(token) + len(member) > SIZE:
                 member = b""  # too large for the memory: the sidecar finds it by token
-            _ROW.pack_into(self.buffer, ROWS_START + index * _ROW.size, state, ended,
-                           leased_at, kill_at, started, offset, len(queue), len(token),
-                           len(member))
+            _ROW.pack_into(self.buffer, ROWS_START + index * _ROW.size, state, ended, slot,
+                           serial, leased_at, kill_at, started, offset, len(queue),
+                           len(token), len(member))
             for part in (queue, token, member):
                 self.buffer[offset:offset + len(part)] = part
                 offset += len(part)
@@ -155,14 +167,24 @@ class TableMemory:
         self._end()
 
     def set_state(self, index: int, state: int, kill_at: float = 0.0,
-                  started: float = 0.0, ended: bool = False) -> None:
-        """Change one row's state (and deadline) in place."""
+                  started: float = 0.0, ended: bool = False, slot: int = NO_SLOT,
+                  serial: int = 0) -> None:
+        """Change one row's state (and deadline, slot and serial) in place."""
         self._begin()
         at = ROWS_START + index * _ROW.size
-        _, _, leased_at, _, _, offset, qlen, tlen, mlen = _ROW.unpack_from(self.buffer, at)
-        _ROW.pack_into(self.buffer, at, state, ended, leased_at, kill_at, started, offset,
-                       qlen, tlen, mlen)
+        _, _, _, _, leased_at, _, _, offset, qlen, tlen, mlen = \
+            _ROW.unpack_from(self.buffer, at)
+        _ROW.pack_into(self.buffer, at, state, ended, slot, serial, leased_at, kill_at,
+                       started, offset, qlen, tlen, mlen)
         self._end()
+
+    def body_words(self) -> memoryview:
+        """The slots' body words, to store into (the worker's slots; body_marks.py)."""
+        return memoryview(self.buffer)[BODY_AT:BODY_AT + 8 * BODY_WORDS].cast("Q")
+
+    def read_body_words(self) -> list[int]:
+        """The slots' body words as they are now (the sidecar's side)."""
+        return list(struct.unpack_from(f"={BODY_WORDS}Q", self.buffer, BODY_AT))
 
     def set_stop(self, began: float, bound: float, kill_at: float) -> None:
         """A stop began (stopping.py): the sidecar kills the worker at `kill_at` if a job
@@ -261,8 +283,8 @@ class TableMemory:
         data = bytes(self.buffer[DATA_START:DATA_START + data_len])
         rows = []
         for index in range(count):
-            state, ended, leased_at, kill_at, started, offset, qlen, tlen, mlen = \
-                _ROW.unpack_from(table, index * _ROW.size)
+            state, ended, slot, serial, leased_at, kill_at, started, offset, qlen, tlen, \
+                mlen = _ROW.unpack_from(table, index * _ROW.size)
             if state == EMPTY:
                 continue
             at = offset - DATA_START
@@ -277,5 +299,5 @@ class TableMemory:
                 return None
             member = data[at + qlen + tlen:at + qlen + tlen + mlen]
             rows.append(Row(index, state, leased_at, kill_at, started, queue, token,
-                            member or None, bool(ended)))
+                            member or None, bool(ended), slot, serial))
         return mode, rows

@@ -942,31 +942,6 @@ def transactions_until_stopped(label, seconds=60.0):
     mark(label, "end")
 
 
-STORM_STARTED = "test:storm:started"
-
-
-@job
-async def astorm(label):
-    """An async storm job (issue 53): notes that its body began, 1 ms of waiting, then
-    its completion, so a kill storm can tell a job charged before it began, or after
-    its body returned, from one cut short in the middle."""
-    import asyncio
-
-    client = redis_driver("redis").client
-    client.hset(STORM_STARTED, label, 1)  # sync, on purpose: in the step its code begins
-    await asyncio.sleep(0.001)
-    client.hincrby(STORM, label, 1)  # and in the step it returns
-
-
-@job
-def sstorm(label):
-    """The sync twin of `astorm`, for the storm at --concurrency=8 (thread slots): notes
-    that its body began, 1 ms of work, then its completion."""
-    client = redis_driver("redis").client
-    client.hset(STORM_STARTED, label, 1)
-    time.sleep(0.001)
-    client.hincrby(STORM, label, 1)
-
-
 from tests.testapp.result_jobs import *  # noqa: E402,F403  (the kept-results tests' jobs)
 from tests.testapp.migrating_example import *  # noqa: E402,F403  (docs/migrating.md's example)
+from tests.testapp.storm_jobs import *  # noqa: E402,F403  (the kill storms' jobs)
