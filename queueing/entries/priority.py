@@ -14,8 +14,10 @@ lowest score is the highest priority and, within one priority, the earliest push
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
+_CARRIED = re.compile(r'^\{"attempts":\d+,"priority":(-?\d+)[,}]')
 SEQUENCE_SPAN = 2 ** 44  # pushes per priority before scores of two priorities could meet
 MAX_PRIORITY = 100
 
@@ -31,3 +33,10 @@ def with_priority(data: dict[str, Any], priority: int) -> dict[str, Any]:
         return data
     rest = {key: value for key, value in data.items() if key not in ("attempts", "priority")}
     return {"attempts": data.get("attempts", 0), "priority": priority, **rest}
+
+
+def carried(entry: str) -> int:
+    """The priority an encoded, unreserved payload carries (second, as `with_priority`
+    puts it); 0 when it carries none (pure: what a failed job's retry pushes with)."""
+    found = _CARRIED.match(entry)
+    return int(found.group(1)) if found else 0

@@ -127,3 +127,24 @@ def test_a_connection_without_priority_sets_refuses_it_clearly(settings, rclient
             Signature(record.definition, ("x",), {}, dataclasses.replace(
                 record.definition.options, connection="elsewhere", priority=-4)).delay()
     assert rclient.llen(READY) == 0 and not rclient.exists(LOW)
+
+
+def test_a_failed_prioritised_job_retried_from_the_store_goes_back_to_its_set(
+        rclient, spawn_worker):
+    from horizon.dashboard.failed.failures import retry_rows
+    from queueing.models import FailedJob
+    from queueing.state import failed
+    from tests.testapp.jobs import explode
+
+    explode.apply_async(args=("one",), priority=5)
+    explode.apply_async(args=("bulk",), priority=7)
+    explode.delay("plain")
+    worker = spawn_worker("--queue=default", "--sleep=0", "--stop-when-empty")
+    assert worker.wait(timeout=RUN_BOUND) == 0
+    rows = {json.loads(row.payload)["args"][0]: row for row in FailedJob.objects.all()}
+    assert sorted(rows) == ["bulk", "one", "plain"]
+    failed.retry(rows["one"])  # the job page's Retry, queue_retry
+    retry_rows(FailedJob.objects.filter(pk__in=[rows["bulk"].pk, rows["plain"].pk]))
+    assert [json.loads(m)["args"] for m in rclient.lrange(READY, 0, -1)] == [["plain"]]
+    low = [(json.loads(m)["args"], json.loads(m)["priority"]) for m in rclient.zrange(LOW, 0, -1)]
+    assert low == [(["one"], -5), (["bulk"], -7)]
