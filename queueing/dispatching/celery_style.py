@@ -22,10 +22,10 @@ empty. The option rides the one dispatch path: the payload carries it (so a dela
 retry or a redelivery goes back to its set) and the push puts it in its set. Where a
 path cannot keep it, dispatch refuses it naming what to do instead of running the job
 in plain FIFO order unsaid: a connection that keeps no priorities (database, failover:
-dispatch.priority_on), a unique job, dispatch_many. RabbitMQ counts the other way
-(higher first): docs/migrating.md#priority. A priority -> named-queue mapping was
-rejected: it changes the job's queue, and a worker that does not list the mapped queue
-never runs the job.
+dispatch.priority_on) and dispatch_many. A unique job takes its lock as ever. RabbitMQ
+counts the other way (higher first): docs/migrating.md#priority. A priority ->
+named-queue mapping was rejected: it changes the job's queue, and a worker that does not
+list the mapped queue never runs the job.
 
 Any other Celery option is refused naming what takes its place here (CELERY_ONLY). It
 returns a ResultHandle (queueing/results): its ``get`` works when the job keeps its

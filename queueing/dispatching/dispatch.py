@@ -159,15 +159,12 @@ def dispatch(signature: Dispatchable, *, chain: list[dict] | None = None,
     for a unique job whose lock another job holds: see queueing/dispatching/unique.py).
     `extra`: fields the payload carries along (a batch member's tag, for its chain)."""
     if signature.definition.unique is not None and not extra:
-        if signature.options.priority:
-            raise InvalidOption(
-                f"apply_async(priority={-signature.options.priority}): "
-                f"{signature.definition.name} is a unique job (unique_for/unique_id/"
-                "debounce_for), whose lock and pending lookups follow the ready list; "
-                "dispatch it without priority=, or give it a queue of its own")
         conn, queue = validate_signature(signature)
         if kind_of(conn).keeps_jobs:
-            return dispatch_controlled(signature, conn, queue, chain, _encode, _send,
+            send = _send
+            if signature.options.priority:  # the lock is the same; only the push differs
+                send = partial(_send, priority=priority_on(conn, signature.options.priority))
+            return dispatch_controlled(signature, conn, queue, chain, _encode, send,
                                        should_defer(signature))
     prepared = prepare(signature, chain, extra=extra)
     if defers(signature, prepared.connection):

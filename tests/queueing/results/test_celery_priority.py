@@ -99,11 +99,17 @@ def test_priority_is_apply_async_s_alone():
         job(priority=1)(lambda: None)
 
 
-def test_a_unique_job_refuses_a_priority_naming_what_to_do(rclient):
-    with pytest.raises(InvalidOption, match=r"priority.*unique.*without priority="):
-        unique_record.apply_async(args=("k", "x"), priority=3)
-    assert not rclient.keys("*unique*") and rclient.llen(READY) == 0
-    assert unique_record.apply_async(args=("k", "x"), priority=0) is not None  # the default
+def test_a_unique_job_keeps_its_lock_and_its_priority(rclient, spawn_worker):
+    first = unique_record.apply_async(args=("k", "first"), priority=3)
+    assert first is not None
+    assert unique_record.apply_async(args=("k", "second"), priority=3) is None  # lock held
+    [raw] = rclient.zrange(LOW, 0, -1)
+    assert (json.loads(raw)["args"], json.loads(raw)["priority"]) == (["k", "first"], -3)
+    assert rclient.llen(READY) == 0
+    worker = spawn_worker("--queue=default", "--sleep=0", "--stop-when-empty")
+    assert worker.wait(timeout=RUN_BOUND) == 0
+    assert ran_labels(1) == ["first"]
+    assert unique_record.apply_async(args=("k", "third"), priority=3) is not None  # released
 
 
 def test_dispatch_many_refuses_a_prioritised_signature():
@@ -122,10 +128,12 @@ def test_a_connection_without_priority_sets_refuses_it_clearly(settings, rclient
     connections["other-redis"] = dict(connections["redis"])
     connections["elsewhere"] = block
     with override_settings(QUEUE={**queue, "connections": connections}):
-        with pytest.raises(InvalidOption, match=rf"priority.*connection 'elsewhere'.*"
-                                                rf"{block['driver']}.*redis connection"):
-            Signature(record.definition, ("x",), {}, dataclasses.replace(
-                record.definition.options, connection="elsewhere", priority=-4)).delay()
+        for definition, args in ((record.definition, ("x",)),
+                                 (unique_record.definition, ("k", "x"))):
+            with pytest.raises(InvalidOption, match=rf"priority.*connection 'elsewhere'.*"
+                                                    rf"{block['driver']}.*redis connection"):
+                Signature(definition, args, {}, dataclasses.replace(
+                    definition.options, connection="elsewhere", priority=-4)).delay()
     assert rclient.llen(READY) == 0 and not rclient.exists(LOW)
 
 
