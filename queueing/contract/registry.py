@@ -55,6 +55,9 @@ class DriverKind:
       a rolled-back transaction leaves no job behind and no after-commit wait is needed.
     * ``redis``: the store is a Redis server (job controls, heartbeats and Horizon's own
       state can live on it).
+    * ``priorities``: the store keeps a priority inside a queue (``redis``: the priority
+      sets, lua/push_priority.lua), so a dispatch may carry one (Celery's
+      ``apply_async(priority=)``); the others that keep jobs refuse it at dispatch.
     * ``routes``: a dispatch-only connection that hands each job to other connections
       (``failover``, a ``Router``: ``connections.router``): workers, commands and the
       dashboard read those, never it.
@@ -70,6 +73,7 @@ class DriverKind:
     async_client: bool = False
     transactional: bool = False
     redis: bool = False
+    priorities: bool = False
     routes: bool = False
     store: str = "the store"
 
@@ -87,7 +91,7 @@ class DriverKind:
 
 KINDS: dict[str, DriverKind] = {kind.name: kind for kind in (
     DriverKind("redis", "queueing.drivers.redis.driver.RedisDriver", keeps_jobs=True,
-               batches=True, async_client=True, redis=True, store="Redis"),
+               batches=True, async_client=True, redis=True, priorities=True, store="Redis"),
     DriverKind("database", "queueing.drivers.database.driver.DatabaseDriver",
                keeps_jobs=True, batches=True, transactional=True, store="the database"),
     DriverKind("failover", "", keeps_jobs=True, routes=True,

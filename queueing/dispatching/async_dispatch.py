@@ -74,7 +74,8 @@ async def adispatch(signature: Dispatchable, *,
     if await _deferred_to_commit(signature, partial(_defer_one, signature, prepared)):
         return prepared.uuid
     async_driver = connections.async_redis_driver(prepared.connection.name)
-    await async_driver.send(prepared.queue, prepared.text, prepared.available_at)
+    await async_driver.send(prepared.queue, prepared.text, prepared.available_at,
+                            prepared.priority)
     return prepared.uuid
 
 

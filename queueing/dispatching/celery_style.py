@@ -9,20 +9,23 @@
 
     countdown=s  -> delay=s            eta=datetime -> delay=datetime (a past one: now)
     expires=     -> expires= (seconds or datetime: not started by then, never run)
-    queue=       -> queue=             priority=    -> refused, with the fix (below)
+    queue=       -> queue=             priority=p   -> priority=-p (below)
 
-``@job`` jobs have no per-job priority (only Django Tasks do: queueing/tasks/priority.py),
-so ``priority=`` is refused with the fix: a queue of its own, which workers started with
-``--queue=high,default,low`` empty first. Why not a mapping (issue 50): Celery's Redis
-transport splits one queue into priority sub-queues that every worker of that queue
-drains in order, unasked. A priority -> named-queue mapping is not that: it changes the
-job's queue (against an explicit ``queue=``), a worker that does not list the mapped
-queue never runs the job, and pause, metrics and the dashboard see the sub-queues as
-queues. What does match, the Tasks backend's priority sets inside one queue (both
-drivers keep them), is reached only by the Tasks backend's own send; giving ``@job``
-dispatch a priority means every send path (push, dispatch_many, unique, async, batches,
-the failover drain) carrying it, a change of the drivers' contract rather than a
-facade's option. Until then the refusal names what to write (docs/migrating.md).
+``priority=`` is Celery's on its Redis transport, the one a Redis queue's users come
+from: 0 (the default, and what a job sent without one is) runs first, then 1, ... 9
+last, FIFO within one priority; kombu splits the queue into sub-queues that every
+worker of it drains in that order. Here the same queue keeps the Redis driver's two
+priority sets beside its ready list (queueing/entries/priority.py; the Tasks backend's
+too), so Celery's p is our -p: 0 is the plain ready list, exactly ``.delay()``'s path
+and cost, and 1..9 wait in the low set (-1 before -9), taken once the ready list is
+empty. The option rides the one dispatch path: the payload carries it (so a delay, a
+retry or a redelivery goes back to its set) and the push puts it in its set. Where a
+path cannot keep it, dispatch refuses it naming what to do instead of running the job
+in plain FIFO order unsaid: a connection that keeps no priorities (database, failover:
+dispatch.priority_on) and dispatch_many. A unique job takes its lock as ever. RabbitMQ
+counts the other way (higher first): docs/migrating.md#priority. A priority ->
+named-queue mapping was rejected: it changes the job's queue, and a worker that does not
+list the mapped queue never runs the job.
 
 Any other Celery option is refused naming what takes its place here (CELERY_ONLY). It
 returns a ResultHandle (queueing/results): its ``get`` works when the job keeps its
@@ -35,6 +38,7 @@ against ``max_retries``; once ``tries`` are spent the job fails with `exc`.
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
@@ -47,13 +51,6 @@ from queueing.results.handle import ResultHandle
 
 # Celery options with no namesake here, and what to use instead.
 CELERY_ONLY = {
-    "priority": "@job jobs have no per-job priority. Write apply_async(..., queue='high') "
-                "for work that goes first (Celery's Redis transport: priority 0; RabbitMQ: "
-                "9) or queue='low' for work that may wait, list those queues in the "
-                "connection's 'queues', and start workers with --queue=high,default,low "
-                "(a worker takes every job of a queue before the next one). A priority "
-                "inside one queue is Django Tasks' (task.using(priority=...), "
-                "docs/tasks.md#priority)",
     "retry": "dispatch does not retry here; a failed push raises StoreUnavailable (give "
              "the connection a failover connection to ride out an outage)",
     "retry_policy": "see retry",
@@ -73,14 +70,22 @@ CELERY_ONLY = {
 }
 
 
+CELERY_PRIORITIES = range(10)  # Celery on Redis: 0 (the default) first, 9 last
+
+
 def celery_options(countdown: Any = None, eta: Any = None, expires: Any = None,
-                   queue: str | None = None, **other: Any) -> dict[str, Any]:
+                   queue: str | None = None, priority: Any = None,
+                   **other: Any) -> dict[str, Any]:
     """The dispatch options for Celery's `apply_async` options (pure, for tests)."""
     for name in other:
         hint = CELERY_ONLY.get(name)
         raise InvalidOption(f"apply_async({name}=...) is not supported here" +
-                            (f": {hint}" if hint else
-                             "; it takes args, kwargs, countdown, eta, expires and queue"))
+                            (f": {hint}" if hint else "; it takes args, kwargs, countdown, "
+                             "eta, expires, queue and priority"))
+    if priority is not None and (isinstance(priority, bool) or not isinstance(priority, int)
+                                 or priority not in CELERY_PRIORITIES):
+        raise InvalidOption(f"apply_async priority must be an integer 0..9 (Celery's Redis "
+                            f"order: 0 first, 9 last), got {priority!r}")
     if countdown is not None and eta is not None:
         raise InvalidOption("apply_async takes countdown or eta, not both")
     if eta is not None and not isinstance(eta, dt.datetime):
@@ -95,6 +100,8 @@ def celery_options(countdown: Any = None, eta: Any = None, expires: Any = None,
         options["expires"] = expires
     if queue is not None:
         options["queue"] = queue
+    if priority:  # 0 is no priority at all: the plain path
+        options["priority"] = -priority
     return options
 
 
@@ -105,8 +112,12 @@ def apply_async(definition: JobDefinition, args: Sequence[Any] | None = None,
         raise InvalidOption(f"apply_async args must be a list or tuple, got {args!r}")
     if not isinstance(kwargs, (Mapping, type(None))):
         raise InvalidOption(f"apply_async kwargs must be a dict, got {kwargs!r}")
-    pending = PendingDispatch(definition,
-                              definition.options.replace(**celery_options(**options)))
+    chosen = celery_options(**options)
+    priority = chosen.pop("priority", 0)
+    job_options = definition.options.replace(**chosen)
+    if priority:  # not a job option (@job and using refuse it): this dispatch's alone
+        job_options = dataclasses.replace(job_options, priority=priority)
+    pending = PendingDispatch(definition, job_options)
     uuid = pending.delay(*(args or ()), **dict(kwargs or {}))
     return None if uuid is None else ResultHandle(uuid, pending.options.connection)
 

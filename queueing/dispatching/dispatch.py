@@ -15,13 +15,14 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from django.db import DEFAULT_DB_ALIAS, transaction
 from django.db import connections as db_connections
 
 from queueing import connections
 from queueing.contract.registry import kind_of
+from queueing.contract.roles import PrioritySets
 from queueing.dispatching import observers
 from queueing.dispatching.call_checks import check_call, check_discovered
 from queueing.dispatching.registry import JobDefinition
@@ -30,7 +31,7 @@ from queueing.drivers.state_store import TRANSIENT_ERRORS
 from queueing.entries import payload as payload_lib
 from queueing.entries.limits import check_size
 from queueing.entries.options import JobOptions
-from queueing.errors import StoreUnavailable
+from queueing.errors import InvalidOption, StoreUnavailable
 from queueing.observability import tracing
 from queueing.settings.config import ConnectionConfig, queue_settings
 
@@ -62,6 +63,7 @@ class Prepared:
     uuid: str
     text: str
     available_at: float | None  # None: ready now
+    priority: int = 0  # non-zero: pushed to its queue's priority set (entries/priority.py)
 
 
 def target_of(signature: Dispatchable) -> tuple[ConnectionConfig, str]:
@@ -122,13 +124,33 @@ def prepare(signature: Dispatchable, chain: list[dict] | None = None,
     available_at = delay.resolve(now) if delay is not None else None
     job_uuid, text = _encode(signature, conn, queue, now, chain, available_at, extra,
                              observe=observe)
-    return Prepared(conn, queue, job_uuid, text, available_at)
+    priority = signature.options.priority
+    if priority:
+        priority = priority_on(conn, priority)
+    return Prepared(conn, queue, job_uuid, text, available_at, priority)
+
+
+def priority_on(conn: ConnectionConfig, priority: int) -> int:
+    """The priority a dispatch pushes with on `conn` (apply_async(priority=), issue 50):
+    itself where the store keeps priority sets; 0 where nothing is queued (sync runs the
+    job now, null drops it: the payload's field is harmless); refused where jobs wait
+    without one (the database driver, a failover connection), rather than run in plain
+    FIFO order unsaid."""
+    kind = kind_of(conn)
+    if kind.priorities:
+        return priority
+    if not kind.keeps_jobs:
+        return 0
+    raise InvalidOption(
+        f"apply_async(priority={-priority}) needs a queue that keeps priorities, which "
+        f"connection {conn.name!r} ({conn.driver} driver) does not: send it on a redis "
+        "connection, or without priority= (docs/migrating.md#priority)")
 
 
 def sender(prepared: Prepared) -> partial[None]:
     """The sync send of a prepared dispatch (what ``on_commit`` is handed)."""
     return partial(_send, prepared.connection.name, prepared.queue, prepared.text,
-                   prepared.available_at)
+                   prepared.available_at, prepared.priority)
 
 
 def dispatch(signature: Dispatchable, *, chain: list[dict] | None = None,
@@ -139,13 +161,17 @@ def dispatch(signature: Dispatchable, *, chain: list[dict] | None = None,
     if signature.definition.unique is not None and not extra:
         conn, queue = validate_signature(signature)
         if kind_of(conn).keeps_jobs:
-            return dispatch_controlled(signature, conn, queue, chain, _encode, _send,
+            send = _send
+            if signature.options.priority:  # the lock is the same; only the push differs
+                send = partial(_send, priority=priority_on(conn, signature.options.priority))
+            return dispatch_controlled(signature, conn, queue, chain, _encode, send,
                                        should_defer(signature))
     prepared = prepare(signature, chain, extra=extra)
     if defers(signature, prepared.connection):
         transaction.on_commit(sender(prepared))
     else:
-        _send(prepared.connection.name, prepared.queue, prepared.text, prepared.available_at)
+        _send(prepared.connection.name, prepared.queue, prepared.text, prepared.available_at,
+              prepared.priority)
     return prepared.uuid
 
 
@@ -198,11 +224,17 @@ def unreachable(connection: str, exc: Exception) -> StoreUnavailable:
         f"{connections.redis_location(config)} cannot be reached ({exc})")
 
 
-def _send(connection: str, queue: str, text: str, available_at: float | None) -> None:
+def _send(connection: str, queue: str, text: str, available_at: float | None,
+          priority: int = 0) -> None:
+    """Push, or keep delayed (the payload carries a priority back to its set when due);
+    a non-zero `priority` goes to the queue's priority set (`priority_on` let only a
+    driver with ``push_priority`` keep one)."""
     driver = connections.driver(connection)
     try:  # `reaching`, spelt out: a context manager cost every .delay() ~2 µs
         if available_at is not None and available_at > time.time():
             driver.later(queue, text, available_at)
+        elif priority:
+            cast(PrioritySets, driver).push_priority(queue, text, priority)
         else:
             driver.push(queue, text)
     except StoreUnavailable:
@@ -243,6 +275,11 @@ class BatchPlan:
         return bool(self.batches or self.delayed)
 
     def add(self, prepared: Prepared, now: float) -> None:
+        if prepared.priority:  # the plan pushes on the ready list: refused, not dropped
+            raise InvalidOption(
+                f"apply_async(priority={-prepared.priority}) is not carried by "
+                "dispatch_many (its jobs go on the ready list in one call); dispatch that "
+                "job on its own with apply_async(..., priority=...)")
         self.uuids.append(prepared.uuid)
         at, name = prepared.available_at, prepared.connection.name
         if at is not None and at > now:

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from queueing.entries.spellings import unknown_option
+from queueing.entries.spellings import THEIRS, unknown_option
 from queueing.errors import InvalidOption
 
 
@@ -112,6 +112,8 @@ class JobOptions:
     model_tags: bool = True  # tag the job app_label.Model:pk per model argument (model_refs)
     keep_result: float | None = None  # seconds its result is kept (queueing/results); None:
     # the connection's default; 0: none
+    priority: int = 0  # ours (queueing/entries/priority.py: higher first); set only by
+    # apply_async(priority=0..9) (Celery's p as -p: celery_style.py), never by @job/using
 
     def replace(self, **changes: Any) -> JobOptions:
         """A copy with `changes` validated the same way as at declaration."""
@@ -186,6 +188,8 @@ def validate(**raw: Any) -> dict[str, Any]:
             out[key] = value
         elif key == "tags":
             out[key] = _tags(value)
+        elif key == "priority":  # one dispatch's, set by apply_async alone (issue 50)
+            raise InvalidOption(f"priority is not a job option here: write {THEIRS[key]}")
         elif key == "keep_result":  # issue 50: queueing/results
             out[key] = None if value is None else _seconds(value, "keep_result")
         else:  # Celery's and RQ's spellings told in ours (issue 50)

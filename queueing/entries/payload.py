@@ -24,6 +24,7 @@ from queueing.entries import encryption, model_refs, result_mark
 from queueing.entries.limits import check_json_safe
 from queueing.entries.options import JobOptions
 from queueing.entries.payload_checks import validate
+from queueing.entries.priority import with_priority
 from queueing.entries.shapes import JOB_NAME_SHAPE, UUID_SHAPE, Payload, finite
 from queueing.errors import MalformedPayload, NotSerializable
 
@@ -101,6 +102,8 @@ def build(
         "kwargs": dict(kwargs),
         "chain": list(chain or []),
     }
+    if options.priority:  # second, where the pop script reads it (entries/priority.py)
+        data = with_priority(data, options.priority)
     if sealed:
         return encryption.seal(data)  # args, kwargs and chain become one token
     return data

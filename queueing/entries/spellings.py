@@ -34,7 +34,8 @@ THEIRS = {
     "bind": "current_job() inside the job (attempts, uuid, release())",
     "acks_late": "nothing: a job is acknowledged after it ran, always",
     "serializer": "nothing: payloads are JSON, always",
-    "priority": "queue='high' with workers started --queue=high,default",
+    "priority": "apply_async(priority=0..9) for one dispatch (Celery's Redis order: 0 "
+                "first, 9 last; docs/migrating.md#priority)",
     "routing_key": "queue=",
 }
 

@@ -13,17 +13,20 @@ import re
 import traceback
 import uuid as uuid_lib
 from collections.abc import Callable
+from typing import cast
 
 from django.db import router, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from queueing import connections
-from queueing.contract.roles import QueueDriver
+from queueing.contract.registry import kind_of
+from queueing.contract.roles import PrioritySets, QueueDriver
 from queueing.dispatching.unique import UniqueJobQueued
 from queueing.dispatching.unique import retake as retake_unique_lock
 from queueing.entries import batch_tag
 from queueing.entries import payload as payload_lib
+from queueing.entries import priority as priority_lib
 from queueing.models import FailedJob
 from queueing.observability.redaction import mask_text
 from queueing.settings import namespace as namespaces
@@ -177,8 +180,26 @@ def retry(row: FailedJob) -> str:
     if not retake_unique_lock(driver, entry):  # a unique job takes its lock again
         raise UniqueJobQueued(f"not retried: another {row.job} with the same unique id is "
                               "queued or running")
-    pushed_with_rows_deleted([row.pk], lambda: driver.push(row.queue, entry))
+    pushed_with_rows_deleted([row.pk], lambda: push_back(driver, row.queue, [entry]))
     return row.uuid
+
+
+def push_back(driver: QueueDriver, queue: str, entries: list[str]) -> None:
+    """Push retried entries: one that carries a priority (a Django Task's, Celery's
+    apply_async(priority=)) to its queue's priority set where the store keeps them, the
+    others on the ready list in one call (pushed there, a prioritised job lost its
+    place until its next delay)."""
+    plain = entries
+    if kind_of(driver.config).priorities:
+        plain = []
+        for entry in entries:
+            priority = priority_lib.carried(entry)
+            if priority:
+                cast(PrioritySets, driver).push_priority(queue, entry, priority)
+            else:
+                plain.append(entry)
+    if plain:
+        driver.push_many(queue, plain)
 
 
 def pushed_with_rows_deleted(ids: list[int], push) -> None:

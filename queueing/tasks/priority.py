@@ -17,25 +17,11 @@ back to its set, not to the ready list.
 """
 from __future__ import annotations
 
-from typing import Any
-
 from queueing.drivers.state_store import QueueKeys, Scripts
+from queueing.entries.priority import MAX_PRIORITY, SEQUENCE_SPAN, score, with_priority
 
-SEQUENCE_SPAN = 2 ** 44  # pushes per priority before scores of two priorities could meet
-MAX_PRIORITY = 100
-
-
-def score(priority: int, sequence: int) -> int:
-    """Lower runs first: higher priority first, then the earlier push (pure, for tests)."""
-    return (MAX_PRIORITY - priority) * SEQUENCE_SPAN + sequence
-
-
-def with_priority(data: dict[str, Any], priority: int) -> dict[str, Any]:
-    """The payload with ``priority`` second, where the pop script reads it; 0 adds nothing."""
-    if not priority:
-        return data
-    rest = {key: value for key, value in data.items() if key not in ("attempts", "priority")}
-    return {"attempts": data.get("attempts", 0), "priority": priority, **rest}
+__all__ = ["MAX_PRIORITY", "SEQUENCE_SPAN", "push_call", "push_priority_call", "score",
+           "with_priority"]  # the pure part lives in queueing/entries/priority.py
 
 
 def push_call(scripts: Scripts, keys: QueueKeys, priority: int, text: str) -> tuple:
@@ -45,5 +31,4 @@ def push_call(scripts: Scripts, keys: QueueKeys, priority: int, text: str) -> tu
 
 def push_priority_call(keys: QueueKeys, priority: int, text: str) -> tuple[str, list, list]:
     """The push_priority script's (name, keys, args), for sync and asyncio clients alike."""
-    target = keys.prio_hi if priority > 0 else keys.prio_lo
-    return ("push_priority", [target, keys.prio_seq, keys.notify], [priority, text])
+    return ("push_priority", keys.priority_push(priority), [priority, text])

@@ -108,3 +108,16 @@ def fails_then_takes_a_while(label, seconds):
         raise ValueError("first run fails")
     time.sleep(seconds)
     return "second run"
+
+
+@job(tries=2)
+def retry_past_a_higher_priority(label):
+    """Celery priority 5 (ours -5): the first run dispatches a Celery-priority-2 job (ours
+    -2), then retries at once. Back in its priority set, the retry runs after that job;
+    gone to the ready list (priority lost), it would run before it."""
+    from queueing import current_job, retry
+    from tests.testapp.jobs import RAN, record
+    note(RAN, label=f"{label}-{current_job().attempts}")
+    if current_job().attempts == 1:
+        record.apply_async(args=("two",), priority=2)
+        retry(countdown=0)

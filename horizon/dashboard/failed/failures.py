@@ -345,7 +345,8 @@ def retry_rows(rows: QuerySet[FailedJob]) -> tuple[list[str], int, int]:
                     ids.append(pk)
                 else:
                     held.add(pk)
-            failed.pushed_with_rows_deleted(ids, partial(driver.push_many, queue, texts))
+            failed.pushed_with_rows_deleted(ids, partial(failed.push_back, driver, queue,
+                                                         texts))
             pushed_conns.add(conn)
         ok = [(pk, uuid) for pk, uuid, conn in done_ids if conn in pushed_conns
               and pk not in held]

@@ -135,10 +135,14 @@ class AsyncRedisDriver:
         k = self.keys(queue)
         return await self.run_script("later", [k.delayed, k.due_index], [available_at, payload])
 
-    async def send(self, queue: str, payload: str, available_at: float | None) -> None:
+    async def send(self, queue: str, payload: str, available_at: float | None,
+                   priority: int = 0) -> None:
         """What dispatch's ``_send`` does: the delayed set while `available_at` is still
-        ahead, else the ready list."""
+        ahead, else the priority set of a non-zero `priority`, else the ready list."""
         if available_at is not None and available_at > time.time():
             await self.later(queue, payload, available_at)
+        elif priority:
+            await self.run_script("push_priority", self.keys(queue).priority_push(priority),
+                                  [priority, payload])
         else:
             await self.push(queue, payload)

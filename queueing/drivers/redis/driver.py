@@ -47,6 +47,15 @@ class RedisDriver(RedisReservations, RedisOperator):
                                 [payload])
         return self.scripts.push(keys=[k.ready, k.notify, k.index, k.sequence], args=[payload])
 
+    def push_priority(self, queue: str, payload: str, priority: int) -> int:
+        """A job of non-zero `priority` (its payload carries it: queueing/entries/
+        priority.py) into its queue's priority set, FIFO within its priority
+        (lua/push_priority.lua). Priority 0 is `push`, which stays as it was."""
+        keys, args = self.keys(queue).priority_push(priority), [str(priority), payload]
+        if self.rider is not None:
+            return self._ridden(self.scripts.push_priority, keys, args)
+        return self.scripts.push_priority(keys=keys, args=args)
+
     def _ridden(self, script: Script, keys: list, args: list) -> Any:
         """A dispatch's script through a primary switch (and WAIT for replicas when the
         connection asks for them): drivers/redis/riding.py."""

@@ -69,7 +69,8 @@ class QueueKeys:
     delayed: str
     reserved: str
     paused: str  # exists while the queue is paused; the pop script checks it
-    # Django Tasks with a non-zero priority (queueing/tasks/priority.py); unused otherwise
+    # Jobs with a non-zero priority (queueing/entries/priority.py: Django Tasks', Celery's
+    # apply_async(priority=1..9)); unused otherwise
     prio_hi: str  # zset: priority 1..100, taken before the ready list
     prio_lo: str  # zset: priority -100..-1, taken after it
     prio_seq: str  # counter: FIFO order within one priority
@@ -94,6 +95,11 @@ class QueueKeys:
             due_index=f"{ready}:due-index",
             sequence=f"{ready}:seq",
         )
+
+    def priority_push(self, priority: int) -> list[str]:
+        """lua/push_priority.lua's keys for a job of non-zero `priority`: its set (above
+        0: :prio:hi, below: :prio:lo), the sequence, the notify list."""
+        return [self.prio_hi if priority > 0 else self.prio_lo, self.prio_seq, self.notify]
 
     @property
     def indexes(self) -> tuple[str, str, str]:
