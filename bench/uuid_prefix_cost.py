@@ -22,7 +22,7 @@ import redis
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from queueing.contract.roles import PREFIX_READ  # noqa: E402
+from queueing.contract.listing import PREFIX_READ  # noqa: E402
 
 
 def main(n: int, rounds: int) -> None:

@@ -11,6 +11,9 @@ from __future__ import annotations
 from django import template
 from django.utils.safestring import SafeString
 
+from horizon.dashboard.access.auth import visible_apps
+from horizon.dashboard.apps import choice
+from horizon.dashboard.apps.urls import mount, switch_to
 from horizon.dashboard.jobs import row_html
 from horizon.dashboard.metrics import chart_html
 from horizon.dashboard.shared import formatting
@@ -62,10 +65,6 @@ def facet_choices(context: template.Context, facet) -> SafeString:
 def app_switcher(context: template.Context) -> list[tuple[str, str, bool]]:
     """(label, this page in that app, chosen?) for each app the user may see; empty
     when the site shows one app only (horizon/dashboard/apps/)."""
-    from horizon.dashboard.access.auth import visible_apps  # the views floor, above tags
-    from horizon.dashboard.apps import choice
-    from horizon.dashboard.apps.urls import mount, switch_to
-
     request = context.get("request")
     if request is None or len(choice.configured()) < 2:
         return []

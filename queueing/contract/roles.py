@@ -19,6 +19,9 @@ The protocols, by role:
   of the four, with its settings, capabilities, transient errors and batch store
   (queueing/contract/batch_store.py).
 * ``Router`` (router.py): a DispatchTarget that picks a connection (``failover``).
+
+What the Inspector's listing reads answer beyond bytes (CutEntry, PREFIX_READ) is in
+listing.py.
 """
 from __future__ import annotations
 
@@ -26,15 +29,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol, Union, runtime_checkable
 
+from queueing.contract.listing import PREFIX_READ
+
 if TYPE_CHECKING:
     from queueing.contract.batch_store import BatchStore
     from queueing.contract.redis_client import RedisClient
     from queueing.settings.config import ConnectionConfig
-
-# uuids of each state's index a prefix search reads at most (the next to run, the
-# soonest due): the dashboard's search costs the same at 1,000 jobs or 10,000,000.
-PREFIX_READ: Final = 5000
-
 
 @dataclass(frozen=True, slots=True)
 class QueueSizes:
@@ -62,19 +62,6 @@ class Reservation:
     queue: str
     raw: bytes
     token: str = ""
-
-
-class CutEntry(bytes):
-    """The first bytes of a longer entry, and the entry's full size: what the listing
-    reads (``pending``, ``delayed``, ``reserved``) answer for an entry longer than their
-    ``preview`` (queueing/dispatching/preview.py reads the fields a page shows)."""
-
-    size: int
-
-    def __new__(cls, prefix: bytes, size: int) -> CutEntry:
-        entry = super().__new__(cls, prefix)
-        entry.size = size
-        return entry
 
 
 PAUSED: Final = -1

@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from queueing.contract.roles import CutEntry
+from queueing.contract.listing import CutEntry
 from queueing.observability.safe_json import peek
 
 __all__ = ["HEAD_BYTES", "PREVIEW_BYTES", "ROW_BYTES", "CutEntry", "described", "peek_entry",

@@ -15,10 +15,8 @@ from django.db import InterfaceError, OperationalError
 from django.db import connections as db_connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from queueing.contract.roles import (
-    Capabilities,
-    CutEntry,
-)
+from queueing.contract.listing import CutEntry
+from queueing.contract.roles import Capabilities
 from queueing.drivers.database.batches import DatabaseBatches
 from queueing.drivers.database.listen import Listener
 from queueing.drivers.database.sql import FOREVER, Statements

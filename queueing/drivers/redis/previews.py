@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from queueing.contract.roles import CutEntry
+from queueing.contract.listing import CutEntry
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.drivers.redis.scripts import script_for
 
