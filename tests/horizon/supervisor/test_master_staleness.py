@@ -50,8 +50,10 @@ def test_a_master_killed_with_sigkill_does_not_block_the_next_one(spawn_worker, 
     from horizon.repositories import state
 
     first = spawn_worker(command="horizon")
-    wait_until(lambda: state.supervisors(rclient) and state.supervisors(rclient)[0].pids,
-               timeout=20, message="a running master")
+    # the master publishes its supervisors, then itself: wait for both, or a kill that
+    # lands between the two writes leaves workers whose master was never listed
+    wait_until(lambda: state.masters(rclient) and state.supervisors(rclient)
+               and state.supervisors(rclient)[0].pids, timeout=20, message="a running master")
     workers = state.supervisors(rclient)[0].pids
     first.send(signal.SIGKILL)
     first.wait()
