@@ -2,6 +2,9 @@
 jobs, and the audited actions Retry failed and Cancel (operate permission)."""
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from django.http import Http404, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
@@ -87,16 +90,26 @@ def batch_fragment(request: HtmxHttpRequest, params: QueryDict) -> HttpResponse:
     return render(request, DETAIL_PARTIAL, _detail_context(params.get("batch", "")))
 
 
-@action
-def retry_failed(request: HtmxHttpRequest, batch_id: str) -> HttpResponse:
+def _on_batch(request: HtmxHttpRequest, batch_id: str, act: Callable[[Batch], Any]
+              ) -> tuple[Batch, Any, str] | HttpResponse:
+    """Both batch actions start alike: the batch (or the page saying it is gone), the
+    act, and a refusal shown on the batch's page when the act raises BatchError."""
     found = Batch.find(batch_id)
     if found is None:
         return missing(request, batch_id)
     back = reverse("horizon:batch", args=[found.id])
     try:
-        retried = retry_batch(found.id, found.connection)
+        return found, act(found), back
     except BatchError as exc:
         return confirm(request, str(exc), fallback=back, level="error")
+
+
+@action
+def retry_failed(request: HtmxHttpRequest, batch_id: str) -> HttpResponse:
+    done = _on_batch(request, batch_id, lambda batch: retry_batch(batch.id, batch.connection))
+    if isinstance(done, HttpResponse):
+        return done
+    found, retried, back = done
     audit.record(request.user.get_username(), "retry batch", found.id,
                  f"{shown_name(found) or 'unnamed'}: {retried} failed job(s)")
     return confirm(request, f"Retried {retried} failed job{'' if retried == 1 else 's'} of "
@@ -105,14 +118,10 @@ def retry_failed(request: HtmxHttpRequest, batch_id: str) -> HttpResponse:
 
 @action
 def cancel(request: HtmxHttpRequest, batch_id: str) -> HttpResponse:
-    found = Batch.find(batch_id)
-    if found is None:
-        return missing(request, batch_id)
-    back = reverse("horizon:batch", args=[found.id])
-    try:
-        cancelled = found.cancel()
-    except BatchError as exc:
-        return confirm(request, str(exc), fallback=back, level="error")
+    done = _on_batch(request, batch_id, lambda batch: batch.cancel())
+    if isinstance(done, HttpResponse):
+        return done
+    found, cancelled, back = done
     if not cancelled:
         return confirm(request, f"Batch {shown_name(found) or found.id} was already cancelled.",
                        fallback=back, level="error")
