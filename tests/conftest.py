@@ -118,6 +118,14 @@ def in_process_workers_ignore_the_runners_memory(monkeypatch):
 
 
 @pytest.fixture
+def one_queue(settings):
+    """One supervisor serving the default queue: a page's queue pickers and counts then
+    show that one queue, as a test pushing to "default" expects."""
+    settings.HORIZON = {**settings.HORIZON,
+                        "supervisors": {"supervisor-1": {"queues": ["default"]}}}
+
+
+@pytest.fixture
 def driver():
     return connections.redis_driver("redis")
 

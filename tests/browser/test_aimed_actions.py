@@ -15,13 +15,8 @@ from queueing.models import FailedJob
 from tests.browser.conftest import log_in
 from tests.helpers import fail, push
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture(autouse=True)
-def one_queue(settings):
-    settings.HORIZON = {**settings.HORIZON,
-                        "supervisors": {"supervisor-1": {"queues": ["default"]}}}
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True),
+              pytest.mark.usefixtures("one_queue")]
 
 
 @pytest.fixture

@@ -12,13 +12,8 @@ from horizon.repositories import metrics, rollups
 from tests.browser.conftest import log_in
 from tests.helpers import push
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture(autouse=True)
-def one_queue(settings):
-    settings.HORIZON = {**settings.HORIZON,
-                        "supervisors": {"supervisor-1": {"queues": ["default"]}}}
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True),
+              pytest.mark.usefixtures("one_queue")]
 
 
 def test_a_facet_narrows_the_pending_list_and_unchoosing_it_widens_it(page, operator, driver):

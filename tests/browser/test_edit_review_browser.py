@@ -9,13 +9,8 @@ from playwright.sync_api import expect
 from tests.browser.conftest import log_in
 from tests.helpers import fail
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture(autouse=True)
-def one_queue(settings):
-    settings.HORIZON = {**settings.HORIZON,
-                        "supervisors": {"supervisor-1": {"queues": ["default"]}}}
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True),
+              pytest.mark.usefixtures("one_queue")]
 
 
 def test_the_review_step_is_open_masked_and_lands_on_the_filtered_list(page, operator, driver):

@@ -9,13 +9,8 @@ from horizon.repositories import state
 from tests.browser.conftest import log_in
 from tests.helpers import publish, push
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture(autouse=True)
-def one_queue(settings):
-    settings.HORIZON = {**settings.HORIZON,
-                        "supervisors": {"supervisor-1": {"queues": ["default"]}}}
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True),
+              pytest.mark.usefixtures("one_queue")]
 
 
 def test_a_stalled_queue_shows_its_wait_and_draining_workers_show(page, operator, driver,

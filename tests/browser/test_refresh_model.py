@@ -16,13 +16,8 @@ from tests.browser.conftest import log_in
 from tests.helpers import push
 from tests.tcp_proxy import TcpProxy
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture(autouse=True)
-def one_queue(settings):
-    settings.HORIZON = {**settings.HORIZON,
-                        "supervisors": {"supervisor-1": {"queues": ["default"]}}}
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True),
+              pytest.mark.usefixtures("one_queue")]
 
 
 def held_polls(page, path_part: str, held: list):

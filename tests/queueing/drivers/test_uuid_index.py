@@ -11,13 +11,7 @@ import pytest
 from queueing.entries.payload import encode
 from tests.helpers import payload, superuser_client
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def one_queue(settings):
-    settings.HORIZON = {**settings.HORIZON,
-                        "supervisors": {"supervisor-1": {"queues": ["default"]}}}
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("one_queue")]
 
 
 def consistent(driver, queue="default"):

@@ -9,13 +9,7 @@ from horizon import attempts
 from tests.helpers import superuser_client
 from tests.testapp import jobs as test_jobs
 
-pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(autouse=True)
-def one_queue(settings):
-    settings.HORIZON = {**settings.HORIZON,
-                        "supervisors": {"supervisor-1": {"queues": ["default"]}}}
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("one_queue")]
 
 
 @pytest.fixture
