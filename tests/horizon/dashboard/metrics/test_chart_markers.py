@@ -12,6 +12,14 @@ from tests.helpers import text
 SERIES = [(1000.0, 5.0), (1060.0, 0.0), (1120.0, 7.0)]
 
 
+def completed(rclient, name: str, uuid: str, at: float, label: str = "redis:default") -> None:
+    """One completion recorded as a worker records it, at `at`."""
+    script, keys_, args = metrics.completion_call(
+        rclient, job_name=name, uuid=uuid, label=label, runtime=0.01,
+        payload={"uuid": uuid}, keep_seconds=3600, now=at)
+    script(keys=keys_, args=args)
+
+
 def test_an_event_is_placed_on_the_time_axis_of_the_chart():
     chart = line_chart(SERIES, 600, 220, axes=True,
                        events=[Event("terminate", 1030.0, "horizon_terminate: web-1")])
@@ -39,11 +47,7 @@ def test_a_chart_of_one_snapshot_has_no_markers():
 def test_the_metrics_page_draws_and_lists_the_events(admin_client, rclient):
     now = time.time()
     for minute in range(4):
-        script, keys_, args = metrics.completion_call(
-            rclient, job_name="app.jobs.Marked", uuid=f"u{minute}", label="redis:default",
-            runtime=0.01, payload={"uuid": f"u{minute}"}, keep_seconds=3600,
-            now=now - 240 + minute * 60)
-        script(keys=keys_, args=args)
+        completed(rclient, "app.jobs.Marked", f"u{minute}", now - 240 + minute * 60)
         metrics.take_snapshots(rclient, now=now - 240 + minute * 60)
     events.record("restart", "queue_restart: every worker stops after its current job",
                   at=now - 150)
@@ -65,11 +69,8 @@ def test_the_overview_sparkline_marks_the_events_and_names_the_latest(admin_clie
     for minute, labels in enumerate((("redis:default", "redis:high"), ("redis:default",),
                                      ("redis:default", "redis:high"))):
         for label in labels:
-            script, keys_, args = metrics.completion_call(
-                rclient, job_name="app.jobs.Marked", uuid=f"u{minute}{label}", label=label,
-                runtime=0.01, payload={"uuid": "u"}, keep_seconds=3600,
-                now=now - 180 + minute * 60)
-            script(keys=keys_, args=args)
+            completed(rclient, "app.jobs.Marked", f"u{minute}{label}",
+                      now - 180 + minute * 60, label=label)
         metrics.take_snapshots(rclient, now=now - 180 + minute * 60)
     # every queue's throughput summed per snapshot: 2, 1, 2 jobs/min
     count, summed = metrics.queue_history(rclient, now - 3600)
@@ -86,10 +87,7 @@ def test_the_overview_sparkline_marks_the_events_and_names_the_latest(admin_clie
 def test_the_note_under_the_charts_names_the_last_five_events_only(admin_client, rclient):
     now = time.time()
     for minute in range(3):
-        script, keys_, args = metrics.completion_call(
-            rclient, job_name="app.jobs.Busy", uuid=f"b{minute}", label="redis:default",
-            runtime=0.01, payload={"uuid": "b"}, keep_seconds=3600, now=now - 3000)
-        script(keys=keys_, args=args)
+        completed(rclient, "app.jobs.Busy", f"b{minute}", now - 3000)
         metrics.take_snapshots(rclient, now=now - 3000 + minute * 1400)
     for i in range(8):
         events.record("restart", f"deploy number {i}", at=now - 2900 + i * 60)
