@@ -29,7 +29,7 @@ from horizon.configuration.supervisor import (
     SUPERVISOR_KEYS,
     SUPERVISOR_RENAMES,
 )
-from horizon.configuration.values import BATCH_KEYS, NOTIFICATION_KEYS, ROLE_KEYS, TRIM_TABLE
+from horizon.configuration.values import NOTIFICATION_KEYS, ROLE_KEYS, TRIM_TABLE
 from queueing.settings import connection as connection_block
 from queueing.settings.config import SETTINGS_KEYS
 from queueing.settings.connection import CLUSTER_KEY, CONNECTION_KEYS, TIMEOUT_RENAMES
@@ -60,7 +60,6 @@ BLOCKS = (
     Block("HORIZON['supervisors'][name] (and 'defaults', 'environments')", SUPERVISOR_KEYS,
           SUPERVISOR_DEFAULTS),
     Block("HORIZON['trim']", TRIM_TABLE),
-    Block("HORIZON['batches']", BATCH_KEYS),
     Block("HORIZON['notifications']", NOTIFICATION_KEYS),
     Block("HORIZON['role_groups']", ROLE_KEYS),
 )
@@ -84,7 +83,6 @@ RETIRED = {
     **{old: ("a connection block", text) for old, text in connection_block.RETIRED_KEYS.items()},
     **{old: ("a supervisor block", text) for old, text in supervisor_block.RETIRED_KEYS.items()},
     **{old: ("HORIZON['trim']", text) for old, text in values.RETIRED_TRIM.items()},
-    **{old: ("HORIZON['batches']", text) for old, text in values.RETIRED_BATCHES.items()},
     **{old: ("HORIZON['notifications']", text)
        for old, text in values.RETIRED_NOTIFICATIONS.items()},
 }

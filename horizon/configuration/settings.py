@@ -15,6 +15,8 @@
                  "completed_max": 10000,             # recent successes kept at most
                  "failed_max": 100000,               # failed rows kept at most
                  "monitored": 10080,                 # minutes: a watched tag's jobs
+                 "batches": 1440,                    # minutes: finished batch records
+                 "batches_unfinished": 10080,        # minutes: unfinished (None: kept)
                  "monitored_max": 100000},           # a watched tag's jobs kept at most
         "stop_timeout": 60,                          # seconds running jobs may finish on a
                                                      # stop; then handed back uncounted
@@ -24,8 +26,6 @@
         "waits": {"redis:default": 60},              # long-wait alert thresholds (seconds)
         "notifications": {"mail": ["ops@example.com"],  # how long-wait alerts are sent
                           "webhook": "https://..."},
-        "batches": {"prune_hours": 24,              # finished batch records kept (hours)
-                    "prune_unfinished_hours": 168},  # unfinished ones (None: kept)
     }
 
 Keys retired in 0.3 (tuning knobs now constants: RETIRED_KEYS here and in supervisor.py
@@ -139,7 +139,6 @@ HORIZON_KEYS = {
     "environments": "environment -> supervisor name -> keys overriding its block",
     "stop_timeout": "seconds running jobs may finish on a stop, then handed back (60)",
     "trim": "how long and how many of each stored record are kept (below)",
-    "batches": "how long finished and unfinished batch records are kept (below)",
     "waits": "'connection:queue' -> seconds of wait that raise a long-wait alert",
     "notifications": "how long-wait alerts are sent (below)",
     "silenced": "job names kept off the Completed list",
@@ -159,6 +158,8 @@ HORIZON_KEYS = {
 # until 0.4; the HorizonSettings defaults are their values from then on.
 RETIRED_KEYS = {
     "snapshot_interval": "metrics are snapshotted every 60 s, the charts' step; remove it",
+    "batches": "write HORIZON['trim']['batches'] and ['batches_unfinished'], in minutes "
+               "as every trim key (the master prunes every 600 s: prune_every goes)",
 }
 
 
@@ -261,7 +262,7 @@ def read_settings(raw: dict[str, Any] | None) -> tuple[Problems, HorizonSettings
             "schedule_catch_up", raw.get("schedule_catch_up", 300), minimum=0,
             check="horizon.E009"), 300.0),
         schedule=raw.get("schedule"),
-        **batch_settings(raw.get("batches"), problems),
+        **batch_settings(raw.get("batches"), raw.get("trim"), problems),
         silenced=problems.take(lambda: name_list(raw, "silenced"), frozenset[str]()),
         silenced_tags=problems.take(lambda: name_list(raw, "silenced_tags"),
                                     frozenset[str]()),

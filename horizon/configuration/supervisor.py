@@ -115,8 +115,8 @@ SUPERVISOR_KEYS = {
     "max_time": "seconds a worker runs before it restarts; 0: no limit (--max-time)",
     "rest": "seconds a worker rests between jobs (runworker --rest)",
     "concurrency": "jobs each worker process runs at once (runworker --concurrency)",
-    "quiet": "no per-job lines in the master's log (runworker --quiet)",
-    "log_level": "the least level of a per-job line (runworker --log-level)",
+    "log_level": "the least level of a per-job line; 'none': no per-job lines in the "
+                 "master's log (runworker --log-level, --quiet)",
 }
 # Laravel's singular name, read as "queues" until 0.4 (the QUEUE connections' word for
 # a list of queues; a connection's "queue" is its default queue, one name).
@@ -129,7 +129,9 @@ RETIRED_KEYS = {
     "block_for": "set block_for on the connection the supervisor serves; remove it",
     "prefetch": "each worker's prefetch budget sizes its prefetch (at most "
                 f"{WORKER_DEFAULTS.prefetch}); remove it",
+    "quiet": "write 'log_level': 'none' instead (one key for how much a worker writes)",
 }
+QUIET_LEVEL = "none"  # log_level: no per-job lines at all (runworker --quiet)
 
 
 def parse_supervisor(name: str, raw: dict[str, Any], default_connection: str) -> SupervisorConfig:
@@ -204,6 +206,8 @@ def read_supervisor(name: str, raw: dict[str, Any],
                                         "horizon.E004"))
     quiet = problems.take(lambda: flag_setting(name, "quiet", values["quiet"]), False)
     log_level = problems.take(lambda: level_setting(name, values["log_level"]), "info")
+    if log_level == QUIET_LEVEL:
+        quiet, log_level = True, "info"
     if problems.errors or found is None:
         return problems, None
     connection, queues = found
@@ -251,10 +255,10 @@ def flag_setting(name: str, key: str, value: Any) -> bool:
 
 
 def level_setting(name: str, value: Any) -> str:
-    if not isinstance(value, str) or value.lower() not in LOG_LEVELS:
+    if not isinstance(value, str) or value.lower() not in (*LOG_LEVELS, QUIET_LEVEL):
         raise HorizonConfigError(
             f"HORIZON supervisor {name!r}: log_level must be one of "
-            f"{', '.join(LOG_LEVELS)}, got {value!r}", "horizon.E004")
+            f"{', '.join(LOG_LEVELS)} or {QUIET_LEVEL}, got {value!r}", "horizon.E004")
     return value.lower()
 
 

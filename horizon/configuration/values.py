@@ -50,6 +50,8 @@ TRIM_TABLE = {
     "metrics": "minutes of metrics snapshots kept (1440)",
     "monitored": "minutes a watched tag's jobs are kept (10080)",
     "monitored_max": "a watched tag's jobs kept at most (100000)",
+    "batches": "minutes a finished batch record is kept (1440: a day)",
+    "batches_unfinished": "minutes an unfinished one is kept (10080; None: until it ends)",
 }
 # Trim knobs retired in 0.3 (issue 49), read as before with a note until 0.4: the
 # defaults in TRIM_KEYS (and attempts_max's sum) are their values from then on.
@@ -60,15 +62,9 @@ RETIRED_TRIM = {
                         "long as the Redis driver's; remove it",
     "prometheus": "the series of a job gone quiet is kept 10080 minutes (7 days); remove it",
 }
-# HORIZON['batches']'s keys.
-BATCH_KEYS = {
-    "prune_hours": "hours a finished batch record is kept (24)",
-    "prune_unfinished_hours": "hours an unfinished one is kept (168; None: until it ends)",
-}
-RETIRED_BATCHES = {
-    "prune_every": "the master prunes batch records every 600 s (queue_prune_batches "
-                   "prunes at any time); remove it",
-}
+# The keys of HORIZON['batches'], a block retired in 0.3 (read until 0.4): its hours are
+# trim's "batches" and "batches_unfinished" (minutes), and the master prunes every 600 s.
+BATCH_KEYS = {"prune_hours", "prune_unfinished_hours", "prune_every"}
 
 # Each reader below records every mistake of its block in `problems` (with the default
 # standing in for a bad value) rather than raising at the first, so `manage.py check`
@@ -116,17 +112,17 @@ def trim_settings(raw: Any, problems: Problems) -> dict[str, Any]:
     return values
 
 
-def batch_settings(raw: Any, problems: Problems) -> dict[str, Any]:
-    """HORIZON['batches']: how old batch records get before the master prunes them."""
+def batch_settings(raw: Any, trim: Any, problems: Problems) -> dict[str, Any]:
+    """How old batch records get before the master prunes them: HORIZON['trim']'s
+    ``batches`` and ``batches_unfinished`` (minutes, as every trim key), else the hours
+    of the HORIZON['batches'] block they replace (read until 0.4: settings.RETIRED_KEYS
+    notes it)."""
     raw = raw if raw is not None else {}
-    valid = BATCH_KEYS.keys() | RETIRED_BATCHES.keys()
-    if isinstance(raw, dict):
-        problems.notes += retired("HORIZON['batches']", raw, RETIRED_BATCHES)
-    if not isinstance(raw, dict) or set(raw) - valid:
+    if not isinstance(raw, dict) or set(raw) - BATCH_KEYS:
         problems.add(HorizonConfigError("HORIZON batches must be a dict with prune_hours "
-                                        "and prune_unfinished_hours",
-                                        "horizon.E001"))
-        raw = {key: value for key, value in raw.items() if key in valid} \
+                                        "and prune_unfinished_hours (better: trim's "
+                                        "batches and batches_unfinished)", "horizon.E001"))
+        raw = {key: value for key, value in raw.items() if key in BATCH_KEYS} \
             if isinstance(raw, dict) else {}
     values: dict[str, Any] = {}
     for key, field_name, default in (("prune_hours", "batch_prune_hours", 24.0),
@@ -142,6 +138,19 @@ def batch_settings(raw: Any, problems: Problems) -> dict[str, Any]:
                                             f"got {value!r}", "horizon.E001"))
             value = default
         values[field_name] = float(value)
+    trim = trim if isinstance(trim, dict) else {}  # not a dict: trim_settings says so
+    for key, field_name in (("batches", "batch_prune_hours"),
+                            ("batches_unfinished", "batch_prune_unfinished_hours")):
+        value = trim.get(key, ...)
+        if value is ...:
+            continue
+        if value is None and key == "batches_unfinished":
+            values[field_name] = None
+        elif isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            problems.add(HorizonConfigError(f"HORIZON trim {key} must be a number of "
+                                            f"minutes >= 0, got {value!r}", "horizon.E001"))
+        else:
+            values[field_name] = float(value) / 60
     return values
 
 
