@@ -33,3 +33,16 @@ def test_a_retired_key_still_works_with_a_warning():
 def test_a_retired_key_is_still_checked_until_it_goes():
     errors = settings_errors({"connections": {"r": {**OLD, "migration_batch_size": 0}}})
     assert len(errors) == 1 and "['migration_batch_size'] must be an int >= 1" in str(errors[0])
+
+
+def test_manage_check_says_what_to_do_instead(settings):
+    from django.core.checks import run_checks
+
+    settings.QUEUE = {**settings.QUEUE, "connections": {
+        **settings.QUEUE["connections"],
+        "old": {"url": "redis://127.0.0.1:1", "migration_batch_size": 500}}}
+    with pytest.warns(DeprecationWarning, match="migration_batch_size"):
+        found = [e for e in run_checks() if e.id == "queueing.W020"]
+    assert len(found) == 1 and "['migration_batch_size'] is retired" in found[0].msg
+    assert "remove it" in found[0].msg and found[0].hint == "Rename or remove it; see " \
+        "docs/settings.md."
