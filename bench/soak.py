@@ -188,10 +188,8 @@ def main() -> int:
     options = parser.parse_args()
     busy = hogs.start(hogs.per_cpu() if options.hogs < 0 else options.hogs)
     os.environ["SOAK_FAILED_MAX"] = str(options.failed_max)
-    os.environ["SOAK_ATTEMPTS_MAX"] = str(options.failed_max + 10_000)
     from django.conf import settings
     settings.HORIZON["trim"]["failed_max"] = options.failed_max
-    settings.HORIZON["trim"]["attempts_max"] = options.failed_max + 10_000
     driver = redis_driver()
     rclient = driver.client
     call_command("migrate", verbosity=0)

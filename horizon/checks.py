@@ -34,8 +34,9 @@ def check_horizon_setting(app_configs, **kwargs):
 
 @register()
 def check_renamed_horizon_keys(app_configs, **kwargs):
-    """horizon.W001: settings.HORIZON writes a key under its 0.2 name (read until 0.4)."""
-    return [Warning(note, id="horizon.W001", hint="Rename it; see docs/settings.md.")
+    """horizon.W001: settings.HORIZON writes a key under its 0.2 name, or a retired one
+    (each read until 0.4)."""
+    return [Warning(note, id="horizon.W001", hint="Rename or remove it; see docs/settings.md.")
             for note in _read_horizon(settings_notes)]
 
 

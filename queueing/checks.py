@@ -21,10 +21,11 @@ def check_queue_setting(app_configs, **kwargs):
 
 @register("queueing")
 def check_renamed_queue_keys(app_configs, **kwargs):
-    """queueing.W020: settings.QUEUE writes a key under its 0.2 name (read until 0.4)."""
+    """queueing.W020: settings.QUEUE writes a key under its 0.2 name, or a retired one
+    (each read until 0.4)."""
     from django.conf import settings
 
-    return [Warning(note, id="queueing.W020", hint="Rename it; see docs/settings.md.")
+    return [Warning(note, id="queueing.W020", hint="Rename or remove it; see docs/settings.md.")
             for note in settings_notes(getattr(settings, "QUEUE", None))]
 
 

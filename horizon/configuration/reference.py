@@ -20,13 +20,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from horizon.configuration import settings as horizon_block
+from horizon.configuration import supervisor as supervisor_block
+from horizon.configuration import values
 from horizon.configuration.settings import HORIZON_KEYS
 from horizon.configuration.supervisor import (
     SUPERVISOR_DEFAULTS,
     SUPERVISOR_KEYS,
     SUPERVISOR_RENAMES,
 )
-from horizon.configuration.values import BATCH_KEYS, NOTIFICATION_KEYS, ROLE_KEYS, TRIM_TABLE
+from horizon.configuration.values import NOTIFICATION_KEYS, ROLE_KEYS, TRIM_TABLE
+from queueing.settings import connection as connection_block
 from queueing.settings.config import SETTINGS_KEYS
 from queueing.settings.connection import CLUSTER_KEY, CONNECTION_KEYS, TIMEOUT_RENAMES
 from queueing.settings.failover import FAILOVER_KEYS
@@ -56,7 +60,6 @@ BLOCKS = (
     Block("HORIZON['supervisors'][name] (and 'defaults', 'environments')", SUPERVISOR_KEYS,
           SUPERVISOR_DEFAULTS),
     Block("HORIZON['trim']", TRIM_TABLE),
-    Block("HORIZON['batches']", BATCH_KEYS),
     Block("HORIZON['notifications']", NOTIFICATION_KEYS),
     Block("HORIZON['role_groups']", ROLE_KEYS),
 )
@@ -73,10 +76,23 @@ RENAMED = {
 }
 
 
+# retired key -> (the block it was written in, what to do instead): tuning knobs that
+# became constants or are derived (issue 49); read, with a note, until REMOVED_IN
+RETIRED = {
+    **{old: ("settings.HORIZON", text) for old, text in horizon_block.RETIRED_KEYS.items()},
+    **{old: ("a connection block", text) for old, text in connection_block.RETIRED_KEYS.items()},
+    **{old: ("a supervisor block", text) for old, text in supervisor_block.RETIRED_KEYS.items()},
+    **{old: ("HORIZON['trim']", text) for old, text in values.RETIRED_TRIM.items()},
+    **{old: ("HORIZON['notifications']", text)
+       for old, text in values.RETIRED_NOTIFICATIONS.items()},
+}
+
+
 def counted() -> tuple[int, int]:
     """(keys, distinct names): every key a user can write, once per kind of block it
     is written in (a failover block's 'queue' counts apart from a connection's), and
-    the distinct names among them. Old names (RENAMED) are not counted."""
+    the distinct names among them. Old names (RENAMED) and retired knobs (RETIRED), read
+    with a warning for one release only, are not counted."""
     total = sum(len(block.table) for block in BLOCKS)
     names = {key for block in BLOCKS for key in block.table}
     return total, len(names)
@@ -122,6 +138,14 @@ def render() -> str:
         "| old key | in | write instead |", "| --- | --- | --- |",
     ]
     lines += [f"| `{old}` | {where} | `{new}` |" for old, (where, new) in RENAMED.items()]
+    lines += [
+        "", f"## Retired in 0.3 (read as before, with a warning, until {REMOVED_IN})", "",
+        "Tuning knobs that became constants, or are derived from another key. A block that "
+        "still writes one works as before, and `manage.py check` says what to do instead "
+        "(queueing.W020, horizon.W001).", "",
+        "| key | in | instead |", "| --- | --- | --- |",
+    ]
+    lines += [f"| `{old}` | {where} | {text} |" for old, (where, text) in RETIRED.items()]
     return "\n".join(lines) + "\n"
 
 

@@ -14,10 +14,9 @@
                  "failed": 10080,                    # minutes a failed job is kept
                  "completed_max": 10000,             # recent successes kept at most
                  "failed_max": 100000,               # failed rows kept at most
-                 "attempts_max": 110000,             # job timelines kept at most
-                 "database_control": 1440,           # minutes: database per-job rows
-                 "prometheus": 10080,                # minutes: series of a job gone quiet
                  "monitored": 10080,                 # minutes: a watched tag's jobs
+                 "batches": 1440,                    # minutes: finished batch records
+                 "batches_unfinished": 10080,        # minutes: unfinished (None: kept)
                  "monitored_max": 100000},           # a watched tag's jobs kept at most
         "stop_timeout": 60,                          # seconds running jobs may finish on a
                                                      # stop; then handed back uncounted
@@ -25,12 +24,12 @@
         "silenced_tags": ["heartbeat"],              # ... and jobs with any of these tags
         "schedule": [{"job": "app.jobs.report", "cron": "0 3 * * *"}],  # see docs/operations.md
         "waits": {"redis:default": 60},              # long-wait alert thresholds (seconds)
-        "notifications": {"mail": ["ops@example.com"], "webhook": "https://...",
-                          "cooldown": 300},          # how long-wait alerts are sent
-        "batches": {"prune_hours": 24,              # finished batch records kept (hours)
-                    "prune_unfinished_hours": 168,   # unfinished ones (None: kept)
-                    "prune_every": 600},             # seconds between the master's prunes
+        "notifications": {"mail": ["ops@example.com"],  # how long-wait alerts are sent
+                          "webhook": "https://..."},
     }
+
+Keys retired in 0.3 (tuning knobs now constants: RETIRED_KEYS here and in supervisor.py
+and values.py) are still read, with a DeprecationWarning and horizon.W001, until 0.4.
 """
 from __future__ import annotations
 
@@ -74,7 +73,7 @@ from queueing.errors import QueueError
 from queueing.settings.config import queue_settings
 from queueing.settings.hints import unknown_keys
 from queueing.settings.problems import Problems
-from queueing.settings.renamed import warn
+from queueing.settings.renamed import retired, warn
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,14 +139,13 @@ HORIZON_KEYS = {
     "environments": "environment -> supervisor name -> keys overriding its block",
     "stop_timeout": "seconds running jobs may finish on a stop, then handed back (60)",
     "trim": "how long and how many of each stored record are kept (below)",
-    "batches": "how long finished and unfinished batch records are kept (below)",
-    "snapshot_interval": "seconds between metrics snapshots (60)",
     "waits": "'connection:queue' -> seconds of wait that raise a long-wait alert",
     "notifications": "how long-wait alerts are sent (below)",
     "silenced": "job names kept off the Completed list",
     "silenced_tags": "jobs with any of these tags kept off it too",
     "schedule": "scheduled jobs: [{'job': ..., 'cron': ...}] (docs/operations.md)",
-    "schedule_catch_up": "seconds a starting master looks back for missed slots (300)",
+    "schedule_catch_up": "seconds a starting master looks back for missed slots (300; "
+                         "0: none)",
     "mask_keys": "argument keys whose values are masked (replaces the default list)",
     "audit_keep": "audit entries kept however old (10000)",
     "audit_days": "audit entries younger than this are never pruned (90)",
@@ -155,6 +153,13 @@ HORIZON_KEYS = {
     "apps": "other namespaces the dashboard shows beside its own (docs/deployment.md)",
     "trusted_proxy_header": "the header a proxy writes the client address in",
     "trusted_proxy_hops": "proxies in front of the app that append to it (1)",
+}
+# Tuning knobs retired in 0.3 (issue 49): read as before, with a note (horizon.W001),
+# until 0.4; the HorizonSettings defaults are their values from then on.
+RETIRED_KEYS = {
+    "snapshot_interval": "metrics are snapshotted every 60 s, the charts' step; remove it",
+    "batches": "write HORIZON['trim']['batches'] and ['batches_unfinished'], in minutes "
+               "as every trim key (the master prunes every 600 s: prune_every goes)",
 }
 
 
@@ -216,7 +221,8 @@ def read_settings(raw: dict[str, Any] | None) -> tuple[Problems, HorizonSettings
     for a bad value so the rest is still checked); the settings only when none was."""
     raw = dict(raw or {})
     problems = Problems((HorizonConfigError,))
-    unknown = set(raw) - HORIZON_KEYS.keys()
+    problems.notes += retired("HORIZON", raw, RETIRED_KEYS)
+    unknown = set(raw) - HORIZON_KEYS.keys() - RETIRED_KEYS.keys()
     if unknown:
         problems.add(HorizonConfigError(unknown_keys("HORIZON", unknown, HORIZON_KEYS),
                                         "horizon.E001"))
@@ -256,7 +262,7 @@ def read_settings(raw: dict[str, Any] | None) -> tuple[Problems, HorizonSettings
             "schedule_catch_up", raw.get("schedule_catch_up", 300), minimum=0,
             check="horizon.E009"), 300.0),
         schedule=raw.get("schedule"),
-        **batch_settings(raw.get("batches"), problems),
+        **batch_settings(raw.get("batches"), raw.get("trim"), problems),
         silenced=problems.take(lambda: name_list(raw, "silenced"), frozenset[str]()),
         silenced_tags=problems.take(lambda: name_list(raw, "silenced_tags"),
                                     frozenset[str]()),

@@ -14,7 +14,7 @@ from queueing.errors import QueueError
 from queueing.settings.config import queue_settings
 from queueing.settings.hints import unknown_keys
 from queueing.settings.problems import Problems
-from queueing.settings.renamed import lift, warn
+from queueing.settings.renamed import lift, retired, warn
 from queueing.worker.joblog import LOG_LEVELS
 from queueing.worker.options import DEFAULTS as WORKER_DEFAULTS
 from queueing.worker.options import MAX_CONCURRENCY, capacity_error
@@ -105,25 +105,33 @@ SUPERVISOR_KEYS = {
     "max_processes": "processes at the most",
     "balance_max_shift": "processes started or stopped per balancing step",
     "balance_cooldown": "seconds between balancing steps",
-    "nice": "the workers' process niceness",
     # what each worker process is started with: runworker's options (runworker --help)
     "tries": "attempts of a job that names none; 0: forever (runworker --tries)",
     "backoff": "seconds before each retry, a number or a list (runworker --backoff)",
     "timeout": "seconds a job may run (runworker --timeout)",
     "memory": "MB of resident memory a worker may use before it restarts (runworker --memory)",
     "sleep": "seconds an idle worker waits when it does not block (runworker --sleep)",
-    "block_for": "overrides the connection's block_for (runworker --block-for)",
     "max_jobs": "jobs a worker runs before it restarts; 0: no limit (runworker --max-jobs)",
     "max_time": "seconds a worker runs before it restarts; 0: no limit (--max-time)",
     "rest": "seconds a worker rests between jobs (runworker --rest)",
-    "prefetch": "jobs a worker reserves per round trip (runworker --prefetch)",
     "concurrency": "jobs each worker process runs at once (runworker --concurrency)",
-    "quiet": "no per-job lines in the master's log (runworker --quiet)",
-    "log_level": "the least level of a per-job line (runworker --log-level)",
+    "log_level": "the least level of a per-job line; 'none': no per-job lines in the "
+                 "master's log (runworker --log-level, --quiet)",
 }
 # Laravel's singular name, read as "queues" until 0.4 (the QUEUE connections' word for
 # a list of queues; a connection's "queue" is its default queue, one name).
 SUPERVISOR_RENAMES = {"queue": "queues"}
+# Keys retired in 0.3 (issue 49): read as before, with a note (horizon.W001), until 0.4;
+# from then on their SUPERVISOR_DEFAULTS are the values.
+RETIRED_KEYS = {
+    "nice": "run the master under nice (or systemd's Nice=): its workers inherit it; "
+            "remove it",
+    "block_for": "set block_for on the connection the supervisor serves; remove it",
+    "prefetch": "each worker's prefetch budget sizes its prefetch (at most "
+                f"{WORKER_DEFAULTS.prefetch}); remove it",
+    "quiet": "write 'log_level': 'none' instead (one key for how much a worker writes)",
+}
+QUIET_LEVEL = "none"  # log_level: no per-job lines at all (runworker --quiet)
 
 
 def parse_supervisor(name: str, raw: dict[str, Any], default_connection: str) -> SupervisorConfig:
@@ -151,12 +159,14 @@ def read_supervisor(name: str, raw: dict[str, Any],
                                {k: v for k, v in raw.items()
                                 if k != "queue" or (v is not None and not both)},
                                SUPERVISOR_RENAMES)
-    unknown = set(raw) - SUPERVISOR_KEYS.keys()
+    problems.notes += retired(f"HORIZON['supervisors'][{name!r}]", raw, RETIRED_KEYS)
+    unknown = set(raw) - SUPERVISOR_KEYS.keys() - RETIRED_KEYS.keys()
     if unknown:
         problems.add(HorizonConfigError(
             unknown_keys(f"HORIZON supervisor {name!r}", unknown, SUPERVISOR_KEYS),
             "horizon.E002"))
-    raw = {key: value for key, value in raw.items() if key in SUPERVISOR_KEYS}
+    raw = {key: value for key, value in raw.items()
+           if key in SUPERVISOR_KEYS or key in RETIRED_KEYS}
     values = {**SUPERVISOR_DEFAULTS, **raw}
     found = problems.take(lambda: _connection_and_queues(name, values, default_connection),
                           None)
@@ -196,6 +206,8 @@ def read_supervisor(name: str, raw: dict[str, Any],
                                         "horizon.E004"))
     quiet = problems.take(lambda: flag_setting(name, "quiet", values["quiet"]), False)
     log_level = problems.take(lambda: level_setting(name, values["log_level"]), "info")
+    if log_level == QUIET_LEVEL:
+        quiet, log_level = True, "info"
     if problems.errors or found is None:
         return problems, None
     connection, queues = found
@@ -243,10 +255,10 @@ def flag_setting(name: str, key: str, value: Any) -> bool:
 
 
 def level_setting(name: str, value: Any) -> str:
-    if not isinstance(value, str) or value.lower() not in LOG_LEVELS:
+    if not isinstance(value, str) or value.lower() not in (*LOG_LEVELS, QUIET_LEVEL):
         raise HorizonConfigError(
             f"HORIZON supervisor {name!r}: log_level must be one of "
-            f"{', '.join(LOG_LEVELS)}, got {value!r}", "horizon.E004")
+            f"{', '.join(LOG_LEVELS)} or {QUIET_LEVEL}, got {value!r}", "horizon.E004")
     return value.lower()
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from queueing.settings.problems import Problems
+from queueing.settings.renamed import retired
 
 
 class HorizonConfigError(ValueError):
@@ -46,19 +47,24 @@ TRIM_TABLE = {
     "completed_max": "completed jobs kept at most, whatever their age (10000)",
     "failed": "minutes a failed job is kept (10080: 7 days)",
     "failed_max": "failed jobs kept at most (100000)",
-    "attempts_max": "job timelines kept at most (completed_max + failed_max)",
     "metrics": "minutes of metrics snapshots kept (1440)",
     "monitored": "minutes a watched tag's jobs are kept (10080)",
     "monitored_max": "a watched tag's jobs kept at most (100000)",
-    "database_control": "minutes a database connection's per-job rows are kept (1440)",
-    "prometheus": "minutes the series of a job gone quiet is kept (10080)",
+    "batches": "minutes a finished batch record is kept (1440: a day)",
+    "batches_unfinished": "minutes an unfinished one is kept (10080; None: until it ends)",
 }
-# HORIZON['batches']'s keys.
-BATCH_KEYS = {
-    "prune_hours": "hours a finished batch record is kept (24)",
-    "prune_unfinished_hours": "hours an unfinished one is kept (168; None: until it ends)",
-    "prune_every": "seconds between the master's prunes (600; 0: off)",
+# Trim knobs retired in 0.3 (issue 49), read as before with a note until 0.4: the
+# defaults in TRIM_KEYS (and attempts_max's sum) are their values from then on.
+RETIRED_TRIM = {
+    "attempts_max": "job timelines are kept for the completed and failed jobs kept "
+                    "(completed_max + failed_max); remove it",
+    "database_control": "a database connection's per-job rows are kept 1440 minutes, as "
+                        "long as the Redis driver's; remove it",
+    "prometheus": "the series of a job gone quiet is kept 10080 minutes (7 days); remove it",
 }
+# The keys of HORIZON['batches'], a block retired in 0.3 (read until 0.4): its hours are
+# trim's "batches" and "batches_unfinished" (minutes), and the master prunes every 600 s.
+BATCH_KEYS = {"prune_hours", "prune_unfinished_hours", "prune_every"}
 
 # Each reader below records every mistake of its block in `problems` (with the default
 # standing in for a bad value) rather than raising at the first, so `manage.py check`
@@ -69,12 +75,13 @@ def trim_settings(raw: Any, problems: Problems) -> dict[str, Any]:
     """HORIZON['trim']: how long (minutes) and how many of each stored record are kept.
     ``attempts_max`` defaults to failed_max + completed_max: a timeline's owner is a
     failed row or a completed record (horizon/attempts.py)."""
-    valid = TRIM_TABLE.keys()
+    valid = TRIM_TABLE.keys() | RETIRED_TRIM.keys()
+    if isinstance(raw, dict):
+        problems.notes += retired("HORIZON['trim']", raw, RETIRED_TRIM)
     if not isinstance(raw, dict) or set(raw) - valid:
         problems.add(HorizonConfigError(
-            "HORIZON trim must be a dict with completed, metrics, failed, database_control, "
-            "prometheus, monitored (minutes), completed_max, failed_max, attempts_max and "
-            "monitored_max (records)",
+            "HORIZON trim must be a dict with completed, metrics, failed, monitored "
+            "(minutes), completed_max, failed_max and monitored_max (records)",
             "horizon.E001"))
         raw = {key: value for key, value in raw.items() if key in valid} \
             if isinstance(raw, dict) else {}
@@ -105,15 +112,17 @@ def trim_settings(raw: Any, problems: Problems) -> dict[str, Any]:
     return values
 
 
-def batch_settings(raw: Any, problems: Problems) -> dict[str, Any]:
-    """HORIZON['batches']: how old batch records get before the master prunes them."""
+def batch_settings(raw: Any, trim: Any, problems: Problems) -> dict[str, Any]:
+    """How old batch records get before the master prunes them: HORIZON['trim']'s
+    ``batches`` and ``batches_unfinished`` (minutes, as every trim key), else the hours
+    of the HORIZON['batches'] block they replace (read until 0.4: settings.RETIRED_KEYS
+    notes it)."""
     raw = raw if raw is not None else {}
-    valid = BATCH_KEYS.keys()
-    if not isinstance(raw, dict) or set(raw) - valid:
-        problems.add(HorizonConfigError("HORIZON batches must be a dict with prune_hours, "
-                                        "prune_unfinished_hours and prune_every",
-                                        "horizon.E001"))
-        raw = {key: value for key, value in raw.items() if key in valid} \
+    if not isinstance(raw, dict) or set(raw) - BATCH_KEYS:
+        problems.add(HorizonConfigError("HORIZON batches must be a dict with prune_hours "
+                                        "and prune_unfinished_hours (better: trim's "
+                                        "batches and batches_unfinished)", "horizon.E001"))
+        raw = {key: value for key, value in raw.items() if key in BATCH_KEYS} \
             if isinstance(raw, dict) else {}
     values: dict[str, Any] = {}
     for key, field_name, default in (("prune_hours", "batch_prune_hours", 24.0),
@@ -129,6 +138,19 @@ def batch_settings(raw: Any, problems: Problems) -> dict[str, Any]:
                                             f"got {value!r}", "horizon.E001"))
             value = default
         values[field_name] = float(value)
+    trim = trim if isinstance(trim, dict) else {}  # not a dict: trim_settings says so
+    for key, field_name in (("batches", "batch_prune_hours"),
+                            ("batches_unfinished", "batch_prune_unfinished_hours")):
+        value = trim.get(key, ...)
+        if value is ...:
+            continue
+        if value is None and key == "batches_unfinished":
+            values[field_name] = None
+        elif isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            problems.add(HorizonConfigError(f"HORIZON trim {key} must be a number of "
+                                            f"minutes >= 0, got {value!r}", "horizon.E001"))
+        else:
+            values[field_name] = float(value) / 60
     return values
 
 
@@ -169,19 +191,23 @@ def parse_waits(raw: Any, connection: str, problems: Problems) -> dict[str, floa
 NOTIFICATION_KEYS = {
     "mail": "addresses a long-wait alert is mailed to",
     "webhook": "an http(s) URL a long-wait alert is posted to",
-    "cooldown": "seconds before the same alert is sent again (300)",
-    "from": "the mail's sender (DEFAULT_FROM_EMAIL)",
+}
+RETIRED_NOTIFICATIONS = {
+    "cooldown": "the same alert is sent again after 300 s at the soonest; remove it",
+    "from": "the mail's sender is DEFAULT_FROM_EMAIL, Django's own setting; set that",
 }
 
 
 def parse_notifications(raw: Any, problems: Problems) -> dict[str, Any]:
     if raw is None:
         return {"mail": [], "webhook": None, "cooldown": 300.0, "from": None}
-    if not isinstance(raw, dict) or set(raw) - NOTIFICATION_KEYS.keys():
+    valid = NOTIFICATION_KEYS.keys() | RETIRED_NOTIFICATIONS.keys()
+    if isinstance(raw, dict):
+        problems.notes += retired("HORIZON['notifications']", raw, RETIRED_NOTIFICATIONS)
+    if not isinstance(raw, dict) or set(raw) - valid:
         problems.add(HorizonConfigError(
-            "HORIZON['notifications'] takes mail, webhook, cooldown and from",
-            "horizon.E016"))
-        raw = {key: value for key, value in raw.items() if key in NOTIFICATION_KEYS} \
+            "HORIZON['notifications'] takes mail and webhook", "horizon.E016"))
+        raw = {key: value for key, value in raw.items() if key in valid} \
             if isinstance(raw, dict) else {}
     mail = raw.get("mail") or []
     mail = [mail] if isinstance(mail, str) else list(mail)

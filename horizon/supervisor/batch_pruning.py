@@ -1,6 +1,6 @@
-"""The master's batch pruning duty: every ``batches.prune_every`` seconds one master
-(a SET NX claim shared by all of them) forgets batch records older than
-``batches.prune_hours`` (queueing/batches/prune.py; ``queue_prune_batches`` by hand)."""
+"""The master's batch pruning duty: every 600 seconds one master (a SET NX claim shared
+by all of them) forgets batch records older than ``trim.batches`` minutes
+(queueing/batches/prune.py; ``queue_prune_batches`` by hand)."""
 from __future__ import annotations
 
 import time

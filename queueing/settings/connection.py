@@ -19,7 +19,7 @@ from queueing.errors import ConfigurationError, UnknownQueue
 from queueing.settings.failover import parse_failover
 from queueing.settings.hints import unknown_keys
 from queueing.settings.problems import Problems
-from queueing.settings.renamed import lift, warn
+from queueing.settings.renamed import lift, retired, warn
 from queueing.settings.sentinel import REPLICA_KEYS, SENTINEL_RENAMES, read_sentinel
 
 DEFAULT_PREFIX = "queues:"  # of every queue key (drivers/redis/keys.py)
@@ -137,7 +137,6 @@ CONNECTION_KEYS = {
     "block_for": "seconds an idle worker blocks for a job (5 on redis; None: poll)",
     "max_deliveries": "silent deliveries (worker died) before a job is failed (5; 0: no cap)",
     "prefix": "of every queue key ('queues:'), no braces",
-    "migration_batch_size": "due delayed jobs moved per pop (1000)",
     "options": "redis-py client keyword arguments: password, db, ssl, socket_timeout "
                "(10 s), socket_connect_timeout (5 s), ...",
     "encrypt": "seal every job's arguments (queueing/entries/encryption.py; False)",
@@ -145,8 +144,6 @@ CONNECTION_KEYS = {
                    "@job(keep_result=...) per job)",
     "database": "driver database: the DATABASES alias holding the jobs ('default')",
     "listen": "driver database on PostgreSQL: wake idle workers by NOTIFY (True)",
-    "synchronous_commit": "driver database on PostgreSQL: the workers' session setting "
-                          "('off')",
     **REPLICA_KEYS,
 }
 # Old keys, by their new places (read until 0.4): the socket timeouts are redis-py's own
@@ -155,6 +152,17 @@ TIMEOUT_RENAMES = {"socket_timeout": "options.socket_timeout",
                    "socket_connect_timeout": "options.socket_connect_timeout"}
 # Read until 0.4 with a note; the URL says it instead ("redis+cluster://").
 CLUSTER_KEY = "cluster"
+# Tuning knobs retired in 0.3 (issue 49): read as before, with a note, until 0.4; their
+# values are the constants above (and REPLICA_ACK_TIMEOUT, sentinel.py) from then on.
+RETIRED_KEYS = {
+    "migration_batch_size": f"due jobs move {DEFAULT_MIGRATION_BATCH} per pop, so one pop "
+                            "never stalls Redis; remove it",
+    "synchronous_commit": "the workers' PostgreSQL sessions commit with synchronous_commit "
+                          "off (a crash can lose an acknowledgement, and the job runs again, "
+                          "as after any crash); remove it",
+    "replica_ack_timeout": "a dispatch waits for its replicas up to switch_wait, asking "
+                           "every 0.5 s whether the primary moved; remove it",
+}
 
 
 def parse_connection(name: str, raw: dict[str, Any]) -> ConnectionConfig:
@@ -179,7 +187,8 @@ def read_connection(name: str, raw: Any) -> tuple[Problems, ConnectionConfig | N
         return problems, config
     where = f"QUEUE['connections'][{name!r}]"
     raw, problems.notes = lift_renamed(where, raw)
-    unknown = set(raw) - CONNECTION_KEYS.keys() - {CLUSTER_KEY}
+    problems.notes += retired(where, raw, RETIRED_KEYS)
+    unknown = set(raw) - CONNECTION_KEYS.keys() - RETIRED_KEYS.keys() - {CLUSTER_KEY}
     if unknown:
         problems.add(ConfigurationError(unknown_keys(where, unknown, CONNECTION_KEYS)))
     driver = raw.get("driver", "redis")

@@ -11,8 +11,8 @@ and the service they watch, and every client asks them where the primary is
               "options": {"password": "...", "db": 0},
               "replica_acks": 1}
 
-``replica_acks`` and ``replica_ack_timeout`` also apply to a plain ``url`` connection (a
-primary with replicas); ``switch_wait`` is how long a dispatch waits out a primary switch.
+``replica_acks`` also applies to a plain ``url`` connection (a primary with replicas);
+``switch_wait`` is how long a dispatch waits out a primary switch, or for its replicas.
 The flat keys of 0.2 (``sentinels``, ``service_name``, ``sentinel_password``,
 ``sentinel_ssl``, ``password``, ``db``, ``ssl``) are read as their new places until 0.4
 (queueing/settings/renamed.py). Layer 1: reads settings values only (no Redis, no Django).
@@ -38,8 +38,11 @@ REPLICA_KEYS = {
     "sentinel": "Redis Sentinel: the sub-block below, instead of a 'url'",
     "switch_wait": "seconds a dispatch waits out a primary switch before raising (10)",
     "replica_acks": "replicas that must hold a dispatch before it returns (Redis WAIT; 0)",
-    "replica_ack_timeout": "seconds the replicas have to acknowledge it (0.5)",
 }
+# seconds of each WAIT for the replicas: between two, a dispatch checks that the primary
+# did not move; switch_wait bounds the whole (a setting until 0.3; read, with a note,
+# until 0.4: connection.RETIRED_KEYS)
+REPLICA_ACK_TIMEOUT = 0.5
 # The flat keys of 0.2, by their new places (read until 0.4).
 SENTINEL_RENAMES = {
     "sentinels": "sentinel.hosts", "service_name": "sentinel.service",
@@ -61,7 +64,7 @@ class SentinelOptions:
     sentinel_ssl: bool = False
     switch_wait: float = 10.0
     replica_acks: int = 0
-    replica_ack_timeout: float = 0.5
+    replica_ack_timeout: float = REPLICA_ACK_TIMEOUT
 
     def fields(self) -> dict[str, Any]:
         return asdict(self)
@@ -163,9 +166,9 @@ def read_sentinel(where: str, raw: dict[str, Any], problems: Problems) -> Sentin
     if acks and (raw.get("cluster") or (isinstance(url, str) and "+cluster://" in url)):
         problems.add(ConfigurationError(
             f"{where}['replica_acks'] is not supported on Redis Cluster"))
-    ack_timeout = problems.take(lambda: _seconds(
-        where, "replica_ack_timeout", raw.get("replica_ack_timeout", 0.5), 0, 60),
-        default.replica_ack_timeout)
+    ack_timeout = problems.take(lambda: _seconds(  # retired: read until 0.4
+        where, "replica_ack_timeout", raw.get("replica_ack_timeout", REPLICA_ACK_TIMEOUT),
+        0, 60), default.replica_ack_timeout)
     switch_wait = problems.take(lambda: _seconds(
         where, "switch_wait", raw.get("switch_wait", 10.0), 0, 300), default.switch_wait)
     return SentinelOptions(

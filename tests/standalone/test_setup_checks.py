@@ -130,24 +130,24 @@ def test_one_queue_connection_lists_each_of_its_mistakes(settings):
     settings.QUEUE = {**settings.QUEUE, "connections": {
         **settings.QUEUE["connections"],
         "typo": {"driver": "redis", "url": "redis://h/0", "queus": ["a"], "retyr_after": 5,
-                 "retry_after": -1, "migration_batch_size": 0}}}
+                 "retry_after": -1, "max_deliveries": -1}}}
     found = messages("queueing.E001")
     assert len(found) == 3, found
     assert any("['typo'] has unknown keys 'queus' (did you mean 'queues'?), 'retyr_after' "
                "(did you mean 'retry_after'?)" in m for m in found), found
     assert any("['typo']['retry_after'] must be a number >= 0, got -1" in m for m in found)
-    assert any("['typo']['migration_batch_size'] must be an int >= 1" in m for m in found)
+    assert any("['typo']['max_deliveries'] must be an int >= 0" in m for m in found)
 
 
 def test_the_rest_of_horizon_lists_each_of_its_mistakes(settings):
     settings.HORIZON = {**settings.HORIZON, "audit_keep": 0, "audit_days": -1,
                         "trim": {"completed": 0, "failed_max": 0},
-                        "notifications": {"webhook": "ftp://x", "cooldown": -1}}
+                        "notifications": {"webhook": "ftp://x"}}
     # trim: E001; notifications: E016; audit retention: E017 (each check its own id)
     found = messages("horizon.E001") + messages("horizon.E016") + messages("horizon.E017")
-    assert len(found) == 6, found
+    assert len(found) == 5, found
     for text in ("audit_keep", "audit_days", "trim completed", "trim failed_max",
-                 "['webhook'] must be an http(s) URL", "['cooldown'] must be seconds"):
+                 "['webhook'] must be an http(s) URL"):
         assert any(text in m for m in found), (text, found)
 
 

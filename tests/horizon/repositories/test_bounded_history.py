@@ -121,7 +121,8 @@ def test_a_row_cap_keeps_the_newest(settings, rclient):
 
 
 def test_timelines_are_capped_by_count_and_by_deadline(settings, rclient):
-    settings.HORIZON = {**settings.HORIZON, "trim": {"attempts_max": 50}}
+    # timelines are kept for the completed and failed jobs kept: 25 + 25
+    settings.HORIZON = {**settings.HORIZON, "trim": {"completed_max": 25, "failed_max": 25}}
     for i in range(80):
         attempts.record(f"t{i}", {"attempt": 1, "outcome": "released", "error": "E: x"})
     rclient.zadd(attempts_index(), {"long-gone": time.time() - 10})  # key already expired

@@ -92,11 +92,12 @@ def test_cancel_requests_for_jobs_that_never_run_do_not_stay(driver, rclient, mo
 
 def test_a_quiet_supervisor_keeps_the_masters_log_flat(spawn_worker):
     """The master's output grows with every job: its workers write a RUNNING and a DONE
-    line each to the stdout they inherit. With a supervisor's "quiet", they write none,
-    and what is left (the master's own events) does not grow with the jobs run."""
+    line each to the stdout they inherit. With a supervisor's "log_level": "none" (its
+    "quiet" until issue 49), they write none, and what is left (the master's own events)
+    does not grow with the jobs run."""
     from tests.helpers import start_master
 
-    quiet = {"supervisors": {"supervisor-1": {"queues": ["default"], "quiet": True}}}
+    quiet = {"supervisors": {"supervisor-1": {"queues": ["default"], "log_level": "none"}}}
     master = start_master(spawn_worker, HORIZON_TEST_EXTRA=json.dumps(quiet))
     ids = [test_jobs.record.delay(f"q{i}") for i in range(50)]
     wait_until(lambda: len(test_jobs.notes()) == 50, timeout=60, message="50 jobs ran")

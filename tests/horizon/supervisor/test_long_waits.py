@@ -57,13 +57,11 @@ def test_decide_is_pure_policy():
     assert decide(None, 1e9, 0, 1000, 300) == (None, None)  # 0 means no alert
 
 
-def test_supervisors_pass_their_prefetch_to_workers():
-    config = parse({"supervisors": {"s": {"queues": ["default"], "prefetch": 4}}})
-    assert "--prefetch=4" in config.supervisors[0].worker_arguments()
+def test_supervisors_pass_the_workers_prefetch():
+    """The worker's default (its prefetch budget sizes it below that); a supervisor's
+    own "prefetch" is retired (tests/horizon/test_retired_keys.py)."""
     default = parse({"supervisors": {"s": {"queues": ["default"]}}})
     assert "--prefetch=32" in default.supervisors[0].worker_arguments()
-    with pytest.raises(HorizonConfigError, match="prefetch"):
-        parse({"supervisors": {"s": {"queues": ["default"], "prefetch": 0}}})
 
 
 def test_settings_are_validated():
@@ -77,8 +75,7 @@ def test_settings_are_validated():
 def test_alert_fires_once_repeats_after_cooldown_then_recovers(settings, rclient, receiver):
     url, bodies = receiver
     settings.HORIZON = {**settings.HORIZON, "waits": {"redis:default": 60},
-                        "notifications": {"mail": ["ops@example.com"], "webhook": url,
-                                          "cooldown": 300}}
+                        "notifications": {"mail": ["ops@example.com"], "webhook": url}}
     from horizon.configuration.settings import horizon_settings
 
     seen = []
@@ -149,7 +146,7 @@ def test_one_master_evaluates_per_interval_and_a_dead_webhook_does_not_break_it(
 def test_a_running_master_evaluates_long_waits(spawn_worker, receiver):
     """No cron: `manage.py horizon` itself checks latency and calls the webhook."""
     url, bodies = receiver
-    extra = {"waits": {"redis:held": 2}, "notifications": {"webhook": url, "cooldown": 600}}
+    extra = {"waits": {"redis:held": 2}, "notifications": {"webhook": url}}
     master = spawn_worker(command="horizon", env={"HORIZON_TEST_EXTRA": json.dumps(extra)})
     hold_back(30, queue="held")  # a queue no worker serves
     wait_until(lambda: len(bodies) == 1, timeout=20, message="the long-wait webhook")

@@ -101,11 +101,8 @@ def test_migration_moves_due_jobs_in_due_order_behind_ready_ones(driver, rclient
     assert order == ["u0", "u1", "u2"]
 
 
-def test_migration_batch_is_bounded(driver, rclient, settings):
-    settings.QUEUE = {**settings.QUEUE}
-    settings.QUEUE["connections"] = {**settings.QUEUE["connections"]}
-    settings.QUEUE["connections"]["redis"] = {**settings.QUEUE["connections"]["redis"],
-                                              "migration_batch_size": 1000}
+def test_migration_batch_is_bounded(driver, rclient):
+    """Due jobs move DEFAULT_MIGRATION_BATCH (1000) per pop (a setting until issue 49)."""
     from queueing import connections
 
     small = connections.redis_driver("redis")

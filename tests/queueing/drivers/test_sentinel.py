@@ -136,7 +136,7 @@ def test_replica_acks_returns_once_the_replica_holds_the_job(settings, group):
 
 
 def test_replica_acks_that_cannot_be_met_raise_within_the_bound(settings, group):
-    use(settings, group.connection(replica_acks=2, switch_wait=1, replica_ack_timeout=0.2))
+    use(settings, group.connection(replica_acks=2, switch_wait=1))
     started = time.monotonic()
     with pytest.raises(NotReplicated, match="fewer than 2 replica"):
         redis_driver("redis").push("default", json.dumps({"uuid": "x", "attempts": 0}))

@@ -176,7 +176,7 @@ def test_the_master_prunes_on_a_schedule(settings):
     client.hset(f"queues:{{default}}:batch:{old.id}", mapping={"created_at": 1.0,
                                                                  "finished_at": 2.0})
     client.zadd("queues:batches", {old.id: 1.0})
-    config = parse({"batches": {"prune_hours": 1, "prune_every": 60}})
+    config = parse({"trim": {"batches": 60}})  # an hour; the master prunes every 600 s
     logs = []
     first = BatchPruner(config, client, owner="m1", log=logs.append)
     second = BatchPruner(config, client, owner="m2", log=logs.append)
@@ -189,9 +189,9 @@ def test_the_master_prunes_on_a_schedule(settings):
 def test_horizon_batches_settings_are_checked():
     from horizon.configuration.settings import HorizonConfigError, parse
     with pytest.raises(HorizonConfigError):
-        parse({"batches": {"prune_hours": -1}})
+        parse({"trim": {"batches": -1}})
     with pytest.raises(HorizonConfigError):
-        parse({"batches": {"bogus": 1}})
+        parse({"trim": {"batches_unfinshed": 1}})
     assert parse({}).batch_prune_hours == 24
 
 
