@@ -13,6 +13,7 @@ class QueueingConfig(AppConfig):
             checks,  # noqa: F401  (registers system checks)
             connections,
         )
+        from queueing.batches import record  # noqa: F401  (Job.batch reads through it)
         from queueing.dispatching.registry import autodiscover
         from queueing.failover.driver import FailoverDriver
         from queueing.observability import (
@@ -20,6 +21,7 @@ class QueueingConfig(AppConfig):
         )
         from queueing.observability.log_masking import install_masking_filters
         from queueing.worker.execution import run_inline
+        from queueing.workflows import jobs  # noqa: F401  (registers the workflows' own jobs)
 
         connections.use_inline_runner(run_inline)
         connections.use_router(FailoverDriver)
