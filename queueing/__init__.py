@@ -12,9 +12,12 @@ API there cost a worker about a fifth of its start (issue 52). ``from queueing i
 job`` reads the same objects as before.
 """
 # ruff: noqa: E402  (the early signals go first, before anything else)
+from queueing.worker import early_gc as _early_gc
 from queueing.worker import early_signals as _early_signals
 
 _early_signals.install_if_worker()  # first: a runworker's signals from its first instant
+if _early_signals.is_worker():
+    _early_gc.pause()  # until runworker's imports are done (queueing/worker/early_gc.py)
 
 import importlib
 from typing import TYPE_CHECKING, Any

@@ -14,7 +14,7 @@ from queueing.errors import QueueError
 from queueing.management.base import ProductCommand
 from queueing.observability.log_fields import iso_timestamp
 from queueing.observability.systemd import Notifier
-from queueing.worker import heartbeat, readiness, startup
+from queueing.worker import early_gc, heartbeat, readiness, startup
 from queueing.worker.joblog import LOG_LEVELS
 from queueing.worker.loop import EXIT_ERROR, Worker
 from queueing.worker.options import DEFAULTS, MAX_CONCURRENCY, WorkerOptions, capacity_error
@@ -121,6 +121,7 @@ class Command(ProductCommand):
                                  "to the connection's socket_timeout).")
 
     def handle(self, *args, **opts):
+        early_gc.resume()  # the start's imports are done: freeze them, collect from here on
         try:
             driver = connections.queue_driver(opts["connection"])
             raw = driver.config.queue if opts["queue"] is None else opts["queue"]
