@@ -43,7 +43,24 @@ def backoff_list(text):
 
 
 # Checks of the site a worker does not serve (Command.check); "web" is Horizon's own.
-SITE_CHECK_TAGS = frozenset({"urls", "admin", "templates", "staticfiles", "web"})
+# "commands": Django's check that migrate and makemigrations share an autodetector, which
+# imports both commands and the migration writer; a worker runs neither (issue 52).
+SITE_CHECK_TAGS = frozenset({"urls", "admin", "templates", "staticfiles", "web", "commands"})
+# Untagged checks of the site, by name: django.contrib.auth's imports every MIDDLEWARE
+# class to look for LoginRequiredMiddleware (a request's concern, never a job's).
+SITE_CHECKS = frozenset({"django.contrib.auth.checks.check_middleware"})
+
+
+def worker_checks(registered) -> set:
+    """The registered checks a worker runs: every one but the site's (SITE_CHECK_TAGS,
+    SITE_CHECKS)."""
+    return {check for check in registered
+            if not SITE_CHECK_TAGS & set(getattr(check, "tags", ()))
+            and _name(check) not in SITE_CHECKS}
+
+
+def _name(check) -> str:
+    return f"{getattr(check, '__module__', '')}.{getattr(check, '__qualname__', '')}"
 
 
 class Command(ProductCommand):
@@ -52,13 +69,13 @@ class Command(ProductCommand):
     def check(self, *args, **kwargs):
         """Django's start-up checks without those of what a worker never serves (issue
         52): the URL conf's check imports every view of the site, the dashboard's
-        included, about a tenth of a worker's modules. `manage.py check` and the web
-        process still run them; every other check (queueing's, Horizon's settings, the
-        Tasks backends', the project's own) runs here as before."""
+        included, about a tenth of a worker's modules; the middleware and the migration
+        commands' checks two dozen more. `manage.py check` and the web process still
+        run them; every other check (queueing's, Horizon's settings, the Tasks
+        backends', the models', the project's own) runs here as before."""
         registry = checks.registry.registry
         every = registry.registered_checks
-        registry.registered_checks = {check for check in every
-                                      if not SITE_CHECK_TAGS & set(getattr(check, "tags", ()))}
+        registry.registered_checks = worker_checks(every)
         try:
             return super().check(*args, **kwargs)
         finally:
