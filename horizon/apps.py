@@ -22,10 +22,10 @@ class HorizonConfig(AppConfig):
 
     def ready(self) -> None:
         require_queueing_app()
-        # Deferred to ready(): these import Django models (the audit log, the login
-        # throttle's records), which cannot load while Django populates INSTALLED_APPS.
+        # Deferred to ready(): these import Django models (the audit log), which cannot
+        # load while Django populates INSTALLED_APPS.
         from horizon import attempts, audit, checks  # noqa: F401
-        from horizon.login import receivers as login_throttle
+        from horizon.login import receivers as login_receivers
         from horizon.repositories.metrics import record_completions, record_other_outcome
         from queueing.signals import lock_released, operator_action
         from queueing.worker.recorders import add_completion_recorder, add_outcome_recorder
@@ -39,7 +39,7 @@ class HorizonConfig(AppConfig):
         add_outcome_recorder(monitor_recording.outcome_calls)
         add_dispatch_observer(monitor_recording.dispatched,
                               asynchronous=monitor_recording.adispatched)
-        login_throttle.connect()
+        login_receivers.connect()  # the throttle loads with the first login (receivers.py)
         lock_released.connect(audit.record_lock_release,
                               dispatch_uid="horizon.audit.lock_released")
         from horizon.repositories import events
