@@ -22,10 +22,10 @@ class HorizonConfig(AppConfig):
 
     def ready(self) -> None:
         require_queueing_app()
-        # Deferred to ready(): these import Django models (the audit log, the login
-        # throttle's records), which cannot load while Django populates INSTALLED_APPS.
+        # Deferred to ready(): these import Django models (the audit log), which cannot
+        # load while Django populates INSTALLED_APPS.
         from horizon import attempts, audit, checks  # noqa: F401
-        from horizon.login import throttle as login_throttle
+        from horizon.login import receivers as login_receivers
         from horizon.repositories.metrics import record_completions, record_other_outcome
         from queueing.signals import lock_released, operator_action
         from queueing.worker.recorders import add_completion_recorder, add_outcome_recorder
@@ -39,7 +39,7 @@ class HorizonConfig(AppConfig):
         add_outcome_recorder(monitor_recording.outcome_calls)
         add_dispatch_observer(monitor_recording.dispatched,
                               asynchronous=monitor_recording.adispatched)
-        login_throttle.connect()
+        login_receivers.connect()  # the throttle loads with the first login (receivers.py)
         lock_released.connect(audit.record_lock_release,
                               dispatch_uid="horizon.audit.lock_released")
         from horizon.repositories import events
@@ -54,10 +54,11 @@ class HorizonConfig(AppConfig):
         from queueing.state import failed
 
         failed.on_delete(attempts.on_failed_rows_deleted)  # a job's attempts go with its row
-        from horizon.dashboard.access import auth
-        from horizon.dashboard.failed import failures
-        from horizon.dashboard.jobs import facet_counts, kept_counts
+        from horizon.dashboard.jobs import kept_counts
+
         kept_counts.connect()  # kept counts refresh once a response is done
-        failed.on_change(facet_counts.forget_failed_counts)  # its counts are stale then
-        failed.on_change(failures.forget_groups)  # likewise the exception groups' counts
-        auth.after_actions(facet_counts.forget_job_counts)  # the job lists' counts, likewise
+        # The dashboard's kept counts (the failed list's facets and exception groups, the
+        # job lists' facets) register their own forget hooks when their modules load
+        # (failed.on_change, auth.after_actions): a process that never loads them, a
+        # worker, has no counts to forget and no longer imports the dashboard to wire
+        # them (issue 52: a twentieth of a worker's start).

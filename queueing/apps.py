@@ -1,4 +1,12 @@
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from django.apps import AppConfig
+
+if TYPE_CHECKING:
+    from queueing.contract.router import Router
+    from queueing.settings.config import ConnectionConfig
 
 
 class QueueingConfig(AppConfig):
@@ -13,15 +21,24 @@ class QueueingConfig(AppConfig):
             checks,  # noqa: F401  (registers system checks)
             connections,
         )
+        from queueing.batches import record  # noqa: F401  (Job.batch reads through it)
         from queueing.dispatching.registry import autodiscover
-        from queueing.failover.driver import FailoverDriver
         from queueing.observability import (
             store_checks,  # noqa: F401  (registers queueing.W004)
         )
         from queueing.observability.log_masking import install_masking_filters
         from queueing.worker.execution import run_inline
+        from queueing.workflows import jobs  # noqa: F401  (registers the workflows' own jobs)
 
         connections.use_inline_runner(run_inline)
-        connections.use_router(FailoverDriver)
+        connections.use_router(_failover_router)
         autodiscover()
         install_masking_filters()
+
+
+def _failover_router(config: ConnectionConfig) -> Router:
+    """A failover connection's Router, its module imported with the first one (a worker
+    on a plain Redis connection never loads the failover driver: issue 52)."""
+    from queueing.failover.driver import FailoverDriver
+
+    return FailoverDriver(config)

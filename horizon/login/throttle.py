@@ -38,7 +38,6 @@ import hashlib
 import math
 from dataclasses import dataclass
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
@@ -56,7 +55,6 @@ BASE_DELAY = 15  # seconds held back at the limit; doubled by each further failu
 MAX_DELAY = 15 * 60
 COUNT_SECONDS = 24 * 3600
 TRUSTED_SECONDS = 30 * 24 * 3600
-BACKEND = "horizon.login.throttle.LoginThrottleBackend"
 THROTTLED_ATTRIBUTE = "horizon_login_throttled"
 
 
@@ -204,19 +202,6 @@ def logged_in(sender, request: HttpRequest | None, user, **kwargs) -> None:
         login_store.keep([(_trusted_key(username, address), TRUSTED_SECONDS)])
     except login_store.Unavailable:
         pass  # this address is not trusted for the username-wide count this time
-
-
-def enabled() -> bool:
-    return BACKEND in getattr(settings, "AUTHENTICATION_BACKENDS", ())
-
-
-def connect() -> None:
-    """Count failures and successes (when `LoginThrottleBackend` is configured)."""
-    from django.contrib.auth.signals import user_logged_in, user_login_failed
-
-    if enabled():
-        user_login_failed.connect(login_failed, dispatch_uid="horizon-login-throttle")
-        user_logged_in.connect(logged_in, dispatch_uid="horizon-login-throttle")
 
 
 class LoginThrottleBackend:

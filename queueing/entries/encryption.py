@@ -36,17 +36,21 @@ import dataclasses
 import hashlib
 import json
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cryptography.fernet import Fernet, InvalidToken
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from django.conf import settings
 
 from queueing.entries.payload_checks import check_sealed_fields
 from queueing.entries.shapes import Payload
 from queueing.errors import MalformedPayload, QueueError
 from queueing.settings.config import queue_settings
+
+if TYPE_CHECKING:
+    from cryptography.fernet import Fernet
+
+# The cipher's modules (about twenty of cryptography's) load with the first key, not with
+# this module: every worker imports it to tell a sealed payload, few ever open one
+# (issue 52).
 
 FIELD = "encrypted"  # the payload field holding the token
 SEALED = ("args", "kwargs", "chain")  # what the token holds
@@ -61,6 +65,9 @@ class CannotDecrypt(MalformedPayload):
 def _derived(secret: str | bytes) -> bytes:
     """The Fernet key (urlsafe base64 of 32 bytes) for one secret: HKDF, not the secret
     itself, so the cipher's key is never the key Django signs with."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
     material = secret.encode("utf-8") if isinstance(secret, str) else secret
     key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=PURPOSE).derive(material)
     return base64.urlsafe_b64encode(key)
@@ -70,6 +77,8 @@ def _derived(secret: str | bytes) -> bytes:
 def _keys(secrets: tuple[str | bytes, ...]) -> dict[str, Fernet]:
     """hint -> cipher, SECRET_KEY's first (cached per set of secrets, so a settings
     change in tests or a reload takes effect)."""
+    from cryptography.fernet import Fernet
+
     keys: dict[str, Fernet] = {}
     for secret in secrets:
         key = _derived(secret)
@@ -136,6 +145,8 @@ def _open_token(data: dict[str, Any]) -> dict[str, Any]:
             "SECRET_KEY changed and the old key is not in SECRET_KEY_FALLBACKS (they were "
             "sealed with a key derived from neither SECRET_KEY nor any of its fallbacks); "
             "add the key they were dispatched with to SECRET_KEY_FALLBACKS, then retry")
+    from cryptography.fernet import InvalidToken  # loaded by _keys
+
     try:
         text = cipher.decrypt(fernet_token.encode("ascii"))
     except InvalidToken:
@@ -191,6 +202,8 @@ def open_text(sealed_text: str) -> str:
     cipher = _keys(_secrets()).get(hint)
     if cipher is None or not token:
         raise _refused("no key in SECRET_KEY or its fallbacks sealed this value")
+    from cryptography.fernet import InvalidToken  # loaded by _keys
+
     try:
         return cipher.decrypt(token.encode("ascii")).decode("utf-8", "surrogatepass")
     except (InvalidToken, UnicodeError):

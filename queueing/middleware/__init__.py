@@ -14,13 +14,46 @@ to let the job run, or ``job.release(delay)`` / ``job.skip(reason)`` instead (se
 context.py). ``QUEUE["middleware"]`` lists middleware (objects or dotted paths) that
 every job runs through, before its own. Shared state is kept in Redis by atomic
 scripts, one hash-tagged key per limiter, so it holds on a Redis Cluster too.
+
+The names load on first use (PEP 562), not with the package: the worker and the
+dispatch path import only the modules they run (pipeline, context, lock_calls), and the
+six controls cost a worker that uses none of them about 15 modules at start (issue 52).
 """
-from queueing.middleware.context import RunningJob, Verdict
-from queueing.middleware.funnel import ConcurrencyLimited
-from queueing.middleware.overlap import WithoutOverlapping
-from queueing.middleware.rate_limited import RateLimited
-from queueing.middleware.skip import Skip
-from queueing.middleware.throttle import ThrottlesExceptions
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_HOMES = {
+    "RunningJob": "queueing.middleware.context",
+    "Verdict": "queueing.middleware.context",
+    "ConcurrencyLimited": "queueing.middleware.funnel",
+    "WithoutOverlapping": "queueing.middleware.overlap",
+    "RateLimited": "queueing.middleware.rate_limited",
+    "Skip": "queueing.middleware.skip",
+    "ThrottlesExceptions": "queueing.middleware.throttle",
+}
 
 __all__ = ["ConcurrencyLimited", "RateLimited", "RunningJob", "Skip", "ThrottlesExceptions",
            "Verdict", "WithoutOverlapping"]
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its module on first use and kept here after."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'queueing.middleware' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+if TYPE_CHECKING:  # the names as the type checker (and an IDE) sees them
+    from queueing.middleware.context import RunningJob, Verdict
+    from queueing.middleware.funnel import ConcurrencyLimited
+    from queueing.middleware.overlap import WithoutOverlapping
+    from queueing.middleware.rate_limited import RateLimited
+    from queueing.middleware.skip import Skip
+    from queueing.middleware.throttle import ThrottlesExceptions

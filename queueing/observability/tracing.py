@@ -26,12 +26,20 @@ def _api() -> Any:
             _otel = False
             return _otel
         try:
-            from opentelemetry import context, propagate, trace
+            from opentelemetry import context, trace
         except ImportError:
             _otel = False
         else:
-            _otel = (context, propagate, trace)
+            _otel = (context, trace)
     return _otel
+
+
+def _propagate() -> Any:
+    """OpenTelemetry's propagators (about twenty modules), loaded with the first payload
+    that carries or reads a trace context, not with a worker's first job (issue 52)."""
+    from opentelemetry import propagate
+
+    return propagate
 
 
 _provider_set = False  # OpenTelemetry sets a tracer provider once, for good
@@ -55,9 +63,9 @@ def enabled() -> bool:
     if now - _provider_looked_at < PROVIDER_LOOK_EVERY:
         return False
     _provider_looked_at = now
-    provider = api[2].get_tracer_provider()
-    _provider_set = not isinstance(provider, (api[2].ProxyTracerProvider,
-                                              api[2].NoOpTracerProvider))
+    provider = api[1].get_tracer_provider()
+    _provider_set = not isinstance(provider, (api[1].ProxyTracerProvider,
+                                              api[1].NoOpTracerProvider))
     return _provider_set
 
 
@@ -67,7 +75,7 @@ def outgoing_headers() -> dict[str, str]:
     if not api:
         return {}
     carrier: dict[str, str] = {}
-    api[1].inject(carrier)
+    _propagate().inject(carrier)
     return carrier
 
 
@@ -79,8 +87,8 @@ def job_span(job: Any) -> Iterator[None]:
     if not api or not isinstance(headers, dict):
         yield
         return
-    context, propagate, trace = api
-    parent = propagate.extract({str(k): str(v) for k, v in headers.items()})
+    trace = api[1]
+    parent = _propagate().extract({str(k): str(v) for k, v in headers.items()})
     tracer = trace.get_tracer("queueing")
     with tracer.start_as_current_span(
             f"run {job.job}", context=parent, kind=trace.SpanKind.CONSUMER,

@@ -49,6 +49,21 @@ def noop(*args, **kwargs):
     return None
 
 
+STARTUP = "test:startup"
+
+
+@job
+def what_the_worker_loaded():
+    """The modules a worker had loaded when this job ran, and its collector's state
+    (tests/queueing/worker/test_startup_imports.py)."""
+    import gc
+    import sys
+
+    redis_driver("redis").client.set(STARTUP, json.dumps({
+        "modules": sorted(sys.modules), "gc_enabled": gc.isenabled(),
+        "frozen": gc.get_freeze_count()}))
+
+
 @job
 def use_the_database(label):
     """Note whether a database connection was already open when the job started, then

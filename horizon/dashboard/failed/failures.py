@@ -288,6 +288,9 @@ def forget_groups() -> None:
     _kept_groups.forget()
 
 
+failed.on_change(forget_groups)  # hooked where the groups live (why here: horizon/apps.py)
+
+
 def _classes(rows: list[tuple[int, str | None]]) -> list[str]:
     old = [pk for pk, name in rows if name is None]
     heads: dict[int, str] = {}

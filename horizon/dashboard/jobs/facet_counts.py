@@ -20,6 +20,7 @@ from functools import partial
 
 from django.db.models.functions import Substr
 
+from horizon.dashboard.access import auth
 from horizon.dashboard.failed import failures
 from horizon.dashboard.jobs import facets, kept_counts, listings
 from horizon.dashboard.jobs.facets import Facets, Picked
@@ -29,6 +30,7 @@ from horizon.queue_reads.queues import QueueRef
 from queueing.dispatching.preview import HEAD_BYTES, read_prefix
 from queueing.models import FailedJob
 from queueing.settings import namespace
+from queueing.state import failed
 
 TIME_TITLES = {"delayed": "Due within", "completed": "Completed in the past"}
 FAILED_WINDOW = facets.SAMPLE  # newest failed rows the facets count (the job lists' budget)
@@ -156,6 +158,9 @@ def forget_job_counts() -> None:
     _job_counts.forget()
 
 
+auth.after_actions(forget_job_counts)  # an action may have changed any list
+
+
 def _segments(state: str, every: list[tuple[str, int]], chosen: QueueRef | None
               ) -> list[tuple[str, int]]:
     """The queues a list's facets count: every queue for the completed list (its queue
@@ -251,6 +256,9 @@ def forget_failed_counts() -> None:
     """Drop the kept counts (queueing.state.failed's change hook: this process deleted or
     retried rows, and the list it shows next must not count them)."""
     _failed_counts.forget()
+
+
+failed.on_change(forget_failed_counts)  # hooked where the counts live (why here: horizon/apps.py)
 
 
 def _count_failed(chosen: QueueRef | None, exc: str, since: str,

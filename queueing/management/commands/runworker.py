@@ -14,7 +14,7 @@ from queueing.errors import QueueError
 from queueing.management.base import ProductCommand
 from queueing.observability.log_fields import iso_timestamp
 from queueing.observability.systemd import Notifier
-from queueing.worker import heartbeat, readiness, startup
+from queueing.worker import early_gc, heartbeat, readiness, startup
 from queueing.worker.joblog import LOG_LEVELS
 from queueing.worker.loop import EXIT_ERROR, Worker
 from queueing.worker.options import DEFAULTS, MAX_CONCURRENCY, WorkerOptions, capacity_error
@@ -43,7 +43,24 @@ def backoff_list(text):
 
 
 # Checks of the site a worker does not serve (Command.check); "web" is Horizon's own.
-SITE_CHECK_TAGS = frozenset({"urls", "admin", "templates", "staticfiles", "web"})
+# "commands": Django's check that migrate and makemigrations share an autodetector, which
+# imports both commands and the migration writer; a worker runs neither (issue 52).
+SITE_CHECK_TAGS = frozenset({"urls", "admin", "templates", "staticfiles", "web", "commands"})
+# Untagged checks of the site, by name: django.contrib.auth's imports every MIDDLEWARE
+# class to look for LoginRequiredMiddleware (a request's concern, never a job's).
+SITE_CHECKS = frozenset({"django.contrib.auth.checks.check_middleware"})
+
+
+def worker_checks(registered) -> set:
+    """The registered checks a worker runs: every one but the site's (SITE_CHECK_TAGS,
+    SITE_CHECKS)."""
+    return {check for check in registered
+            if not SITE_CHECK_TAGS & set(getattr(check, "tags", ()))
+            and _name(check) not in SITE_CHECKS}
+
+
+def _name(check) -> str:
+    return f"{getattr(check, '__module__', '')}.{getattr(check, '__qualname__', '')}"
 
 
 class Command(ProductCommand):
@@ -52,13 +69,13 @@ class Command(ProductCommand):
     def check(self, *args, **kwargs):
         """Django's start-up checks without those of what a worker never serves (issue
         52): the URL conf's check imports every view of the site, the dashboard's
-        included, about a tenth of a worker's modules. `manage.py check` and the web
-        process still run them; every other check (queueing's, Horizon's settings, the
-        Tasks backends', the project's own) runs here as before."""
+        included, about a tenth of a worker's modules; the middleware and the migration
+        commands' checks two dozen more. `manage.py check` and the web process still
+        run them; every other check (queueing's, Horizon's settings, the Tasks
+        backends', the models', the project's own) runs here as before."""
         registry = checks.registry.registry
         every = registry.registered_checks
-        registry.registered_checks = {check for check in every
-                                      if not SITE_CHECK_TAGS & set(getattr(check, "tags", ()))}
+        registry.registered_checks = worker_checks(every)
         try:
             return super().check(*args, **kwargs)
         finally:
@@ -121,6 +138,7 @@ class Command(ProductCommand):
                                  "to the connection's socket_timeout).")
 
     def handle(self, *args, **opts):
+        early_gc.resume()  # the start's imports are done: freeze them, collect from here on
         try:
             driver = connections.queue_driver(opts["connection"])
             raw = driver.config.queue if opts["queue"] is None else opts["queue"]

@@ -1,11 +1,18 @@
 """runworker's start-up checks (issue 52): every check but those of the site a worker
-does not serve (the URL conf's imports every view)."""
+does not serve (the URL conf's imports every view; django.contrib.auth's middleware check
+imports every MIDDLEWARE class) and Django's 'commands' check (migrate and makemigrations,
+which a worker runs neither of, share an autodetector)."""
 import pytest
 from django.core import checks
 from django.core.management.base import SystemCheckError
 from django.test import override_settings
 
-from queueing.management.commands.runworker import SITE_CHECK_TAGS, Command
+from queueing.management.commands.runworker import (
+    SITE_CHECK_TAGS,
+    SITE_CHECKS,
+    Command,
+    worker_checks,
+)
 
 
 @pytest.fixture
@@ -49,6 +56,24 @@ def test_a_worker_runs_every_check_but_the_sites(registered):
     checks.run_checks()  # `manage.py check` still runs the site's
     assert ran.count("urls") == 1
     assert site in checks.registry.registry.registered_checks  # put back
+
+
+def test_a_worker_leaves_out_the_migration_commands_and_middleware_checks(registered):
+    ran = []
+
+    @registered("commands")
+    def commands(app_configs, **kwargs):
+        ran.append("commands")
+        return []
+
+    Command().check()
+    assert ran == []
+    every = checks.registry.registry.registered_checks
+    left_out = {f"{c.__module__}.{c.__qualname__}" for c in every - worker_checks(every)}
+    assert SITE_CHECKS == {"django.contrib.auth.checks.check_middleware"} <= left_out
+    assert "commands" in SITE_CHECK_TAGS
+    checks.run_checks()  # `manage.py check` still runs them
+    assert ran == ["commands"]
 
 
 def test_a_worker_still_refuses_a_misconfigured_tasks_backend():
