@@ -12,6 +12,8 @@ from queueing.entries import payload as payload_lib
 from tests.testapp import jobs
 
 QUEUE = "default"
+ON_CLUSTER = os.environ.get("TEST_BACKEND") == "cluster"
+plain_redis = pytest.mark.skipif(ON_CLUSTER, reason="a Cluster client keeps no connection")
 
 
 def ready(rclient, driver, queue=QUEUE):
@@ -22,6 +24,7 @@ def kept(driver):
     return driver.pinned._conn
 
 
+@plain_redis
 def test_a_plain_push_keeps_one_connection_out_of_the_pool(driver, rclient):
     jobs.record.delay("one")
     conn = kept(driver)
@@ -32,6 +35,7 @@ def test_a_plain_push_keeps_one_connection_out_of_the_pool(driver, rclient):
     assert rclient.llen(driver.keys(QUEUE).notify) == 2
 
 
+@plain_redis
 def test_a_flushed_script_cache_loads_the_script_and_pushes_once(driver, rclient):
     jobs.record.delay("warm")
     rclient.script_flush()
@@ -39,6 +43,7 @@ def test_a_flushed_script_cache_loads_the_script_and_pushes_once(driver, rclient
     assert [job["args"] for job in ready(rclient, driver)] == [["warm"], ["after flush"]]
 
 
+@plain_redis
 def test_a_dropped_connection_is_retried_on_the_ordinary_path(driver, rclient):
     jobs.record.delay("warm")
     kept(driver).send_command("CLIENT", "ID")
@@ -49,6 +54,7 @@ def test_a_dropped_connection_is_retried_on_the_ordinary_path(driver, rclient):
         [["warm"], ["after kill"], ["reconnected"]]
 
 
+@plain_redis
 def test_an_error_reply_is_raised_as_the_client_raises_it(driver, rclient):
     jobs.record.delay("warm")
     rclient.set(driver.keys(QUEUE).ready, "not a list")
@@ -59,6 +65,7 @@ def test_an_error_reply_is_raised_as_the_client_raises_it(driver, rclient):
     assert [job["args"] for job in ready(rclient, driver)] == [["fine again"]]
 
 
+@plain_redis
 def test_a_push_while_another_thread_holds_the_connection_takes_the_pool(driver, rclient):
     jobs.record.delay("warm")
     driver.pinned._lock.acquire()  # as if another thread were mid-call
@@ -69,6 +76,7 @@ def test_a_push_while_another_thread_holds_the_connection_takes_the_pool(driver,
     assert [job["args"] for job in ready(rclient, driver)] == [["warm"], ["from the pool"]]
 
 
+@plain_redis
 def test_many_threads_push_every_job_once(driver, rclient):
     def push(start):
         for i in range(start, start + 50):
@@ -83,6 +91,7 @@ def test_many_threads_push_every_job_once(driver, rclient):
     assert rclient.llen(driver.keys(QUEUE).notify) == 200
 
 
+@plain_redis
 def test_a_bounded_call_takes_the_ordinary_path(driver, rclient):
     jobs.record.delay("warm")
     conn = kept(driver)
@@ -93,6 +102,7 @@ def test_a_bounded_call_takes_the_ordinary_path(driver, rclient):
     assert [job["args"] for job in ready(rclient, driver)] == [["warm"], ["bounded"]]
 
 
+@plain_redis
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")
 def test_a_forked_child_takes_a_connection_of_its_own(driver, rclient):
     jobs.record.delay("parent")
@@ -111,3 +121,10 @@ def test_a_forked_child_takes_a_connection_of_its_own(driver, rclient):
     assert kept(driver) is parent_conn
     assert [job["args"] for job in ready(rclient, driver)] == \
         [["parent"], ["child"], ["parent again"]]
+
+
+@pytest.mark.skipif(not ON_CLUSTER, reason="the cluster leg")
+def test_a_cluster_client_pushes_on_its_own_path(driver, rclient):
+    jobs.record.delay("one")
+    assert driver.pinned._usable is False and kept(driver) is None
+    assert [job["args"] for job in ready(rclient, driver)] == [["one"]]
