@@ -128,3 +128,13 @@ def test_a_cluster_client_pushes_on_its_own_path(driver, rclient):
     jobs.record.delay("one")
     assert driver.pinned._usable is False and kept(driver) is None
     assert [job["args"] for job in ready(rclient, driver)] == [["one"]]
+
+
+@plain_redis
+@pytest.mark.parametrize("args", [["a payload"], ["é ünïcode", "two"], [1.5, "x"], []])
+def test_the_packed_command_is_the_bytes_the_client_packs(driver, args):
+    jobs.record.delay("warm")
+    conn, keys = kept(driver), ["queues:{q}", "queues:{q}:notify"]
+    expected = b"".join(conn._command_packer.pack("EVALSHA", "f" * 40, 2, *keys, *args))
+    for _ in range(2):  # made, then from the cache
+        assert b"".join(driver.pinned._packed(conn, "f" * 40, keys, args)) == expected
