@@ -82,7 +82,7 @@ class RedisDriver(RedisReservations, RedisOperator):
         for start in range(0, len(payloads), chunk):
             keys, args = [k.ready, k.notify, k.index, k.sequence], payloads[start:start + chunk]
             length = self._ridden(self.scripts.push, keys, args) if self.rider is not None \
-                else self.scripts.push(keys=keys, args=args)
+                else self.pinned.call(self.scripts.push, keys, args)
         return length
 
     def push_plan(self, ready: dict[str, list[str]],
@@ -108,7 +108,7 @@ class RedisDriver(RedisReservations, RedisOperator):
             if self.rider is not None:
                 self._ridden(script, keys, args)
             else:
-                script(keys=keys, args=args)
+                self.pinned.call(script, keys, args)
 
     def later(self, queue: str, payload: str, available_at: float) -> int:
         k = self.keys(queue)
