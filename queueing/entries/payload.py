@@ -15,9 +15,9 @@ An entry that did not start with ``{"attempts":N,`` arrives wrapped by the pop s
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
-import uuid as uuid_lib
 from typing import Any
 
 from queueing.entries import encryption, model_refs, result_mark
@@ -41,6 +41,16 @@ def check_arguments(job_name: str, args: tuple, kwargs: dict) -> None:
             check_json_safe(value, f"argument {key!r}")
     except NotSerializable as exc:
         raise NotSerializable(f"cannot dispatch {job_name}: {exc}") from None
+
+
+def new_uuid() -> str:
+    """A random (version 4) UUID as ``str(uuid.uuid4())`` spells it, without making the
+    UUID object: every dispatch takes one, and the object cost it 1.9 µs of 12 (issue 52)."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
+    raw[8] = (raw[8] & 0x3F) | 0x80  # RFC 4122 variant
+    h = raw.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def build(
@@ -80,7 +90,7 @@ def build(
     # dashboard's list pages and completed records keep one) then holds every other field.
     data = {
         "attempts": 0,
-        "uuid": job_uuid or str(uuid_lib.uuid4()),
+        "uuid": job_uuid or new_uuid(),
         "displayName": display_name,
         "job": job_name,
         "maxTries": options.tries,

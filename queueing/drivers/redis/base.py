@@ -12,6 +12,7 @@ from queueing.contract.roles import (
 from queueing.drivers.redis.batches import RedisBatches
 from queueing.drivers.redis.cluster import SlotWaiter, is_cluster
 from queueing.drivers.redis.keys import KeyCache, QueueKeys
+from queueing.drivers.redis.pinned import PinnedConnection
 from queueing.drivers.redis.replies import RedisClient
 from queueing.drivers.redis.riding import Rider, rides
 from queueing.drivers.redis.scripts import Scripts
@@ -24,6 +25,7 @@ class RedisBase:
         self.name = config.name
         self.client = client
         self.scripts = Scripts(client)
+        self.pinned = PinnedConnection(client)  # dispatch's EVALSHA, sent directly
         # Rides dispatch through a primary switch (drivers/redis/riding.py): sentinel and
         # replica_acks connections only, so a plain connection's dispatch is unchanged.
         self.rider = Rider(config) if rides(config) else None

@@ -45,7 +45,8 @@ class RedisDriver(RedisReservations, RedisOperator):
         if self.rider is not None:
             return self._ridden(self.scripts.push, [k.ready, k.notify, k.index, k.sequence],
                                 [payload])
-        return self.scripts.push(keys=[k.ready, k.notify, k.index, k.sequence], args=[payload])
+        return self.pinned.call(self.scripts.push, [k.ready, k.notify, k.index, k.sequence],
+                                [payload])
 
     def push_priority(self, queue: str, payload: str, priority: int) -> int:
         """A job of non-zero `priority` (its payload carries it: queueing/entries/
@@ -54,7 +55,7 @@ class RedisDriver(RedisReservations, RedisOperator):
         keys, args = self.keys(queue).priority_push(priority), [str(priority), payload]
         if self.rider is not None:
             return self._ridden(self.scripts.push_priority, keys, args)
-        return self.scripts.push_priority(keys=keys, args=args)
+        return self.pinned.call(self.scripts.push_priority, keys, args)
 
     def _ridden(self, script: Script, keys: list, args: list) -> Any:
         """A dispatch's script through a primary switch (and WAIT for replicas when the
@@ -81,7 +82,7 @@ class RedisDriver(RedisReservations, RedisOperator):
         for start in range(0, len(payloads), chunk):
             keys, args = [k.ready, k.notify, k.index, k.sequence], payloads[start:start + chunk]
             length = self._ridden(self.scripts.push, keys, args) if self.rider is not None \
-                else self.scripts.push(keys=keys, args=args)
+                else self.pinned.call(self.scripts.push, keys, args)
         return length
 
     def push_plan(self, ready: dict[str, list[str]],
@@ -107,14 +108,15 @@ class RedisDriver(RedisReservations, RedisOperator):
             if self.rider is not None:
                 self._ridden(script, keys, args)
             else:
-                script(keys=keys, args=args)
+                self.pinned.call(script, keys, args)
 
     def later(self, queue: str, payload: str, available_at: float) -> int:
         k = self.keys(queue)
         if self.rider is not None:
             return self._ridden(self.scripts.later, [k.delayed, k.due_index],
                                 [available_at, payload])
-        return self.scripts.later(keys=[k.delayed, k.due_index], args=[available_at, payload])
+        return self.pinned.call(self.scripts.later, [k.delayed, k.due_index],
+                                [available_at, payload])
 
     # -- a failover connection's first try (issue 47) ---------------------------------------
     def push_noting_late(self, queue: str, payloads: list[str], late_after: float,

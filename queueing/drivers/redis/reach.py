@@ -168,14 +168,22 @@ class _Guard:
 
     reach_name = ""
 
+    # Outside `bounded` (every .delay() of a plain request) each goes straight to the
+    # connection's own method: no closure, no second call (issue 52).
     def connect(self) -> Any:
+        if _limit.get() is None:
+            return super().connect()  # type: ignore[misc]
         return _guarded(self, super().connect)  # type: ignore[misc]
 
     def send_packed_command(self, command: Any, check_health: bool = True) -> Any:
+        if _limit.get() is None:
+            return super().send_packed_command(command, check_health)  # type: ignore[misc]
         return _guarded(self, lambda: super(_Guard, self).send_packed_command(  # type: ignore[misc]
             command, check_health))
 
     def read_response(self, *args: Any, **kwargs: Any) -> Any:
+        if _limit.get() is None:
+            return super().read_response(*args, **kwargs)  # type: ignore[misc]
         return _guarded(self, lambda: super(_Guard, self).read_response(  # type: ignore[misc]
             *args, **kwargs), answer=True)
 

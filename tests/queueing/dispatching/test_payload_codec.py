@@ -80,3 +80,16 @@ def test_retry_for_a_chain_link_counts_from_its_own_dispatch():
     options = make_options(retry_until=dt.timedelta(minutes=10))
     again = type(options).from_json(options.to_json())
     assert again.retry_until.resolve(5000.0) == 5600.0
+
+
+def test_a_new_uuid_is_a_version_4_uuid_spelt_as_uuid4_spells_it():
+    import uuid
+
+    from queueing.entries.payload import new_uuid
+
+    made = {new_uuid() for _ in range(2000)}
+    assert len(made) == 2000
+    for text in made:
+        parsed = uuid.UUID(text)
+        assert (parsed.version, parsed.variant) == (4, uuid.RFC_4122)
+        assert str(parsed) == text

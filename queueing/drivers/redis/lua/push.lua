@@ -26,12 +26,17 @@ if claim then
 end
 local n = #ARGV
 local length = 0
-for first = first_payload, n, 100 do
-  local last = math.min(first + 99, n)
-  length = redis.call('RPUSH', KEYS[1], unpack(ARGV, first, last))
-  local tokens = {}
-  for i = first, last do tokens[#tokens + 1] = '1' end
-  redis.call('RPUSH', KEYS[2], unpack(tokens))
+if n == first_payload then  -- one job (every .delay()): no token table, no unpack
+  length = redis.call('RPUSH', KEYS[1], ARGV[n])
+  redis.call('RPUSH', KEYS[2], '1')
+else
+  for first = first_payload, n, 100 do
+    local last = math.min(first + 99, n)
+    length = redis.call('RPUSH', KEYS[1], unpack(ARGV, first, last))
+    local tokens = {}
+    for i = first, last do tokens[#tokens + 1] = '1' end
+    redis.call('RPUSH', KEYS[2], unpack(tokens))
+  end
 end
 if indexed then
   local count = n - first_payload + 1
