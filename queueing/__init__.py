@@ -19,10 +19,10 @@ _early_signals.install_if_worker()  # first: a runworker's signals from its firs
 if _early_signals.is_worker():
     _early_gc.pause()  # until runworker's imports are done (queueing/worker/early_gc.py)
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from queueing import _moved
+from queueing.contract.exports import lazy_exports
 
 _moved.install()  # old module paths (before 0.2) still import; see _moved.py
 
@@ -62,18 +62,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """A public name, imported from its home on first use and kept here after."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'queueing' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports("queueing", _HOMES, __all__, globals())
 
 
 if TYPE_CHECKING:  # the names as the type checker (and an IDE) sees them

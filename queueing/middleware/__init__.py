@@ -19,8 +19,9 @@ The names load on first use (PEP 562), not with the package: the worker and the
 dispatch path import only the modules they run (pipeline, context, lock_calls), and the
 six controls cost a worker that uses none of them about 15 modules at start (issue 52).
 """
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from queueing.contract.exports import lazy_exports
 
 _HOMES = {
     "RunningJob": "queueing.middleware.context",
@@ -36,18 +37,7 @@ __all__ = ["ConcurrencyLimited", "RateLimited", "RunningJob", "Skip", "Throttles
            "Verdict", "WithoutOverlapping"]
 
 
-def __getattr__(name: str) -> Any:
-    """A public name, imported from its module on first use and kept here after."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'queueing.middleware' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports("queueing.middleware", _HOMES, __all__, globals())
 
 
 if TYPE_CHECKING:  # the names as the type checker (and an IDE) sees them
