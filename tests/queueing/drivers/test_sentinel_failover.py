@@ -89,6 +89,19 @@ def start_workers(spawn_worker, block: dict):
             for _ in range(2)]
 
 
+def under_load(group, acks: int, settings, spawn_worker, tmp_path):
+    """Two workers on the group's connection (`acks` replica acknowledgements) and a
+    dispatching load, once 300 of its jobs have run: (the run log, workers, load)."""
+    block = group.connection(replica_acks=acks, retry_after=RETRY_AFTER, block_for=1,
+                             switch_wait=20)
+    use(settings, block)
+    path = tmp_path / "ran.txt"
+    workers = start_workers(spawn_worker, block)
+    load = Load(path).start()
+    wait_until(lambda: len(ran(path)) >= 300, timeout=30, message="300 jobs run")
+    return path, workers, load
+
+
 def stop_workers(workers) -> None:
     import signal
     for worker in workers:
@@ -109,13 +122,7 @@ def test_sentinel_failover_under_load_stalls_and_loses_nothing(
     the promotion and a client's next look at the sentinels (under a second) can be
     lost: measured and printed, everything else asserted (docs/operations.md)."""
     with LocalSentinel() as group:
-        block = group.connection(replica_acks=acks, retry_after=RETRY_AFTER, block_for=1,
-                                 switch_wait=20)
-        use(settings, block)
-        path = tmp_path / "ran.txt"
-        workers = start_workers(spawn_worker, block)
-        load = Load(path).start()
-        wait_until(lambda: len(ran(path)) >= 300, timeout=30, message="300 jobs run")
+        path, workers, load = under_load(group, acks, settings, spawn_worker, tmp_path)
         old = group.primary_port()
         new = group.failover()
         switched_at = time.time()
@@ -151,13 +158,7 @@ def test_a_sigkilled_primary_loses_no_acknowledged_dispatch(
     .delay() returned runs at least once; without it the loss is measured and printed
     (the writes the replicas had not received yet)."""
     with LocalSentinel(replicas=2) as group:
-        block = group.connection(replica_acks=acks, retry_after=RETRY_AFTER, block_for=1,
-                                 switch_wait=20)
-        use(settings, block)
-        path = tmp_path / "ran.txt"
-        workers = start_workers(spawn_worker, block)
-        load = Load(path).start()
-        wait_until(lambda: len(ran(path)) >= 300, timeout=30, message="300 jobs run")
+        path, workers, load = under_load(group, acks, settings, spawn_worker, tmp_path)
         died, new = group.kill_primary()
         time.sleep(10)
         load.stop()
