@@ -177,13 +177,16 @@ class Ledger:
         """How many prefetched rows wait for a slot."""
         return len(self.waiting)
 
-    def finished_batch(self) -> tuple[list[Reservation], list[Any]]:
-        """The finished rows and their completion records, read together so that the
-        records acknowledged in a round trip are exactly those of the rows it settles."""
+    def for_round_trip(self) -> tuple[int, list[Reservation], list[Any]]:
+        """What a round trip to the store needs of the table, in one look: the room
+        left (see room), the finished rows and their completion records, read together
+        so that the records acknowledged in a round trip are exactly those of the rows
+        it settles."""
         with self._lock:
             rows = [e for e in self._entries.values() if e.state == FINISHED]
-            return [e.held for e in rows], [e.completion for e in rows
-                                             if e.completion is not None]
+            room = max(MAX_ROWS - ACK_ROWS - len(self._entries), 0)
+            return room, [e.held for e in rows], [e.completion for e in rows
+                                                   if e.completion is not None]
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -36,6 +36,7 @@ from django import db
 from queueing.batches import results
 from queueing.batches.results import KEEP_FIELD
 from queueing.contract.roles import Reservation
+from queueing.entries import context as job_context
 from queueing.entries.result_mark import RESULT_FIELD
 from queueing.results.keeping import awaited_keeping
 from queueing.worker import execution
@@ -295,7 +296,7 @@ class SlotPool:
         loop's self-pipe for a burst, not one per job)."""
         loop = self._event_loop()
         context = contextvars.copy_context()
-        context.run(execution.enter, prepared.job)
+        context.run(job_context.enter, prepared.job)  # the job is current in its task
         self._to_start.append((prepared, entry, context))
         with self._start_lock:
             if self._start_scheduled:
