@@ -6,8 +6,8 @@
 * ``reserving.py``: the store side of the loop (reserve, acknowledge, wait, control state).
 * ``inline.py``, ``pool.py``, ``slots.py``: the executors: one job in the main thread, or
   N slots (sync jobs on threads, async jobs on one event loop).
-* ``ledger.py``: the one owner of the in-flight table (``inflight.py``): every row's
-  change, and every settled job written down (its row, its counts).
+* ``ledger.py``: the one owner of the in-flight table: every row's change, and every
+  settled job written down (its row, its counts).
 * ``interrupts.py``: timeouts and cancels raised only where they land in the job's code;
   the executor's strategy (SIGALRM in the main thread, or a slot thread's) wraps the call.
 * ``stopping.py``: the stop bound (``--stop-timeout``): what still runs at it is handed
@@ -17,7 +17,7 @@
   (``failing.py`` writes a final failure; ``controls.py``, ``unrun.py``, ``model_args.py``
   and ``stopping.py`` are handed its narrow face, ``outcome.Settling``);
   ``abandoned.py`` settles what a dead or fenced worker left running, with a settler.
-* ``inflight.py``: the in-flight table shared with the sidecar.
+* ``table_memory.py``: the in-flight table's memory shared with the sidecar.
 * ``execution.py``: calls the job's code inside its context (also used inline by the
   sync driver).
 * ``sidecar.py``: the forked watcher that renews leases, fences, and kills a hung job

@@ -23,7 +23,9 @@ A slot's word is overwritten only by its next job, which starts after this one's
 says ended (or left the table), so a row's word is never lost while it matters. A body
 with work of ours still to come after it returns (its chain's next link, a batch's
 counters, middleware's verdict, a result to keep) stores BEGAN again where RETURNED
-would be: its success is written down by the worker, as before.
+would be: its success is written down by the worker, as before. Which bodies those are
+is said once per job as it is prepared (``Prepared.done_on_return``, job_runner.py), and
+the ledger builds a job's mark from it as the job starts (``Ledger.started``).
 """
 from __future__ import annotations
 
@@ -32,9 +34,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from queueing.batches.results import KEEP_FIELD
-from queueing.entries.result_mark import RESULT_FIELD
-from queueing.worker.outcome import Prepared
 from queueing.worker.table_memory import FINISHED, PREFETCHED, RUNNING, Row
 
 BEGAN, RETURNED = 1, 2
@@ -54,19 +53,6 @@ class BodyMark:
     slot: int
     began: int
     returned: int
-
-
-def done_when_returned(prepared: Prepared) -> bool:
-    """A body whose return is its job's success, with nothing of ours to come: no
-    middleware verdict, chain link, batch count, chord member's or kept result."""
-    data = prepared.job.data
-    return prepared.plan is None and not prepared.job.chain and "batch" not in data \
-        and RESULT_FIELD not in data and KEEP_FIELD not in data
-
-
-def mark_for(words: Any, slot: int, serial: int, prepared: Prepared) -> BodyMark:
-    return BodyMark(words, slot, word(serial, BEGAN),
-                    word(serial, RETURNED if done_when_returned(prepared) else BEGAN))
 
 
 def as_left(rows: Iterable[Row], words: Any) -> list[Row]:

@@ -9,6 +9,7 @@ next. Until the process opens a connection there is nothing to check (Django's
 """
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -16,30 +17,24 @@ from django.db import close_old_connections, connections
 from django.db.backends.signals import connection_created
 
 RECHECK = 1.0  # seconds idle after which connections are checked before a job too
-_opened = any(c.connection is not None for c in connections.all(initialized_only=True))
 
 
-def _note_opened(**kwargs: Any) -> None:
-    global _opened
-    _opened = True
+class ConnectionChecks(threading.local):
+    """When this thread last checked its connections (Django's connections are per
+    thread: jobs on several threads each open, check and close their own, as requests
+    do); one object serves every thread of a worker. ``opened`` (a class attribute, the
+    process's) says whether there is anything to check: the runner reads it before
+    calling, so a worker that never opened a connection pays no call per job."""
 
-
-connection_created.connect(_note_opened, weak=False,
-                           dispatch_uid="queueing.database_use.opened")
-
-
-class ConnectionChecks:
-    """Per-worker bookkeeping of when the connections were last checked."""
-
-    def __init__(self) -> None:
-        self.checked_at = float("-inf")
+    opened = any(c.connection is not None for c in connections.all(initialized_only=True))
+    checked_at = float("-inf")  # this thread's, once it checked
 
     def before_job(self, now: float) -> None:
-        if _opened and now - self.checked_at > RECHECK:
+        if self.opened and now - self.checked_at > RECHECK:
             close_old_connections()  # idle since the last job: the database may have left
 
     def after_job(self) -> None:
-        if _opened:
+        if self.opened:
             close_old_connections()
             self.checked_at = time.perf_counter()
 
@@ -51,11 +46,19 @@ class ConnectionChecks:
         did not run) is rolled back and its bookkeeping reset, and each is closed, so
         the next job opens a fresh one. An interrupt lands only in the job's own code
         (interrupts.py), so this is the backstop, not the rule."""
-        if not _opened:
+        if not self.opened:
             return
         for conn in connections.all(initialized_only=True):
             reset_connection(conn)
         self.checked_at = time.perf_counter()
+
+
+def _note_opened(**kwargs: Any) -> None:
+    ConnectionChecks.opened = True
+
+
+connection_created.connect(_note_opened, weak=False,
+                           dispatch_uid="queueing.database_use.opened")
 
 
 def reset_connection(conn: Any) -> None:

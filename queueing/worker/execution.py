@@ -94,14 +94,9 @@ def _marked(func: Any, args: Any, kwargs: Any, mark: BodyMark) -> Any:
     return value
 
 
-def enter(job: Payload) -> None:
-    """Make `job` the current job of this context (for a task created from a copy)."""
-    context.enter(job)
-
-
 def start(definition: JobDefinition, job: Payload) -> Any:
     """The awaitable of an ``async def`` job, not yet awaited (the event loop's path);
-    the caller's context must hold the job (see enter)."""
+    the caller's context must hold the job (``queueing.entries.context.enter``)."""
     func = definition.target
     if definition.is_class:
         instance = definition.target()

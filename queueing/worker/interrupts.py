@@ -103,7 +103,7 @@ class Interrupts(Protocol):
     SIGALRM (``AlarmInterrupts``) or an exception raised into a slot thread
     (``ThreadInterrupts``). The runner hands it the call of the job's code to wrap."""
 
-    def call(self, prepared: Prepared, func: Callable[[Prepared], Any]) -> Any: ...
+    def call(self, prepared: Prepared, func: Callable[..., Any], *args: Any) -> Any: ...
 
     def meant(self, prepared: Prepared, caught: BaseException) -> BaseException: ...
 
@@ -133,14 +133,15 @@ class ThreadInterrupts:
         with self._lock:
             return self._details.pop(prepared.held.token, caught)
 
-    def call(self, prepared: Prepared, func: Callable[[Prepared], Any]) -> Any:
-        """Run a job's code, interruptible for it while (and only while) it runs."""
+    def call(self, prepared: Prepared, func: Callable[..., Any], *args: Any) -> Any:
+        """Run a job's code (``func(*args)``), interruptible for it while (and only
+        while) it runs."""
         thread = threading.get_ident()
         token = prepared.held.token
         with self._lock:
             self._running[thread] = token
         try:
-            return func(prepared)
+            return func(*args)
         finally:
             with self._lock:
                 if self._running.get(thread) == token:
@@ -195,8 +196,8 @@ class AlarmInterrupts:
         self._awaited: BaseException | None = None  # an async job's, by alarm
         self._timeout = 0.0
 
-    def call(self, prepared: Prepared, func: Callable[[Prepared], Any]) -> Any:
-        """Run a job's code with its timeout's alarm set."""
+    def call(self, prepared: Prepared, func: Callable[..., Any], *args: Any) -> Any:
+        """Run a job's code (``func(*args)``) with its timeout's alarm set."""
         self._awaited = None
         self.current = prepared.job
         self.in_job = True
@@ -204,7 +205,7 @@ class AlarmInterrupts:
         if self._timeout > 0:
             signal.setitimer(signal.ITIMER_REAL, self._timeout)
         try:
-            return func(prepared)
+            return func(*args)
         finally:
             self.in_job = False
             self.current = None

@@ -15,7 +15,6 @@ raise out of ``process``.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -28,6 +27,7 @@ from queueing.dispatching.registry import resolve
 from queueing.entries import payload as payload_lib
 from queueing.entries.encryption import opened_job
 from queueing.entries.payload import Payload
+from queueing.entries.result_mark import RESULT_FIELD
 from queueing.errors import MalformedPayload, UnknownJob
 from queueing.middleware.pipeline import plan_for
 from queueing.settings.config import queue_settings
@@ -71,18 +71,11 @@ class JobRunner:
         self.max_deliveries = driver.config.max_deliveries
         store = driver.batch_store()  # drivers without batches: no gate
         self.batch_gate = None if store is None else BatchGate(store, ledger.prefetched)
-        self._checks = threading.local()  # per thread: Django's connections are
+        # Per thread (a threading.local): Django's connections are per thread, and jobs
+        # on several threads each open, check and close their own, as requests do.
+        self.connections = ConnectionChecks()
         self.unknown_jobs = UnknownJobs(driver, log, queue_settings().unknown_job_window,
                                         settler.transient)
-
-    @property
-    def connections(self) -> ConnectionChecks:
-        """This thread's database-connection bookkeeping (jobs on several threads each
-        open, check and close their own connections, as requests do)."""
-        checks = getattr(self._checks, "value", None)
-        if checks is None:
-            checks = self._checks.value = ConnectionChecks()
-        return checks
 
     # -- processing ---------------------------------------------------------------------
     def process(self, held: Reservation, interrupts: Interrupts, slot: int = NO_SLOT
@@ -149,9 +142,10 @@ class JobRunner:
                 return unrun.expired(settler, held, job)
 
         meta = {"payload": job, "connection": self.driver.name, "queue": held.queue}
-        tries = policy.effective_tries(job.max_tries, self.options.tries)
-        send_signal(job_processing, sender=self.worker, **meta)
-        reason = policy.already_exceeded(attempts=job.attempts, tries=tries,
+        if job_processing.receivers:  # most workers have none: no call at all then
+            send_signal(job_processing, sender=self.worker, **meta)
+        tries, reason = policy.admission(attempts=job.attempts, job_tries=job.max_tries,
+                                         worker_tries=self.options.tries,
                                          retry_until=job.retry_until, now=time.time())
         if reason:
             settler.fail(held, job, definition, MaxAttemptsExceeded(
@@ -163,7 +157,10 @@ class JobRunner:
         plan = plan_for(definition)
         if job.expires_at is not None and plan is None:  # nothing can hold it back now
             unrun.record_start(settler, job)
-        return Prepared(held, job, definition, tries, timeout, meta, plan)
+        data = job.data  # its body's return is its success (body_marks.py): said once
+        done = plan is None and not job.chain and "batch" not in data and \
+            RESULT_FIELD not in data and KEEP_FIELD not in data
+        return Prepared(held, job, definition, tries, timeout, meta, plan, done)
 
     def run(self, prepared: Prepared, interrupts: Interrupts, slot: int = NO_SLOT
             ) -> Outcome:
@@ -176,14 +173,17 @@ class JobRunner:
         mark = ledger.started(prepared, slot)
         started = time.perf_counter()
         checks = self.connections
-        checks.before_job(started)
+        if checks.opened:  # nothing to check until the process opens a connection
+            checks.before_job(started)
         if mark is not None and prepared.plan is not None:  # its middleware runs first:
             mark.words[mark.slot] = mark.began  # the job's start, its word unchanged after
         verdict = None
         try:
             try:
-                verdict = interrupts.call(prepared, self._call if mark is None else
-                                          lambda prepared: self._call(prepared, mark))
+                if prepared.plan is None and KEEP_FIELD not in job.data:  # the plain path:
+                    interrupts.call(prepared, call, definition, job, True, mark)  # its code
+                else:
+                    verdict = interrupts.call(prepared, self._call, prepared, mark)
             except BaseException:
                 ledger.ended(prepared, returned=False)
                 raise
@@ -205,7 +205,8 @@ class JobRunner:
             return settler.raised(held, job, definition, prepared.tries, exc,
                                   time.perf_counter() - started)
         finally:
-            checks.after_job()  # CONN_MAX_AGE honoured per job, as per request
+            if checks.opened:
+                checks.after_job()  # CONN_MAX_AGE honoured per job, as per request
         runtime = time.perf_counter() - started
         if prepared.plan is not None:  # released or skipped by middleware; unique lock
             settled = controls.settle_verdict(settler, held, job, verdict, runtime)
@@ -214,15 +215,14 @@ class JobRunner:
         return settler.succeeded(prepared, runtime)
 
     def _call(self, prepared: Prepared, mark: BodyMark | None = None) -> Any:
-        """The job's own code, through its middleware chain when it has one (job
-        controls: middleware, a unique lock; see queueing/middleware); the verdict.
-        `mark`: its slot's body marks (the plain path only)."""
+        """The job's own code when more than the call is ours to do inside the
+        interrupts' reach: a chord member's result kept, or its middleware chain (job
+        controls: middleware, a unique lock; see queueing/middleware), whose verdict it
+        returns. `mark`: its slot's body marks (a chord member only; the plain path
+        calls execution.call straight from the interrupts: see run)."""
         definition, job = prepared.definition, prepared.job
-        if prepared.plan is None:
-            if KEEP_FIELD in job.data:  # a chord member: its callback needs the result
-                results.keep(self.driver, job, call(definition, job, mark=mark))
-            else:
-                call(definition, job, mark=mark)
+        if prepared.plan is None:  # a chord member: its callback needs the result
+            results.keep(self.driver, job, call(definition, job, mark=mark))
             return None
         body: Callable[[], Any] = (
             (lambda: results.keep(self.driver, job, call(definition, job)))

@@ -1,28 +1,69 @@
 """The worker's ledger: the one owner of its in-flight table, and its job counts.
 
-The ledger is the table (``InFlight``, inflight.py, whose one subclass it is) with what
-a settled job adds: the worker makes one, and every change of a row goes through it.
-The reserver enters the rows a pop reserved and removes the ones acknowledged or handed
-back, a slot claims the next row, the runner marks a row running and its code ended,
-and every executor hands each job it settled here once, from whichever thread settled
-it, to be written down: a success's row becomes FINISHED with its completion record
-(acknowledged with the next round trip, the record riding with it), any other outcome's
-row leaves the table and is handed to the outcome recorders at once. The counts size
-the prefetch and end ``--max-jobs``.
+A worker holds several jobs at once: the ones it prefetched and has not started, the
+ones running (one per slot), and the ones that finished but whose acknowledgement rides
+with the next pop. Each is a row:
+
+* ``PREFETCHED``: reserved, not started. Settled by handing it back uncounted.
+* ``RUNNING``: its code began (with its hard deadline). Settled by the job's own rules:
+  released or failed; the only state whose attempt is charged. Once the code ended
+  (returned, raised, or was interrupted) the row is marked ended: the job's grace no
+  longer judges it, only the bound on writing its outcome down (``SETTLING_BOUND``); a
+  body that returned is shown to the sidecar as FINISHED at once (see ``ended``).
+* ``FINISHED``: succeeded. Settled by acknowledging it; it never runs again.
+
+A row leaves the table once settled (acknowledged, released, failed, handed back).
+
+Every change of a row is one call of the ledger, made once per transition: the reserver
+enters the rows a pop reserved and removes the ones acknowledged or handed back, a slot
+claims the next row, the runner marks a row running and its code ended, and every
+executor hands each job it settled here once (``write_down``), from whichever thread
+settled it: a success's row becomes FINISHED with its completion record (acknowledged
+with the next round trip, the record riding with it), any other outcome's row leaves
+the table and is handed to the outcome recorders at once. The counts size the prefetch
+and end ``--max-jobs``. Each change is mirrored into memory shared with the sidecar
+(``TableMemory``, table_memory.py), so that when the worker dies (SIGKILL, OOM, a
+segfault, a timeout kill) the sidecar can settle every row by its state.
 """
 from __future__ import annotations
 
+import itertools
 import threading
 import time
+from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from queueing.contract.roles import Reservation
+from queueing.entries import progress as progress_lib
 from queueing.state import job_progress
-from queueing.worker import policy
-from queueing.worker.inflight import InFlight, TableMemory
-from queueing.worker.outcome import Outcome
+from queueing.worker.body_marks import BEGAN, RETURNED, SERIAL_MASK, BodyMark
+from queueing.worker.options import ACK_ROWS
+from queueing.worker.outcome import Outcome, Prepared
 from queueing.worker.recorders import Completion, completion_calls, record_outcome
+from queueing.worker.table_memory import (
+    EMPTY,
+    FINISHED,
+    LEAVING,
+    MAX_ROWS,
+    NO_SLOT,
+    PREFETCHED,
+    RUNNING,
+    STATE_NAMES,
+    STOPPING,
+    TableMemory,
+)
+
+# Seconds a job's outcome may take to be written down once its code ended (a failure
+# record waiting for a store's write lock, a release retried through a failover): past
+# this the worker is stuck in its own settling and the sidecar replaces it.
+SETTLING_BOUND = 120.0
+
+
+def moving_average(previous: float | None, sample: float, weight: float = 0.2) -> float:
+    """An exponential moving average of job runtimes (seconds): sizes the prefetch."""
+    return sample if previous is None else previous + weight * (sample - previous)
 
 
 @dataclass(slots=True)
@@ -33,17 +74,268 @@ class JobStats:
     runtime_average: float | None = None  # seconds per job
 
 
-class Ledger(InFlight):
-    """A worker's in-flight rows and settled jobs (see the module docstring). `memory`:
-    the table's mirror shared with the sidecar (None: no sidecar)."""
+@dataclass(slots=True)
+class _Entry:
+    held: Reservation
+    state: int
+    leased_at: float
+    kill_at: float = 0.0
+    started: float = 0.0
+    index: int = -1
+    label: tuple[str, str] = ("", "")  # (uuid, job name) once it runs, for the dashboard
+    attempt: int = 0  # the run's attempt number (progress_of says which attempt runs)
+    claimed: bool = False  # taken by a slot (or for handing back): no one else takes it
+    completion: Any = None  # a finished job's record for the completion recorders
+    ended: bool = False  # RUNNING, its code ended: only its settling is left
+    returned: bool = False  # ended, and its body returned: done whatever happens next
+    slot: int = NO_SLOT  # the slot whose body word marks its body's start and end
+    serial: int = 0  # its serial in that word (body_marks.py)
+
+    @property
+    def shown(self) -> int:
+        """The state the sidecar sees: a body that returned is FINISHED (acknowledged if
+        the worker dies), while the worker still writes its success down."""
+        return FINISHED if self.returned and self.state == RUNNING else self.state
+
+
+class Ledger:
+    """A worker's in-flight rows and settled jobs (see the module docstring).
+
+    Thread-safe (one lock), since jobs may start and finish on several threads while
+    the main thread reserves and acknowledges. `memory`: the table's mirror shared with
+    the sidecar (None: no sidecar); `kill_grace`: seconds past a job's timeout before
+    the sidecar kills it. ``waiting`` holds the tokens of the prefetched rows no slot
+    took yet: its length is what the slots and the loop size their work by."""
 
     def __init__(self, driver: Any, memory: TableMemory | None = None,
                  stats: JobStats | None = None, *, kill_grace: float = 0.0) -> None:
-        super().__init__(memory, kill_grace)
         self.driver = driver
+        self.memory = memory
+        self.kill_grace = kill_grace
         self.stats = stats if stats is not None else JobStats()
+        self._lock = threading.Lock()
         self._count_lock = threading.Lock()  # slot threads write jobs down too
+        self._entries: dict[str, _Entry] = {}  # token -> entry, in insertion order
+        self.waiting: deque[str] = deque()  # tokens of the prefetched rows not taken
+        self._serials = itertools.count(1)  # of running rows, for their body words
+        self._words = memory.body_words() if memory is not None else None
 
+    # -- reading ------------------------------------------------------------------------
+    def _in(self, state: int) -> list[Reservation]:
+        with self._lock:
+            return [e.held for e in self._entries.values() if e.state == state]
+
+    def prefetched(self) -> list[Reservation]:
+        return self._in(PREFETCHED)
+
+
+    def claim_next(self) -> Reservation | None:
+        """The oldest prefetched row no one has taken, now taken by the caller (a slot
+        thread): two threads never start the same row, and a row being started is never
+        handed back. It stays PREFETCHED (handed back uncounted if the worker dies) until
+        `started`."""
+        with self._lock:
+            while self.waiting:
+                entry = self._entries.get(self.waiting.popleft())
+                if entry is not None and entry.state == PREFETCHED and not entry.claimed:
+                    entry.claimed = True
+                    return entry.held
+            return None
+
+    def take_prefetched(self, queues: set[str] | None = None) -> list[Reservation]:
+        """Every prefetched row no slot has taken (of `queues`), taken for handing back."""
+        with self._lock:
+            taken: list[Reservation] = []
+            kept: deque[str] = deque()
+            for token in self.waiting:
+                entry = self._entries.get(token)
+                if entry is None or entry.state != PREFETCHED or entry.claimed:
+                    continue
+                if queues is None or entry.held.queue in queues:
+                    entry.claimed = True
+                    taken.append(entry.held)
+                else:
+                    kept.append(token)
+            self.waiting = kept
+            return taken
+
+    def unclaim(self, reservations: list[Reservation]) -> None:
+        """Rows taken for handing back that could not be: first in line again."""
+        with self._lock:
+            for held in reversed(reservations):
+                entry = self._entries.get(held.token)
+                if entry is not None and entry.claimed:
+                    entry.claimed = False
+                    self.waiting.appendleft(held.token)
+
+    def room(self) -> int:
+        """How many more rows a reservation may add (room is kept for the finished rows
+        whose acknowledgement is under way): nothing can overflow the table."""
+        return max(MAX_ROWS - ACK_ROWS - len(self._entries), 0)
+
+    def unclaimed(self) -> int:
+        """How many prefetched rows wait for a slot."""
+        return len(self.waiting)
+
+    def for_round_trip(self) -> tuple[int, list[Reservation], list[Any]]:
+        """What a round trip to the store needs of the table, in one look: the room
+        left (see room), the finished rows and their completion records, read together
+        so that the records acknowledged in a round trip are exactly those of the rows
+        it settles."""
+        with self._lock:
+            rows = [e for e in self._entries.values() if e.state == FINISHED]
+            room = max(MAX_ROWS - ACK_ROWS - len(self._entries), 0)
+            return room, [e.held for e in rows], [e.completion for e in rows
+                                                   if e.completion is not None]
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def states(self) -> dict[str, int]:
+        """How many rows are in each state (for logs and tests)."""
+        with self._lock:
+            counts = {name: 0 for name in STATE_NAMES.values() if name != "empty"}
+            for entry in self._entries.values():
+                counts[STATE_NAMES[entry.state]] += 1
+            return counts
+
+    # -- changes ------------------------------------------------------------------------
+    def reserved(self, found: Iterable[Reservation], leased_at: float | None = None) -> None:
+        """Jobs a pop just reserved: PREFETCHED, in queue order."""
+        at = time.time() if leased_at is None else leased_at
+        with self._lock:
+            for held in found:
+                self._entries[held.token] = _Entry(held, PREFETCHED, at)
+                self.waiting.append(held.token)
+            self._rewrite()
+
+    def started(self, prepared: Prepared, slot: int = NO_SLOT) -> BodyMark | None:
+        """Its code is about to begin: RUNNING, with the moment the sidecar kills it (0:
+        never). With a `slot`, the row names it and a serial, and the caller stores the
+        mark's words around the body (body_marks.py): a kill before the body began then
+        hands the job back uncounted, one after it returned acknowledges it. None: no
+        marks (no sidecar to read them, or no slot)."""
+        job, timeout = prepared.job, prepared.timeout
+        now = time.time()
+        kill_at = now + timeout + self.kill_grace if timeout > 0 else 0.0
+        words = self._words
+        if words is None or slot == NO_SLOT:
+            self._set(prepared.held, RUNNING, kill_at, now, label=(job.uuid, job.job),
+                      attempt=job.attempts)
+            return None
+        serial = next(self._serials) & SERIAL_MASK
+        self._set(prepared.held, RUNNING, kill_at, now, label=(job.uuid, job.job),
+                  attempt=job.attempts, slot=slot, serial=serial)
+        began = serial << 2 | BEGAN  # body_marks.word(serial, BEGAN), built in place
+        return BodyMark(words, slot, began,
+                        serial << 2 | RETURNED if prepared.done_on_return else began)
+
+    def ended(self, prepared: Prepared, *, returned: bool) -> None:
+        """The job's code ended: it returned, or it raised or was interrupted. Its row says
+        so at once, before its outcome is written down: the job's timeout and grace no
+        longer judge it, only the worker writing its outcome down (a failure record may
+        wait for a store's write lock), bounded by SETTLING_BOUND. A body that returned
+        with no work of ours still to come (its chain's next link, a batch's counters,
+        middleware's verdict) is shown FINISHED to the sidecar at once, so it is
+        acknowledged if the worker dies now; any other is settled by its rules then."""
+        job = prepared.job
+        done = returned and prepared.plan is None and not job.chain and \
+            "batch" not in job.data
+        with self._lock:
+            entry = self._entries.get(prepared.held.token)
+            if entry is None or entry.state != RUNNING or entry.ended:
+                return
+            entry.ended, entry.returned = True, done
+            entry.kill_at = time.time() + SETTLING_BOUND
+            if self.memory is not None and entry.index >= 0:
+                self.memory.set_state(entry.index, entry.shown, entry.kill_at,
+                                      entry.started, True, entry.slot, entry.serial)
+
+    def loop_turned(self) -> None:
+        """The control loop took a turn: its beat in the shared memory (see
+        TableMemory.loop_beat)."""
+        if self.memory is not None:
+            self.memory.loop_beat()
+
+    def drain_asked(self) -> bool:
+        """The sidecar asked the worker to take no new job: one of its slots is stuck
+        past its grace, and the others finish before the kill."""
+        return self.memory is not None and self.memory.drain_asked_at() > 0
+
+    def running_info(self) -> list[dict]:
+        """The running jobs, for the worker's heartbeat (the dashboard's Running now)."""
+        with self._lock:
+            rows = [{"uuid": e.label[0], "job": e.label[1], "queue": e.held.queue,
+                     "started": e.started, "attempt": e.attempt}
+                    for e in self._entries.values() if e.state == RUNNING]
+        reports = progress_lib.live({row["uuid"] for row in rows}) if rows else {}
+        for row in rows:  # a job that reported progress or meta carries it (and its
+            if row["uuid"] in reports:  # version, so the beat writes when it changes)
+                row["version"], row["progress"] = reports[row["uuid"]]
+        return rows
+
+    def finished_ok(self, held: Reservation, completion: Any = None) -> None:
+        """It succeeded: its acknowledgement (and `completion`, its record for the
+        completion recorders) rides with the next round trip."""
+        self._set(held, FINISHED, completion=completion)
+
+    def removed(self, reservations: Iterable[Reservation]) -> None:
+        """Acknowledged, released, failed or handed back: no longer held. One row goes
+        by marking it empty; several (a batch acknowledged) by one rewrite of the rest."""
+        with self._lock:
+            gone = [entry for held in reservations
+                    if (entry := self._entries.pop(held.token, None)) is not None]
+            if not gone or self.memory is None:
+                return
+            if len(gone) == 1 and gone[0].index >= 0 and self._entries:
+                self.memory.set_state(gone[0].index, EMPTY)
+            else:
+                self._rewrite()
+
+    def stopping(self, began: float, bound: float, kill_at: float) -> None:
+        """A stop began: its times, for the sidecar (TableMemory.set_stop)."""
+        if self.memory is not None:
+            with self._lock:
+                self.memory.set_stop(began, bound, kill_at)
+
+    def leaving(self) -> None:
+        """The worker exits: the sidecar settles whatever rows are left, or just exits
+        when there are none."""
+        if self.memory is not None:
+            with self._lock:
+                self.memory.set_mode(LEAVING if self._entries else STOPPING)
+
+    # -- internals ----------------------------------------------------------------------
+    def _set(self, held: Reservation, state: int, kill_at: float = 0.0,
+             started: float = 0.0, label: tuple[str, str] | None = None,
+             completion: Any = None, attempt: int = 0, slot: int | None = None,
+             serial: int = 0) -> None:
+        with self._lock:
+            entry = self._entries.get(held.token)
+            if entry is None:  # not reserved through the table (an inline run)
+                return
+            entry.state, entry.kill_at, entry.started = state, kill_at, started
+            if label is not None:
+                entry.label, entry.attempt = label, attempt
+            if slot is not None:
+                entry.slot, entry.serial = slot, serial
+            if completion is not None:
+                entry.completion = completion
+            if self.memory is not None and entry.index >= 0:
+                self.memory.set_state(entry.index, entry.shown, kill_at, started,
+                                      entry.ended, entry.slot, entry.serial)
+
+    def _rewrite(self) -> None:
+        if len(self._entries) > MAX_ROWS:
+            raise RuntimeError(f"more than {MAX_ROWS} jobs in flight")
+        for index, entry in enumerate(self._entries.values()):
+            entry.index = index
+        if self.memory is not None:
+            self.memory.rewrite([(e.shown, e.ended, e.slot, e.serial, e.leased_at,
+                                  e.kill_at, e.started, e.held)
+                                 for e in self._entries.values()])
+
+    # -- writing settled jobs down ----------------------------------------------------
     def write_down(self, held: Reservation, outcome: Outcome) -> None:
         """Write down one settled job. Thread-safe; never raises for a recorder. A job
         that reported progress has its last report kept (one write; none otherwise)."""
@@ -59,8 +351,8 @@ class Ledger(InFlight):
         stats = self.stats
         with self._count_lock:
             stats.jobs_processed += 1
-            stats.runtime_average = policy.moving_average(stats.runtime_average,
-                                                          outcome.runtime)
+            stats.runtime_average = moving_average(stats.runtime_average,
+                                                   outcome.runtime)
         if outcome.kind != "done":
             record_outcome(self.driver, outcome.job, held.queue, outcome.kind,
                            outcome.runtime)

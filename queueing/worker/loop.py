@@ -6,7 +6,7 @@ written down) and the control loop over them (control_loop.py), installs the sig
 flags, forks the sidecar and keeps it alive, and decides when to stop (stop_reason) and
 what stopping settles (stop).
 
-Everything the worker holds is a row of its in-flight table (inflight.py): prefetched,
+Everything the worker holds is a row of its in-flight table (ledger.py): prefetched,
 running or finished-not-yet-acknowledged. Every exit settles each row by its state
 (docs/reservation-contract.md): the loop does it on its own stops; the sidecar
 (sidecar.py) does it when the worker dies or leaves rows behind, and meanwhile renews
@@ -30,7 +30,6 @@ from queueing.contract.roles import QueueDriver
 from queueing.signals import worker_stopping
 from queueing.worker import health, policy, sidecar_process
 from queueing.worker.control_loop import ControlLoop
-from queueing.worker.inflight import TableMemory
 from queueing.worker.inline import InlineExecutor
 from queueing.worker.interrupts import AlarmInterrupts
 from queueing.worker.job_runner import JobRunner
@@ -43,6 +42,7 @@ from queueing.worker.reserving import Reserver
 from queueing.worker.settler import Settler
 from queueing.worker.sidecar import Sidecar
 from queueing.worker.stopping import StopClock
+from queueing.worker.table_memory import TableMemory
 
 logger = logging.getLogger("queueing.worker")
 

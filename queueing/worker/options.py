@@ -10,7 +10,7 @@ from dataclasses import dataclass
 # Most jobs one process runs at once: each sync one holds a thread, and each may hold one
 # of the process's Redis connections (queueing.connections.SYNC_MAX_CONNECTIONS).
 MAX_CONCURRENCY = 500
-# Rows of the in-flight table (inflight.MAX_ROWS) a worker may fill: running jobs, up to
+# Rows of the in-flight table (table_memory.MAX_ROWS) a worker may fill: running jobs, up to
 # one and a half prefetches waiting (the loop tops up at half), and the finished rows
 # whose acknowledgement is under way (at most ACK_ROWS).
 TABLE_ROWS = 4096

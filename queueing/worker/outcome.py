@@ -55,6 +55,10 @@ class Prepared:
     timeout: float
     meta: dict
     plan: Plan | None = None  # its middleware / unique lock; None: the plain path
+    # Its body's return is its success, with nothing of ours to come after it (no
+    # middleware verdict, chain link, batch count, chord member's or kept result): its
+    # slot's word says RETURNED the instant the body returns (body_marks.py)
+    done_on_return: bool = False
 
 
 class JobLines(Protocol):

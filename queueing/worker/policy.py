@@ -42,6 +42,15 @@ def already_exceeded(*, attempts: int, tries: int, retry_until: float | None,
     return None
 
 
+def admission(*, attempts: int, job_tries: int | None, worker_tries: int,
+              retry_until: float | None, now: float) -> tuple[int, str | None]:
+    """A job about to run, in one look: (the tries that apply, a reason to fail it
+    without running it or None). The runner asks once per job."""
+    tries = worker_tries if job_tries is None else job_tries
+    return tries, already_exceeded(attempts=attempts, tries=tries,
+                                   retry_until=retry_until, now=now)
+
+
 def expired(*, expires_at: float, started: bool, now: float) -> bool:
     """Whether a job is past its expiry before it starts (pure): only a job that never
     started expires; once started, its retries run by its tries and ``retry_until``,
@@ -61,11 +70,6 @@ def will_exceed(*, attempts: int, tries: int, retry_until: float | None, now: fl
     if tries > 0 and attempts >= tries:
         return f"attempts exhausted ({attempts} of {tries})"
     return None
-
-
-def moving_average(previous: float | None, sample: float, weight: float = 0.2) -> float:
-    """An exponential moving average of job runtimes (seconds)."""
-    return sample if previous is None else previous + weight * (sample - previous)
 
 
 def prefetch_size(average_runtime: float | None, limit: int, budget: float) -> int:

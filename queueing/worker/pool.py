@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 from queueing.worker.job_errors import JobCancelled
 from queueing.worker.job_runner import JobRunner
@@ -36,6 +37,8 @@ class PoolExecutor:
         self.kill_grace = runner.options.kill_grace
         self.size = size
         self._cancels_read_at = 0.0
+        # Rows were reserved: the slots' own kick (the loop calls it with no stop here)
+        self.kick: Callable[[], None] = self.pool.kick
 
     @property
     def busy(self) -> int:
@@ -56,9 +59,6 @@ class PoolExecutor:
     def run_next(self) -> Outcome | None:
         """Slot threads take their rows themselves."""
         return None
-
-    def kick(self) -> None:
-        self.pool.kick()
 
     def shutdown(self) -> None:
         self.pool.shutdown()

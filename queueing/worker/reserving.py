@@ -102,10 +102,10 @@ class Reserver:
     def reserve(self, queue: str, count: int) -> bool:
         """One round trip: acknowledge the finished rows (with the recorders' calls) and
         reserve up to `count` jobs of `queue`. True when jobs were reserved."""
-        count = min(count, self.ledger.room())
+        room, finished, completions = self.ledger.for_round_trip()
+        count = min(count, room)
         if count <= 0:
             return False
-        finished, completions = self.ledger.finished_batch()
         asked_at = time.time()  # no later than the store's own start of these leases
         got = self.driver.reserve(queue, count, finished=finished,
                                   extra=completion_calls(self.driver, completions)
@@ -155,7 +155,7 @@ class Reserver:
     def flush_ack(self) -> None:
         """Acknowledge the finished rows now, with their completion records (one batch
         for all of them: see queueing.worker.recorders)."""
-        finished, completions = self.ledger.finished_batch()
+        _, finished, completions = self.ledger.for_round_trip()
         if not finished:
             return
         try:

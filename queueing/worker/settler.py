@@ -79,8 +79,11 @@ class Settler:
     def succeeded(self, prepared: Prepared, runtime: float) -> Outcome:
         job = prepared.job
         self.log.line(job, "DONE", f"{runtime * 1000:.2f} ms")
-        send_signal(job_processed, sender=self.worker, runtime=runtime, **prepared.meta)
-        self._continue_chain(job)
+        if job_processed.receivers:  # most workers have none: no call at all then
+            send_signal(job_processed, sender=self.worker, runtime=runtime,
+                        **prepared.meta)
+        if job.chain:
+            self._continue_chain(job)
         return Outcome("done", runtime, job)
 
     def failed_with(self, prepared: Prepared, exc: BaseException, runtime: float) -> Outcome:

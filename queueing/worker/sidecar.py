@@ -5,7 +5,7 @@ of its interpreter, the SIGALRM handler included, so nothing inside the worker c
 it or keep its lease alive; and when the worker dies (SIGKILL, OOM kill, segfault), only
 something outside it can settle what it held. The sidecar is forked by the worker at
 start-up (no interpreter start; memory shared copy-on-write) and reads the in-flight
-table the worker keeps in shared memory (inflight.py): no syscall and no Redis call on
+table the worker keeps in shared memory (ledger.py): no syscall and no Redis call on
 the worker's hot path.
 
 Every tick (0.1 s) the sidecar writes its beat (the worker replaces a sidecar whose
@@ -30,7 +30,7 @@ beat stops) and:
   released or failed by its rules (a timeout), any other running job is handed back
   uncounted (cut short by the kill, not by itself). A job whose code already ended
   (interrupted, raised or returned: the row says so) is no longer judged by its grace,
-  only by the bound on writing its outcome down (inflight.SETTLING_BOUND);
+  only by the bound on writing its outcome down (ledger.SETTLING_BOUND);
 - when the worker is gone (it died, or exited leaving rows), settles the table by state:
   finished rows are acknowledged, prefetched rows handed back uncounted to their place,
   running rows released or failed by their rules (a running row whose body had

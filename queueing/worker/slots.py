@@ -36,6 +36,7 @@ from django import db
 from queueing.batches import results
 from queueing.batches.results import KEEP_FIELD
 from queueing.contract.roles import Reservation
+from queueing.entries import context as job_context
 from queueing.entries.result_mark import RESULT_FIELD
 from queueing.results.keeping import awaited_keeping
 from queueing.worker import execution
@@ -108,7 +109,7 @@ class SlotPool:
     def kick(self) -> None:
         """Rows were reserved: wake idle slot threads (or start one) to take them."""
         with self._cond:
-            self._wake_or_spawn(self.ledger.unclaimed())
+            self._wake_or_spawn(len(self.ledger.waiting))
 
     def settle_async_done(self) -> int:
         """Settle the async jobs that ended and write them down (in the calling thread:
@@ -208,10 +209,11 @@ class SlotPool:
         with self._cond:
             while not self._closing:
                 if self.busy < self.size:
-                    held = self.ledger.claim_next()
+                    waiting = self.ledger.waiting
+                    held = self.ledger.claim_next() if waiting else None
                     if held is not None:
                         self.busy += 1
-                        if self.ledger.unclaimed() <= self.low_water:
+                        if len(waiting) <= self.low_water:
                             self.attention.set()
                         return held
                     self.attention.set()  # nothing to take: the control loop reserves
@@ -272,7 +274,7 @@ class SlotPool:
             entry.slot = self._free_slots.pop() if self._free_slots else NO_SLOT
             self.active[held.token] = entry
             if not is_async:  # more rows waiting: another thread takes the next one
-                self._wake_or_spawn(self.ledger.unclaimed())
+                self._wake_or_spawn(len(self.ledger.waiting))
         if is_async:
             self._submit_async(prepared, entry)
             return
@@ -294,7 +296,7 @@ class SlotPool:
         loop's self-pipe for a burst, not one per job)."""
         loop = self._event_loop()
         context = contextvars.copy_context()
-        context.run(execution.enter, prepared.job)
+        context.run(job_context.enter, prepared.job)  # the job is current in its task
         self._to_start.append((prepared, entry, context))
         with self._start_lock:
             if self._start_scheduled:

@@ -4,7 +4,7 @@ Writes are a seqlock: the writer makes the sequence number odd, writes, then mak
 even; a reader that saw an odd or changed number reads again (see ``TableMemory.read``
 for a writer that died in the middle of a write). A state change writes one row (a few
 stores, no syscall, no Redis call); only a change of the set of rows (a pop) rewrites
-the table. See inflight.py for what the rows mean.
+the table. See ledger.py for what the rows mean.
 """
 from __future__ import annotations
 
@@ -123,7 +123,7 @@ class TableMemory:
         """The reader's view of a table another process writes."""
         return cls(fd)
 
-    # -- the writer's side (callers hold InFlight's lock) -----------------------------
+    # -- the writer's side (callers hold the Ledger's lock) -----------------------------
     def _begin(self) -> None:
         if self.seq % 2 == 0:
             self.seq += 1  # odd: writing

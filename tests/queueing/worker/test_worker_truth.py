@@ -17,7 +17,8 @@ import time
 import pytest
 
 from queueing.contract.roles import Reservation
-from queueing.worker.inflight import InFlight, TableMemory
+from queueing.worker.ledger import Ledger
+from queueing.worker.table_memory import TableMemory
 from tests.workers import wait_until
 
 
@@ -70,7 +71,7 @@ def test_an_import_under_way_is_no_place_for_an_interrupt():
 
 def test_a_table_left_half_written_by_a_killed_writer_is_read_without_waiting():
     memory = TableMemory()
-    table = InFlight(memory)
+    table = Ledger(None, memory)
     held = [Reservation("default", f'{{"uuid":"u{i}"}}'.encode(), f"t{i}") for i in range(3)]
     table.reserved(held)
     mode, rows = memory.read()
