@@ -307,3 +307,14 @@ def posix_lock_holders(inode: int) -> list[int]:
             if fields[1] == "POSIX" and fields[5].rsplit(":", 1)[-1] == str(inode):
                 holders.append(int(fields[4]))
     return holders
+
+
+def old_key_warnings(settings, block: dict, *, match: str) -> list:
+    """`manage.py check`'s queueing.W020 warnings with a connection "old" set to `block`,
+    whose old key also raises the DeprecationWarning `match` names."""
+    from django.core.checks import run_checks
+
+    settings.QUEUE = {**settings.QUEUE, "connections": {
+        **settings.QUEUE["connections"], "old": block}}
+    with pytest.warns(DeprecationWarning, match=match):
+        return [e for e in run_checks() if e.id == "queueing.W020"]

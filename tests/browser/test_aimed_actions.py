@@ -26,16 +26,22 @@ def dialogs(page):
     return seen
 
 
+def pending_list(page, driver, count: int):
+    """`count` pending jobs, and the Pending list showing them (logged in): (jobs, rows)."""
+    jobs = [push(driver, name=f"app.jobs.Work{i}") for i in range(count)]
+    log_in(page, next_path="/jobs/pending/")
+    rows = page.locator("#job-list tbody tr")
+    expect(rows).to_have_count(count)
+    return jobs, rows
+
+
 def pending_uuids(driver) -> list[str]:
     return [json.loads(raw)["uuid"] for raw in driver.pending("default", 0, -1)]
 
 
 def test_delete_on_a_draining_list_hits_the_job_named_in_the_confirm(page, operator, driver,
                                                                     dialogs):
-    jobs = [push(driver, name=f"app.jobs.Work{i}") for i in range(20)]
-    log_in(page, next_path="/jobs/pending/")
-    rows = page.locator("#job-list tbody tr")
-    expect(rows).to_have_count(20)
+    jobs, rows = pending_list(page, driver, 20)
     aimed = rows.nth(4)
     aimed_uuid = aimed.get_attribute("data-uuid")
     assert aimed_uuid == jobs[4]["uuid"]
@@ -69,10 +75,7 @@ def test_retry_on_the_failed_list_asks_and_names_the_job(page, operator, driver,
 
 def test_ticked_rows_are_the_ones_acted_on_and_hold_the_refresh(page, operator, driver,
                                                                  dialogs):
-    jobs = [push(driver, name=f"app.jobs.Work{i}") for i in range(6)]
-    log_in(page, next_path="/jobs/pending/")
-    rows = page.locator("#job-list tbody tr")
-    expect(rows).to_have_count(6)
+    jobs, rows = pending_list(page, driver, 6)
     rows.nth(1).locator("input.pick").check()
     rows.nth(3).locator("input.pick").check()
     expect(page.locator("#job-list .selection-count")).to_have_text("2 selected.")

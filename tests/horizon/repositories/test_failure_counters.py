@@ -49,6 +49,28 @@ def value(found, name, **labels):
     return found.get((name, frozenset(labels.items())))
 
 
+def drained(spawn_worker):
+    """A worker run until the default queue is empty; what Prometheus scrapes after."""
+    worker = spawn_worker("redis", "--queue=default", "--stop-when-empty", "--sleep=0")
+    assert worker.wait() == 0, worker.output()
+    return scraped()
+
+
+def timed_out(spawn_worker):
+    """A worker with a 1 s timeout run until the slow queue is empty (it exits 1: a job
+    timed out); what Prometheus scrapes after."""
+    worker = spawn_worker("redis", "--queue=slow", "--stop-when-empty", "--sleep=0",
+                          "--timeout=1")
+    assert worker.wait() == 1, worker.output()
+    return scraped()
+
+
+def counts(found, job: str, *kinds: str, labels: dict = DEFAULT) -> tuple:
+    """The job's horizon_jobs_<kind>_total counters, in the order asked."""
+    return tuple(value(found, f"horizon_jobs_{kind}_total", **labels, job=job)
+                 for kind in kinds)
+
+
 def test_counted_fields_per_outcome_pure():
     """Which counters an outcome the worker reports adds to (pure): a failure is counted
     where it is stored ("failed_for_good"), never again from the attempt's outcome."""
@@ -64,26 +86,17 @@ def test_counted_fields_per_outcome_pure():
 
 def test_a_timeout_that_fails_the_job_is_a_failure_and_a_timeout(spawn_worker):
     jobs.sleep_forever_fail_on_timeout.using(queue="slow").delay()
-    worker = spawn_worker("redis", "--queue=slow", "--stop-when-empty", "--sleep=0",
-                          "--timeout=1")
-    assert worker.wait() == 1, worker.output()
+    found = timed_out(spawn_worker)
     assert FailedJob.objects.count() == 1
-    found = scraped()
-    name = "tests.testapp.jobs.sleep_forever_fail_on_timeout"
-    assert value(found, "horizon_jobs_failed_total", **SLOW, job=name) == 1
-    assert value(found, "horizon_jobs_timed_out_total", **SLOW, job=name) == 1
-    assert value(found, "horizon_jobs_released_total", **SLOW, job=name) == 0
+    assert counts(found, "tests.testapp.jobs.sleep_forever_fail_on_timeout", "failed",
+                  "timed_out", "released", labels=SLOW) == (1, 1, 0)
 
 
 def test_a_timeout_that_releases_is_not_a_failure(spawn_worker):
     jobs.sleep_forever.using(queue="slow").delay()  # tries=3: released
-    worker = spawn_worker("redis", "--queue=slow", "--stop-when-empty", "--sleep=0",
-                          "--timeout=1")
-    assert worker.wait() == 1, worker.output()
-    found = scraped()
-    name = "tests.testapp.jobs.sleep_forever"
-    assert value(found, "horizon_jobs_failed_total", **SLOW, job=name) == 0
-    assert value(found, "horizon_jobs_timed_out_total", **SLOW, job=name) == 1
+    found = timed_out(spawn_worker)
+    assert counts(found, "tests.testapp.jobs.sleep_forever", "failed", "timed_out",
+                  labels=SLOW) == (0, 1)
 
 
 def test_the_poison_cap_is_a_failure(spawn_worker, settings):
@@ -95,21 +108,14 @@ def test_the_poison_cap_is_a_failure(spawn_worker, settings):
     data = json.loads(payload_lib.encode(built))
     data["attempts"] = 5  # five deliveries, none settled (TEST_MAX_DELIVERIES=5)
     connections.redis_driver("redis").push("default", payload_lib.encode(data))
-    worker = spawn_worker("redis", "--queue=default", "--stop-when-empty", "--sleep=0")
-    assert worker.wait() == 0, worker.output()
+    found = drained(spawn_worker)
     assert "delivered 5 times" in FailedJob.objects.get().exception
-    found = scraped()
-    assert value(found, "horizon_jobs_failed_total", **DEFAULT,
-                 job="tests.testapp.jobs.record") == 1
-    assert value(found, "horizon_jobs_processed_total", **DEFAULT,
-                 job="tests.testapp.jobs.record") == 0
+    assert counts(found, "tests.testapp.jobs.record", "failed", "processed") == (1, 0)
 
 
 def test_an_exception_that_fails_is_counted_once(spawn_worker):
     jobs.explode.delay("once")
-    worker = spawn_worker("redis", "--queue=default", "--stop-when-empty", "--sleep=0")
-    assert worker.wait() == 0, worker.output()
-    found = scraped()
+    found = drained(spawn_worker)
     assert value(found, "horizon_jobs_failed_total", **DEFAULT,
                  job="tests.testapp.jobs.explode") == 1
     # the attempt's runtime is still measured
@@ -154,9 +160,7 @@ def test_the_metrics_page_and_snapshots_count_a_timeout_failure(spawn_worker):
     snapshot_extras.outcome_deltas(horizon_client())  # the cursor starts here
     jobs.record.using(queue="slow").delay("ok")
     jobs.sleep_forever_fail_on_timeout.using(queue="slow").delay()
-    worker = spawn_worker("redis", "--queue=slow", "--stop-when-empty", "--sleep=0",
-                          "--timeout=1")
-    assert worker.wait() == 1, worker.output()
+    timed_out(spawn_worker)
     _by_job, by_queue = snapshot_extras.outcome_deltas(horizon_client())
     assert by_queue["redis:slow"]["failed"] == 1
     body = client.get("/metrics/").content.decode()

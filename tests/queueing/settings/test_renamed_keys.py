@@ -2,11 +2,11 @@
 still reads as its new place, and says so (a DeprecationWarning and queueing.W020)
 naming the key to write instead, until 0.4."""
 import pytest
-from django.core.checks import run_checks
 
 from queueing.settings.config import parse_settings, settings_errors, settings_notes
 from queueing.settings.connection import parse_connection
 from queueing.settings.renamed import lift
+from tests.helpers import old_key_warnings
 
 NEW_SENTINEL = {"driver": "redis", "replica_acks": 1,
                 "sentinel": {"hosts": ["10.0.0.1:26379", "10.0.0.2:26379"],
@@ -81,11 +81,8 @@ def test_the_primarys_flat_login_was_never_read_without_sentinel_and_is_not_now(
 
 
 def test_manage_check_names_each_old_key(settings):
-    settings.QUEUE = {**settings.QUEUE, "connections": {
-        **settings.QUEUE["connections"],
-        "old": {"url": "redis://127.0.0.1:1", "socket_timeout": 3}}}
-    with pytest.warns(DeprecationWarning, match="socket_timeout"):
-        found = [e for e in run_checks() if e.id == "queueing.W020"]
+    found = old_key_warnings(settings, {"url": "redis://127.0.0.1:1", "socket_timeout": 3},
+                             match="socket_timeout")
     assert len(found) == 1 and "['options']['socket_timeout']" in found[0].msg
 
 

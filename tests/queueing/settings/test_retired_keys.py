@@ -6,6 +6,7 @@ import pytest
 from queueing.settings.config import settings_errors, settings_notes
 from queueing.settings.connection import DEFAULT_MIGRATION_BATCH, parse_connection
 from queueing.settings.sentinel import REPLICA_ACK_TIMEOUT
+from tests.helpers import old_key_warnings
 
 OLD = {"url": "redis://h:1", "migration_batch_size": 10, "replica_ack_timeout": 0.2,
        "synchronous_commit": "on"}
@@ -36,13 +37,9 @@ def test_a_retired_key_is_still_checked_until_it_goes():
 
 
 def test_manage_check_says_what_to_do_instead(settings):
-    from django.core.checks import run_checks
-
-    settings.QUEUE = {**settings.QUEUE, "connections": {
-        **settings.QUEUE["connections"],
-        "old": {"url": "redis://127.0.0.1:1", "migration_batch_size": 500}}}
-    with pytest.warns(DeprecationWarning, match="migration_batch_size"):
-        found = [e for e in run_checks() if e.id == "queueing.W020"]
+    found = old_key_warnings(settings, {"url": "redis://127.0.0.1:1",
+                                        "migration_batch_size": 500},
+                             match="migration_batch_size")
     assert len(found) == 1 and "['migration_batch_size'] is retired" in found[0].msg
     assert "remove it" in found[0].msg and found[0].hint == "Rename or remove it; see " \
         "docs/settings.md."

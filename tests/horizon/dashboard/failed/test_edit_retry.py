@@ -21,11 +21,16 @@ def shown_arguments(client, uuid) -> dict:
                                          page.index("</textarea>", start)]))
 
 
-def test_an_unchanged_edit_keeps_masked_values(driver):
-    row = fail(name="app.jobs.Charge", args=[42, "https://user:s3cret@pay.example/x"],
-               kwargs={"amount": 10, "api_token": "tok-123"})
+def failed_charge(name: str, args: list):
+    """A failed charge with a token among its arguments, an operator, and its job page."""
+    row = fail(name=name, args=args, kwargs={"amount": 10, "api_token": "tok-123"})
     client = client_with("operate_dashboard")
-    page = client.get(f"/jobs/failed/{row.uuid}/").content.decode()
+    return row, client, client.get(f"/jobs/failed/{row.uuid}/").content.decode()
+
+
+def test_an_unchanged_edit_keeps_masked_values(driver):
+    row, client, page = failed_charge("app.jobs.Charge",
+                                      [42, "https://user:s3cret@pay.example/x"])
     assert "Edit arguments and retry" in page
     assert "tok-123" not in page and "s3cret" not in page
     edited = shown_arguments(client, row.uuid)
@@ -70,10 +75,8 @@ def test_a_masked_token_is_not_sent_to_a_changed_webhook_url(driver):
 
 
 def test_a_job_declaring_editable_arguments_keeps_masked_values_for_those_only(driver):
-    row = fail(name="tests.testapp.jobs.charge", args=[7, "https://shop.example/done"],
-               kwargs={"amount": 10, "api_token": "tok-123"})
-    client = client_with("operate_dashboard")
-    page = client.get(f"/jobs/failed/{row.uuid}/").content.decode()
+    row, client, page = failed_charge("tests.testapp.jobs.charge",
+                                      [7, "https://shop.example/done"])
     assert "when you change only amount" in page
     edited = shown_arguments(client, row.uuid)
     moved = json.loads(json.dumps(edited))
