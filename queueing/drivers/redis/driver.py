@@ -42,20 +42,23 @@ class RedisDriver(RedisReservations, RedisOperator):
     # -- writes -------------------------------------------------------------------------
     def push(self, queue: str, payload: str) -> int:
         k = self.keys(queue)
-        if self.rider is not None:
-            return self._ridden(self.scripts.push, [k.ready, k.notify, k.index, k.sequence],
-                                [payload])
-        return self.pinned.call(self.scripts.push, [k.ready, k.notify, k.index, k.sequence],
-                                [payload])
+        return self._sent(self.scripts.push, [k.ready, k.notify, k.index, k.sequence],
+                          [payload])
 
     def push_priority(self, queue: str, payload: str, priority: int) -> int:
         """A job of non-zero `priority` (its payload carries it: queueing/entries/
         priority.py) into its queue's priority set, FIFO within its priority
         (lua/push_priority.lua). Priority 0 is `push`, which stays as it was."""
         keys, args = self.keys(queue).priority_push(priority), [str(priority), payload]
+        return self._sent(self.scripts.push_priority, keys, args)
+
+    def _sent(self, script: Script, keys: list, args: list) -> Any:
+        """A dispatch's script: through the rider when the connection has one (a
+        Sentinel primary's switch, replica acknowledgements), else on the kept
+        connection (drivers/redis/pinned.py)."""
         if self.rider is not None:
-            return self._ridden(self.scripts.push_priority, keys, args)
-        return self.pinned.call(self.scripts.push_priority, keys, args)
+            return self._ridden(script, keys, args)
+        return self.pinned.call(script, keys, args)
 
     def _ridden(self, script: Script, keys: list, args: list) -> Any:
         """A dispatch's script through a primary switch (and WAIT for replicas when the
@@ -81,8 +84,7 @@ class RedisDriver(RedisReservations, RedisOperator):
         length = 0
         for start in range(0, len(payloads), chunk):
             keys, args = [k.ready, k.notify, k.index, k.sequence], payloads[start:start + chunk]
-            length = self._ridden(self.scripts.push, keys, args) if self.rider is not None \
-                else self.pinned.call(self.scripts.push, keys, args)
+            length = self._sent(self.scripts.push, keys, args)
         return length
 
     def push_plan(self, ready: dict[str, list[str]],
@@ -105,18 +107,11 @@ class RedisDriver(RedisReservations, RedisOperator):
             run_pipelined(self.client, calls)
             return
         for script, keys, args in calls:
-            if self.rider is not None:
-                self._ridden(script, keys, args)
-            else:
-                self.pinned.call(script, keys, args)
+            self._sent(script, keys, args)
 
     def later(self, queue: str, payload: str, available_at: float) -> int:
         k = self.keys(queue)
-        if self.rider is not None:
-            return self._ridden(self.scripts.later, [k.delayed, k.due_index],
-                                [available_at, payload])
-        return self.pinned.call(self.scripts.later, [k.delayed, k.due_index],
-                                [available_at, payload])
+        return self._sent(self.scripts.later, [k.delayed, k.due_index], [available_at, payload])
 
     # -- a failover connection's first try (issue 47) ---------------------------------------
     def push_noting_late(self, queue: str, payloads: list[str], late_after: float,
