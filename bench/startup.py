@@ -10,10 +10,10 @@
     start Python, load Django as the worker did, build the settlers; timed to its exit.
 Uses BENCH_REDIS_URL or a throwaway redis-server (bench/settings.py).
 
-The worker imports the project's packages from this checkout: under PYTHONDONTWRITEBYTECODE
-and with no __pycache__ there, each start compiles them from source (a third of the time
-to the first job), which an installed wheel, or an image that runs compileall
-(deploy/Dockerfile), does not. The last line says which it measured;
+The worker imports the project's packages from this checkout: under
+PYTHONDONTWRITEBYTECODE and with no __pycache__ there, each start compiles them from
+source (a quarter to a third of its CPU to the first job), which an installed wheel, or
+an image that runs compileall (deploy/Dockerfile), does not. The last line says which it measured;
 `python -m compileall -q manage.py queueing horizon standalone bench` measures the other.
 """
 import argparse
