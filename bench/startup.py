@@ -9,6 +9,12 @@
     (queueing/worker/sidecar_process.py) does what it does before its first store call:
     start Python, load Django as the worker did, build the settlers; timed to its exit.
 Uses BENCH_REDIS_URL or a throwaway redis-server (bench/settings.py).
+
+The worker imports the project's packages from this checkout: under
+PYTHONDONTWRITEBYTECODE and with no __pycache__ there, each start compiles them from
+source (a quarter to a third of its CPU to the first job), which an installed wheel, or
+an image that runs compileall (deploy/Dockerfile), does not. The last line says which it measured;
+`python -m compileall -q manage.py queueing horizon standalone bench` measures the other.
 """
 import argparse
 import os
@@ -76,6 +82,18 @@ def main() -> None:
     print(f"| fresh settling process: spawn to ready (Django loaded) | "
           f"{statistics.median(times):.2f} | {max(times):.2f} |")
     redis_driver().client.flushdb()
+    print(f"\n{bytecode_note()}")
+
+
+def bytecode_note() -> str:
+    """Whether the workers above compiled the checkout's modules at each start."""
+    compiled = (ROOT / "queueing" / "worker" / "__pycache__").is_dir()
+    if compiled:
+        return "the checkout's packages ran from their compiled bytecode (__pycache__)"
+    if sys.dont_write_bytecode:
+        return ("the checkout's packages were compiled from source at each start "
+                "(PYTHONDONTWRITEBYTECODE, no __pycache__)")
+    return "the checkout's packages were compiled by the first start and cached"
 
 
 if __name__ == "__main__":

@@ -26,7 +26,6 @@ class HorizonConfig(AppConfig):
         # load while Django populates INSTALLED_APPS.
         from horizon import attempts, audit, checks  # noqa: F401
         from horizon.login import receivers as login_receivers
-        from horizon.repositories.metrics import record_completions, record_other_outcome
         from queueing.signals import lock_released, operator_action
         from queueing.worker.recorders import add_completion_recorder, add_outcome_recorder
 
@@ -62,3 +61,19 @@ class HorizonConfig(AppConfig):
         # (failed.on_change, auth.after_actions): a process that never loads them, a
         # worker, has no counts to forget and no longer imports the dashboard to wire
         # them (issue 52: a twentieth of a worker's start).
+
+
+def record_completions(driver, completions) -> list:
+    """Horizon's metrics for a batch of finished jobs (horizon.repositories.metrics),
+    its module and the dozen it imports loaded with the first batch: a worker's first
+    job no longer waits for them (issue 52)."""
+    from horizon.repositories import metrics
+
+    return metrics.record_completions(driver, completions)
+
+
+def record_other_outcome(driver, job, queue: str, kind: str, runtime: float) -> list:
+    """Horizon's metrics for a released, failed or timed-out job, loaded as above."""
+    from horizon.repositories import metrics
+
+    return metrics.record_other_outcome(driver, job, queue, kind, runtime)

@@ -151,6 +151,24 @@ def test_the_dockerfile_runs_manage_py_as_a_user_and_stops_with_sigterm():
         parses(container(name)["args"])
 
 
+def test_the_image_runs_its_packages_compiled():
+    """The image runs manage.py from /app, whose packages pip did not compile, under
+    PYTHONDONTWRITEBYTECODE: without a compileall step every worker pod compiled some 200
+    modules from source before its first job (issue 52)."""
+    steps = dockerfile()
+    values = dict(steps)
+    assert "PYTHONDONTWRITEBYTECODE=1" in values["ENV"] and values["WORKDIR"] == "/app"
+    compiling = [i for i, (kind, args) in enumerate(steps)
+                 if kind == "RUN" and "compileall" in args]
+    assert len(compiling) == 1
+    words = shlex.split(steps[compiling[0]][1])
+    start = words.index("compileall")
+    assert words[start - 2:start] == ["python", "-m"]
+    assert {"manage.py", "queueing", "horizon", "standalone"} <= set(words[start + 1:])
+    user_at = [kind for kind, _ in steps].index("USER")
+    assert compiling[0] < user_at  # as root, before the image drops to its user
+
+
 def test_the_guide_names_every_manifest_and_exit_code():
     guide = (ROOT / "docs" / "deployment.md").read_text()
     for path in ("deploy/Dockerfile", "deploy/kubernetes/master.yaml",

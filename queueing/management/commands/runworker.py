@@ -42,10 +42,13 @@ def backoff_list(text):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-# Checks of the site a worker does not serve (Command.check); "web" is Horizon's own.
-# "commands": Django's check that migrate and makemigrations share an autodetector, which
-# imports both commands and the migration writer; a worker runs neither (issue 52).
-SITE_CHECK_TAGS = frozenset({"urls", "admin", "templates", "staticfiles", "web", "commands"})
+# Checks of what a worker does not run (Command.check): the site it does not serve ("web"
+# is Horizon's own), and Horizon's scheduler ("schedules": `manage.py horizon` and
+# `manage.py check` run it). "commands": Django's check that migrate and makemigrations
+# share an autodetector, which imports both commands and the migration writer; a worker
+# runs neither (issue 52).
+SITE_CHECK_TAGS = frozenset({"urls", "admin", "templates", "staticfiles", "web", "commands",
+                             "schedules"})
 # Untagged checks of the site, by name: django.contrib.auth's imports every MIDDLEWARE
 # class to look for LoginRequiredMiddleware (a request's concern, never a job's).
 SITE_CHECKS = frozenset({"django.contrib.auth.checks.check_middleware"})

@@ -76,6 +76,21 @@ def test_a_worker_leaves_out_the_migration_commands_and_middleware_checks(regist
     assert ran == ["commands"]
 
 
+def test_a_worker_leaves_the_schedules_check_to_the_scheduler(monkeypatch):
+    """horizon.E009 (a schedule that cannot run) is the scheduler's: `manage.py horizon`
+    and `manage.py check` report it; a worker, which runs no schedule, leaves it out."""
+    from horizon.schedules import definitions
+
+    def broken():
+        raise definitions.ScheduleError("schedule 'nightly': no such job")
+
+    monkeypatch.setattr(definitions, "all_schedules", broken)
+    Command().check()  # does not raise
+    assert [e.id for e in checks.run_checks()
+            if e.id == "horizon.E009"] == ["horizon.E009"]
+    assert "schedules" in SITE_CHECK_TAGS
+
+
 def test_a_worker_still_refuses_a_misconfigured_tasks_backend():
     with override_settings(TASKS={"default": {"BACKEND": "queueing.tasks.RedisBackend",
                                               "OPTIONS": {"connection": "nope"}}}):
