@@ -34,6 +34,14 @@ OutcomeKind = Literal["done", "released", "deferred", "kept", "failed", "timed_o
                       "cancelled", "skipped", "expired", "dropped", "stopped"]
 
 
+@dataclass(slots=True)
+class JobStats:
+    """What the worker counted of its jobs: sizes the prefetch and ends --max-jobs."""
+
+    jobs_processed: int = 0
+    runtime_average: float | None = None  # seconds per job
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """How one job's run ended, for the loop's counters and the recorders."""

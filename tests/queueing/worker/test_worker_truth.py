@@ -76,7 +76,7 @@ def test_a_table_left_half_written_by_a_killed_writer_is_read_without_waiting():
     table.reserved(held)
     mode, rows = memory.read()
     assert [r.token for r in rows] == ["t0", "t1", "t2"]
-    memory._begin()  # a write begins, and the writer dies before it ends it
+    table.mirror._begin()  # a write begins, and the writer dies before it ends it
     started = time.monotonic()
     _, while_alive = memory.read(writer_alive=lambda: True)
     _, when_dead = memory.read(writer_alive=lambda: False)
@@ -111,8 +111,9 @@ def test_a_lease_taken_at_the_end_of_a_blocking_wait_is_dated_from_the_wait(driv
     lapsed and another worker had started the job (seen: a 0.1 s overlap, under load)."""
     import io
 
-    from queueing.worker.ledger import JobStats, Ledger
+    from queueing.worker.ledger import Ledger
     from queueing.worker.options import WorkerOptions
+    from queueing.worker.outcome import JobStats
     from queueing.worker.reserving import Reserver
     from tests.helpers import push
 
