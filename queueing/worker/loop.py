@@ -31,8 +31,8 @@ from queueing.entries import progress as progress_lib
 from queueing.signals import worker_stopping
 from queueing.worker import health, policy, sidecar_process
 from queueing.worker.control_loop import ControlLoop
+from queueing.worker.execution import AlarmInterrupts
 from queueing.worker.inline import InlineExecutor
-from queueing.worker.interrupts import AlarmInterrupts
 from queueing.worker.job_runner import JobRunner
 from queueing.worker.joblog import JobLog, OutputStream, level_named, send_signal
 from queueing.worker.ledger import Ledger
