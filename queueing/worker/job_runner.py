@@ -37,12 +37,12 @@ from queueing.worker.body_marks import BodyMark
 from queueing.worker.database_use import ConnectionChecks
 from queueing.worker.execution import Interrupts, call
 from queueing.worker.job_errors import JobCancelled, MaxAttemptsExceeded, PoisonEntry
-from queueing.worker.joblog import JobLog, send_signal
+from queueing.worker.joblog import send_signal
 from queueing.worker.ledger import Ledger
 from queueing.worker.options import WorkerOptions
 from queueing.worker.outcome import Outcome, Prepared, printable
 from queueing.worker.process_control import TimeoutInterrupt
-from queueing.worker.settler import Settler
+from queueing.worker.settler import JobLog, Settler
 from queueing.worker.stopping import StopInterrupt
 from queueing.worker.table_memory import NO_SLOT
 from queueing.worker.unknown_jobs import UNKNOWN_SINCE, UnknownJobs

@@ -70,9 +70,12 @@ class Prepared:
 
 
 class JobLines(Protocol):
-    """Where a job's one-line events go (joblog.JobLog)."""
+    """Where a job's one-line events go (settler.JobLog)."""
 
-    def line(self, job: Payload | None, status: str, detail: str = "") -> None: ...
+    def line(self, job: Payload | None, status: str, detail: str = "", *,
+             queue: str | None = None, exc: BaseException | None = None) -> None: ...
+
+    def event(self, message: str) -> None: ...
 
 
 class Settling(Protocol):
