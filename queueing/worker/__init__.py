@@ -12,8 +12,8 @@
 * ``stopping.py``: the stop bound (``--stop-timeout``): what still runs at it is handed
   back uncounted; a stop never fails a job.
 * ``job_runner.py``: checks and runs one job (``unrun.py``: settled without running,
-  and the batch gate); ``settler.py`` settles it by its rules
-  (``failing.py`` writes a final failure; ``controls.py``, ``unrun.py``, ``model_args.py``
+  and the batch gate); ``settler.py`` settles it by its rules and writes its log lines
+  (``JobLog``; ``joblog.py``: their levels and the classic line; ``failing.py`` writes a final failure; ``controls.py``, ``unrun.py``, ``model_args.py``
   and ``stopping.py`` are handed its narrow face, ``outcome.Settling``);
   ``abandoned.py`` settles what a dead or fenced worker left running, with a settler.
 * ``table_memory.py``: the in-flight table's memory shared with the sidecar: its format
@@ -32,5 +32,6 @@
 * ``database_use.py``: Django database connections around jobs.
 * ``policy.py``: pure retry, backoff and prefetch arithmetic.
 * ``options.py``: ``WorkerOptions`` and the worker defaults every caller reads.
-* ``recorders.py``: completion recorders (metrics) fed with finished jobs.
+* ``recorders.py``: completion recorders (metrics) fed with finished jobs, and a batch
+  member's acknowledgement sent at once from its slot thread.
 """
