@@ -13,9 +13,10 @@
   back uncounted; a stop never fails a job.
 * ``job_runner.py``: checks and runs one job (``unrun.py``: settled without running,
   and the batch gate); ``settler.py`` settles it by its rules and writes its log lines
-  (``JobLog``; ``joblog.py``: their levels and the classic line; ``failing.py`` writes a final failure; ``controls.py``, ``unrun.py``, ``model_args.py``
-  and ``stopping.py`` are handed its narrow face, ``outcome.Settling``);
-  ``abandoned.py`` settles what a dead or fenced worker left running, with a settler.
+  (``JobLog``; ``joblog.py``: their levels and the classic line; ``failing.py`` writes
+  a final failure; ``controls.py``, ``unrun.py``, ``model_args.py`` and ``stopping.py``
+  are handed its narrow face, ``outcome.Settling``); ``abandoned.py`` settles what a
+  dead or fenced worker left running, with a settler.
 * ``table_memory.py``: the in-flight table's memory shared with the sidecar: its format
   and the sidecar's reader (the ledger writes it).
 * ``execution.py``: the call: the job's code inside its context (also used inline by the

@@ -198,8 +198,9 @@ def _package_dirs(names: tuple[str, ...]) -> tuple[str, ...]:
 
 @functools.cache
 def _unsafe_modules() -> tuple[str, ...]:
-    """Where an interrupt never lands: found at the first look (not at import, which
-    the sync driver's ``run_inline`` makes in every process that loads the app)."""
+    """Where an interrupt never lands: found once, when an executor makes its interrupt
+    strategy (not at import, which the sync driver's ``run_inline`` makes in every
+    process that loads the app), so no look from a signal handler has to find them."""
     return (os.path.join(_PACKAGE, ""),
             os.path.join(_STDLIB, "threading.py"),
             os.path.join(_STDLIB, "logging", ""),
@@ -252,6 +253,7 @@ class ThreadInterrupts:
     that job's code and nothing else."""
 
     def __init__(self) -> None:
+        _unsafe_modules()
         self._lock = threading.Lock()
         self._running: dict[int, str] = {}  # thread id -> token of the job it runs
         self._sent: dict[str, type[BaseException]] = {}  # token -> interrupt sent
@@ -318,6 +320,7 @@ class AlarmInterrupts:
     a job even in a blocking call such as time.sleep. ``on_alarm`` is the handler."""
 
     def __init__(self) -> None:
+        _unsafe_modules()
         self.in_job = False
         self.current: Payload | None = None  # the running job
         self.pending_cancel: JobCancelled | None = None
