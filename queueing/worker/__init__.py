@@ -6,20 +6,23 @@
 * ``reserving.py``: the store side of the loop (reserve, acknowledge, wait, control state).
 * ``inline.py``, ``pool.py``, ``slots.py``: the executors: one job in the main thread, or
   N slots (sync jobs on threads, async jobs on one event loop).
-* ``ledger.py``: the one owner of the in-flight table: every row's change, and every
-  settled job written down (its row, its counts).
-* ``interrupts.py``: timeouts and cancels raised only where they land in the job's code;
-  the executor's strategy (SIGALRM in the main thread, or a slot thread's) wraps the call.
+* ``ledger.py``: the one owner of the in-flight table: every row's change (written into
+  the sidecar's shared memory as it is made), and every settled job written down (its
+  row, its counts).
 * ``stopping.py``: the stop bound (``--stop-timeout``): what still runs at it is handed
   back uncounted; a stop never fails a job.
 * ``job_runner.py``: checks and runs one job (``unrun.py``: settled without running,
-  and the batch gate); ``settler.py`` settles it by its rules
-  (``failing.py`` writes a final failure; ``controls.py``, ``unrun.py``, ``model_args.py``
-  and ``stopping.py`` are handed its narrow face, ``outcome.Settling``);
-  ``abandoned.py`` settles what a dead or fenced worker left running, with a settler.
-* ``table_memory.py``: the in-flight table's memory shared with the sidecar.
-* ``execution.py``: calls the job's code inside its context (also used inline by the
-  sync driver).
+  and the batch gate); ``settler.py`` settles it by its rules and writes its log lines
+  (``JobLog``; ``joblog.py``: their levels and the classic line; ``failing.py`` writes
+  a final failure; ``controls.py``, ``unrun.py``, ``model_args.py`` and ``stopping.py``
+  are handed its narrow face, ``outcome.Settling``); ``abandoned.py`` settles what a
+  dead or fenced worker left running, with a settler.
+* ``table_memory.py``: the in-flight table's memory shared with the sidecar: its format
+  and the sidecar's reader (the ledger writes it).
+* ``execution.py``: the call: the job's code inside its context (also used inline by the
+  sync driver), wrapped by the executor's interrupts (SIGALRM in the main thread, or a
+  slot thread's), raised only where they land in the job's code; ``coroutines.py``: an
+  ``async def`` job's coroutine run from sync code.
 * ``sidecar.py``: the forked watcher that renews leases, fences, and kills a hung job
   (``deadline.py``: its store calls' deadline; ``fork_child.py``: what the child sheds;
   ``sched_time.py``: a grace counted in time the worker could run; ``settling.py``:
@@ -30,5 +33,6 @@
 * ``database_use.py``: Django database connections around jobs.
 * ``policy.py``: pure retry, backoff and prefetch arithmetic.
 * ``options.py``: ``WorkerOptions`` and the worker defaults every caller reads.
-* ``recorders.py``: completion recorders (metrics) fed with finished jobs.
+* ``recorders.py``: completion recorders (metrics) fed with finished jobs, and a batch
+  member's acknowledgement sent at once from its slot thread.
 """

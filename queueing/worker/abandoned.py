@@ -31,10 +31,10 @@ from queueing.middleware.funnel import ConcurrencyLimited
 from queueing.signals import job_stopped
 from queueing.worker import controls, policy
 from queueing.worker.job_errors import WorkerLost
-from queueing.worker.joblog import JobLog, send_signal
+from queueing.worker.joblog import send_signal
 from queueing.worker.options import WorkerOptions
 from queueing.worker.recorders import record_outcome
-from queueing.worker.settler import Settler
+from queueing.worker.settler import JobLog, Settler
 
 logger = logging.getLogger("queueing.worker")
 

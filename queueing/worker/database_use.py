@@ -45,7 +45,7 @@ class ConnectionChecks(threading.local):
         left marked inside an atomic block (the interrupt met a transaction whose exit
         did not run) is rolled back and its bookkeeping reset, and each is closed, so
         the next job opens a fresh one. An interrupt lands only in the job's own code
-        (interrupts.py), so this is the backstop, not the rule."""
+        (execution.py), so this is the backstop, not the rule."""
         if not self.opened:
             return
         for conn in connections.all(initialized_only=True):

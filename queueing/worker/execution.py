@@ -1,18 +1,54 @@
-"""Run one decoded payload: resolve it through the registry, call it, run failure hooks.
+"""The call of a job's code, and where an interrupt may land in it.
 
-Shared by the worker and the sync driver, so a job behaves the same inline and queued.
+The call: resolve the payload's code, call it inside the job's context (its model
+arguments read, its span opened, its slot's body marks stored around its body), and
+run failure hooks. Shared by the worker and the sync driver (``run_inline``), so a job
+behaves the same inline and queued. An ``async def`` job's coroutine is run to its end
+by coroutines.py.
+
+Each executor hands the runner its interrupt strategy (``Interrupts``), which wraps
+this call: ``AlarmInterrupts`` in the main thread (SIGALRM), ``ThreadInterrupts`` in
+slot threads.
+
+Stopping a running job from outside its code: a timeout or an operator's cancel is
+raised inside the running job: in a slot thread with ``PyThreadState_SetAsyncExc`` (it
+lands at the thread's next bytecode), in the main thread by SIGALRM's handler, or, for a
+thread waiting on an async job's coroutine, by cancelling that coroutine's task
+(``coroutines.interrupt_awaiting``). An exception that lands in the wrong place does
+harm that outlives the job:
+
+* inside an import, it can leave importlib's module lock held, and every other thread
+  that imports that module blocks for good;
+* inside ``threading`` or ``logging`` code, it can leave a lock acquired and never
+  released;
+* inside the worker's own code (this package: settling, tracing, job controls), it
+  breaks the bookkeeping that settles the job;
+* inside Django's database layer or a database driver (``django.db``, psycopg, sqlite3,
+  MySQLdb...), it can leave a transaction's bookkeeping half done: SQLite's write lock
+  held until the process dies, a connection marked inside an atomic block for good
+  ("Cannot open a new connection in an atomic block" for every later job of the
+  thread); inside asgiref, a sync_to_async hand-over half made.
+
+So an interrupt is only raised where the frame it would land in is the job's own
+(``landing_is_safe``); elsewhere it waits and is tried again on the watcher's next look
+(every 50 ms), and a job that never comes back to its own code is killed with its
+process past the grace, by the sidecar. A slot thread's check and the raise are not one
+atomic step (another thread can run between them), so the check is made again after the
+raise and the raise withdrawn when the thread moved into unsafe code meanwhile.
 """
 from __future__ import annotations
 
-import asyncio
-import contextvars
 import dataclasses
-import inspect
+import functools
+import importlib.util
 import logging
+import os
+import signal
+import sys
 import threading
-from collections.abc import Awaitable
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
+from types import FrameType
+from typing import Any, Protocol
 
 from queueing.dispatching.registry import JobDefinition, resolve
 from queueing.dispatching.signature import dispatch_next_link
@@ -27,8 +63,14 @@ from queueing.results.keeping import call_keeping
 from queueing.signals import job_failed, job_processed, job_processing
 from queueing.worker import model_args
 from queueing.worker.body_marks import BodyMark
+from queueing.worker.coroutines import finish, interrupt_awaiting
+from queueing.worker.job_errors import JobCancelled
+from queueing.worker.outcome import Prepared
+from queueing.worker.process_control import TimeoutInterrupt
+from queueing.worker.stopping import StopInterrupt
 
 logger = logging.getLogger("queueing")
+
 
 def call(definition: JobDefinition, job: Payload, keeping: bool = True,
          mark: BodyMark | None = None) -> Any:
@@ -94,127 +136,6 @@ def _marked(func: Any, args: Any, kwargs: Any, mark: BodyMark) -> Any:
     return value
 
 
-def start(definition: JobDefinition, job: Payload) -> Any:
-    """The awaitable of an ``async def`` job, not yet awaited (the event loop's path);
-    the caller's context must hold the job (``queueing.entries.context.enter``)."""
-    func = definition.target
-    if definition.is_class:
-        instance = definition.target()
-        instance.payload = job
-        func = instance.handle
-    if MODELS in job.data:  # model arguments: read on the loop (model_args.py)
-        func, args, kwargs = model_args.bind(func, job)
-        return func(*args, **kwargs)
-    return func(*job.args, **job.kwargs)
-
-
-def finish(value: Any) -> Any:
-    """The job's result: an ``async def`` job's coroutine is run to its end here (never
-    left un-awaited, which would report success without running its body)."""
-    if inspect.isawaitable(value):
-        return run_awaitable(value)
-    return value
-
-
-_runners = threading.local()
-
-
-@dataclass(slots=True)
-class _Awaiting:
-    """A thread running an async job's coroutine on its own loop (see run_awaitable)."""
-
-    loop: asyncio.AbstractEventLoop
-    task: asyncio.Task
-    interrupt: type[BaseException] | None = None  # what the job is to be stopped with
-
-
-_awaiting: dict[int, _Awaiting] = {}  # thread id -> its running coroutine
-_awaiting_lock = threading.Lock()
-
-
-def interrupt_awaiting(thread_id: int, exc: type[BaseException]) -> bool:
-    """Stop the coroutine `thread_id` runs (run_awaitable) with `exc`: its task is
-    cancelled from its own loop, which wakes the thread out of its wait, and `exc` is
-    raised once the task has unwound. False when that thread runs no coroutine (an
-    interrupt raised into the thread then lands in the job's own code)."""
-    with _awaiting_lock:
-        found = _awaiting.get(thread_id)
-        if found is None or found.interrupt is not None:
-            return found is not None
-        found.interrupt = exc
-    try:
-        found.loop.call_soon_threadsafe(found.task.cancel)
-    except RuntimeError:  # its loop closed meanwhile: the job ended
-        return False
-    return True
-
-
-def run_awaitable(awaitable: Awaitable[Any]) -> Any:
-    """Run an async job's coroutine to completion in this thread, on a loop this thread
-    keeps for its jobs (made once, so a worker pays no loop start per job). When a loop
-    already runs in this thread (the sync driver called from async code), it runs on a
-    thread of its own instead, which this one waits for. A timeout or cancel reaches it
-    through ``interrupt_awaiting`` (its task is cancelled, then the interrupt raised);
-    an exception raised into the thread while it waits cancels the coroutine before it
-    propagates."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    else:
-        return _in_own_thread(awaitable)
-    runner = getattr(_runners, "runner", None)
-    if runner is None:
-        runner = _runners.runner = asyncio.Runner()
-    loop = runner.get_loop()
-    task = loop.create_task(_awaited(awaitable))
-    thread = threading.get_ident()
-    state = _Awaiting(loop, task)
-    with _awaiting_lock:
-        _awaiting[thread] = state
-    try:
-        return loop.run_until_complete(task)
-    except asyncio.CancelledError:
-        if state.interrupt is not None and task.cancelled():
-            raise state.interrupt() from None
-        raise  # the job's own CancelledError: its failure
-    except BaseException:
-        if not task.done():
-            task.cancel()
-            try:
-                loop.run_until_complete(asyncio.wait([task], timeout=1.0))
-            except BaseException:  # a second interrupt: the task is abandoned
-                pass
-        raise
-    finally:
-        with _awaiting_lock:
-            _awaiting.pop(thread, None)
-
-
-async def _awaited(awaitable: Awaitable[Any]) -> Any:
-    return await awaitable
-
-
-def _in_own_thread(awaitable: Awaitable[Any]) -> Any:
-    """Run the coroutine on a new loop in a new thread, with this context (the current
-    job), and hand back its result or exception."""
-    copied = contextvars.copy_context()
-    outcome: dict[str, Any] = {}
-
-    def main() -> None:
-        try:
-            outcome["value"] = copied.run(asyncio.run, _awaited(awaitable))
-        except BaseException as exc:
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=main, name="async-job")
-    thread.start()
-    thread.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome.get("value")
-
-
 def run_failed_hook(definition: JobDefinition | None, job: Payload | None,
                     exc: BaseException) -> None:
     """Call a class job's ``failed(exc)``; a hook that raises is logged, never propagated."""
@@ -247,3 +168,220 @@ def run_inline(text: str) -> Any:
     job_processed.send(sender=None, runtime=0.0, **meta)
     dispatch_next_link(job.chain)
     return result
+
+
+# -- where an interrupt may land -------------------------------------------------------------------
+ALARM_RETRY = 0.05  # seconds before an alarm that could not land safely rings again
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # queueing/
+_STDLIB = os.path.dirname(threading.__file__)
+# Packages whose frames are no landing place, found without importing them.
+NOT_LANDING_PACKAGES = ("django.db", "asgiref", "psycopg", "psycopg2", "psycopg_pool",
+                        "MySQLdb", "pymysql", "oracledb", "cx_Oracle")
+
+
+def _package_dirs(names: tuple[str, ...]) -> tuple[str, ...]:
+    found: list[str] = []
+    for name in names:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        if spec is None:
+            continue
+        if spec.submodule_search_locations:
+            found.extend(os.path.join(p, "") for p in spec.submodule_search_locations)
+        elif spec.origin:
+            found.append(spec.origin)
+    return tuple(found)
+
+
+@functools.cache
+def _unsafe_modules() -> tuple[str, ...]:
+    """Where an interrupt never lands: found once, when an executor makes its interrupt
+    strategy (not at import, which the sync driver's ``run_inline`` makes in every
+    process that loads the app), so no look from a signal handler has to find them."""
+    return (os.path.join(_PACKAGE, ""),
+            os.path.join(_STDLIB, "threading.py"),
+            os.path.join(_STDLIB, "logging", ""),
+            os.path.join(_STDLIB, "importlib", ""),
+            os.path.join(_STDLIB, "sqlite3", ""),
+            *_package_dirs(NOT_LANDING_PACKAGES))
+
+
+def landing_is_safe(frame: FrameType | None) -> bool:
+    """Whether an exception raised at `frame` (the innermost frame of the thread) lands
+    in the job's own code: no import under way anywhere on the stack, and the innermost
+    frame not in threading, logging, importlib, this package, Django's database layer, a
+    database driver or asgiref."""
+    if frame is None:
+        return True  # a thread in C with no Python frame: it lands when it returns
+    innermost = frame.f_code.co_filename
+    if innermost.startswith(_unsafe_modules()):
+        return False
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return False
+        frame = frame.f_back
+    return True
+
+
+class Interrupts(Protocol):
+    """How an executor stops a running job from outside its code: the main thread's
+    SIGALRM (``AlarmInterrupts``) or an exception raised into a slot thread
+    (``ThreadInterrupts``). The runner hands it the call of the job's code to wrap."""
+
+    def call(self, prepared: Prepared, func: Callable[..., Any], *args: Any) -> Any: ...
+
+    def meant(self, prepared: Prepared, caught: BaseException) -> BaseException: ...
+
+
+def _set_async_exc(thread_id: int, exc: type[BaseException] | None) -> int:
+    """Raise `exc` in a thread at its next bytecode (None: cancel a pending one)."""
+    import ctypes  # here: only a worker sending an interrupt needs it, not every import
+
+    target = ctypes.py_object(exc) if exc is not None else None
+    return ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), target)
+
+
+def _frame_of(thread_id: int) -> FrameType | None:
+    return sys._current_frames().get(thread_id)
+
+
+class ThreadInterrupts:
+    """Which job each slot thread is running, so an interrupt (timeout, cancel) reaches
+    that job's code and nothing else."""
+
+    def __init__(self) -> None:
+        _unsafe_modules()
+        self._lock = threading.Lock()
+        self._running: dict[int, str] = {}  # thread id -> token of the job it runs
+        self._sent: dict[str, type[BaseException]] = {}  # token -> interrupt sent
+        self._details: dict[str, BaseException] = {}  # token -> the exception meant
+
+    def meant(self, prepared: Prepared, caught: BaseException) -> BaseException:
+        """The exception an interrupt of this job stands for (with its details)."""
+        with self._lock:
+            return self._details.pop(prepared.held.token, caught)
+
+    def call(self, prepared: Prepared, func: Callable[..., Any], *args: Any) -> Any:
+        """Run a job's code (``func(*args)``), interruptible for it while (and only
+        while) it runs."""
+        thread = threading.get_ident()
+        token = prepared.held.token
+        with self._lock:
+            self._running[thread] = token
+        try:
+            return func(*args)
+        finally:
+            with self._lock:
+                if self._running.get(thread) == token:
+                    del self._running[thread]
+                if self._sent.pop(token, None) is not None:
+                    _set_async_exc(thread, None)  # one that did not land yet: dropped
+
+    def sent(self, token: str) -> bool:
+        with self._lock:
+            return token in self._sent
+
+    def interrupt(self, token: str, exc: type[BaseException],
+                  detail: BaseException | None = None) -> bool:
+        """Raise `exc` in the thread running `token` (once per job); False when no
+        thread runs it, or when it cannot land safely now (the caller tries again on its
+        next look). `detail` is the instance the job's runner should see (an interrupt
+        arrives as a bare class: see raised)."""
+        with self._lock:
+            if token in self._sent:
+                return False
+            thread = next((t for t, running in self._running.items() if running == token),
+                          None)
+            if thread is None:
+                return False
+            if detail is not None:
+                self._details[token] = detail
+            if interrupt_awaiting(thread, exc):  # its coroutine's task: cancelled
+                self._sent[token] = exc
+                return True
+            if not landing_is_safe(_frame_of(thread)):
+                return False
+            if _set_async_exc(thread, exc) != 1:
+                return False
+            if not landing_is_safe(_frame_of(thread)):  # it moved on meanwhile: withdrawn
+                _set_async_exc(thread, None)
+                return False
+            self._sent[token] = exc
+            return True
+
+
+class AlarmInterrupts:
+    """The main thread's interrupts, one job at a time (the inline executor): a timeout
+    is SIGALRM, set for the job's timeout as its code starts; a cancel (the executor's
+    watcher) or a stop's bound signals the process the same way, since a signal reaches
+    a job even in a blocking call such as time.sleep. ``on_alarm`` is the handler."""
+
+    def __init__(self) -> None:
+        _unsafe_modules()
+        self.in_job = False
+        self.current: Payload | None = None  # the running job
+        self.pending_cancel: JobCancelled | None = None
+        self.pending_stop = False  # the stop bound passed: the alarm hands the job back
+        self._awaited: BaseException | None = None  # an async job's, by alarm
+        self._timeout = 0.0
+
+    def call(self, prepared: Prepared, func: Callable[..., Any], *args: Any) -> Any:
+        """Run a job's code (``func(*args)``) with its timeout's alarm set."""
+        self._awaited = None
+        self.current = prepared.job
+        self.in_job = True
+        self._timeout = prepared.timeout
+        if self._timeout > 0:
+            signal.setitimer(signal.ITIMER_REAL, self._timeout)
+        try:
+            return func(*args)
+        finally:
+            self.in_job = False
+            self.current = None
+            self.pending_cancel = None
+            self.pending_stop = False
+            if self._timeout > 0:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+
+    def meant(self, prepared: Prepared, caught: BaseException) -> BaseException:
+        """The interrupt an async job's coroutine was stopped with, else `caught`."""
+        return self._awaited or caught
+
+    def on_alarm(self, signum: int, frame: Any) -> None:
+        """SIGALRM in the main thread: the running job's timeout, or a cancel or a
+        stop asked for. Raised only where it lands in the job's own code; elsewhere the
+        alarm rings again shortly. An async job's coroutine is cancelled instead."""
+        if not self.in_job:
+            return
+        if not landing_is_safe(frame):
+            signal.setitimer(signal.ITIMER_REAL, ALARM_RETRY)
+            return
+        cancel, self.pending_cancel = self.pending_cancel, None
+        interrupt: BaseException = cancel if cancel is not None else (
+            StopInterrupt() if self.pending_stop else TimeoutInterrupt())
+        if interrupt_awaiting(threading.get_ident(), type(interrupt)):
+            self._awaited = interrupt
+            return
+        self.in_job = False
+        raise interrupt
+
+    def cancel_current(self, uuid: str, exc: JobCancelled) -> bool:
+        """Cancel the running job if it is `uuid`."""
+        current = self.current
+        if not self.in_job or current is None or current.uuid != uuid:
+            return False
+        self.pending_cancel = exc
+        os.kill(os.getpid(), signal.SIGALRM)
+        return True
+
+    def stop_current(self) -> bool:
+        """The stop bound passed while a job runs: interrupt it (through SIGALRM, as a
+        timeout) so it is handed back uncounted (stopping.py)."""
+        if not self.in_job or self.current is None:
+            return False
+        self.pending_stop = True
+        os.kill(os.getpid(), signal.SIGALRM)
+        return True

@@ -21,8 +21,8 @@ from queueing.signals import job_failed
 from queueing.state import failed
 from queueing.worker import controls
 from queueing.worker.execution import run_failed_hook
-from queueing.worker.joblog import JobLog, send_signal
-from queueing.worker.outcome import Outcome, printable
+from queueing.worker.joblog import send_signal
+from queueing.worker.outcome import JobLines, Outcome, printable
 from queueing.worker.recorders import record_failure
 
 logger = logging.getLogger("queueing.worker")
@@ -33,7 +33,7 @@ STORE_RETRY_DELAY = 30.0  # seconds before a failure the store refused is tried 
 class Failing:
     """Writes a job's final failure for one driver (see the module's docstring)."""
 
-    def __init__(self, driver: QueueDriver, log: JobLog, worker: Any,
+    def __init__(self, driver: QueueDriver, log: JobLines, worker: Any,
                  retrying: Callable[[Callable[[], Any], str], Any]) -> None:
         self.driver = driver
         self.log = log

@@ -1,7 +1,7 @@
 """The inline executor: one job at a time, in the worker's main thread (Laravel's model).
 
 The control loop runs each job itself, through ``run_next``, so a job's timeout is a
-SIGALRM (``AlarmInterrupts``, interrupts.py, wraps the call) that reaches it even in a
+SIGALRM (``AlarmInterrupts``, execution.py, wraps the call) that reaches it even in a
 blocking call. The loop cannot
 look for operators' cancel requests while a job runs, so a thread of this executor does,
 every CANCEL_CHECK_INTERVAL seconds, and interrupts the job through SIGALRM too; the same
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 
-from queueing.worker.interrupts import AlarmInterrupts
+from queueing.worker.execution import AlarmInterrupts
 from queueing.worker.job_errors import JobCancelled
 from queueing.worker.job_runner import JobRunner
 from queueing.worker.ledger import Ledger

@@ -1,7 +1,7 @@
 """Process one reserved job: check it, run it, settle it, whatever the entry holds.
 
 The checks before a job may run are here; the call of its code goes through the
-executor's interrupts (which wrap it: interrupts.py); its outcome is written by the
+executor's interrupts (which wrap it: execution.py); its outcome is written by the
 settler (settler.py) and its row's marks by the ledger (ledger.py). The
 acknowledgement of a successful job is left to the worker, which sends it in the same
 round trip as its next pop.
@@ -35,15 +35,14 @@ from queueing.signals import job_processing
 from queueing.worker import controls, policy, unrun
 from queueing.worker.body_marks import BodyMark
 from queueing.worker.database_use import ConnectionChecks
-from queueing.worker.execution import call
-from queueing.worker.interrupts import Interrupts
+from queueing.worker.execution import Interrupts, call
 from queueing.worker.job_errors import JobCancelled, MaxAttemptsExceeded, PoisonEntry
-from queueing.worker.joblog import JobLog, send_signal
+from queueing.worker.joblog import send_signal
 from queueing.worker.ledger import Ledger
 from queueing.worker.options import WorkerOptions
 from queueing.worker.outcome import Outcome, Prepared, printable
 from queueing.worker.process_control import TimeoutInterrupt
-from queueing.worker.settler import Settler
+from queueing.worker.settler import JobLog, Settler
 from queueing.worker.stopping import StopInterrupt
 from queueing.worker.table_memory import NO_SLOT
 from queueing.worker.unknown_jobs import UNKNOWN_SINCE, UnknownJobs

@@ -21,9 +21,10 @@ executor hands each job it settled here once (``write_down``), from whichever th
 settled it: a success's row becomes FINISHED with its completion record (acknowledged
 with the next round trip, the record riding with it), any other outcome's row leaves
 the table and is handed to the outcome recorders at once. The counts size the prefetch
-and end ``--max-jobs``. Each change is mirrored into memory shared with the sidecar
-(``TableMemory``, table_memory.py), so that when the worker dies (SIGKILL, OOM, a
-segfault, a timeout kill) the sidecar can settle every row by its state.
+and end ``--max-jobs``. Each change is mirrored, here and as it is made, into memory
+shared with the sidecar (``TableWriter``, in the format table_memory.py defines and
+reads), so that when the worker dies (SIGKILL, OOM, a segfault, a timeout kill) the
+sidecar can settle every row by its state.
 """
 from __future__ import annotations
 
@@ -31,47 +32,22 @@ import itertools
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from queueing.contract.roles import Reservation
-from queueing.entries import progress as progress_lib
 from queueing.state import job_progress
+from queueing.worker import table_memory as table
 from queueing.worker.body_marks import BEGAN, RETURNED, SERIAL_MASK, BodyMark
-from queueing.worker.options import ACK_ROWS
-from queueing.worker.outcome import Outcome, Prepared
-from queueing.worker.recorders import Completion, completion_calls, record_outcome
-from queueing.worker.table_memory import (
-    EMPTY,
-    FINISHED,
-    LEAVING,
-    MAX_ROWS,
-    NO_SLOT,
-    PREFETCHED,
-    RUNNING,
-    STATE_NAMES,
-    STOPPING,
-    TableMemory,
-)
-
-# Seconds a job's outcome may take to be written down once its code ended (a failure
-# record waiting for a store's write lock, a release retried through a failover): past
-# this the worker is stuck in its own settling and the sidecar replaces it.
-SETTLING_BOUND = 120.0
+from queueing.worker.options import ACK_ROWS, SETTLING_BOUND
+from queueing.worker.outcome import JobStats, Outcome, Prepared
+from queueing.worker.recorders import Completion, acknowledged_now, record_outcome
 
 
 def moving_average(previous: float | None, sample: float, weight: float = 0.2) -> float:
     """An exponential moving average of job runtimes (seconds): sizes the prefetch."""
     return sample if previous is None else previous + weight * (sample - previous)
-
-
-@dataclass(slots=True)
-class JobStats:
-    """What the worker counted of its jobs: sizes the prefetch and ends --max-jobs."""
-
-    jobs_processed: int = 0
-    runtime_average: float | None = None  # seconds per job
 
 
 @dataclass(slots=True)
@@ -88,14 +64,81 @@ class _Entry:
     completion: Any = None  # a finished job's record for the completion recorders
     ended: bool = False  # RUNNING, its code ended: only its settling is left
     returned: bool = False  # ended, and its body returned: done whatever happens next
-    slot: int = NO_SLOT  # the slot whose body word marks its body's start and end
+    slot: int = table.NO_SLOT  # the slot whose body word marks its body's start and end
     serial: int = 0  # its serial in that word (body_marks.py)
 
     @property
     def shown(self) -> int:
         """The state the sidecar sees: a body that returned is FINISHED (acknowledged if
         the worker dies), while the worker still writes its success down."""
-        return FINISHED if self.returned and self.state == RUNNING else self.state
+        return table.FINISHED if self.returned and self.state == table.RUNNING else self.state
+
+
+class TableWriter:
+    """The one writer of the table's shared memory: the rows as the ledger changes them,
+    in the format table_memory.py defines and its reader (the sidecar) reads, under a
+    seqlock (see there). Callers hold the ledger's lock."""
+
+    def __init__(self, memory: table.TableMemory) -> None:
+        self.buffer = memory.buffer
+        self.seq = 0
+        self.mode = table.ACTIVE
+        self.count = 0
+        self.data_len = 0
+        self.stop: tuple[float, float, float] = (0.0, 0.0, 0.0)  # began, bound, kill_at
+        self.header()
+
+    def _begin(self) -> None:
+        if self.seq % 2 == 0:
+            self.seq += 1  # odd: writing
+            table.SEQ.pack_into(self.buffer, 0, self.seq)
+
+    def _end(self) -> None:
+        # The fields were written under the odd sequence number; the even number goes
+        # last, alone, so a reader never pairs a finished number with half-written fields.
+        self.seq += 1
+        table.SEQ.pack_into(self.buffer, 0, self.seq)
+
+    def header(self) -> None:
+        """Publish the mode and a stop under way (set_stop, set_mode)."""
+        self._begin()
+        table.HEADER.pack_into(self.buffer, 0, self.seq, self.mode, time.time(), self.count,
+                         self.data_len, *self.stop)
+        self._end()
+
+    def rewrite(self, rows: Collection[_Entry]) -> None:
+        """Write the whole table, these rows in this order."""
+        self._begin()
+        offset, buffer = table.DATA_START, self.buffer
+        for index, row in enumerate(rows):
+            held = row.held
+            queue, token, member = held.queue.encode(), held.token.encode(), held.raw
+            if offset + len(queue) + len(token) + len(member) > table.SIZE:
+                member = b""  # too large for the memory: the sidecar finds it by token
+            table.ROW.pack_into(buffer, table.ROWS_START + index * table.ROW.size,
+                                row.shown, row.ended, row.slot, row.serial, row.leased_at,
+                                row.kill_at, row.started, offset, len(queue), len(token),
+                                len(member))
+            for part in (queue, token, member):
+                buffer[offset:offset + len(part)] = part
+                offset += len(part)
+        self.count = len(rows)
+        self.data_len = offset - table.DATA_START
+        table.HEADER.pack_into(buffer, 0, self.seq, self.mode, time.time(), self.count,
+                         self.data_len, *self.stop)
+        self._end()
+
+    def set_state(self, index: int, state: int, kill_at: float = 0.0,
+                  started: float = 0.0, ended: bool = False, slot: int = table.NO_SLOT,
+                  serial: int = 0) -> None:
+        """Change one row's state (and deadline, slot and serial) in place."""
+        self._begin()
+        at = table.ROWS_START + index * table.ROW.size
+        _, _, _, _, leased_at, _, _, offset, qlen, tlen, mlen = \
+            table.ROW.unpack_from(self.buffer, at)
+        table.ROW.pack_into(self.buffer, at, state, ended, slot, serial, leased_at, kill_at,
+                      started, offset, qlen, tlen, mlen)
+        self._end()
 
 
 class Ledger:
@@ -107,7 +150,7 @@ class Ledger:
     the sidecar kills it. ``waiting`` holds the tokens of the prefetched rows no slot
     took yet: its length is what the slots and the loop size their work by."""
 
-    def __init__(self, driver: Any, memory: TableMemory | None = None,
+    def __init__(self, driver: Any, memory: table.TableMemory | None = None,
                  stats: JobStats | None = None, *, kill_grace: float = 0.0) -> None:
         self.driver = driver
         self.memory = memory
@@ -119,6 +162,7 @@ class Ledger:
         self.waiting: deque[str] = deque()  # tokens of the prefetched rows not taken
         self._serials = itertools.count(1)  # of running rows, for their body words
         self._words = memory.body_words() if memory is not None else None
+        self.mirror = TableWriter(memory) if memory is not None else None
 
     # -- reading ------------------------------------------------------------------------
     def _in(self, state: int) -> list[Reservation]:
@@ -126,8 +170,7 @@ class Ledger:
             return [e.held for e in self._entries.values() if e.state == state]
 
     def prefetched(self) -> list[Reservation]:
-        return self._in(PREFETCHED)
-
+        return self._in(table.PREFETCHED)
 
     def claim_next(self) -> Reservation | None:
         """The oldest prefetched row no one has taken, now taken by the caller (a slot
@@ -137,7 +180,7 @@ class Ledger:
         with self._lock:
             while self.waiting:
                 entry = self._entries.get(self.waiting.popleft())
-                if entry is not None and entry.state == PREFETCHED and not entry.claimed:
+                if entry is not None and entry.state == table.PREFETCHED and not entry.claimed:
                     entry.claimed = True
                     return entry.held
             return None
@@ -149,7 +192,7 @@ class Ledger:
             kept: deque[str] = deque()
             for token in self.waiting:
                 entry = self._entries.get(token)
-                if entry is None or entry.state != PREFETCHED or entry.claimed:
+                if entry is None or entry.state != table.PREFETCHED or entry.claimed:
                     continue
                 if queues is None or entry.held.queue in queues:
                     entry.claimed = True
@@ -171,20 +214,19 @@ class Ledger:
     def room(self) -> int:
         """How many more rows a reservation may add (room is kept for the finished rows
         whose acknowledgement is under way): nothing can overflow the table."""
-        return max(MAX_ROWS - ACK_ROWS - len(self._entries), 0)
+        return max(table.MAX_ROWS - ACK_ROWS - len(self._entries), 0)
 
     def unclaimed(self) -> int:
         """How many prefetched rows wait for a slot."""
         return len(self.waiting)
 
     def for_round_trip(self) -> tuple[int, list[Reservation], list[Any]]:
-        """What a round trip to the store needs of the table, in one look: the room
-        left (see room), the finished rows and their completion records, read together
-        so that the records acknowledged in a round trip are exactly those of the rows
-        it settles."""
+        """What a round trip to the store needs of the table, in one look: the room left
+        (see room), the finished rows and their completion records, read together so
+        the records acknowledged in a round trip are exactly those of the rows it settles."""
         with self._lock:
-            rows = [e for e in self._entries.values() if e.state == FINISHED]
-            room = max(MAX_ROWS - ACK_ROWS - len(self._entries), 0)
+            rows = [e for e in self._entries.values() if e.state == table.FINISHED]
+            room = max(table.MAX_ROWS - ACK_ROWS - len(self._entries), 0)
             return room, [e.held for e in rows], [e.completion for e in rows
                                                    if e.completion is not None]
 
@@ -194,9 +236,9 @@ class Ledger:
     def states(self) -> dict[str, int]:
         """How many rows are in each state (for logs and tests)."""
         with self._lock:
-            counts = {name: 0 for name in STATE_NAMES.values() if name != "empty"}
+            counts = {name: 0 for name in table.STATE_NAMES.values() if name != "empty"}
             for entry in self._entries.values():
-                counts[STATE_NAMES[entry.state]] += 1
+                counts[table.STATE_NAMES[entry.state]] += 1
             return counts
 
     # -- changes ------------------------------------------------------------------------
@@ -205,11 +247,11 @@ class Ledger:
         at = time.time() if leased_at is None else leased_at
         with self._lock:
             for held in found:
-                self._entries[held.token] = _Entry(held, PREFETCHED, at)
+                self._entries[held.token] = _Entry(held, table.PREFETCHED, at)
                 self.waiting.append(held.token)
             self._rewrite()
 
-    def started(self, prepared: Prepared, slot: int = NO_SLOT) -> BodyMark | None:
+    def started(self, prepared: Prepared, slot: int = table.NO_SLOT) -> BodyMark | None:
         """Its code is about to begin: RUNNING, with the moment the sidecar kills it (0:
         never). With a `slot`, the row names it and a serial, and the caller stores the
         mark's words around the body (body_marks.py): a kill before the body began then
@@ -219,12 +261,12 @@ class Ledger:
         now = time.time()
         kill_at = now + timeout + self.kill_grace if timeout > 0 else 0.0
         words = self._words
-        if words is None or slot == NO_SLOT:
-            self._set(prepared.held, RUNNING, kill_at, now, label=(job.uuid, job.job),
+        if words is None or slot == table.NO_SLOT:
+            self._set(prepared.held, table.RUNNING, kill_at, now, label=(job.uuid, job.job),
                       attempt=job.attempts)
             return None
         serial = next(self._serials) & SERIAL_MASK
-        self._set(prepared.held, RUNNING, kill_at, now, label=(job.uuid, job.job),
+        self._set(prepared.held, table.RUNNING, kill_at, now, label=(job.uuid, job.job),
                   attempt=job.attempts, slot=slot, serial=serial)
         began = serial << 2 | BEGAN  # body_marks.word(serial, BEGAN), built in place
         return BodyMark(words, slot, began,
@@ -243,17 +285,16 @@ class Ledger:
             "batch" not in job.data
         with self._lock:
             entry = self._entries.get(prepared.held.token)
-            if entry is None or entry.state != RUNNING or entry.ended:
+            if entry is None or entry.state != table.RUNNING or entry.ended:
                 return
             entry.ended, entry.returned = True, done
             entry.kill_at = time.time() + SETTLING_BOUND
-            if self.memory is not None and entry.index >= 0:
-                self.memory.set_state(entry.index, entry.shown, entry.kill_at,
+            if self.mirror is not None and entry.index >= 0:
+                self.mirror.set_state(entry.index, entry.shown, entry.kill_at,
                                       entry.started, True, entry.slot, entry.serial)
 
     def loop_turned(self) -> None:
-        """The control loop took a turn: its beat in the shared memory (see
-        TableMemory.loop_beat)."""
+        """The control loop took a turn: its beat (TableMemory.loop_beat)."""
         if self.memory is not None:
             self.memory.loop_beat()
 
@@ -265,19 +306,14 @@ class Ledger:
     def running_info(self) -> list[dict]:
         """The running jobs, for the worker's heartbeat (the dashboard's Running now)."""
         with self._lock:
-            rows = [{"uuid": e.label[0], "job": e.label[1], "queue": e.held.queue,
+            return [{"uuid": e.label[0], "job": e.label[1], "queue": e.held.queue,
                      "started": e.started, "attempt": e.attempt}
-                    for e in self._entries.values() if e.state == RUNNING]
-        reports = progress_lib.live({row["uuid"] for row in rows}) if rows else {}
-        for row in rows:  # a job that reported progress or meta carries it (and its
-            if row["uuid"] in reports:  # version, so the beat writes when it changes)
-                row["version"], row["progress"] = reports[row["uuid"]]
-        return rows
+                    for e in self._entries.values() if e.state == table.RUNNING]
 
     def finished_ok(self, held: Reservation, completion: Any = None) -> None:
         """It succeeded: its acknowledgement (and `completion`, its record for the
         completion recorders) rides with the next round trip."""
-        self._set(held, FINISHED, completion=completion)
+        self._set(held, table.FINISHED, completion=completion)
 
     def removed(self, reservations: Iterable[Reservation]) -> None:
         """Acknowledged, released, failed or handed back: no longer held. One row goes
@@ -285,25 +321,28 @@ class Ledger:
         with self._lock:
             gone = [entry for held in reservations
                     if (entry := self._entries.pop(held.token, None)) is not None]
-            if not gone or self.memory is None:
+            if not gone or self.mirror is None:
                 return
             if len(gone) == 1 and gone[0].index >= 0 and self._entries:
-                self.memory.set_state(gone[0].index, EMPTY)
+                self.mirror.set_state(gone[0].index, table.EMPTY)
             else:
                 self._rewrite()
 
     def stopping(self, began: float, bound: float, kill_at: float) -> None:
-        """A stop began: its times, for the sidecar (TableMemory.set_stop)."""
-        if self.memory is not None:
+        """A stop began (stopping.py): the sidecar kills a worker whose job still runs at
+        `kill_at`, and hands back the running jobs of one that died past `bound`."""
+        if self.mirror is not None:
             with self._lock:
-                self.memory.set_stop(began, bound, kill_at)
+                self.mirror.stop = (began, bound, kill_at)
+                self.mirror.header()
 
     def leaving(self) -> None:
         """The worker exits: the sidecar settles whatever rows are left, or just exits
         when there are none."""
-        if self.memory is not None:
+        if self.mirror is not None:
             with self._lock:
-                self.memory.set_mode(LEAVING if self._entries else STOPPING)
+                self.mirror.mode = table.LEAVING if self._entries else table.STOPPING
+                self.mirror.header()
 
     # -- internals ----------------------------------------------------------------------
     def _set(self, held: Reservation, state: int, kill_at: float = 0.0,
@@ -321,19 +360,17 @@ class Ledger:
                 entry.slot, entry.serial = slot, serial
             if completion is not None:
                 entry.completion = completion
-            if self.memory is not None and entry.index >= 0:
-                self.memory.set_state(entry.index, entry.shown, kill_at, started,
+            if self.mirror is not None and entry.index >= 0:
+                self.mirror.set_state(entry.index, entry.shown, kill_at, started,
                                       entry.ended, entry.slot, entry.serial)
 
     def _rewrite(self) -> None:
-        if len(self._entries) > MAX_ROWS:
-            raise RuntimeError(f"more than {MAX_ROWS} jobs in flight")
+        if len(self._entries) > table.MAX_ROWS:
+            raise RuntimeError(f"more than {table.MAX_ROWS} jobs in flight")
         for index, entry in enumerate(self._entries.values()):
             entry.index = index
-        if self.memory is not None:
-            self.memory.rewrite([(e.shown, e.ended, e.slot, e.serial, e.leased_at,
-                                  e.kill_at, e.started, e.held)
-                                 for e in self._entries.values()])
+        if self.mirror is not None:
+            self.mirror.rewrite(self._entries.values())
 
     # -- writing settled jobs down ----------------------------------------------------
     def write_down(self, held: Reservation, outcome: Outcome) -> None:
@@ -342,9 +379,14 @@ class Ledger:
         if outcome.job is not None:
             job_progress.keep_final(self.driver, outcome.job.uuid)
         if outcome.kind == "done":
-            completion = None if outcome.job is None else Completion(
-                outcome.job, held.queue, outcome.runtime, time.time(), held.raw)
-            if not self._acknowledged_now(held, outcome, completion):
+            job = outcome.job
+            completion = None if job is None else Completion(
+                job, held.queue, outcome.runtime, time.time(), held.raw)
+            if job is not None and "batch" in job.data and threading.current_thread() \
+                    is not threading.main_thread() and \
+                    acknowledged_now(self.driver, held, completion):
+                self.removed([held])  # a batch member in a slot thread: see acknowledged_now
+            else:
                 self.finished_ok(held, completion)
         else:
             self.removed([held])
@@ -356,23 +398,3 @@ class Ledger:
         if outcome.kind != "done":
             record_outcome(self.driver, outcome.job, held.queue, outcome.kind,
                            outcome.runtime)
-
-    def _acknowledged_now(self, held: Reservation, outcome: Outcome,
-                          completion: Completion | None) -> bool:
-        """A batch member that succeeded in a slot thread is acknowledged here and now:
-        its batch counts it with its acknowledgement, and the next step of a chord or a
-        chain after a group waits for that count, while the control loop may be in a
-        wait on the store for up to a watch (50 ms). Its row is never FINISHED in the
-        table, so the loop cannot acknowledge it too; a failure here leaves it to ride
-        with the next round trip as any other. True when acknowledged."""
-        job = outcome.job
-        if job is None or "batch" not in job.data or \
-                threading.current_thread() is threading.main_thread():
-            return False
-        try:
-            self.driver.acknowledge([held], completion_calls(
-                self.driver, [completion] if completion is not None else []))
-        except Exception:  # the store away: acknowledged with the next round trip
-            return False
-        self.removed([held])
-        return True

@@ -27,19 +27,21 @@ import threading
 import time
 
 from queueing.contract.roles import QueueDriver
+from queueing.entries import progress as progress_lib
 from queueing.signals import worker_stopping
 from queueing.worker import health, policy, sidecar_process
 from queueing.worker.control_loop import ControlLoop
+from queueing.worker.execution import AlarmInterrupts
 from queueing.worker.inline import InlineExecutor
-from queueing.worker.interrupts import AlarmInterrupts
 from queueing.worker.job_runner import JobRunner
-from queueing.worker.joblog import JobLog, OutputStream, level_named, send_signal
-from queueing.worker.ledger import JobStats, Ledger
+from queueing.worker.joblog import OutputStream, level_named, send_signal
+from queueing.worker.ledger import Ledger
 from queueing.worker.options import WorkerOptions
+from queueing.worker.outcome import JobStats
 from queueing.worker.pool import PoolExecutor
 from queueing.worker.process_control import SignalFlags, memory_mb
 from queueing.worker.reserving import Reserver
-from queueing.worker.settler import Settler
+from queueing.worker.settler import JobLog, Settler
 from queueing.worker.sidecar import Sidecar
 from queueing.worker.stopping import StopClock
 from queueing.worker.table_memory import TableMemory
@@ -160,6 +162,10 @@ class Worker:
         the longest a healthy turn takes (queueing/worker/health.py judges liveness
         from both). A running job counts as progress: its timeout bounds it."""
         running = self.ledger.running_info()
+        reports = progress_lib.live({row["uuid"] for row in running}) if running else {}
+        for row in running:  # a job that reported progress or meta carries it (and its
+            if row["uuid"] in reports:  # version, so the beat writes when it changes)
+                row["version"], row["progress"] = reports[row["uuid"]]
         now = time.monotonic()
         if running:
             self._busy_at = now

@@ -15,6 +15,10 @@ MAX_CONCURRENCY = 500
 # whose acknowledgement is under way (at most ACK_ROWS).
 TABLE_ROWS = 4096
 ACK_ROWS = 256
+# Seconds a job's outcome may take to be written down once its code ended (a failure
+# record waiting for a store's write lock, a release retried through a failover): past
+# this the worker is stuck in its own settling and the sidecar replaces it.
+SETTLING_BOUND = 120.0
 
 
 def max_prefetch(concurrency: int) -> int:

@@ -34,6 +34,14 @@ OutcomeKind = Literal["done", "released", "deferred", "kept", "failed", "timed_o
                       "cancelled", "skipped", "expired", "dropped", "stopped"]
 
 
+@dataclass(slots=True)
+class JobStats:
+    """What the worker counted of its jobs: sizes the prefetch and ends --max-jobs."""
+
+    jobs_processed: int = 0
+    runtime_average: float | None = None  # seconds per job
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """How one job's run ended, for the loop's counters and the recorders."""
@@ -62,9 +70,12 @@ class Prepared:
 
 
 class JobLines(Protocol):
-    """Where a job's one-line events go (joblog.JobLog)."""
+    """Where a job's one-line events go (settler.JobLog)."""
 
-    def line(self, job: Payload | None, status: str, detail: str = "") -> None: ...
+    def line(self, job: Payload | None, status: str, detail: str = "", *,
+             queue: str | None = None, exc: BaseException | None = None) -> None: ...
+
+    def event(self, message: str) -> None: ...
 
 
 class Settling(Protocol):

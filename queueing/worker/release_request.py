@@ -18,14 +18,14 @@ from queueing.entries.payload import Payload
 from queueing.entries.release import ReleaseRequested
 from queueing.worker import policy
 from queueing.worker.job_errors import MaxAttemptsExceeded
-from queueing.worker.joblog import JobLog
-from queueing.worker.outcome import Outcome
+from queueing.worker.outcome import JobLines, Outcome
 
 
 class Runner(Protocol):
     """What of the settler a hand-back uses (a Protocol: the settler imports this)."""
 
-    log: JobLog
+    @property
+    def log(self) -> JobLines: ...
 
     def fail(self, held: Reservation, job: Payload | None, definition: JobDefinition | None,
              exc: BaseException, detail: str = "") -> None: ...

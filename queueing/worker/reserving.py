@@ -18,9 +18,9 @@ from queueing.state.fair import FairRotation
 from queueing.worker import policy
 from queueing.worker.errors import REFUSALS, store_name, transient
 from queueing.worker.joblog import OutputStream
-from queueing.worker.ledger import JobStats, Ledger
+from queueing.worker.ledger import Ledger
 from queueing.worker.options import WorkerOptions
-from queueing.worker.outcome import printable
+from queueing.worker.outcome import JobStats, printable
 from queueing.worker.process_control import interruptible_sleep
 from queueing.worker.recorders import completion_calls, recorder_failures
 

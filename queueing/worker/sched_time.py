@@ -76,7 +76,7 @@ class Graces:
     the worker could run: each tick of a grace adds the run-queue wait of the worker's
     most-delayed thread to that job's deadline (``StarvedTime``), up to
     STARVED_EXTENSION_FACTOR graces. A row whose code ended is judged by its settling
-    bound as written (ledger.SETTLING_BOUND), with no stretching."""
+    bound as written (options.SETTLING_BOUND), with no stretching."""
 
     def __init__(self, starved: StarvedTime, kill_grace: float) -> None:
         self.starved = starved

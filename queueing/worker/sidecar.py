@@ -30,7 +30,7 @@ beat stops) and:
   released or failed by its rules (a timeout), any other running job is handed back
   uncounted (cut short by the kill, not by itself). A job whose code already ended
   (interrupted, raised or returned: the row says so) is no longer judged by its grace,
-  only by the bound on writing its outcome down (ledger.SETTLING_BOUND);
+  only by the bound on writing its outcome down (options.SETTLING_BOUND);
 - when the worker is gone (it died, or exited leaving rows), settles the table by state:
   finished rows are acknowledged, prefetched rows handed back uncounted to their place,
   running rows released or failed by their rules (a running row whose body had

@@ -39,8 +39,8 @@ from queueing.contract.roles import Reservation
 from queueing.entries import context as job_context
 from queueing.entries.result_mark import RESULT_FIELD
 from queueing.results.keeping import awaited_keeping
-from queueing.worker import execution
-from queueing.worker.interrupts import ThreadInterrupts
+from queueing.worker import coroutines
+from queueing.worker.execution import ThreadInterrupts
 from queueing.worker.job_errors import JobCancelled
 from queueing.worker.job_runner import JobRunner
 from queueing.worker.ledger import Ledger
@@ -145,7 +145,7 @@ class SlotPool:
                 if entry.is_async and entry.task is not None and self._loop is not None:
                     self._loop.call_soon_threadsafe(entry.task.cancel)
             if not entry.is_async and not self.guard.sent(token):
-                # Tried again on every look until it lands safely (see interrupts.py).
+                # Tried again on every look until it lands safely (see execution.py).
                 if entry.cancel is not None:
                     self.guard.interrupt(token, JobCancelled, entry.cancel)
                 elif entry.stopping:
@@ -351,7 +351,7 @@ class SlotPool:
             async with deadline:
                 if mark is not None and prepared.definition.is_class:  # its __init__
                     mark.words[slot] = mark.began  # runs in start(): the job began
-                body = execution.start(prepared.definition, prepared.job)
+                body = coroutines.start(prepared.definition, prepared.job)
                 if RESULT_FIELD in prepared.job.data:  # issue 50: keeps its result
                     body = awaited_keeping(body, prepared.job)  # (queueing/results)
                 if mark is None:

@@ -1,10 +1,12 @@
-"""The in-flight table's shared memory: the worker writes it, its sidecar reads it.
+"""The in-flight table's shared memory: its format, and the sidecar's reader.
 
-Writes are a seqlock: the writer makes the sequence number odd, writes, then makes it
-even; a reader that saw an odd or changed number reads again (see ``TableMemory.read``
-for a writer that died in the middle of a write). A state change writes one row (a few
-stores, no syscall, no Redis call); only a change of the set of rows (a pop) rewrites
-the table. See ledger.py for what the rows mean.
+The worker's ledger (ledger.py, ``TableWriter``) is the one writer: it writes each row
+where it changes it, in the format defined here. Writes are a seqlock: the writer makes
+the sequence number odd, writes, then makes it even; a reader that saw an odd or changed
+number reads again (see ``TableMemory.read`` for a writer that died in the middle of a
+write). A state change writes one row (a few stores, no syscall, no Redis call); only a
+change of the set of rows (a pop) rewrites the table. See ledger.py for what the rows
+mean.
 """
 from __future__ import annotations
 
@@ -37,16 +39,16 @@ LEAVING = 2  # the worker is exiting with rows it could not settle: the sidecar 
 # leased_at (when its lease was last set by a pop), kill_at (0: none), started, data
 # offset, queue length, token length, member length. Then MAX_ROWS rows, then the rows'
 # bytes.
-_HEADER = struct.Struct("=QqdQQddd")
-_ROW = struct.Struct("=BBHIdddQHHQ")
+HEADER = struct.Struct("=QqdQQddd")
+ROW = struct.Struct("=BBHIdddQHHQ")
 NO_SLOT = 0xFFFF
-_SEQ = struct.Struct("=Q")
+SEQ = struct.Struct("=Q")
 # The sidecar's own words, outside the seqlock (one writer: the sidecar): the time of its
 # last look at the table, so the worker can tell a wedged sidecar from a busy one; and the
 # time of its last renewal round that succeeded, so a sidecar started in its place knows
 # how fresh the leases it inherits are.
 _BEAT = struct.Struct("=dd")
-BEAT_AT = _HEADER.size
+BEAT_AT = HEADER.size
 # Two more words outside the seqlock, one writer each: the worker's control loop's last
 # turn (the worker), so the sidecar can tell a worker whose other threads still run from
 # one frozen by a job holding the GIL; and when the sidecar asked the worker to drain (0:
@@ -62,7 +64,7 @@ MAX_ROWS = TABLE_ROWS  # rows the table holds: prefetch plus running plus finish
 SIZE = 64 * 1024 * 1024  # address space only: pages are used as rows need them
 ROWS_START = BODY_AT + 8 * BODY_WORDS
 ODD_SPINS = 20  # looks at an odd sequence number (a write under way) before giving up
-DATA_START = ROWS_START + MAX_ROWS * _ROW.size
+DATA_START = ROWS_START + MAX_ROWS * ROW.size
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +102,8 @@ def _shared_file() -> int:
 
 
 class TableMemory:
-    """Shared memory between the worker (the one writer) and its sidecar (the reader).
+    """Shared memory between the worker (the one writer: ledger.TableWriter) and its
+    sidecar (the reader).
 
     ``TableMemory()`` makes the memory (the worker); ``TableMemory.attach(fd)`` maps the
     memory behind a descriptor the worker handed over (a sidecar started as a fresh
@@ -110,73 +113,11 @@ class TableMemory:
         self.fd = _shared_file() if fd is None else fd
         weakref.finalize(self, os.close, self.fd)
         self.buffer = mmap.mmap(self.fd, SIZE, flags=mmap.MAP_SHARED)
-        self.seq = 0
-        self.mode = ACTIVE
-        self.count = 0
-        self.data_len = 0
-        self.stop: tuple[float, float, float] = (0.0, 0.0, 0.0)  # began, bound, kill_at
-        if fd is None:
-            self._publish_header()
 
     @classmethod
     def attach(cls, fd: int) -> TableMemory:
         """The reader's view of a table another process writes."""
         return cls(fd)
-
-    # -- the writer's side (callers hold the Ledger's lock) -----------------------------
-    def _begin(self) -> None:
-        if self.seq % 2 == 0:
-            self.seq += 1  # odd: writing
-            _SEQ.pack_into(self.buffer, 0, self.seq)
-
-    def _end(self) -> None:
-        # The fields were written under the odd sequence number; the even number goes
-        # last, alone, so a reader never pairs a finished number with half-written fields.
-        self.seq += 1
-        _SEQ.pack_into(self.buffer, 0, self.seq)
-
-    def _header(self) -> None:
-        _HEADER.pack_into(self.buffer, 0, self.seq, self.mode, time.time(), self.count,
-                          self.data_len, *self.stop)
-
-    def _publish_header(self) -> None:
-        self._begin()
-        self._header()
-        self._end()
-
-    def rewrite(self, rows: list[tuple[int, bool, int, int, float, float, float,
-                                       Reservation]]) -> None:
-        """Write the whole table: (state, ended, slot, serial, leased_at, kill_at, started,
-        reservation)."""
-        self._begin()
-        offset = DATA_START
-        for index, (state, ended, slot, serial, leased_at, kill_at, started, held) in \
-                enumerate(rows):
-            queue, token, member = held.queue.encode(), held.token.encode(), held.raw
-            if offset + len(queue) + len(token) + len(member) > SIZE:
-                member = b""  # too large for the memory: the sidecar finds it by token
-            _ROW.pack_into(self.buffer, ROWS_START + index * _ROW.size, state, ended, slot,
-                           serial, leased_at, kill_at, started, offset, len(queue),
-                           len(token), len(member))
-            for part in (queue, token, member):
-                self.buffer[offset:offset + len(part)] = part
-                offset += len(part)
-        self.count = len(rows)
-        self.data_len = offset - DATA_START
-        self._header()
-        self._end()
-
-    def set_state(self, index: int, state: int, kill_at: float = 0.0,
-                  started: float = 0.0, ended: bool = False, slot: int = NO_SLOT,
-                  serial: int = 0) -> None:
-        """Change one row's state (and deadline, slot and serial) in place."""
-        self._begin()
-        at = ROWS_START + index * _ROW.size
-        _, _, _, _, leased_at, _, _, offset, qlen, tlen, mlen = \
-            _ROW.unpack_from(self.buffer, at)
-        _ROW.pack_into(self.buffer, at, state, ended, slot, serial, leased_at, kill_at,
-                       started, offset, qlen, tlen, mlen)
-        self._end()
 
     def body_words(self) -> memoryview:
         """The slots' body words, to store into (the worker's slots; body_marks.py)."""
@@ -186,25 +127,10 @@ class TableMemory:
         """The slots' body words as they are now (the sidecar's side)."""
         return list(struct.unpack_from(f"={BODY_WORDS}Q", self.buffer, BODY_AT))
 
-    def set_stop(self, began: float, bound: float, kill_at: float) -> None:
-        """A stop began (stopping.py): the sidecar kills the worker at `kill_at` if a job
-        still runs, and hands back uncounted the running jobs of a worker that died past
-        `bound` (the master's last-resort SIGKILL)."""
-        self._begin()
-        self.stop = (began, bound, kill_at)
-        self._header()
-        self._end()
-
     def stop_times(self) -> tuple[float, float, float]:
         """(began, bound, kill_at) of a stop under way, as the worker wrote them (zeros:
         none). Written once, before the sidecar can need them."""
-        return _HEADER.unpack_from(self.buffer, 0)[5:8]
-
-    def set_mode(self, mode: int) -> None:
-        self._begin()
-        self.mode = mode
-        self._header()
-        self._end()
+        return HEADER.unpack_from(self.buffer, 0)[5:8]
 
     # -- the sidecar's beat ---------------------------------------------------------------
     def beat(self, renewed_at: float | None = None) -> None:
@@ -246,7 +172,7 @@ class TableMemory:
         be settled (a row it cannot make sense of falls back to the last good read)."""
         spins = 0
         while True:
-            seq = _SEQ.unpack_from(self.buffer, 0)[0]
+            seq = SEQ.unpack_from(self.buffer, 0)[0]
             if seq % 2:
                 spins += 1
                 if spins < ODD_SPINS:
@@ -256,7 +182,7 @@ class TableMemory:
                     return self._read_torn()
                 return self._last_good
             found = self._parse()
-            if found is None or _SEQ.unpack_from(self.buffer, 0)[0] != seq:
+            if found is None or SEQ.unpack_from(self.buffer, 0)[0] != seq:
                 continue  # changed while read: again
             self._last_good = found
             return found
@@ -276,15 +202,15 @@ class TableMemory:
 
     def _parse(self) -> tuple[int, list[Row]] | None:
         """The header and rows as they are now; None when they do not hold together."""
-        _, mode, _, count, data_len, *_stop = _HEADER.unpack_from(self.buffer, 0)
+        _, mode, _, count, data_len, *_stop = HEADER.unpack_from(self.buffer, 0)
         if count > MAX_ROWS or data_len > SIZE - DATA_START:
             return None
-        table = bytes(self.buffer[ROWS_START:ROWS_START + count * _ROW.size])
+        table = bytes(self.buffer[ROWS_START:ROWS_START + count * ROW.size])
         data = bytes(self.buffer[DATA_START:DATA_START + data_len])
         rows = []
         for index in range(count):
             state, ended, slot, serial, leased_at, kill_at, started, offset, qlen, tlen, \
-                mlen = _ROW.unpack_from(table, index * _ROW.size)
+                mlen = ROW.unpack_from(table, index * ROW.size)
             if state == EMPTY:
                 continue
             at = offset - DATA_START

@@ -18,8 +18,7 @@ import time
 from queueing.contract.roles import QueueDriver, Reservation
 from queueing.entries import payload as payload_lib
 from queueing.entries.shapes import Payload, finite
-from queueing.worker.joblog import JobLog
-from queueing.worker.outcome import with_retries
+from queueing.worker.outcome import JobLines, with_retries
 
 UNKNOWN_SINCE = "unknownSince"
 UNKNOWN_RELEASES = "unknownReleases"
@@ -41,7 +40,7 @@ def hand_back_delay(data: dict, now: float, window: float) -> tuple[float, float
 
 
 class UnknownJobs:
-    def __init__(self, driver: QueueDriver, log: JobLog, window: float,
+    def __init__(self, driver: QueueDriver, log: JobLines, window: float,
                  transient: tuple[type[BaseException], ...]) -> None:
         self.driver = driver
         self.log = log

@@ -16,6 +16,7 @@ from queueing.contract.roles import Reservation
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.models import FailedJob
 from queueing.worker import body_marks
+from queueing.worker.ledger import TableWriter, _Entry
 from queueing.worker.table_memory import (
     FINISHED,
     NO_SLOT,
@@ -37,19 +38,20 @@ def held(token: str) -> Reservation:
 
 def test_rows_carry_their_slot_and_serial_and_the_words_say_where_each_body_was():
     memory = TableMemory()
-    rows = [(RUNNING, False, 0, 7, 1.0, 0.0, 1.0, held("returned")),
-            (RUNNING, False, 1, 8, 1.0, 0.0, 1.0, held("running")),
-            (RUNNING, False, 2, 9, 1.0, 0.0, 1.0, held("never-began")),
-            (RUNNING, True, 3, 10, 1.0, 0.0, 1.0, held("raised")),
-            (RUNNING, False, NO_SLOT, 0, 1.0, 0.0, 1.0, held("unmarked")),
-            (PREFETCHED, False, NO_SLOT, 0, 1.0, 0.0, 0.0, held("prefetched"))]
-    memory.rewrite(rows)
+    writer = TableWriter(memory)  # the ledger's
+    rows = [_Entry(held("returned"), RUNNING, 1.0, 0.0, 1.0, slot=0, serial=7),
+            _Entry(held("running"), RUNNING, 1.0, 0.0, 1.0, slot=1, serial=8),
+            _Entry(held("never-began"), RUNNING, 1.0, 0.0, 1.0, slot=2, serial=9),
+            _Entry(held("raised"), RUNNING, 1.0, 0.0, 1.0, ended=True, slot=3, serial=10),
+            _Entry(held("unmarked"), RUNNING, 1.0, 0.0, 1.0),
+            _Entry(held("prefetched"), PREFETCHED, 1.0, 0.0, 0.0)]
+    writer.rewrite(rows)
     words = memory.body_words()
     words[0] = body_marks.word(7, body_marks.RETURNED)
     words[1] = body_marks.word(8, body_marks.BEGAN)
     words[2] = body_marks.word(5, body_marks.RETURNED)  # the slot's previous job
     words[3] = body_marks.word(10, body_marks.BEGAN)
-    memory.set_state(3, RUNNING, 0.0, 1.0, True, 3, 10)  # one row changed in place
+    writer.set_state(3, RUNNING, 0.0, 1.0, True, 3, 10)  # one row changed in place
     _mode, read = memory.read()
     assert [(r.token, r.slot, r.serial) for r in read] == [
         ("returned", 0, 7), ("running", 1, 8), ("never-began", 2, 9), ("raised", 3, 10),

@@ -25,7 +25,7 @@ from tests.workers import wait_until
 def test_an_import_under_way_is_no_place_for_an_interrupt():
     """A thread importing a module (its body runs under importlib's module lock) is not
     a safe landing; the same thread sleeping in its own code is."""
-    from queueing.worker import interrupts
+    from queueing.worker import execution
 
     module = "tests.testapp.slow_import"
     importlib.import_module(module)
@@ -50,7 +50,7 @@ def test_an_import_under_way_is_no_place_for_an_interrupt():
             in_import = in_import or walk.f_code.co_filename.startswith("<frozen importlib")
             walk = walk.f_back
         if frame is not None and in_import:
-            verdicts.append(interrupts.landing_is_safe(frame))
+            verdicts.append(execution.landing_is_safe(frame))
         time.sleep(0.001)
     thread.join()
     assert verdicts and not any(verdicts)
@@ -64,7 +64,7 @@ def test_an_import_under_way_is_no_place_for_an_interrupt():
     sleeper.start()
     started.wait()
     time.sleep(0.05)
-    seen["sleeping"] = interrupts.landing_is_safe(sys._current_frames()[sleeper.ident or 0])
+    seen["sleeping"] = execution.landing_is_safe(sys._current_frames()[sleeper.ident or 0])
     sleeper.join()
     assert seen["sleeping"] is True
 
@@ -76,7 +76,7 @@ def test_a_table_left_half_written_by_a_killed_writer_is_read_without_waiting():
     table.reserved(held)
     mode, rows = memory.read()
     assert [r.token for r in rows] == ["t0", "t1", "t2"]
-    memory._begin()  # a write begins, and the writer dies before it ends it
+    table.mirror._begin()  # a write begins, and the writer dies before it ends it
     started = time.monotonic()
     _, while_alive = memory.read(writer_alive=lambda: True)
     _, when_dead = memory.read(writer_alive=lambda: False)
@@ -111,8 +111,9 @@ def test_a_lease_taken_at_the_end_of_a_blocking_wait_is_dated_from_the_wait(driv
     lapsed and another worker had started the job (seen: a 0.1 s overlap, under load)."""
     import io
 
-    from queueing.worker.ledger import JobStats, Ledger
+    from queueing.worker.ledger import Ledger
     from queueing.worker.options import WorkerOptions
+    from queueing.worker.outcome import JobStats
     from queueing.worker.reserving import Reserver
     from tests.helpers import push
 
