@@ -143,7 +143,7 @@ def test_a_drain_begun_by_a_scale_down_is_not_killed_by_the_next_terminate(spawn
                     "stop_timeout": STOP_TIMEOUT,
                     "supervisors": {"supervisor-1": {
                         "queues": ["default"], "min_processes": 1, "max_processes": 2,
-                        "timeout": 20, "tries": 1, "sleep": 0.5, "log_level": "none"}}})
+                        "timeout": 20, "tries": 1, "log_level": "none"}}})
     master = Master(config, rclient, stdout=io.StringIO())
     [supervisor] = master.supervisors
     pool = supervisor.pools["default"]
