@@ -175,8 +175,8 @@ if os.environ.get("HORIZON_TEST_MASTER"):
 os.environ.setdefault("HORIZON_NAME", "test-master")
 HORIZON = {
     "connection": "redis",
-    "defaults": {"balance": "auto", "min_processes": 1, "max_processes": 3, "tries": 1,
-                 "timeout": 20},
+    "defaults": {"balance": "auto", "min_processes": 1, "max_processes": 3,
+                 "balance_cooldown": 1, "tries": 1, "timeout": 20},
     "supervisors": {"supervisor-1": {"queues": ["default"]}},
     "environments": {
         "two-queues": {"supervisor-1": {"queues": ["high", "default"], "max_processes": 2}},

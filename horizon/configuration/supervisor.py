@@ -103,6 +103,7 @@ SUPERVISOR_KEYS = {
     "balance": "'auto' (by wait), 'simple' (even) or 'off'; how processes are shared",
     "min_processes": "processes kept at the least",
     "max_processes": "processes at the most",
+    "balance_cooldown": "seconds between balancing steps",
     # what each worker process is started with: runworker's options (runworker --help)
     "tries": "attempts of a job that names none; 0: forever (runworker --tries)",
     "backoff": "seconds before each retry, a number or a list (runworker --backoff)",
@@ -125,10 +126,9 @@ RETIRED_KEYS = {
     "prefetch": "each worker's prefetch budget sizes its prefetch (at most "
                 f"{WORKER_DEFAULTS.prefetch}); remove it",
     "quiet": "write 'log_level': 'none' instead (one key for how much a worker writes)",
-    # the second round (issue 49: at most 60 keys): Laravel's defaults, right for a pool
-    # of any size, and the idle and throttle knobs other keys already cover
+    # the second round (issue 49: at most 60 keys): Laravel's default, right for a pool
+    # of any size, and the idle, throttle and restart knobs other keys already cover
     "balance_max_shift": "auto balancing starts or stops one process a step; remove it",
-    "balance_cooldown": "auto balancing steps every 3 s; remove it",
     "sleep": "an idle worker blocks on its connection (its block_for); one that polls "
              f"looks again every {WORKER_DEFAULTS.sleep:g} s; remove it",
     "max_time": "a worker restarts after max_jobs jobs or past its memory; by the clock "

@@ -152,7 +152,6 @@ CONNECTION_KEYS = {
     "keep_result": "seconds its jobs keep their return values by default (0: none; "
                    "@job(keep_result=...) per job)",
     "database": "driver database: the DATABASES alias holding the jobs ('default')",
-    "listen": "driver database on PostgreSQL: wake idle workers by NOTIFY (True)",
     **REPLICA_KEYS,
 }
 # url schemes that name no server redis-py connects to by URL
@@ -180,6 +179,9 @@ RETIRED_KEYS = {
                     "Redis is)",
     "max_deliveries": f"a job whose worker dies {DEFAULT_MAX_DELIVERIES} times without an "
                       "outcome is failed (a poison job); remove it",
+    "listen": "idle workers on a database connection are woken by each push (PostgreSQL: "
+              "LISTEN/NOTIFY; SQLite: the file's commits), and look again every "
+              "block_for seconds anyway (behind a pooler that drops LISTEN too); remove it",
     "prefix": f"queue keys start with {DEFAULT_PREFIX!r}; QUEUE['namespace'] (or "
               "$QUEUE_NAMESPACE) keeps projects sharing a Redis apart; remove it",
 }

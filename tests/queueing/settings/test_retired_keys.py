@@ -65,14 +65,16 @@ def test_the_embedded_server_and_sentinel_are_urls_and_the_old_keys_still_work()
 
 def test_the_poison_cap_and_the_key_prefix_are_constants_yet_still_read():
     new = parse_connection("r", {"url": "redis://h:1"})
-    assert (new.max_deliveries, new.prefix) == (DEFAULT_MAX_DELIVERIES, DEFAULT_PREFIX)
+    assert (new.max_deliveries, new.prefix, new.listen) == (DEFAULT_MAX_DELIVERIES,
+                                                            DEFAULT_PREFIX, True)
     with pytest.warns(DeprecationWarning) as told:
         old = parse_connection("r", {"url": "redis://h:1", "max_deliveries": 2,
-                                     "prefix": "jobs:"})
-    assert (old.max_deliveries, old.prefix) == (2, "jobs:")
+                                     "prefix": "jobs:", "listen": False})
+    assert (old.max_deliveries, old.prefix, old.listen) == (2, "jobs:", False)
     said = " ".join(str(w.message) for w in told)
     assert "['max_deliveries'] is retired: a job whose worker dies 5 times" in said
     assert "['prefix'] is retired: queue keys start with 'queues:'" in said
+    assert "['listen'] is retired: idle workers on a database connection are woken" in said
     errors = settings_errors({"connections": {"r": {"url": "redis://h:1", "prefix": "{x}"}}})
     assert "['prefix'] must be a string without braces" in str(errors[0])
 
