@@ -88,7 +88,7 @@ def check_queue_middleware(app_configs, **kwargs):
 @register("queueing")
 def check_sentinel_services(app_configs, **kwargs):
     """queueing.E011: a sentinel connection whose sentinels answer but watch no service
-    of its ``service_name`` (a typo there would stall every dispatch until switch_wait).
+    of its service (a typo there would stall every dispatch until switch_wait).
     queueing.W011: none of its sentinels answered (only a warning: they may come later)."""
     try:
         configured = queue_settings()
@@ -104,9 +104,11 @@ def check_sentinel_services(app_configs, **kwargs):
         level, text = problem
         if level == "error":
             found.append(Error(text, id="queueing.E011",
-                               hint="Set 'service_name' to a name of a 'sentinel monitor' "
-                                    "line of the sentinels' configuration."))
+                               hint="Name a service of a 'sentinel monitor' line of the "
+                                    "sentinels' configuration in the url's path "
+                                    "(redis+sentinel://host:port/<service>)."))
         else:
             found.append(Warning(text, id="queueing.W011",
-                                 hint="Check the 'sentinels' addresses and that they run."))
+                                 hint="Check the sentinels' addresses in the url and that they "
+                                      "run."))
     return found

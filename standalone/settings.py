@@ -156,8 +156,9 @@ QUEUE = {
     "connections": {
         "redis": {
             "driver": "redis",
-            "url": os.environ.get("QUEUE_REDIS_URL") or None,
-            "embedded_dir": str(VAR_DIR / "redis"),
+            # without QUEUE_REDIS_URL: a redis-server the product starts, its files in
+            # var/redis (redis+embedded:// names its folder)
+            "url": os.environ.get("QUEUE_REDIS_URL") or f"redis+embedded://{VAR_DIR / 'redis'}",
             "queue": "default",
             "queues": ["high", "default", "low"],
             "retry_after": 30,  # renewed while a job runs; only a dead worker waits it out
@@ -183,8 +184,6 @@ HORIZON: dict[str, object] = {
         "balance": "auto",
         "min_processes": 1,
         "max_processes": 4,
-        "balance_max_shift": 1,
-        "balance_cooldown": 3,
         "tries": 3,
         "backoff": [5, 30, 120],
         "timeout": 60,

@@ -37,13 +37,17 @@ class LocalSentinel:
     # -- lifecycle ----------------------------------------------------------------------
     @property
     def addresses(self) -> list[str]:
-        """The sentinels as QUEUE['connections'][...]['sentinels'] spells them."""
+        """The sentinels as a redis+sentinel:// url's host list spells them."""
         return [f"127.0.0.1:{s.port}" for s in self.sentinels]
+
+    def url(self, service: str = SERVICE) -> str:
+        """The connection's url: redis+sentinel://host:port,host:port/service."""
+        return f"redis+sentinel://{','.join(self.addresses)}/{service}"
 
     def connection(self, *, service: str = SERVICE, **extra) -> dict:
         """A QUEUE connection block for this group."""
-        return {"driver": "redis", "sentinel": {"hosts": self.addresses, "service": service},
-                "queues": "*", "retry_after": 30, **extra}
+        return {"driver": "redis", "url": self.url(service), "queues": "*", "retry_after": 30,
+                **extra}
 
     def start(self, timeout: float = 30.0) -> LocalSentinel:
         ports = free_ports(4 + self.replicas)

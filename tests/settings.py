@@ -62,7 +62,10 @@ QUEUE["connections"]["redis"]["block_for"] = 1
 QUEUE["connections"]["redis"]["fair_queues"] = ["fair"]
 # Worker processes started by tests may shorten the lease to test expiry.
 QUEUE["connections"]["redis"]["retry_after"] = float(os.environ.get("TEST_RETRY_AFTER", 90))
-QUEUE["connections"]["redis"]["max_deliveries"] = int(os.environ.get("TEST_MAX_DELIVERIES", 5))
+# The poison cap is 5 (a retired key: a worker a test starts with TEST_MAX_DELIVERIES
+# still sets it, with its DeprecationWarning, until 0.4).
+if os.environ.get("TEST_MAX_DELIVERIES"):
+    QUEUE["connections"]["redis"]["max_deliveries"] = int(os.environ["TEST_MAX_DELIVERIES"])
 # A second Redis connection, "proxy", to the same server through a test's TCP proxy
 # (tests/tcp_proxy.py), with short socket timeouts: only in worker processes a test
 # starts with TEST_PROXY_URL (tests/queueing/worker/test_inflight_contract.py).
@@ -70,7 +73,6 @@ if os.environ.get("TEST_PROXY_URL"):
     QUEUE["connections"]["proxy"] = {
         "driver": "redis", "url": os.environ["TEST_PROXY_URL"], "queues": "*", "block_for": 1,
         "retry_after": float(os.environ.get("TEST_RETRY_AFTER", 90)),
-        "max_deliveries": int(os.environ.get("TEST_MAX_DELIVERIES", 5)),
         "options": {
             "socket_timeout": float(os.environ.get("TEST_SOCKET_TIMEOUT", 10)),
             "socket_connect_timeout": float(os.environ.get("TEST_SOCKET_CONNECT_TIMEOUT", 5))},
@@ -166,12 +168,15 @@ QUEUE_WORKER_HEARTBEAT = float(os.environ.get("TEST_WORKER_HEARTBEAT", 5))
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 # Supervisor tests pick one of these with HORIZON_ENV in the master's environment.
+# The master's name is $HORIZON_NAME: "test-master", or the HORIZON_TEST_MASTER a test hands
+# a master it starts.
+if os.environ.get("HORIZON_TEST_MASTER"):
+    os.environ["HORIZON_NAME"] = os.environ["HORIZON_TEST_MASTER"]
+os.environ.setdefault("HORIZON_NAME", "test-master")
 HORIZON = {
     "connection": "redis",
-    "name": os.environ.get("HORIZON_TEST_MASTER", "test-master"),
     "defaults": {"balance": "auto", "min_processes": 1, "max_processes": 3,
-                 "balance_cooldown": 1, "balance_max_shift": 1, "tries": 1,
-                 "timeout": 20, "sleep": 0.5},
+                 "balance_cooldown": 1, "tries": 1, "timeout": 20},
     "supervisors": {"supervisor-1": {"queues": ["default"]}},
     "environments": {
         "two-queues": {"supervisor-1": {"queues": ["high", "default"], "max_processes": 2}},
@@ -184,8 +189,7 @@ HORIZON = {
         "kill-test": {"supervisor-1": {"min_processes": 3, "max_processes": 3, "tries": 0}},
         # Redis and database connections side by side under one master.
         "mixed": {"supervisor-1": {"queues": ["high"]},
-                  "supervisor-db": {"connection": DB_TEST_CONNECTION, "queues": ["default"],
-                                    "sleep": 0.2}},
+                  "supervisor-db": {"connection": DB_TEST_CONNECTION, "queues": ["default"]}},
     },
 }
 

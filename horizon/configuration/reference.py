@@ -29,8 +29,10 @@ from horizon.configuration.supervisor import (
     SUPERVISOR_KEYS,
     SUPERVISOR_RENAMES,
 )
-from horizon.configuration.values import NOTIFICATION_KEYS, ROLE_KEYS, TRIM_TABLE
+from horizon.configuration.values import ROLE_KEYS, TRIM_TABLE
+from queueing.settings import config as queue_block
 from queueing.settings import connection as connection_block
+from queueing.settings import failover as failover_block
 from queueing.settings.config import SETTINGS_KEYS
 from queueing.settings.connection import CLUSTER_KEY, CONNECTION_KEYS, TIMEOUT_RENAMES
 from queueing.settings.failover import FAILOVER_KEYS
@@ -54,13 +56,11 @@ class Block:
 BLOCKS = (
     Block("settings.QUEUE", SETTINGS_KEYS),
     Block("QUEUE['connections'][name]", CONNECTION_KEYS),
-    Block("QUEUE['connections'][name]['sentinel']", SENTINEL_KEYS),
     Block("QUEUE['connections'][name] with 'driver': 'failover'", FAILOVER_KEYS),
     Block("settings.HORIZON", HORIZON_KEYS),
     Block("HORIZON['supervisors'][name] (and 'defaults', 'environments')", SUPERVISOR_KEYS,
           SUPERVISOR_DEFAULTS),
     Block("HORIZON['trim']", TRIM_TABLE),
-    Block("HORIZON['notifications']", NOTIFICATION_KEYS),
     Block("HORIZON['role_groups']", ROLE_KEYS),
 )
 
@@ -69,7 +69,9 @@ RENAMED = {
     # the primary's flat login was read on Sentinel connections only (elsewhere it is
     # dropped with a note: the URL says it)
     **{old: ("a Sentinel connection block" if new.startswith("options.")
-             else "a connection block", new) for old, new in SENTINEL_RENAMES.items()},
+             else "a connection block",
+             new if new.startswith("options.") else "a redis+sentinel:// url")
+       for old, new in SENTINEL_RENAMES.items()},
     **{old: ("a connection block", new) for old, new in TIMEOUT_RENAMES.items()},
     CLUSTER_KEY: ("a connection block", "a redis+cluster:// url"),
     **{old: ("a supervisor block", new) for old, new in SUPERVISOR_RENAMES.items()},
@@ -80,12 +82,22 @@ RENAMED = {
 # became constants or are derived (issue 49); read, with a note, until REMOVED_IN
 RETIRED = {
     **{old: ("settings.HORIZON", text) for old, text in horizon_block.RETIRED_KEYS.items()},
+    **{old: ("settings.QUEUE", text) for old, text in queue_block.RETIRED_KEYS.items()},
     **{old: ("a connection block", text) for old, text in connection_block.RETIRED_KEYS.items()},
     **{old: ("a supervisor block", text) for old, text in supervisor_block.RETIRED_KEYS.items()},
     **{old: ("HORIZON['trim']", text) for old, text in values.RETIRED_TRIM.items()},
     **{old: ("HORIZON['notifications']", text)
        for old, text in values.RETIRED_NOTIFICATIONS.items()},
 }
+# Keys whose name is retired in two kinds of block (a failover block's 'queue' and
+# 'queues'; the sentinel block's keys), shown once each in their own rows
+RETIRED_ROWS = [
+    *((old, where, text) for old, (where, text) in RETIRED.items()),
+    *((old, "a failover connection block", text)
+      for old, text in failover_block.RETIRED_KEYS.items()),
+    *((old, "a connection's 'sentinel' block", connection_block.RETIRED_KEYS["sentinel"])
+      for old in SENTINEL_KEYS),
+]
 
 
 def counted() -> tuple[int, int]:
@@ -145,7 +157,7 @@ def render() -> str:
         "(queueing.W020, horizon.W001).", "",
         "| key | in | instead |", "| --- | --- | --- |",
     ]
-    lines += [f"| `{old}` | {where} | {text} |" for old, (where, text) in RETIRED.items()]
+    lines += [f"| `{old}` | {where} | {text} |" for old, where, text in RETIRED_ROWS]
     return "\n".join(lines) + "\n"
 
 

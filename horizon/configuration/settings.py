@@ -1,32 +1,29 @@
 """settings.HORIZON -> typed supervisor configs, validated (errors feed system checks).
 
     HORIZON = {
-        "name": "web-1",                # this host's master; $HORIZON_NAME wins, else hostname
         "connection": "redis",          # where Horizon keeps its state (a redis connection)
-        "environment": "production",   # or $HORIZON_ENV; picks the overrides below
         "defaults": {"balance": "auto", "max_processes": 3},
         "supervisors": {
             "supervisor-1": {"queues": ["high", "default"], "min_processes": 1,
                              "max_processes": 4, "tries": 3, "timeout": 60},
         },
-        "environments": {"local": {"supervisor-1": {"max_processes": 2}}},
+        "environments": {"local": {"supervisor-1": {"max_processes": 2}}},  # $HORIZON_ENV
         "trim": {"completed": 60, "metrics": 1440,   # minutes
                  "failed": 10080,                    # minutes a failed job is kept
-                 "completed_max": 10000,             # recent successes kept at most
-                 "failed_max": 100000,               # failed rows kept at most
                  "monitored": 10080,                 # minutes: a watched tag's jobs
                  "batches": 1440,                    # minutes: finished batch records
-                 "batches_unfinished": 10080,        # minutes: unfinished (None: kept)
-                 "monitored_max": 100000},           # a watched tag's jobs kept at most
+                 "audit": 129600},                   # minutes: audit entries (90 days)
         "stop_timeout": 60,                          # seconds running jobs may finish on a
                                                      # stop; then handed back uncounted
         "silenced": ["app.jobs.ping"],               # jobs kept off the Completed list
         "silenced_tags": ["heartbeat"],              # ... and jobs with any of these tags
         "schedule": [{"job": "app.jobs.report", "cron": "0 3 * * *"}],  # see docs/operations.md
         "waits": {"redis:default": 60},              # long-wait alert thresholds (seconds)
-        "notifications": {"mail": ["ops@example.com"],  # how long-wait alerts are sent
-                          "webhook": "https://..."},
+        "notifications": ["ops@example.com", "https://..."],  # where long-wait alerts go
     }
+
+The master's name is $HORIZON_NAME (else the hostname), and $HORIZON_ENV picks the
+'environments' overrides (else 'production').
 
 Keys retired in 0.3 (tuning knobs now constants: RETIRED_KEYS here and in supervisor.py
 and values.py) are still read, with a DeprecationWarning and horizon.W001, until 0.4.
@@ -56,10 +53,10 @@ from horizon.configuration.supervisor import (  # noqa: F401
     supervisor_blocks,
 )
 from horizon.configuration.values import (  # noqa: F401 (imported from here by older code)
-    NOTIFICATION_KEYS,
     TRIM_CAPS,
     TRIM_KEYS,
     HorizonConfigError,
+    audit_days,
     audit_keep,
     batch_settings,
     name_list,
@@ -116,7 +113,8 @@ class HorizonSettings:
 
 
 def master_name(configured: Any) -> str:
-    """This host's master name: $HORIZON_NAME, else HORIZON['name'], else the hostname.
+    """This host's master name: $HORIZON_NAME, else HORIZON['name'] (retired: read, with
+    a note, until 0.4), else the hostname.
 
     The environment wins so that several hosts (or several masters on one host) can
     share one settings file; each name must be unique among the masters on one Redis.
@@ -131,24 +129,20 @@ def master_name(configured: Any) -> str:
 
 # settings.HORIZON's own keys: the validation table, and docs/settings.md's rows.
 HORIZON_KEYS = {
-    "name": "this host's master ($HORIZON_NAME wins; else the hostname)",
     "connection": "the redis connection Horizon keeps its state on (QUEUE's default)",
-    "environment": "picks the 'environments' overrides ($HORIZON_ENV; 'production')",
     "supervisors": "supervisor name -> its block (below)",
     "defaults": "keys every supervisor block starts from",
-    "environments": "environment -> supervisor name -> keys overriding its block",
+    "environments": "environment ($HORIZON_ENV; else 'production') -> supervisor name -> "
+                    "keys overriding its block",
     "stop_timeout": "seconds running jobs may finish on a stop, then handed back (60)",
     "trim": "how long and how many of each stored record are kept (below)",
     "waits": "'connection:queue' -> seconds of wait that raise a long-wait alert",
-    "notifications": "how long-wait alerts are sent (below)",
+    "notifications": "where long-wait alerts go: e-mail addresses, and an http(s) URL "
+                     "posted to",
     "silenced": "job names kept off the Completed list",
     "silenced_tags": "jobs with any of these tags kept off it too",
     "schedule": "scheduled jobs: [{'job': ..., 'cron': ...}] (docs/operations.md)",
-    "schedule_catch_up": "seconds a starting master looks back for missed slots (300; "
-                         "0: none)",
     "mask_keys": "argument keys whose values are masked (replaces the default list)",
-    "audit_keep": "audit entries kept however old (10000)",
-    "audit_days": "audit entries younger than this are never pruned (90)",
     "role_groups": "'view' / 'operate' -> Django group names given that role",
     "apps": "other namespaces the dashboard shows beside its own (docs/deployment.md)",
     "trusted_proxy_header": "the header a proxy writes the client address in",
@@ -158,8 +152,18 @@ HORIZON_KEYS = {
 # until 0.4; the HorizonSettings defaults are their values from then on.
 RETIRED_KEYS = {
     "snapshot_interval": "metrics are snapshotted every 60 s, the charts' step; remove it",
-    "batches": "write HORIZON['trim']['batches'] and ['batches_unfinished'], in minutes "
-               "as every trim key (the master prunes every 600 s: prune_every goes)",
+    "batches": "write HORIZON['trim']['batches'], in minutes as every trim key (an "
+               "unfinished batch is kept 7 days; the master prunes every 600 s)",
+    # the second round (issue 49: at most 60 keys)
+    "name": "the master's name is $HORIZON_NAME, else the hostname (unique per master, so "
+            "not a value one settings file gives every host); set $HORIZON_NAME",
+    "environment": "$HORIZON_ENV picks the 'environments' overrides (else 'production'), "
+                   "set where the master starts as $HORIZON_NAME is; set that",
+    "schedule_catch_up": "a starting master runs each slot it missed in the past 300 s "
+                         "(once); remove it",
+    "audit_keep": "the newest 10000 audit entries are kept however old; remove it",
+    "audit_days": "write HORIZON['trim']['audit'], in minutes as every trim key (90 days: "
+                  "129600)",
 }
 
 
@@ -256,8 +260,8 @@ def read_settings(raw: dict[str, Any] | None) -> tuple[Problems, HorizonSettings
         waits=waits,
         notifications=parse_notifications(raw.get("notifications"), problems),
         audit_keep=problems.take(lambda: audit_keep(raw.get("audit_keep", 10_000)), 1),
-        audit_days=problems.take(lambda: seconds_or_days(
-            "audit_days", raw.get("audit_days", 90), minimum=1, check="horizon.E017"), 90.0),
+        audit_days=problems.take(lambda: audit_days(raw.get("trim"), raw.get("audit_days",
+                                                                             90)), 90.0),
         schedule_catch_up=problems.take(lambda: seconds_or_days(
             "schedule_catch_up", raw.get("schedule_catch_up", 300), minimum=0,
             check="horizon.E009"), 300.0),

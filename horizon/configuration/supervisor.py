@@ -103,17 +103,13 @@ SUPERVISOR_KEYS = {
     "balance": "'auto' (by wait), 'simple' (even) or 'off'; how processes are shared",
     "min_processes": "processes kept at the least",
     "max_processes": "processes at the most",
-    "balance_max_shift": "processes started or stopped per balancing step",
     "balance_cooldown": "seconds between balancing steps",
     # what each worker process is started with: runworker's options (runworker --help)
     "tries": "attempts of a job that names none; 0: forever (runworker --tries)",
     "backoff": "seconds before each retry, a number or a list (runworker --backoff)",
     "timeout": "seconds a job may run (runworker --timeout)",
     "memory": "MB of resident memory a worker may use before it restarts (runworker --memory)",
-    "sleep": "seconds an idle worker waits when it does not block (runworker --sleep)",
     "max_jobs": "jobs a worker runs before it restarts; 0: no limit (runworker --max-jobs)",
-    "max_time": "seconds a worker runs before it restarts; 0: no limit (--max-time)",
-    "rest": "seconds a worker rests between jobs (runworker --rest)",
     "concurrency": "jobs each worker process runs at once (runworker --concurrency)",
     "log_level": "the least level of a per-job line; 'none': no per-job lines in the "
                  "master's log (runworker --log-level, --quiet)",
@@ -130,6 +126,15 @@ RETIRED_KEYS = {
     "prefetch": "each worker's prefetch budget sizes its prefetch (at most "
                 f"{WORKER_DEFAULTS.prefetch}); remove it",
     "quiet": "write 'log_level': 'none' instead (one key for how much a worker writes)",
+    # the second round (issue 49: at most 60 keys): Laravel's default, right for a pool
+    # of any size, and the idle, throttle and restart knobs other keys already cover
+    "balance_max_shift": "auto balancing starts or stops one process a step; remove it",
+    "sleep": "an idle worker blocks on its connection (its block_for); one that polls "
+             f"looks again every {WORKER_DEFAULTS.sleep:g} s; remove it",
+    "max_time": "a worker restarts after max_jobs jobs or past its memory; by the clock "
+                "alone it restarted healthy workers (runworker --max-time stays); remove it",
+    "rest": "a worker takes its next job at once; throttle jobs with the RateLimited "
+            "middleware instead; remove it",
 }
 QUIET_LEVEL = "none"  # log_level: no per-job lines at all (runworker --quiet)
 

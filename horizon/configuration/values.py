@@ -41,17 +41,17 @@ TRIM_KEYS = {"completed": 60.0, "metrics": 1440.0, "failed": 10080.0,
              "database_control": 1440.0, "prometheus": 10080.0, "monitored": 10080.0}
 TRIM_CAPS = {"completed_max": 10_000, "failed_max": 100_000}  # records
 MONITORED_MAX = 100_000  # jobs kept per watched tag, whatever their age
-# HORIZON['trim']'s keys: the validation table, and docs/settings.md's rows.
+AUDIT_MINUTES = 90 * 1440  # audit entries younger than this are never pruned
+# HORIZON['trim']'s keys: the validation table, and docs/settings.md's rows. Minutes
+# only, as Laravel's trim: the record caps are constants (RETIRED_TRIM).
 TRIM_TABLE = {
     "completed": "minutes a completed job is listed (60)",
-    "completed_max": "completed jobs kept at most, whatever their age (10000)",
     "failed": "minutes a failed job is kept (10080: 7 days)",
-    "failed_max": "failed jobs kept at most (100000)",
     "metrics": "minutes of metrics snapshots kept (1440)",
     "monitored": "minutes a watched tag's jobs are kept (10080)",
-    "monitored_max": "a watched tag's jobs kept at most (100000)",
     "batches": "minutes a finished batch record is kept (1440: a day)",
-    "batches_unfinished": "minutes an unfinished one is kept (10080; None: until it ends)",
+    "audit": "minutes an audit entry is kept (129600: 90 days; the newest 10000 stay "
+             "however old)",
 }
 # Trim knobs retired in 0.3 (issue 49), read as before with a note until 0.4: the
 # defaults in TRIM_KEYS (and attempts_max's sum) are their values from then on.
@@ -61,6 +61,17 @@ RETIRED_TRIM = {
     "database_control": "a database connection's per-job rows are kept 1440 minutes, as "
                         "long as the Redis driver's; remove it",
     "prometheus": "the series of a job gone quiet is kept 10080 minutes (7 days); remove it",
+    # the second round (issue 49: at most 60 keys): records are kept by age, as Laravel's
+    # trim; the caps only bound Redis's memory, and their values do that for everyone
+    "completed_max": f"the Completed list keeps at most {TRIM_CAPS['completed_max']} jobs "
+                     "(a recent sample, not an archive: 'completed' says how recent); "
+                     "remove it",
+    "failed_max": f"at most {TRIM_CAPS['failed_max']} failed jobs are kept ('failed' says "
+                  "how long); remove it",
+    "monitored_max": f"a watched tag keeps at most {MONITORED_MAX} jobs ('monitored' says "
+                     "how long); remove it",
+    "batches_unfinished": "an unfinished batch record is kept 10080 minutes (7 days, as a "
+                          "failed job); remove it",
 }
 # The keys of HORIZON['batches'], a block retired in 0.3 (read until 0.4): its hours are
 # trim's "batches" and "batches_unfinished" (minutes), and the master prunes every 600 s.
@@ -80,8 +91,8 @@ def trim_settings(raw: Any, problems: Problems) -> dict[str, Any]:
         problems.notes += retired("HORIZON['trim']", raw, RETIRED_TRIM)
     if not isinstance(raw, dict) or set(raw) - valid:
         problems.add(HorizonConfigError(
-            "HORIZON trim must be a dict with completed, metrics, failed, monitored "
-            "(minutes), completed_max, failed_max and monitored_max (records)",
+            "HORIZON trim must be a dict of minutes: completed, failed, metrics, "
+            "monitored, batches, audit",
             "horizon.E001"))
         raw = {key: value for key, value in raw.items() if key in valid} \
             if isinstance(raw, dict) else {}
@@ -161,6 +172,18 @@ def seconds_or_days(key: str, value: Any, *, minimum: float, check: str) -> floa
     return float(value)
 
 
+def audit_days(trim: Any, old_days: Any) -> float:
+    """Days an audit entry is kept: HORIZON['trim']['audit'] (minutes, as every trim
+    key), else the retired HORIZON['audit_days'] (read until 0.4)."""
+    minutes = trim.get("audit") if isinstance(trim, dict) else None
+    if minutes is None:
+        return seconds_or_days("audit_days", old_days, minimum=1, check="horizon.E017")
+    if isinstance(minutes, bool) or not isinstance(minutes, (int, float)) or minutes < 1440:
+        raise HorizonConfigError("HORIZON trim audit must be a number of minutes >= 1440 "
+                                 f"(a day), got {minutes!r}", "horizon.E017")
+    return minutes / 1440
+
+
 def audit_keep(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise HorizonConfigError("HORIZON['audit_keep'] must be an integer >= 1",
@@ -187,12 +210,15 @@ def parse_waits(raw: Any, connection: str, problems: Problems) -> dict[str, floa
     return out
 
 
-# HORIZON['notifications']'s keys.
-NOTIFICATION_KEYS = {
-    "mail": "addresses a long-wait alert is mailed to",
-    "webhook": "an http(s) URL a long-wait alert is posted to",
-}
+# HORIZON['notifications'] is one list of where long-wait alerts go: an address is
+# mailed, an http(s) URL posted to. Its dict form (mail, webhook) is read, with a note,
+# until 0.4, as are the keys retired before.
+WEB = ("http://", "https://")
 RETIRED_NOTIFICATIONS = {
+    "mail": "write HORIZON['notifications'] as one list: e-mail addresses are mailed, "
+            "an http(s) URL is posted to",
+    "webhook": "write HORIZON['notifications'] as one list: e-mail addresses are mailed, "
+               "an http(s) URL is posted to",
     "cooldown": "the same alert is sent again after 300 s at the soonest; remove it",
     "from": "the mail's sender is DEFAULT_FROM_EMAIL, Django's own setting; set that",
 }
@@ -201,12 +227,15 @@ RETIRED_NOTIFICATIONS = {
 def parse_notifications(raw: Any, problems: Problems) -> dict[str, Any]:
     if raw is None:
         return {"mail": [], "webhook": None, "cooldown": 300.0, "from": None}
-    valid = NOTIFICATION_KEYS.keys() | RETIRED_NOTIFICATIONS.keys()
+    if isinstance(raw, (str, list, tuple)):
+        return notification_list(raw, problems)
+    valid = RETIRED_NOTIFICATIONS.keys()
     if isinstance(raw, dict):
         problems.notes += retired("HORIZON['notifications']", raw, RETIRED_NOTIFICATIONS)
     if not isinstance(raw, dict) or set(raw) - valid:
         problems.add(HorizonConfigError(
-            "HORIZON['notifications'] takes mail and webhook", "horizon.E016"))
+            "HORIZON['notifications'] must be a list of e-mail addresses and http(s) "
+            "URLs", "horizon.E016"))
         raw = {key: value for key, value in raw.items() if key in valid} \
             if isinstance(raw, dict) else {}
     mail = raw.get("mail") or []
@@ -224,6 +253,21 @@ def parse_notifications(raw: Any, problems: Problems) -> dict[str, Any]:
         cooldown = 300
     return {"mail": mail, "webhook": webhook, "cooldown": float(cooldown),
             "from": raw.get("from")}
+
+
+def notification_list(raw: Any, problems: Problems) -> dict[str, Any]:
+    """["ops@example.com", "https://hooks.example.com/..."]: where long-wait alerts go,
+    each entry's form saying how (one webhook URL at most)."""
+    items = [raw] if isinstance(raw, str) else list(raw)
+    hooks = [item for item in items if isinstance(item, str) and item.startswith(WEB)]
+    mail = [item for item in items if isinstance(item, str) and "@" in item and
+            not item.startswith(WEB)]
+    if len(mail) + len(hooks) != len(items) or len(hooks) > 1:
+        problems.add(HorizonConfigError(
+            "HORIZON['notifications'] must list e-mail addresses and at most one http(s) "
+            f"URL, got {raw!r}", "horizon.E016"))
+    return {"mail": mail, "webhook": hooks[0] if hooks else None, "cooldown": 300.0,
+            "from": None}
 
 
 # HORIZON['role_groups']'s keys: the dashboard's roles (horizon/dashboard/access/auth.py)

@@ -83,7 +83,7 @@ class Master:
                 continue
             raise AlreadyRunning(
                 f"a master named {self.name!r} is already running (pid {other.pid} on "
-                f"{other.host}); set HORIZON['name'] to run a second one")
+                f"{other.host}); set $HORIZON_NAME to run a second one")
 
     def run(self) -> int:
         self.ensure_unique()

@@ -15,7 +15,9 @@ Example::
     }
 
 Redis Cluster (or Valkey Cluster): a ``redis+cluster://`` / ``rediss+cluster://`` URL naming
-any node, or ``"cluster": True`` beside a plain URL (see docs/scaling.md).
+any node (see docs/scaling.md); Redis Sentinel: ``redis+sentinel://host:port,host:port/
+service``; a local redis-server the product starts: ``redis+embedded:///dir``
+(queueing/settings/urls.py).
 A ``database`` connection keeps its jobs in the ``queueing_jobs`` table of the
 ``database`` alias (see docs/database-driver.md); ``block_for`` defaults to 5 seconds
 there on PostgreSQL (LISTEN/NOTIFY) and to polling every ``--sleep`` seconds elsewhere.
@@ -47,7 +49,7 @@ from queueing.settings.connection import ConnectionConfig, read_connection
 from queueing.settings.failover import failover_target_errors
 from queueing.settings.hints import nearest, unknown_keys
 from queueing.settings.namespace import configured as configured_namespace
-from queueing.settings.renamed import warn
+from queueing.settings.renamed import retired, warn
 
 DEFAULT_MAX_PAYLOAD_BYTES = 10 * 1024 * 1024  # largest encoded payload dispatch sends
 DEFAULT_UNKNOWN_JOB_WINDOW = 600.0  # seconds a job unknown to a worker is handed back
@@ -87,6 +89,9 @@ SETTINGS_KEYS = {
     "unknown_job_window": "seconds a job unknown to its worker is handed back before it "
                           "fails (600; 0: fails at once)",
 }
+# settings.QUEUE's knobs retired in 0.3 (issue 49): read as before, with a note
+# (queueing.W020), until 0.4; the QueueSettings defaults are their values from then on.
+RETIRED_KEYS: dict[str, str] = {}
 
 
 def parse_settings(raw: dict[str, Any] | None) -> QueueSettings:
@@ -115,8 +120,8 @@ def _parse_all(raw: dict[str, Any] | None) -> tuple[list[ConfigurationError],
                                                      QueueSettings | None, list[str]]:
     raw = dict(raw or {})
     errors: list[ConfigurationError] = []
-    notes: list[str] = []
-    unknown = set(raw) - SETTINGS_KEYS.keys()
+    notes: list[str] = retired("QUEUE", raw, RETIRED_KEYS)
+    unknown = set(raw) - SETTINGS_KEYS.keys() - RETIRED_KEYS.keys()
     if unknown:
         errors.append(ConfigurationError(unknown_keys("QUEUE", unknown, SETTINGS_KEYS)))
     connections_raw = raw.get("connections") or {"sync": {"driver": "sync"}}

@@ -1,10 +1,11 @@
 """One ``QUEUE["connections"][name]`` block -> a typed, validated ``ConnectionConfig``.
 
 config.py reads the top level of settings.QUEUE and hands each connection block here;
-the ``sentinel`` sub-block of a ``redis`` block is read by sentinel.py and a
-``failover`` block by failover.py. Keys renamed in 0.3 are lifted to their new places
-first (``lift_renamed``; queueing/settings/renamed.py). Also the queue-name rules every connection
-applies (``QUEUE_NAME``, fair queues' key queues).
+a ``redis+sentinel://`` url (or the retired ``sentinel`` sub-block) is read by
+sentinel.py, the url's other schemes by urls.py, and a ``failover`` block by failover.py.
+Keys renamed in 0.3 are lifted to their new places first (``lift_renamed``;
+queueing/settings/renamed.py). Also the queue-name rules every connection applies
+(``QUEUE_NAME``, fair queues' key queues).
 """
 from __future__ import annotations
 
@@ -16,11 +17,19 @@ from django.conf import settings
 
 from queueing.contract.registry import KINDS
 from queueing.errors import ConfigurationError, UnknownQueue
+from queueing.settings.failover import RETIRED_KEYS as FAILOVER_RETIRED
 from queueing.settings.failover import parse_failover
 from queueing.settings.hints import unknown_keys
 from queueing.settings.problems import Problems
 from queueing.settings.renamed import lift, retired, warn
 from queueing.settings.sentinel import REPLICA_KEYS, SENTINEL_RENAMES, read_sentinel
+from queueing.settings.urls import (
+    EMBEDDED_SCHEME,
+    SENTINEL_SCHEMES,
+    cluster_url,
+    embedded_dir,
+    scheme_of,
+)
 
 DEFAULT_PREFIX = "queues:"  # of every queue key (drivers/redis/keys.py)
 DRIVERS = tuple(KINDS)  # the driver registry's kinds
@@ -128,24 +137,25 @@ def _number(conn: str, key: str, value: Any, *, allow_none: bool) -> float | Non
 # A connection block's keys: the validation table, and docs/settings.md's rows.
 CONNECTION_KEYS = {
     "driver": "redis (the default), database, sync or failover",
-    "url": "redis://, rediss://, unix:// or redis+cluster:// (Redis Cluster: any node)",
-    "embedded_dir": "start a local redis-server with its files here (when 'url' is unset)",
+    "url": "where its Redis is: redis://, rediss:// or unix://; redis+cluster://node:port "
+           "(Redis Cluster); redis+sentinel://[:password@]host:port,host:port/service "
+           "(Sentinel; rediss+sentinel: TLS); redis+embedded:///dir (a local redis-server "
+           "the product starts)",
     "queue": "the queue a dispatch uses when it names none ('default')",
     "queues": "the queue names it accepts (its 'queue' always among them), or '*' for any",
     "fair_queues": "queues that rotate between keys, such as tenants (docs/fair-queues.md)",
     "retry_after": "seconds an unrenewed lease lasts before redelivery (30; None: never)",
     "block_for": "seconds an idle worker blocks for a job (5 on redis; None: poll)",
-    "max_deliveries": "silent deliveries (worker died) before a job is failed (5; 0: no cap)",
-    "prefix": "of every queue key ('queues:'), no braces",
     "options": "redis-py client keyword arguments: password, db, ssl, socket_timeout "
                "(10 s), socket_connect_timeout (5 s), ...",
     "encrypt": "seal every job's arguments (queueing/entries/encryption.py; False)",
     "keep_result": "seconds its jobs keep their return values by default (0: none; "
                    "@job(keep_result=...) per job)",
     "database": "driver database: the DATABASES alias holding the jobs ('default')",
-    "listen": "driver database on PostgreSQL: wake idle workers by NOTIFY (True)",
     **REPLICA_KEYS,
 }
+# url schemes that name no server redis-py connects to by URL
+NOT_A_SERVER = {EMBEDDED_SCHEME, *SENTINEL_SCHEMES}
 # Old keys, by their new places (read until 0.4): the socket timeouts are redis-py's own
 # client options, written where the others are.
 TIMEOUT_RENAMES = {"socket_timeout": "options.socket_timeout",
@@ -162,6 +172,18 @@ RETIRED_KEYS = {
                           "as after any crash); remove it",
     "replica_ack_timeout": "a dispatch waits for its replicas up to switch_wait, asking "
                            "every 0.5 s whether the primary moved; remove it",
+    # retired on 2026-11-29, the second round (issue 49: at most 60 keys)
+    "sentinel": "write the url as redis+sentinel://[:password@]host:port,host:port/service "
+                "(rediss+sentinel:// for TLS): the url alone says where Redis is",
+    "embedded_dir": "write the url as redis+embedded:///that/dir (the url alone says where "
+                    "Redis is)",
+    "max_deliveries": f"a job whose worker dies {DEFAULT_MAX_DELIVERIES} times without an "
+                      "outcome is failed (a poison job); remove it",
+    "listen": "idle workers on a database connection are woken by each push (PostgreSQL: "
+              "LISTEN/NOTIFY; SQLite: the file's commits), and look again every "
+              "block_for seconds anyway (behind a pooler that drops LISTEN too); remove it",
+    "prefix": f"queue keys start with {DEFAULT_PREFIX!r}; QUEUE['namespace'] (or "
+              "$QUEUE_NAMESPACE) keeps projects sharing a Redis apart; remove it",
 }
 
 
@@ -183,6 +205,7 @@ def read_connection(name: str, raw: Any) -> tuple[Problems, ConnectionConfig | N
         problems.add(ConfigurationError(f"QUEUE['connections'][{name!r}] must be a dict"))
         return problems, None
     if raw.get("driver") == "failover":  # a block of its own (queueing/settings/failover.py)
+        problems.notes += retired(f"QUEUE['connections'][{name!r}]", raw, FAILOVER_RETIRED)
         config = problems.take(lambda: parse_failover(name, raw, ConnectionConfig), None)
         return problems, config
     where = f"QUEUE['connections'][{name!r}]"
@@ -203,11 +226,12 @@ def read_connection(name: str, raw: Any) -> tuple[Problems, ConnectionConfig | N
     queues = problems.take(lambda: _queues(where, raw.get("queues", [queue]), queue),
                            only_queue)
     sentinel = read_sentinel(where, raw, problems)
-    if driver == "redis" and not raw.get("url") and not raw.get("embedded_dir") \
-            and "sentinel" not in raw:
+    local_dir = embedded_dir(raw.get("url")) or raw.get("embedded_dir") or None
+    if driver == "redis" and not raw.get("url") and not local_dir and "sentinel" not in raw:
         problems.add(ConfigurationError(
-            f"{where} needs a 'url', a 'sentinel' block (Redis Sentinel), "
-            "or 'embedded_dir' to start a local redis-server"))
+            f"{where} needs a 'url': redis://host:port, redis+sentinel://host:port,"
+            "host:port/service (Redis Sentinel), or redis+embedded:///dir to start a local "
+            "redis-server"))
     database = raw.get("database", "default")
     if driver == "database" and database not in settings.DATABASES:
         problems.add(ConfigurationError(
@@ -252,8 +276,9 @@ def read_connection(name: str, raw: Any) -> tuple[Problems, ConnectionConfig | N
             value = default
         timeouts[key] = float(value)
     no_url: tuple[str | None, bool] = (None, False)
+    plain = None if scheme_of(raw.get("url")) in NOT_A_SERVER else raw.get("url")
     url, cluster = problems.take(
-        lambda: cluster_url(name, raw.get("url") or None, raw.get("cluster", False)), no_url)
+        lambda: cluster_url(name, plain or None, raw.get("cluster", False)), no_url)
     default_retry: float | None = DEFAULT_RETRY_AFTER
     retry_after = problems.take(lambda: _number(
         name, "retry_after", raw.get("retry_after", DEFAULT_RETRY_AFTER), allow_none=True),
@@ -280,7 +305,7 @@ def read_connection(name: str, raw: Any) -> tuple[Problems, ConnectionConfig | N
         queue=queue,
         queues=queues,
         url=url,
-        embedded_dir=raw.get("embedded_dir") or None,
+        embedded_dir=local_dir,
         retry_after=retry_after,
         block_for=block_for,
         prefix=prefix,
@@ -334,31 +359,3 @@ def _queues(where: str, queues_raw: Any, queue: str) -> tuple[str, ...] | None:
         raise ConfigurationError(f"{where}['queues'] must be a list of queue names or '*'")
     queues = tuple(dict.fromkeys(queues_raw))
     return queues if queue in queues else (queue, *queues)
-
-
-CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
-
-
-def cluster_url(conn: str, url: str | None, cluster: Any) -> tuple[str | None, bool]:
-    """(plain URL, cluster?) from a connection's url and `cluster` option.
-
-    ``redis+cluster://host:port`` selects cluster mode by itself; the URL handed to
-    redis-py is the plain ``redis://`` form. A cluster needs TCP seed nodes, so a unix
-    socket URL with cluster mode is refused here rather than at the first command.
-    """
-    if not isinstance(cluster, bool):
-        raise ConfigurationError(
-            f"QUEUE['connections'][{conn!r}]['cluster'] must be true or false, got {cluster!r}")
-    if url is None:
-        if cluster:
-            raise ConfigurationError(
-                f"QUEUE['connections'][{conn!r}] has 'cluster': true but no 'url' of a node")
-        return None, False
-    scheme, sep, rest = url.partition("://")
-    if sep and scheme.lower() in CLUSTER_SCHEMES:
-        url, cluster = f"{CLUSTER_SCHEMES[scheme.lower()]}://{rest}", True
-    if cluster and not url.lower().startswith(("redis://", "rediss://")):
-        raise ConfigurationError(
-            f"QUEUE['connections'][{conn!r}]: Redis Cluster needs a redis:// or rediss:// "
-            "URL of a node (unix sockets cannot reach the other nodes)")
-    return url, cluster

@@ -3,11 +3,13 @@
     QUEUE["connections"]["queue"] = {
         "driver": "failover",
         "connections": ["redis", "database"],   # the first that takes a dispatch keeps it
-        "dispatch_timeout": 0.5,                # seconds the first may take (connect, reply)
         "retry_primary_after": 5,               # seconds a failed one is skipped (circuit)
     }
 
-Its queues are its first connection's unless it names its own. Every connection it
+Its queues are its first connection's, and the first may take DISPATCH_TIMEOUT (0.5 s)
+to connect and reply before a dispatch tries the next. Until 0.3 those were keys of the
+block (``queue``, ``queues``, ``dispatch_timeout``); a block that still writes them is read
+as before, with a note, until 0.4 (RETIRED_KEYS). Every connection it
 names must keep jobs (redis or database) and must not be a failover connection itself.
 Kept apart from config.py so that file reads the common case only; config.py calls in.
 """
@@ -25,10 +27,18 @@ FAILOVER_KEYS = {
     "driver": "'failover'",
     "connections": "two or more redis or database connections, in the order a dispatch "
                    "tries them",
-    "dispatch_timeout": "seconds the first may take (connect, reply) before the next (0.5)",
     "retry_primary_after": "seconds a failed connection is skipped (5)",
-    "queue": "as a connection's (default: its first connection's)",
-    "queues": "as a connection's (default: its first connection's)",
+}
+# seconds the first connection may take to connect and reply before a dispatch tries the
+# next: far above a healthy Redis's reply, short enough for a web request (the circuit
+# makes a dead one cost it once per retry_primary_after, not once per dispatch)
+DISPATCH_TIMEOUT = 0.5
+# Keys retired in 0.3 (issue 49): read as before, with a note (queueing.W020), until 0.4.
+RETIRED_KEYS = {
+    "queue": "a failover connection's queues are its first connection's; remove it",
+    "queues": "a failover connection's queues are its first connection's; remove it",
+    "dispatch_timeout": f"the first connection may take {DISPATCH_TIMEOUT:g} s (connect, "
+                        "reply) before a dispatch tries the next; remove it",
 }
 
 
@@ -36,7 +46,7 @@ def parse_failover(name: str, raw: dict[str, Any], config_class: Any) -> Any:
     """The ConnectionConfig of a failover block (its targets checked later, once every
     connection is known: `failover_target_errors`)."""
     where = f"QUEUE['connections'][{name!r}]"
-    unknown = set(raw) - FAILOVER_KEYS.keys()
+    unknown = set(raw) - FAILOVER_KEYS.keys() - RETIRED_KEYS.keys()
     if unknown:
         raise ConfigurationError(unknown_keys(where, unknown, FAILOVER_KEYS))
     targets = raw.get("connections")
@@ -47,7 +57,7 @@ def parse_failover(name: str, raw: dict[str, Any], config_class: Any) -> Any:
     if name in targets:
         raise ConfigurationError(f"{where}['connections'] names the failover connection itself")
     seconds = {}
-    for key, default, top in (("dispatch_timeout", 0.5, 30.0),
+    for key, default, top in (("dispatch_timeout", DISPATCH_TIMEOUT, 30.0),
                               ("retry_primary_after", 5.0, 3600.0)):
         value = raw.get(key, default)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= top:

@@ -1,15 +1,19 @@
-"""The Redis Sentinel sub-block of a ``redis`` connection, and its replica keys.
+"""A ``redis`` connection behind Redis Sentinel, and its replica keys.
 
-A connection behind Sentinel names no server: its ``sentinel`` block names the sentinels
-and the service they watch, and every client asks them where the primary is
-(queueing/drivers/redis/sentinel.py). The primary's own login is redis-py's, in
-``options``, as for any connection::
+A connection behind Sentinel names no server: its ``redis+sentinel://`` URL names the
+sentinels and the service they watch (queueing/settings/urls.py), and every client asks
+them where the primary is (queueing/drivers/redis/sentinel.py). The primary's own login
+is redis-py's, in ``options``, as for any connection::
 
     "redis": {"driver": "redis",
-              "sentinel": {"hosts": ["10.0.0.1:26379", "10.0.0.2:26379", "10.0.0.3:26379"],
-                           "service": "mymaster", "password": "...", "ssl": False},
+              "url": "redis+sentinel://:sentinel-password@10.0.0.1:26379,10.0.0.2:26379,"
+                     "10.0.0.3:26379/mymaster",      # rediss+sentinel://: TLS
               "options": {"password": "...", "db": 0},
               "replica_acks": 1}
+
+The ``sentinel`` sub-block of 0.3's first builds ({hosts, service, password, ssl}) is
+read as before, with a note, until 0.4 (connection.RETIRED_KEYS); this module reads
+either into the same fields.
 
 ``replica_acks`` also applies to a plain ``url`` connection (a primary with replicas);
 ``switch_wait`` is how long a dispatch waits out a primary switch, or for its replicas.
@@ -25,8 +29,10 @@ from typing import Any
 from queueing.errors import ConfigurationError
 from queueing.settings.hints import unknown_keys
 from queueing.settings.problems import Problems
+from queueing.settings.urls import sentinel_block
 
-# The sentinel sub-block's keys: the validation table, and docs/settings.md's rows.
+# The retired sentinel sub-block's keys (read until 0.4; a redis+sentinel:// URL says
+# them now: hosts, service, password, and ssl by its rediss+ scheme).
 SENTINEL_KEYS = {
     "hosts": "the sentinels, as 'host:port' strings (or (host, port) pairs); required",
     "service": "the name the sentinels monitor the primary by ('sentinel monitor <name>')",
@@ -35,7 +41,6 @@ SENTINEL_KEYS = {
 }
 # Connection keys this module reads beside the sub-block (they also serve a plain url).
 REPLICA_KEYS = {
-    "sentinel": "Redis Sentinel: the sub-block below, instead of a 'url'",
     "switch_wait": "seconds a dispatch waits out a primary switch before raising (10)",
     "replica_acks": "replicas that must hold a dispatch before it returns (Redis WAIT; 0)",
 }
@@ -113,6 +118,12 @@ def read_sentinel(where: str, raw: dict[str, Any], problems: Problems) -> Sentin
     and its default stands in for it."""
     default = SentinelOptions()
     given = raw.get("sentinel")
+    from_url = problems.take(lambda: sentinel_block(where, raw.get("url")), None)
+    if from_url is not None and given is not None:
+        problems.add(ConfigurationError(
+            f"{where} names both a 'sentinel' block and a redis+sentinel:// url: keep the url"))
+    url_db = from_url.pop("db", None) if from_url is not None else None
+    given = from_url if from_url is not None else given
     block: dict[str, Any] = given if isinstance(given, dict) else {}
     options: dict[str, Any] = raw["options"] if isinstance(raw.get("options"), dict) else {}
     sentinels: tuple[tuple[str, int], ...] = ()
@@ -128,10 +139,12 @@ def read_sentinel(where: str, raw: dict[str, Any], problems: Problems) -> Sentin
         sentinels = problems.take(lambda: _sentinels(where, block.get("hosts")), ())
         service = block.get("service")
         if not isinstance(service, str) or not service.strip():
+            told = f"{where}['url'] names" if from_url is not None else \
+                f"{where}['sentinel'] has"
             problems.add(ConfigurationError(
-                f"{where}['sentinel'] has no 'service' (the name the sentinels monitor "
-                "the primary by, as in 'sentinel monitor <name> ...')"))
-        if raw.get("url") or raw.get("embedded_dir"):
+                f"{told} no service (the name the sentinels monitor the primary by, as in "
+                "'sentinel monitor <name> ...': redis+sentinel://host:port,host:port/<name>)"))
+        if (raw.get("url") and from_url is None) or raw.get("embedded_dir"):
             problems.add(ConfigurationError(
                 f"{where} names both 'sentinel' and a 'url'/'embedded_dir': the sentinels "
                 "say where the primary is; drop one"))
@@ -145,12 +158,12 @@ def read_sentinel(where: str, raw: dict[str, Any], problems: Problems) -> Sentin
     for told, value in passwords.values():
         if value is not None and not isinstance(value, str):
             problems.add(ConfigurationError(f"{told} must be a string"))
-    db = options.get("db", 0)
+    db = options.get("db", 0 if url_db is None else url_db)
     if isinstance(db, bool) or not isinstance(db, int) or db < 0:
         problems.add(ConfigurationError(
             f"{where}['options']['db'] must be an int >= 0, got {db!r}"))
         db = 0
-    ssl = options.get("ssl", False)
+    ssl = options.get("ssl", bool(from_url and from_url.get("ssl")))  # rediss+sentinel://
     sentinel_ssl = block.get("ssl", ssl)
     for told, value in ((f"{where}['options']['ssl']", ssl),
                         (f"{where}['sentinel']['ssl']", sentinel_ssl)):

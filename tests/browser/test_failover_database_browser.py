@@ -39,7 +39,6 @@ def proxied(settings):
                                     "queues": ["default"],
                                     "options": {"socket_timeout": 1, "socket_connect_timeout": 1}}
     queue["connections"]["fo"] = {"driver": "failover", "connections": ["near", DB],
-                                  "queues": ["default"], "dispatch_timeout": 0.3,
                                   "retry_primary_after": 0.5}
     holder = {"proxy": proxy, "socket": socket_path}
     with override_settings(QUEUE=queue):

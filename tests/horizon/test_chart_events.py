@@ -77,9 +77,10 @@ def proxied(rclient):
     return proxy, client
 
 
-def test_a_master_records_an_outage_of_its_redis_once_it_answers_again(rclient):
+def test_a_master_records_an_outage_of_its_redis_once_it_answers_again(rclient, monkeypatch):
     proxy, client = proxied(rclient)
-    master = Master(parse({"connection": "redis", "name": "outage-test",
+    monkeypatch.setenv("HORIZON_NAME", "outage-test")
+    master = Master(parse({"connection": "redis",
                            "supervisors": {"s1": {"queues": ["default"]}}}), client,
                     stdout=io.StringIO())
     try:

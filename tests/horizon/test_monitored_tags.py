@@ -25,6 +25,7 @@ from queueing.connections import redis_driver
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.worker.loop import Worker
 from queueing.worker.options import WorkerOptions
+from tests.helpers import retired_horizon
 from tests.horizon.dashboard.access.test_access import client_for, make_user
 from tests.testapp import jobs
 
@@ -244,7 +245,7 @@ def test_a_busy_tag_keeps_monitored_max_jobs_and_the_master_trims_quiet_ones(rcl
     from horizon.configuration.settings import horizon_settings
     from horizon.supervisor.trimming import Trimmer
 
-    settings.HORIZON = {**settings.HORIZON, "trim": {"monitored_max": 3}}
+    retired_horizon(settings, "monitored_max", trim={"monitored_max": 3})
     monitored.watch(rclient, "busy")
     uuids = [jobs.noop.using(tags=["busy"]).delay(i) for i in range(5)]
     assert [row["uuid"] for row in monitored.jobs(rclient, "busy")] == list(reversed(uuids))[:3]

@@ -172,7 +172,7 @@ def test_serve_stops_the_embedded_redis_it_started(spawn_worker, tmp_path):
 
     folder = tmp_path / "redis"
     env = {"TEST_QUEUE_CONNECTIONS": json.dumps(
-        {"redis": {"driver": "redis", "embedded_dir": str(folder), "queues": "*"}})}
+        {"redis": {"driver": "redis", "url": f"redis+embedded://{folder}", "queues": "*"}})}
     port = free_port()
     server = spawn_worker(f"--bind=127.0.0.1:{port}", "--web-workers=1", command="serve",
                           env=env)

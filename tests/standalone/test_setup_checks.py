@@ -130,13 +130,13 @@ def test_one_queue_connection_lists_each_of_its_mistakes(settings):
     settings.QUEUE = {**settings.QUEUE, "connections": {
         **settings.QUEUE["connections"],
         "typo": {"driver": "redis", "url": "redis://h/0", "queus": ["a"], "retyr_after": 5,
-                 "retry_after": -1, "max_deliveries": -1}}}
+                 "retry_after": -1, "keep_result": -1}}}
     found = messages("queueing.E001")
     assert len(found) == 3, found
     assert any("['typo'] has unknown keys 'queus' (did you mean 'queues'?), 'retyr_after' "
                "(did you mean 'retry_after'?)" in m for m in found), found
     assert any("['typo']['retry_after'] must be a number >= 0, got -1" in m for m in found)
-    assert any("['typo']['max_deliveries'] must be an int >= 0" in m for m in found)
+    assert any("['typo']['keep_result'] must be a number >= 0" in m for m in found)
 
 
 def test_the_rest_of_horizon_lists_each_of_its_mistakes(settings):

@@ -15,7 +15,7 @@ from queueing.entries.payload import encode
 from queueing.middleware import keys, lock_calls
 from queueing.state import failed as failed_store
 from queueing.state.locks import key_ref
-from tests.helpers import EVERY_SECOND, payload, publish, superuser_client
+from tests.helpers import EVERY_SECOND, payload, publish, retired_horizon, superuser_client
 from tests.testapp import jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -117,7 +117,7 @@ def test_every_operator_action_is_audited(client, rclient, settings):
 
 
 def test_a_burst_of_actions_keeps_the_last_days_entries(settings):
-    settings.HORIZON = {**settings.HORIZON, "audit_keep": 1000, "audit_days": 7}
+    retired_horizon(settings, "audit_keep", audit_keep=1000, trim={"audit": 7 * 1440})
     yesterday = audit.record("ops", "pause queue", "redis:yesterday")
     AuditEntry.objects.filter(id=yesterday.id).update(at=timezone.now() - dt.timedelta(hours=20))
     ancient = audit.record("ops", "pause queue", "redis:ancient")
@@ -131,7 +131,7 @@ def test_a_burst_of_actions_keeps_the_last_days_entries(settings):
 
 
 def test_old_entries_beyond_the_floor_are_pruned(settings):
-    settings.HORIZON = {**settings.HORIZON, "audit_keep": 3, "audit_days": 1}
+    retired_horizon(settings, "audit_keep", audit_keep=3, trim={"audit": 1440})
     entries = [audit.record("ops", "pause queue", f"redis:q{i}") for i in range(6)]
     AuditEntry.objects.update(at=timezone.now() - dt.timedelta(days=2))
     audit.prune(entries[-1].id)

@@ -19,6 +19,7 @@ from horizon.supervisor.trimming import Trimmer
 from queueing.models import FailedJob
 from queueing.state import failed, heartbeats
 from queueing.worker import heartbeat
+from tests.helpers import retired_horizon
 from tests.testapp import jobs as test_jobs
 from tests.workers import wait_until
 
@@ -109,7 +110,7 @@ def test_the_trim_removes_old_rows_and_their_attempts_keeps_newer(settings, rcli
 
 
 def test_a_row_cap_keeps_the_newest(settings, rclient):
-    settings.HORIZON = {**settings.HORIZON, "trim": {"failed_max": 1000}}
+    retired_horizon(settings, "failed_max", trim={"failed_max": 1000})
     ids = seed(1500)
     FailedJob.objects.filter(uuid__in=ids[:500]).update(
         failed_at=timezone.now() - dt.timedelta(minutes=5))
@@ -122,7 +123,7 @@ def test_a_row_cap_keeps_the_newest(settings, rclient):
 
 def test_timelines_are_capped_by_count_and_by_deadline(settings, rclient):
     # timelines are kept for the completed and failed jobs kept: 25 + 25
-    settings.HORIZON = {**settings.HORIZON, "trim": {"completed_max": 25, "failed_max": 25}}
+    retired_horizon(settings, "_max", trim={"completed_max": 25, "failed_max": 25})
     for i in range(80):
         attempts.record(f"t{i}", {"attempt": 1, "outcome": "released", "error": "E: x"})
     rclient.zadd(attempts_index(), {"long-gone": time.time() - 10})  # key already expired
@@ -177,7 +178,7 @@ def test_running_now_reads_no_keyspace(rclient, driver):
 
 
 def test_the_overview_and_prometheus_say_what_is_kept(settings, rclient, admin_client):
-    settings.HORIZON = {**settings.HORIZON, "trim": {"failed": 2880, "failed_max": 5000}}
+    retired_horizon(settings, "failed_max", trim={"failed": 2880, "failed_max": 5000})
     trimmed.add(rclient, "failed", 7)
     assert "kept 2 days, at most 5,000" in admin_client.get("/").content.decode()
     scrape = admin_client.get("/metrics").content.decode()

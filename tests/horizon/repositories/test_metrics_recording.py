@@ -9,6 +9,7 @@ from horizon.repositories import metrics, recent
 from queueing.connections import redis_driver
 from queueing.worker.loop import Worker
 from queueing.worker.options import WorkerOptions
+from tests.helpers import retired_horizon
 from tests.testapp import jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -34,7 +35,7 @@ def test_workers_fold_runtime_and_throughput_per_job_and_queue(rclient):
 
 
 def test_recent_completed_jobs_are_listed_newest_first_and_capped(rclient, settings):
-    settings.HORIZON = {**settings.HORIZON, "trim": {"completed": 60, "completed_max": 3}}
+    retired_horizon(settings, "completed_max", trim={"completed": 60, "completed_max": 3})
     uuids = [jobs.record.delay(i) for i in range(5)]
     drain()
     listed = recent.completed(rclient, 0, 9)

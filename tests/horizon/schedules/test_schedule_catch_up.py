@@ -9,7 +9,7 @@ import pytest
 
 from horizon.schedules import catch_up, definitions
 from horizon.schedules.loop import ScheduleLoop
-from tests.helpers import EVERY_SECOND, SCHEDULED, pushed, slots
+from tests.helpers import EVERY_SECOND, SCHEDULED, pushed, retired_horizon, slots
 from tests.workers import wait_until
 
 EVERY_MINUTE = {**EVERY_SECOND, "name": "minutely", "every": 60}
@@ -34,7 +34,7 @@ def test_a_master_restarted_2s_after_a_slot_runs_it_once(settings, rclient):
 
 def test_catching_up_is_bounded_by_the_look_back(settings, rclient):
     minutely = the_schedule(settings, EVERY_MINUTE)
-    settings.HORIZON = {**settings.HORIZON, "schedule_catch_up": 150}
+    retired_horizon(settings, "schedule_catch_up", schedule_catch_up=150)
     start = 1_800_000_000.0
     ScheduleLoop([minutely], rclient, owner="old", now=start - 1).tick(start)
     later = start + 3600  # an hour down: only the slots of the last 150 s run

@@ -69,13 +69,17 @@ def test_settings_are_validated():
     with pytest.raises(HorizonConfigError, match="seconds >= 0"):
         parse({"waits": {"redis:default": -1}})
     with pytest.raises(HorizonConfigError, match="http"):
-        parse({"notifications": {"webhook": "ftp://x"}})
+        parse({"notifications": ["ftp://x"]})
+    with pytest.raises(HorizonConfigError, match="at most one http"):
+        parse({"notifications": ["https://a", "https://b"]})
+    assert parse({"notifications": "ops@example.com"}).notifications["mail"] == [
+        "ops@example.com"]
 
 
 def test_alert_fires_once_repeats_after_cooldown_then_recovers(settings, rclient, receiver):
     url, bodies = receiver
     settings.HORIZON = {**settings.HORIZON, "waits": {"redis:default": 60},
-                        "notifications": {"mail": ["ops@example.com"], "webhook": url}}
+                        "notifications": ["ops@example.com", url]}
     from horizon.configuration.settings import horizon_settings
 
     seen = []
@@ -129,7 +133,7 @@ def test_alert_fires_once_repeats_after_cooldown_then_recovers(settings, rclient
 def test_one_master_evaluates_per_interval_and_a_dead_webhook_does_not_break_it(
         settings, rclient):
     settings.HORIZON = {**settings.HORIZON, "waits": {"redis:default": 1},
-                        "notifications": {"webhook": "http://127.0.0.1:9/nothing"}}
+                        "notifications": ["http://127.0.0.1:9/nothing"]}
     from horizon.configuration.settings import horizon_settings
 
     logged = []
@@ -146,7 +150,7 @@ def test_one_master_evaluates_per_interval_and_a_dead_webhook_does_not_break_it(
 def test_a_running_master_evaluates_long_waits(spawn_worker, receiver):
     """No cron: `manage.py horizon` itself checks latency and calls the webhook."""
     url, bodies = receiver
-    extra = {"waits": {"redis:held": 2}, "notifications": {"webhook": url}}
+    extra = {"waits": {"redis:held": 2}, "notifications": [url]}
     master = spawn_worker(command="horizon", env={"HORIZON_TEST_EXTRA": json.dumps(extra)})
     hold_back(30, queue="held")  # a queue no worker serves
     wait_until(lambda: len(bodies) == 1, timeout=20, message="the long-wait webhook")

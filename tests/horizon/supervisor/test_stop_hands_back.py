@@ -139,11 +139,10 @@ def test_a_drain_begun_by_a_scale_down_is_not_killed_by_the_next_terminate(spawn
     """A worker a scale-down asked to drain keeps its own stop bound; the terminate that
     follows starts every kill clock afresh, so nothing is SIGKILLed at once and both
     long jobs are handed back uncounted."""
-    config = parse({"connection": "redis", "name": "drain-test",
-                    "stop_timeout": STOP_TIMEOUT,
+    config = parse({"connection": "redis", "stop_timeout": STOP_TIMEOUT,
                     "supervisors": {"supervisor-1": {
                         "queues": ["default"], "min_processes": 1, "max_processes": 2,
-                        "timeout": 20, "tries": 1, "sleep": 0.5, "log_level": "none"}}})
+                        "timeout": 20, "tries": 1, "log_level": "none"}}})
     master = Master(config, rclient, stdout=io.StringIO())
     [supervisor] = master.supervisors
     pool = supervisor.pools["default"]

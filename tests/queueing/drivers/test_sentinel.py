@@ -47,40 +47,55 @@ def ran(path: Path) -> list[str]:
 
 # -- settings -----------------------------------------------------------------------------
 @pytest.mark.parametrize(("block", "message"), [
-    ({"sentinel": {"hosts": "127.0.0.1:26379", "service": "m"}},
-     "non-empty list of 'host:port'"),
-    ({"sentinel": {"hosts": [], "service": "m"}}, "non-empty list of 'host:port'"),
-    ({"sentinel": {"hosts": ["127.0.0.1"], "service": "m"}}, "entries must be 'host:port'"),
-    ({"sentinel": {"hosts": ["h:99999"], "service": "m"}}, "port in 1-65535"),
-    ({"sentinel": {"hosts": ["h:26379"]}}, "no 'service'"),
-    ({"sentinel": {"service": "m"}, "url": "redis://x"}, "['hosts'] must be a non-empty"),
+    ({"url": "redis+sentinel:///m"}, "non-empty list of 'host:port'"),
+    ({"url": "redis+sentinel://127.0.0.1/m"}, "entries must be 'host:port'"),
+    ({"url": "redis+sentinel://h:99999/m"}, "port in 1-65535"),
+    ({"url": "redis+sentinel://h:26379"}, "['url'] names no service"),
+    ({"url": "redis+sentinel://h:26379/m/x"}, "no db number"),
+    ({"url": "redis+sentinel://h:26379/m", "options": {"db": "0"}},
+     "['options']['db'] must be an int"),
+    ({"url": "redis+sentinel://h:26379/m", "replica_acks": True}, "replica_acks"),
+    ({"url": "redis+cluster://h:1", "replica_acks": 1}, "not supported on Redis Cluster"),
+    ({"url": "redis+sentinel://h:26379/m", "switch_wait": 0}, "switch_wait"),
+    ({"url": "redis+sentinel://h:26379/m", "sentinel": {"hosts": ["h:1"], "service": "m"}},
+     "keep the url"),
+    # the retired sentinel block (read until 0.4) is still checked as before
+    ({"sentinel": {"hosts": ["h:26379"]}}, "['sentinel'] has no service"),
     ({"sentinel": {"hosts": ["h:26379"], "service": "m"}, "url": "redis://x"}, "drop one"),
     ({"sentinel": {"hosts": ["h:26379"], "service": "m", "hosst": 1}}, "did you mean 'hosts'"),
     ({"sentinel": ["h:26379"]}, "['sentinel'] must be a dict"),
-    ({"sentinel": {"hosts": ["h:26379"], "service": "m"}, "options": {"db": "0"}},
-     "['options']['db'] must be an int"),
     ({"sentinel": {"hosts": ["h:26379"], "service": "m", "password": 1}},
      "['sentinel']['password'] must be a string"),
-    ({"sentinel": {"hosts": ["h:26379"], "service": "m"}, "replica_acks": True},
-     "replica_acks"),
-    ({"url": "redis+cluster://h:1", "replica_acks": 1}, "not supported on Redis Cluster"),
-    ({"sentinel": {"hosts": ["h:26379"], "service": "m"}, "switch_wait": 0}, "switch_wait"),
 ])
-def test_a_bad_sentinel_block_is_named_in_the_settings_errors(block, message):
+def test_a_bad_sentinel_url_is_named_in_the_settings_errors(block, message):
     errors = settings_errors({"connections": {"redis": {"driver": "redis", **block}}})
     assert any(message in str(error) for error in errors), errors
 
 
-def test_a_sentinel_block_parses_and_prints_without_its_passwords():
+def test_a_sentinel_url_parses_and_prints_without_its_passwords():
     config = parse_connection("redis", {
         "driver": "redis", "replica_acks": 1,
-        "sentinel": {"hosts": ["10.0.0.1:26379", "[::1]:26380"], "service": "mymaster",
-                     "password": "s3cret"},
-        "options": {"password": "p4ss", "db": 2}})
+        "url": "redis+sentinel://:s3cret@10.0.0.1:26379,[::1]:26380/mymaster/2",
+        "options": {"password": "p4ss"}})
     assert config.sentinels == (("10.0.0.1", 26379), ("::1", 26380))
     assert (config.service_name, config.db, config.replica_acks) == ("mymaster", 2, 1)
+    assert (config.sentinel_password, config.password, config.url) == ("s3cret", "p4ss", None)
+    assert (config.ssl, config.sentinel_ssl) == (False, False)
     assert "s3cret" not in repr(config) and "p4ss" not in repr(config)
     assert "s3cret" not in redis_location(config) and "mymaster" in redis_location(config)
+    tls = parse_connection("redis", {"url": "rediss+sentinel://h:26379/m"})
+    assert (tls.ssl, tls.sentinel_ssl) == (True, True)
+
+
+def test_the_retired_sentinel_block_reads_as_the_url_with_a_warning():
+    url = parse_connection("redis", {"url": "redis+sentinel://:pw@h:1,h:2/m",
+                                     "options": {"ssl": True, "db": 3}})
+    with pytest.warns(DeprecationWarning, match=r"\['sentinel'\] is retired: write the url "
+                                                r"as redis\+sentinel://"):
+        block = parse_connection("redis", {
+            "sentinel": {"hosts": ["h:1", "h:2"], "service": "m", "password": "pw"},
+            "options": {"ssl": True, "db": 3}})
+    assert block == url
 
 
 def test_manage_check_names_an_unknown_service_and_unreachable_sentinels(settings, group):
@@ -90,8 +105,7 @@ def test_manage_check_names_an_unknown_service_and_unreachable_sentinels(setting
     assert "monitor no service 'mymastr'" in errors[0].msg and SERVICE in errors[0].msg
     use(settings, group.connection())
     assert check_sentinel_services(None) == []
-    use(settings, {**group.connection(), "sentinel": {"hosts": ["127.0.0.1:1"],
-                                                      "service": SERVICE}})
+    use(settings, {**group.connection(), "url": f"redis+sentinel://127.0.0.1:1/{SERVICE}"})
     assert [e.id for e in check_sentinel_services(None)] == ["queueing.W011"]
 
 
@@ -144,7 +158,7 @@ def test_replica_acks_that_cannot_be_met_raise_within_the_bound(settings, group)
 
 
 def test_an_unreachable_group_raises_store_unavailable_after_switch_wait(settings):
-    use(settings, {"driver": "redis", "sentinel": {"hosts": ["127.0.0.1:1"], "service": "m"},
+    use(settings, {"driver": "redis", "url": "redis+sentinel://127.0.0.1:1/m",
                    "switch_wait": 0.5, "options": {"socket_connect_timeout": 0.2}})
     started = time.monotonic()
     with pytest.raises(StoreUnavailable, match="Redis Sentinel service 'm'"):

@@ -47,8 +47,7 @@ def test_a_thousand_dispatches_from_gunicorn_while_redis_is_away_each_run_once(
     proxy = TcpProxy(upstream_unix=socket_path)
     port = free_port()
     extra = {"near": {"driver": "redis", "url": proxy.url, "queues": ["default"]},
-             "fo": {"driver": "failover", "connections": ["near", DB], "queues": ["default"],
-                    "dispatch_timeout": 0.3, "retry_primary_after": 2}}
+             "fo": {"driver": "failover", "connections": ["near", DB], "retry_primary_after": 2}}
     site = spawn_worker(f"--bind=127.0.0.1:{port}", "--web-workers=2", command="serve", env={
         "TEST_ROOT_URLCONF": "tests.testapp.failover_urls",
         "TEST_QUEUE_CONNECTIONS": json.dumps(extra)})

@@ -43,8 +43,6 @@ def hung(settings, dbconn, tmp_path):
         queue["connections"]["hung"] = {"driver": "redis", "url": server.url,
                                         "queues": ["default"], "block_for": 1}
         queue["connections"]["fo"] = {"driver": "failover", "connections": ["hung", dbconn],
-                                      "queues": ["default"],
-                                      "dispatch_timeout": DISPATCH_TIMEOUT,
                                       "retry_primary_after": 5}
         server.worker_env = {"TEST_QUEUE_CONNECTIONS": json.dumps(
             {name: queue["connections"][name] for name in ("hung", "fo")})}

@@ -31,7 +31,7 @@ def test_two_masters_move_each_waiting_job_once_and_each_runs_once(dbconn, rclie
     alias = connections.queue_driver(dbconn).alias
     assert QueuedJob.objects.using(alias).count() == JOBS
     env = {"TEST_QUEUE_CONNECTIONS": json.dumps({"fo": {
-        "driver": "failover", "connections": ["redis", dbconn], "queues": ["default"]}})}
+        "driver": "failover", "connections": ["redis", dbconn]}})}
     masters = [spawn_worker(command="horizon", env={**env, "HORIZON_NAME": name})
                for name in ("host-a", "host-b")]
     started = time.monotonic()

@@ -57,8 +57,7 @@ def test_without_failover_a_dead_redis_is_named_in_the_projects_own_error(settin
 
 def test_the_drain_moves_each_waiting_job_back_to_redis_once(settings, dbconn, rclient,
                                                              driver):
-    with queue_with(settings, fo={"driver": "failover", "connections": ["redis", dbconn],
-                                  "queues": ["default"]}):
+    with queue_with(settings, fo={"driver": "failover", "connections": ["redis", dbconn]}):
         connections.reset()
         # written to the database while Redis was away (as the failover would have)
         for i in range(30):
@@ -87,8 +86,8 @@ def test_the_drain_takes_nothing_while_the_first_connection_is_away(failover):
     ({"driver": "failover", "connections": ["redis"]}, "two or more"),
     ({"driver": "failover", "connections": ["redis", "nowhere"]}, "unknown connection"),
     ({"driver": "failover", "connections": ["redis", "sync"]}, "tries redis and database"),
-    ({"driver": "failover", "connections": ["redis", "db-lite"], "dispatch_timeout": 0},
-     "dispatch_timeout"),
+    ({"driver": "failover", "connections": ["redis", "db-lite"], "retry_primary_after": 0},
+     "retry_primary_after"),
     ({"driver": "failover", "connections": ["redis", "db-lite"], "retry_after": 3},
      "retry_after"),
 ])
@@ -111,15 +110,13 @@ def test_the_masters_duty_says_each_switch_once_and_moves_the_jobs(settings, dbc
     for i in range(3):
         jobs.record.using(connection=dbconn).delay(f"m{i}")
     with queue_with(settings, dead={"driver": "redis", "url": DEAD_REDIS, "queues": "*"},
-                    fo={"driver": "failover", "connections": ["dead", dbconn],
-                        "queues": ["default"]}):
+                    fo={"driver": "failover", "connections": ["dead", dbconn]}):
         connections.reset()
         for _ in range(3):
             drainer.tick()
             now[0] += EVERY
     assert len(said) == 1 and "'dead' is away" in said[0] and "s3cret" not in said[0]
-    with queue_with(settings, fo={"driver": "failover", "connections": ["redis", dbconn],
-                                  "queues": ["default"]}):
+    with queue_with(settings, fo={"driver": "failover", "connections": ["redis", dbconn]}):
         connections.reset()
         drainer.away.add("fo")  # the same connection name, its first one back
         drainer.tick()

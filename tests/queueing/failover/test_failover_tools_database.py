@@ -23,8 +23,7 @@ pytestmark = pytest.mark.django_db(transaction=True, databases=WORKER_DATABASES)
 @pytest.fixture
 def failover(settings, dbconn):
     queue = copy.deepcopy(settings.QUEUE)
-    queue["connections"]["fo"] = {"driver": "failover", "connections": ["redis", dbconn],
-                                  "queues": ["default"]}
+    queue["connections"]["fo"] = {"driver": "failover", "connections": ["redis", dbconn]}
     with override_settings(QUEUE=queue):
         connections.reset()
         yield dbconn

@@ -1,6 +1,8 @@
 """Connection keys renamed in 0.3 (issue 49, "less to learn"): each family of old names
 still reads as its new place, and says so (a DeprecationWarning and queueing.W020)
 naming the key to write instead, until 0.4."""
+import dataclasses
+
 import pytest
 
 from queueing.settings.config import parse_settings, settings_errors, settings_notes
@@ -9,8 +11,7 @@ from queueing.settings.renamed import lift
 from tests.helpers import old_key_warnings
 
 NEW_SENTINEL = {"driver": "redis", "replica_acks": 1,
-                "sentinel": {"hosts": ["10.0.0.1:26379", "10.0.0.2:26379"],
-                             "service": "mymaster", "password": "s3cret", "ssl": False},
+                "url": "redis+sentinel://:s3cret@10.0.0.1:26379,10.0.0.2:26379/mymaster",
                 "options": {"password": "p4ss", "db": 2, "ssl": True}}
 OLD_SENTINEL = {"driver": "redis", "replica_acks": 1,
                 "sentinels": ["10.0.0.1:26379", "10.0.0.2:26379"], "service_name": "mymaster",
@@ -18,11 +19,15 @@ OLD_SENTINEL = {"driver": "redis", "replica_acks": 1,
                 "password": "p4ss", "db": 2, "ssl": True}
 
 
-def test_the_flat_sentinel_keys_read_as_the_sentinel_block_and_options():
+def test_the_flat_sentinel_keys_read_as_the_sentinel_url_and_options():
+    """0.2's flat keys go through the retired sentinel block (also read until 0.4) to
+    the fields a redis+sentinel:// url gives; only the sentinels' TLS, off while the
+    primary's is on, has no url spelling (rediss+sentinel:// is TLS to both)."""
     new = parse_connection("redis", NEW_SENTINEL)
     with pytest.warns(DeprecationWarning) as told:
         old = parse_connection("redis", OLD_SENTINEL)
-    assert old == new and old.options == new.options
+    assert old == dataclasses.replace(new, sentinel_ssl=False)
+    assert old.options == new.options
     assert (old.sentinels[0], old.service_name, old.sentinel_password, old.password,
             old.db, old.ssl, old.sentinel_ssl) == (
         ("10.0.0.1", 26379), "mymaster", "s3cret", "p4ss", 2, True, False)
@@ -34,15 +39,18 @@ def test_the_flat_sentinel_keys_read_as_the_sentinel_block_and_options():
                              ("password", "['options']['password']"),
                              ("db", "['options']['db']"), ("ssl", "['options']['ssl']")):
         assert f"[{old_key!r}] is renamed QUEUE['connections']['redis']{new_key}" in messages
+    assert "['sentinel'] is retired: write the url as redis+sentinel://" in messages
 
 
 def test_the_sentinels_tls_still_follows_the_primarys_unless_told():
     """0.2's "ssl" meant TLS to the primary and, unless sentinel_ssl said no, to the
     sentinels: options["ssl"] keeps both halves."""
-    block = {"sentinel": {"hosts": ["h:26379"], "service": "m"}, "options": {"ssl": True}}
+    block = {"url": "redis+sentinel://h:26379/m", "options": {"ssl": True}}
     assert parse_connection("r", block).sentinel_ssl is True
-    block["sentinel"]["ssl"] = False
-    assert parse_connection("r", block).sentinel_ssl is False
+    old = {"sentinel": {"hosts": ["h:26379"], "service": "m", "ssl": False},
+           "options": {"ssl": True}}
+    with pytest.warns(DeprecationWarning, match=r"\['sentinel'\] is retired"):
+        assert parse_connection("r", old).sentinel_ssl is False
 
 
 def test_the_socket_timeouts_read_as_client_options_and_stay_fields():

@@ -21,6 +21,7 @@ from queueing.drivers.redis.keys import QueueKeys
 from queueing.models import FailedJob
 from queueing.worker.loop import Worker
 from queueing.worker.options import WorkerOptions
+from tests.helpers import retired_horizon
 from tests.testapp import jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -157,7 +158,7 @@ def test_a_worker_process_that_drops_a_job_lists_it_on_the_dropped_list(
 
 
 def test_the_dropped_list_is_bounded_as_completed_records_are(rclient, settings, admin_client):
-    settings.HORIZON = {**settings.HORIZON, "trim": {"completed": 60, "completed_max": 2}}
+    retired_horizon(settings, "completed_max", trim={"completed": 60, "completed_max": 2})
     users = [User.objects.create_user(f"u{i}") for i in range(3)]
     uuids = [jobs.greet_user_or_drop.delay(user) for user in users]
     User.objects.filter(pk__in=[user.pk for user in users]).delete()

@@ -26,7 +26,7 @@ from queueing.state import failed as failed_store
 from queueing.worker.loop import Worker
 from queueing.worker.options import WorkerOptions
 from tests.conftest import ROOT
-from tests.helpers import client_with, complete, payload, publish, superuser_client
+from tests.helpers import client_with, complete, payload, publish, retired_horizon, superuser_client
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -498,7 +498,7 @@ def test_operator_actions_are_audited_shown_and_bounded(client, settings):
                        ("root", "continue queue", "redis:default")]
     page = text(client.get("/audit/"))
     assert "pause queue" in page and data["uuid"] in page
-    settings.HORIZON = {**settings.HORIZON, "audit_keep": 3, "audit_days": 1}
+    retired_horizon(settings, "audit_keep", audit_keep=3, trim={"audit": 1440})
     AuditEntry.objects.all().delete()
     newest = [audit.record("root", "pause queue", f"redis:q{index}") for index in range(5)][-1]
     AuditEntry.objects.update(at=timezone.now() - timezone.timedelta(days=2))

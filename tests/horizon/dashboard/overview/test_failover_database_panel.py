@@ -80,7 +80,6 @@ def test_the_close_is_published_when_a_probe_finds_redis_back(settings, dbconn, 
     try:
         with queue_with(settings, near={"driver": "redis", "url": proxy.url, "queues": "*"},
                         fo={"driver": "failover", "connections": ["near", dbconn],
-                            "queues": ["default"], "dispatch_timeout": 0.3,
                             "retry_primary_after": 0.5}):
             connections.reset()
             proxy.freeze()  # a dead link: only the dispatch deadline ends the wait
@@ -138,8 +137,7 @@ def test_the_page_served_while_horizons_redis_is_away_shows_the_failover(
 
 def test_the_long_wait_alert_counts_jobs_waiting_in_the_fallback(settings, dbconn, rclient,
                                                                   admin_client):
-    with queue_with(settings, fo={"driver": "failover", "connections": ["redis", dbconn],
-                                  "queues": ["default"]}):
+    with queue_with(settings, fo={"driver": "failover", "connections": ["redis", dbconn]}):
         connections.reset()
         jobs.record.using(connection=dbconn).delay("waits-in-the-fallback")
         body = admin_client.get("/metrics").content.decode()
@@ -158,8 +156,7 @@ def test_a_switch_no_process_stands_behind_is_closed_by_the_master_once_redis_an
         settings, dbconn, rclient):
     from horizon.supervisor.failover_draining import FailoverDrainer
 
-    with queue_with(settings, fo={"driver": "failover", "connections": ["redis", dbconn],
-                                  "queues": ["default"], "retry_primary_after": 5}):
+    with queue_with(settings, fo={"driver": "failover", "connections": ["redis", dbconn], "retry_primary_after": 5}):
         connections.reset()
         alias = connections.queue_driver(dbconn).alias
         stale = {"open": True, "since": time.time() - 60, "checked_at": time.time() - 30,
