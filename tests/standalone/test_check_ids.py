@@ -31,8 +31,8 @@ def test_every_id_is_documented_once():
 
 def test_settings_that_borrowed_ids_report_their_own(settings):
     settings.HORIZON = {**settings.HORIZON, "trusted_proxy_hops": 0, "mask_keys": "iban",
-                        "waits": {"redis:default": -1}, "audit_keep": 0,
-                        "notifications": {"webhook": "ftp://x"}}
+                        "waits": {"redis:default": -1}, "trim": {"audit": -1},
+                        "notifications": ["ftp://x"]}
     found = {e.id for e in run_checks() if e.id.startswith("horizon.")}
     assert {"horizon.E013", "horizon.E014", "horizon.E015", "horizon.E016",
             "horizon.E017"} <= found
