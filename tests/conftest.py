@@ -175,12 +175,29 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     return env
 
 
+SPAWNED = pytest.StashKey[list]()
+SPAWNED_OUTPUT_LINES = 80  # the tail of each spawned process's output a failed test shows
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test that spawned processes shows the tail of what each one said, in its
+    report: a master or worker that never came up says why in CI's log, where nothing
+    else would."""
+    report = yield
+    if report.when == "call" and report.failed:
+        for worker in item.stash.get(SPAWNED, []):
+            report.sections.append((f"output of {worker.title()}",
+                                    worker.output_tail(SPAWNED_OUTPUT_LINES)))
+    return report
+
+
 @pytest.fixture
-def spawn_worker():
+def spawn_worker(request):
     """Start runworker processes; every one still running is killed at teardown."""
     from tests.workers import WorkerProcess
 
-    started = []
+    started = request.node.stash.setdefault(SPAWNED, [])
 
     def spawn(*args, env=None, command="runworker"):
         worker = WorkerProcess(*args, env=env, command=command)

@@ -24,6 +24,7 @@ class WorkerProcess:
     """One runworker subprocess with its output in a temp file."""
 
     def __init__(self, *args: str, env: dict | None = None, command: str = "runworker"):
+        self.argv = (command, *args)
         self.log = tempfile.NamedTemporaryFile(prefix="worker-", suffix=".log", delete=False)
         self.proc = subprocess.Popen(
             manage_command(command, *args), cwd=ROOT, env=subprocess_env(**(env or {})),
@@ -51,6 +52,14 @@ class WorkerProcess:
     def output(self) -> str:
         with open(self.log.name) as handle:
             return handle.read()
+
+    def title(self) -> str:
+        """Which command it is and how it stands, for a failed test's report."""
+        state = "running" if self.running() else f"exit {self.proc.returncode}"
+        return f"manage.py {' '.join(self.argv)} (pid {self.pid}, {state})"
+
+    def output_tail(self, lines: int) -> str:
+        return "\n".join(self.output().splitlines()[-lines:])
 
     def running(self) -> bool:
         return self.proc.poll() is None

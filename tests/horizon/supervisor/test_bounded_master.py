@@ -27,7 +27,8 @@ def total(rclient):
 
 def test_a_bursty_load_never_takes_the_supervisor_past_max_processes(spawn_worker, rclient):
     master = start_master(spawn_worker, "bounded")
-    wait_until(lambda: state.supervisors(rclient), message="the supervisor's state")
+    wait_until(lambda: state.supervisors(rclient), timeout=30,
+               message="the supervisor's state (the master loads Django first)")
     seen, pids_seen, ran = [], [], 0
     started = time.monotonic()
     for burst in range(6):  # a burst on one queue, then the other, every ~4 s
