@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 PACKAGES = ("queueing", "horizon", "standalone")
+DRIVERS = "queueing.drivers"  # each package inside is one driver, entered by its __init__
 # Bottom-up; a module stands on the floor of its longest matching prefix (one ending in $
 # names that module alone: a new module at queueing/'s root must be placed). Floor 3's rooms
 # are in the order their imports allow; queueing/__init__ (the public API, which installs
@@ -89,6 +90,14 @@ def floor(name: str) -> int:
     return max(matches)[1]
 
 
+def reaches_inside_a_driver(name: str, target: str) -> bool:
+    """A module outside queueing/drivers/ importing a module inside one driver's package
+    (queueing.drivers.redis.keys, not queueing.drivers.redis or drivers.state_store): a
+    driver's package __init__ is its one door."""
+    return (not name.startswith(DRIVERS + ".") and target.startswith(DRIVERS + ".")
+            and len(target.split(".")) > len(DRIVERS.split(".")) + 1)
+
+
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     """The strongly connected groups of more than one module (Tarjan's algorithm)."""
     index: dict[str, int] = {}
@@ -137,6 +146,9 @@ def breaches(root: Path) -> list[str]:
             if name in floors and target in floors and floors[target] > floors[name]:
                 found.append(f"upward import: {name} (floor {FLOORS[floors[name]][0]}) imports "
                              f"{target} (floor {FLOORS[floors[target]][0]})")
+            if reaches_inside_a_driver(name, target):
+                found.append(f"driver internals: {name} imports {target}; import the name "
+                             f"from {'.'.join(target.split('.')[:3])} (the driver's door)")
     return found + [f"import cycle: {' <-> '.join(group)}" for group in cycles(graph)]
 
 

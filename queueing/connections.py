@@ -27,19 +27,20 @@ from queueing.contract.registry import kind_of
 from queueing.contract.roles import DispatchTarget, QueueDriver
 from queueing.contract.router import Router
 from queueing.drivers import sync
-from queueing.drivers.redis import reach
-from queueing.drivers.redis.async_driver import AsyncRedisDriver
-from queueing.drivers.redis.clients import (  # noqa: F401 (their old home, still imported)
+from queueing.drivers.redis import (  # noqa: F401 (the client helpers' old home, still imported)
     ASYNC_MAX_CONNECTIONS,
     SYNC_MAX_CONNECTIONS,
+    AsyncRedisDriver,
+    RedisClient,
+    RedisDriver,
     client_options,
+    forget_reach,
     make_async_client,
     make_client,
+    reach_after_fork,
     redis_location,
     redis_url,
 )
-from queueing.drivers.redis.driver import RedisDriver
-from queueing.drivers.redis.replies import RedisClient
 from queueing.errors import ConfigurationError
 from queueing.observability.redaction import redacted_url as _redact_url
 from queueing.settings.config import ConnectionConfig, queue_settings
@@ -174,7 +175,7 @@ def reset() -> None:
                 existing.close()
         _drivers.clear()
         _async_drivers.clear()  # their sockets close when collected: no loop to await on
-    reach.forget()
+    forget_reach()
 
 
 _inherited: list[Any] = []  # a forked child's drivers of its parent: never used or closed
@@ -187,7 +188,7 @@ def forget_inherited() -> None:
     the child; the sockets are the parent's anyway."""
     global _lock
     _lock = threading.Lock()
-    reach.after_fork()
+    reach_after_fork()
     _inherited.extend(_drivers.values())
     _inherited.extend(_async_drivers.values())
     _drivers.clear()

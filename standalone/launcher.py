@@ -27,7 +27,7 @@ from typing import TextIO
 from horizon.parent_death import child_setup
 from horizon.supervisor.master import KILL_GRACE
 from horizon.supervisor.process import restart_delay
-from queueing.drivers.redis.embedded import EmbeddedRedis
+from queueing.drivers.redis import EmbeddedRedis
 from queueing.settings.config import queue_settings
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT, signal.SIGHUP)

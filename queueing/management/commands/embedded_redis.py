@@ -3,7 +3,7 @@ from django.core.management.base import CommandError
 
 from queueing.connections import redacted_url, redis_location
 from queueing.contract.registry import kind_of
-from queueing.drivers.redis.embedded import EmbeddedRedis
+from queueing.drivers.redis import EmbeddedRedis
 from queueing.errors import QueueError
 from queueing.management.base import ProductCommand
 from queueing.settings.config import queue_settings
