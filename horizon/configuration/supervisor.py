@@ -58,7 +58,7 @@ class SupervisorConfig:
     max_time: float = 0
     rest: float = 0
     nice: int = 0
-    prefetch: int = 32  # most jobs a worker reserves per round trip (1: none)
+    prefetch: int = WORKER_DEFAULTS.prefetch  # most jobs a worker reserves per round trip
     concurrency: int = 1  # jobs each worker process runs at once
     # No per-job lines: workers write to the master's stdout, so without this its log
     # grows by two lines a job (docs/operations.md, "Capacity").

@@ -65,7 +65,10 @@ class WorkerOptions:
     # take to finish; what still runs then is handed back uncounted (worker/stopping.py)
     stop_timeout: float = 60.0
     kill_grace: float = 3.0  # seconds past a timeout before the sidecar kills a hung job's worker
-    prefetch: int = 32  # most jobs reserved per round trip (1: no prefetch)
+    # most jobs reserved per round trip (1: no prefetch); the budget below sizes it for
+    # jobs slower than 0.3 ms, so the cap only binds for near no-op ones: at 64 instead
+    # of 32 they cost ~8% less CPU a job, worker and Redis together (2 processes)
+    prefetch: int = 64
     prefetch_budget: float = 0.02  # seconds of expected work a prefetch may hold back
     sidecar: bool = True  # fork the watchdog that renews leases and enforces the hard timeout
     control_interval: float = 1.0  # how often restart/paused-queue flags are re-read

@@ -50,7 +50,7 @@ def test_each_retired_key_still_works_with_a_warning_naming_what_to_do():
 
 def test_a_retired_supervisor_key_still_reaches_its_workers_with_a_warning():
     new = parse({"supervisors": {"s": {"queues": ["default"]}}}).supervisors[0]
-    assert (new.nice, new.prefetch, new.block_for) == (0, 32, None)
+    assert (new.nice, new.prefetch, new.block_for) == (0, 64, None)
     with pytest.warns(DeprecationWarning) as told:
         old = parse({"supervisors": {"s": {"queues": ["default"], "nice": 5, "prefetch": 4,
                                            "block_for": 1}}}).supervisors[0]

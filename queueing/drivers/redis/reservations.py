@@ -24,7 +24,7 @@ from queueing.drivers.redis.replies import as_str
 from queueing.drivers.redis.scripts import run_pipelined
 
 # A prefetch stops once its entries reach this many bytes (the first is always taken):
-# 32 prefetched 5 MB entries would all sit in the worker at once.
+# 64 prefetched 5 MB entries would all sit in the worker at once.
 PREFETCH_BYTES = 1024 * 1024
 _UNSAFE_OWNER = re.compile(r'[^A-Za-z0-9_.:@\-]')
 logger = logging.getLogger("queueing.worker")

@@ -61,7 +61,7 @@ def test_supervisors_pass_the_workers_prefetch():
     """The worker's default (its prefetch budget sizes it below that); a supervisor's
     own "prefetch" is retired (tests/horizon/test_retired_keys.py)."""
     default = parse({"supervisors": {"s": {"queues": ["default"]}}})
-    assert "--prefetch=32" in default.supervisors[0].worker_arguments()
+    assert "--prefetch=64" in default.supervisors[0].worker_arguments()
 
 
 def test_settings_are_validated():
