@@ -41,11 +41,9 @@ class HorizonConfig(AppConfig):
         login_receivers.connect()  # the throttle loads with the first login (receivers.py)
         lock_released.connect(audit.record_lock_release,
                               dispatch_uid="horizon.audit.lock_released")
-        from horizon.repositories import events
-
         # Deploys become markers on the charts; connected first, so a failing audit
         # write cannot keep the event from being written.
-        operator_action.connect(events.record_operator_action,
+        operator_action.connect(record_operator_event,
                                 dispatch_uid="horizon.events.operator_action")
         operator_action.connect(audit.record_operator_action,
                                 dispatch_uid="horizon.audit.operator_action")
@@ -53,14 +51,42 @@ class HorizonConfig(AppConfig):
         from queueing.state import failed
 
         failed.on_delete(attempts.on_failed_rows_deleted)  # a job's attempts go with its row
-        from horizon.dashboard.jobs import kept_counts
-
-        kept_counts.connect()  # kept counts refresh once a response is done
+        connect_kept_counts()  # kept counts refresh once a response is done
         # The dashboard's kept counts (the failed list's facets and exception groups, the
         # job lists' facets) register their own forget hooks when their modules load
         # (failed.on_change, auth.after_actions): a process that never loads them, a
         # worker, has no counts to forget and no longer imports the dashboard to wire
         # them (issue 52: a twentieth of a worker's start).
+
+
+def record_operator_event(sender, **kwargs) -> None:
+    """An operator's action as an event on the charts (horizon/repositories/events.py),
+    its module loaded with the first one: a worker's start does not load it (issue 52)."""
+    from horizon.repositories import events
+    events.record_operator_action(sender, **kwargs)
+
+
+def connect_kept_counts() -> None:
+    """The dashboard's kept counts start their refreshes when a response is done
+    (horizon/dashboard/jobs/kept_counts.py); their module loads with the process's
+    first request, so a worker, which serves none, imports none of the dashboard
+    (issue 52)."""
+    from django.core.signals import request_finished, request_started
+
+    request_started.connect(_kept_counts_request_started,
+                            dispatch_uid="horizon.kept_counts.started")
+    request_finished.connect(_kept_counts_request_finished,
+                             dispatch_uid="horizon.kept_counts.finished")
+
+
+def _kept_counts_request_started(**kwargs) -> None:
+    from horizon.dashboard.jobs import kept_counts
+    kept_counts.request_started_here(**kwargs)
+
+
+def _kept_counts_request_finished(**kwargs) -> None:
+    from horizon.dashboard.jobs import kept_counts
+    kept_counts.request_finished_here(**kwargs)
 
 
 def record_completions(driver, completions) -> list:

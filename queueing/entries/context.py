@@ -33,7 +33,8 @@ _batch_reader: Callable[[Payload], Any] | None = None
 
 
 def read_batches_with(reader: Callable[[Payload], Any]) -> None:
-    """Set how a running job's batch is read (batches/record.py does, when imported), so
+    """Set how a running job's batch is read (queueing's ready() does, with a reader
+    that imports batches/record.py, which sets its own when imported), so
     ``Job.batch`` in dispatching/ reads it without importing the batches above it."""
     global _batch_reader
     _batch_reader = reader

@@ -14,9 +14,10 @@
 A workflow that is not sent at once travels as JSON (a spec: ``{"job": ..}``,
 ``{"chain": [..]}``, ``{"group": [..]}``, ``{"chord": [..], "callback": .., "limit": n}``)
 in the argument of one of three small internal jobs (jobs.py) that send the next step.
-This module names those jobs (``START_JOB``..) and builds their signatures from the
-registry; it does not import jobs.py, which imports it (``from_spec``, ``launch``): the
-dependency runs one way, as the specs themselves travel by job name.
+This module builds those jobs' signatures from the registry by their names (names.py:
+``START_JOB``..); it does not import jobs.py, which imports it when one runs
+(``from_spec``, ``launch``): the dependency runs one way, as the specs themselves travel
+by job name.
 
 A workflow is sealed whole (docs/encrypted-jobs.md): when any of its jobs is encrypted
 (its own option, or its connection encrypts), every job of it is dispatched encrypted,
@@ -42,11 +43,7 @@ from queueing.dispatching.signature import Signature
 from queueing.entries import encryption
 from queueing.entries.options import JobOptions
 from queueing.errors import InvalidOption
-
-# The internal jobs (jobs.py registers them under these names when queueing is imported)
-START_JOB = "queueing.workflows.start"  # after a chain's jobs: a group or chord, and the rest
-CONTINUE_JOB = "queueing.workflows.continue"  # a group's then: the rest of the chain
-CHORD_CALLBACK_JOB = "queueing.workflows.chord_callback"  # a chord's then: its callback
+from queueing.workflows.names import CHORD_CALLBACK_JOB, CONTINUE_JOB, START_JOB
 
 
 def _internal(name: str, *args: Any, sealed: bool = False) -> Signature:

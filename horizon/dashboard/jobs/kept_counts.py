@@ -37,7 +37,6 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from django.core.signals import request_finished, request_started
 from django.db import connections
 
 from queueing.settings import namespace as namespaces
@@ -164,12 +163,14 @@ def _start(task: Callable[[], None]) -> None:
     threading.Thread(target=task, name="kept-counts", daemon=True).start()
 
 
-def _request_started(**_: object) -> None:
+def request_started_here(**_: object) -> None:
+    """A request starts (Django's request_started; horizon/apps.py connects it)."""
     _flush()  # a request that never finished here (ASGI moved it) loses nothing
     _local.pending = []
 
 
-def _request_finished(**_: object) -> None:
+def request_finished_here(**_: object) -> None:
+    """Its response is done (request_finished): the refreshes it asked for start."""
     _flush()
 
 
@@ -178,9 +179,3 @@ def _flush() -> None:
     _local.pending = None
     for task in pending:
         _start(task)
-
-
-def connect() -> None:
-    """Start the requests' refreshes when they are answered (called by horizon/apps.py)."""
-    request_started.connect(_request_started, dispatch_uid="horizon.kept_counts.started")
-    request_finished.connect(_request_finished, dispatch_uid="horizon.kept_counts.finished")

@@ -31,6 +31,18 @@ ASYNC_MAX_CONNECTIONS = 100  # per connection per event loop (redis.asyncio's ow
 # connections"), and a worker with --concurrency=N has up to N jobs (and their own Redis
 # calls, releases, recorders) on threads at once, plus its control loop and heartbeat.
 SYNC_MAX_CONNECTIONS = 1000
+# What each new connection says of its library (CLIENT SETINFO LIB-NAME / LIB-VER, as
+# redis-py sends by default), with the version redis-py already knows: left to itself,
+# redis-py 8 reads it from the installed packages' metadata at every new connection
+# (importlib.metadata.version, a few ms each; two before a worker's first job, issue 52).
+# A redis-py without DriverInfo (before 7) takes the same as lib_version.
+LIBRARY_OPTIONS = frozenset({"driver_info", "lib_name", "lib_version"})
+try:
+    from redis.driver_info import DriverInfo
+except ImportError:  # pragma: no cover  (an older redis-py)
+    _LIBRARY: dict[str, Any] = {"lib_version": redis.__version__}
+else:
+    _LIBRARY = {"driver_info": DriverInfo(lib_version=redis.__version__)}
 
 
 def redis_url(config: ConnectionConfig) -> str:
@@ -72,6 +84,8 @@ def client_options(config: ConnectionConfig, *, socket_timeout: float | None = N
                      "health_check_interval": 30}
     if not url.startswith("unix:"):
         options["socket_keepalive"] = True
+    if not LIBRARY_OPTIONS & config.options.keys():  # what the block says wins
+        options.update(_LIBRARY)
     options.update(config.options)
     return url, options
 

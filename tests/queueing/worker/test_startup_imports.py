@@ -21,6 +21,7 @@ NEVER = (
     "horizon.dashboard.jobs.facet_counts",
     "horizon.login.throttle",
     "horizon.prometheus",
+    "horizon.repositories.events",  # loaded with the first operator action's event
     "queueing.failover.driver",  # loaded with the first failover connection
     "cryptography.fernet",  # loaded with the first encrypted payload
     "django.core.management.commands.makemigrations",  # Django's 'commands' check
@@ -33,13 +34,16 @@ AFTER_FIRST_JOB = (
     "horizon.repositories.metrics",
     "horizon.repositories.snapshot_extras",
 )
+# Loaded with a job that reads its batch or sends a workflow's next step, or by a job
+# module that imports them (tests/testapp's do): the workflows' own jobs are registered
+# without them (queueing/workflows/jobs.py), and Job.batch reads through a reader that
+# imports the batch record with its first call (queueing/apps.py).
+BATCHES = ("queueing.batches.record", "queueing.batches.members", "queueing.batches.pending",
+           "queueing.workflows.canvas", "queueing.workflows.once")
 # Loaded by a worker only where a job module declares a schedule (tests/testapp's does;
 # the standalone site's do not): the schedules' check is the scheduler's (runworker
 # leaves it out), and it imports them when it runs.
 SCHEDULES = ("horizon.schedules", "horizon.schedules.cron", "horizon.schedules.definitions")
-# Of the dashboard, only what Horizon's app connects at start (a request's kept counts).
-DASHBOARD_AT_START = {"horizon.dashboard", "horizon.dashboard.jobs",
-                      "horizon.dashboard.jobs.kept_counts"}
 
 
 def first_job_sees(spawn_worker, **env) -> dict:
@@ -55,9 +59,9 @@ def test_a_worker_takes_its_first_job_without_the_site(spawn_worker):
     modules = set(seen["modules"])
     assert "queueing.worker.loop" in modules  # the list is the worker's
     assert [name for name in NEVER + AFTER_FIRST_JOB if name in modules] == []
-    # what the eager public API used to load for its effects, loaded by queueing's ready()
-    assert {"queueing.workflows.jobs", "queueing.batches.record"} <= modules
-    assert {m for m in modules if m.startswith("horizon.dashboard")} <= DASHBOARD_AT_START
+    # the workflows' own jobs, registered by queueing's ready(): every worker knows them
+    assert "queueing.workflows.jobs" in modules
+    assert [m for m in modules if m.startswith("horizon.dashboard")] == []  # nor its counts
     # the test settings' TASKS uses queueing.tasks.RedisBackend: its tasks are loaded
     assert "queueing.tasks.backend" in modules
     assert seen["gc_enabled"] and seen["frozen"] > 10_000
@@ -83,7 +87,8 @@ def test_a_worker_without_our_tasks_backend_loads_none_of_it(settings, tmp_path)
                if line.startswith("module ")}
     assert {"queueing.worker.loop", "queueing.workflows.jobs"} <= modules
     assert [m for m in modules if m.startswith("queueing.tasks")] == []
-    assert [name for name in NEVER + SCHEDULES if name in modules] == []
+    assert [name for name in NEVER + SCHEDULES + BATCHES if name in modules] == []
+    assert [m for m in modules if m.startswith("horizon.dashboard")] == []
 
 
 def collector_after_import(*argv: str) -> bool:
@@ -99,3 +104,36 @@ def test_only_a_worker_starts_with_the_collector_off():
     assert collector_after_import("runworker", "--queue=default") is False
     assert collector_after_import("horizon") is True
     assert collector_after_import("check") is True
+
+
+# A worker's Job.batch reads through queueing's ready() reader, which imports the batch
+# record with its first read; the record then reads through its own.
+READ_A_BATCH = """
+import sys, django
+django.setup()
+from queueing.entries import context
+from queueing.entries.shapes import Payload
+assert "queueing.batches.record" not in sys.modules
+job = Payload(uuid="u", job="j", display_name="j", args=[], kwargs={}, attempts=1,
+              deliveries=1, max_tries=None, max_exceptions=None, backoff=None,
+              timeout=None, retry_until=None, fail_on_timeout=False, pushed_at=None,
+              tags=[], chain=[], data={})
+token = context.enter(job)
+try:
+    print(context.current_batch())
+finally:
+    context.leave(token)
+from queueing.batches import record
+print(context._batch_reader is record.batch_of)
+"""
+
+
+def test_a_jobs_batch_is_read_with_the_batch_record_loaded_at_its_first_read(settings,
+                                                                             tmp_path):
+    env = subprocess_env(DJANGO_SETTINGS_MODULE="standalone.settings",
+                         QUEUE_REDIS_URL=settings.TEST_REDIS_URL, HORIZON_VAR_DIR=str(tmp_path),
+                         DJANGO_SECRET_KEY="startup-imports-" * 4)
+    done = subprocess.run([sys.executable, "-c", READ_A_BATCH], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.split() == ["None", "True"]
