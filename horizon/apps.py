@@ -36,8 +36,8 @@ class HorizonConfig(AppConfig):
 
         add_completion_recorder(monitor_recording.completion_calls)
         add_outcome_recorder(monitor_recording.outcome_calls)
-        add_dispatch_observer(monitor_recording.dispatched,
-                              asynchronous=monitor_recording.adispatched)
+        add_dispatch_observer(monitor_recording.dispatched,  # reads a payload's tags only
+                              asynchronous=monitor_recording.adispatched, tagged_only=True)
         login_receivers.connect()  # the throttle loads with the first login (receivers.py)
         lock_released.connect(audit.record_lock_release,
                               dispatch_uid="horizon.audit.lock_released")

@@ -15,6 +15,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from queueing.dispatching import plain
 from queueing.dispatching.celery_style import ApplyAsync
 from queueing.dispatching.dispatch import dispatch, link_spec, validate_signature
 from queueing.dispatching.registry import JobDefinition, register
@@ -59,7 +60,9 @@ class JobFunction:
         return signature_of(self.definition, args, kwargs, self.definition.options)
 
     def delay(self, *args: Any, **kwargs: Any) -> str | None:
-        return self.s(*args, **kwargs).delay()
+        definition = self.definition  # a plain dispatch makes no Signature (plain.py)
+        sent = plain.send(definition, definition.options, args, kwargs)
+        return sent if sent is not None else self.s(*args, **kwargs).delay()
 
     async def adelay(self, *args: Any, **kwargs: Any) -> str | None:
         """``delay`` for async code, without blocking the event loop (async_dispatch.py)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from queueing.dispatching import plain
 from queueing.dispatching.async_dispatch import adispatch
 from queueing.dispatching.dispatch import dispatch
 from queueing.dispatching.registry import JobDefinition, resolve
@@ -26,7 +27,8 @@ class Signature:
     def delay(self) -> str | None:
         """Dispatch now (or on commit); return the job's uuid (None: a unique job that
         was dropped because one with its id is queued or running)."""
-        return dispatch(self)
+        sent = plain.send(self.definition, self.options, self.args, self.kwargs)
+        return sent if sent is not None else dispatch(self)
 
     async def adelay(self) -> str | None:
         """``delay`` for async code: the push awaits ``redis.asyncio`` (async_dispatch.py)."""
@@ -50,7 +52,8 @@ class PendingDispatch:
         return signature_of(self.definition, args, kwargs, self.options)
 
     def delay(self, *args: Any, **kwargs: Any) -> str | None:
-        return self.s(*args, **kwargs).delay()
+        sent = plain.send(self.definition, self.options, args, kwargs)  # plain.py
+        return sent if sent is not None else self.s(*args, **kwargs).delay()
 
     async def adelay(self, *args: Any, **kwargs: Any) -> str | None:
         return await self.s(*args, **kwargs).adelay()

@@ -45,6 +45,14 @@ class RedisDriver(RedisReservations, RedisOperator):
         return self._sent(self.scripts.push, [k.ready, k.notify, k.index, k.sequence],
                           [payload])
 
+    def push_job(self, queue: str, payload: str, job_uuid: str) -> int:
+        """`push` of one job whose top-level uuid the caller knows (dispatch made it):
+        the same writes, with the index entry from `job_uuid` instead of a pattern match
+        in Lua (lua/push_one.lua: 7 against 10 µs of Redis time a job; issue 52)."""
+        k = self.keys(queue)
+        return self._sent(self.scripts.push_one, [k.ready, k.notify, k.index, k.sequence],
+                          [payload, job_uuid])
+
     def push_priority(self, queue: str, payload: str, priority: int) -> int:
         """A job of non-zero `priority` (its payload carries it: queueing/entries/
         priority.py) into its queue's priority set, FIFO within its priority

@@ -59,6 +59,9 @@ class PinnedConnection:
         self.client = client
         self._lock = threading.Lock()
         self._conn: Any = None
+        # The kept connection's own send and read: outside reach.bounded (which `call`
+        # leaves to the ordinary path) reach's guard only hands each call on to them.
+        self._direct: Any = None
         self._pid = 0
         self._heads: dict[tuple, bytes] = {}  # (sha, *keys, arguments) -> packed head
         # A Cluster client routes each call to a node: it has no one pool to keep from.
@@ -69,19 +72,20 @@ class PinnedConnection:
         """`script(keys=keys, args=args)`'s reply, sent on the kept connection when
         it is free (see the module docstring for when the ordinary path runs)."""
         if self._pid != os.getpid() and self._conn is not None:
-            self._forked()
+            self._forked()  # (one getpid a call: _take records this process's)
         if reach.limit() is not None or not self._usable or \
                 not self._lock.acquire(blocking=False):
             return script(keys=keys, args=args)
         try:
-            conn = self._conn
-            if conn is None or self._pid != os.getpid():
+            conn, direct = self._conn, self._direct
+            if conn is None:
                 conn = self._take()
                 if conn is None:
                     return script(keys=keys, args=args)
+                direct = self._direct
             try:
-                conn.send_packed_command(self._packed(conn, script.sha, keys, args))
-                reply = conn.read_response()
+                direct.send_packed_command(self._packed(conn, script.sha, keys, args))
+                reply = direct.read_response()
             except redis.exceptions.NoScriptError:
                 return script(keys=keys, args=args)
             except _RETRIED:
@@ -102,14 +106,19 @@ class PinnedConnection:
         """The EVALSHA as the connection's own packer writes it: the head (command,
         sha, keys) packed once per script and keys, each argument appended; an argument
         that is not text (a delayed job's time) goes through the packer whole."""
-        if not all(type(arg) is str for arg in args):
-            return conn._command_packer.pack("EVALSHA", sha, len(keys), *keys, *args)
+        for arg in args:
+            if type(arg) is not str:
+                return conn._command_packer.pack("EVALSHA", sha, len(keys), *keys, *args)
         found = self._heads.get((sha, *keys, len(args)))
         if found is None:
             found = self._head(conn, sha, keys, len(args))
-        encode = conn.encoder.encode
-        return [b"".join([found, *(b"$%d\r\n%s\r\n" % (len(data), data)
-                                   for data in map(encode, args))])]
+        encoder = conn.encoder  # a str's bytes, as its encode() writes them
+        encoding, errors = encoder.encoding, encoder.encoding_errors
+        parts = [found]
+        for arg in args:
+            data = arg.encode(encoding, errors)
+            parts.append(b"$%d\r\n%s\r\n" % (len(data), data))
+        return [b"".join(parts)]
 
     def _head(self, conn: Any, sha: str, keys: list, count: int) -> bytes:
         packed = b"".join(conn._command_packer.pack("EVALSHA", sha, len(keys), *keys))
@@ -123,7 +132,7 @@ class PinnedConnection:
     def _forked(self) -> None:
         """In a forked child: the parent's connection and lock are left behind (a lock
         another thread held at the fork would stay held here)."""
-        self._conn, self._lock = None, threading.Lock()
+        self._conn, self._direct, self._lock = None, None, threading.Lock()
 
     def _take(self) -> Any:
         """A connection of this process's own (None: keep the ordinary path)."""
@@ -131,6 +140,7 @@ class PinnedConnection:
         if _telemetry_on():
             self._usable = False
             return None
-        self._conn = self.client.connection_pool.get_connection()
+        conn = self._conn = self.client.connection_pool.get_connection()
+        self._direct = super(reach.Guard, conn) if isinstance(conn, reach.Guard) else conn
         self._pid = os.getpid()
-        return self._conn
+        return conn

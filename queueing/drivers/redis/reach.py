@@ -163,7 +163,7 @@ def _guarded(conn: Any, call: Callable[[], Any], *, answer: bool = False) -> Any
     return result
 
 
-class _Guard:
+class Guard:
     """Mixed into a client's connection class (see `guard`)."""
 
     reach_name = ""
@@ -178,13 +178,13 @@ class _Guard:
     def send_packed_command(self, command: Any, check_health: bool = True) -> Any:
         if _limit.get() is None:
             return super().send_packed_command(command, check_health)  # type: ignore[misc]
-        return _guarded(self, lambda: super(_Guard, self).send_packed_command(  # type: ignore[misc]
+        return _guarded(self, lambda: super(Guard, self).send_packed_command(  # type: ignore[misc]
             command, check_health))
 
     def read_response(self, *args: Any, **kwargs: Any) -> Any:
         if _limit.get() is None:
             return super().read_response(*args, **kwargs)  # type: ignore[misc]
-        return _guarded(self, lambda: super(_Guard, self).read_response(  # type: ignore[misc]
+        return _guarded(self, lambda: super(Guard, self).read_response(  # type: ignore[misc]
             *args, **kwargs), answer=True)
 
 
@@ -195,12 +195,12 @@ def guard(client: Any, name: str) -> Any:
     """Have `client`'s connections of connection `name` keep ``bounded``; `client`."""
     pool = getattr(client, "connection_pool", None)
     base = getattr(pool, "connection_class", None)
-    if pool is None or base is None or issubclass(base, _Guard):
+    if pool is None or base is None or issubclass(base, Guard):
         return client
     with _lock:
         made = _classes.get((base, name))
         if made is None:
-            made = _classes[(base, name)] = type(f"Guarded{base.__name__}", (_Guard, base),
+            made = _classes[(base, name)] = type(f"Guarded{base.__name__}", (Guard, base),
                                                  {"reach_name": name})
     pool.connection_class = made
     return client

@@ -24,7 +24,7 @@ _bound: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], Script]] = \
     weakref.WeakKeyDictionary()
 
 SCRIPT_NAMES = (
-    "push", "later", "pop", "release", "delete", "size", "clear",
+    "push", "push_one", "later", "pop", "release", "delete", "size", "clear",
     "forget_pending", "promote_delayed", "renew", "unreserve", "push_priority",
     "pending", "locate", "batch", "uuid_prefix", "note_late",
 )
@@ -59,6 +59,7 @@ class Scripts:
     """One registered Script per Lua file, as attributes: ``scripts.pop(keys, args)``."""
 
     push: Script
+    push_one: Script
     later: Script
     pop: Script
     release: Script
