@@ -58,6 +58,9 @@ class DriverKind:
     * ``priorities``: the store keeps a priority inside a queue (``redis``: the priority
       sets, lua/push_priority.lua), so a dispatch may carry one (Celery's
       ``apply_async(priority=)``); the others that keep jobs refuse it at dispatch.
+    * ``indexed_push``: a plain dispatch hands the push the job's uuid, which it made
+      (``IndexedPush.push_job``; ``redis``: the uuid index takes it without a pattern
+      match in Lua, lua/push_one.lua); the others are handed the payload alone.
     * ``routes``: a dispatch-only connection that hands each job to other connections
       (``failover``, a ``Router``: ``connections.router``): workers, commands and the
       dashboard read those, never it.
@@ -74,6 +77,7 @@ class DriverKind:
     transactional: bool = False
     redis: bool = False
     priorities: bool = False
+    indexed_push: bool = False
     routes: bool = False
     store: str = "the store"
 
@@ -91,7 +95,8 @@ class DriverKind:
 
 KINDS: dict[str, DriverKind] = {kind.name: kind for kind in (
     DriverKind("redis", "queueing.drivers.redis.driver.RedisDriver", keeps_jobs=True,
-               batches=True, async_client=True, redis=True, priorities=True, store="Redis"),
+               batches=True, async_client=True, redis=True, priorities=True, indexed_push=True,
+               store="Redis"),
     DriverKind("database", "queueing.drivers.database.driver.DatabaseDriver",
                keeps_jobs=True, batches=True, transactional=True, store="the database"),
     DriverKind("failover", "", keeps_jobs=True, routes=True,

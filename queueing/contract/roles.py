@@ -163,6 +163,14 @@ class PrioritySets(Protocol):
         FIFO within one priority)."""
 
 
+class IndexedPush(Protocol):
+    """What a driver whose kind says ``indexed_push`` (registry.py) adds to
+    DispatchTarget: a ready push handed the job's uuid, which dispatch made."""
+
+    def push_job(self, queue: str, payload: str, job_uuid: str) -> int | None:
+        """``push`` of a payload whose top-level uuid is `job_uuid`."""
+
+
 class Reservations(Protocol):
     """The reservation cycle: what a worker does with a store. Every method may raise the
     driver's connection errors (its ``transient_errors``); callers treat them as "try

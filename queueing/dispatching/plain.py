@@ -25,13 +25,14 @@ import json
 import time
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from django.db import DEFAULT_DB_ALIAS, transaction
 from django.db import connections as db_connections
 
 from queueing import connections
 from queueing.contract.registry import kind_of
+from queueing.contract.roles import IndexedPush
 from queueing.dispatching import observers
 from queueing.dispatching.call_checks import CallShape, call_shape, check_call, check_discovered
 from queueing.dispatching.dispatch import unreachable
@@ -70,6 +71,7 @@ class Plan:
     limit: int = 0  # QUEUE['max_payload_bytes'] (0: none)
     tagged: bool = False  # carries tags (an observer that reads tagged payloads sees it)
     after_commit: bool = False
+    indexed: bool = False  # the driver's kind takes the uuid with the push (indexed_push)
 
     def text(self, job_uuid: str, now: float, headers: dict, args: tuple,
              kwargs: dict) -> str:
@@ -121,20 +123,20 @@ def send(definition: JobDefinition, options: JobOptions, args: tuple,
         observers.seen(plan.connection, plan.queue,
                        plan.payload(job_uuid, now, headers, args, kwargs))
     if plan.after_commit and db_connections[DEFAULT_DB_ALIAS].in_atomic_block:
-        transaction.on_commit(partial(push, plan.connection, plan.queue, text, job_uuid))
+        transaction.on_commit(partial(push, plan.connection, plan.queue, text, job_uuid,
+                                      plan.indexed))
     else:
-        push(plan.connection, plan.queue, text, job_uuid)
+        push(plan.connection, plan.queue, text, job_uuid, plan.indexed)
     return job_uuid
 
 
-def push(connection: str, queue: str, text: str, job_uuid: str) -> None:
+def push(connection: str, queue: str, text: str, job_uuid: str, indexed: bool) -> None:
     """dispatch.py's ``_send`` of a job that is ready now, handing the driver the uuid
-    when it takes one (the Redis driver's ``push_job``)."""
+    when its kind says it takes one (`indexed`: registry's ``indexed_push``)."""
     driver = connections.driver(connection)
     try:
-        push_job = getattr(driver, "push_job", None)
-        if push_job is not None:
-            push_job(queue, text, job_uuid)
+        if indexed:
+            cast(IndexedPush, driver).push_job(queue, text, job_uuid)
         else:
             driver.push(queue, text)
     except StoreUnavailable:
@@ -195,7 +197,8 @@ def make(definition: JobDefinition, options: JobOptions) -> Plan:
         conn = settings.connection(options.connection)
         queue = conn.check_queue(options.queue or conn.queue)
         check_discovered(definition, conn.driver)
-        if kind_of(conn).transactional or encryption.wanted(options.encrypted, conn.name):
+        kind = kind_of(conn)
+        if kind.transactional or encryption.wanted(options.encrypted, conn.name):
             return unusable
     except Exception:  # refused: the ordinary path raises it, with its message
         return unusable
@@ -203,7 +206,7 @@ def make(definition: JobDefinition, options: JobOptions) -> Plan:
     plan = Plan(definition, options, settings, usable=True, connection=conn.name,
                 queue=queue, pieces=_pieces(definition, options, conn.name, queue),
                 shape=call_shape(definition), limit=max_payload_bytes() or 0,
-                tagged=bool(options.tags),
+                tagged=bool(options.tags), indexed=kind.indexed_push,
                 after_commit=bool(settings.after_commit if after_commit is None
                                   else after_commit))
     if len(plan.pieces) != len(SLOTS) + 1 or not _same_as_ordinary(plan):
