@@ -89,8 +89,12 @@ def test_workers_sigkilled_at_random_still_count_every_member_once(spawn_worker)
         victim.send(signal.SIGKILL)  # only the worker: its sidecar settles its table
         live.append(spawn_worker("--queue=default", "--quiet", "--concurrency=4", env=env))
     try:
+        # Both callbacks, not the first to end: a kill can land on the worker that just
+        # popped one of them, which then comes back with its lease (retry_after above),
+        # seconds after the other has run.
         done = wait_until(lambda: (b := Batch.find(found.id)).finished and ends("finally")
-                          and b, timeout=90, message="the batch to finish")
+                          and ends("then") and b, timeout=90,
+                          message="the batch to finish and both callbacks to run")
     except AssertionError:
         sizes = redis_driver("redis").sizes("default")
         outputs = "\n".join(w.output()[-3000:] for w in live)
