@@ -33,6 +33,22 @@ def _bind(listener: socket.socket, port: int) -> None:
             time.sleep(0.05)
 
 
+def _readable(sockets: list[socket.socket], timeout: float) -> list[socket.socket]:
+    """The sockets with something to read (or hung up) within `timeout` seconds. poll,
+    not select: select refuses a descriptor numbered 1024 or more, which a test process
+    that has opened many sockets hands out (the proxy's thread died of it, and its
+    client timed out, in a Django 6 leg). A closed socket is an OSError, as elsewhere."""
+    poller = select.poll()
+    by_number = {}
+    for sock in sockets:
+        number = sock.fileno()
+        if number < 0:
+            raise OSError(errno.EBADF, "socket closed")
+        poller.register(number, select.POLLIN)
+        by_number[number] = sock
+    return [by_number[number] for number, _ in poller.poll(timeout * 1000)]
+
+
 def _port_outside_the_ephemeral_range() -> int:
     """A port below the range the kernel hands out to outgoing connections, free now."""
     try:
@@ -118,7 +134,7 @@ class TcpProxy:
     def _accept(self) -> None:
         while not self._closed.is_set():
             try:
-                ready, _, _ = select.select([self.listener], [], [], 0.1)
+                ready = _readable([self.listener], 0.1)
                 if not ready:
                     continue
                 client, _ = self.listener.accept()
@@ -149,7 +165,7 @@ class TcpProxy:
                 if not self._running.is_set():  # frozen: read nothing, write nothing
                     self._running.wait(0.1)
                     continue
-                ready, _, _ = select.select(list(peers), [], [], 0.1)
+                ready = _readable(list(peers), 0.1)
                 for source in ready:
                     if not self._running.is_set():
                         break
