@@ -22,7 +22,7 @@ from django.db import connections as db_connections
 
 from queueing import connections
 from queueing.contract.registry import kind_of
-from queueing.contract.roles import PrioritySets
+from queueing.contract.roles import IndexedPush, PrioritySets
 from queueing.dispatching import observers
 from queueing.dispatching.call_checks import check_call, check_discovered
 from queueing.dispatching.registry import JobDefinition
@@ -225,22 +225,28 @@ def unreachable(connection: str, exc: Exception) -> StoreUnavailable:
 
 
 def _send(connection: str, queue: str, text: str, available_at: float | None,
-          priority: int = 0) -> None:
+          priority: int = 0, indexed_uuid: str | None = None) -> None:
     """Push, or keep delayed (the payload carries a priority back to its set when due);
     a non-zero `priority` goes to the queue's priority set (`priority_on` let only a
-    driver with ``push_priority`` keep one)."""
+    driver with ``push_priority`` keep one). `indexed_uuid`: the job's uuid, handed to
+    the push of a driver whose kind says ``indexed_push`` (plain.py decides)."""
     driver = connections.driver(connection)
     try:  # `reaching`, spelt out: a context manager cost every .delay() ~2 µs
         if available_at is not None and available_at > time.time():
             driver.later(queue, text, available_at)
         elif priority:
             cast(PrioritySets, driver).push_priority(queue, text, priority)
+        elif indexed_uuid is not None:
+            cast(IndexedPush, driver).push_job(queue, text, indexed_uuid)
         else:
             driver.push(queue, text)
     except StoreUnavailable:
         raise
     except TRANSIENT_ERRORS as exc:
         raise unreachable(connection, exc) from exc
+
+
+send_ready = partial(_send, available_at=None, priority=0)  # a job ready now (plain.py)
 
 
 def dispatch_many(signatures: Sequence[Dispatchable]) -> list[str | None]:

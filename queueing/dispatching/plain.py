@@ -25,24 +25,20 @@ import json
 import time
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, cast
+from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, transaction
 from django.db import connections as db_connections
 
-from queueing import connections
 from queueing.contract.registry import kind_of
-from queueing.contract.roles import IndexedPush
 from queueing.dispatching import observers
 from queueing.dispatching.call_checks import CallShape, call_shape, check_call, check_discovered
-from queueing.dispatching.dispatch import unreachable
+from queueing.dispatching.dispatch import send_ready
 from queueing.dispatching.registry import JobDefinition
-from queueing.drivers.state_store import TRANSIENT_ERRORS
 from queueing.entries import encryption
 from queueing.entries import payload as payload_lib
 from queueing.entries.limits import check_size, max_payload_bytes
 from queueing.entries.options import JobOptions
-from queueing.errors import StoreUnavailable
 from queueing.observability import tracing
 from queueing.settings.config import QueueSettings, queue_settings
 
@@ -123,26 +119,12 @@ def send(definition: JobDefinition, options: JobOptions, args: tuple,
         observers.seen(plan.connection, plan.queue,
                        plan.payload(job_uuid, now, headers, args, kwargs))
     if plan.after_commit and db_connections[DEFAULT_DB_ALIAS].in_atomic_block:
-        transaction.on_commit(partial(push, plan.connection, plan.queue, text, job_uuid,
-                                      plan.indexed))
+        transaction.on_commit(partial(send_ready, plan.connection, plan.queue, text,
+                                      indexed_uuid=job_uuid if plan.indexed else None))
     else:
-        push(plan.connection, plan.queue, text, job_uuid, plan.indexed)
+        send_ready(plan.connection, plan.queue, text,
+                   indexed_uuid=job_uuid if plan.indexed else None)
     return job_uuid
-
-
-def push(connection: str, queue: str, text: str, job_uuid: str, indexed: bool) -> None:
-    """dispatch.py's ``_send`` of a job that is ready now, handing the driver the uuid
-    when its kind says it takes one (`indexed`: registry's ``indexed_push``)."""
-    driver = connections.driver(connection)
-    try:
-        if indexed:
-            cast(IndexedPush, driver).push_job(queue, text, job_uuid)
-        else:
-            driver.push(queue, text)
-    except StoreUnavailable:
-        raise
-    except TRANSIENT_ERRORS as exc:
-        raise unreachable(connection, exc) from exc
 
 
 def _scalar(value: Any) -> str:
