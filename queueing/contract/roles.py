@@ -153,24 +153,6 @@ class DispatchTarget(Protocol):
         use the first connection that has one: queueing/middleware/store.py)."""
 
 
-class PrioritySets(Protocol):
-    """What a driver whose kind says ``priorities`` (registry.py) adds to DispatchTarget:
-    dispatch pushes a job of non-zero priority with it (delayed ones go through ``later``,
-    their payload carrying the priority)."""
-
-    def push_priority(self, queue: str, payload: str, priority: int) -> int | None:
-        """Make `payload` ready on `queue` at `priority` (-100..100, not 0; higher first,
-        FIFO within one priority)."""
-
-
-class IndexedPush(Protocol):
-    """What a driver whose kind says ``indexed_push`` (registry.py) adds to
-    DispatchTarget: a ready push handed the job's uuid, which dispatch made."""
-
-    def push_job(self, queue: str, payload: str, job_uuid: str) -> int | None:
-        """``push`` of a payload whose top-level uuid is `job_uuid`."""
-
-
 class Reservations(Protocol):
     """The reservation cycle: what a worker does with a store. Every method may raise the
     driver's connection errors (its ``transient_errors``); callers treat them as "try

@@ -21,8 +21,8 @@ from django.db import DEFAULT_DB_ALIAS, transaction
 from django.db import connections as db_connections
 
 from queueing import connections
+from queueing.contract.pushes import IndexedPush, PrioritySets
 from queueing.contract.registry import kind_of
-from queueing.contract.roles import IndexedPush, PrioritySets
 from queueing.dispatching import observers
 from queueing.dispatching.call_checks import check_call, check_discovered
 from queueing.dispatching.registry import JobDefinition

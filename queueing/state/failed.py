@@ -20,8 +20,9 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from queueing import connections
+from queueing.contract.pushes import PrioritySets
 from queueing.contract.registry import kind_of
-from queueing.contract.roles import PrioritySets, QueueDriver
+from queueing.contract.roles import QueueDriver
 from queueing.dispatching.unique import UniqueJobQueued
 from queueing.dispatching.unique import retake as retake_unique_lock
 from queueing.entries import batch_tag
