@@ -21,8 +21,8 @@
   and the sidecar's reader (the ledger writes it).
 * ``execution.py``: the call: the job's code inside its context (also used inline by the
   sync driver), wrapped by the executor's interrupts (SIGALRM in the main thread, or a
-  slot thread's), raised only where they land in the job's code; ``coroutines.py``: an
-  ``async def`` job's coroutine run from sync code.
+  slot thread's), raised only where they land in the job's code (``landing.py`` says
+  where that is); ``coroutines.py``: an ``async def`` job's coroutine run from sync code.
 * ``sidecar.py``: the forked watcher that renews leases, fences, and kills a hung job
   (``deadline.py``: its store calls' deadline; ``fork_child.py``: what the child sheds;
   ``sched_time.py``: a grace counted in time the worker could run; ``settling.py``:

@@ -15,19 +15,7 @@ raised inside the running job: in a slot thread with ``PyThreadState_SetAsyncExc
 lands at the thread's next bytecode), in the main thread by SIGALRM's handler, or, for a
 thread waiting on an async job's coroutine, by cancelling that coroutine's task
 (``coroutines.interrupt_awaiting``). An exception that lands in the wrong place does
-harm that outlives the job:
-
-* inside an import, it can leave importlib's module lock held, and every other thread
-  that imports that module blocks for good;
-* inside ``threading`` or ``logging`` code, it can leave a lock acquired and never
-  released;
-* inside the worker's own code (this package: settling, tracing, job controls), it
-  breaks the bookkeeping that settles the job;
-* inside Django's database layer or a database driver (``django.db``, psycopg, sqlite3,
-  MySQLdb...), it can leave a transaction's bookkeeping half done: SQLite's write lock
-  held until the process dies, a connection marked inside an atomic block for good
-  ("Cannot open a new connection in an atomic block" for every later job of the
-  thread); inside asgiref, a sync_to_async hand-over half made.
+harm that outlives the job (landing.py names where).
 
 So an interrupt is only raised where the frame it would land in is the job's own
 (``landing_is_safe``); elsewhere it waits and is tried again on the watcher's next look
@@ -39,8 +27,6 @@ raise and the raise withdrawn when the thread moved into unsafe code meanwhile.
 from __future__ import annotations
 
 import dataclasses
-import functools
-import importlib.util
 import logging
 import os
 import signal
@@ -66,6 +52,7 @@ from queueing.worker import model_args
 from queueing.worker.body_marks import BodyMark
 from queueing.worker.coroutines import finish, interrupt_awaiting
 from queueing.worker.job_errors import JobCancelled
+from queueing.worker.landing import landing_is_safe, unsafe_modules
 from queueing.worker.outcome import Prepared
 from queueing.worker.process_control import TimeoutInterrupt
 from queueing.worker.stopping import StopInterrupt
@@ -174,59 +161,6 @@ def run_inline(text: str) -> Any:
 # -- where an interrupt may land -------------------------------------------------------------------
 ALARM_RETRY = 0.05  # seconds before an alarm that could not land safely rings again
 
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # queueing/
-_STDLIB = os.path.dirname(threading.__file__)
-# Packages whose frames are no landing place, found without importing them.
-NOT_LANDING_PACKAGES = ("django.db", "asgiref", "psycopg", "psycopg2", "psycopg_pool",
-                        "MySQLdb", "pymysql", "oracledb", "cx_Oracle")
-
-
-def _package_dirs(names: tuple[str, ...]) -> tuple[str, ...]:
-    found: list[str] = []
-    for name in names:
-        try:
-            spec = importlib.util.find_spec(name)
-        except (ImportError, ValueError):
-            continue
-        if spec is None:
-            continue
-        if spec.submodule_search_locations:
-            found.extend(os.path.join(p, "") for p in spec.submodule_search_locations)
-        elif spec.origin:
-            found.append(spec.origin)
-    return tuple(found)
-
-
-@functools.cache
-def _unsafe_modules() -> tuple[str, ...]:
-    """Where an interrupt never lands: found once, when an executor makes its interrupt
-    strategy (not at import, which the sync driver's ``run_inline`` makes in every
-    process that loads the app), so no look from a signal handler has to find them."""
-    return (os.path.join(_PACKAGE, ""),
-            os.path.join(_STDLIB, "threading.py"),
-            os.path.join(_STDLIB, "logging", ""),
-            os.path.join(_STDLIB, "importlib", ""),
-            os.path.join(_STDLIB, "sqlite3", ""),
-            *_package_dirs(NOT_LANDING_PACKAGES))
-
-
-def landing_is_safe(frame: FrameType | None) -> bool:
-    """Whether an exception raised at `frame` (the innermost frame of the thread) lands
-    in the job's own code: no import under way anywhere on the stack, and the innermost
-    frame not in threading, logging, importlib, this package, Django's database layer, a
-    database driver or asgiref."""
-    if frame is None:
-        return True  # a thread in C with no Python frame: it lands when it returns
-    innermost = frame.f_code.co_filename
-    if innermost.startswith(_unsafe_modules()):
-        return False
-    while frame is not None:
-        if frame.f_code.co_filename.startswith("<frozen importlib"):
-            return False
-        frame = frame.f_back
-    return True
-
-
 class Interrupts(Protocol):
     """How an executor stops a running job from outside its code: the main thread's
     SIGALRM (``AlarmInterrupts``) or an exception raised into a slot thread
@@ -254,7 +188,7 @@ class ThreadInterrupts:
     that job's code and nothing else."""
 
     def __init__(self) -> None:
-        _unsafe_modules()
+        unsafe_modules()
         self._lock = threading.Lock()
         self._running: dict[int, str] = {}  # thread id -> token of the job it runs
         self._sent: dict[str, type[BaseException]] = {}  # token -> interrupt sent
@@ -321,7 +255,7 @@ class AlarmInterrupts:
     a job even in a blocking call such as time.sleep. ``on_alarm`` is the handler."""
 
     def __init__(self) -> None:
-        _unsafe_modules()
+        unsafe_modules()
         self.in_job = False
         self.current: Payload | None = None  # the running job
         self.pending_cancel: JobCancelled | None = None

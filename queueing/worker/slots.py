@@ -145,7 +145,7 @@ class SlotPool:
                 if entry.is_async and entry.task is not None and self._loop is not None:
                     self._loop.call_soon_threadsafe(entry.task.cancel)
             if not entry.is_async and not self.guard.sent(token):
-                # Tried again on every look until it lands safely (see execution.py).
+                # Tried again on every look until it lands safely (see landing.py).
                 if entry.cancel is not None:
                     self.guard.interrupt(token, JobCancelled, entry.cancel)
                 elif entry.stopping:

@@ -1,5 +1,5 @@
 """Issue 53: an interrupt lands only in the job's own code, never in Django's database
-layer, a database driver or asgiref (queueing/worker/execution.py), and a slot's
+layer, a database driver or asgiref (queueing/worker/landing.py), and a slot's
 connections are checked after any interrupt.
 
 Real `runworker --concurrency=4` on the suite's SQLite store: four jobs that live inside
@@ -16,7 +16,7 @@ import pytest
 from django.conf import settings
 
 from queueing.models import FailedJob
-from queueing.worker.execution import landing_is_safe
+from queueing.worker.landing import landing_is_safe
 from tests.conftest import WORKER_DATABASES
 from tests.testapp import jobs
 from tests.workers import wait_until

@@ -25,7 +25,7 @@ from tests.workers import wait_until
 def test_an_import_under_way_is_no_place_for_an_interrupt():
     """A thread importing a module (its body runs under importlib's module lock) is not
     a safe landing; the same thread sleeping in its own code is."""
-    from queueing.worker import execution
+    from queueing.worker import landing
 
     module = "tests.testapp.slow_import"
     importlib.import_module(module)
@@ -50,7 +50,7 @@ def test_an_import_under_way_is_no_place_for_an_interrupt():
             in_import = in_import or walk.f_code.co_filename.startswith("<frozen importlib")
             walk = walk.f_back
         if frame is not None and in_import:
-            verdicts.append(execution.landing_is_safe(frame))
+            verdicts.append(landing.landing_is_safe(frame))
         time.sleep(0.001)
     thread.join()
     assert verdicts and not any(verdicts)
@@ -64,7 +64,7 @@ def test_an_import_under_way_is_no_place_for_an_interrupt():
     sleeper.start()
     started.wait()
     time.sleep(0.05)
-    seen["sleeping"] = execution.landing_is_safe(sys._current_frames()[sleeper.ident or 0])
+    seen["sleeping"] = landing.landing_is_safe(sys._current_frames()[sleeper.ident or 0])
     sleeper.join()
     assert seen["sleeping"] is True
 
