@@ -108,20 +108,29 @@ def run_command(*args, timeout=60.0) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=timeout)
 
 
+def ended_once_spans(labels: list[str]) -> tuple[list[tuple[float, float]], float]:
+    """Each labelled job ended exactly once: their (start, end) spans and how long all took."""
+    assert_each_ended_once(labels)
+    spans = list(intervals().values())
+    return spans, max(e for _, e in spans) - min(s for s, _ in spans)
+
+
+def assert_one_process_and_nothing_left(rclient) -> None:
+    assert len({m["pid"] for m in jobs.marks("end")}) == 1  # one process ran them all
+    assert queue_is_empty(rclient) and FailedJob.objects.count() == 0
+
+
 # -- 1. they really overlap --------------------------------------------------------------------
 def test_32_sync_jobs_of_1s_overlap_on_8_threads_and_never_exceed_8(spawn_worker, rclient):
     labels = [f"s{i}" for i in range(32)]
     dispatch_many([jobs.sleep_mark.s(1.0, label) for label in labels])
     worker = spawn_worker("--concurrency=8", "--stop-when-empty", "--quiet")
     assert worker.wait(60) == 0, worker.output()
-    assert_each_ended_once(labels)
-    spans = list(intervals().values())
-    took = max(e for _, e in spans) - min(s for s, _ in spans)
+    spans, took = ended_once_spans(labels)
     assert took < 16, f"32 x 1 s on 8 slots took {took:.1f} s (one at a time: 32 s)"
     assert 2 <= most_at_once(spans) <= 8
     assert len({m["thread"] for m in jobs.marks("end")}) > 1
-    assert len({m["pid"] for m in jobs.marks("end")}) == 1  # one process
-    assert queue_is_empty(rclient) and FailedJob.objects.count() == 0
+    assert_one_process_and_nothing_left(rclient)
 
 
 def test_100_async_jobs_awaiting_1s_run_at_once_with_concurrency_100(spawn_worker, rclient):
@@ -129,13 +138,10 @@ def test_100_async_jobs_awaiting_1s_run_at_once_with_concurrency_100(spawn_worke
     dispatch_many([jobs.async_sleep_mark.s(1.0, label) for label in labels])
     worker = spawn_worker("--concurrency=100", "--stop-when-empty", "--quiet")
     assert worker.wait(90) == 0, worker.output()
-    assert_each_ended_once(labels)
-    spans = list(intervals().values())
-    took = max(e for _, e in spans) - min(s for s, _ in spans)
+    spans, took = ended_once_spans(labels)
     assert took < 15, f"100 x 1 s awaits on 100 slots took {took:.1f} s (one at a time: 100 s)"
     assert most_at_once(spans) >= 10
-    assert len({m["pid"] for m in jobs.marks("end")}) == 1
-    assert queue_is_empty(rclient) and FailedJob.objects.count() == 0
+    assert_one_process_and_nothing_left(rclient)
 
 
 def test_120_sync_jobs_each_holding_a_redis_connection_all_run_at_once(spawn_worker, rclient):

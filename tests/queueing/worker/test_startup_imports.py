@@ -76,14 +76,20 @@ runpy.run_path("manage.py", run_name="__main__")
 """
 
 
-def test_a_worker_without_our_tasks_backend_loads_none_of_it(settings, tmp_path):
+def run_on_standalone_settings(code: str, settings, tmp_path) -> str:
+    """Run `code` in a fresh process on the standalone site's settings; its stdout."""
     env = subprocess_env(DJANGO_SETTINGS_MODULE="standalone.settings",
                          QUEUE_REDIS_URL=settings.TEST_REDIS_URL, HORIZON_VAR_DIR=str(tmp_path),
                          DJANGO_SECRET_KEY="startup-imports-" * 4)
-    done = subprocess.run([sys.executable, "-c", LIST_MODULES_AT_EXIT], cwd=ROOT, env=env,
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
-    modules = {line[len("module "):] for line in done.stdout.splitlines()
+    return done.stdout
+
+
+def test_a_worker_without_our_tasks_backend_loads_none_of_it(settings, tmp_path):
+    stdout = run_on_standalone_settings(LIST_MODULES_AT_EXIT, settings, tmp_path)
+    modules = {line[len("module "):] for line in stdout.splitlines()
                if line.startswith("module ")}
     assert {"queueing.worker.loop", "queueing.workflows.jobs"} <= modules
     assert [m for m in modules if m.startswith("queueing.tasks")] == []
@@ -130,10 +136,5 @@ print(context._batch_reader is record.batch_of)
 
 def test_a_jobs_batch_is_read_with_the_batch_record_loaded_at_its_first_read(settings,
                                                                              tmp_path):
-    env = subprocess_env(DJANGO_SETTINGS_MODULE="standalone.settings",
-                         QUEUE_REDIS_URL=settings.TEST_REDIS_URL, HORIZON_VAR_DIR=str(tmp_path),
-                         DJANGO_SECRET_KEY="startup-imports-" * 4)
-    done = subprocess.run([sys.executable, "-c", READ_A_BATCH], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.split() == ["None", "True"]
+    stdout = run_on_standalone_settings(READ_A_BATCH, settings, tmp_path)
+    assert stdout.split() == ["None", "True"]
