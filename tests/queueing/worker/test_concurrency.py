@@ -108,8 +108,14 @@ def run_command(*args, timeout=60.0) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=timeout)
 
 
-def ended_once_spans(labels: list[str]) -> tuple[list[tuple[float, float]], float]:
-    """Each labelled job ended exactly once: their (start, end) spans and how long all took."""
+def run_marked_jobs(spawn_worker, job, prefix: str, count: int, *, concurrency: int,
+                    wait: float) -> tuple[list[tuple[float, float]], float]:
+    """`count` jobs of 1 s each run by one worker of `concurrency` slots until the queue is
+    empty; each ended exactly once. Their (start, end) spans and how long all took."""
+    labels = [f"{prefix}{i}" for i in range(count)]
+    dispatch_many([job.s(1.0, label) for label in labels])
+    worker = spawn_worker(f"--concurrency={concurrency}", "--stop-when-empty", "--quiet")
+    assert worker.wait(wait) == 0, worker.output()
     assert_each_ended_once(labels)
     spans = list(intervals().values())
     return spans, max(e for _, e in spans) - min(s for s, _ in spans)
@@ -122,11 +128,7 @@ def assert_one_process_and_nothing_left(rclient) -> None:
 
 # -- 1. they really overlap --------------------------------------------------------------------
 def test_32_sync_jobs_of_1s_overlap_on_8_threads_and_never_exceed_8(spawn_worker, rclient):
-    labels = [f"s{i}" for i in range(32)]
-    dispatch_many([jobs.sleep_mark.s(1.0, label) for label in labels])
-    worker = spawn_worker("--concurrency=8", "--stop-when-empty", "--quiet")
-    assert worker.wait(60) == 0, worker.output()
-    spans, took = ended_once_spans(labels)
+    spans, took = run_marked_jobs(spawn_worker, jobs.sleep_mark, "s", 32, concurrency=8, wait=60)
     assert took < 16, f"32 x 1 s on 8 slots took {took:.1f} s (one at a time: 32 s)"
     assert 2 <= most_at_once(spans) <= 8
     assert len({m["thread"] for m in jobs.marks("end")}) > 1
@@ -134,11 +136,8 @@ def test_32_sync_jobs_of_1s_overlap_on_8_threads_and_never_exceed_8(spawn_worker
 
 
 def test_100_async_jobs_awaiting_1s_run_at_once_with_concurrency_100(spawn_worker, rclient):
-    labels = [f"a{i}" for i in range(100)]
-    dispatch_many([jobs.async_sleep_mark.s(1.0, label) for label in labels])
-    worker = spawn_worker("--concurrency=100", "--stop-when-empty", "--quiet")
-    assert worker.wait(90) == 0, worker.output()
-    spans, took = ended_once_spans(labels)
+    spans, took = run_marked_jobs(spawn_worker, jobs.async_sleep_mark, "a", 100,
+                                  concurrency=100, wait=90)
     assert took < 15, f"100 x 1 s awaits on 100 slots took {took:.1f} s (one at a time: 100 s)"
     assert most_at_once(spans) >= 10
     assert_one_process_and_nothing_left(rclient)
