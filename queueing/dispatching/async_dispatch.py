@@ -40,7 +40,7 @@ from django.db import transaction
 
 from queueing import connections
 from queueing.contract.registry import kind_of
-from queueing.dispatching import observers
+from queueing.dispatching import observers, plain
 from queueing.dispatching.dispatch import (
     BatchPlan,
     Dispatchable,
@@ -54,7 +54,29 @@ from queueing.dispatching.dispatch import (
     should_defer,
     wants_after_commit,
 )
+from queueing.dispatching.registry import JobDefinition
+from queueing.entries.options import JobOptions
 from queueing.settings.config import queue_settings
+
+
+async def asend_plain(definition: JobDefinition, options: JobOptions, args: tuple,
+                      kwargs: dict) -> str | None:
+    """``plain.send`` for async code: a plain job's payload rendered by its plan, its
+    push awaited on the loop; None when the dispatch is not plain or its connection has
+    no ``redis.asyncio`` client (nothing was done: the caller takes `adispatch`)."""
+    plan = plain.usable_plan(definition, options, args, kwargs)
+    if plan is None or not plan.async_client:
+        return None
+    job_uuid, text, observed = plain.render(plan, args, kwargs)
+    if observed is not None:
+        seen = observers.Seen()
+        seen(plan.connection, plan.queue, observed)
+        await observers.aseen(seen)
+    if await _deferred_to_commit(plan.after_commit,
+                                 partial(plain.defer_to_commit, plan, job_uuid, text)):
+        return job_uuid
+    await connections.async_redis_driver(plan.connection).send(plan.queue, text, None, 0)
+    return job_uuid
 
 
 async def adispatch(signature: Dispatchable, *,
@@ -71,7 +93,8 @@ async def adispatch(signature: Dispatchable, *,
     await observers.aseen(seen)
     if not kind.async_client:  # keeps nothing, runs nothing (null): nothing to send
         return prepared.uuid
-    if await _deferred_to_commit(signature, partial(_defer_one, signature, prepared)):
+    if await _deferred_to_commit(wants_after_commit(signature),
+                                 partial(_defer_one, signature, prepared)):
         return prepared.uuid
     async_driver = connections.async_redis_driver(prepared.connection.name)
     await async_driver.send(prepared.queue, prepared.text, prepared.available_at,
@@ -92,7 +115,7 @@ async def dispatch_many_async(signatures: Sequence[Dispatchable]) -> list[str | 
     plan = plan_many(signatures, observe=seen)
     await observers.aseen(seen)
     if signatures and await _deferred_to_commit(
-            signatures[0], partial(_defer_plan, signatures[0], plan)):
+            wants_after_commit(signatures[0]), partial(_defer_plan, signatures[0], plan)):
         return list[str | None](plan.uuids)
     for (name, queue), texts in plan.batches.items():
         await connections.async_redis_driver(name).push_many(queue, texts)
@@ -117,10 +140,11 @@ def _defer_plan(first: Dispatchable, plan: BatchPlan) -> bool:
     return True
 
 
-async def _deferred_to_commit(signature: Dispatchable, defer: Callable[[], bool]) -> bool:
-    """Apply the transaction rule of the module docstring; True when the send was left
-    to a commit. `defer` checks and registers in whichever thread runs it."""
-    if not wants_after_commit(signature):
+async def _deferred_to_commit(wanted: bool, defer: Callable[[], bool]) -> bool:
+    """Apply the transaction rule of the module docstring (`wanted`: ``after_commit``
+    applies); True when the send was left to a commit. `defer` checks and registers in
+    whichever thread runs it."""
+    if not wanted:
         return False
     if os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE") and defer():
         return True  # atomic() opened in async code, which only that setting allows

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from queueing.dispatching import plain
+from queueing.dispatching.async_dispatch import asend_plain
 from queueing.dispatching.celery_style import ApplyAsync
 from queueing.dispatching.dispatch import dispatch, link_spec, validate_signature
 from queueing.dispatching.registry import JobDefinition, register
@@ -66,7 +67,9 @@ class JobFunction:
 
     async def adelay(self, *args: Any, **kwargs: Any) -> str | None:
         """``delay`` for async code, without blocking the event loop (async_dispatch.py)."""
-        return await self.s(*args, **kwargs).adelay()
+        definition = self.definition
+        sent = await asend_plain(definition, definition.options, args, kwargs)
+        return sent if sent is not None else await self.s(*args, **kwargs).adelay()
 
     apply_async = ApplyAsync()  # Celery's convention (celery_style.py, issue 50)
 

@@ -1,4 +1,5 @@
-"""The plain ``.delay()``: what a job's dispatch can work out once, worked out once (issue 52).
+"""The plain ``.delay()`` (and ``.adelay()``): what a job's dispatch can work out once,
+worked out once (issue 52).
 
 A plain dispatch -- no unique lock or debounce, no delay, no priority, no deadline
 (``retry_until``) or expiry, nothing sealed, arguments that are JSON scalars (so no
@@ -17,7 +18,8 @@ ordinary path. A plan is remade when the QUEUE setting changes. What a plan does
 cover (a first dispatch that is refused, a model, a list, a NaN, keyword arguments
 that do not bind) returns None from `send`, and the caller takes the ordinary path,
 which dispatches or refuses it exactly as before. Observers, trace headers and
-``after_commit`` are read per call, as there.
+``after_commit`` are read per call, as there. ``.adelay()`` renders through the same
+plan and awaits the push on its loop (``async_dispatch.asend_plain``).
 """
 from __future__ import annotations
 
@@ -68,6 +70,7 @@ class Plan:
     tagged: bool = False  # carries tags (an observer that reads tagged payloads sees it)
     after_commit: bool = False
     indexed: bool = False  # the driver's kind takes the uuid with the push (indexed_push)
+    async_client: bool = False  # ``.adelay()`` sends it with redis.asyncio (async_dispatch.py)
 
     def text(self, job_uuid: str, now: float, headers: dict, args: tuple,
              kwargs: dict) -> str:
@@ -100,6 +103,22 @@ def send(definition: JobDefinition, options: JobOptions, args: tuple,
     return the job's uuid; None when the dispatch is not plain (nothing was done: the
     caller dispatches it the ordinary way). Refuses (BadDispatch, PayloadTooLarge) and
     fails (StoreUnavailable) as `dispatch` does."""
+    plan = usable_plan(definition, options, args, kwargs)
+    if plan is None:
+        return None
+    job_uuid, text, observed = render(plan, args, kwargs)
+    if observed is not None:  # Horizon's monitored tags (observers.py)
+        observers.seen(plan.connection, plan.queue, observed)
+    if not (plan.after_commit and defer_to_commit(plan, job_uuid, text)):
+        send_ready(plan.connection, plan.queue, text,
+                   indexed_uuid=job_uuid if plan.indexed else None)
+    return job_uuid
+
+
+def usable_plan(definition: JobDefinition, options: JobOptions, args: tuple,
+                kwargs: dict) -> Plan | None:
+    """The plan these arguments can be sent by (their call checked), or None: the
+    dispatch is not plain, and the caller takes the ordinary path."""
     plan = _plans.get((id(definition), id(options)))
     if plan is None or plan.definition is not definition or plan.options is not options \
             or plan.settings is not queue_settings():
@@ -109,22 +128,31 @@ def send(definition: JobDefinition, options: JobOptions, args: tuple,
     shape = plan.shape
     if kwargs or shape is None or not shape.accepts_positional(len(args)):
         check_call(definition, args, kwargs)
+    return plan
+
+
+def render(plan: Plan, args: tuple, kwargs: dict) -> tuple[str, str, dict[str, Any] | None]:
+    """A new job of `plan` with these arguments: its uuid, its encoded payload (its size
+    checked) and, when some observer reads it, the payload as a dict."""
     job_uuid = payload_lib.new_uuid()
     now = time.time()
     headers = tracing.outgoing_headers()
     text = plan.text(job_uuid, now, headers, args, kwargs)
     if plan.limit and len(text) > plan.limit:
-        check_size(definition.name, text)
-    if observers.reads(plan.tagged):  # Horizon's monitored tags (observers.py)
-        observers.seen(plan.connection, plan.queue,
-                       plan.payload(job_uuid, now, headers, args, kwargs))
-    if plan.after_commit and db_connections[DEFAULT_DB_ALIAS].in_atomic_block:
-        transaction.on_commit(partial(send_ready, plan.connection, plan.queue, text,
-                                      indexed_uuid=job_uuid if plan.indexed else None))
-    else:
-        send_ready(plan.connection, plan.queue, text,
-                   indexed_uuid=job_uuid if plan.indexed else None)
-    return job_uuid
+        check_size(plan.definition.name, text)
+    observed = plan.payload(job_uuid, now, headers, args, kwargs) \
+        if observers.reads(plan.tagged) else None
+    return job_uuid, text, observed
+
+
+def defer_to_commit(plan: Plan, job_uuid: str, text: str) -> bool:
+    """Leave the push to the commit of the caller's open transaction, if it has one
+    (`plan.after_commit` applies); True when it did."""
+    if not db_connections[DEFAULT_DB_ALIAS].in_atomic_block:
+        return False
+    transaction.on_commit(partial(send_ready, plan.connection, plan.queue, text,
+                                  indexed_uuid=job_uuid if plan.indexed else None))
+    return True
 
 
 def _scalar(value: Any) -> str:
@@ -189,6 +217,7 @@ def make(definition: JobDefinition, options: JobOptions) -> Plan:
                 queue=queue, pieces=_pieces(definition, options, conn.name, queue),
                 shape=call_shape(definition), limit=max_payload_bytes() or 0,
                 tagged=bool(options.tags), indexed=kind.indexed_push,
+                async_client=kind.async_client,
                 after_commit=bool(settings.after_commit if after_commit is None
                                   else after_commit))
     if len(plan.pieces) != len(SLOTS) + 1 or not _same_as_ordinary(plan):

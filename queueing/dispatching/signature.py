@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from queueing.dispatching import plain
-from queueing.dispatching.async_dispatch import adispatch
+from queueing.dispatching.async_dispatch import adispatch, asend_plain
 from queueing.dispatching.dispatch import dispatch
 from queueing.dispatching.registry import JobDefinition, resolve
 from queueing.entries.model_refs import to_references
@@ -32,7 +32,8 @@ class Signature:
 
     async def adelay(self) -> str | None:
         """``delay`` for async code: the push awaits ``redis.asyncio`` (async_dispatch.py)."""
-        return await adispatch(self)
+        sent = await asend_plain(self.definition, self.options, self.args, self.kwargs)
+        return sent if sent is not None else await adispatch(self)
 
     def using(self, **overrides: Any) -> Signature:
         return Signature(self.definition, self.args, self.kwargs, self.options.replace(**overrides))
@@ -56,7 +57,8 @@ class PendingDispatch:
         return sent if sent is not None else self.s(*args, **kwargs).delay()
 
     async def adelay(self, *args: Any, **kwargs: Any) -> str | None:
-        return await self.s(*args, **kwargs).adelay()
+        sent = await asend_plain(self.definition, self.options, args, kwargs)
+        return sent if sent is not None else await self.s(*args, **kwargs).adelay()
 
 
 def signature_of(definition: JobDefinition, args: tuple, kwargs: dict,

@@ -1,6 +1,7 @@
 """The plain `.delay()` (queueing/dispatching/plain.py): a job's plan writes what the
 ordinary path writes, byte for byte; whatever a plan does not cover takes the ordinary
 path and keeps what it had (refusals, models, tags, after_commit, settings changes)."""
+import asyncio
 import copy
 import json
 
@@ -8,6 +9,7 @@ import pytest
 from django.db import transaction
 from django.test import override_settings
 
+from queueing.dispatching import async_dispatch
 from queueing.dispatching import dispatch as dispatch_module
 from queueing.dispatching import observers, plain
 from queueing.drivers.redis.keys import QueueKeys
@@ -34,6 +36,7 @@ def ordinary_calls(monkeypatch):
         return real(signature, *args, **kwargs)
 
     monkeypatch.setattr(dispatch_module, "prepare", counted)
+    monkeypatch.setattr(async_dispatch, "prepare", counted)  # adelay's ordinary path
     return calls
 
 
@@ -164,3 +167,25 @@ def test_a_settings_change_remakes_the_plan(settings, rclient):
     assert [d["args"] for d in ready(rclient)] == [["a"], ["c"]]
     assert [json.loads(x)["args"] for x in
             rclient.lrange(QueueKeys.for_queue("high").ready, 0, -1)] == [["b"]]
+
+
+# -- .adelay() through the same plan --------------------------------------------------------------
+def test_a_plain_adelay_writes_the_ordinary_payload_through_the_plan(rclient, ordinary_calls):
+    uuid = asyncio.run(jobs.record.using(tags=["t"]).adelay("hello", extra=1))
+    assert ordinary_calls == []  # rendered by the plan, pushed on the loop
+    [raw] = rclient.lrange(DEFAULT.ready, 0, -1)
+    data = json.loads(raw)
+    expected = payload_lib.encode(payload_lib.build(
+        job_name="tests.testapp.jobs.record", display_name="record", args=("hello",),
+        kwargs={"extra": 1}, options=jobs.record.using(tags=["t"]).options,
+        connection="redis", queue="default", now=data["pushedAt"], job_uuid=uuid,
+        headers=data["headers"]))
+    assert raw.decode() == expected
+    assert rclient.llen(DEFAULT.notify) == 1
+    assert rclient.zrange(DEFAULT.index, 0, -1) == [uuid.encode()]
+
+
+def test_an_adelay_the_plan_does_not_cover_takes_the_ordinary_path(rclient, ordinary_calls):
+    uuid = asyncio.run(jobs.record.adelay([1, 2]))
+    assert len(ordinary_calls) == 1
+    assert [(d["uuid"], d["args"]) for d in ready(rclient)] == [(uuid, [[1, 2]])]
