@@ -47,7 +47,9 @@ ALLOWED_HOSTS = [h for h in os.environ.get(
     "HORIZON_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",") if h]
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    # The admin without its autodiscover at start-up: urls.py loads the apps' admin modules
+    # with the URL conf, so a worker (which never loads it) does not import them (issue 52).
+    "django.contrib.admin.apps.SimpleAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

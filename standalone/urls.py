@@ -11,6 +11,8 @@ from django.views.static import serve
 
 from horizon.security import ThrottledLoginView
 
+admin.autodiscover()  # SimpleAdminConfig (settings.py): the admin modules load with the site
+
 urlpatterns = [
     path("login/", ThrottledLoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(next_page="login"), name="logout"),

@@ -49,9 +49,12 @@ def backoff_list(text):
 # runs neither (issue 52).
 SITE_CHECK_TAGS = frozenset({"urls", "admin", "templates", "staticfiles", "web", "commands",
                              "schedules"})
-# Untagged checks of the site, by name: django.contrib.auth's imports every MIDDLEWARE
-# class to look for LoginRequiredMiddleware (a request's concern, never a job's).
-SITE_CHECKS = frozenset({"django.contrib.auth.checks.check_middleware"})
+# Checks of the site, by name: django.contrib.auth's imports every MIDDLEWARE class to
+# look for LoginRequiredMiddleware, and Django's CSRF check imports the failure view (and
+# the debug views and template engine behind it) to read its signature: a request's
+# concerns, never a job's.
+SITE_CHECKS = frozenset({"django.contrib.auth.checks.check_middleware",
+                         "django.core.checks.security.csrf.check_csrf_failure_view"})
 
 
 def worker_checks(registered) -> set:

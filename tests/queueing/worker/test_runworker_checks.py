@@ -70,7 +70,9 @@ def test_a_worker_leaves_out_the_migration_commands_and_middleware_checks(regist
     assert ran == []
     every = checks.registry.registry.registered_checks
     left_out = {f"{c.__module__}.{c.__qualname__}" for c in every - worker_checks(every)}
-    assert SITE_CHECKS == {"django.contrib.auth.checks.check_middleware"} <= left_out
+    assert SITE_CHECKS == {"django.contrib.auth.checks.check_middleware",
+                           "django.core.checks.security.csrf.check_csrf_failure_view"}
+    assert SITE_CHECKS <= left_out
     assert "commands" in SITE_CHECK_TAGS
     checks.run_checks()  # `manage.py check` still runs them
     assert ran == ["commands"]

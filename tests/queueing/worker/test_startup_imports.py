@@ -27,6 +27,8 @@ NEVER = (
     "django.core.management.commands.makemigrations",  # Django's 'commands' check
     "django.db.migrations.autodetector",
     "django.contrib.auth.middleware",  # django.contrib.auth's middleware check
+    "django.views.csrf",  # Django's CSRF failure view check
+    "django.contrib.auth.admin",  # the admin's autodiscover (standalone/urls.py runs it)
 )
 # Modules a worker loads after its first job starts, with their first use: Horizon's
 # metrics (and the dozen modules they import) with the first batch of finished jobs.
