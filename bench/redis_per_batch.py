@@ -1,7 +1,9 @@
 """Where Redis's time goes while workers drain no-op jobs: per command and per Lua script.
 
-    .venv/bin/python bench/redis_per_batch.py [WORKERS] [N] [runworker options]
-    (defaults 1 and 10,000)
+    .venv/bin/python bench/redis_per_batch.py [WORKERS] [N] [--io-ms=MS] [--async]
+                                              [runworker options]
+    (defaults 1 and 10,000; `2 8000 --io-ms=20 --concurrency=64` is the peer harness's
+    I/O workload at 64 per process, `--async` with a coroutine body)
 
 Queues N no-op jobs (the peer harness's body, one INCR), turns Redis's SLOWLOG on for
 every command (slower-than 0), drains them with WORKERS `runworker --quiet
@@ -21,7 +23,7 @@ from common import ROOT, setup_django
 
 setup_django()
 
-from bench.jobs import COUNT_KEY, count  # noqa: E402
+from bench.jobs import COUNT_KEY, acount_after, count, count_after  # noqa: E402
 from queueing import dispatch_many  # noqa: E402
 from queueing.connections import redis_driver  # noqa: E402
 from queueing.drivers.redis.scripts import SCRIPT_NAMES, sha  # noqa: E402
@@ -44,16 +46,28 @@ def label(command: list[bytes], names: dict[str, str]) -> str:
     return verb
 
 
+def signature(io_ms: float, coroutine: bool):
+    """The peer harness's body: one INCR, after `io_ms` of waiting (a coroutine's
+    asyncio.sleep with `coroutine`)."""
+    if coroutine:
+        return acount_after.using(queue="bench").s(io_ms / 1000)
+    if io_ms:
+        return count_after.using(queue="bench").s(io_ms / 1000)
+    return count.using(queue="bench").s()
+
+
 def main() -> None:
     positional = [a for a in sys.argv[1:] if not a.startswith("--")]
-    worker_args = [a for a in sys.argv[1:] if a.startswith("--")]
+    flags = [a for a in sys.argv[1:] if a.startswith("--")]
+    io_ms = next((float(f.split("=", 1)[1]) for f in flags if f.startswith("--io-ms=")), 0.0)
+    coroutine = "--async" in flags
+    worker_args = [f for f in flags if not f.startswith("--io-ms=") and f != "--async"]
     workers = int(positional[0]) if positional else 1
     n = int(positional[1]) if len(positional) > 1 else 10_000
     client = redis_driver().client
     client.flushdb()
     for start in range(0, n, 1000):
-        dispatch_many([count.using(queue="bench").s()
-                       for _ in range(start, min(start + 1000, n))])
+        dispatch_many([signature(io_ms, coroutine) for _ in range(start, min(start + 1000, n))])
     old = client.config_get("slowlog-*")
     client.config_set("slowlog-max-len", 4 * n + 100_000)
     client.config_set("slowlog-log-slower-than", 0)
