@@ -14,14 +14,17 @@ from dataclasses import dataclass
 from horizon import keys, silencing
 from horizon.configuration.settings import horizon_settings
 from horizon.repositories import counters, horizon_client, rollups, snapshot_extras, unrun
+from horizon.repositories.completions import (  # noqa: F401 (the module's API, as before)
+    CompletedJob,
+    Fold,
+    completions_call,
+    silenced_call,
+)
 from horizon.repositories.counters import (
-    RUNTIME_BUCKETS,
-    WAIT_BUCKETS,
-    bucket,
     job_label,
     outcome_call,
 )
-from queueing.dispatching.preview import preview_entry
+from queueing.dispatching.preview import PREVIEW_BYTES, preview_entry
 from queueing.drivers.state_store import RedisClient, as_bytes, as_str, run_pipelined, script_for
 from queueing.entries.payload import normalised
 
@@ -40,115 +43,40 @@ def completion_call(client: RedisClient, *, job_name: str, uuid: str, label: str
         keep_seconds=keep_seconds, keep_count=keep_count)
 
 
-@dataclass(frozen=True, slots=True)
-class CompletedJob:
-    name: str
-    uuid: str
-    label: str  # "connection:queue"
-    runtime: float  # seconds
-    finished_at: float
-    payload: bytes | str  # JSON
-    counted_as: str = ""  # the job's Prometheus label, "" when not counted there
-    wait: float | None = None  # seconds from available to reserved (first deliveries)
-    silenced: bool = False  # its record goes to the Silenced list (horizon/silencing.py)
-
-
-def completions_call(client: RedisClient, done: list[CompletedJob], *, keep_seconds: int,
-                     keep_count: int = 10000):
-    """One script call folding a batch of finished jobs into the metrics hashes (summed
-    per job name and per queue), the Prometheus counters (summed per series) and the
-    recent-successes records (one each; a silenced job's goes to `silenced_call`)."""
-    jobs: dict[str, list] = {}
-    queues: dict[str, list] = {}
-    series: dict[tuple[str, str], tuple[dict, dict]] = {}
-    records: list = []
-    for item in done:
-        runtime_ms = round(item.runtime * 1000, 3)
-        for table, name in ((jobs, item.name), (queues, item.label)):
-            row = table.setdefault(name, [name, 0, 0.0])
-            row[1] += 1
-            row[2] += runtime_ms
-        if item.counted_as:
-            counts, sums = series.setdefault((item.label, item.counted_as),
-                                             ({}, {"rt_sum": 0.0}))
-            for field in ("processed", f"rt:{bucket(RUNTIME_BUCKETS, item.runtime)}"):
-                counts[field] = counts.get(field, 0) + 1
-            sums["rt_sum"] += item.runtime
-            if item.wait is not None:
-                field = f"wait:{bucket(WAIT_BUCKETS, item.wait)}"
-                counts[field] = counts.get(field, 0) + 1
-                sums["wait_sum"] = sums.get("wait_sum", 0.0) + item.wait
-        if not item.silenced:
-            records += [item.uuid, item.name, item.label, runtime_ms, item.finished_at,
-                        item.payload]
-    now = max((item.finished_at for item in done), default=0.0)
-    header = {"keep": keep_seconds, "max": keep_count, "now": now,
-              "timelines": keys.attempts_prefix(),
-              "jobs": list(jobs.values()), "queues": list(queues.values()),
-              "series": [[f"{label}|{job}", counts, sums]
-                         for (label, job), (counts, sums) in series.items()]}
-    call_keys = [keys.measured_jobs(), keys.measured_queues(), keys.completed(),
-                 keys.prometheus_series_index(),
-                 keys.completed_records(), keys.attempts_index(), keys.prometheus_seen(),
-                 *(keys.job_metrics(name) for name in jobs),
-                 *(keys.queue_metrics(label) for label in queues),
-                 *(keys.prometheus_series(label, job) for label, job in series)]
-    return (_script(client, "record_completions"), call_keys,
-            [json.dumps(header, separators=(",", ":")), *records])
-
-
-def silenced_call(client: RedisClient, done: list[CompletedJob], *, keep_seconds: int,
-                  keep_count: int = 10000):
-    """The same script writing silenced jobs' records to the Silenced list (and nothing
-    to the metrics, which `completions_call` counted): kept and capped as completed
-    records are."""
-    records: list = []
-    for item in done:
-        records += [item.uuid, item.name, item.label, round(item.runtime * 1000, 3),
-                    item.finished_at, item.payload]
-    header = {"keep": keep_seconds, "max": keep_count,
-              "now": max((item.finished_at for item in done), default=0.0),
-              "timelines": keys.attempts_prefix(), "jobs": [], "queues": [], "series": []}
-    call_keys = [keys.measured_jobs(), keys.measured_queues(), keys.silenced(),
-                 keys.prometheus_series_index(), keys.silenced_records(),
-                 keys.attempts_index(), keys.prometheus_seen()]
-    return (_script(client, "record_completions"), call_keys,
-            [json.dumps(header, separators=(",", ":")), *records])
-
-
 def record_completions(driver, completions) -> list:
     """The completion recorder Horizon registers with queueing.worker.recorders: one call for the
-    batch a worker finished since its last pop."""
+    batch a worker finished since its last pop (two when it has silenced jobs). What is
+    the same for every job of a name or a queue is resolved once a batch."""
     config = horizon_settings()
     client = horizon_client()
-    labels: dict[str, str] = {}  # job name -> Prometheus label (resolved once per batch)
-    quiet: dict[str, bool] = {}  # job name -> silenced by declaration or name (once a batch)
-    done = []
+    names: dict[str, tuple[str, bool]] = {}  # job name -> (Prometheus label, silenced)
+    labels: dict[str, str] = {}  # queue -> "connection:queue"
+    silenced_tags = config.silenced_tags
+    fold = Fold()
+    add = fold.add
     for item in completions:
         job = item.job
-        if job.job not in labels:
-            labels[job.job] = job_label(job.job)
+        name = job.job
+        known = names.get(name)
+        if known is None:
+            known = names[name] = (job_label(name), silencing.silenced(
+                name, (), by_definition=silencing.declared_silenced(name),
+                names=config.silenced, silenced_tags=frozenset()))
+        label = labels.get(item.queue)
+        if label is None:
+            label = labels[item.queue] = f"{driver.name}:{item.queue}"
         # a wrapped entry (see pop.lua) is recorded as the job it holds
         entry = item.entry if job.original is None else normalised(job)
-        entry = preview_entry(entry)  # a bounded record, however large the payload
-        if job.job not in quiet:
-            quiet[job.job] = silencing.silenced(
-                job.job, (), by_definition=silencing.declared_silenced(job.job),
-                names=config.silenced, silenced_tags=frozenset())
-        done.append(CompletedJob(
-            job.job, job.uuid, f"{driver.name}:{item.queue}", item.runtime, item.finished_at,
-            entry, counted_as=labels[job.job],
-            wait=queue_wait(job, item.runtime, item.finished_at),
-            silenced=quiet[job.job] or bool(
-                job.tags and config.silenced_tags
-                and silencing.silenced(job.job, job.tags, by_definition=False,
-                                       names=frozenset(), silenced_tags=config.silenced_tags))))
-    keep = int(config.trim_completed_minutes * 60)
-    calls = [completions_call(client, done, keep_seconds=keep, keep_count=config.completed_max)]
-    silenced = [item for item in done if item.silenced]
-    if silenced:  # one more call in the same pipeline, only for a batch that has some
-        calls.append(silenced_call(client, silenced, keep_seconds=keep,
-                                   keep_count=config.completed_max))
+        if len(entry) > PREVIEW_BYTES:
+            entry = preview_entry(entry)  # a bounded record, however large the payload
+        runtime, finished_at = item.runtime, item.finished_at
+        add(name, job.uuid, label, runtime, finished_at, entry, known[0],
+            queue_wait(job, runtime, finished_at),
+            known[1] or bool(silenced_tags and job.tags and silencing.silenced(
+                name, job.tags, by_definition=False, names=frozenset(),
+                silenced_tags=silenced_tags)))
+    calls = fold.calls(client, keep_seconds=int(config.trim_completed_minutes * 60),
+                       keep_count=config.completed_max)
     return _send_or_ride(client, driver, calls)
 
 

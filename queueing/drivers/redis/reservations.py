@@ -107,7 +107,7 @@ class RedisReservations(RedisBase):
         hides the jobs the pop reserved (docs/reservation-contract.md)."""
         token = self.new_token()
         pop = self._pop_call(queue, token, count, owner)
-        acks, groups = self._ack_plan(finished)
+        acks, groups, plain = self._ack_plan(finished)
         calls = [*acks, *(extra or []), pop]
         if len(calls) == 1:
             raws = pop[0](keys=pop[1], args=pop[2])
@@ -117,7 +117,7 @@ class RedisReservations(RedisBase):
         if isinstance(results[-1], Exception):
             raise results[-1]  # nothing was reserved: the caller keeps what it holds
         self._owed_tokens.pop(queue, None)
-        unacked = _unacknowledged(results, groups, len(self._ack_groups(finished)))
+        unacked = _unacknowledged(results, groups, plain)
         errors = [r for r in results[len(acks):-1] if isinstance(r, Exception)]
         found = self._reserved(queue, token, results[-1])
         return Reserved(found.jobs, found.paused, unacked, errors)
@@ -139,26 +139,34 @@ class RedisReservations(RedisBase):
                          for i, raw in enumerate(raws, 1)])
 
     @staticmethod
-    def _ack_groups(finished: Finished) -> list[list[Reservation]]:
-        """Finished jobs grouped by queue, in the order of _ack_calls."""
+    def _ack_groups(finished: list[Reservation]) -> list[list[Reservation]]:
+        """Finished jobs grouped by queue, in the order of _ack_plan's calls."""
         by_queue: dict[str, list[Reservation]] = {}
-        for held in finished_list(finished):
-            by_queue.setdefault(held.queue, []).append(held)
+        for held in finished:
+            group = by_queue.get(held.queue)
+            if group is None:
+                group = by_queue[held.queue] = []
+            group.append(held)
         return list(by_queue.values())
 
-    def _ack_plan(self, finished: Finished) -> tuple[list, list[list[Reservation]]]:
+    def _ack_plan(self, finished: Finished) -> tuple[list, list[list[Reservation]], int]:
         """Script calls acknowledging `finished` (one per queue), then counting the batch
-        members among them (one per batch: batch.lua), each with the jobs it settles.
+        members among them (one per batch: batch.lua), each with the jobs it settles,
+        and how many of the calls are acknowledgements (the rest are counts).
         The count is idempotent per member, so whoever acknowledges (this worker, a
         retry of this round trip, the sidecar) counts each member exactly once; a job
         outside a batch adds nothing (docs/batches.md)."""
-        groups = self._ack_groups(finished)
+        held = finished_list(finished)
+        if not held:
+            return [], [], 0
+        groups = self._ack_groups(held)
+        plain = len(groups)
         calls = [(self.scripts.delete, [self.keys(group[0].queue).reserved],
-                  [held.raw for held in group]) for group in groups]
-        for call, group in self.batches.settle_calls(finished_list(finished), "s"):
+                  [one.raw for one in group]) for group in groups]
+        for call, group in self.batches.settle_calls(held, "s"):
             calls.append(call)
             groups.append(group)
-        return calls, groups
+        return calls, groups, plain
 
     def _ack_calls(self, finished: Finished, extra: list | None) -> list:
         """Script calls acknowledging `finished` (and counting batch members), then `extra`."""
@@ -167,12 +175,11 @@ class RedisReservations(RedisBase):
     def acknowledge(self, finished: Finished, extra: list | None = None) -> None:
         """Delete finished jobs' reservations (plus `extra` calls) in one round trip. A
         failed acknowledgement raises; a failed `extra` call is logged and skipped."""
-        acks = self._ack_calls(finished, None)
+        acks, _groups, plain = self._ack_plan(finished)
         calls = [*acks, *(extra or [])]
         if not calls:
             return
         results = run_pipelined(self.client, calls, raise_on_error=False)
-        plain = len(self._ack_groups(finished))
         for index, result in enumerate(results[:len(acks)]):
             if isinstance(result, Exception):
                 if index >= plain and _refused_for_good(result):
