@@ -168,10 +168,6 @@ class RedisReservations(RedisBase):
             groups.append(group)
         return calls, groups, plain
 
-    def _ack_calls(self, finished: Finished, extra: list | None) -> list:
-        """Script calls acknowledging `finished` (and counting batch members), then `extra`."""
-        return self._ack_plan(finished)[0] + list(extra or [])
-
     def acknowledge(self, finished: Finished, extra: list | None = None) -> None:
         """Delete finished jobs' reservations (plus `extra` calls) in one round trip. A
         failed acknowledgement raises; a failed `extra` call is logged and skipped."""
