@@ -355,12 +355,12 @@ class Ledger(LedgerReads):
                 self._entries[held.token] = _Entry(held, table.PREFETCHED, leased_at)
                 self.waiting.append(held.token)
                 entered = True
-            if not (left or entered):
-                return
-            if self.mirror is not None and not entered and len(left) == 1 and \
-                    left[0].index >= 0 and self._entries:
+            if self.mirror is None:
+                if entered:
+                    self._rewrite()  # the bound on rows holds without a sidecar too
+            elif not entered and len(left) == 1 and left[0].index >= 0 and self._entries:
                 self.mirror.set_state(left[0].index, table.EMPTY)
-            else:
+            elif left or entered:
                 self._rewrite()
 
     def _rewrite(self) -> None:
