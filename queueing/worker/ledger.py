@@ -178,7 +178,7 @@ class Ledger(LedgerReads):
         """The oldest prefetched row no one has taken, now taken by the caller (a slot
         thread): two threads never start the same row, and a row being started is never
         handed back. It stays PREFETCHED (handed back uncounted if the worker dies) until
-        `started`."""
+        its code starts (`running`; an async job's, `started`)."""
         with self._lock:
             while self.waiting:
                 entry = self._entries.get(self.waiting.popleft())
