@@ -6,9 +6,11 @@
 * ``reserving.py``: the store side of the loop (reserve, acknowledge, wait, control state).
 * ``inline.py``, ``pool.py``, ``slots.py``: the executors: one job in the main thread, or
   N slots (sync jobs on threads, async jobs on one event loop).
-* ``ledger.py``: the one owner of the in-flight table: every row's change (written into
-  the sidecar's shared memory as it is made), and every settled job written down (its
-  row, its counts).
+* ``ledger.py``: the one owner of the in-flight table: every row's change, one call per
+  phase (a round trip's acknowledgements and reservations, a claim, a job's code run
+  between its RUNNING and ended marks, a settled job written down with its counts),
+  written into the sidecar's shared memory as it is made; ``ledger_reads.py``: what
+  the loop and the heartbeat read of it, and its signals to the sidecar.
 * ``stopping.py``: the stop bound (``--stop-timeout``): what still runs at it is handed
   back uncounted; a stop never fails a job.
 * ``job_runner.py``: checks and runs one job (``unrun.py``: settled without running,

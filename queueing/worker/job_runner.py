@@ -169,24 +169,18 @@ class JobRunner:
         body word marks its body's start and end (body_marks.py)."""
         held, job, definition = prepared.held, prepared.job, prepared.definition
         ledger, settler = self.ledger, self.settler
-        mark = ledger.started(prepared, slot)
         started = time.perf_counter()
         checks = self.connections
         if checks.opened:  # nothing to check until the process opens a connection
             checks.before_job(started)
-        if mark is not None and prepared.plan is not None:  # its middleware runs first:
-            mark.words[mark.slot] = mark.began  # the job's start, its word unchanged after
         verdict = None
-        try:
-            try:
-                if prepared.plan is None and KEEP_FIELD not in job.data:  # the plain path:
-                    interrupts.call(prepared, call, definition, job, True, mark)  # its code
-                else:
-                    verdict = interrupts.call(prepared, self._call, prepared, mark)
-            except BaseException:
-                ledger.ended(prepared, returned=False)
-                raise
-            ledger.ended(prepared, returned=True)
+        try:  # its row is RUNNING around the call, and says its code ended after it
+            if prepared.plan is None and KEEP_FIELD not in job.data:  # the plain path:
+                ledger.running(prepared, slot, interrupts.call, prepared, call,  # its code
+                               definition, job, True)
+            else:
+                verdict = ledger.running(prepared, slot, interrupts.call, prepared,
+                                         self._call, prepared)
         except StopInterrupt:
             checks.after_interrupt()  # before the hand-back's record uses the connection
             return settler.stopped(prepared, time.perf_counter() - started)

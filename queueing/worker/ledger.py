@@ -14,17 +14,19 @@ with the next pop. Each is a row:
 
 A row leaves the table once settled (acknowledged, released, failed, handed back).
 
-Every change of a row is one call of the ledger, made once per transition: the reserver
-enters the rows a pop reserved and removes the ones acknowledged or handed back, a slot
-claims the next row, the runner marks a row running and its code ended, and every
-executor hands each job it settled here once (``write_down``), from whichever thread
-settled it: a success's row becomes FINISHED with its completion record (acknowledged
-with the next round trip, the record riding with it), any other outcome's row leaves
-the table and is handed to the outcome recorders at once. The counts size the prefetch
-and end ``--max-jobs``. Each change is mirrored, here and as it is made, into memory
-shared with the sidecar (``TableWriter``, in the format table_memory.py defines and
-reads), so that when the worker dies (SIGKILL, OOM, a segfault, a timeout kill) the
-sidecar can settle every row by its state.
+Every change of a row is one call of the ledger, one per phase of a job: a round trip
+to the store (``round_trip``, ``acknowledge``) carries the finished rows' acknowledgement
+and, in one change, removes the rows it acknowledged and enters the ones it reserved; a
+slot claims the next row (``claim_next``); the runner runs a job's code through
+``running``, which marks the row RUNNING the instant before and ended the instant after;
+and every executor hands each job it settled here once (``write_down``), from whichever
+thread settled it: a success's row becomes FINISHED with its completion record
+(acknowledged with the next round trip, the record riding with it), any other
+outcome's row leaves the table and is handed to the outcome recorders at once. The
+counts size the prefetch and end ``--max-jobs``. Each change is mirrored as it is made
+into memory shared with the sidecar (``TableWriter``, in table_memory.py's format), so
+that when the worker dies (SIGKILL, OOM, a segfault, a timeout kill) the sidecar can
+settle every row by its state.
 """
 from __future__ import annotations
 
@@ -32,17 +34,23 @@ import itertools
 import threading
 import time
 from collections import deque
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from queueing.contract.roles import Reservation
+from queueing.contract.roles import Reservation, Reserved
 from queueing.state import job_progress
 from queueing.worker import table_memory as table
 from queueing.worker.body_marks import BEGAN, RETURNED, SERIAL_MASK, BodyMark
+from queueing.worker.ledger_reads import LedgerReads
 from queueing.worker.options import ACK_ROWS, SETTLING_BOUND
 from queueing.worker.outcome import JobStats, Outcome, Prepared
-from queueing.worker.recorders import Completion, acknowledged_now, record_outcome
+from queueing.worker.recorders import (
+    Completion,
+    acknowledged_now,
+    completion_calls,
+    record_outcome,
+)
 
 
 def moving_average(previous: float | None, sample: float, weight: float = 0.2) -> float:
@@ -141,14 +149,15 @@ class TableWriter:
         self._end()
 
 
-class Ledger:
+class Ledger(LedgerReads):
     """A worker's in-flight rows and settled jobs (see the module docstring).
 
     Thread-safe (one lock), since jobs may start and finish on several threads while
     the main thread reserves and acknowledges. `memory`: the table's mirror shared with
     the sidecar (None: no sidecar); `kill_grace`: seconds past a job's timeout before
     the sidecar kills it. ``waiting`` holds the tokens of the prefetched rows no slot
-    took yet: its length is what the slots and the loop size their work by."""
+    took yet: its length is what the slots and the loop size their work by. What is
+    only read of the rows, and the signals to the sidecar, are ledger_reads.py's."""
 
     def __init__(self, driver: Any, memory: table.TableMemory | None = None,
                  stats: JobStats | None = None, *, kill_grace: float = 0.0) -> None:
@@ -164,19 +173,12 @@ class Ledger:
         self._words = memory.body_words() if memory is not None else None
         self.mirror = TableWriter(memory) if memory is not None else None
 
-    # -- reading ------------------------------------------------------------------------
-    def _in(self, state: int) -> list[Reservation]:
-        with self._lock:
-            return [e.held for e in self._entries.values() if e.state == state]
-
-    def prefetched(self) -> list[Reservation]:
-        return self._in(table.PREFETCHED)
-
+    # -- taking rows -------------------------------------------------------------------
     def claim_next(self) -> Reservation | None:
         """The oldest prefetched row no one has taken, now taken by the caller (a slot
         thread): two threads never start the same row, and a row being started is never
         handed back. It stays PREFETCHED (handed back uncounted if the worker dies) until
-        `started`."""
+        its code starts (`running`; an async job's, `started`)."""
         with self._lock:
             while self.waiting:
                 entry = self._entries.get(self.waiting.popleft())
@@ -211,45 +213,41 @@ class Ledger:
                     entry.claimed = False
                     self.waiting.appendleft(held.token)
 
-    def room(self) -> int:
-        """How many more rows a reservation may add (room is kept for the finished rows
-        whose acknowledgement is under way): nothing can overflow the table."""
-        return max(table.MAX_ROWS - ACK_ROWS - len(self._entries), 0)
-
-    def unclaimed(self) -> int:
-        """How many prefetched rows wait for a slot."""
-        return len(self.waiting)
-
-    def for_round_trip(self) -> tuple[int, list[Reservation], list[Any]]:
-        """What a round trip to the store needs of the table, in one look: the room left
-        (see room), the finished rows and their completion records, read together so
-        the records acknowledged in a round trip are exactly those of the rows it settles."""
-        with self._lock:
-            rows = [e for e in self._entries.values() if e.state == table.FINISHED]
-            room = max(table.MAX_ROWS - ACK_ROWS - len(self._entries), 0)
-            return room, [e.held for e in rows], [e.completion for e in rows
-                                                   if e.completion is not None]
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def states(self) -> dict[str, int]:
-        """How many rows are in each state (for logs and tests)."""
-        with self._lock:
-            counts = {name: 0 for name in table.STATE_NAMES.values() if name != "empty"}
-            for entry in self._entries.values():
-                counts[table.STATE_NAMES[entry.state]] += 1
-            return counts
-
     # -- changes ------------------------------------------------------------------------
     def reserved(self, found: Iterable[Reservation], leased_at: float | None = None) -> None:
         """Jobs a pop just reserved: PREFETCHED, in queue order."""
-        at = time.time() if leased_at is None else leased_at
-        with self._lock:
-            for held in found:
-                self._entries[held.token] = _Entry(held, table.PREFETCHED, at)
-                self.waiting.append(held.token)
-            self._rewrite()
+        self._changed((), found, time.time() if leased_at is None else leased_at)
+
+    def round_trip(self, send: Callable[..., Reserved], count: int) -> Reserved | None:
+        """The table's side of one round trip that reserves, in one call: the finished
+        rows' acknowledgement rides with it (their records as the completion recorders'
+        calls), up to `count` jobs are reserved (no more than the table has room for;
+        None, and no trip, when it has none), then the rows acknowledged leave and the
+        ones reserved enter in one change. `send(count, finished=, extra=)` is the
+        store's reserve (its queue and owner bound); its answer is returned. The rows a
+        trip settles are read with their records, so it acknowledges exactly those."""
+        room, finished, completions = self._finished()
+        count = min(count, room)
+        if count <= 0:
+            return None
+        calls = completion_calls(self.driver, completions) if completions else []
+        asked_at = time.time()  # no later than the store's own start of these leases
+        got = send(count, finished=finished, extra=calls)
+        if got.unacknowledged:  # kept FINISHED: acknowledged with the next trip
+            failed = {held.token for held in got.unacknowledged}
+            finished = [held for held in finished if held.token not in failed]
+        self._changed(finished, () if got.paused else got.jobs, asked_at)
+        return got
+
+    def acknowledge(self, send: Callable[[list[Reservation], list[Any]], Any]) -> int:
+        """Acknowledge the finished rows now, with their completion records:
+        `send(finished, extra)` is the store's acknowledgement; the rows leave once it
+        went through (it raised: they stay, for the next trip). How many there were."""
+        _, finished, completions = self._finished()
+        if finished:
+            send(finished, completion_calls(self.driver, completions) if completions else [])
+            self._changed(finished, ())
+        return len(finished)
 
     def started(self, prepared: Prepared, slot: int = table.NO_SLOT) -> BodyMark | None:
         """Its code is about to begin: RUNNING, with the moment the sidecar kills it (0:
@@ -269,8 +267,26 @@ class Ledger:
         self._set(prepared.held, table.RUNNING, kill_at, now, label=(job.uuid, job.job),
                   attempt=job.attempts, slot=slot, serial=serial)
         began = serial << 2 | BEGAN  # body_marks.word(serial, BEGAN), built in place
+        if prepared.plan is not None:  # its middleware runs first: the job began, and
+            words[slot] = began  # its word is left so after (no RETURNED: a verdict comes)
         return BodyMark(words, slot, began,
                         serial << 2 | RETURNED if prepared.done_on_return else began)
+
+    def running(self, prepared: Prepared, slot: int, func: Callable[..., Any],
+                *args: Any) -> Any:
+        """Run a sync job's code, ``func(*args, mark)`` (the executor's interrupts around
+        the call, handed the slot's body mark: see started), with its row RUNNING from
+        the instant before and ended the instant after, whether it returned or raised
+        (see ended); what it returned. One call: a row is never left running after its
+        code."""
+        mark = self.started(prepared, slot)
+        try:
+            value = func(*args, mark)
+        except BaseException:
+            self.ended(prepared, returned=False)
+            raise
+        self.ended(prepared, returned=True)
+        return value
 
     def ended(self, prepared: Prepared, *, returned: bool) -> None:
         """The job's code ended: it returned, or it raised or was interrupted. Its row says
@@ -293,56 +309,9 @@ class Ledger:
                 self.mirror.set_state(entry.index, entry.shown, entry.kill_at,
                                       entry.started, True, entry.slot, entry.serial)
 
-    def loop_turned(self) -> None:
-        """The control loop took a turn: its beat (TableMemory.loop_beat)."""
-        if self.memory is not None:
-            self.memory.loop_beat()
-
-    def drain_asked(self) -> bool:
-        """The sidecar asked the worker to take no new job: one of its slots is stuck
-        past its grace, and the others finish before the kill."""
-        return self.memory is not None and self.memory.drain_asked_at() > 0
-
-    def running_info(self) -> list[dict]:
-        """The running jobs, for the worker's heartbeat (the dashboard's Running now)."""
-        with self._lock:
-            return [{"uuid": e.label[0], "job": e.label[1], "queue": e.held.queue,
-                     "started": e.started, "attempt": e.attempt}
-                    for e in self._entries.values() if e.state == table.RUNNING]
-
-    def finished_ok(self, held: Reservation, completion: Any = None) -> None:
-        """It succeeded: its acknowledgement (and `completion`, its record for the
-        completion recorders) rides with the next round trip."""
-        self._set(held, table.FINISHED, completion=completion)
-
     def removed(self, reservations: Iterable[Reservation]) -> None:
-        """Acknowledged, released, failed or handed back: no longer held. One row goes
-        by marking it empty; several (a batch acknowledged) by one rewrite of the rest."""
-        with self._lock:
-            gone = [entry for held in reservations
-                    if (entry := self._entries.pop(held.token, None)) is not None]
-            if not gone or self.mirror is None:
-                return
-            if len(gone) == 1 and gone[0].index >= 0 and self._entries:
-                self.mirror.set_state(gone[0].index, table.EMPTY)
-            else:
-                self._rewrite()
-
-    def stopping(self, began: float, bound: float, kill_at: float) -> None:
-        """A stop began (stopping.py): the sidecar kills a worker whose job still runs at
-        `kill_at`, and hands back the running jobs of one that died past `bound`."""
-        if self.mirror is not None:
-            with self._lock:
-                self.mirror.stop = (began, bound, kill_at)
-                self.mirror.header()
-
-    def leaving(self) -> None:
-        """The worker exits: the sidecar settles whatever rows are left, or just exits
-        when there are none."""
-        if self.mirror is not None:
-            with self._lock:
-                self.mirror.mode = table.LEAVING if self._entries else table.STOPPING
-                self.mirror.header()
+        """Acknowledged, released, failed or handed back: no longer held."""
+        self._changed(reservations, ())
 
     # -- internals ----------------------------------------------------------------------
     def _set(self, held: Reservation, state: int, kill_at: float = 0.0,
@@ -363,6 +332,36 @@ class Ledger:
             if self.mirror is not None and entry.index >= 0:
                 self.mirror.set_state(entry.index, entry.shown, kill_at, started,
                                       entry.ended, entry.slot, entry.serial)
+
+    def _finished(self) -> tuple[int, list[Reservation], list[Any]]:
+        """The room left (see room), the finished rows and their completion records, read
+        together: a round trip settles exactly the rows whose records it carries."""
+        with self._lock:
+            rows = [e for e in self._entries.values() if e.state == table.FINISHED]
+            room = max(table.MAX_ROWS - ACK_ROWS - len(self._entries), 0)
+        return room, [e.held for e in rows], [e.completion for e in rows
+                                               if e.completion is not None]
+
+    def _changed(self, gone: Iterable[Reservation], found: Iterable[Reservation],
+                 leased_at: float = 0.0) -> None:
+        """Rows leave (`gone`) and enter (`found`, PREFETCHED in queue order), mirrored
+        in one write: one row gone alone by marking it empty, any other change by one
+        rewrite of the rows left."""
+        with self._lock:
+            left = [entry for held in gone
+                    if (entry := self._entries.pop(held.token, None)) is not None]
+            entered = False
+            for held in found:
+                self._entries[held.token] = _Entry(held, table.PREFETCHED, leased_at)
+                self.waiting.append(held.token)
+                entered = True
+            if self.mirror is None:
+                if entered:
+                    self._rewrite()  # the bound on rows holds without a sidecar too
+            elif not entered and len(left) == 1 and left[0].index >= 0 and self._entries:
+                self.mirror.set_state(left[0].index, table.EMPTY)
+            elif left or entered:
+                self._rewrite()
 
     def _rewrite(self) -> None:
         if len(self._entries) > table.MAX_ROWS:
@@ -387,7 +386,8 @@ class Ledger:
                     acknowledged_now(self.driver, held, completion):
                 self.removed([held])  # a batch member in a slot thread: see acknowledged_now
             else:
-                self.finished_ok(held, completion)
+                self._set(held, table.FINISHED, completion=completion)  # acknowledged
+                # with the next round trip, its record riding with it
         else:
             self.removed([held])
         stats = self.stats

@@ -12,8 +12,9 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from functools import partial
 
-from queueing.contract.roles import QueueDriver, Reservation
+from queueing.contract.roles import QueueDriver
 from queueing.state.fair import FairRotation
 from queueing.worker import policy
 from queueing.worker.errors import REFUSALS, store_name, transient
@@ -22,7 +23,7 @@ from queueing.worker.ledger import Ledger
 from queueing.worker.options import WorkerOptions
 from queueing.worker.outcome import JobStats, printable
 from queueing.worker.process_control import interruptible_sleep
-from queueing.worker.recorders import completion_calls, recorder_failures
+from queueing.worker.recorders import recorder_failures
 
 logger = logging.getLogger("queueing.worker")
 
@@ -101,23 +102,17 @@ class Reserver:
 
     def reserve(self, queue: str, count: int) -> bool:
         """One round trip: acknowledge the finished rows (with the recorders' calls) and
-        reserve up to `count` jobs of `queue`. True when jobs were reserved."""
-        room, finished, completions = self.ledger.for_round_trip()
-        count = min(count, room)
-        if count <= 0:
+        reserve up to `count` jobs of `queue` (the ledger's round_trip carries both, and
+        changes the table once). True when jobs were reserved."""
+        got = self.ledger.round_trip(partial(self.driver.reserve, queue, owner=self.owner),
+                                     count)
+        if got is None:  # no room in the table
             return False
-        asked_at = time.time()  # no later than the store's own start of these leases
-        got = self.driver.reserve(queue, count, finished=finished,
-                                  extra=completion_calls(self.driver, completions)
-                                  if completions else [], owner=self.owner)
-        self._acknowledged(finished, got.unacknowledged)
         if got.recorder_errors:
             recorder_failures.add(got.recorder_errors)
         if got.paused:  # paused since the last control read: stop asking
             self.paused_queues = self.paused_queues | {queue}
             return False
-        if got.jobs:
-            self.ledger.reserved(got.jobs, leased_at=asked_at)
         if self.fair is not None:
             if got.jobs:
                 self.fair.took(queue)
@@ -129,15 +124,6 @@ class Reserver:
         """This round's queues with each fair queue's key queues in turn (fair.py)."""
         assert self.fair is not None
         return self.fair.expand(self.queues, self.paused_queues)
-
-    def _acknowledged(self, finished: list[Reservation], failed: list[Reservation]) -> None:
-        """The finished rows whose acknowledgement went through leave the table; the
-        others stay finished and are acknowledged with the next round trip."""
-        if failed:
-            tokens = {held.token for held in failed}
-            finished = [held for held in finished if held.token not in tokens]
-        if finished:
-            self.ledger.removed(finished)  # their records went with them
 
     def give_back(self, queues: set[str] | None = None) -> None:
         """Hand prefetched jobs that never started back to their place in their queues
@@ -155,17 +141,13 @@ class Reserver:
     def flush_ack(self) -> None:
         """Acknowledge the finished rows now, with their completion records (one batch
         for all of them: see queueing.worker.recorders)."""
-        _, finished, completions = self.ledger.for_round_trip()
-        if not finished:
-            return
         try:
-            self.driver.acknowledge(finished, completion_calls(self.driver, completions))
-            self.ledger.removed(finished)
+            self.ledger.acknowledge(self.driver.acknowledge)
         except self.transient as exc:
             self.connection_lost(exc)
         except Exception as exc:  # a refused acknowledgement: kept, tried again later
-            logger.error("could not acknowledge %d finished job(s): %s", len(finished),
-                         printable(exc, 300))
+            logger.error("could not acknowledge %d finished job(s): %s",
+                         self.ledger.states()["finished"], printable(exc, 300))
 
     def seconds_to_due(self) -> float | None:
         """Seconds until the soonest delayed job of the active queues comes due (0 when

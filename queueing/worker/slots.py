@@ -279,7 +279,7 @@ class SlotPool:
             self._submit_async(prepared, entry)
             return
         started = time.perf_counter()
-        try:  # its row is marked running as its code starts (the runner's ledger.started)
+        try:  # its row is RUNNING while its code runs (the runner calls it through ledger.running)
             outcome = self.runner.run(prepared, self.guard, entry.slot)
         except BaseException as exc:  # an interrupt that landed outside the job's code
             logger.error("job %s: %s outside its code", prepared.job.uuid, exc)

@@ -16,9 +16,10 @@ import time
 
 import pytest
 
-from queueing.contract.roles import Reservation
+from queueing.contract.roles import Reservation, Reserved
 from queueing.worker.ledger import Ledger
-from queueing.worker.table_memory import TableMemory
+from queueing.worker.outcome import Outcome
+from queueing.worker.table_memory import STATE_NAMES, TableMemory
 from tests.workers import wait_until
 
 
@@ -83,6 +84,42 @@ def test_a_table_left_half_written_by_a_killed_writer_is_read_without_waiting():
     assert time.monotonic() - started < 1.0
     assert [r.token for r in while_alive] == ["t0", "t1", "t2"]  # the last good read
     assert [r.token for r in when_dead] == ["t0", "t1", "t2"]  # the table as left
+
+
+def test_a_round_trip_changes_the_table_once_with_what_it_settled_and_brought():
+    """One reserving round trip, as the table and the sidecar's memory see it
+    (Ledger.round_trip): the finished rows it carried and the store acknowledged leave,
+    one whose acknowledgement failed stays finished for the next trip, and the jobs it
+    reserved enter, prefetched, in queue order; an acknowledgement on its own
+    (Ledger.acknowledge) then takes the one left, and a refused one leaves it."""
+    memory = TableMemory()
+    table = Ledger(None, memory)
+    held = [Reservation("default", f'{{"uuid":"u{i}"}}'.encode(), f"t{i}") for i in range(5)]
+    table.reserved(held[:3])
+    for row in held[:3]:
+        table.write_down(row, Outcome("done"))
+    sent: dict = {}
+
+    def reserve(count, *, finished, extra):
+        sent.update(count=count, finished=[h.token for h in finished], extra=extra)
+        return Reserved(jobs=held[3:], unacknowledged=[held[1]])
+
+    assert table.round_trip(reserve, 8).jobs == held[3:]
+    assert sent == {"count": 8, "finished": ["t0", "t1", "t2"], "extra": []}
+    shown = [(r.token, STATE_NAMES[r.state]) for r in memory.read()[1]]
+    assert shown == [("t1", "finished"), ("t3", "prefetched"), ("t4", "prefetched")]
+    assert table.claim_next() == held[3]
+
+    def refused(finished, extra):
+        raise ConnectionError("the store is away")
+
+    with pytest.raises(ConnectionError):
+        table.acknowledge(refused)
+    assert [r.token for r in memory.read()[1]] == ["t1", "t3", "t4"]
+    acknowledged: list = []
+    assert table.acknowledge(lambda finished, extra: acknowledged.extend(finished)) == 1
+    assert acknowledged == [held[1]]
+    assert [r.token for r in memory.read()[1]] == ["t3", "t4"]
 
 
 def test_a_call_past_its_deadline_is_abandoned_and_its_thread_ends_with_it():
