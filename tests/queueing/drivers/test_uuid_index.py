@@ -101,6 +101,9 @@ def best_of(times, call):
     return response, min(out)
 
 
+SCAN_FREE = 0.25  # seconds: under what a scan of the list to the job costs (see below)
+
+
 def test_a_job_at_90000_of_100000_is_found_by_search_and_bare_url_fast(client, driver):
     template = payload(name="app.jobs.SendInvoice", args=[1, "x" * 120],
                        tags=["customer:42"])
@@ -120,14 +123,16 @@ def test_a_job_at_90000_of_100000_is_found_by_search_and_bare_url_fast(client, d
     body = response.content.decode()
     assert target in body and "SendInvoice" in body and "no longer" not in body
     print(f"bare job URL: {seconds * 1000:.1f} ms")
-    assert seconds < 0.100, f"bare job URL took {seconds * 1000:.0f} ms"
+    # The index answers in one lookup (tens of ms quiet; 124 ms seen in the Django 6 leg
+    # on a slow VM); a scan's LRANGE of 90,000 entries and a find alone took ~370 ms.
+    assert seconds < SCAN_FREE, f"bare job URL took {seconds * 1000:.0f} ms"
 
     response, seconds = best_of(3, lambda: client.get(f"/jobs/pending/?q={target}"))
     body = response.content.decode()
     assert f"Found job {target} by its uuid among 100,000 pending jobs" in body
     assert f'data-uuid="{target}"' in body and "at=90000" in body
     print(f"uuid search: {seconds * 1000:.1f} ms")
-    assert seconds < 0.100, f"uuid search took {seconds * 1000:.0f} ms"
+    assert seconds < SCAN_FREE, f"uuid search took {seconds * 1000:.0f} ms"
 
     # Searched on the wrong list, it goes to the job (issue 31).
     response = client.get(f"/jobs/delayed/?q={target}")
