@@ -73,7 +73,8 @@ def test_sighup_to_make_runs_process_group_leaves_no_orphans(rclient, tmp_path):
     log = open(tmp_path / "make.log", "w")
     make = subprocess.Popen(
         # -o: take the venv as built (the suite already runs inside it)
-        ["make", "-o", ".venv/.installed", "run", f"PY={sys.executable}", f"PORT={port}"],
+        ["make", "-o", ".venv/.installed", "-o", ".venv/.run-installed", "run",
+         f"PY={sys.executable}", f"PORT={port}"],
         cwd=ROOT, env=subprocess_env(), stdout=log, stderr=subprocess.STDOUT,
         start_new_session=True)
     try:
