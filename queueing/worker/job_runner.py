@@ -1,4 +1,11 @@
-"""Process one reserved job: check it, run it, settle it, whatever the entry holds.
+"""Process one reserved job: check it, run it, settle it, whatever the entry holds;
+and the slot threads' loop that takes each job this way (``SlotThreads``).
+
+The loop is here, beside the checks and the run, rather than with the rest of the
+slots (slots.py: the control loop's side and the event loop), so that a sync job's turn
+in its slot thread (claim its row, prepare it, run it, write it down, free its slot)
+is one room's work, entering other rooms only for what they own: the in-flight table
+(the ledger), the call (the executor's interrupts) and outcomes (the settler).
 
 The checks before a job may run are here; the call of its code goes through the
 executor's interrupts (which wrap it: execution.py); its outcome is written by the
@@ -15,9 +22,13 @@ raise out of ``process``.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
+
+from django import db
 
 from queueing.batches import results
 from queueing.batches.results import KEEP_FIELD
@@ -35,7 +46,7 @@ from queueing.signals import job_processing
 from queueing.worker import controls, policy, unrun
 from queueing.worker.body_marks import BodyMark
 from queueing.worker.database_use import ConnectionChecks
-from queueing.worker.execution import Interrupts, call
+from queueing.worker.execution import Interrupts, ThreadInterrupts, call
 from queueing.worker.job_errors import JobCancelled, MaxAttemptsExceeded, PoisonEntry
 from queueing.worker.joblog import send_signal
 from queueing.worker.ledger import Ledger
@@ -228,6 +239,156 @@ class JobRunner:
                 return run_body()
         return controls.run(self.settler, prepared.plan, prepared.held, job, definition, body,
                             prepared.timeout)
+
+
+@dataclass(slots=True)
+class Active:
+    """A job in a slot."""
+
+    prepared: Prepared
+    started: float  # monotonic
+    is_async: bool
+    slot: int = NO_SLOT  # its slot's number: the body word it marks (body_marks.py)
+    task: Any = None  # the asyncio task of an async job
+    cancel: JobCancelled | None = None  # an operator's cancel, once asked
+    cancel_at: float = 0.0  # monotonic, when it was asked
+    stopping: bool = False  # still running at the stop bound: to be handed back
+    stuck_reported: bool = False
+
+
+class SlotThreads:
+    """The sync slots of a SlotPool (slots.py): its pulling threads, started and woken
+    here, and each one's loop: claim the oldest prefetched row (``Ledger.claim_next``),
+    prepare it, run a sync job and write it down in this thread; an async job is handed
+    to the pool's event loop (``_submit_async``). Here, beside the runner, so that a
+    sync job's turn runs in one room from its claim to its write-down."""
+
+    def __init__(self, size: int, runner: JobRunner, ledger: Ledger) -> None:
+        self.size = size
+        self.runner = runner
+        self.settler = runner.settler
+        self.ledger = ledger
+        self.guard = ThreadInterrupts()
+        self.active: dict[str, Active] = {}  # token -> the running job
+        self.busy = 0  # jobs taken and not yet settled: what counts against `size`
+        # Set when the control loop has something to do: the prefetched rows ran low (at
+        # or below `low_water`), or an async job ended.
+        self.attention = threading.Event()
+        self.low_water = 0  # the control loop sets it from the prefetch size
+        self._cond = threading.Condition()  # guards busy, active, the threads, closing
+        self._threads: list[threading.Thread] = []
+        self._free_slots = list(range(size - 1, -1, -1))  # numbers of the slots not in use
+        self._idle = 0
+        self._closing = False
+
+    def kick(self) -> None:
+        """Rows were reserved: wake idle slot threads (or start one) to take them."""
+        with self._cond:
+            self._wake_or_spawn(len(self.ledger.waiting))
+
+    def _wake_or_spawn(self, waiting: int) -> None:
+        """With `waiting` rows to take and room in the slots: wake an idle thread per row,
+        or start one more thread when none is idle (callers hold the condition)."""
+        room = min(waiting, self.size - self.busy)
+        if room <= 0 or self._closing:
+            return
+        if self._idle:
+            self._cond.notify(room)
+        elif len(self._threads) < self.size:
+            thread = threading.Thread(target=self._thread_main, daemon=True,
+                                      name=f"job-slot-{len(self._threads) + 1}")
+            self._threads.append(thread)
+            thread.start()
+
+    def _claim(self) -> Reservation | None:
+        """The next row for this thread, waiting while there is none or no room; None
+        when the pool closes."""
+        with self._cond:
+            while not self._closing:
+                if self.busy < self.size:
+                    waiting = self.ledger.waiting
+                    held = self.ledger.claim_next() if waiting else None
+                    if held is not None:
+                        self.busy += 1
+                        if len(waiting) <= self.low_water:
+                            self.attention.set()
+                        return held
+                    self.attention.set()  # nothing to take: the control loop reserves
+                self._idle += 1
+                self._cond.wait()
+                self._idle -= 1
+            return None
+
+    def _release(self, token: str, wake: bool = True) -> None:
+        """A job's slot is free again; `wake` an idle thread to fill it (a slot thread
+        freeing its own slot takes the next row itself). Its row was written down (or
+        says its code ended) first, so the next job may mark the slot's word."""
+        with self._cond:
+            entry = self.active.pop(token, None)
+            if entry is not None and entry.slot != NO_SLOT:
+                self._free_slots.append(entry.slot)
+            self.busy -= 1
+            if wake and self._idle:
+                self._cond.notify()
+
+    def _thread_main(self) -> None:
+        try:
+            while True:
+                held = self._claim()
+                if held is None:
+                    return
+                try:
+                    self._take(held)
+                except BaseException as exc:  # a bug of ours: its lease brings it back
+                    logger.error("slot thread could not settle %s: %s", held.token, exc,
+                                 exc_info=exc)
+        finally:
+            # Django's connections are per thread: what this one opened (a failed-store
+            # write for an entry that never ran, say) is closed with it.
+            db.connections.close_all()
+
+    def _take(self, held: Reservation) -> None:
+        """Prepare a row; run it here when it is a sync job, hand it to the loop when it
+        is an async one."""
+        try:
+            prepared = self.runner.prepare(held)
+        except BaseException:
+            with self._cond:
+                self.busy -= 1
+            raise
+        if isinstance(prepared, Outcome):  # settled without running
+            try:
+                self.ledger.write_down(held, prepared)
+            finally:
+                with self._cond:
+                    self.busy -= 1
+            return
+        # An async def job with middleware (sync code around it) runs in this thread, on
+        # the thread's own loop, like a sync job; Django Tasks' adapter runs on a thread.
+        is_async = prepared.definition.is_async and prepared.plan is None
+        entry = Active(prepared, time.monotonic(), is_async)
+        with self._cond:
+            entry.slot = self._free_slots.pop() if self._free_slots else NO_SLOT
+            self.active[held.token] = entry
+            if not is_async:  # more rows waiting: another thread takes the next one
+                self._wake_or_spawn(len(self.ledger.waiting))
+        if is_async:
+            self._submit_async(prepared, entry)
+            return
+        started = time.perf_counter()
+        try:  # its row is RUNNING while its code runs (the runner calls it through ledger.running)
+            outcome = self.runner.run(prepared, self.guard, entry.slot)
+        except BaseException as exc:  # an interrupt that landed outside the job's code
+            logger.error("job %s: %s outside its code", prepared.job.uuid, exc)
+            outcome = self.settler.after_code(prepared, exc, time.perf_counter() - started)
+        try:
+            self.ledger.write_down(held, outcome)  # a free slot means a written-down row
+        finally:
+            self._release(held.token, wake=False)
+
+    def _submit_async(self, prepared: Prepared, entry: Active) -> None:
+        """Start an async job on the pool's event loop (slots.py)."""
+        raise NotImplementedError
 
 
 def _settled(job: Payload) -> int:
