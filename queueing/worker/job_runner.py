@@ -7,7 +7,9 @@ in its slot thread (claim its row, prepare it, run it, write it down, free its s
 is one room's work, entering other rooms only for what they own: the in-flight table
 (the ledger), the call (the executor's interrupts) and outcomes (the settler).
 
-The checks before a job may run are here; the call of its code goes through the
+The checks before a job may run are here, the pure ones too (``admission``, ``expired``:
+numbers in, a verdict out, beside the checks that ask them; policy.py keeps the rules
+for after an attempt); the call of its code goes through the
 executor's interrupts (which wrap it: execution.py); its outcome is written by the
 settler (settler.py) and its row's marks by the ledger (ledger.py). The
 acknowledgement of a successful job is left to the worker, which sends it in the same
@@ -17,20 +19,19 @@ The reservation contract (docs/reservation-contract.md): one delivery is enough 
 settle any entry. An entry that cannot be decoded, names an unregistered job, carries
 options dispatch would refuse, or has been delivered ``max_deliveries`` times without
 an outcome goes to the failed store on this delivery. Nothing an entry contains may
-raise out of ``process``.
+raise out of ``prepare`` and ``run`` but a bug of ours, which the executor's own net
+catches (the slot thread's loop here, inline.py's ``_process``).
 """
 from __future__ import annotations
 
 import logging
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from django import db
 
-from queueing.batches import results
 from queueing.batches.results import KEEP_FIELD
 from queueing.contract.roles import QueueDriver, Reservation
 from queueing.dispatching.call_checks import check_queued_chain
@@ -43,15 +44,19 @@ from queueing.errors import MalformedPayload, UnknownJob
 from queueing.middleware.pipeline import plan_for
 from queueing.settings.config import queue_settings
 from queueing.signals import job_processing
-from queueing.worker import controls, policy, unrun
-from queueing.worker.body_marks import BodyMark
+from queueing.worker import controls, unrun
 from queueing.worker.database_use import ConnectionChecks
-from queueing.worker.execution import Interrupts, ThreadInterrupts, call
+from queueing.worker.execution import (
+    Interrupts,
+    ThreadInterrupts,
+    call,
+    call_with_controls,
+)
 from queueing.worker.job_errors import JobCancelled, MaxAttemptsExceeded, PoisonEntry
 from queueing.worker.joblog import send_signal
 from queueing.worker.ledger import Ledger
 from queueing.worker.options import WorkerOptions
-from queueing.worker.outcome import Outcome, Prepared, printable
+from queueing.worker.outcome import Outcome, Prepared
 from queueing.worker.process_control import TimeoutInterrupt
 from queueing.worker.settler import JobLog, Settler
 from queueing.worker.stopping import StopInterrupt
@@ -61,14 +66,15 @@ from queueing.worker.unrun import BatchGate
 
 logger = logging.getLogger("queueing.worker")
 
+ALREADY_EXCEEDED = "max attempts exceeded: it may have timed out or its worker died"
+
 
 
 class JobRunner:
     """Runs one reserved job and settles it: the checks before it may run, the call of
     its code through the executor's interrupts, and its outcome (the settler's, see
     settler.py); its row's marks are the ledger's. A success is marked finished in the
-    in-flight table and acknowledged by the worker with its next round trip. ``process``
-    never raises for anything an entry holds."""
+    in-flight table and acknowledged by the worker with its next round trip."""
 
     def __init__(self, driver: QueueDriver, options: WorkerOptions, log: JobLog,
                  settler: Settler, ledger: Ledger, worker: Any = None) -> None:
@@ -87,25 +93,7 @@ class JobRunner:
         self.unknown_jobs = UnknownJobs(driver, log, queue_settings().unknown_job_window,
                                         settler.transient)
 
-    # -- processing ---------------------------------------------------------------------
-    def process(self, held: Reservation, interrupts: Interrupts, slot: int = NO_SLOT
-                ) -> Outcome:
-        """Settle one reserved entry in this thread, whatever it holds (its row is the
-        caller's to write down: see ledger.py). Never raises."""
-        try:
-            prepared = self.prepare(held)
-            if isinstance(prepared, Outcome):
-                return prepared
-            return self.run(prepared, interrupts, slot)
-        except Exception as exc:  # a bug of ours, or a hostile entry we did not foresee
-            logger.error("could not settle a reserved entry on %s: %s", held.queue,
-                         printable(exc, 300), exc_info=exc)
-            try:
-                self.settler.fail(held, None, None, exc)
-            except Exception:
-                logger.exception("could not fail the entry either; its lease brings it back")
-            return Outcome("failed")
-
+    # -- a job's checks and run ------------------------------------------------------
     def prepare(self, held: Reservation) -> Prepared | Outcome:
         """Every check before a job may run; an Outcome when the entry was settled
         without running (malformed, unknown, poison, past its tries, a pending failure
@@ -147,16 +135,16 @@ class JobRunner:
                                                           job):
             return Outcome("skipped", job=job)
         if job.expires_at is not None:
-            if policy.expired(expires_at=job.expires_at, now=time.time(),
+            if expired(expires_at=job.expires_at, now=time.time(),
                               started=job.attempts > 1 or unrun.started_before(settler, job)):
                 return unrun.expired(settler, held, job)
 
         meta = {"payload": job, "connection": self.driver.name, "queue": held.queue}
         if job_processing.receivers:  # most workers have none: no call at all then
             send_signal(job_processing, sender=self.worker, **meta)
-        tries, reason = policy.admission(attempts=job.attempts, job_tries=job.max_tries,
-                                         worker_tries=self.options.tries,
-                                         retry_until=job.retry_until, now=time.time())
+        tries, reason = admission(attempts=job.attempts, job_tries=job.max_tries,
+                                  worker_tries=self.options.tries,
+                                  retry_until=job.retry_until, now=time.time())
         if reason:
             settler.fail(held, job, definition, MaxAttemptsExceeded(
                 f"{job.job} {reason} (attempt {job.attempts} of {tries})"))
@@ -191,7 +179,7 @@ class JobRunner:
                                definition, job, True)
             else:
                 verdict = ledger.running(prepared, slot, interrupts.call, prepared,
-                                         self._call, prepared)
+                                         call_with_controls, settler, prepared)
         except StopInterrupt:
             checks.after_interrupt()  # before the hand-back's record uses the connection
             return settler.stopped(prepared, time.perf_counter() - started)
@@ -217,28 +205,6 @@ class JobRunner:
             if settled is not None:
                 return settled
         return settler.succeeded(prepared, runtime)
-
-    def _call(self, prepared: Prepared, mark: BodyMark | None = None) -> Any:
-        """The job's own code when more than the call is ours to do inside the
-        interrupts' reach: a chord member's result kept, or its middleware chain (job
-        controls: middleware, a unique lock; see queueing/middleware), whose verdict it
-        returns. `mark`: its slot's body marks (a chord member only; the plain path
-        calls execution.call straight from the interrupts: see run)."""
-        definition, job = prepared.definition, prepared.job
-        if prepared.plan is None:  # a chord member: its callback needs the result
-            results.keep(self.driver, job, call(definition, job, mark=mark))
-            return None
-        body: Callable[[], Any] = (
-            (lambda: results.keep(self.driver, job, call(definition, job)))
-            if KEEP_FIELD in job.data else (lambda: call(definition, job)))
-        if job.expires_at is not None:  # started once middleware let it through
-            run_body = body
-
-            def body() -> Any:
-                unrun.record_start(self.settler, job)
-                return run_body()
-        return controls.run(self.settler, prepared.plan, prepared.held, job, definition, body,
-                            prepared.timeout)
 
 
 @dataclass(slots=True)
@@ -390,6 +356,37 @@ class SlotThreads:
         """Start an async job on the pool's event loop (slots.py)."""
         raise NotImplementedError
 
+
+def already_exceeded(*, attempts: int, tries: int, retry_until: float | None,
+                     now: float) -> str | None:
+    """Checked before running: a reason to fail the job without running it, or None.
+
+    Attempts count runs that were charged (released, timed out, or lost with their
+    worker); a job comes back past its tries when its budget shrank since (a lower
+    ``--tries``), or when an entry was written that way.
+    """
+    if retry_until is not None:
+        return None if now < retry_until else "retry_until passed before the job could run"
+    if tries > 0 and attempts > tries:
+        return ALREADY_EXCEEDED
+    return None
+
+
+def admission(*, attempts: int, job_tries: int | None, worker_tries: int,
+              retry_until: float | None, now: float) -> tuple[int, str | None]:
+    """A job about to run, in one look: (the tries that apply, a reason to fail it
+    without running it or None). The runner asks once per job."""
+    tries = worker_tries if job_tries is None else job_tries
+    return tries, already_exceeded(attempts=attempts, tries=tries,
+                                   retry_until=retry_until, now=now)
+
+def expired(*, expires_at: float, started: bool, now: float) -> bool:
+    """Whether a job is past its expiry before it starts (pure): only a job that never
+    started expires; once started, its retries run by its tries and ``retry_until``,
+    whatever its expiry. `started` is a recorded fact (a charged run, or the start the
+    worker wrote: unrun.py), never inferred from the delivery count, which a job that
+    came back uncounted (a host crash, a fence) leaves as if it never ran."""
+    return not started and now >= expires_at
 
 def _settled(job: Payload) -> int:
     """The last delivery that ended with an outcome (0: none)."""
