@@ -3,7 +3,9 @@
 The call: resolve the payload's code, call it inside the job's context (its model
 arguments read, its span opened, its slot's body marks stored around its body), and
 run failure hooks. Shared by the worker and the sync driver (``run_inline``), so a job
-behaves the same inline and queued. An ``async def`` job's coroutine is run to its end
+behaves the same inline and queued. A job with more of ours around its code inside the
+interrupts' reach (its middleware chain, a chord member's kept result) is called through
+``call_with_controls``. An ``async def`` job's coroutine is run to its end
 by coroutines.py.
 
 Each executor hands the runner its interrupt strategy (``Interrupts``), which wraps
@@ -37,6 +39,8 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any, Protocol
 
+from queueing.batches import results
+from queueing.batches.results import KEEP_FIELD
 from queueing.dispatching.registry import JobDefinition, resolve
 from queueing.dispatching.signature import dispatch_next_link
 from queueing.entries import context, encryption
@@ -48,12 +52,12 @@ from queueing.entries.result_mark import RESULT_FIELD
 from queueing.observability import tracing
 from queueing.results.keeping import call_keeping
 from queueing.signals import job_failed, job_processed, job_processing
-from queueing.worker import model_args
+from queueing.worker import controls, model_args, unrun
 from queueing.worker.body_marks import BodyMark
 from queueing.worker.coroutines import finish, interrupt_awaiting
 from queueing.worker.job_errors import JobCancelled
 from queueing.worker.landing import landing_is_safe, unsafe_modules
-from queueing.worker.outcome import Prepared
+from queueing.worker.outcome import Prepared, Settling
 from queueing.worker.process_control import TimeoutInterrupt
 from queueing.worker.stopping import StopInterrupt
 
@@ -104,6 +108,31 @@ def call(definition: JobDefinition, job: Payload, keeping: bool = True,
             return _marked(func, args, kwargs, mark)
     finally:
         context.leave(token)
+
+
+
+def call_with_controls(settler: Settling, prepared: Prepared,
+                       mark: BodyMark | None = None) -> Any:
+    """The job's own code when more than the call is ours to do inside the interrupts'
+    reach: a chord member's result kept, or its middleware chain (job controls:
+    middleware, a unique lock; see queueing/middleware), whose verdict it returns.
+    `mark`: its slot's body marks (a chord member only; the plain path calls ``call``
+    straight from the interrupts: job_runner.JobRunner.run)."""
+    definition, job, driver = prepared.definition, prepared.job, settler.driver
+    if prepared.plan is None:  # a chord member: its callback needs the result
+        results.keep(driver, job, call(definition, job, mark=mark))
+        return None
+    body: Callable[[], Any] = (
+        (lambda: results.keep(driver, job, call(definition, job)))
+        if KEEP_FIELD in job.data else (lambda: call(definition, job)))
+    if job.expires_at is not None:  # started once middleware let it through
+        run_body = body
+
+        def body() -> Any:
+            unrun.record_start(settler, job)
+            return run_body()
+    return controls.run(settler, prepared.plan, prepared.held, job, definition, body,
+                        prepared.timeout)
 
 
 _PLAIN = frozenset({bool, int, float, str, bytes, list, tuple, dict})  # nothing to await

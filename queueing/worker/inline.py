@@ -10,14 +10,18 @@ handed back uncounted.
 """
 from __future__ import annotations
 
+import logging
 import threading
 
+from queueing.contract.roles import Reservation
 from queueing.worker.execution import AlarmInterrupts
 from queueing.worker.job_errors import JobCancelled
 from queueing.worker.job_runner import JobRunner
 from queueing.worker.ledger import Ledger
-from queueing.worker.outcome import Outcome
+from queueing.worker.outcome import Outcome, printable
 from queueing.worker.stopping import StopClock
+
+logger = logging.getLogger("queueing.worker")
 
 CANCEL_CHECK_INTERVAL = 1.0  # seconds between looks for operators' cancel requests
 
@@ -48,9 +52,27 @@ class InlineExecutor:
         held = self.ledger.claim_next()
         if held is None:
             return None
-        outcome = self.runner.process(held, self.alarm, 0)  # never raises; its one slot: 0
+        outcome = self._process(held)  # never raises
         self.ledger.write_down(held, outcome)
         return outcome
+
+    def _process(self, held: Reservation) -> Outcome:
+        """Settle one reserved entry in this thread, whatever it holds (its row is the
+        caller's to write down: see ledger.py); its one slot is 0. Never raises."""
+        runner = self.runner
+        try:
+            prepared = runner.prepare(held)
+            if isinstance(prepared, Outcome):
+                return prepared
+            return runner.run(prepared, self.alarm, 0)
+        except Exception as exc:  # a bug of ours, or a hostile entry we did not foresee
+            logger.error("could not settle a reserved entry on %s: %s", held.queue,
+                         printable(exc, 300), exc_info=exc)
+            try:
+                runner.settler.fail(held, None, None, exc)
+            except Exception:
+                logger.exception("could not fail the entry either; its lease brings it back")
+            return Outcome("failed")
 
     def service(self) -> None:
         """Nothing to look after between jobs: the cancel watcher runs on its own."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 class MaxAttemptsExceeded(Exception):
-    """The job came back more often than its tries allow (see policy.ALREADY_EXCEEDED)."""
+    """The job came back more often than its tries allow (see job_runner.ALREADY_EXCEEDED)."""
 
 
 class PoisonEntry(Exception):

@@ -1,6 +1,15 @@
-"""Process one reserved job: check it, run it, settle it, whatever the entry holds.
+"""Process one reserved job: check it, run it, settle it, whatever the entry holds;
+and the slot threads' loop that takes each job this way (``SlotThreads``).
 
-The checks before a job may run are here; the call of its code goes through the
+The loop is here, beside the checks and the run, rather than with the rest of the
+slots (slots.py: the control loop's side and the event loop), so that a sync job's turn
+in its slot thread (claim its row, prepare it, run it, write it down, free its slot)
+is one room's work, entering other rooms only for what they own: the in-flight table
+(the ledger), the call (the executor's interrupts) and outcomes (the settler).
+
+The checks before a job may run are here, the pure ones too (``admission``, ``expired``:
+numbers in, a verdict out, beside the checks that ask them; policy.py keeps the rules
+for after an attempt); the call of its code goes through the
 executor's interrupts (which wrap it: execution.py); its outcome is written by the
 settler (settler.py) and its row's marks by the ledger (ledger.py). The
 acknowledgement of a successful job is left to the worker, which sends it in the same
@@ -10,16 +19,19 @@ The reservation contract (docs/reservation-contract.md): one delivery is enough 
 settle any entry. An entry that cannot be decoded, names an unregistered job, carries
 options dispatch would refuse, or has been delivered ``max_deliveries`` times without
 an outcome goes to the failed store on this delivery. Nothing an entry contains may
-raise out of ``process``.
+raise out of ``prepare`` and ``run`` but a bug of ours, which the executor's own net
+catches (the slot thread's loop here, inline.py's ``_process``).
 """
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from queueing.batches import results
+from django import db
+
 from queueing.batches.results import KEEP_FIELD
 from queueing.contract.roles import QueueDriver, Reservation
 from queueing.dispatching.call_checks import check_queued_chain
@@ -32,15 +44,19 @@ from queueing.errors import MalformedPayload, UnknownJob
 from queueing.middleware.pipeline import plan_for
 from queueing.settings.config import queue_settings
 from queueing.signals import job_processing
-from queueing.worker import controls, policy, unrun
-from queueing.worker.body_marks import BodyMark
+from queueing.worker import controls, unrun
 from queueing.worker.database_use import ConnectionChecks
-from queueing.worker.execution import Interrupts, call
+from queueing.worker.execution import (
+    Interrupts,
+    ThreadInterrupts,
+    call,
+    call_with_controls,
+)
 from queueing.worker.job_errors import JobCancelled, MaxAttemptsExceeded, PoisonEntry
 from queueing.worker.joblog import send_signal
 from queueing.worker.ledger import Ledger
 from queueing.worker.options import WorkerOptions
-from queueing.worker.outcome import Outcome, Prepared, printable
+from queueing.worker.outcome import Outcome, Prepared
 from queueing.worker.process_control import TimeoutInterrupt
 from queueing.worker.settler import JobLog, Settler
 from queueing.worker.stopping import StopInterrupt
@@ -50,14 +66,15 @@ from queueing.worker.unrun import BatchGate
 
 logger = logging.getLogger("queueing.worker")
 
+ALREADY_EXCEEDED = "max attempts exceeded: it may have timed out or its worker died"
+
 
 
 class JobRunner:
     """Runs one reserved job and settles it: the checks before it may run, the call of
     its code through the executor's interrupts, and its outcome (the settler's, see
     settler.py); its row's marks are the ledger's. A success is marked finished in the
-    in-flight table and acknowledged by the worker with its next round trip. ``process``
-    never raises for anything an entry holds."""
+    in-flight table and acknowledged by the worker with its next round trip."""
 
     def __init__(self, driver: QueueDriver, options: WorkerOptions, log: JobLog,
                  settler: Settler, ledger: Ledger, worker: Any = None) -> None:
@@ -76,25 +93,7 @@ class JobRunner:
         self.unknown_jobs = UnknownJobs(driver, log, queue_settings().unknown_job_window,
                                         settler.transient)
 
-    # -- processing ---------------------------------------------------------------------
-    def process(self, held: Reservation, interrupts: Interrupts, slot: int = NO_SLOT
-                ) -> Outcome:
-        """Settle one reserved entry in this thread, whatever it holds (its row is the
-        caller's to write down: see ledger.py). Never raises."""
-        try:
-            prepared = self.prepare(held)
-            if isinstance(prepared, Outcome):
-                return prepared
-            return self.run(prepared, interrupts, slot)
-        except Exception as exc:  # a bug of ours, or a hostile entry we did not foresee
-            logger.error("could not settle a reserved entry on %s: %s", held.queue,
-                         printable(exc, 300), exc_info=exc)
-            try:
-                self.settler.fail(held, None, None, exc)
-            except Exception:
-                logger.exception("could not fail the entry either; its lease brings it back")
-            return Outcome("failed")
-
+    # -- a job's checks and run ------------------------------------------------------
     def prepare(self, held: Reservation) -> Prepared | Outcome:
         """Every check before a job may run; an Outcome when the entry was settled
         without running (malformed, unknown, poison, past its tries, a pending failure
@@ -136,16 +135,16 @@ class JobRunner:
                                                           job):
             return Outcome("skipped", job=job)
         if job.expires_at is not None:
-            if policy.expired(expires_at=job.expires_at, now=time.time(),
+            if expired(expires_at=job.expires_at, now=time.time(),
                               started=job.attempts > 1 or unrun.started_before(settler, job)):
                 return unrun.expired(settler, held, job)
 
         meta = {"payload": job, "connection": self.driver.name, "queue": held.queue}
         if job_processing.receivers:  # most workers have none: no call at all then
             send_signal(job_processing, sender=self.worker, **meta)
-        tries, reason = policy.admission(attempts=job.attempts, job_tries=job.max_tries,
-                                         worker_tries=self.options.tries,
-                                         retry_until=job.retry_until, now=time.time())
+        tries, reason = admission(attempts=job.attempts, job_tries=job.max_tries,
+                                  worker_tries=self.options.tries,
+                                  retry_until=job.retry_until, now=time.time())
         if reason:
             settler.fail(held, job, definition, MaxAttemptsExceeded(
                 f"{job.job} {reason} (attempt {job.attempts} of {tries})"))
@@ -180,7 +179,7 @@ class JobRunner:
                                definition, job, True)
             else:
                 verdict = ledger.running(prepared, slot, interrupts.call, prepared,
-                                         self._call, prepared)
+                                         call_with_controls, settler, prepared)
         except StopInterrupt:
             checks.after_interrupt()  # before the hand-back's record uses the connection
             return settler.stopped(prepared, time.perf_counter() - started)
@@ -207,28 +206,187 @@ class JobRunner:
                 return settled
         return settler.succeeded(prepared, runtime)
 
-    def _call(self, prepared: Prepared, mark: BodyMark | None = None) -> Any:
-        """The job's own code when more than the call is ours to do inside the
-        interrupts' reach: a chord member's result kept, or its middleware chain (job
-        controls: middleware, a unique lock; see queueing/middleware), whose verdict it
-        returns. `mark`: its slot's body marks (a chord member only; the plain path
-        calls execution.call straight from the interrupts: see run)."""
-        definition, job = prepared.definition, prepared.job
-        if prepared.plan is None:  # a chord member: its callback needs the result
-            results.keep(self.driver, job, call(definition, job, mark=mark))
+
+@dataclass(slots=True)
+class Active:
+    """A job in a slot."""
+
+    prepared: Prepared
+    started: float  # monotonic
+    is_async: bool
+    slot: int = NO_SLOT  # its slot's number: the body word it marks (body_marks.py)
+    task: Any = None  # the asyncio task of an async job
+    cancel: JobCancelled | None = None  # an operator's cancel, once asked
+    cancel_at: float = 0.0  # monotonic, when it was asked
+    stopping: bool = False  # still running at the stop bound: to be handed back
+    stuck_reported: bool = False
+
+
+class SlotThreads:
+    """The sync slots of a SlotPool (slots.py): its pulling threads, started and woken
+    here, and each one's loop: claim the oldest prefetched row (``Ledger.claim_next``),
+    prepare it, run a sync job and write it down in this thread; an async job is handed
+    to the pool's event loop (``_submit_async``). Here, beside the runner, so that a
+    sync job's turn runs in one room from its claim to its write-down."""
+
+    def __init__(self, size: int, runner: JobRunner, ledger: Ledger) -> None:
+        self.size = size
+        self.runner = runner
+        self.settler = runner.settler
+        self.ledger = ledger
+        self.guard = ThreadInterrupts()
+        self.active: dict[str, Active] = {}  # token -> the running job
+        self.busy = 0  # jobs taken and not yet settled: what counts against `size`
+        # Set when the control loop has something to do: the prefetched rows ran low (at
+        # or below `low_water`), or an async job ended.
+        self.attention = threading.Event()
+        self.low_water = 0  # the control loop sets it from the prefetch size
+        self._cond = threading.Condition()  # guards busy, active, the threads, closing
+        self._threads: list[threading.Thread] = []
+        self._free_slots = list(range(size - 1, -1, -1))  # numbers of the slots not in use
+        self._idle = 0
+        self._closing = False
+
+    def kick(self) -> None:
+        """Rows were reserved: wake idle slot threads (or start one) to take them."""
+        with self._cond:
+            self._wake_or_spawn(len(self.ledger.waiting))
+
+    def _wake_or_spawn(self, waiting: int) -> None:
+        """With `waiting` rows to take and room in the slots: wake an idle thread per row,
+        or start one more thread when none is idle (callers hold the condition)."""
+        room = min(waiting, self.size - self.busy)
+        if room <= 0 or self._closing:
+            return
+        if self._idle:
+            self._cond.notify(room)
+        elif len(self._threads) < self.size:
+            thread = threading.Thread(target=self._thread_main, daemon=True,
+                                      name=f"job-slot-{len(self._threads) + 1}")
+            self._threads.append(thread)
+            thread.start()
+
+    def _claim(self) -> Reservation | None:
+        """The next row for this thread, waiting while there is none or no room; None
+        when the pool closes."""
+        with self._cond:
+            while not self._closing:
+                if self.busy < self.size:
+                    waiting = self.ledger.waiting
+                    held = self.ledger.claim_next() if waiting else None
+                    if held is not None:
+                        self.busy += 1
+                        if len(waiting) <= self.low_water:
+                            self.attention.set()
+                        return held
+                    self.attention.set()  # nothing to take: the control loop reserves
+                self._idle += 1
+                self._cond.wait()
+                self._idle -= 1
             return None
-        body: Callable[[], Any] = (
-            (lambda: results.keep(self.driver, job, call(definition, job)))
-            if KEEP_FIELD in job.data else (lambda: call(definition, job)))
-        if job.expires_at is not None:  # started once middleware let it through
-            run_body = body
 
-            def body() -> Any:
-                unrun.record_start(self.settler, job)
-                return run_body()
-        return controls.run(self.settler, prepared.plan, prepared.held, job, definition, body,
-                            prepared.timeout)
+    def _release(self, token: str, wake: bool = True) -> None:
+        """A job's slot is free again; `wake` an idle thread to fill it (a slot thread
+        freeing its own slot takes the next row itself). Its row was written down (or
+        says its code ended) first, so the next job may mark the slot's word."""
+        with self._cond:
+            entry = self.active.pop(token, None)
+            if entry is not None and entry.slot != NO_SLOT:
+                self._free_slots.append(entry.slot)
+            self.busy -= 1
+            if wake and self._idle:
+                self._cond.notify()
 
+    def _thread_main(self) -> None:
+        try:
+            while True:
+                held = self._claim()
+                if held is None:
+                    return
+                try:
+                    self._take(held)
+                except BaseException as exc:  # a bug of ours: its lease brings it back
+                    logger.error("slot thread could not settle %s: %s", held.token, exc,
+                                 exc_info=exc)
+        finally:
+            # Django's connections are per thread: what this one opened (a failed-store
+            # write for an entry that never ran, say) is closed with it.
+            db.connections.close_all()
+
+    def _take(self, held: Reservation) -> None:
+        """Prepare a row; run it here when it is a sync job, hand it to the loop when it
+        is an async one."""
+        try:
+            prepared = self.runner.prepare(held)
+        except BaseException:
+            with self._cond:
+                self.busy -= 1
+            raise
+        if isinstance(prepared, Outcome):  # settled without running
+            try:
+                self.ledger.write_down(held, prepared)
+            finally:
+                with self._cond:
+                    self.busy -= 1
+            return
+        # An async def job with middleware (sync code around it) runs in this thread, on
+        # the thread's own loop, like a sync job; Django Tasks' adapter runs on a thread.
+        is_async = prepared.definition.is_async and prepared.plan is None
+        entry = Active(prepared, time.monotonic(), is_async)
+        with self._cond:
+            entry.slot = self._free_slots.pop() if self._free_slots else NO_SLOT
+            self.active[held.token] = entry
+            if not is_async:  # more rows waiting: another thread takes the next one
+                self._wake_or_spawn(len(self.ledger.waiting))
+        if is_async:
+            self._submit_async(prepared, entry)
+            return
+        started = time.perf_counter()
+        try:  # its row is RUNNING while its code runs (the runner calls it through ledger.running)
+            outcome = self.runner.run(prepared, self.guard, entry.slot)
+        except BaseException as exc:  # an interrupt that landed outside the job's code
+            logger.error("job %s: %s outside its code", prepared.job.uuid, exc)
+            outcome = self.settler.after_code(prepared, exc, time.perf_counter() - started)
+        try:
+            self.ledger.write_down(held, outcome)  # a free slot means a written-down row
+        finally:
+            self._release(held.token, wake=False)
+
+    def _submit_async(self, prepared: Prepared, entry: Active) -> None:
+        """Start an async job on the pool's event loop (slots.py)."""
+        raise NotImplementedError
+
+
+def already_exceeded(*, attempts: int, tries: int, retry_until: float | None,
+                     now: float) -> str | None:
+    """Checked before running: a reason to fail the job without running it, or None.
+
+    Attempts count runs that were charged (released, timed out, or lost with their
+    worker); a job comes back past its tries when its budget shrank since (a lower
+    ``--tries``), or when an entry was written that way.
+    """
+    if retry_until is not None:
+        return None if now < retry_until else "retry_until passed before the job could run"
+    if tries > 0 and attempts > tries:
+        return ALREADY_EXCEEDED
+    return None
+
+
+def admission(*, attempts: int, job_tries: int | None, worker_tries: int,
+              retry_until: float | None, now: float) -> tuple[int, str | None]:
+    """A job about to run, in one look: (the tries that apply, a reason to fail it
+    without running it or None). The runner asks once per job."""
+    tries = worker_tries if job_tries is None else job_tries
+    return tries, already_exceeded(attempts=attempts, tries=tries,
+                                   retry_until=retry_until, now=now)
+
+def expired(*, expires_at: float, started: bool, now: float) -> bool:
+    """Whether a job is past its expiry before it starts (pure): only a job that never
+    started expires; once started, its retries run by its tries and ``retry_until``,
+    whatever its expiry. `started` is a recorded fact (a charged run, or the start the
+    worker wrote: unrun.py), never inferred from the delivery count, which a job that
+    came back uncounted (a host crash, a fence) leaves as if it never ran."""
+    return not started and now >= expires_at
 
 def _settled(job: Payload) -> int:
     """The last delivery that ended with an outcome (0: none)."""

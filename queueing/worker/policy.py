@@ -1,4 +1,5 @@
-"""Pure retry policy: what happens to a job after an attempt, from numbers alone.
+"""Pure retry policy: what happens to a job after an attempt, from numbers alone (the
+checks before one, pure too, are the runner's: job_runner.admission, expired).
 
 Kept free of Redis and clocks (``now`` is passed in) so every rule is easy to test.
 Semantics follow Laravel's worker:
@@ -10,8 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-ALREADY_EXCEEDED = "max attempts exceeded: it may have timed out or its worker died"
 
 
 def effective_tries(job_tries: int | None, worker_tries: int) -> int:
@@ -25,39 +24,6 @@ def backoff_delay(backoff: Sequence[float] | None, attempts: int) -> float:
         return 0.0
     index = min(max(attempts, 1) - 1, len(backoff) - 1)
     return float(backoff[index])
-
-
-def already_exceeded(*, attempts: int, tries: int, retry_until: float | None,
-                     now: float) -> str | None:
-    """Checked before running: a reason to fail the job without running it, or None.
-
-    Attempts count runs that were charged (released, timed out, or lost with their
-    worker); a job comes back past its tries when its budget shrank since (a lower
-    ``--tries``), or when an entry was written that way.
-    """
-    if retry_until is not None:
-        return None if now < retry_until else "retry_until passed before the job could run"
-    if tries > 0 and attempts > tries:
-        return ALREADY_EXCEEDED
-    return None
-
-
-def admission(*, attempts: int, job_tries: int | None, worker_tries: int,
-              retry_until: float | None, now: float) -> tuple[int, str | None]:
-    """A job about to run, in one look: (the tries that apply, a reason to fail it
-    without running it or None). The runner asks once per job."""
-    tries = worker_tries if job_tries is None else job_tries
-    return tries, already_exceeded(attempts=attempts, tries=tries,
-                                   retry_until=retry_until, now=now)
-
-
-def expired(*, expires_at: float, started: bool, now: float) -> bool:
-    """Whether a job is past its expiry before it starts (pure): only a job that never
-    started expires; once started, its retries run by its tries and ``retry_until``,
-    whatever its expiry. `started` is a recorded fact (a charged run, or the start the
-    worker wrote: unrun.py), never inferred from the delivery count, which a job that
-    came back uncounted (a host crash, a fence) leaves as if it never ran."""
-    return not started and now >= expires_at
 
 
 def will_exceed(*, attempts: int, tries: int, retry_until: float | None, now: float,

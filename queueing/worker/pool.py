@@ -15,11 +15,11 @@ import time
 from collections.abc import Callable
 
 from queueing.worker.job_errors import JobCancelled
-from queueing.worker.job_runner import JobRunner
+from queueing.worker.job_runner import Active, JobRunner
 from queueing.worker.joblog import OutputStream
 from queueing.worker.outcome import Outcome
 from queueing.worker.reserving import Reserver
-from queueing.worker.slots import Active, SlotPool
+from queueing.worker.slots import SlotPool
 
 CANCEL_CHECK_INTERVAL = 1.0  # seconds between looks for operators' cancel requests
 

@@ -2,7 +2,10 @@
 on a pool of threads and by ``async def`` jobs on one event loop.
 
 The worker's main thread stays the control loop (signals, reservations in batches,
-acknowledgements, timeouts, cancels). The slot threads pull: each takes the oldest
+acknowledgements, timeouts, cancels). The slot threads pull (their loop is
+``job_runner.SlotThreads``, beside the runner, so that a sync job's turn stays in one
+module from its claim to its write-down; ``SlotPool`` adds the control loop's side and
+the event loop): each takes the oldest
 prefetched row of the in-flight table (``Ledger.claim_next``, so no row is taken twice
 or taken while it is handed back), prepares it (decoding, checks), and runs a sync job
 itself, settling it and writing it down in its own thread. An async job is handed to
@@ -29,42 +32,22 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
-
-from django import db
 
 from queueing.batches import results
 from queueing.batches.results import KEEP_FIELD
-from queueing.contract.roles import Reservation
 from queueing.entries import context as job_context
 from queueing.entries.result_mark import RESULT_FIELD
 from queueing.results.keeping import awaited_keeping
 from queueing.worker import coroutines
-from queueing.worker.execution import ThreadInterrupts
 from queueing.worker.job_errors import JobCancelled
-from queueing.worker.job_runner import JobRunner
+from queueing.worker.job_runner import Active, JobRunner, SlotThreads
 from queueing.worker.ledger import Ledger
-from queueing.worker.outcome import Outcome, Prepared
+from queueing.worker.outcome import Prepared
 from queueing.worker.process_control import TimeoutInterrupt
 from queueing.worker.stopping import StopInterrupt
 from queueing.worker.table_memory import NO_SLOT
 
 logger = logging.getLogger("queueing.worker")
-
-
-@dataclass(slots=True)
-class Active:
-    """A job in a slot."""
-
-    prepared: Prepared
-    started: float  # monotonic
-    is_async: bool
-    slot: int = NO_SLOT  # its slot's number: the body word it marks (body_marks.py)
-    task: Any = None  # the asyncio task of an async job
-    cancel: JobCancelled | None = None  # an operator's cancel, once asked
-    cancel_at: float = 0.0  # monotonic, when it was asked
-    stopping: bool = False  # still running at the stop bound: to be handed back
-    stuck_reported: bool = False
 
 
 @dataclass(slots=True)
@@ -76,29 +59,14 @@ class Done:
     runtime: float = 0.0
 
 
-class SlotPool:
+class SlotPool(SlotThreads):
     """N slots over a pool of pulling threads and one event loop (see the module
     docstring). Every settled job is written down in the `ledger` (its row, its counts,
     its records), from the thread that settled it."""
 
     def __init__(self, size: int, runner: JobRunner, ledger: Ledger) -> None:
-        self.size = size
-        self.runner = runner
-        self.settler = runner.settler
-        self.ledger = ledger
-        self.guard = ThreadInterrupts()
-        self.active: dict[str, Active] = {}  # token -> the running job
-        self.busy = 0  # jobs taken and not yet settled: what counts against `size`
+        super().__init__(size, runner, ledger)
         self.async_done: deque[Done] = deque()
-        # Set when the control loop has something to do: the prefetched rows ran low (at
-        # or below `low_water`), or an async job ended.
-        self.attention = threading.Event()
-        self.low_water = 0  # the control loop sets it from the prefetch size
-        self._cond = threading.Condition()  # guards busy, active, the threads, closing
-        self._threads: list[threading.Thread] = []
-        self._free_slots = list(range(size - 1, -1, -1))  # numbers of the slots not in use
-        self._idle = 0
-        self._closing = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: threading.Thread | None = None
         self._to_start: deque[tuple[Prepared, Active, contextvars.Context]] = deque()
@@ -106,11 +74,6 @@ class SlotPool:
         self._start_scheduled = False
 
     # -- the control loop's side ------------------------------------------------------------
-    def kick(self) -> None:
-        """Rows were reserved: wake idle slot threads (or start one) to take them."""
-        with self._cond:
-            self._wake_or_spawn(len(self.ledger.waiting))
-
     def settle_async_done(self) -> int:
         """Settle the async jobs that ended and write them down (in the calling thread:
         the main one); how many."""
@@ -187,107 +150,6 @@ class SlotPool:
             self._loop.call_soon_threadsafe(self._loop.stop)
             if self._loop_thread is not None:
                 self._loop_thread.join(timeout=2)
-
-    # -- the slot threads ---------------------------------------------------------------------
-    def _wake_or_spawn(self, waiting: int) -> None:
-        """With `waiting` rows to take and room in the slots: wake an idle thread per row,
-        or start one more thread when none is idle (callers hold the condition)."""
-        room = min(waiting, self.size - self.busy)
-        if room <= 0 or self._closing:
-            return
-        if self._idle:
-            self._cond.notify(room)
-        elif len(self._threads) < self.size:
-            thread = threading.Thread(target=self._thread_main, daemon=True,
-                                      name=f"job-slot-{len(self._threads) + 1}")
-            self._threads.append(thread)
-            thread.start()
-
-    def _claim(self) -> Reservation | None:
-        """The next row for this thread, waiting while there is none or no room; None
-        when the pool closes."""
-        with self._cond:
-            while not self._closing:
-                if self.busy < self.size:
-                    waiting = self.ledger.waiting
-                    held = self.ledger.claim_next() if waiting else None
-                    if held is not None:
-                        self.busy += 1
-                        if len(waiting) <= self.low_water:
-                            self.attention.set()
-                        return held
-                    self.attention.set()  # nothing to take: the control loop reserves
-                self._idle += 1
-                self._cond.wait()
-                self._idle -= 1
-            return None
-
-    def _release(self, token: str, wake: bool = True) -> None:
-        """A job's slot is free again; `wake` an idle thread to fill it (a slot thread
-        freeing its own slot takes the next row itself). Its row was written down (or
-        says its code ended) first, so the next job may mark the slot's word."""
-        with self._cond:
-            entry = self.active.pop(token, None)
-            if entry is not None and entry.slot != NO_SLOT:
-                self._free_slots.append(entry.slot)
-            self.busy -= 1
-            if wake and self._idle:
-                self._cond.notify()
-
-    def _thread_main(self) -> None:
-        try:
-            while True:
-                held = self._claim()
-                if held is None:
-                    return
-                try:
-                    self._take(held)
-                except BaseException as exc:  # a bug of ours: its lease brings it back
-                    logger.error("slot thread could not settle %s: %s", held.token, exc,
-                                 exc_info=exc)
-        finally:
-            # Django's connections are per thread: what this one opened (a failed-store
-            # write for an entry that never ran, say) is closed with it.
-            db.connections.close_all()
-
-    def _take(self, held: Reservation) -> None:
-        """Prepare a row; run it here when it is a sync job, hand it to the loop when it
-        is an async one."""
-        try:
-            prepared = self.runner.prepare(held)
-        except BaseException:
-            with self._cond:
-                self.busy -= 1
-            raise
-        if isinstance(prepared, Outcome):  # settled without running
-            try:
-                self.ledger.write_down(held, prepared)
-            finally:
-                with self._cond:
-                    self.busy -= 1
-            return
-        # An async def job with middleware (sync code around it) runs in this thread, on
-        # the thread's own loop, like a sync job; Django Tasks' adapter runs on a thread.
-        is_async = prepared.definition.is_async and prepared.plan is None
-        entry = Active(prepared, time.monotonic(), is_async)
-        with self._cond:
-            entry.slot = self._free_slots.pop() if self._free_slots else NO_SLOT
-            self.active[held.token] = entry
-            if not is_async:  # more rows waiting: another thread takes the next one
-                self._wake_or_spawn(len(self.ledger.waiting))
-        if is_async:
-            self._submit_async(prepared, entry)
-            return
-        started = time.perf_counter()
-        try:  # its row is RUNNING while its code runs (the runner calls it through ledger.running)
-            outcome = self.runner.run(prepared, self.guard, entry.slot)
-        except BaseException as exc:  # an interrupt that landed outside the job's code
-            logger.error("job %s: %s outside its code", prepared.job.uuid, exc)
-            outcome = self.settler.after_code(prepared, exc, time.perf_counter() - started)
-        try:
-            self.ledger.write_down(held, outcome)  # a free slot means a written-down row
-        finally:
-            self._release(held.token, wake=False)
 
     # -- the event loop -----------------------------------------------------------------------
     def _submit_async(self, prepared: Prepared, entry: Active) -> None:

@@ -11,7 +11,7 @@ from queueing import chain, signals
 from queueing.connections import redis_driver
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.models import FailedJob
-from queueing.worker import policy
+from queueing.worker import job_runner, policy
 from queueing.worker.loop import Worker
 from queueing.worker.options import WorkerOptions
 from tests.testapp import jobs
@@ -162,9 +162,9 @@ def test_timeout_longer_than_retry_after_is_fine_with_lease_renewal():
 def test_policy_backoff_repeats_its_last_value():
     assert [policy.backoff_delay([10, 60], n) for n in (1, 2, 3, 9)] == [10, 60, 60, 60]
     assert policy.backoff_delay(None, 3) == 0
-    assert policy.already_exceeded(attempts=2, tries=1, retry_until=None, now=0) == \
-        policy.ALREADY_EXCEEDED
-    assert policy.already_exceeded(attempts=50, tries=0, retry_until=None, now=0) is None
+    assert job_runner.already_exceeded(attempts=2, tries=1, retry_until=None, now=0) == \
+        job_runner.ALREADY_EXCEEDED
+    assert job_runner.already_exceeded(attempts=50, tries=0, retry_until=None, now=0) is None
     assert policy.will_exceed(attempts=1, tries=1, retry_until=None, now=0)
     assert policy.will_exceed(attempts=5, tries=1, retry_until=10, now=5) is None
 
