@@ -5,7 +5,8 @@
   hand back, watch.
 * ``reserving.py``: the store side of the loop (reserve, acknowledge, wait, control state).
 * ``inline.py``, ``pool.py``, ``slots.py``: the executors: one job in the main thread, or
-  N slots (sync jobs on threads, async jobs on one event loop).
+  N slots (sync jobs on threads, async jobs on one event loop; the slot threads' own
+  loop is ``job_runner.SlotThreads``, so a sync job's turn stays in one module).
 * ``ledger.py``: the one owner of the in-flight table: every row's change, one call per
   phase (a round trip's acknowledgements and reservations, a claim, a job's code run
   between its RUNNING and ended marks, a settled job written down with its counts),
@@ -13,7 +14,8 @@
   the loop and the heartbeat read of it, and its signals to the sidecar.
 * ``stopping.py``: the stop bound (``--stop-timeout``): what still runs at it is handed
   back uncounted; a stop never fails a job.
-* ``job_runner.py``: checks and runs one job (``unrun.py``: settled without running,
+* ``job_runner.py``: checks and runs one job, and the slot threads' loop that takes each
+  job so (``unrun.py``: settled without running,
   and the batch gate); ``settler.py`` settles it by its rules and writes its log lines
   (``JobLog``; ``joblog.py``: their levels and the classic line; ``failing.py`` writes
   a final failure; ``controls.py``, ``unrun.py``, ``model_args.py`` and ``stopping.py``
