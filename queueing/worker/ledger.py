@@ -35,9 +35,9 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass
 from typing import Any
 
+from queueing.contract.records import record
 from queueing.contract.roles import Reservation, Reserved
 from queueing.state import job_progress
 from queueing.worker import table_memory as table
@@ -58,7 +58,7 @@ def moving_average(previous: float | None, sample: float, weight: float = 0.2) -
     return sample if previous is None else previous + weight * (sample - previous)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class _Entry:
     held: Reservation
     state: int
@@ -74,6 +74,27 @@ class _Entry:
     returned: bool = False  # ended, and its body returned: done whatever happens next
     slot: int = table.NO_SLOT  # the slot whose body word marks its body's start and end
     serial: int = 0  # its serial in that word (body_marks.py)
+
+    def __init__(self, held: Reservation, state: int, leased_at: float,
+                 kill_at: float = 0.0, started: float = 0.0, index: int = -1,
+                 label: tuple[str, str] = ("", ""), attempt: int = 0, claimed: bool = False,
+                 completion: Any = None, ended: bool = False, returned: bool = False,
+                 slot: int = table.NO_SLOT, serial: int = 0) -> None:
+        # written out, not @record's loop: one a job (queueing/contract/records.py)
+        self.held = held
+        self.state = state
+        self.leased_at = leased_at
+        self.kill_at = kill_at
+        self.started = started
+        self.index = index
+        self.label = label
+        self.attempt = attempt
+        self.claimed = claimed
+        self.completion = completion
+        self.ended = ended
+        self.returned = returned
+        self.slot = slot
+        self.serial = serial
 
     @property
     def shown(self) -> int:

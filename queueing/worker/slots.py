@@ -28,13 +28,13 @@ import logging
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
 from typing import Any
 
 from django import db
 
 from queueing.batches import results
 from queueing.batches.results import KEEP_FIELD
+from queueing.contract.records import record
 from queueing.contract.roles import Reservation
 from queueing.entries import context as job_context
 from queueing.entries.result_mark import RESULT_FIELD
@@ -52,7 +52,7 @@ from queueing.worker.table_memory import NO_SLOT
 logger = logging.getLogger("queueing.worker")
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Active:
     """A job in a slot."""
 
@@ -66,14 +66,36 @@ class Active:
     stopping: bool = False  # still running at the stop bound: to be handed back
     stuck_reported: bool = False
 
+    def __init__(self, prepared: Prepared, started: float, is_async: bool,
+                 slot: int = NO_SLOT, task: Any = None, cancel: JobCancelled | None = None,
+                 cancel_at: float = 0.0, stopping: bool = False,
+                 stuck_reported: bool = False) -> None:
+        # written out, not @record's loop: one a job (queueing/contract/records.py)
+        self.prepared = prepared
+        self.started = started
+        self.is_async = is_async
+        self.slot = slot
+        self.task = task
+        self.cancel = cancel
+        self.cancel_at = cancel_at
+        self.stopping = stopping
+        self.stuck_reported = stuck_reported
 
-@dataclass(slots=True)
+
+@record(slots=True)
 class Done:
     """An async job whose coroutine ended: what it raised (None: it returned)."""
 
     prepared: Prepared
     error: BaseException | None = None
     runtime: float = 0.0
+
+    def __init__(self, prepared: Prepared, error: BaseException | None = None,
+                 runtime: float = 0.0) -> None:
+        # written out, not @record's loop: one a job (queueing/contract/records.py)
+        self.prepared = prepared
+        self.error = error
+        self.runtime = runtime
 
 
 class SlotPool:
