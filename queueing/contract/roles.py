@@ -65,7 +65,6 @@ class Reservation:
     token: str = ""
 
     def __init__(self, queue: str, raw: bytes, token: str = "") -> None:
-        # written out, not @record's loop: one a job (queueing/contract/records.py)
         object.__setattr__(self, "queue", queue)
         object.__setattr__(self, "raw", raw)
         object.__setattr__(self, "token", token)
@@ -106,16 +105,12 @@ class Reserved:
     unacknowledged: list[Reservation] = field(default_factory=list)
     recorder_errors: list[Exception] = field(default_factory=list)
 
-    def __init__(self, jobs: list[Reservation] | None = None, paused: bool = False,
-                 unacknowledged: list[Reservation] | None = None,
-                 recorder_errors: list[Exception] | None = None) -> None:
-        # written out, not @record's loop: one a job (queueing/contract/records.py)
+    def __init__(self, jobs: list | None = None, paused: bool = False,
+                 unacknowledged: list | None = None, recorder_errors: list | None = None) -> None:
         object.__setattr__(self, "jobs", [] if jobs is None else jobs)
         object.__setattr__(self, "paused", paused)
-        object.__setattr__(self, "unacknowledged", [] if unacknowledged is None
-                           else unacknowledged)
-        object.__setattr__(self, "recorder_errors", [] if recorder_errors is None
-                           else recorder_errors)
+        object.__setattr__(self, "unacknowledged", unacknowledged or [])
+        object.__setattr__(self, "recorder_errors", recorder_errors or [])
 
 
 @record(frozen=True, slots=True)

@@ -71,15 +71,9 @@ class Active:
                  cancel_at: float = 0.0, stopping: bool = False,
                  stuck_reported: bool = False) -> None:
         # written out, not @record's loop: one a job (queueing/contract/records.py)
-        self.prepared = prepared
-        self.started = started
-        self.is_async = is_async
-        self.slot = slot
-        self.task = task
-        self.cancel = cancel
-        self.cancel_at = cancel_at
-        self.stopping = stopping
-        self.stuck_reported = stuck_reported
+        self.prepared, self.started, self.is_async, self.slot = prepared, started, is_async, slot
+        self.task, self.cancel, self.cancel_at = task, cancel, cancel_at
+        self.stopping, self.stuck_reported = stopping, stuck_reported
 
 
 @record(slots=True)
@@ -92,10 +86,7 @@ class Done:
 
     def __init__(self, prepared: Prepared, error: BaseException | None = None,
                  runtime: float = 0.0) -> None:
-        # written out, not @record's loop: one a job (queueing/contract/records.py)
-        self.prepared = prepared
-        self.error = error
-        self.runtime = runtime
+        self.prepared, self.error, self.runtime = prepared, error, runtime
 
 
 class SlotPool:
