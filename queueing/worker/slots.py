@@ -71,9 +71,9 @@ class Active:
                  cancel_at: float = 0.0, stopping: bool = False,
                  stuck_reported: bool = False) -> None:
         # written out, not @record's loop: one a job (queueing/contract/records.py)
-        self.prepared, self.started, self.is_async, self.slot = prepared, started, is_async, slot
-        self.task, self.cancel, self.cancel_at = task, cancel, cancel_at
-        self.stopping, self.stuck_reported = stopping, stuck_reported
+        self.prepared, self.started, self.is_async = prepared, started, is_async
+        self.slot, self.task, self.cancel = slot, task, cancel  # three a line: no tuple made
+        self.cancel_at, self.stopping, self.stuck_reported = cancel_at, stopping, stuck_reported
 
 
 @record(slots=True)
