@@ -7,14 +7,15 @@ operate that app instead of the site-wide roles (horizon/dashboard/access/auth.p
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from horizon.configuration.values import ROLES, HorizonConfigError
+from queueing.contract.records import record
 from queueing.settings import namespace
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class App:
     """One namespace the dashboard shows; `own`: the site process's own namespace."""
 

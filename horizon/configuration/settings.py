@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import os
 import socket
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from typing import Any
 
@@ -66,6 +66,7 @@ from horizon.configuration.values import (  # noqa: F401 (imported from here by 
     seconds_or_days,
     trim_settings,
 )
+from queueing.contract.records import record
 from queueing.errors import QueueError
 from queueing.settings.config import queue_settings
 from queueing.settings.hints import unknown_keys
@@ -73,7 +74,7 @@ from queueing.settings.problems import Problems
 from queueing.settings.renamed import retired, warn
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class HorizonSettings:
     """settings.HORIZON, parsed and checked: what every part of the operator side reads
     (the supervisor, the dashboard, the audit log, schedules), never the raw dict."""

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from horizon.configuration.values import HorizonConfigError, int_setting, number_setting
+from queueing.contract.records import record
 from queueing.contract.registry import kind_of
 from queueing.entries.options import parse_backoff
 from queueing.errors import QueueError
@@ -38,7 +38,7 @@ SUPERVISOR_DEFAULTS: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class SupervisorConfig:
     name: str
     connection: str

@@ -15,9 +15,9 @@ app is ready (queueing/apps.py), so no floor here names one above it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
+from queueing.contract.records import record
 from queueing.errors import ConfigurationError
 
 
@@ -39,7 +39,7 @@ class NamesTargets(NamesDriver, Protocol):
     def targets(self) -> tuple[str, ...]: ...
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class DriverKind:
     """What one driver kind does, said once.
 

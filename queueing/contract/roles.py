@@ -26,17 +26,18 @@ listing.py.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Final, Protocol, Union, runtime_checkable
 
 from queueing.contract.listing import PREFIX_READ
+from queueing.contract.records import record
 
 if TYPE_CHECKING:
     from queueing.contract.batch_store import BatchStore
     from queueing.contract.redis_client import RedisClient
     from queueing.settings.config import ConnectionConfig
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class QueueSizes:
     """How many jobs of one queue are ready, waiting for a time, and reserved."""
 
@@ -50,7 +51,7 @@ class QueueSizes:
         return self.pending + self.delayed + self.reserved
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Reservation:
     """One delivery of a job to a worker.
 
@@ -62,6 +63,11 @@ class Reservation:
     queue: str
     raw: bytes
     token: str = ""
+
+    def __init__(self, queue: str, raw: bytes, token: str = "") -> None:
+        object.__setattr__(self, "queue", queue)
+        object.__setattr__(self, "raw", raw)
+        object.__setattr__(self, "token", token)
 
 
 PAUSED: Final = -1
@@ -84,7 +90,7 @@ def finished_list(finished: Finished) -> list[Reservation]:
     return list(finished)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Reserved:
     """What one ``reserve`` round trip did.
 
@@ -99,8 +105,15 @@ class Reserved:
     unacknowledged: list[Reservation] = field(default_factory=list)
     recorder_errors: list[Exception] = field(default_factory=list)
 
+    def __init__(self, jobs: list | None = None, paused: bool = False,
+                 unacknowledged: list | None = None, recorder_errors: list | None = None) -> None:
+        object.__setattr__(self, "jobs", [] if jobs is None else jobs)
+        object.__setattr__(self, "paused", paused)
+        object.__setattr__(self, "unacknowledged", unacknowledged or [])
+        object.__setattr__(self, "recorder_errors", recorder_errors or [])
 
-@dataclass(frozen=True, slots=True)
+
+@record(frozen=True, slots=True)
 class ControlState:
     """What a worker re-reads every control interval: the last ``queue_restart`` stamp
     (None: never) and the paused queues of its connection."""
@@ -109,7 +122,7 @@ class ControlState:
     paused: frozenset[str]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Capabilities:
     """Where drivers differ, said once.
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import functools
 import inspect
-from dataclasses import dataclass
 from typing import Any
 
+from queueing.contract.records import record
 from queueing.contract.registry import kind_of
 from queueing.dispatching.registry import JobDefinition, loaded_at_startup
 from queueing.entries.shapes import Payload
@@ -39,7 +39,7 @@ def job_parameters(definition: JobDefinition) -> inspect.Signature | None:
     return call_shape(definition).signature
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class CallShape:
     """What ``check_call`` needs of a job's parameters, read once per job: its signature,
     and how many positional arguments a call without keywords may pass (from `fewest`

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import partial
 from typing import Any, Protocol, cast
 
@@ -22,6 +22,7 @@ from django.db import connections as db_connections
 
 from queueing import connections
 from queueing.contract.pushes import IndexedPush, PrioritySets
+from queueing.contract.records import record
 from queueing.contract.registry import kind_of
 from queueing.dispatching import observers
 from queueing.dispatching.call_checks import check_call, check_discovered
@@ -53,7 +54,7 @@ class Dispatchable(Protocol):
     def options(self) -> JobOptions: ...
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Prepared:
     """A validated, encoded dispatch that has not been sent: what the sync and the async
     paths share, so both send byte-for-byte the same payload to the same place."""
@@ -268,7 +269,7 @@ def dispatch_many(signatures: Sequence[Dispatchable]) -> list[str | None]:
     return list[str | None](uuids)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class BatchPlan:
     """A batch, validated and encoded: ready payloads grouped by (connection, queue),
     delayed ones one by one. Shared by dispatch_many and its async twin."""

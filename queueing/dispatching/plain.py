@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, transaction
 from django.db import connections as db_connections
 
+from queueing.contract.records import record
 from queueing.contract.registry import kind_of
 from queueing.dispatching import observers
 from queueing.dispatching.call_checks import CallShape, call_shape, check_call, check_discovered
@@ -54,7 +54,7 @@ _BIG = 2 ** 63  # a larger int takes the ordinary path (its digit bound is check
 _MAX_PLANS = 512  # (job, options) pairs a process dispatches plainly: a handful
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Plan:
     """A job's plain dispatch, worked out for one options object under one QUEUE setting."""
 

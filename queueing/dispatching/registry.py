@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
+from queueing.contract.records import record
 from queueing.dispatching.task_discovery import uses_redis_backend
 from queueing.entries.options import JobOptions
 from queueing.errors import ConfigurationError, UnknownJob
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class JobDefinition:
     name: str
     target: Any  # the function, or the Job subclass

@@ -4,9 +4,10 @@ top of dispatch.py and async_dispatch.py, which take a Signature without importi
 module, so neither depends on the other's direction."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from queueing.contract.records import record
 from queueing.dispatching import plain
 from queueing.dispatching.async_dispatch import adispatch, asend_plain
 from queueing.dispatching.dispatch import dispatch
@@ -15,7 +16,7 @@ from queueing.entries.model_refs import to_references
 from queueing.entries.options import JobOptions
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Signature:
     """A job bound to its arguments and options, ready to dispatch or to chain."""
 
@@ -39,7 +40,7 @@ class Signature:
         return Signature(self.definition, self.args, self.kwargs, self.options.replace(**overrides))
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class PendingDispatch:
     """Options chosen for one dispatch: ``job.using(delay=10).delay(...)``."""
 

@@ -26,10 +26,10 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from queueing import connections
+from queueing.contract.records import record
 from queueing.contract.registry import kind_of
 from queueing.dispatching.registry import lookup
 from queueing.entries.payload import peek
@@ -50,7 +50,7 @@ class UniqueJobQueued(QueueError):
     """A retry was refused: another job with the same unique id holds the lock."""
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class UniqueOptions:
     """A job's unique/debounce declaration (callables stay here, never in a payload)."""
 

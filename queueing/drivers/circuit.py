@@ -13,10 +13,12 @@ Whichever of them meets the hung store first opens it for all the others.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from queueing.contract.records import record
 
 
-@dataclass
+@record
 class Circuit:
     retry_after: float
     open_until: float = 0.0  # 0: closed (the store is used)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
+
+from queueing.contract.records import record
 
 FIELD = "batch"
 CALLBACK_FIELD = "batchCallback"  # a callback's payload: {"id", "queue", "kind"}
@@ -20,7 +21,7 @@ _ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _QUEUE = re.compile(r"^[^{}\s]{1,200}$")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class BatchTag:
     id: str
     queue: str
@@ -30,7 +31,7 @@ class BatchTag:
         return {"id": self.id, "queue": self.queue, "member": self.member}
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Settling:
     """What settling one reserved member tells its batch: who, and whether its success
     counts (a chain's link counts only when it is the last one)."""

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from dataclasses import dataclass
 from typing import Any
 
 from django.utils import timezone
 
+from queueing.contract.records import record
 from queueing.entries.spellings import THEIRS, unknown_option
 from queueing.errors import InvalidOption
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class When:
     """A point in time given either relative to dispatch (seconds) or absolute (unix time)."""
 
@@ -94,7 +94,7 @@ def _tags(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, slots=True, kw_only=True)
 class JobOptions:
     connection: str | None = None
     queue: str | None = None
@@ -114,6 +114,33 @@ class JobOptions:
     # the connection's default; 0: none
     priority: int = 0  # ours (queueing/entries/priority.py: higher first); set only by
     # apply_async(priority=0..9) (Celery's p as -p: celery_style.py), never by @job/using
+
+    def __init__(self, *, connection: str | None = None, queue: str | None = None,
+                 tries: int | None = None, backoff: tuple[float, ...] | None = None,
+                 timeout: float | None = None, retry_until: When | None = None,
+                 max_exceptions: int | None = None, fail_on_timeout: bool = False,
+                 tags: tuple[str, ...] = (), delay: When | None = None,
+                 after_commit: bool | None = None, expires: When | None = None,
+                 encrypted: bool = False, model_tags: bool = True,
+                 keep_result: float | None = None, priority: int = 0) -> None:
+        # written out, not @record's loop: one a dispatch that sets options
+        # (queueing/contract/records.py)
+        object.__setattr__(self, "connection", connection)
+        object.__setattr__(self, "queue", queue)
+        object.__setattr__(self, "tries", tries)
+        object.__setattr__(self, "backoff", backoff)
+        object.__setattr__(self, "timeout", timeout)
+        object.__setattr__(self, "retry_until", retry_until)
+        object.__setattr__(self, "max_exceptions", max_exceptions)
+        object.__setattr__(self, "fail_on_timeout", fail_on_timeout)
+        object.__setattr__(self, "tags", tags)
+        object.__setattr__(self, "delay", delay)
+        object.__setattr__(self, "after_commit", after_commit)
+        object.__setattr__(self, "expires", expires)
+        object.__setattr__(self, "encrypted", encrypted)
+        object.__setattr__(self, "model_tags", model_tags)
+        object.__setattr__(self, "keep_result", keep_result)
+        object.__setattr__(self, "priority", priority)
 
     def replace(self, **changes: Any) -> JobOptions:
         """A copy with `changes` validated the same way as at declaration."""

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, TypeGuard
 
+from queueing.contract.records import record
 from queueing.entries import progress as progress_lib
 from queueing.entries.release import ReleaseRequested
 
@@ -16,7 +17,7 @@ def finite(value: Any) -> TypeGuard[int | float]:
         math.isfinite(value)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, slots=True, kw_only=True)
 class Payload:
     """A decoded, validated payload as the worker sees it.
 
@@ -46,6 +47,33 @@ class Payload:
     data: dict = field(repr=False)
     original: bytes | None = field(default=None, repr=False)  # the unwrapped entry, if wrapped
     expires_at: float | None = None  # not started by then: not run (expires=...)
+
+    def __init__(self, *, uuid: str, job: str, display_name: str, args: list, kwargs: dict,
+                 attempts: int, deliveries: int, max_tries: int | None,
+                 max_exceptions: int | None, backoff: list[float] | None,
+                 timeout: float | None, retry_until: float | None, fail_on_timeout: bool,
+                 pushed_at: float | None, tags: list[str], chain: list[dict], data: dict,
+                 original: bytes | None = None, expires_at: float | None = None) -> None:
+        # written out, not @record's loop: one a job (queueing/contract/records.py)
+        object.__setattr__(self, "uuid", uuid)
+        object.__setattr__(self, "job", job)
+        object.__setattr__(self, "display_name", display_name)
+        object.__setattr__(self, "args", args)
+        object.__setattr__(self, "kwargs", kwargs)
+        object.__setattr__(self, "attempts", attempts)
+        object.__setattr__(self, "deliveries", deliveries)
+        object.__setattr__(self, "max_tries", max_tries)
+        object.__setattr__(self, "max_exceptions", max_exceptions)
+        object.__setattr__(self, "backoff", backoff)
+        object.__setattr__(self, "timeout", timeout)
+        object.__setattr__(self, "retry_until", retry_until)
+        object.__setattr__(self, "fail_on_timeout", fail_on_timeout)
+        object.__setattr__(self, "pushed_at", pushed_at)
+        object.__setattr__(self, "tags", tags)
+        object.__setattr__(self, "chain", chain)
+        object.__setattr__(self, "data", data)
+        object.__setattr__(self, "original", original)
+        object.__setattr__(self, "expires_at", expires_at)
 
     def progress(self, fraction: float, message: str | None = None) -> None:
         """Report how far this job is (0 to 1), with an optional message ("step 2 of

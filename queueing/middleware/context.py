@@ -14,9 +14,10 @@ skips the job: it did not run, and nothing asked for it to come back.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, field
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
+from queueing.contract.records import record
 from queueing.entries.shapes import Payload
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ RELEASED: Final = "released"
 SKIPPED: Final = "skipped"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Verdict:
     kind: VerdictKind
     delay: float = 0.0
@@ -69,7 +70,7 @@ class Declared(Protocol):
     def is_class(self) -> bool: ...
 
 
-@dataclass(slots=True, eq=False)
+@record(slots=True, eq=False)
 class RunningJob:
     """The job a middleware chain is about to run.
 

@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 from typing import Any, Literal
 
+from queueing.contract.records import record
 from queueing.drivers.state_store import script_for
 from queueing.entries import encryption
 from queueing.errors import QueueError
@@ -86,7 +86,7 @@ def ready_key(uuid: str) -> str:
     return f"{record_key(uuid)}:ready"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Record:
     """A result as read back: its status, and its value or error once final."""
 

@@ -34,7 +34,6 @@ the validation accepts and what docs/settings.md lists (horizon/configuration/re
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -42,6 +41,7 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
+from queueing.contract.records import record
 from queueing.errors import ConfigurationError, UnknownConnection
 
 # ConnectionConfig is also imported from here by the drivers and dispatch (20-odd modules)
@@ -55,7 +55,7 @@ DEFAULT_MAX_PAYLOAD_BYTES = 10 * 1024 * 1024  # largest encoded payload dispatch
 DEFAULT_UNKNOWN_JOB_WINDOW = 600.0  # seconds a job unknown to a worker is handed back
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class QueueSettings:
     default: str
     after_commit: bool

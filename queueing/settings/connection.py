@@ -10,11 +10,12 @@ queueing/settings/renamed.py). Also the queue-name rules every connection applie
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from django.conf import settings
 
+from queueing.contract.records import record
 from queueing.contract.registry import KINDS
 from queueing.errors import ConfigurationError, UnknownQueue
 from queueing.settings.failover import RETIRED_KEYS as FAILOVER_RETIRED
@@ -57,7 +58,7 @@ DEFAULT_SOCKET_TIMEOUT = 10.0
 DEFAULT_REDIS_BLOCK_FOR = 5.0
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ConnectionConfig:
     name: str
     driver: str

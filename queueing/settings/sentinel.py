@@ -23,9 +23,10 @@ The flat keys of 0.2 (``sentinels``, ``service_name``, ``sentinel_password``,
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
+from queueing.contract.records import record
 from queueing.errors import ConfigurationError
 from queueing.settings.hints import unknown_keys
 from queueing.settings.problems import Problems
@@ -56,7 +57,7 @@ SENTINEL_RENAMES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class SentinelOptions:
     """The ConnectionConfig fields this module owns (their defaults when unset)."""
 

@@ -20,12 +20,13 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from django.conf import settings
 
 from queueing import connections
+from queueing.contract.records import record
 from queueing.drivers.state_store import RedisClient, batch_progress_key, progress_key
 from queueing.entries import progress as progress_lib
 from queueing.state import heartbeats
@@ -38,7 +39,7 @@ def keep_seconds() -> int:
     return max(int(getattr(settings, "QUEUE_PROGRESS_KEEP", DEFAULT_KEEP)), 1)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Progress:
     """A job's last published report: how far (0..1, None when it only set meta), its
     message, its metadata, when it was reported, and whether the job still runs."""

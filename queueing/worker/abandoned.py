@@ -19,8 +19,8 @@ from __future__ import annotations
 import logging
 import socket
 import time
-from dataclasses import dataclass
 
+from queueing.contract.records import record
 from queueing.contract.roles import QueueDriver, Reservation
 from queueing.dispatching.registry import JobDefinition, resolve
 from queueing.entries import payload as payload_lib
@@ -39,7 +39,7 @@ from queueing.worker.settler import JobLog, Settler
 logger = logging.getLogger("queueing.worker")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class DeadWorker:
     """The worker whose jobs are settled: its name on locks and records."""
 

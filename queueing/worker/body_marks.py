@@ -31,9 +31,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
+from queueing.contract.records import record
 from queueing.worker.table_memory import FINISHED, PREFETCHED, RUNNING, Row
 
 BEGAN, RETURNED = 1, 2
@@ -44,7 +44,7 @@ def word(serial: int, phase: int) -> int:
     return (serial & SERIAL_MASK) << 2 | phase
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class BodyMark:
     """What a slot stores around one job's body: ``words[slot] = began`` in the
     instant before it is called, ``words[slot] = returned`` in the instant after."""
@@ -53,6 +53,13 @@ class BodyMark:
     slot: int
     began: int
     returned: int
+
+    def __init__(self, words: Any, slot: int, began: int, returned: int) -> None:
+        # written out, not @record's loop: one a job (queueing/contract/records.py)
+        self.words = words
+        self.slot = slot
+        self.began = began
+        self.returned = returned
 
 
 def as_left(rows: Iterable[Row], words: Any) -> list[Row]:

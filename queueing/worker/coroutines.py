@@ -10,9 +10,9 @@ import contextvars
 import inspect
 import threading
 from collections.abc import Awaitable
-from dataclasses import dataclass
 from typing import Any
 
+from queueing.contract.records import record
 from queueing.dispatching.registry import JobDefinition
 from queueing.entries.model_refs import FIELD as MODELS
 from queueing.entries.payload import Payload
@@ -44,7 +44,7 @@ def finish(value: Any) -> Any:
 _runners = threading.local()
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class _Awaiting:
     """A thread running an async job's coroutine on its own loop (see run_awaitable)."""
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 
+from queueing.contract.records import record
 from queueing.drivers.state_store import RedisClient
 from queueing.state import heartbeats
 
@@ -35,7 +35,7 @@ def loop_window(*, sleep: float, rest: float, socket_timeout: float) -> float:
     return max(sleep, rest, 1.0) + socket_timeout + TURN_SLACK
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class WorkerHealth:
     owner: str  # host:pid:name
     alive: bool

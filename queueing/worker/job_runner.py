@@ -1,19 +1,18 @@
 """Process one reserved job: check it, run it, settle it, whatever the entry holds;
 and the slot threads' loop that takes each job this way (``SlotThreads``).
 
-The loop is here, beside the checks and the run, rather than with the rest of the
-slots (slots.py: the control loop's side and the event loop), so that a sync job's turn
-in its slot thread (claim its row, prepare it, run it, write it down, free its slot)
-is one room's work, entering other rooms only for what they own: the in-flight table
-(the ledger), the call (the executor's interrupts) and outcomes (the settler).
+The loop is here, beside the checks and the run, rather than with the rest of the slots
+(slots.py: the control loop's side and the event loop), so that a sync job's turn in its
+slot thread (claim its row, prepare it, run it, write it down, free its slot) is one
+room's work, entering other rooms only for what they own: the in-flight table (the
+ledger), the call (the executor's interrupts) and outcomes (the settler).
 
 The checks before a job may run are here, the pure ones too (``admission``, ``expired``:
 numbers in, a verdict out, beside the checks that ask them; policy.py keeps the rules
-for after an attempt); the call of its code goes through the
-executor's interrupts (which wrap it: execution.py); its outcome is written by the
-settler (settler.py) and its row's marks by the ledger (ledger.py). The
-acknowledgement of a successful job is left to the worker, which sends it in the same
-round trip as its next pop.
+for after an attempt); the call of its code goes through the executor's interrupts
+(which wrap it: execution.py); its outcome is written by the settler (settler.py) and
+its row's marks by the ledger (ledger.py). The acknowledgement of a successful job is
+left to the worker, which sends it in the same round trip as its next pop.
 
 The reservation contract (docs/reservation-contract.md): one delivery is enough to
 settle any entry. An entry that cannot be decoded, names an unregistered job, carries
@@ -27,12 +26,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from django import db
 
 from queueing.batches.results import KEEP_FIELD
+from queueing.contract.records import record
 from queueing.contract.roles import QueueDriver, Reservation
 from queueing.dispatching.call_checks import check_queued_chain
 from queueing.dispatching.registry import resolve
@@ -207,9 +206,9 @@ class JobRunner:
         return settler.succeeded(prepared, runtime)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Active:
-    """A job in a slot."""
+    """A job in a slot (one a job: its __init__ written out, not @record's loop)."""
 
     prepared: Prepared
     started: float  # monotonic
@@ -220,6 +219,13 @@ class Active:
     cancel_at: float = 0.0  # monotonic, when it was asked
     stopping: bool = False  # still running at the stop bound: to be handed back
     stuck_reported: bool = False
+
+    def __init__(self, prepared: Prepared, started: float, is_async: bool, slot: int = NO_SLOT,
+                 task: Any = None, cancel: JobCancelled | None = None, cancel_at: float = 0.0,
+                 stopping: bool = False, stuck_reported: bool = False) -> None:
+        self.prepared, self.started, self.is_async = prepared, started, is_async
+        self.slot, self.task, self.cancel = slot, task, cancel
+        self.cancel_at, self.stopping, self.stuck_reported = cancel_at, stopping, stuck_reported
 
 
 class SlotThreads:

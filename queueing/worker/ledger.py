@@ -35,13 +35,13 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from queueing.contract.roles import Reservation, Reserved
 from queueing.state import job_progress
 from queueing.worker import table_memory as table
 from queueing.worker.body_marks import BEGAN, RETURNED, SERIAL_MASK, BodyMark
+from queueing.worker.ledger_entry import Entry
 from queueing.worker.ledger_reads import LedgerReads
 from queueing.worker.options import ACK_ROWS, SETTLING_BOUND
 from queueing.worker.outcome import JobStats, Outcome, Prepared
@@ -56,30 +56,6 @@ from queueing.worker.recorders import (
 def moving_average(previous: float | None, sample: float, weight: float = 0.2) -> float:
     """An exponential moving average of job runtimes (seconds): sizes the prefetch."""
     return sample if previous is None else previous + weight * (sample - previous)
-
-
-@dataclass(slots=True)
-class _Entry:
-    held: Reservation
-    state: int
-    leased_at: float
-    kill_at: float = 0.0
-    started: float = 0.0
-    index: int = -1
-    label: tuple[str, str] = ("", "")  # (uuid, job name) once it runs, for the dashboard
-    attempt: int = 0  # the run's attempt number (progress_of says which attempt runs)
-    claimed: bool = False  # taken by a slot (or for handing back): no one else takes it
-    completion: Any = None  # a finished job's record for the completion recorders
-    ended: bool = False  # RUNNING, its code ended: only its settling is left
-    returned: bool = False  # ended, and its body returned: done whatever happens next
-    slot: int = table.NO_SLOT  # the slot whose body word marks its body's start and end
-    serial: int = 0  # its serial in that word (body_marks.py)
-
-    @property
-    def shown(self) -> int:
-        """The state the sidecar sees: a body that returned is FINISHED (acknowledged if
-        the worker dies), while the worker still writes its success down."""
-        return table.FINISHED if self.returned and self.state == table.RUNNING else self.state
 
 
 class TableWriter:
@@ -114,7 +90,7 @@ class TableWriter:
                          self.data_len, *self.stop)
         self._end()
 
-    def rewrite(self, rows: Collection[_Entry]) -> None:
+    def rewrite(self, rows: Collection[Entry]) -> None:
         """Write the whole table, these rows in this order."""
         self._begin()
         offset, buffer = table.DATA_START, self.buffer
@@ -167,7 +143,7 @@ class Ledger(LedgerReads):
         self.stats = stats if stats is not None else JobStats()
         self._lock = threading.Lock()
         self._count_lock = threading.Lock()  # slot threads write jobs down too
-        self._entries: dict[str, _Entry] = {}  # token -> entry, in insertion order
+        self._entries: dict[str, Entry] = {}  # token -> entry, in insertion order
         self.waiting: deque[str] = deque()  # tokens of the prefetched rows not taken
         self._serials = itertools.count(1)  # of running rows, for their body words
         self._words = memory.body_words() if memory is not None else None
@@ -352,7 +328,7 @@ class Ledger(LedgerReads):
                     if (entry := self._entries.pop(held.token, None)) is not None]
             entered = False
             for held in found:
-                self._entries[held.token] = _Entry(held, table.PREFETCHED, leased_at)
+                self._entries[held.token] = Entry(held, table.PREFETCHED, leased_at)
                 self.waiting.append(held.token)
                 entered = True
             if self.mirror is None:

@@ -23,7 +23,7 @@ class LedgerReads:
     docstring); the attributes are the ledger's own."""
 
     _lock: threading.Lock
-    _entries: dict[str, Any]  # token -> the ledger's row (ledger._Entry)
+    _entries: dict[str, Any]  # token -> the ledger's row (ledger_entry.Entry)
     waiting: deque[str]
     memory: table.TableMemory | None
     mirror: Any  # the ledger's TableWriter, None without a sidecar

@@ -5,7 +5,7 @@ Horizon supervisor's options (``horizon.configuration.supervisor.SUPERVISOR_DEFA
 read them from ``DEFAULTS``."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from queueing.contract.records import record
 
 # Most jobs one process runs at once: each sync one holds a thread, and each may hold one
 # of the process's Redis connections (queueing.connections.SYNC_MAX_CONNECTIONS).
@@ -41,7 +41,7 @@ def capacity_error(prefetch: int, concurrency: int) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, slots=True, kw_only=True)
 class WorkerOptions:
     """How one worker process behaves: its queues, retry defaults, limits and stops."""
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from queueing.contract.records import record
 from queueing.contract.roles import QueueDriver, Reservation
 from queueing.dispatching.registry import JobDefinition
 from queueing.entries.payload import Payload
@@ -34,7 +34,7 @@ OutcomeKind = Literal["done", "released", "deferred", "kept", "failed", "timed_o
                       "cancelled", "skipped", "expired", "dropped", "stopped"]
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class JobStats:
     """What the worker counted of its jobs: sizes the prefetch and ends --max-jobs."""
 
@@ -42,7 +42,7 @@ class JobStats:
     runtime_average: float | None = None  # seconds per job
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Outcome:
     """How one job's run ended, for the loop's counters and the recorders."""
 
@@ -50,8 +50,14 @@ class Outcome:
     runtime: float = 0.0
     job: Payload | None = None
 
+    def __init__(self, kind: OutcomeKind, runtime: float = 0.0, job: Payload | None = None) -> None:
+        # written out, not @record's loop: one a job (queueing/contract/records.py)
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "runtime", runtime)
+        object.__setattr__(self, "job", job)
 
-@dataclass(frozen=True, slots=True)
+
+@record(frozen=True, slots=True)
 class Prepared:
     """A job that passed every check and is about to run: what running and settling it
     need, whichever thread or loop runs it."""
@@ -67,6 +73,19 @@ class Prepared:
     # middleware verdict, chain link, batch count, chord member's or kept result): its
     # slot's word says RETURNED the instant the body returns (body_marks.py)
     done_on_return: bool = False
+
+    def __init__(self, held: Reservation, job: Payload, definition: JobDefinition, tries: int,
+                 timeout: float, meta: dict, plan: Plan | None = None,
+                 done_on_return: bool = False) -> None:
+        # written out, not @record's loop: one a job (queueing/contract/records.py)
+        object.__setattr__(self, "held", held)
+        object.__setattr__(self, "job", job)
+        object.__setattr__(self, "definition", definition)
+        object.__setattr__(self, "tries", tries)
+        object.__setattr__(self, "timeout", timeout)
+        object.__setattr__(self, "meta", meta)
+        object.__setattr__(self, "plan", plan)
+        object.__setattr__(self, "done_on_return", done_on_return)
 
 
 class JobLines(Protocol):

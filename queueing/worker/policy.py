@@ -10,7 +10,8 @@ Semantics follow Laravel's worker:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from queueing.contract.records import record
 
 
 def effective_tries(job_tries: int | None, worker_tries: int) -> int:
@@ -51,7 +52,7 @@ def prefetch_size(average_runtime: float | None, limit: int, budget: float) -> i
     return max(1, min(limit, int(budget / max(average_runtime, 1e-6))))
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class LeaseTiming:
     """When the sidecar renews leases, how long one try may take, and when it must
     fence (stop the worker) because a running job's lease would lapse.

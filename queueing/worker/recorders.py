@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from queueing.contract.records import record
 from queueing.contract.roles import Reservation
 from queueing.entries.payload import Payload
 
@@ -43,7 +43,7 @@ class FailureCount:
 recorder_failures = FailureCount()
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Completion:
     """One job a worker finished: what it was, where from, how long it ran, when it
     ended, and the entry Redis held for it (the payload, as reserved)."""
@@ -53,6 +53,15 @@ class Completion:
     runtime: float
     finished_at: float
     entry: bytes | str
+
+    def __init__(self, job: Payload, queue: str, runtime: float, finished_at: float,
+                 entry: bytes | str) -> None:
+        # written out, not @record's loop: one a job (queueing/contract/records.py)
+        object.__setattr__(self, "job", job)
+        object.__setattr__(self, "queue", queue)
+        object.__setattr__(self, "runtime", runtime)
+        object.__setattr__(self, "finished_at", finished_at)
+        object.__setattr__(self, "entry", entry)
 
 
 Recorder = Callable[[Any, Sequence[Completion]], list[ScriptCall]]  # (driver, completions)

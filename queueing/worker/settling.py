@@ -17,9 +17,9 @@ import json
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Protocol
 
+from queueing.contract.records import record
 from queueing.contract.roles import QueueDriver, Reservation
 from queueing.worker.deadline import Deadline
 from queueing.worker.policy import LeaseTiming
@@ -43,7 +43,7 @@ FenceSettler = Callable[[QueueDriver, Reservation, str], None]
 SlotFreer = Callable[[QueueDriver, Reservation], None]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Settlers:
     """How the sidecar records the outcome of running jobs the worker could not settle."""
 
@@ -53,7 +53,7 @@ class Settlers:
     free: SlotFreer | None = None  # in the fork, at once: ConcurrencyLimited slots freed
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Death:
     """Why the worker's rows are being settled: which job hung, or the fence's reason."""
 

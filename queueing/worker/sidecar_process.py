@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from queueing import connections
+from queueing.contract.records import record
 from queueing.contract.roles import QueueDriver
 from queueing.worker.abandoned import AbandonedJobs
 from queueing.worker.joblog import level_named
@@ -82,7 +83,7 @@ def settlers(options: WorkerOptions, log: JobLog, owner: str) -> Settlers:
                     abandoned.free_slots)
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class FreshStarter:
     """Starts a fresh interpreter that rebuilds this worker's sidecar (see the module's
     docstring); what it needs travels as JSON on its stdin."""

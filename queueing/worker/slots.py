@@ -31,10 +31,10 @@ import logging
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
 
 from queueing.batches import results
 from queueing.batches.results import KEEP_FIELD
+from queueing.contract.records import record
 from queueing.entries import context as job_context
 from queueing.entries.result_mark import RESULT_FIELD
 from queueing.results.keeping import awaited_keeping
@@ -50,13 +50,17 @@ from queueing.worker.table_memory import NO_SLOT
 logger = logging.getLogger("queueing.worker")
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Done:
     """An async job whose coroutine ended: what it raised (None: it returned)."""
 
     prepared: Prepared
     error: BaseException | None = None
     runtime: float = 0.0
+
+    def __init__(self, prepared: Prepared, error: BaseException | None = None,
+                 runtime: float = 0.0) -> None:
+        self.prepared, self.error, self.runtime = prepared, error, runtime
 
 
 class SlotPool(SlotThreads):

@@ -17,8 +17,8 @@ import tempfile
 import time
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from queueing.contract.records import record
 from queueing.contract.roles import Reservation
 from queueing.worker.options import MAX_CONCURRENCY, TABLE_ROWS
 
@@ -67,7 +67,7 @@ ODD_SPINS = 20  # looks at an odd sequence number (a write under way) before giv
 DATA_START = ROWS_START + MAX_ROWS * ROW.size
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Row:
     """One row as the sidecar reads it. ``member`` is None when the reserved entry did
     not fit in the shared memory (the sidecar then finds it by its token)."""

@@ -4,8 +4,8 @@ own keys are in ``horizon/keys.py``.
 All keys of one queue share the hash tag ``{NAME}`` so each Lua script touches a
 single Redis Cluster slot.
 """
-from dataclasses import dataclass
 
+from queueing.contract.records import record
 from queueing.settings.connection import DEFAULT_PREFIX
 from queueing.settings.namespace import SCOPE, namespaced
 
@@ -60,7 +60,7 @@ def task_result_key(result_id: str) -> str:
     return namespaced(f"queueing:task:{{{result_id}}}")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class QueueKeys:
     """The keys of one queue (all in one hash tag, so one cluster slot)."""
 

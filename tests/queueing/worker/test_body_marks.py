@@ -16,7 +16,8 @@ from queueing.contract.roles import Reservation
 from queueing.drivers.redis.keys import QueueKeys
 from queueing.models import FailedJob
 from queueing.worker import body_marks
-from queueing.worker.ledger import TableWriter, _Entry
+from queueing.worker.ledger import TableWriter
+from queueing.worker.ledger_entry import Entry
 from queueing.worker.table_memory import (
     FINISHED,
     NO_SLOT,
@@ -39,12 +40,12 @@ def held(token: str) -> Reservation:
 def test_rows_carry_their_slot_and_serial_and_the_words_say_where_each_body_was():
     memory = TableMemory()
     writer = TableWriter(memory)  # the ledger's
-    rows = [_Entry(held("returned"), RUNNING, 1.0, 0.0, 1.0, slot=0, serial=7),
-            _Entry(held("running"), RUNNING, 1.0, 0.0, 1.0, slot=1, serial=8),
-            _Entry(held("never-began"), RUNNING, 1.0, 0.0, 1.0, slot=2, serial=9),
-            _Entry(held("raised"), RUNNING, 1.0, 0.0, 1.0, ended=True, slot=3, serial=10),
-            _Entry(held("unmarked"), RUNNING, 1.0, 0.0, 1.0),
-            _Entry(held("prefetched"), PREFETCHED, 1.0, 0.0, 0.0)]
+    rows = [Entry(held("returned"), RUNNING, 1.0, 0.0, 1.0, slot=0, serial=7),
+            Entry(held("running"), RUNNING, 1.0, 0.0, 1.0, slot=1, serial=8),
+            Entry(held("never-began"), RUNNING, 1.0, 0.0, 1.0, slot=2, serial=9),
+            Entry(held("raised"), RUNNING, 1.0, 0.0, 1.0, ended=True, slot=3, serial=10),
+            Entry(held("unmarked"), RUNNING, 1.0, 0.0, 1.0),
+            Entry(held("prefetched"), PREFETCHED, 1.0, 0.0, 0.0)]
     writer.rewrite(rows)
     words = memory.body_words()
     words[0] = body_marks.word(7, body_marks.RETURNED)

@@ -140,3 +140,34 @@ def test_a_jobs_batch_is_read_with_the_batch_record_loaded_at_its_first_read(set
                                                                              tmp_path):
     stdout = run_on_standalone_settings(READ_A_BATCH, settings, tmp_path)
     assert stdout.split() == ["None", "True"]
+
+
+# Python 3.11's @dataclass compiles each method it writes, at every import (no bytecode
+# cache covers it): about an eighth of a worker's start, once (docs/benchmarks.md). Ours
+# are @record (queueing/contract/records.py), which compiles none. Counted by wrapping
+# dataclasses' own (private) helpers: the class being built, for each method compiled.
+COUNT_COMPILED_METHODS = """
+import atexit, dataclasses, runpy, sys
+compiled, building = set(), []
+process, create = dataclasses._process_class, dataclasses._create_fn
+def counted_process(cls, *args, **kwargs):
+    building.append(f"{cls.__module__}.{cls.__qualname__}")
+    try:
+        return process(cls, *args, **kwargs)
+    finally:
+        building.pop()
+def counted_create(*args, **kwargs):
+    compiled.update(building[-1:])
+    return create(*args, **kwargs)
+dataclasses._process_class, dataclasses._create_fn = counted_process, counted_create
+atexit.register(lambda: print("\\n".join("compiled " + name for name in sorted(compiled))))
+sys.argv = ["manage.py", "runworker", "--queue=default", "--stop-when-empty", "--quiet"]
+runpy.run_path("manage.py", run_name="__main__")
+"""
+
+
+def test_a_workers_start_compiles_no_dataclass_method_of_ours(settings, tmp_path):
+    stdout = run_on_standalone_settings(COUNT_COMPILED_METHODS, settings, tmp_path)
+    compiled = [line[len("compiled "):] for line in stdout.splitlines()
+                if line.startswith("compiled ")]
+    assert [name for name in compiled if name.startswith(("queueing.", "horizon."))] == []
