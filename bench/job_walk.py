@@ -18,7 +18,9 @@ Figures: **stays** are runs of consecutive execution in one module (a call into 
 module starts a stay, and so does the return to the caller's module); **modules** are
 the distinct modules stayed in; **returns** are the stays in a module already visited
 (stays - modules); **functions** are the distinct functions of ``queueing/`` entered.
-``--show`` prints the walk, one stay a line.
+``--show`` prints the walk, one stay a line. A constructor (``__init__``) is not a
+stay: the per-job records (queueing/contract/records.py) write theirs out, where
+``@dataclass``'s generated ones, compiled from a string, were never seen here.
 """
 from __future__ import annotations
 
@@ -73,8 +75,8 @@ class Walk:
         if event not in ("call", "return") or self.acked:
             return
         module = module_of(frame.f_code.co_filename)
-        if module is None:
-            return
+        if module is None or frame.f_code.co_name == "__init__":
+            return  # a record's constructor stores its fields: not a room visited
         local = self.local
         is_main = threading.current_thread() is self.main
         segment = getattr(local, "segment", None)

@@ -53,6 +53,12 @@ from queueing.worker.recorders import (
 )
 
 
+def _shown(entry: Entry) -> int:
+    """The state the sidecar sees of a row: a body that returned is FINISHED (acknowledged
+    if the worker dies), while the worker still writes its success down."""
+    return table.FINISHED if entry.returned and entry.state == table.RUNNING else entry.state
+
+
 def moving_average(previous: float | None, sample: float, weight: float = 0.2) -> float:
     """An exponential moving average of job runtimes (seconds): sizes the prefetch."""
     return sample if previous is None else previous + weight * (sample - previous)
@@ -100,7 +106,7 @@ class TableWriter:
             if offset + len(queue) + len(token) + len(member) > table.SIZE:
                 member = b""  # too large for the memory: the sidecar finds it by token
             table.ROW.pack_into(buffer, table.ROWS_START + index * table.ROW.size,
-                                row.shown, row.ended, row.slot, row.serial, row.leased_at,
+                                _shown(row), row.ended, row.slot, row.serial, row.leased_at,
                                 row.kill_at, row.started, offset, len(queue), len(token),
                                 len(member))
             for part in (queue, token, member):
@@ -282,7 +288,7 @@ class Ledger(LedgerReads):
             entry.ended, entry.returned = True, done
             entry.kill_at = time.time() + SETTLING_BOUND
             if self.mirror is not None and entry.index >= 0:
-                self.mirror.set_state(entry.index, entry.shown, entry.kill_at,
+                self.mirror.set_state(entry.index, _shown(entry), entry.kill_at,
                                       entry.started, True, entry.slot, entry.serial)
 
     def removed(self, reservations: Iterable[Reservation]) -> None:
@@ -306,7 +312,7 @@ class Ledger(LedgerReads):
             if completion is not None:
                 entry.completion = completion
             if self.mirror is not None and entry.index >= 0:
-                self.mirror.set_state(entry.index, entry.shown, kill_at, started,
+                self.mirror.set_state(entry.index, _shown(entry), kill_at, started,
                                       entry.ended, entry.slot, entry.serial)
 
     def _finished(self) -> tuple[int, list[Reservation], list[Any]]:

@@ -50,9 +50,3 @@ class Entry:
         self.returned = returned
         self.slot = slot
         self.serial = serial
-
-    @property
-    def shown(self) -> int:
-        """The state the sidecar sees: a body that returned is FINISHED (acknowledged if
-        the worker dies), while the worker still writes its success down."""
-        return table.FINISHED if self.returned and self.state == table.RUNNING else self.state
