@@ -223,7 +223,8 @@ def decode(raw: bytes | str) -> Payload:
     """
     if isinstance(raw, str):
         raw = raw.encode("utf-8", "surrogateescape")
-    attempts = delivery_count(raw)
+    # The delivery count a refusal carries, read from the entry's head only when one is
+    # made (a readable entry's own field says it: no regex a job).
     try:
         text, utf8 = raw.decode("utf-8"), True
     except UnicodeDecodeError:  # only a wrapped entry may hold bytes that are not UTF-8
@@ -232,12 +233,14 @@ def decode(raw: bytes | str) -> Payload:
         data = _loads(text)
     except ValueError as exc:
         reason = "payload is not UTF-8 text" if not utf8 else f"payload is not JSON: {exc}"
-        raise _malformed(reason, raw, attempts) from None
+        raise _malformed(reason, raw, delivery_count(raw)) from None
     original = None
+    attempts = None
     if isinstance(data, dict) and isinstance(data.get("wrapped"), str) and "reservation" in data:
         # Wrapped by the pop script: the delivery count is the envelope's.
         original = data["wrapped"].encode("utf-8", "surrogateescape")
-        attempts = data.get("attempts") if type(data.get("attempts")) is int else attempts
+        attempts = data.get("attempts") if type(data.get("attempts")) is int else \
+            delivery_count(raw)
         try:
             data = _loads(original.decode("utf-8"))
         except UnicodeDecodeError:
@@ -250,14 +253,16 @@ def decode(raw: bytes | str) -> Payload:
                 raise _malformed("field 'attempts' must be an integer >= 0", original, attempts)
             data["attempts"] = attempts
     elif not utf8:
-        raise _malformed("payload is not UTF-8 text", raw, attempts)
+        raise _malformed("payload is not UTF-8 text", raw, delivery_count(raw))
     try:
         return validate(data, original)
     except MalformedPayload as exc:
-        raise _malformed(str(exc), original if original is not None else raw, attempts) from None
+        raise _malformed(str(exc), original if original is not None else raw,
+                         delivery_count(raw) if attempts is None else attempts) from None
     except Exception as exc:  # anything odd in a field (deep nesting in a check...)
         raise _malformed(f"payload could not be read: {type(exc).__name__}",
-                         original if original is not None else raw, attempts) from None
+                         original if original is not None else raw,
+                         delivery_count(raw) if attempts is None else attempts) from None
 
 
 def peek(raw: bytes | str) -> dict[str, Any]:
