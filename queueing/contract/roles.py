@@ -134,17 +134,12 @@ class Capabilities:
     * ``find_by_uuid``: ``find(state, queue, uuid)`` looks a job up by its uuid in one
       query (the dashboard's lookup); otherwise the dashboard scans around a position
       hint when the driver's ``locate`` index does not know the uuid.
-    * ``reserve_ahead``: ``reserve`` may run on a thread of its own while a job runs in
-      the main one (a one-at-a-time worker fetches its next batch during the last
-      prefetched job): its client is shared by threads and holds no session per thread
-      (a database connection is Django's, one per thread: not there).
     """
 
     prefetch: bool = False
     wait_then_pop: bool = False
     heartbeats: bool = False
     find_by_uuid: bool = False
-    reserve_ahead: bool = False
 
 
 @runtime_checkable

@@ -26,7 +26,7 @@ from queueing.worker.joblog import OutputStream
 from queueing.worker.options import WorkerOptions
 from queueing.worker.outcome import Outcome
 from queueing.worker.process_control import SignalFlags, interruptible_sleep
-from queueing.worker.reserving import ReserveAhead, Reserver
+from queueing.worker.reserving import Reserver
 
 WATCH_EVERY = 0.05  # seconds between the loop's looks at timeouts, cancels and signals
 ACK_DELAY = 0.1  # seconds a finished row waits for a reservation to carry its acknowledgement
@@ -83,10 +83,6 @@ class ControlLoop:
         self._empty_until = 0.0
         self._empty_backoff = 0.0
         self.turned_at = time.monotonic()  # the last turn's start: liveness (health.py)
-        # One job at a time on a store that allows it: the next batch is reserved while
-        # the last prefetched job runs (see _reserve_ahead).
-        self._ahead = ReserveAhead(reserver.next_batch) if executor.inline and \
-            reserver.driver.capabilities.reserve_ahead else None
 
     def run(self) -> int:
         executor, reserver = self.executor, self.reserver
@@ -105,7 +101,6 @@ class ControlLoop:
                 # Drained (a slot is stuck past its grace; the sidecar kills the process
                 # once the other slots finished): no new job, as when paused.
                 if stop is not None or self.flags.paused or reserver.ledger.drain_asked():
-                    self._join_ahead()  # what it reserved is handed back too
                     reserver.give_back()
                     if executor.busy:
                         self._ack_if_due()
@@ -120,15 +115,11 @@ class ControlLoop:
                 found_none, outcome = self._turn()
                 if outcome is not None:  # a job ran in this thread (the inline executor)
                     if outcome.kind == "timed_out":  # SIGALRM cut it short: the process
-                        self._join_ahead()  # may be unsound
-                        return self.stop("job timed out", EXIT_ERROR)
+                        return self.stop("job timed out", EXIT_ERROR)  # may be unsound
                     if self.options.rest:
                         interruptible_sleep(self.options.rest, reserver.should_wake)
         finally:
-            try:
-                self._join_ahead()  # no reservation left under way behind the worker's back
-            finally:
-                executor.shutdown()
+            executor.shutdown()
 
     # -- one turn ---------------------------------------------------------------------------
     def _turn(self) -> tuple[bool, Outcome | None]:
@@ -144,17 +135,7 @@ class ControlLoop:
         ``attention`` between looks."""
         executor, reserver, options = self.executor, self.reserver, self.options
         ledger = reserver.ledger
-        reserving = self._ahead  # the next batch, reserved while the last jobs run
-        if reserving is not None:
-            if reserving.pending:
-                if reserving.answered():
-                    self._join_ahead()
-            else:
-                self._reserve_ahead(reserving)
         outcome = executor.run_next()
-        if outcome is None and reserving is not None and reserving.pending:
-            self._join_ahead()  # its rows are the next to run: wait for them
-            outcome = executor.run_next()
         if outcome is not None:
             return False, outcome
         ahead = not executor.inline  # slots of their own: reserve before they run dry
@@ -217,30 +198,6 @@ class ControlLoop:
             else:
                 executor.attention.wait(WATCH_EVERY)
         return found_none, None
-
-    def _reserve_ahead(self, ahead: ReserveAhead) -> None:
-        """Start reserving the next batch on the reserving thread when a quarter of the
-        last one is left to run and jobs are fast (the prefetch policy asks for more than
-        one): its round trip then overlaps those jobs instead of following them, and the
-        main thread goes on running them. Not while the store is lost (the reserver's
-        back-off belongs to the main thread's turn), nor for slow or unknown jobs (a
-        prefetch of one: nothing more is held back behind a long job)."""
-        reserver = self.reserver
-        waiting = reserver.ledger.unclaimed()
-        if not waiting or waiting > max(1, self.options.prefetch // 4) or \
-                reserver.lost_since is not None:
-            return  # (the count below is at most the prefetch option: no quarter yet)
-        count = min(reserver.prefetch(1, running=waiting), reserver.ledger.room())
-        if count > 1 and waiting <= max(1, count // 4):
-            ahead.start(count)
-
-    def _join_ahead(self) -> None:
-        """Wait for a reservation under way on the reserving thread (what it raised is
-        raised here): the loop's other store calls, a stop and a pause come after it."""
-        ahead = self._ahead
-        if ahead is not None and ahead.pending:
-            ahead.result()
-            self._acked_at = time.monotonic()
 
     # -- acknowledging ----------------------------------------------------------------------
     def _ack_if_due(self) -> None:

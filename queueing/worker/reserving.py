@@ -10,11 +10,9 @@ through it.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 from functools import partial
-from queue import SimpleQueue
 
 from queueing.contract.roles import QueueDriver
 from queueing.state.fair import FairRotation
@@ -87,17 +85,16 @@ class Reserver:
             self.refused(exc)
         return False
 
-    def prefetch(self, slots: int = 1, running: int = 0) -> int:
+    def prefetch(self, slots: int = 1) -> int:
         """How many jobs to reserve in the next round trip (see policy.prefetch_size);
         with several `slots`, jobs leave the prefetch that many times faster, so the same
-        budget of waiting holds that many times more of them. `running`: jobs taken and
-        not yet written down, which ``--max-jobs`` counts already."""
+        budget of waiting holds that many times more of them."""
         options = self.options
         if not self.prefetching or options.once or not self.driver.capabilities.prefetch:
             return 1  # without the sidecar nothing would renew prefetched leases
         limit = options.prefetch
         if options.max_jobs:
-            limit = min(limit, options.max_jobs - self.stats.jobs_processed - running)
+            limit = min(limit, options.max_jobs - self.stats.jobs_processed)
         average = self.stats.runtime_average
         size = policy.prefetch_size(None if average is None else average / slots, limit,
                                     options.prefetch_budget)
@@ -277,50 +274,3 @@ class Reserver:
             self.stderr.flush()
         interruptible_sleep(min(0.5 * 2 ** min(int(now - self.lost_since), 3), 5.0),
                             self.should_wake)
-
-
-class ReserveAhead:
-    """A one-at-a-time worker's next reservation, made on a thread of its own while the
-    main thread runs the last prefetched job: the round trip (the finished rows'
-    acknowledgement and the next batch) overlaps that job instead of following it. The
-    rows it reserves enter the ledger (and the sidecar's table) the moment the answer
-    arrives, as on the main thread; the main thread waits for it (``result``) before its
-    next turn, so a stop, a pause or the next reservation never races it. One thread,
-    started on first use, daemon: a store that hangs never holds the process's exit."""
-
-    def __init__(self, reserve: Callable[[int], bool]) -> None:
-        self._reserve = reserve
-        self._asked: SimpleQueue[int] = SimpleQueue()
-        self._answers: SimpleQueue[tuple[bool, object]] = SimpleQueue()
-        self._thread: threading.Thread | None = None
-        self.pending = False
-
-    def start(self, count: int) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._serve, daemon=True,
-                                            name="reserve-ahead")
-            self._thread.start()
-        self.pending = True
-        self._asked.put(count)
-
-    def answered(self) -> bool:
-        """Whether the reservation under way has its answer (result will not wait)."""
-        return not self._answers.empty()
-
-    def result(self) -> bool:
-        """Wait for the reservation: True when jobs were reserved; what it raised (a
-        bug of ours: a lost or refusing store is the reserver's to handle) is raised
-        here, in the main thread, as if it had reserved there."""
-        self.pending = False
-        ok, value = self._answers.get()
-        if not ok:
-            raise value  # type: ignore[misc]
-        return bool(value)
-
-    def _serve(self) -> None:
-        while True:
-            count = self._asked.get()
-            try:
-                self._answers.put((True, self._reserve(count)))
-            except BaseException as exc:  # handed to the main thread, raised there
-                self._answers.put((False, exc))

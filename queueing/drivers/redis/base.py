@@ -32,7 +32,7 @@ class RedisBase:
         self._keys = KeyCache(config.prefix)
         self.waiter = SlotWaiter(client) if is_cluster(client) else None
         self.capabilities = Capabilities(prefetch=True, wait_then_pop=self.waiter is None,
-                                         heartbeats=True, reserve_ahead=True)
+                                         heartbeats=True)
         # Reservation tokens: unique per process (a random prefix, so a pid reused after
         # a restart cannot collide) and per delivery (a counter).
         self._token_prefix = f"{os.getpid():x}.{uuid_lib.uuid4().hex[:8]}"

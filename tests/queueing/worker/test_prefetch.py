@@ -61,43 +61,9 @@ def test_fast_jobs_are_reserved_in_batches_and_all_acknowledged(rclient):
     assert rclient.zcard(DEFAULT.reserved) == 0
 
 
-def test_a_one_at_a_time_worker_reserves_its_next_batch_while_the_last_jobs_run(rclient):
-    """The round trip for the next batch overlaps the last prefetched jobs (on the
-    reserving thread) instead of following them: when it is asked for, jobs it reserved
-    before still wait to run. Every job runs once and every reservation is acknowledged."""
-    dispatch_many([jobs.record.s(i) for i in range(300)])
-    driver = redis_driver("redis")
-    original = driver.reserve
-    asked: list[tuple[str, int, int]] = []  # (thread, reserved before, jobs run then)
-    reserved = 0
-
-    def watching(queue, count, **kwargs):
-        nonlocal reserved
-        asked.append((threading.current_thread().name, reserved,
-                      rclient.llen(jobs.RAN)))
-        found = original(queue, count, **kwargs)
-        reserved += len(found.jobs)
-        return found
-
-    driver.reserve = watching
-    try:
-        w = worker(prefetch=16)
-        w.runtime_average = 0.0001  # known-fast jobs
-        assert w.run() == 0
-    finally:
-        del driver.reserve
-    assert sorted(n["label"] for n in jobs.notes()) == list(range(300))
-    # Asked for on the reserving thread while jobs of an earlier batch still waited (on a
-    # loaded machine that thread may be scheduled after the last of them ran: not every
-    # time, then).
-    ahead = [(before, ran) for thread, before, ran in asked if thread == "reserve-ahead"]
-    assert any(before > ran for before, ran in ahead), asked
-    assert rclient.zcard(DEFAULT.reserved) == 0 and rclient.llen(DEFAULT.ready) == 0
-
-
-def test_max_jobs_counts_the_jobs_still_to_run_before_reserving_ahead(rclient):
-    """--max-jobs with a reservation made ahead: exactly that many run, and what was
-    reserved past them goes back uncounted, in order."""
+def test_max_jobs_with_a_prefetch_runs_exactly_that_many_and_hands_the_rest_back(rclient):
+    """--max-jobs with fast jobs prefetched: exactly that many run, and what was reserved
+    past them goes back uncounted, in order."""
     dispatch_many([jobs.record.s(i) for i in range(100)])
     w = worker(prefetch=16, max_jobs=50)
     w.runtime_average = 0.0001
