@@ -271,10 +271,11 @@ DB_ALIASES = {"db-pg": "pg", "db-lite": "default", "db-maria": "maria"}
 
 def _flushing_the_databases_it_uses(name: str):
     """A `dbconn` parameter whose test flushes the worker-level databases and its own
-    connection's, not MariaDB's for the others: a transaction test empties every table
-    of every database it names after each test, and the driver modules' marks name them
-    all (MariaDB's flush took 6-8 s a test on a loaded 2-CPU machine, a large share of
-    the queue leg's teardown). The parameter's mark is the test's closest, so it
+    connection's, not MariaDB's for the others: a transaction test flushes every
+    database it names after each test, and the driver modules' marks name them all
+    (with Django's own flush, MariaDB's took 6-8 s a test on a loaded 2-CPU machine;
+    tests/flushing.py's is cheaper, but a database named still costs a round of
+    queries a test). The parameter's mark is the test's closest, so it
     replaces the module's for these tests only. SQLite's tests keep PostgreSQL's: the
     other database connections stay configured beside theirs and are read (monitors,
     trimmers)."""
