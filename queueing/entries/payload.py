@@ -223,8 +223,6 @@ def decode(raw: bytes | str) -> Payload:
     """
     if isinstance(raw, str):
         raw = raw.encode("utf-8", "surrogateescape")
-    # The delivery count a refusal carries, read from the entry's head only when one is
-    # made (a readable entry's own field says it: no regex a job).
     try:
         text, utf8 = raw.decode("utf-8"), True
     except UnicodeDecodeError:  # only a wrapped entry may hold bytes that are not UTF-8
@@ -235,7 +233,6 @@ def decode(raw: bytes | str) -> Payload:
         reason = "payload is not UTF-8 text" if not utf8 else f"payload is not JSON: {exc}"
         raise _malformed(reason, raw, delivery_count(raw)) from None
     original = None
-    attempts = None
     if isinstance(data, dict) and isinstance(data.get("wrapped"), str) and "reservation" in data:
         # Wrapped by the pop script: the delivery count is the envelope's.
         original = data["wrapped"].encode("utf-8", "surrogateescape")
@@ -257,12 +254,14 @@ def decode(raw: bytes | str) -> Payload:
     try:
         return validate(data, original)
     except MalformedPayload as exc:
-        raise _malformed(str(exc), original if original is not None else raw,
-                         delivery_count(raw) if attempts is None else attempts) from None
+        reason = str(exc)
     except Exception as exc:  # anything odd in a field (deep nesting in a check...)
-        raise _malformed(f"payload could not be read: {type(exc).__name__}",
-                         original if original is not None else raw,
-                         delivery_count(raw) if attempts is None else attempts) from None
+        reason = f"payload could not be read: {type(exc).__name__}"
+    if original is not None:
+        raise _malformed(reason, original, attempts)
+    # A plain entry's delivery count is read from its head only for a refusal: a
+    # readable one carries it in its own field (one regex a job less).
+    raise _malformed(reason, raw, delivery_count(raw))
 
 
 def peek(raw: bytes | str) -> dict[str, Any]:
