@@ -6,7 +6,7 @@ runs in, and to free that slot. At 64 threads that lock is contended: each hold 
 waits is a futex sleep and a wake-up, and with the GIL a hand-off between threads. A
 slot thread frees its job's slot in the same hold in which it claims its next row, so
 a sync job's turn holds the lock twice, not three times: at 64 slots of 20 ms jobs that
-hold cost 9% of the worker's CPU a job (docs/benchmarks.md, stop 62).
+hold cost 8% of the worker's CPU a job (docs/benchmarks.md, stop 62).
 """
 import collections
 import io
