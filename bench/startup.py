@@ -36,7 +36,7 @@ sys.path[:0] = [{root!r}]
 django.setup()
 from queueing.worker import sidecar_process
 from queueing.worker.options import WorkerOptions
-from queueing.worker.settler import JobLog
+from queueing.observability.job_log import JobLog
 sidecar_process.settlers(WorkerOptions(), JobLog(None, worker="bench"), "bench")
 """
 

@@ -26,8 +26,8 @@ class HorizonConfig(AppConfig):
         # load while Django populates INSTALLED_APPS.
         from horizon import attempts, audit, checks  # noqa: F401
         from horizon.login import receivers as login_receivers
+        from queueing.observability.recorders import add_completion_recorder, add_outcome_recorder
         from queueing.signals import lock_released, operator_action
-        from queueing.worker.recorders import add_completion_recorder, add_outcome_recorder
 
         add_completion_recorder(record_completions)
         add_outcome_recorder(record_other_outcome)

@@ -34,10 +34,14 @@ from horizon.keys import attempts_index, attempts_prefix
 from horizon.repositories import horizon_client
 from queueing.drivers.state_store import RedisClient, as_str, is_cluster, script_for
 from queueing.entries import encryption
+from queueing.observability.recorders import (
+    Completion,
+    add_completion_recorder,
+    add_outcome_recorder,
+)
 from queueing.observability.redaction import clip, mask_text
 from queueing.signals import job_exception_occurred, job_failed, job_stopped
 from queueing.state.failed import describe
-from queueing.worker.recorders import Completion, add_completion_recorder, add_outcome_recorder
 
 logger = logging.getLogger("horizon.attempts")
 KEEP = 25  # attempts kept per job

@@ -44,7 +44,7 @@ MOVED = {
     "queueing.readiness": "queueing.worker.readiness",
     "queueing.database_use": "queueing.worker.database_use",
     "queueing.policy": "queueing.worker.policy",
-    "queueing.hooks": "queueing.worker.recorders",
+    "queueing.hooks": "queueing.observability.recorders",
     "queueing.keys": "queueing.drivers.redis.keys",
     "queueing.scripts": "queueing.drivers.redis.scripts",
     "queueing.embedded_redis": "queueing.drivers.redis.embedded",

@@ -215,7 +215,7 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"},
                  "null": {"class": "logging.NullHandler"}},
     "loggers": {
-        # Per-job records (queueing.worker.joblog): the workers' stdout lines already show
+        # Per-job records (queueing.observability.job_log): the workers' stdout lines already show
         # them, so here they go nowhere; point this at a JSON or Sentry handler instead
         # (docs/operations.md, "Logging").
         "queueing.job": {"handlers": ["null"], "level": "INFO", "propagate": False},

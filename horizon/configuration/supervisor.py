@@ -11,11 +11,11 @@ from queueing.contract.records import record
 from queueing.contract.registry import kind_of
 from queueing.entries.options import parse_backoff
 from queueing.errors import QueueError
+from queueing.observability.job_log import LOG_LEVELS
 from queueing.settings.config import queue_settings
 from queueing.settings.hints import unknown_keys
 from queueing.settings.problems import Problems
 from queueing.settings.renamed import lift, retired, warn
-from queueing.worker.joblog import LOG_LEVELS
 from queueing.worker.options import DEFAULTS as WORKER_DEFAULTS
 from queueing.worker.options import MAX_CONCURRENCY, capacity_error
 

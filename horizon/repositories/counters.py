@@ -3,8 +3,8 @@
 Many worker processes on many hosts finish jobs; the endpoint is one web process. So
 each worker adds its outcomes to Redis hashes (one per queue and job: counters plus
 histogram buckets) with one script call that rides in the pipeline of its next pop
-(queueing.worker.recorders), and the endpoint reads those hashes: SMEMBERS of the series set plus
-one HGETALL per series, never a scan. The hashes are never reset, so they are true
+(queueing.observability.recorders), and the endpoint reads those hashes: SMEMBERS of the
+series set plus one HGETALL per series, never a scan. The hashes are never reset, so they are true
 Prometheus counters; they start again from zero only if Redis loses them.
 
 Label cardinality is bounded: the queue (from settings) and the job's registered name;
@@ -30,7 +30,7 @@ WAIT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 3
                 300.0, 900.0, 3600.0)
 # The worker's outcome kinds -> the counter each adds to. A job failed for good is
 # counted once, where its failed-store record is written ("failed_for_good", see
-# queueing/worker/recorders.record_failure), whatever ended it: its exception, its
+# queueing/observability/recorders.record_failure), whatever ended it: its exception, its
 # timeout, its worker's death, the poison cap or a cancel. The attempt's own outcome
 # ("failed", "timed_out", "cancelled") keeps its counter and runtime, so a timeout that
 # fails the job is one timeout and one failure, never two failures.

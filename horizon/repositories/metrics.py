@@ -1,7 +1,7 @@
 """Throughput and runtime per job and per queue: running aggregates plus minute snapshots.
 
 Workers fold each finished job into hashes with one script that rides in their ack
-pipeline (see queueing.worker.recorders). The master turns those hashes into snapshots every
+pipeline (see queueing.observability.recorders). The master turns those hashes into snapshots every
 `snapshot_interval` seconds and trims snapshots older than `trim.metrics` minutes.
 """
 from __future__ import annotations
@@ -44,8 +44,8 @@ def completion_call(client: RedisClient, *, job_name: str, uuid: str, label: str
 
 
 def record_completions(driver, completions) -> list:
-    """The completion recorder Horizon registers with queueing.worker.recorders: one call for the
-    batch a worker finished since its last pop (two when it has silenced jobs). What is
+    """The completion recorder Horizon registers with queueing.observability.recorders: one call
+    for the batch a worker finished since its last pop (two when it has silenced jobs). What is
     the same for every job of a name or a queue is resolved once a batch."""
     config = horizon_settings()
     client = horizon_client()

@@ -21,9 +21,9 @@ from horizon.supervisor.duties import Duties
 from horizon.supervisor.supervisor import Supervisor
 from horizon.supervisor.wakeup import SignalWakeup
 from queueing.drivers.state_store import RedisClient
+from queueing.observability.job_log import OutputStream
 from queueing.observability.redaction import for_log
 from queueing.observability.systemd import Notifier
-from queueing.worker.joblog import OutputStream
 from queueing.worker.process_control import SignalFlags
 
 LOOP_INTERVAL = 0.5  # seconds between loop turns

@@ -1,6 +1,6 @@
 """What a per-job log record carries, and how its time is written.
 
-The worker makes the records (queueing/worker/joblog.py: one on the ``queueing.job``
+The worker makes the records (queueing/observability/job_log.py: one on the ``queueing.job``
 logger per event, these fields as ``extra``) and the formatters write them
 (log_json.py, the worker's stdout line). Both read this ground-floor module, so a
 formatter configured in ``LOGGING`` never imports the worker.

@@ -329,3 +329,9 @@ class RedactingFormatter(logging.Formatter):
 
     def formatStack(self, stack_info: str) -> str:
         return escape_control(mask_text(super().formatStack(stack_info)), keep_newlines=True)
+
+
+def printable(value: Any, limit: int = 2000) -> str:
+    """Text safe for one log line: secrets masked and control characters escaped (this
+    module's policy), never an encoding error."""
+    return for_log(str(value).encode("utf-8", "backslashreplace").decode("utf-8"), limit)

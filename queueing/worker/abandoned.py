@@ -28,13 +28,13 @@ from queueing.entries.encryption import opened_job
 from queueing.entries.payload import Payload
 from queueing.errors import MalformedPayload, UnknownJob
 from queueing.middleware.funnel import ConcurrencyLimited
+from queueing.observability.job_log import JobLog, send_signal
+from queueing.observability.recorders import record_outcome
 from queueing.signals import job_stopped
 from queueing.worker import controls, policy
 from queueing.worker.job_errors import WorkerLost
-from queueing.worker.joblog import send_signal
 from queueing.worker.options import WorkerOptions
-from queueing.worker.recorders import record_outcome
-from queueing.worker.settler import JobLog, Settler
+from queueing.worker.settler import Settler
 
 logger = logging.getLogger("queueing.worker")
 

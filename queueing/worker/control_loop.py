@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from queueing.worker.joblog import OutputStream
+from queueing.observability.job_log import OutputStream
 from queueing.worker.options import WorkerOptions
 from queueing.worker.outcome import Outcome
 from queueing.worker.process_control import SignalFlags, interruptible_sleep

@@ -16,14 +16,15 @@ from queueing.dispatching.registry import JobDefinition
 from queueing.entries import payload as payload_lib
 from queueing.entries.payload import Payload
 from queueing.entries.result_mark import RESULT_FIELD
+from queueing.observability.job_log import send_signal
+from queueing.observability.recorders import record_failure
+from queueing.observability.redaction import printable
 from queueing.results.keeping import keep_failure_safely
 from queueing.signals import job_failed
 from queueing.state import failed
 from queueing.worker import controls
 from queueing.worker.execution import run_failed_hook
-from queueing.worker.joblog import send_signal
-from queueing.worker.outcome import JobLines, Outcome, printable
-from queueing.worker.recorders import record_failure
+from queueing.worker.outcome import JobLines, Outcome
 
 logger = logging.getLogger("queueing.worker")
 

@@ -14,11 +14,12 @@ import logging
 import threading
 
 from queueing.contract.roles import Reservation
+from queueing.observability.redaction import printable
 from queueing.worker.execution import AlarmInterrupts
 from queueing.worker.job_errors import JobCancelled
 from queueing.worker.job_runner import JobRunner
 from queueing.worker.ledger import Ledger
-from queueing.worker.outcome import Outcome, printable
+from queueing.worker.outcome import Outcome
 from queueing.worker.stopping import StopClock
 
 logger = logging.getLogger("queueing.worker")
@@ -53,7 +54,8 @@ class InlineExecutor:
         if held is None:
             return None
         outcome = self._process(held)  # never raises
-        self.ledger.write_down(held, outcome)
+        if not outcome.written:
+            self.ledger.write_down(held, outcome)
         return outcome
 
     def _process(self, held: Reservation) -> Outcome:

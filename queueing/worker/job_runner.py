@@ -3,15 +3,14 @@ and the slot threads' loop that takes each job this way (``SlotThreads``).
 
 The loop is here, beside the checks and the run, rather than with the rest of the slots
 (slots.py: the control loop's side and the event loop), so that a sync job's turn in its
-slot thread (claim its row, prepare, run and write it down; its slot is freed with the
-next claim) is one room's work, entering other rooms only for what they own: the
-in-flight table (the ledger), the call (the executor's interrupts), outcomes (the settler).
+slot thread (claim, prepare, run, write down; its slot freed with the next claim) is
+one room's work, entering others only for what they own (bench/job_walk.py counts).
 
 The checks before a job may run are here, the pure ones too (``admission``, ``expired``;
-policy.py keeps the rules for after an attempt); the call of its code goes through the
-executor's interrupts (execution.py); its outcome is written by the settler (settler.py)
-and its row's marks by the ledger (ledger.py). A success is acknowledged by the worker
-in the same round trip as its next pop.
+policy.py keeps the rules for after an attempt); its code is called through the
+executor's interrupts (execution.py), its row marked by the ledger (ledger.py, which
+writes a plain success down as it returns), any other outcome written by the settler
+(settler.py); its log lines are observability/job_log.py's.
 
 The reservation contract (docs/reservation-contract.md): one delivery is enough to
 settle any entry. An entry that cannot be decoded, names an unregistered job, carries
@@ -40,6 +39,7 @@ from queueing.entries.payload import Payload
 from queueing.entries.result_mark import RESULT_FIELD
 from queueing.errors import MalformedPayload, UnknownJob
 from queueing.middleware.pipeline import plan_for
+from queueing.observability.job_log import JobLog, send_signal
 from queueing.settings.config import queue_settings
 from queueing.signals import job_processing
 from queueing.worker import controls, unrun
@@ -51,12 +51,11 @@ from queueing.worker.execution import (
     call_with_controls,
 )
 from queueing.worker.job_errors import JobCancelled, MaxAttemptsExceeded, PoisonEntry
-from queueing.worker.joblog import send_signal
 from queueing.worker.ledger import Ledger
 from queueing.worker.options import WorkerOptions
 from queueing.worker.outcome import Outcome, Prepared
 from queueing.worker.process_control import TimeoutInterrupt
-from queueing.worker.settler import JobLog, Settler
+from queueing.worker.settler import Settler
 from queueing.worker.stopping import StopInterrupt
 from queueing.worker.table_memory import NO_SLOT
 from queueing.worker.unknown_jobs import UNKNOWN_SINCE, UnknownJobs
@@ -70,8 +69,8 @@ ALREADY_EXCEEDED = "max attempts exceeded: it may have timed out or its worker d
 class JobRunner:
     """Runs one reserved job and settles it: the checks before it may run, the call of
     its code through the executor's interrupts, and its outcome (the settler's, see
-    settler.py); its row's marks are the ledger's. A success is marked finished in the
-    in-flight table and acknowledged by the worker with its next round trip."""
+    settler.py); its row's marks are the ledger's, a success acknowledged by the
+    worker with its next round trip."""
 
     def __init__(self, driver: QueueDriver, options: WorkerOptions, log: JobLog,
                  settler: Settler, ledger: Ledger, worker: Any = None) -> None:
@@ -152,13 +151,12 @@ class JobRunner:
         plan = plan_for(definition)
         if job.expires_at is not None and plan is None:  # nothing can hold it back now
             unrun.record_start(settler, job)
-        data = job.data  # its body's return is its success (body_marks.py): said once
+        data = job.data  # its body's return is its success (body_marks.py, Ledger.running)
         done = plan is None and not job.chain and "batch" not in data and \
             RESULT_FIELD not in data and KEEP_FIELD not in data
         return Prepared(held, job, definition, tries, timeout, meta, plan, done)
 
-    def run(self, prepared: Prepared, interrupts: Interrupts, slot: int = NO_SLOT
-            ) -> Outcome:
+    def run(self, prepared: Prepared, interrupts: Interrupts, slot: int = NO_SLOT) -> Outcome:
         """Run a prepared sync job in this thread and settle it. `interrupts` (the
         executor's) wraps the call of its code: a timeout, a cancel or a stop's bound
         lands only while that code runs. `slot`: the executor's slot running it, whose
@@ -197,6 +195,9 @@ class JobRunner:
             if checks.opened:
                 checks.after_job()  # CONN_MAX_AGE honoured per job, as per request
         runtime = time.perf_counter() - started
+        if prepared.done_on_return:  # the ledger wrote it down FINISHED as it returned
+            self.log.done(job, runtime, self.worker, prepared.meta)
+            return Outcome("done", runtime, job, written=True)
         if prepared.plan is not None:  # released or skipped by middleware; unique lock
             settled = controls.settle_verdict(settler, held, job, verdict, runtime)
             if settled is not None:
@@ -317,7 +318,8 @@ class SlotThreads:
                     outcome = self._take(held)
                     if outcome is not None:  # a free slot means a written-down row
                         done = held.token
-                        self.ledger.write_down(held, outcome)
+                        if not outcome.written:
+                            self.ledger.write_down(held, outcome)
                 except BaseException as exc:  # a bug of ours: its lease brings it back
                     logger.error("slot thread could not settle %s: %s", held.token, exc,
                                  exc_info=exc)

@@ -15,18 +15,16 @@ with the next pop. Each is a row:
 A row leaves the table once settled (acknowledged, released, failed, handed back).
 
 Every change of a row is one call of the ledger, one per phase of a job: a round trip
-to the store (``round_trip``, ``acknowledge``) carries the finished rows' acknowledgement
-and, in one change, removes the rows it acknowledged and enters the ones it reserved; a
+to the store (``round_trip``, ``acknowledge``) acknowledges the finished rows (their
+completion records riding with it) and enters the ones it reserved, in one change; a
 slot claims the next row (``claim_next``); the runner runs a job's code through
-``running``, which marks the row RUNNING the instant before and ended the instant after;
-and every executor hands each job it settled here once (``write_down``), from whichever
-thread settled it: a success's row becomes FINISHED with its completion record
-(acknowledged with the next round trip, the record riding with it), any other
-outcome's row leaves the table and is handed to the outcome recorders at once. The
-counts size the prefetch and end ``--max-jobs``. Each change is mirrored as it is made
-into memory shared with the sidecar (``TableWriter``, in table_memory.py's format), so
-that when the worker dies (SIGKILL, OOM, a segfault, a timeout kill) the sidecar can
-settle every row by its state.
+``running`` (RUNNING the instant before, ended the instant after, and a plain success
+FINISHED then); every executor hands each other job it settled here once
+(``write_down``): a success's row becomes FINISHED, any other outcome's row leaves the
+table for the outcome recorders. The counts size the prefetch and end ``--max-jobs``.
+Each change is mirrored into memory shared with the sidecar (``TableWriter``, in
+table_memory.py's format), so that when the worker dies (SIGKILL, OOM, a segfault, a
+timeout kill) the sidecar settles every row by its state.
 """
 from __future__ import annotations
 
@@ -38,6 +36,8 @@ from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 from queueing.contract.roles import Reservation, Reserved
+from queueing.entries.payload import Payload
+from queueing.observability.recorders import Completion, completion_calls, record_outcome
 from queueing.state import job_progress
 from queueing.worker import table_memory as table
 from queueing.worker.body_marks import BEGAN, RETURNED, SERIAL_MASK, BodyMark
@@ -45,12 +45,6 @@ from queueing.worker.ledger_entry import Entry
 from queueing.worker.ledger_reads import LedgerReads
 from queueing.worker.options import ACK_ROWS, SETTLING_BOUND
 from queueing.worker.outcome import JobStats, Outcome, Prepared
-from queueing.worker.recorders import (
-    Completion,
-    acknowledged_now,
-    completion_calls,
-    record_outcome,
-)
 
 
 def _shown(entry: Entry) -> int:
@@ -260,14 +254,20 @@ class Ledger(LedgerReads):
         the call, handed the slot's body mark: see started), with its row RUNNING from
         the instant before and ended the instant after, whether it returned or raised
         (see ended); what it returned. One call: a row is never left running after its
-        code."""
+        code. A job whose return is its success (``done_on_return``: nothing of ours
+        comes after its code) is written down FINISHED as it returns, in that one hold
+        of the lock: its runner only tells it (the DONE line, ``job_processed``)."""
         mark = self.started(prepared, slot)
+        began = time.perf_counter()
         try:
             value = func(*args, mark)
         except BaseException:
             self.ended(prepared, returned=False)
             raise
-        self.ended(prepared, returned=True)
+        if prepared.done_on_return:
+            self._write_finished(prepared.held, prepared.job, time.perf_counter() - began)
+        else:
+            self.ended(prepared, returned=True)
         return value
 
     def ended(self, prepared: Prepared, *, returned: bool) -> None:
@@ -355,28 +355,46 @@ class Ledger(LedgerReads):
 
     # -- writing settled jobs down ----------------------------------------------------
     def write_down(self, held: Reservation, outcome: Outcome) -> None:
-        """Write down one settled job. Thread-safe; never raises for a recorder. A job
-        that reported progress has its last report kept (one write; none otherwise)."""
-        if outcome.job is not None:
-            job_progress.keep_final(self.driver, outcome.job.uuid)
+        """Write down one settled job (not one ``running`` wrote down: ``written``).
+        Thread-safe; never raises for a recorder."""
+        job = outcome.job
         if outcome.kind == "done":
-            job = outcome.job
-            completion = None if job is None else Completion(
-                job, held.queue, outcome.runtime, time.time(), held.raw)
-            if job is not None and "batch" in job.data and threading.current_thread() \
-                    is not threading.main_thread() and \
-                    acknowledged_now(self.driver, held, completion):
-                self.removed([held])  # a batch member in a slot thread: see acknowledged_now
-            else:
-                self._set(held, table.FINISHED, completion=completion)  # acknowledged
-                # with the next round trip, its record riding with it
+            self._write_finished(held, job, outcome.runtime)
+            return
+        if job is not None:
+            job_progress.keep_final(self.driver, job.uuid)
+        self.removed([held])
+        self._count(outcome.runtime)
+        record_outcome(self.driver, job, held.queue, outcome.kind, outcome.runtime)
+
+    def _write_finished(self, held: Reservation, job: Payload | None,
+                        runtime: float) -> None:
+        """A success: FINISHED with its completion record, acknowledged with the next
+        round trip. A job that reported progress has its last report kept (one write)."""
+        completion = None
+        if job is not None:
+            job_progress.keep_final(self.driver, job.uuid)
+            completion = Completion(job, held.queue, runtime, time.time(), held.raw)
+        if completion is not None and "batch" in completion.job.data and \
+                threading.current_thread() is not threading.main_thread() and \
+                self._acknowledged_now(held, completion):
+            self.removed([held])  # a batch member in a slot thread: see _acknowledged_now
         else:
-            self.removed([held])
-        stats = self.stats
+            self._set(held, table.FINISHED, completion=completion)
+        self._count(runtime)
+
+    def _acknowledged_now(self, held: Reservation, completion: Completion) -> bool:
+        """Acknowledge a batch member a slot thread finished now: its batch counts it with
+        its acknowledgement and a chord's next step waits for that count, while the loop
+        may wait on the store up to a watch (50 ms). False when the store is away: it then
+        rides with the next round trip as any other."""
+        try:
+            self.driver.acknowledge([held], completion_calls(self.driver, [completion]))
+        except Exception:  # the store away: acknowledged with the next round trip
+            return False
+        return True
+
+    def _count(self, runtime: float) -> None:
         with self._count_lock:
-            stats.jobs_processed += 1
-            stats.runtime_average = moving_average(stats.runtime_average,
-                                                   outcome.runtime)
-        if outcome.kind != "done":
-            record_outcome(self.driver, outcome.job, held.queue, outcome.kind,
-                           outcome.runtime)
+            self.stats.jobs_processed += 1
+            self.stats.runtime_average = moving_average(self.stats.runtime_average, runtime)

@@ -28,20 +28,20 @@ import time
 
 from queueing.contract.roles import QueueDriver
 from queueing.entries import progress as progress_lib
+from queueing.observability.job_log import JobLog, OutputStream, level_named, send_signal
 from queueing.signals import worker_stopping
 from queueing.worker import health, policy, sidecar_process
 from queueing.worker.control_loop import ControlLoop
 from queueing.worker.execution import AlarmInterrupts
 from queueing.worker.inline import InlineExecutor
 from queueing.worker.job_runner import JobRunner
-from queueing.worker.joblog import OutputStream, level_named, send_signal
 from queueing.worker.ledger import Ledger
 from queueing.worker.options import WorkerOptions
 from queueing.worker.outcome import JobStats
 from queueing.worker.pool import PoolExecutor
 from queueing.worker.process_control import SignalFlags, memory_mb
 from queueing.worker.reserving import Reserver
-from queueing.worker.settler import JobLog, Settler
+from queueing.worker.settler import Settler
 from queueing.worker.sidecar import Sidecar
 from queueing.worker.stopping import StopClock
 from queueing.worker.table_memory import TableMemory

@@ -38,9 +38,9 @@ from queueing.dispatching.registry import JobDefinition
 from queueing.entries.model_refs import MODEL_KEY, shown_reference, well_formed
 from queueing.entries.shapes import Payload
 from queueing.errors import MissingModel, ModelReferenceError
+from queueing.observability.job_log import send_signal
 from queueing.signals import job_exception_occurred
 from queueing.worker import unrun
-from queueing.worker.joblog import send_signal
 from queueing.worker.outcome import Outcome, Settling
 
 Group = tuple[type[Model], str]  # (model, database alias)

@@ -19,7 +19,7 @@ from queueing.contract.roles import QueueDriver, Reservation
 from queueing.dispatching.registry import JobDefinition
 from queueing.entries.payload import Payload
 from queueing.middleware.pipeline import Plan
-from queueing.observability.redaction import for_log
+from queueing.observability.redaction import printable
 
 logger = logging.getLogger("queueing.worker")
 
@@ -49,12 +49,17 @@ class Outcome:
     kind: OutcomeKind
     runtime: float = 0.0
     job: Payload | None = None
+    # Already written down: a plain success the ledger wrote FINISHED as its code
+    # returned (Ledger.running); its executor does not write it down again
+    written: bool = False
 
-    def __init__(self, kind: OutcomeKind, runtime: float = 0.0, job: Payload | None = None) -> None:
+    def __init__(self, kind: OutcomeKind, runtime: float = 0.0, job: Payload | None = None,
+                 written: bool = False) -> None:
         # written out, not @record's loop: one a job (queueing/contract/records.py)
         object.__setattr__(self, "kind", kind)
         object.__setattr__(self, "runtime", runtime)
         object.__setattr__(self, "job", job)
+        object.__setattr__(self, "written", written)
 
 
 @record(frozen=True, slots=True)
@@ -121,12 +126,6 @@ class Settling(Protocol):
              detail: str = "") -> None: ...
 
     def give_back(self, held: Reservation, job: Payload, delay: float) -> None: ...
-
-
-def printable(value: Any, limit: int = 2000) -> str:
-    """Text safe for one log line: secrets masked and control characters escaped (the
-    policy of queueing/observability/redaction.py), never an encoding error."""
-    return for_log(str(value).encode("utf-8", "backslashreplace").decode("utf-8"), limit)
 
 
 def with_retries(action: Callable[[], Any], what: str, *,

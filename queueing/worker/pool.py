@@ -14,9 +14,9 @@ import threading
 import time
 from collections.abc import Callable
 
+from queueing.observability.job_log import OutputStream
 from queueing.worker.job_errors import JobCancelled
 from queueing.worker.job_runner import Active, JobRunner
-from queueing.worker.joblog import OutputStream
 from queueing.worker.outcome import Outcome
 from queueing.worker.reserving import Reserver
 from queueing.worker.slots import SlotPool

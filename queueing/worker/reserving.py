@@ -15,15 +15,16 @@ from collections.abc import Callable
 from functools import partial
 
 from queueing.contract.roles import QueueDriver
+from queueing.observability.job_log import OutputStream
+from queueing.observability.recorders import recorder_failures
+from queueing.observability.redaction import printable
 from queueing.state.fair import FairRotation
 from queueing.worker import policy
 from queueing.worker.errors import REFUSALS, store_name, transient
-from queueing.worker.joblog import OutputStream
 from queueing.worker.ledger import Ledger
 from queueing.worker.options import WorkerOptions
-from queueing.worker.outcome import JobStats, printable
+from queueing.worker.outcome import JobStats
 from queueing.worker.process_control import interruptible_sleep
-from queueing.worker.recorders import recorder_failures
 
 logger = logging.getLogger("queueing.worker")
 
@@ -140,7 +141,7 @@ class Reserver:
 
     def flush_ack(self) -> None:
         """Acknowledge the finished rows now, with their completion records (one batch
-        for all of them: see queueing.worker.recorders)."""
+        for all of them: see queueing.observability.recorders)."""
         try:
             self.ledger.acknowledge(self.driver.acknowledge)
         except self.transient as exc:

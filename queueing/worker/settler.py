@@ -20,7 +20,6 @@ import dataclasses
 import logging
 import time
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any
 
 from queueing.batches.results import KEEP_FIELD
@@ -32,87 +31,19 @@ from queueing.entries import payload as payload_lib
 from queueing.entries.payload import Payload
 from queueing.entries.release import ReleaseRequested
 from queueing.errors import ModelReferenceError
-from queueing.observability.log_fields import iso_timestamp
-from queueing.signals import job_exception_occurred, job_processed
+from queueing.observability.job_log import JobLog, send_signal
+from queueing.observability.redaction import printable
+from queueing.signals import job_exception_occurred
 from queueing.worker import model_args, policy, release_request
 from queueing.worker.errors import transient
 from queueing.worker.failing import Failing
 from queueing.worker.job_errors import JobCancelled, JobTimeout
-from queueing.worker.joblog import (
-    RECORD_PATH,
-    STATUS_LEVELS,
-    JobLineHandler,
-    OutputStream,
-    job_logger,
-    send_signal,
-)
 from queueing.worker.options import WorkerOptions
-from queueing.worker.outcome import Outcome, Prepared, printable, with_retries
+from queueing.worker.outcome import Outcome, Prepared, with_retries
 from queueing.worker.process_control import TimeoutInterrupt
 from queueing.worker.stopping import StopClock, StopInterrupt, hand_back
 
 logger = logging.getLogger("queueing.worker")
-
-
-class JobLog:
-    """One record per job event on ``queueing.job`` (see the module's docstring), also
-    written as a line to the worker's stream when it has one."""
-
-    def __init__(self, stream: OutputStream | None, *, worker: str = "",
-                 level: int = logging.INFO) -> None:
-        self.stream = stream
-        self.worker = worker
-        self.lines = JobLineHandler(stream, level) if stream is not None else None
-
-    def line(self, job: Payload | None, status: str, detail: str = "", *,
-             queue: str | None = None,
-             exc: BaseException | None = None) -> None:
-        level = STATUS_LEVELS.get(status, logging.INFO)
-        lines = self.lines if self.lines is not None and level >= self.lines.level else None
-        # Only where LOGGING gives the records a handler: with none anywhere, Python's
-        # last-resort handler would print every failure's traceback to stderr.
-        logged = job_logger.isEnabledFor(level) and job_logger.hasHandlers()
-        if lines is None and not logged:
-            return
-        if queue is None and job is not None:
-            named = job.data.get("queue")
-            queue = named if isinstance(named, str) else None
-        extra = {
-            "job_id": job.uuid if job else None,
-            "job_name": job.job if job else None,
-            "attempt": job.attempts if job else None,
-            "queue": queue,
-            "worker": self.worker,
-            "status": status,
-            "detail": detail,
-        }
-        try:
-            exc_info = (type(exc), exc, exc.__traceback__) if exc is not None else None
-            record = job_logger.makeRecord(
-                job_logger.name, level, RECORD_PATH, 0, "%s %s %s %s",
-                (status, extra["job_name"] or "(unreadable entry)", extra["job_id"] or "-",
-                 printable(detail)), exc_info, extra=extra)
-            if logged:
-                job_logger.handle(record)
-            if lines is not None:
-                lines.handle(record)
-        except Exception:  # a broken handler or formatter never stops the worker
-            logger.debug("a job log record could not be written", exc_info=True)
-
-    def event(self, message: str) -> None:
-        """A worker-level line (started, stopping ...), not about one job."""
-        if self.stream is not None:
-            self._write(f"{iso_timestamp(datetime.now().timestamp())} {printable(message)}")
-
-    def _write(self, text: str) -> None:
-        try:
-            stream = self.stream
-            if stream is None:
-                return
-            stream.write(text + "\n")
-            stream.flush()
-        except Exception:  # a closed or broken stream never stops the worker
-            pass
 
 
 class Settler:
@@ -152,10 +83,7 @@ class Settler:
 
     def succeeded(self, prepared: Prepared, runtime: float) -> Outcome:
         job = prepared.job
-        self.log.line(job, "DONE", f"{runtime * 1000:.2f} ms")
-        if job_processed.receivers:  # most workers have none: no call at all then
-            send_signal(job_processed, sender=self.worker, runtime=runtime,
-                        **prepared.meta)
+        self.log.done(job, runtime, self.worker, prepared.meta)
         if job.chain:
             self._continue_chain(job)
         return Outcome("done", runtime, job)

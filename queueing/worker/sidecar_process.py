@@ -32,11 +32,10 @@ from typing import Any
 from queueing import connections
 from queueing.contract.records import record
 from queueing.contract.roles import QueueDriver
+from queueing.observability.job_log import JobLog, level_named
 from queueing.worker.abandoned import AbandonedJobs
-from queueing.worker.joblog import level_named
 from queueing.worker.options import WorkerOptions
 from queueing.worker.policy import LeaseTiming
-from queueing.worker.settler import JobLog
 from queueing.worker.settling import Death, Settlers
 from queueing.worker.sidecar import Sidecar
 from queueing.worker.table_memory import Row, TableMemory

@@ -25,8 +25,8 @@ from typing import Any
 
 from queueing.contract.roles import Reservation
 from queueing.entries.payload import Payload
+from queueing.observability.job_log import send_signal
 from queueing.signals import job_stopped
-from queueing.worker.joblog import send_signal
 from queueing.worker.outcome import Outcome, Settling, with_retries
 
 

@@ -19,8 +19,9 @@ from queueing.entries import batch_tag
 from queueing.entries.payload import Payload
 from queueing.middleware.keys import control_key
 from queueing.middleware.store import state_client
+from queueing.observability.redaction import printable
 from queueing.worker import controls
-from queueing.worker.outcome import Outcome, Settling, printable
+from queueing.worker.outcome import Outcome, Settling
 
 logger = logging.getLogger("queueing.worker")
 

@@ -12,10 +12,10 @@ from queueing.dispatching import registry
 from queueing.entries.options import parse_backoff
 from queueing.errors import QueueError
 from queueing.management.base import ProductCommand
+from queueing.observability.job_log import LOG_LEVELS
 from queueing.observability.log_fields import iso_timestamp
 from queueing.observability.systemd import Notifier
 from queueing.worker import early_gc, heartbeat, readiness, startup
-from queueing.worker.joblog import LOG_LEVELS
 from queueing.worker.loop import EXIT_ERROR, Worker
 from queueing.worker.options import DEFAULTS, MAX_CONCURRENCY, WorkerOptions, capacity_error
 from queueing.worker.process_control import SignalFlags

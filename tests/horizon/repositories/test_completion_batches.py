@@ -12,7 +12,7 @@ from horizon.repositories import metrics, recent
 from horizon.repositories.counters import RUNTIME_BUCKETS, bucket
 from queueing.connections import redis_driver
 from queueing.entries.payload import decode
-from queueing.worker.recorders import Completion, completion_calls
+from queueing.observability.recorders import Completion, completion_calls
 from tests.testapp import jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -17,12 +17,15 @@ to a NullHandler, as the stdout lines already show them).
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 from typing import Any, Protocol
 
 from django.dispatch import Signal
 
+from queueing.entries.payload import Payload
 from queueing.observability.log_fields import iso_timestamp
-from queueing.worker.outcome import printable
+from queueing.observability.redaction import printable
+from queueing.signals import job_processed
 
 logger = logging.getLogger("queueing.worker")
 job_logger = logging.getLogger("queueing.job")
@@ -99,3 +102,71 @@ def send_signal(sig: Signal, **kwargs: Any) -> None:
         if isinstance(result, Exception):
             logger.error("signal receiver %r raised %s", receiver, printable(result, 300),
                          exc_info=result)
+
+
+class JobLog:
+    """One record per job event on ``queueing.job`` (see the module's docstring), also
+    written as a line to the worker's stream when it has one."""
+
+    def __init__(self, stream: OutputStream | None, *, worker: str = "",
+                 level: int = logging.INFO) -> None:
+        self.stream = stream
+        self.worker = worker
+        self.lines = JobLineHandler(stream, level) if stream is not None else None
+
+    def line(self, job: Payload | None, status: str, detail: str = "", *,
+             queue: str | None = None,
+             exc: BaseException | None = None) -> None:
+        level = STATUS_LEVELS.get(status, logging.INFO)
+        lines = self.lines if self.lines is not None and level >= self.lines.level else None
+        # Only where LOGGING gives the records a handler: with none anywhere, Python's
+        # last-resort handler would print every failure's traceback to stderr.
+        logged = job_logger.isEnabledFor(level) and job_logger.hasHandlers()
+        if lines is None and not logged:
+            return
+        if queue is None and job is not None:
+            named = job.data.get("queue")
+            queue = named if isinstance(named, str) else None
+        extra = {
+            "job_id": job.uuid if job else None,
+            "job_name": job.job if job else None,
+            "attempt": job.attempts if job else None,
+            "queue": queue,
+            "worker": self.worker,
+            "status": status,
+            "detail": detail,
+        }
+        try:
+            exc_info = (type(exc), exc, exc.__traceback__) if exc is not None else None
+            record = job_logger.makeRecord(
+                job_logger.name, level, RECORD_PATH, 0, "%s %s %s %s",
+                (status, extra["job_name"] or "(unreadable entry)", extra["job_id"] or "-",
+                 printable(detail)), exc_info, extra=extra)
+            if logged:
+                job_logger.handle(record)
+            if lines is not None:
+                lines.handle(record)
+        except Exception:  # a broken handler or formatter never stops the worker
+            logger.debug("a job log record could not be written", exc_info=True)
+
+    def done(self, job: Payload, runtime: float, sender: Any, meta: dict) -> None:
+        """A success told: its DONE line and the ``job_processed`` signal (`meta`: the
+        signal's payload, connection and queue), from whichever room settled it."""
+        self.line(job, "DONE", f"{runtime * 1000:.2f} ms")
+        if job_processed.receivers:  # most workers have none: no call at all then
+            send_signal(job_processed, sender=sender, runtime=runtime, **meta)
+
+    def event(self, message: str) -> None:
+        """A worker-level line (started, stopping ...), not about one job."""
+        if self.stream is not None:
+            self._write(f"{iso_timestamp(datetime.now().timestamp())} {printable(message)}")
+
+    def _write(self, text: str) -> None:
+        try:
+            stream = self.stream
+            if stream is None:
+                return
+            stream.write(text + "\n")
+            stream.flush()
+        except Exception:  # a closed or broken stream never stops the worker
+            pass

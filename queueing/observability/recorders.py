@@ -16,7 +16,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from queueing.contract.records import record
-from queueing.contract.roles import Reservation
 from queueing.entries.payload import Payload
 
 logger = logging.getLogger("queueing.worker")
@@ -92,22 +91,6 @@ def completion_calls(driver: Any, completions: Sequence[Completion]) -> list[Scr
         except Exception:
             logger.exception("completion recorder %r failed", recorder)
     return calls
-
-
-def acknowledged_now(driver: Any, held: Reservation, completion: Completion | None) -> bool:
-    """Acknowledge one finished job here and now, with its completion record: a batch
-    member that succeeded in a slot thread (the ledger's write_down). Its batch counts
-    it with its acknowledgement, and the next step of a chord or a chain after a group
-    waits for that count, while the control loop may be in a wait on the store for up
-    to a watch (50 ms). Its row is never FINISHED in the table, so the loop cannot
-    acknowledge it too; False when the store is away: it then rides with the next round
-    trip as any other."""
-    try:
-        driver.acknowledge([held], completion_calls(
-            driver, [completion] if completion is not None else []))
-    except Exception:  # the store away: acknowledged with the next round trip
-        return False
-    return True
 
 
 OutcomeRecorder = Callable[[Any, "Payload | None", str, str, float], list[ScriptCall]]

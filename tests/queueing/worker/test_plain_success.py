@@ -1,0 +1,54 @@
+"""A plain job's success is written down the instant its code returns (issue 49).
+
+A job whose body's return is its success (no middleware, chain link, batch, kept result)
+has nothing of ours to come after its code. Its row becomes FINISHED, with its
+completion record, in the same hold of the ledger's lock that ends its run
+(``Ledger.running``): the DONE line and ``job_processed`` follow, and the worker never
+writes the job down a second time. A job with work still to come (here, a chain's next
+link) is written down after its settler, as before.
+"""
+import io
+
+import pytest
+
+from queueing import chain, signals
+from queueing.connections import redis_driver
+from queueing.drivers.redis.keys import QueueKeys
+from queueing.worker.loop import Worker
+from queueing.worker.options import WorkerOptions
+from tests.testapp import jobs
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+DEFAULT = QueueKeys.for_queue("default")
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+def test_a_plain_success_is_finished_before_it_is_told(rclient, concurrency):
+    seen = []
+    worker = None
+
+    def at_processed(sender, payload, **kwargs):
+        seen.append((payload.job.rsplit(".", 1)[-1], worker.ledger.states()))
+
+    for label in range(3):
+        jobs.record.delay(label)
+    chain(jobs.record.s("first"), jobs.record.s("next"))
+    options = WorkerOptions(queues=("default",), stop_when_empty=True, sleep=0, memory=0,
+                            concurrency=concurrency)
+    worker = Worker(redis_driver("redis"), options, stdout=io.StringIO(),
+                    stderr=io.StringIO())
+    signals.job_processed.connect(at_processed)
+    try:
+        assert worker.run() == 0
+    finally:
+        signals.job_processed.disconnect(at_processed)
+
+    assert sorted(str(n["label"]) for n in jobs.notes()) == ["0", "1", "2", "first", "next"]
+    assert worker.jobs_processed == 5  # each job counted once: never written down twice
+    assert rclient.zcard(DEFAULT.reserved) == 0  # every one acknowledged
+    assert len(seen) == 5
+    # the three plain jobs and the chain's last link: FINISHED when told; the chain's
+    # first link still RUNNING, written down once its settler dispatched the next
+    finished = [states["finished"] >= 1 and states["running"] == 0 for _, states in seen]
+    assert finished.count(True) == 4, seen
