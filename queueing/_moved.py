@@ -45,6 +45,9 @@ MOVED = {
     "queueing.database_use": "queueing.worker.database_use",
     "queueing.policy": "queueing.worker.policy",
     "queueing.hooks": "queueing.observability.recorders",
+    # moved in 0.3 (issue 49): the job log and the metrics' hooks are observability
+    "queueing.worker.recorders": "queueing.observability.recorders",
+    "queueing.worker.joblog": "queueing.observability.job_log",
     "queueing.keys": "queueing.drivers.redis.keys",
     "queueing.scripts": "queueing.drivers.redis.scripts",
     "queueing.embedded_redis": "queueing.drivers.redis.embedded",

@@ -1,6 +1,8 @@
 """The worker's per-job events, as ``logging`` records: their levels, their classic line
-(format and handler), and the worker's robust signal sending. The records are written
-by ``JobLog``, which lives with the settling of a job (settler.py).
+(format and handler), the worker's robust signal sending, and ``JobLog``, which writes
+them: the runner's RUNNING and a plain success's DONE (with ``job_processed``), the
+settler's every other outcome, the sidecar's for a dead worker's jobs. Here, below
+the worker, so that telling a job's events is no room of the worker's own.
 
 Every per-job event (RUNNING, DONE, RELEASED, FAILED ...) is one record on the
 ``queueing.job`` logger with a level and the job's fields as ``extra`` (``job_id``,
@@ -29,7 +31,7 @@ from queueing.signals import job_processed
 
 logger = logging.getLogger("queueing.worker")
 job_logger = logging.getLogger("queueing.job")
-RECORD_PATH = __file__  # the pathname of every job record (written by settler.JobLog)
+RECORD_PATH = __file__  # the pathname of every job record (written by JobLog)
 
 # A status's level: a failure for good is an ERROR; a job handed back to run again
 # (released after an exception or a timeout, stopped with the worker) a WARNING; the

@@ -9,16 +9,17 @@
   loop is ``job_runner.SlotThreads``, so a sync job's turn stays in one module).
 * ``ledger.py``: the one owner of the in-flight table: every row's change, one call per
   phase (a round trip's acknowledgements and reservations, a claim, a job's code run
-  between its RUNNING and ended marks, a settled job written down with its counts),
+  between its RUNNING and ended marks, a plain success written down as it returns, any
+  other settled job written down with its counts),
   written into the sidecar's shared memory as it is made; ``ledger_reads.py``: what
   the loop and the heartbeat read of it, and its signals to the sidecar.
 * ``stopping.py``: the stop bound (``--stop-timeout``): what still runs at it is handed
   back uncounted; a stop never fails a job.
 * ``job_runner.py``: checks and runs one job, and the slot threads' loop that takes each
   job so (``unrun.py``: settled without running,
-  and the batch gate); ``settler.py`` settles it by its rules and writes its log lines
-  (``JobLog``; ``joblog.py``: their levels and the classic line; ``failing.py`` writes
-  a final failure; ``controls.py``, ``unrun.py``, ``model_args.py`` and ``stopping.py``
+  and the batch gate); ``settler.py`` settles it by its rules (its log lines are
+  ``queueing/observability/job_log.py``'s ``JobLog``; ``failing.py`` writes a final
+  failure; ``controls.py``, ``unrun.py``, ``model_args.py`` and ``stopping.py``
   are handed its narrow face, ``outcome.Settling``); ``abandoned.py`` settles what a
   dead or fenced worker left running, with a settler.
 * ``table_memory.py``: the in-flight table's memory shared with the sidecar: its format
@@ -37,6 +38,7 @@
 * ``database_use.py``: Django database connections around jobs.
 * ``policy.py``: pure retry, backoff and prefetch arithmetic.
 * ``options.py``: ``WorkerOptions`` and the worker defaults every caller reads.
-* ``recorders.py``: completion recorders (metrics) fed with finished jobs, and a batch
-  member's acknowledgement sent at once from its slot thread.
+
+The completion and outcome recorders the ledger feeds (Horizon's metrics, Prometheus'
+counters) are ``queueing/observability/recorders.py``.
 """

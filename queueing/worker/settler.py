@@ -10,9 +10,10 @@ log and name, the stop clock), so the worker's runner and the sidecar's settling
 dead worker's jobs (abandoned.py) use the same rules without a runner. What it is to
 the job controls, the unrun paths and the stop's hand-back is ``outcome.Settling``.
 
-A job's log lines are written here too (``JobLog``: RUNNING as its runner lets it run,
-then its outcome's line as it is settled), in the format joblog.py defines, so a job's
-outcome and its line are written in one room.
+Each outcome's line goes through the worker's ``JobLog``
+(queueing/observability/job_log.py), as its runner's RUNNING line does; a plain
+success is written down by the ledger as its code returns and only told here when
+something of ours comes after it (a chain's next link).
 """
 from __future__ import annotations
 
