@@ -15,14 +15,20 @@ pytestmark = [pytest.mark.django_db(transaction=True)]
 
 
 def test_a_tenants_ten_jobs_do_not_wait_behind_another_tenants_ten_thousand(spawn_worker):
-    """10,000 jobs of tenant A are queued before 10 of tenant B: B's 10 all run within
-    about 20 of A's (the worker takes its rounds from A and B in turn)."""
+    """10,000 jobs of tenant A are queued before 10 of tenant B: each of B's jobs runs
+    within the documented bound (docs/fair-queues.md: ahead of a key's next job at most
+    (K - 1) x prefetch jobs of other keys), and B's 10 within the first few dozen. The
+    worker takes its reservations from A and B in turn, the first ones of a single job
+    (no runtime known yet), then up to the prefetch, pinned here: the adaptive one grows
+    to 64 for jobs this fast, and whether A's turn or B's came first then decided whether
+    B's last job waited behind one of A's or 33 (a bound of 30 failed once in a `.ci/run`)."""
+    prefetch = 20
     big, small = fair_queue("fair", "tenant-a"), fair_queue("fair", "tenant-b")
     for start in range(0, 10_000, 1000):
         dispatch_many([jobs.record.s("A", i=i).using(queue=big)
                        for i in range(start, start + 1000)])
     dispatch_many([jobs.record.s("B", i=i).using(queue=small) for i in range(10)])
-    worker = spawn_worker("--queue=fair")
+    worker = spawn_worker("--queue=fair", f"--prefetch={prefetch}")
     wait_until(lambda: len([n for n in jobs.notes() if n["label"] == "B"]) == 10, timeout=60,
                message="tenant B's 10 jobs to run")
     worker.send(signal.SIGTERM)
@@ -31,7 +37,9 @@ def test_a_tenants_ten_jobs_do_not_wait_behind_another_tenants_ten_thousand(spaw
     last_b = max(i for i, label in enumerate(order) if label == "B")
     a_before = order[:last_b].count("A")
     print(f"A jobs before B done: {a_before}")
-    assert a_before <= 30, f"{a_before} of A's jobs ran before B's 10 were done"
+    gaps = "".join(order[:last_b + 1]).split("B")  # A's jobs ahead of each of B's
+    assert max(map(len, gaps)) <= prefetch, f"A's jobs ahead of each of B's: {gaps}"
+    assert a_before <= prefetch + 10, f"{a_before} of A's jobs ran before B's 10 were done"
     assert [n["i"] for n in jobs.notes() if n["label"] == "B"] == list(range(10)), \
         "one key's jobs in the order they were sent"
 
@@ -44,7 +52,6 @@ def test_the_turn_survives_new_keys_joining_the_rotation(spawn_worker):
     position in the sorted list, so each joining key handed it back to the same tenant:
     the order was bbbbbbbbbbbbcccccccccccc."""
     import threading
-    import time
 
     for label in ("b", "c"):
         dispatch_many([jobs.sleep_then_record.s(0.2, label).using(
