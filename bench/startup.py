@@ -8,6 +8,12 @@
 (b) the fresh interpreter a sidecar starts to settle a dead worker's running jobs
     (queueing/worker/sidecar_process.py) does what it does before its first store call:
     start Python, load Django as the worker did, build the settlers; timed to its exit.
+(c) the floor under (a), each in a fresh interpreter with the collector off as the
+    worker's start has it (queueing/worker/early_gc.py), timed from the spawn: Python
+    up; `django.setup()` with the site's other apps (Django's contrib apps, django-htmx)
+    but none of this project's; the same plus `import redis`, which every Redis worker
+    pays (peers included); and `django.setup()` with every app, this project's too.
+    (a) minus the last is the worker's own way from a loaded Django to its first job.
 Uses BENCH_REDIS_URL or a throwaway redis-server (bench/settings.py).
 
 The worker imports the project's packages from this checkout: under
@@ -61,6 +67,40 @@ def first_job(concurrency: int) -> float:
         worker.wait(30)
 
 
+FLOOR = """
+import gc, sys, time
+gc.disable()
+up = time.time()
+sys.path[:0] = [{root!r}]
+if {step} >= 1:
+    import django
+    from django.conf import settings
+    if {step} < 3:  # the site without this project's apps
+        settings.INSTALLED_APPS = [app for app in settings.INSTALLED_APPS
+                                   if app.split(".")[0] not in {ours!r}]
+    django.setup()
+if {step} == 2:
+    import redis
+print(up, time.time())
+"""
+OURS = ("queueing", "horizon", "standalone", "bench")
+FLOOR_STEPS = ("Python up (spawn to its first statement)",
+               "django.setup(), the site's apps without this project's",
+               "the same plus import redis (every Redis worker's client)",
+               "django.setup() with every app (this project's too)")
+
+
+def floor(step: int) -> float:
+    """Spawn to the end of `step` of FLOOR (see the module docstring, (c))."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "bench.settings"}
+    started = time.time()
+    done = subprocess.run(
+        [sys.executable, "-c", FLOOR.format(root=str(ROOT), step=step, ours=OURS)],
+        env=env, cwd=ROOT, check=True, capture_output=True, text=True)
+    up, ended = map(float, done.stdout.split()[-2:])
+    return (up if step == 0 else ended) - started
+
+
 def settler() -> float:
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "bench.settings"}
     started = time.time()
@@ -81,6 +121,10 @@ def main() -> None:
     times = [settler() for _ in range(args.runs)]
     print(f"| fresh settling process: spawn to ready (Django loaded) | "
           f"{statistics.median(times):.2f} | {max(times):.2f} |")
+    for step, what in enumerate(FLOOR_STEPS):
+        times = [floor(step) for _ in range(args.runs)]
+        print(f"| floor: {what} | {statistics.median(times):.2f} | {max(times):.2f} |",
+              flush=True)
     redis_driver().client.flushdb()
     print(f"\n{bytecode_note()}")
 
