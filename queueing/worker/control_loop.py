@@ -139,6 +139,10 @@ class ControlLoop:
         if outcome is not None:
             return False, outcome
         ahead = not executor.inline  # slots of their own: reserve before they run dry
+        # A job running while this turn's reservation is sent may add work as it ends (a
+        # chain's next link) after the store answered empty: the turn finds none only if
+        # nothing ran then (--stop-when-empty stopped before a chain's last link).
+        ran = executor.busy
         waiting = ledger.unclaimed()
         prefetch = reserver.prefetch(executor.size)
         low_water = prefetch // 2 if ahead else 0
@@ -165,7 +169,8 @@ class ControlLoop:
                 self._empty_backoff = 0.0 if reserved else min(
                     max(self._empty_backoff * 2, 0.05), MAX_EMPTY_BACKOFF)
                 self._empty_until = time.monotonic() + self._empty_backoff
-        found_none = not reserved and not executor.busy and not ledger.unclaimed()
+        found_none = not reserved and not ran and not executor.busy and \
+            not ledger.unclaimed()
         if found_none and reserver.lost_since is None and \
                 not (options.once or options.stop_when_empty):
             self._flush_ack()
