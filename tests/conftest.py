@@ -188,6 +188,10 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env["DJANGO_SETTINGS_MODULE"] = "tests.settings"
     env["PYTHONUNBUFFERED"] = "1"
+    # A failed test's report shows where a spawned process it still waits on stands: its
+    # threads' stacks, which faulthandler writes to its output on SIGABRT (WorkerProcess.
+    # stacks). A worker that said nothing in 10 s failed a CI run, and nothing told why.
+    env["PYTHONFAULTHANDLER"] = "1"
     # Spawned processes never use MariaDB (only the driver-level tests do, in this
     # process), and its test database exists only once those tests made it: Django 6.1's
     # model checks, which every command runs at start, connect to each MySQL database.
@@ -204,12 +208,17 @@ SPAWNED_OUTPUT_LINES = 80  # the tail of each spawned process's output a failed 
 def pytest_runtest_makereport(item, call):
     """A failed test that spawned processes shows the tail of what each one said, in its
     report: a master or worker that never came up says why in CI's log, where nothing
-    else would."""
+    else would. A runworker still running is made to dump its threads' stacks (and ends
+    there): one that hangs says where. A master is left alone: its workers lead groups of
+    their own, which its teardown finds through it."""
     report = yield
     if report.when == "call" and report.failed:
         for worker in item.stash.get(SPAWNED, []):
-            report.sections.append((f"output of {worker.title()}",
-                                    worker.output_tail(SPAWNED_OUTPUT_LINES)))
+            title, tail = worker.title(), worker.output_tail(SPAWNED_OUTPUT_LINES)
+            report.sections.append((f"output of {title}", tail))
+            stacks = worker.stacks() if worker.argv[0] == "runworker" else ""
+            if stacks:
+                report.sections.append((f"where {title} stood", stacks))
     return report
 
 

@@ -20,6 +20,9 @@ def wait_until(predicate, timeout=10.0, interval=0.02, message="condition"):
     raise AssertionError(f"timed out after {timeout}s waiting for {message}")
 
 
+STACKS_CHARS = 20_000  # of a dump, in a failed test's report: 64 slots' stacks fit
+
+
 class WorkerProcess:
     """One runworker subprocess with its output in a temp file."""
 
@@ -63,6 +66,23 @@ class WorkerProcess:
 
     def running(self) -> bool:
         return self.proc.poll() is None
+
+    def stacks(self, wait: float = 5.0) -> str:
+        """Where each thread of this process stands, if it still runs: SIGABRT makes
+        faulthandler (PYTHONFAULTHANDLER, tests/conftest.py subprocess_env) write every
+        thread's stack to its output, and the process ends. Its sidecar is left to
+        stop(), which kills the session they share."""
+        if not self.running():
+            return ""
+        start = os.path.getsize(self.log.name)
+        self.send(signal.SIGABRT)
+        try:
+            self.proc.wait(wait)
+        except subprocess.TimeoutExpired:
+            return f"(no stacks: still running {wait:g} s after SIGABRT)"
+        with open(self.log.name, "rb") as handle:
+            handle.seek(start)
+            return handle.read().decode(errors="replace")[-STACKS_CHARS:]
 
     def stop(self) -> None:
         """Kill it and everything it started, and wait for them all to be gone: a
