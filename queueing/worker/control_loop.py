@@ -149,12 +149,20 @@ class ControlLoop:
         executor.low_water = low_water
         want = (executor.size + prefetch + low_water - waiting - executor.busy) if ahead \
             else prefetch - waiting
-        reserved = False
+        reserved = looked = False
+        if self._empty_until and not ran and not waiting:
+            # Nothing runs or waits: the back-off (for queues empty while jobs run) is
+            # over. A job that ended during it may have pushed work (a chain's next
+            # link) after the last look; the turn that skipped the store then saw
+            # nothing running and called the queues empty (--stop-when-empty stopped
+            # with the link queued).
+            self._empty_until = 0.0
         if want > 0 and waiting <= low_water and self._empty_until and \
                 reserver.seconds_to_due() == 0.0:
             self._empty_until = 0.0  # a delayed job came due: the back-off is over
         if want > 0 and waiting <= low_water and time.monotonic() >= self._empty_until:
             reserved = reserver.next_batch(min(want, ledger.room()))  # carries the acks
+            looked = True
             self._acked_at = time.monotonic()
             if not ahead:
                 self._flush_ack()
@@ -169,7 +177,9 @@ class ControlLoop:
                 self._empty_backoff = 0.0 if reserved else min(
                     max(self._empty_backoff * 2, 0.05), MAX_EMPTY_BACKOFF)
                 self._empty_until = time.monotonic() + self._empty_backoff
-        found_none = not reserved and not ran and not executor.busy and \
+        # None found: this turn asked the store, which had none, and nothing ran or
+        # waited meanwhile that could have added work.
+        found_none = looked and not reserved and not ran and not executor.busy and \
             not ledger.unclaimed()
         if found_none and reserver.lost_since is None and \
                 not (options.once or options.stop_when_empty):

@@ -53,3 +53,29 @@ def test_a_plain_success_is_finished_before_it_is_told(rclient, concurrency):
     # first link still RUNNING, written down once its settler dispatched the next
     assert sorted(label for label, running in seen if running) == ["first"], seen
     assert sorted(label for label, _ in seen) == ["0", "1", "2", "first", "next"]
+
+
+
+def test_stop_when_empty_never_stops_before_a_chain_s_last_link(rclient):
+    """A chain's first link ends while the loop backs off from a store that had none
+    (0.05 s after the first empty look, then 0.1, ...): it pushes the next link and
+    frees its slot. The turn after skipped the store (still backing off), saw nothing
+    running or waiting, and called the queues empty, so --stop-when-empty stopped with
+    the last link queued: 4 runs in 200 here, and test_a_plain_success_is_finished_
+    before_it_is_told[4] in whole-suite runs. A turn finds none only when it asked the
+    store, and nothing running or waiting keeps a back-off. A race: 120 runs (about
+    30 s) caught it 9 times in 10 before the fix."""
+    lost = []
+    for run in range(120):
+        rclient.flushdb()
+        for label in range(3):
+            jobs.record.delay(label)
+        chain(jobs.record.s("first"), jobs.record.s("next"))
+        options = WorkerOptions(queues=("default",), stop_when_empty=True, sleep=0,
+                                memory=0, concurrency=4)
+        worker = Worker(redis_driver("redis"), options, stdout=io.StringIO(),
+                        stderr=io.StringIO())
+        assert worker.run() == 0
+        if worker.jobs_processed != 5:
+            lost.append((run, worker.jobs_processed, rclient.llen(DEFAULT.ready)))
+    assert not lost, f"runs that stopped early (run, jobs processed, left queued): {lost}"
