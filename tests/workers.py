@@ -20,7 +20,7 @@ def wait_until(predicate, timeout=10.0, interval=0.02, message="condition"):
     raise AssertionError(f"timed out after {timeout}s waiting for {message}")
 
 
-STACKS_CHARS = 20_000  # of a dump, in a failed test's report: 64 slots' stacks fit
+STACKS_CHARS = 20_000  # a dump's tail in a report: the main thread's stack, printed last, is kept
 
 
 class WorkerProcess:
