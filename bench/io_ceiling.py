@@ -143,7 +143,10 @@ def main() -> None:
     parser.add_argument("--model", choices=("async", "threads"), help=argparse.SUPPRESS)
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    child(args) if args.child else parent(args)
+    if args.child:
+        child(args)
+    else:
+        parent(args)
 
 
 if __name__ == "__main__":

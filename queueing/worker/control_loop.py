@@ -139,9 +139,8 @@ class ControlLoop:
         if outcome is not None:
             return False, outcome
         ahead = not executor.inline  # slots of their own: reserve before they run dry
-        # A job running while this turn's reservation is sent may add work as it ends (a
-        # chain's next link) after the store answered empty: the turn finds none only if
-        # nothing ran then (--stop-when-empty stopped before a chain's last link).
+        # A job that runs may add work as it ends (a chain's next link), after the store
+        # answered empty or during a back-off: see found_none below.
         ran = executor.busy
         waiting = ledger.unclaimed()
         prefetch = reserver.prefetch(executor.size)
@@ -151,12 +150,7 @@ class ControlLoop:
             else prefetch - waiting
         reserved = looked = False
         if self._empty_until and not ran and not waiting:
-            # Nothing runs or waits: the back-off (for queues empty while jobs run) is
-            # over. A job that ended during it may have pushed work (a chain's next
-            # link) after the last look; the turn that skipped the store then saw
-            # nothing running and called the queues empty (--stop-when-empty stopped
-            # with the link queued).
-            self._empty_until = 0.0
+            self._empty_until = 0.0  # the back-off is for queues empty while jobs run
         if want > 0 and waiting <= low_water and self._empty_until and \
                 reserver.seconds_to_due() == 0.0:
             self._empty_until = 0.0  # a delayed job came due: the back-off is over
@@ -178,7 +172,9 @@ class ControlLoop:
                     max(self._empty_backoff * 2, 0.05), MAX_EMPTY_BACKOFF)
                 self._empty_until = time.monotonic() + self._empty_backoff
         # None found: this turn asked the store, which had none, and nothing ran or
-        # waited meanwhile that could have added work.
+        # waited that could have added work since. Without `looked` and `ran`,
+        # --stop-when-empty stopped with a chain's last link queued: the link was
+        # pushed after the store answered, or while a back-off skipped the store.
         found_none = looked and not reserved and not ran and not executor.busy and \
             not ledger.unclaimed()
         if found_none and reserver.lost_since is None and \

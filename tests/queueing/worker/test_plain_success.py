@@ -55,7 +55,6 @@ def test_a_plain_success_is_finished_before_it_is_told(rclient, concurrency):
     assert sorted(label for label, _ in seen) == ["0", "1", "2", "first", "next"]
 
 
-
 def test_stop_when_empty_never_stops_before_a_chain_s_last_link(rclient):
     """A chain's first link ends while the loop backs off from a store that had none
     (0.05 s after the first empty look, then 0.1, ...): it pushes the next link and
@@ -63,8 +62,9 @@ def test_stop_when_empty_never_stops_before_a_chain_s_last_link(rclient):
     running or waiting, and called the queues empty, so --stop-when-empty stopped with
     the last link queued: 4 runs in 200 here, and test_a_plain_success_is_finished_
     before_it_is_told[4] in whole-suite runs. A turn finds none only when it asked the
-    store, and nothing running or waiting keeps a back-off. A race: 120 runs (about
-    30 s) caught it 9 times in 10 before the fix."""
+    store, and nothing running or waiting keeps a back-off. A race: at 4 in 200,
+    120 runs (about 30 s) would catch it 9 times in 10; one 120-run try before the
+    fix caught it once."""
     lost = []
     for run in range(120):
         rclient.flushdb()
