@@ -98,7 +98,7 @@ def measured(n: int, start: float, cpu: float, incr_times: list[float]) -> dict:
 
 def child(args: argparse.Namespace) -> None:
     run = run_async if args.model == "async" else run_threads
-    result = run(args.url, args.n, args.one, args.io_ms / 1000)
+    result = run(args.url, args.n, args.in_flight, args.io_ms / 1000)
     json.dump(result, sys.stdout)
 
 
@@ -113,7 +113,7 @@ def parent(args: argparse.Namespace) -> None:
     for concurrency in args.concurrency:
         for model in ("async", "threads"):
             command = [sys.executable, os.path.abspath(__file__), str(each), "--child",
-                       "--url", url, "--model", model, "--one", str(concurrency),
+                       "--url", url, "--model", model, "--in-flight", str(concurrency),
                        "--io-ms", str(args.io_ms)]
             children = [subprocess.Popen(command, stdout=subprocess.PIPE)
                         for _ in range(args.processes)]
@@ -141,7 +141,7 @@ def main() -> None:
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--model", choices=("async", "threads"), help=argparse.SUPPRESS)
-    parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--in-flight", type=int, help=argparse.SUPPRESS)  # a child's tasks or threads
     args = parser.parse_args()
     if args.child:
         child(args)
